@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/twheel.h - libtwheel: an exact, tickless, hierarchical cascading
+ * timer wheel in the style of the Linux 2.6 tvec wheel, with 64-bit time and
+ * per-level occupancy bitmaps.
+ *
+ * Time is an abstract 64-bit tick count (tw_tick_t); the caller decides what
+ * a tick is (1 ms, 1 us, a frame...) and tells the wheel how far time has
+ * gone with twheel_advance(). Timers are intrusive: the caller embeds a
+ * struct tw_timer in its own object and gets back to that object in the
+ * callback with tw_container_of(). The wheel never allocates after
+ * twheel_create().
+ *
+ * Guarantees
+ *   - Exact: a timer fires during the first twheel_advance() whose new time
+ *     reaches its expiry, never earlier, never a tick later, for every
+ *     expiry up to TW_TICK_MAX.
+ *   - Order: within one advance, callbacks run in nondecreasing order of
+ *     expiry (the order among equal expiries is unspecified).
+ *   - Tickless: the cost of an advance depends on the timers fired and
+ *     cascaded and the non-empty slots visited, not on the ticks elapsed.
+ *
+ * Threads: a wheel and the timers on it belong to one thread at a time;
+ * nothing here locks. Functions that take a wheel may be called from any
+ * thread that owns the wheel, including from inside the wheel's callbacks
+ * unless stated otherwise. No function blocks.
+ *
+ * Errors: functions return 0 (or a count, or 0/1 for "was it pending") on
+ * success and a negative errno value on failure. They never abort on bad
+ * input, except that a build with -Ddebug_checks=true reports misuse that a
+ * release build cannot detect (see twheel_set_misuse_handler()).
+ */
+#ifndef TWHEEL_TWHEEL_H
+#define TWHEEL_TWHEEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <twheel/config.h>
+#include <twheel/list.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TWHEEL_BUILDING) && defined(__GNUC__)
+#define TWHEEL_API __attribute__((visibility("default")))
+#else
+#define TWHEEL_API
+#endif
+
+/* Absolute time, in ticks. */
+typedef uint64_t tw_tick_t;
+#define TW_TICK_MAX UINT64_MAX
+
+/* Get the struct that embeds the member @ptr points at (kernel container_of). */
+#define tw_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * A timer. Embed it in your own struct, initialise it once with
+ * tw_timer_init(), then arm it with twheel_add() or twheel_mod().
+ *
+ * Public fields (read-only while pending):
+ *   expires  the tick it is (or was last) armed for.
+ *   func     the callback, set by tw_timer_init().
+ *   flags    free for the owner; the wheel never reads or writes it
+ *            (tw_timer_init() sets it to 0).
+ * Fields starting with an underscore are private to the wheel.
+ *
+ * Size: 40 bytes on LP64 in a release build (the kernel's timer_list is 40).
+ */
+struct tw_timer {
+	tw_tick_t expires;
+	uint32_t _idx;       /* where it is linked; TW__IDX_NONE when not pending */
+	uint32_t flags;
+	struct tw_list entry;
+	void (*func)(struct tw_timer *t);
+#if TWHEEL_DEBUG_CHECKS
+	const struct twheel *_wheel; /* owner while pending */
+	uint32_t _magic;             /* set by tw_timer_init() */
+#endif
+};
+
+#define TW__IDX_NONE UINT32_MAX
+
+/*
+ * Initialise @t with callback @func (which may be NULL, but then the timer
+ * cannot be armed). Leaves the timer not pending. Must not be called on a
+ * pending timer. O(1); any thread.
+ */
+TWHEEL_API void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t));
+
+/*
+ * Returns true if @t is armed on a wheel and has not fired or been deleted.
+ * Inside its own callback a timer is already not pending. O(1); the thread
+ * that owns the timer's wheel.
+ */
+TWHEEL_API bool tw_timer_pending(const struct tw_timer *t);
+
+/* Returns the tick @t is (or was last) armed for. O(1). */
+static inline tw_tick_t tw_timer_expires(const struct tw_timer *t)
+{
+	return t->expires;
+}
+
+struct twheel;
+
+/*
+ * Create a wheel whose time starts at @now (any value, up to TW_TICK_MAX).
+ * Returns the wheel, or NULL with errno set (ENOMEM). The only function that
+ * allocates: one block of about 11.5 KiB. Any thread.
+ */
+TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
+
+/*
+ * Destroy @w (NULL is a no-op). Pending timers are unlinked and left not
+ * pending; none is fired (use twheel_drain() first to get them back).
+ * A -Ddebug_checks build reports destroying a wheel with pending timers.
+ * Must not be called from one of @w's callbacks. O(pending timers).
+ */
+TWHEEL_API void twheel_destroy(struct twheel *w);
+
+/*
+ * Arm @t to fire at tick @expires. An expiry at or before the wheel's time
+ * is legal: the timer then fires in the next twheel_advance().
+ * Returns 0, or
+ *   -EINVAL  @w or @t is NULL, or @t has no callback;
+ *   -EBUSY   @t is already pending (use twheel_mod() to re-arm).
+ * O(1); the wheel's thread, callbacks included (a timer armed from a
+ * callback fires in a later advance, never in the current one).
+ */
+TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires);
+
+/*
+ * Arm @t at @expires whether or not it is pending (kernel mod_timer()).
+ * Re-arming a pending timer to the same expiry, or to one in the same slot,
+ * only stores the expiry. Returns 1 if @t was pending, 0 if it was not, or
+ *   -EINVAL  @w or @t is NULL, or @t has no callback.
+ * O(1); the wheel's thread, callbacks included (as for twheel_add()).
+ */
+TWHEEL_API int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires);
+
+/*
+ * Disarm @t. Returns 1 if it was pending, 0 if not (harmless on a timer
+ * that was never armed, already fired or already deleted), or
+ *   -EINVAL  @w or @t is NULL.
+ * A timer deleted from a callback before its turn does not fire.
+ * O(1); the wheel's thread, callbacks included.
+ */
+TWHEEL_API int twheel_del(struct twheel *w, struct tw_timer *t);
+
+/*
+ * Advance the wheel's time to @now, running the callback of every pending
+ * timer whose expiry is <= @now, in nondecreasing order of expiry; then the
+ * wheel's time is @now. Returns the number of callbacks run, or
+ *   -EINVAL  @w is NULL or @now is earlier than the wheel's time;
+ *   -EBUSY   called from inside one of @w's own callbacks.
+ * Callbacks run with their timer already not pending; they may add, modify
+ * or delete any timer of @w (themselves included) and free their own
+ * timer's memory. Timers they arm fire in a later advance.
+ * Cost: O(levels) per tick that has work (a non-empty slot to fire or to
+ * cascade) plus O(1) per timer fired or moved; idle ticks cost nothing.
+ * The wheel's thread.
+ */
+TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
+
+/*
+ * Returns TW_TICK_MAX when nothing is pending (or @w is NULL). Otherwise a
+ * tick <= the earliest pending expiry at which an advance has work to do:
+ * the earliest expiry itself, or a cascade tick before it. When a timer is
+ * already due (armed at or before the wheel's time) the result is <= the
+ * wheel's time: advance to twheel_now() to run it. Advancing repeatedly to
+ * the returned tick reaches the earliest timer in at most
+ * TWHEEL_LEVELS + 1 advances. O(levels); the wheel's thread.
+ */
+TWHEEL_API tw_tick_t twheel_next_expiry(const struct twheel *w);
+
+/* Returns the wheel's time (0 if @w is NULL). O(1); the wheel's thread. */
+TWHEEL_API tw_tick_t twheel_now(const struct twheel *w);
+
+/* Returns the number of pending timers (0 if @w is NULL). O(1). */
+TWHEEL_API size_t twheel_count(const struct twheel *w);
+
+/*
+ * Unlink every pending timer and hand each to @fn exactly once (in no
+ * particular order), so that a program shutting down loses nothing; the
+ * timers are not pending when @fn sees them and @fn may free them. Timers
+ * that @fn arms again stay pending. No-op if @w or @fn is NULL.
+ * Must not be called from one of @w's callbacks. O(pending timers).
+ */
+TWHEEL_API void twheel_drain(struct twheel *w,
+			     void (*fn)(struct tw_timer *t, void *arg), void *arg);
+
+/* ---- Inspection, statistics and version ---------------------------------- */
+
+/* Number of levels of 64 slots (6 bits each: 11 levels cover 64-bit time). */
+#define TWHEEL_LEVEL_BITS 6
+#define TWHEEL_LEVEL_SIZE 64
+#define TWHEEL_LEVELS 11
+
+/* Counters since twheel_create(). */
+struct twheel_stats {
+	uint64_t adds;      /* timers armed (twheel_add, twheel_mod of a non-pending timer) */
+	uint64_t mods;      /* twheel_mod calls on a pending timer */
+	uint64_t mods_fast; /* ...of which only stored the new expiry */
+	uint64_t dels;      /* twheel_del calls that disarmed a pending timer */
+	uint64_t fires;     /* callbacks run */
+	uint64_t cascades;  /* higher-level slots emptied into lower levels */
+	uint64_t cascaded;  /* timers moved by those cascades */
+	uint64_t advances;  /* twheel_advance calls that succeeded */
+};
+
+/* Copy @w's counters into @st. -EINVAL if either is NULL. O(1). */
+TWHEEL_API int twheel_get_stats(const struct twheel *w, struct twheel_stats *st);
+
+/*
+ * Validate every invariant of @w: each list well formed, each bitmap bit set
+ * exactly when its slot is non-empty, each timer in the slot its expiry and
+ * the wheel's time dictate, the count right. Returns 0 if all hold, or
+ * -EINVAL (@w NULL) or -EUCLEAN (a violation, the first of which is
+ * described in @msg, up to @len bytes, when @msg is not NULL).
+ * O(pending timers); the wheel's thread, not from a callback.
+ */
+TWHEEL_API int twheel_check(const struct twheel *w, char *msg, size_t len);
+
+/* Returns the library's version string, e.g. "1.0.0". Any thread. */
+TWHEEL_API const char *twheel_version(void);
+
+/* Returns the version as MAJOR * 10000 + MINOR * 100 + PATCH. Any thread. */
+TWHEEL_API unsigned twheel_version_number(void);
+
+/*
+ * Debug builds (-Ddebug_checks=true) detect misuse that a release build
+ * cannot: a timer that was never initialised, a timer pending on another
+ * wheel, destroying a wheel that still has pending timers, re-initialising
+ * a pending timer. Each is reported to the handler, whose default prints
+ * @what to stderr and aborts. If a handler returns, the call that detected
+ * the misuse returns -EINVAL without touching the wheel (destroy goes on).
+ * Passing NULL restores the default. Returns the previous handler.
+ * In a release build the handler is stored but never called.
+ * Not thread-safe: set it before using wheels.
+ */
+typedef void (*twheel_misuse_fn)(const char *what);
+TWHEEL_API twheel_misuse_fn twheel_set_misuse_handler(twheel_misuse_fn fn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_TWHEEL_H */
