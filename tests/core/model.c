@@ -1,0 +1,554 @@
+/*
+ * model.c - differential test driver: every operation is applied to libtwheel
+ * and to a reference model (pending flags + a binary min-heap of expiries
+ * with lazy deletion), and every return value, every callback (due, pending,
+ * in nondecreasing expiry order, armed before the advance began),
+ * next_expiry, the count and the final drain are compared.
+ *
+ * Callbacks act too: they re-arm themselves (also into the past), delete or
+ * modify timers due in the same advance, arm others, call twheel_advance()
+ * (which must fail with -EBUSY) and free their own timer's memory.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <twheel/twheel.h>
+
+/* ---- sources -------------------------------------------------------------- */
+
+static uint64_t prng_next(struct model_src *s)
+{
+	/* splitmix64 */
+	uint64_t z = (s->state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+void model_src_prng(struct model_src *s, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->next = prng_next;
+	s->state = seed;
+}
+
+static uint64_t bytes_next(struct model_src *s)
+{
+	uint64_t v = 0;
+	/* two bytes per value keep fuzz inputs short; mix for spread */
+	for (int i = 0; i < 2 && s->pos < s->len; i++)
+		v = (v << 8) | s->data[s->pos++];
+	s->state += v + 1;
+	uint64_t z = s->state * UINT64_C(0x9e3779b97f4a7c15);
+	return (z ^ (z >> 29)) ^ v;
+}
+
+void model_src_bytes(struct model_src *s, const uint8_t *data, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->next = bytes_next;
+	s->data = data;
+	s->len = len;
+}
+
+/* ---- model ---------------------------------------------------------------- */
+
+struct heap_ent {
+	tw_tick_t e;
+	uint32_t id;
+	uint32_t ver;
+};
+
+struct obj {
+	struct tw_timer t;
+	uint32_t id;
+};
+
+struct model {
+	struct model_src *src;
+	struct model_result *res;
+	struct twheel *w;
+	unsigned n;
+	struct obj **objs;     /* the timers under test (callbacks may free them) */
+	bool *pending;         /* model: is timer id pending */
+	bool *deferred;        /* armed during the current advance */
+	tw_tick_t *exp;        /* model: expiry of timer id */
+	uint32_t *ver;         /* bumped on every re-arm/delete */
+	struct heap_ent *heap; /* eligible pending timers (lazy deletion) */
+	size_t hlen, hcap;
+	uint32_t *defer_list;  /* ids armed during the current advance */
+	size_t ndefer;
+	size_t count;          /* model's pending count */
+	tw_tick_t now;
+	bool in_advance;
+	tw_tick_t target;
+	tw_tick_t last_fired;  /* expiry of the previous callback in this advance */
+	long fired_now;        /* callbacks in the current advance */
+	bool failed;
+	unsigned drained;      /* timers handed back by twheel_drain */
+	bool *drained_seen;
+};
+
+static struct model *M; /* callbacks need it; one model runs at a time */
+
+static void fail(struct model *m, const char *fmt, ...)
+{
+	if (m->failed)
+		return;
+	m->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->res->failure, sizeof(m->res->failure), fmt, ap);
+	va_end(ap);
+}
+
+#define CHECK(m, cond, ...)                     \
+	do {                                    \
+		if (!(cond)) {                  \
+			fail((m), __VA_ARGS__); \
+			return;                 \
+		}                               \
+	} while (0)
+
+static uint64_t rnd(struct model *m)
+{
+	return m->src->next(m->src);
+}
+
+static uint64_t rnd_below(struct model *m, uint64_t n)
+{
+	return n ? rnd(m) % n : 0;
+}
+
+static bool heap_less(const struct heap_ent *a, const struct heap_ent *b)
+{
+	return a->e < b->e;
+}
+
+static void heap_push(struct model *m, tw_tick_t e, uint32_t id)
+{
+	if (m->hlen == m->hcap) {
+		m->hcap = m->hcap ? m->hcap * 2 : 64;
+		m->heap = realloc(m->heap, m->hcap * sizeof(*m->heap));
+		if (!m->heap)
+			abort();
+	}
+	size_t i = m->hlen++;
+	struct heap_ent x = { e, id, m->ver[id] };
+	while (i) {
+		size_t p = (i - 1) / 2;
+		if (!heap_less(&x, &m->heap[p]))
+			break;
+		m->heap[i] = m->heap[p];
+		i = p;
+	}
+	m->heap[i] = x;
+}
+
+static void heap_pop(struct model *m)
+{
+	struct heap_ent x = m->heap[--m->hlen];
+	size_t i = 0, n = m->hlen;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && heap_less(&m->heap[c + 1], &m->heap[c]))
+			c++;
+		if (!heap_less(&m->heap[c], &x))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	if (n)
+		m->heap[i] = x;
+}
+
+static bool ent_valid(struct model *m, const struct heap_ent *h)
+{
+	return m->pending[h->id] && !m->deferred[h->id] && m->ver[h->id] == h->ver;
+}
+
+/* The minimum expiry among eligible pending timers, or false if none. */
+static bool heap_min(struct model *m, tw_tick_t *e)
+{
+	while (m->hlen && !ent_valid(m, &m->heap[0]))
+		heap_pop(m);
+	if (!m->hlen)
+		return false;
+	*e = m->heap[0].e;
+	return true;
+}
+
+/* The earliest pending expiry overall (eligible or deferred). */
+static bool model_earliest(struct model *m, tw_tick_t *e)
+{
+	bool any = heap_min(m, e);
+	for (size_t i = 0; i < m->ndefer; i++) {
+		uint32_t id = m->defer_list[i];
+		if (m->pending[id] && m->deferred[id] && (!any || m->exp[id] < *e)) {
+			*e = m->exp[id];
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* Model side of arming timer @id at @e. */
+static void model_arm(struct model *m, uint32_t id, tw_tick_t e)
+{
+	if (!m->pending[id])
+		m->count++;
+	m->pending[id] = true;
+	m->exp[id] = e;
+	m->ver[id]++;
+	if (m->in_advance) {
+		if (!m->deferred[id]) {
+			m->deferred[id] = true;
+			m->defer_list[m->ndefer++] = id;
+		}
+	} else {
+		m->deferred[id] = false;
+		heap_push(m, e, id);
+	}
+}
+
+static void model_disarm(struct model *m, uint32_t id)
+{
+	if (m->pending[id])
+		m->count--;
+	m->pending[id] = false;
+	m->ver[id]++;
+}
+
+/* A random expiry: near now, in the past, far away, or at the very end. */
+static tw_tick_t rnd_expiry(struct model *m)
+{
+	tw_tick_t base = m->in_advance ? m->target : m->now;
+	uint64_t r = rnd(m);
+	switch (r % 16) {
+	case 0: { /* the past */
+		uint64_t d = rnd_below(m, 100);
+		return d > base ? 0 : base - d;
+	}
+	case 1:
+		return base;
+	case 2:
+		return TW_TICK_MAX - rnd_below(m, 4);
+	case 3: { /* far: any power of two scale */
+		unsigned bits = (unsigned)rnd_below(m, 64);
+		uint64_t d = rnd(m) >> (63 - bits);
+		return base + d < base ? TW_TICK_MAX : base + d;
+	}
+	case 4: case 5: { /* around a level boundary */
+		unsigned lvl = (unsigned)rnd_below(m, 11);
+		uint64_t span = lvl == 0 ? 1 : UINT64_C(1) << (6 * lvl);
+		uint64_t d = span * (1 + rnd_below(m, 64)) + rnd_below(m, 3) - 1;
+		return base + d < base ? TW_TICK_MAX : base + d;
+	}
+	default: { /* near future */
+		uint64_t d = rnd_below(m, (r >> 8) % 3 == 0 ? 5000 : 200);
+		return base + d < base ? TW_TICK_MAX : base + d;
+	}
+	}
+}
+
+static void op_add(struct model *m, uint32_t id, tw_tick_t e);
+static void op_mod(struct model *m, uint32_t id, tw_tick_t e);
+static void op_del(struct model *m, uint32_t id);
+
+static void on_fire(struct tw_timer *t)
+{
+	struct model *m = M;
+	struct obj *o = tw_container_of(t, struct obj, t);
+	uint32_t id = o->id;
+	m->res->fires++;
+	m->fired_now++;
+	CHECK(m, m->in_advance, "callback for %u outside an advance", id);
+	CHECK(m, !tw_timer_pending(t), "timer %u pending inside its callback", id);
+	CHECK(m, m->pending[id], "timer %u fired but the model has it not pending", id);
+	CHECK(m, !m->deferred[id], "timer %u fired in the advance that armed it", id);
+	CHECK(m, t->expires == m->exp[id], "timer %u fired with expiry %" PRIu64 ", model %" PRIu64,
+	      id, t->expires, m->exp[id]);
+	CHECK(m, t->expires <= m->target, "timer %u (expiry %" PRIu64 ") fired early: advance to %" PRIu64,
+	      id, t->expires, m->target);
+	CHECK(m, t->expires >= m->last_fired, "out of order: %" PRIu64 " after %" PRIu64,
+	      t->expires, m->last_fired);
+	tw_tick_t min;
+	CHECK(m, heap_min(m, &min) && min == t->expires,
+	      "timer %u (expiry %" PRIu64 ") fired before an earlier one (%" PRIu64 ")", id, t->expires, min);
+	m->last_fired = t->expires;
+	model_disarm(m, id);
+	CHECK(m, twheel_count(m->w) == m->count, "count %zu, model %zu in callback",
+	      twheel_count(m->w), m->count);
+
+	/* act */
+	unsigned acts = (unsigned)rnd_below(m, 3);
+	bool freed = false;
+	for (unsigned i = 0; i < acts && !m->failed; i++) {
+		uint64_t r = rnd_below(m, 100);
+		m->res->ops++;
+		if (r < 25) {
+			if (!freed)
+				(r & 1 ? op_mod : op_add)(m, id, rnd_expiry(m));
+		} else if (r < 45) {
+			op_del(m, (uint32_t)rnd_below(m, m->n));
+		} else if (r < 60) {
+			op_mod(m, (uint32_t)rnd_below(m, m->n), rnd_expiry(m));
+		} else if (r < 65) {
+			/* re-arm another timer at its own expiry (fast path) */
+			uint32_t o2 = (uint32_t)rnd_below(m, m->n);
+			op_mod(m, o2, m->objs[o2]->t.expires);
+		} else if (r < 75) {
+			op_add(m, (uint32_t)rnd_below(m, m->n), rnd_expiry(m));
+		} else if (r < 85) {
+			long rc = twheel_advance(m->w, m->target);
+			CHECK(m, rc == -EBUSY, "advance from a callback returned %ld, want -EBUSY", rc);
+		} else if (r < 95) {
+			/* free our own memory and replace it (only if not re-armed) */
+			if (!m->pending[id] && !freed && m->objs[id] == o) {
+				free(o);
+				struct obj *n = malloc(sizeof(*n));
+				if (!n)
+					abort();
+				tw_timer_init(&n->t, on_fire);
+				n->id = id;
+				m->objs[id] = n;
+				freed = true;
+			}
+		} else {
+			(void)twheel_next_expiry(m->w);
+		}
+	}
+}
+
+static void op_add(struct model *m, uint32_t id, tw_tick_t e)
+{
+	int rc = twheel_add(m->w, &m->objs[id]->t, e);
+	int want = m->pending[id] ? -EBUSY : 0;
+	CHECK(m, rc == want, "add(%u, %" PRIu64 ") = %d, want %d", id, e, rc, want);
+	if (rc == 0)
+		model_arm(m, id, e);
+}
+
+static void op_mod(struct model *m, uint32_t id, tw_tick_t e)
+{
+	int rc = twheel_mod(m->w, &m->objs[id]->t, e);
+	int want = m->pending[id] ? 1 : 0;
+	CHECK(m, rc == want, "mod(%u, %" PRIu64 ") = %d, want %d", id, e, rc, want);
+	model_arm(m, id, e);
+}
+
+static void op_del(struct model *m, uint32_t id)
+{
+	int rc = twheel_del(m->w, &m->objs[id]->t);
+	int want = m->pending[id] ? 1 : 0;
+	CHECK(m, rc == want, "del(%u) = %d, want %d", id, rc, want);
+	model_disarm(m, id);
+}
+
+static void op_advance(struct model *m, tw_tick_t target)
+{
+	if (target < m->now) {
+		long rc = twheel_advance(m->w, target);
+		CHECK(m, rc == -EINVAL, "advance into the past returned %ld", rc);
+		return;
+	}
+	m->in_advance = true;
+	m->target = target;
+	m->last_fired = 0;
+	m->fired_now = 0;
+	m->ndefer = 0;
+	long rc = twheel_advance(m->w, target);
+	m->in_advance = false;
+	if (m->failed)
+		return;
+	CHECK(m, rc == m->fired_now, "advance returned %ld, %ld callbacks ran", rc, m->fired_now);
+	tw_tick_t min;
+	CHECK(m, !heap_min(m, &min) || min > target,
+	      "advance to %" PRIu64 " left a due timer (expiry %" PRIu64 ") unfired", target, min);
+	for (size_t i = 0; i < m->ndefer; i++) {
+		uint32_t id = m->defer_list[i];
+		if (m->pending[id] && m->deferred[id])
+			heap_push(m, m->exp[id], id);
+		m->deferred[id] = false;
+	}
+	m->ndefer = 0;
+	m->now = target;
+	m->res->advances++;
+	CHECK(m, twheel_now(m->w) == target, "now %" PRIu64 " after advance to %" PRIu64,
+	      twheel_now(m->w), target);
+}
+
+static void check_next_expiry(struct model *m)
+{
+	tw_tick_t next = twheel_next_expiry(m->w), min;
+	if (!model_earliest(m, &min)) {
+		CHECK(m, next == TW_TICK_MAX, "next_expiry %" PRIu64 " with nothing pending", next);
+		return;
+	}
+	CHECK(m, next <= min, "next_expiry %" PRIu64 " after the earliest expiry %" PRIu64, next, min);
+	if (min > m->now)
+		CHECK(m, next > m->now, "next_expiry %" PRIu64 " <= now %" PRIu64 " with nothing due",
+		      next, m->now);
+}
+
+/* Advance to next_expiry() repeatedly: the earliest timer fires within LEVELS+1 steps. */
+static void op_chase(struct model *m)
+{
+	tw_tick_t min;
+	if (!model_earliest(m, &min))
+		return;
+	if (min <= m->now) {
+		op_advance(m, m->now);
+		return;
+	}
+	uint64_t before = m->res->fires;
+	for (int step = 0; step <= TWHEEL_LEVELS && !m->failed; step++) {
+		tw_tick_t next = twheel_next_expiry(m->w);
+		CHECK(m, next > m->now && next <= min, "chase: next_expiry %" PRIu64 " (now %" PRIu64
+		      ", earliest %" PRIu64 ")", next, m->now, min);
+		op_advance(m, next);
+		if (m->res->fires > before)
+			return;
+	}
+	CHECK(m, m->res->fires > before, "earliest timer %" PRIu64 " not reached in %d advances",
+	      min, TWHEEL_LEVELS + 1);
+}
+
+static void on_drain(struct tw_timer *t, void *arg)
+{
+	struct model *m = arg;
+	struct obj *o = tw_container_of(t, struct obj, t);
+	CHECK(m, !tw_timer_pending(t), "drained timer %u still pending", o->id);
+	CHECK(m, m->pending[o->id], "drained timer %u that the model has not pending", o->id);
+	CHECK(m, !m->drained_seen[o->id], "timer %u drained twice", o->id);
+	m->drained_seen[o->id] = true;
+	m->drained++;
+}
+
+int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct model_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (ntimers == 0 || ntimers > 65536)
+		ntimers = 64;
+	struct model mm = { 0 }, *m = &mm;
+	M = m;
+	m->src = src;
+	m->res = res;
+	m->n = ntimers;
+	m->objs = calloc(ntimers, sizeof(*m->objs));
+	m->pending = calloc(ntimers, sizeof(bool));
+	m->deferred = calloc(ntimers, sizeof(bool));
+	m->drained_seen = calloc(ntimers, sizeof(bool));
+	m->exp = calloc(ntimers, sizeof(tw_tick_t));
+	m->ver = calloc(ntimers, sizeof(uint32_t));
+	m->defer_list = calloc(ntimers, sizeof(uint32_t));
+	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->ver || !m->defer_list ||
+	    !m->drained_seen)
+		abort();
+	for (unsigned i = 0; i < ntimers; i++) {
+		m->objs[i] = malloc(sizeof(struct obj));
+		if (!m->objs[i])
+			abort();
+		tw_timer_init(&m->objs[i]->t, on_fire);
+		m->objs[i]->id = i;
+	}
+	/* start anywhere, sometimes close to the end of time */
+	uint64_t r = rnd(m);
+	m->now = r % 4 == 0 ? TW_TICK_MAX - rnd_below(m, UINT64_C(1) << 20)
+		 : r % 4 == 1 ? 0 : rnd(m) >> (rnd(m) % 64);
+	m->w = twheel_create(m->now);
+	if (!m->w)
+		abort();
+
+	char msg[256];
+	for (uint64_t i = 0; i < ops && !m->failed; i++) {
+		if (src->data && src->pos >= src->len)
+			break;
+		res->ops++;
+		uint32_t id = (uint32_t)rnd_below(m, ntimers);
+		uint64_t op = rnd_below(m, 1000);
+		if (op < 300) {
+			op_add(m, id, rnd_expiry(m));
+		} else if (op < 450) {
+			op_mod(m, id, rnd_expiry(m));
+		} else if (op < 500) {
+			/* same expiry, or one close to it (likely the same slot) */
+			tw_tick_t e = m->objs[id]->t.expires + rnd_below(m, 3) * rnd_below(m, 1000);
+			op_mod(m, id, e < m->objs[id]->t.expires ? TW_TICK_MAX : e);
+		} else if (op < 650) {
+			op_del(m, id);
+		} else if (op < 800) {
+			/* advance: a step, a jump, to the next event, to an exact expiry */
+			uint64_t k = rnd_below(m, 6);
+			tw_tick_t t = m->now;
+			if (k == 0)
+				t = m->now + rnd_below(m, 3);
+			else if (k == 1)
+				t = m->now + rnd_below(m, 300);
+			else if (k == 2) {
+				uint64_t d = rnd(m) >> (20 + rnd_below(m, 44));
+				t = m->now + d < m->now ? TW_TICK_MAX : m->now + d;
+			} else if (k == 3) {
+				t = twheel_next_expiry(m->w);
+				if (t == TW_TICK_MAX)
+					t = m->now;
+			}
+			else if (k == 4 && m->pending[id])
+				t = m->exp[id];
+			else
+				t = m->now - rnd_below(m, 2); /* sometimes the past: -EINVAL */
+			if (t < m->now && k != 5)
+				t = m->now;
+			op_advance(m, t);
+		} else if (op < 850) {
+			op_chase(m);
+		} else if (op < 950) {
+			check_next_expiry(m);
+		} else if (op < 990) {
+			if (twheel_count(m->w) != m->count)
+				fail(m, "count %zu, model %zu", twheel_count(m->w), m->count);
+			bool p = tw_timer_pending(&m->objs[id]->t);
+			if (p != m->pending[id])
+				fail(m, "pending(%u) = %d, model %d", id, p, m->pending[id]);
+		} else {
+			if (twheel_check(m->w, msg, sizeof(msg)))
+				fail(m, "twheel_check: %s", msg);
+		}
+		if (!m->failed && i % 4096 == 0 && twheel_check(m->w, msg, sizeof(msg)))
+			fail(m, "twheel_check: %s", msg);
+	}
+	if (!m->failed && twheel_check(m->w, msg, sizeof(msg)))
+		fail(m, "twheel_check at end: %s", msg);
+	if (!m->failed) {
+		struct twheel_stats st;
+		twheel_get_stats(m->w, &st);
+		res->cascaded = st.cascaded;
+		size_t want = m->count;
+		twheel_drain(m->w, on_drain, m);
+		if (!m->failed && (m->drained != want || twheel_count(m->w) != 0))
+			fail(m, "drain handed back %u of %zu timers, count now %zu", m->drained, want,
+			     twheel_count(m->w));
+	}
+	twheel_destroy(m->w);
+	for (unsigned i = 0; i < ntimers; i++)
+		free(m->objs[i]);
+	free(m->objs);
+	free(m->pending);
+	free(m->deferred);
+	free(m->drained_seen);
+	free(m->exp);
+	free(m->ver);
+	free(m->defer_list);
+	free(m->heap);
+	M = NULL;
+	return m->failed ? -1 : 0;
+}

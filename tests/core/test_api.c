@@ -1,0 +1,795 @@
+/*
+ * test_api - one test per documented behaviour of <twheel/twheel.h>,
+ * every error code, and the boundaries: each level's wrap and cascade
+ * point, expiries in the past, at now, at TW_TICK_MAX, a wheel starting near
+ * 2^64, jumps of 1 and 2^40 ticks, and callbacks that act on the wheel.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <twheel/twheel.h>
+
+/* ---- a recording timer ------------------------------------------------------ */
+
+#define MAXREC 4096
+
+struct rec_timer {
+	struct tw_timer t;
+	int id;
+	int fired;
+	tw_tick_t fired_now; /* the advance target when it fired */
+	void (*action)(struct rec_timer *r);
+	struct rec_timer *other;
+	tw_tick_t arg;
+};
+
+static struct twheel *W;
+static tw_tick_t target;       /* target of the advance in progress */
+static int order[MAXREC];      /* ids in firing order */
+static tw_tick_t order_exp[MAXREC];
+static int norder;
+
+static void on_rec(struct tw_timer *t)
+{
+	struct rec_timer *r = tw_container_of(t, struct rec_timer, t);
+	assert_false(tw_timer_pending(t));
+	r->fired++;
+	r->fired_now = target;
+	if (norder < MAXREC) {
+		order_exp[norder] = t->expires;
+		order[norder++] = r->id;
+	}
+	if (r->action)
+		r->action(r);
+}
+
+static void rec_init(struct rec_timer *r, int id)
+{
+	memset(r, 0, sizeof(*r));
+	tw_timer_init(&r->t, on_rec);
+	r->id = id;
+}
+
+static long adv(tw_tick_t now)
+{
+	target = now;
+	return twheel_advance(W, now);
+}
+
+static void check_ok(void)
+{
+	char msg[256];
+	int rc = twheel_check(W, msg, sizeof(msg));
+	if (rc)
+		fail_msg("twheel_check: %s", msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	W = twheel_create(0);
+	norder = 0;
+	return W ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	twheel_destroy(W);
+	W = NULL;
+	return 0;
+}
+
+static void noop(struct tw_timer *t)
+{
+	(void)t;
+}
+
+/* ---- timers ------------------------------------------------------------------- */
+
+static void timer_init_leaves_not_pending(void **state)
+{
+	(void)state;
+	struct tw_timer t;
+	memset(&t, 0xa5, sizeof(t));
+	tw_timer_init(&t, noop);
+	assert_false(tw_timer_pending(&t));
+	assert_ptr_equal(t.func, noop);
+	assert_int_equal(t.flags, 0);
+	assert_false(tw_timer_pending(NULL));
+}
+
+static void timer_is_at_most_40_bytes(void **state)
+{
+	(void)state;
+#if !TWHEEL_DEBUG_CHECKS
+	assert_true(sizeof(struct tw_timer) <= 40);
+#endif
+	assert_int_equal(TWHEEL_LEVELS * TWHEEL_LEVEL_BITS >= 64, 1);
+}
+
+/* ---- create / now / count ----------------------------------------------------- */
+
+static void create_starts_at_now(void **state)
+{
+	(void)state;
+	tw_tick_t starts[] = { 0, 1, 12345, UINT64_C(1) << 40, TW_TICK_MAX - 1, TW_TICK_MAX };
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		struct twheel *w = twheel_create(starts[i]);
+		assert_non_null(w);
+		assert_true(twheel_now(w) == starts[i]);
+		assert_int_equal(twheel_count(w), 0);
+		assert_true(twheel_next_expiry(w) == TW_TICK_MAX);
+		twheel_destroy(w);
+	}
+	assert_true(twheel_now(NULL) == 0);
+	assert_int_equal(twheel_count(NULL), 0);
+	assert_true(twheel_next_expiry(NULL) == TW_TICK_MAX);
+	twheel_destroy(NULL); /* no-op */
+}
+
+/* ---- add ---------------------------------------------------------------------- */
+
+static void add_errors(void **state)
+{
+	(void)state;
+	struct tw_timer t, nofunc;
+	tw_timer_init(&t, noop);
+	tw_timer_init(&nofunc, NULL);
+	assert_int_equal(twheel_add(NULL, &t, 5), -EINVAL);
+	assert_int_equal(twheel_add(W, NULL, 5), -EINVAL);
+	assert_int_equal(twheel_add(W, &nofunc, 5), -EINVAL);
+	assert_false(tw_timer_pending(&nofunc));
+	assert_int_equal(twheel_add(W, &t, 5), 0);
+	assert_true(tw_timer_pending(&t));
+	assert_int_equal(twheel_add(W, &t, 6), -EBUSY);
+	assert_true(tw_timer_expires(&t) == 5); /* -EBUSY left it alone */
+	assert_int_equal(twheel_count(W), 1);
+	assert_int_equal(adv(6), 1);
+	assert_false(tw_timer_pending(&t));
+}
+
+static void add_in_past_or_at_now_fires_on_next_advance(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	assert_int_equal(adv(100), 0);
+	assert_int_equal(twheel_add(W, &a.t, 100), 0); /* at now */
+	assert_int_equal(twheel_add(W, &b.t, 3), 0);   /* in the past */
+	assert_int_equal(twheel_add(W, &c.t, 0), 0);
+	assert_true(twheel_next_expiry(W) <= 0);
+	/* advancing to the same time runs them, in expiry order */
+	assert_int_equal(adv(100), 3);
+	assert_int_equal(norder, 3);
+	assert_int_equal(order[0], 3);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 1);
+	assert_int_equal(twheel_count(W), 0);
+}
+
+/* ---- mod ---------------------------------------------------------------------- */
+
+static void mod_returns_whether_it_was_pending(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	struct tw_timer nofunc;
+	rec_init(&a, 1);
+	tw_timer_init(&nofunc, NULL);
+	assert_int_equal(twheel_mod(NULL, &a.t, 1), -EINVAL);
+	assert_int_equal(twheel_mod(W, NULL, 1), -EINVAL);
+	assert_int_equal(twheel_mod(W, &nofunc, 1), -EINVAL);
+	assert_int_equal(twheel_mod(W, &a.t, 50), 0);
+	assert_true(tw_timer_pending(&a.t));
+	assert_int_equal(twheel_mod(W, &a.t, 70), 1);
+	assert_int_equal(twheel_mod(W, &a.t, 30), 1);
+	assert_int_equal(twheel_count(W), 1);
+	assert_int_equal(adv(29), 0);
+	assert_int_equal(adv(30), 1);
+	assert_int_equal(a.fired, 1);
+	assert_int_equal(twheel_mod(W, &a.t, 31), 0); /* fired: not pending */
+	assert_int_equal(adv(31), 1);
+}
+
+static void mod_within_slot_only_stores_expiry(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	struct twheel_stats st0, st1;
+	rec_init(&a, 1);
+	/* level 2 slot spans 4096 ticks: 10000 and 10100 share slot (10000>>12)&63 */
+	assert_int_equal(twheel_add(W, &a.t, 10000), 0);
+	twheel_get_stats(W, &st0);
+	assert_int_equal(twheel_mod(W, &a.t, 10100), 1);
+	assert_int_equal(twheel_mod(W, &a.t, 10100), 1); /* same expiry */
+	twheel_get_stats(W, &st1);
+	assert_int_equal(st1.mods_fast - st0.mods_fast, 2);
+	check_ok();
+	/* still exact */
+	assert_int_equal(adv(10099), 0);
+	assert_int_equal(adv(10100), 1);
+	/* a move to another slot is not fast */
+	assert_int_equal(twheel_add(W, &a.t, 20000), 0);
+	twheel_get_stats(W, &st0);
+	assert_int_equal(twheel_mod(W, &a.t, 30000), 1);
+	twheel_get_stats(W, &st1);
+	assert_int_equal(st1.mods_fast - st0.mods_fast, 0);
+	check_ok();
+	assert_int_equal(adv(29999), 0);
+	assert_int_equal(adv(30000), 1);
+}
+
+/* ---- del ---------------------------------------------------------------------- */
+
+static void del_returns_whether_it_was_pending(void **state)
+{
+	(void)state;
+	struct rec_timer a, never;
+	rec_init(&a, 1);
+	rec_init(&never, 2);
+	assert_int_equal(twheel_del(NULL, &a.t), -EINVAL);
+	assert_int_equal(twheel_del(W, NULL), -EINVAL);
+	assert_int_equal(twheel_del(W, &never.t), 0); /* never armed */
+	assert_int_equal(twheel_add(W, &a.t, 10), 0);
+	assert_int_equal(twheel_del(W, &a.t), 1);
+	assert_false(tw_timer_pending(&a.t));
+	assert_int_equal(twheel_del(W, &a.t), 0); /* twice is harmless */
+	assert_int_equal(twheel_count(W), 0);
+	assert_int_equal(adv(1000), 0);
+	assert_int_equal(a.fired, 0);
+	assert_int_equal(twheel_add(W, &a.t, 1001), 0);
+	assert_int_equal(adv(1001), 1);
+	assert_int_equal(twheel_del(W, &a.t), 0); /* already fired */
+	/* deleting a due timer (armed in the past) */
+	assert_int_equal(twheel_add(W, &a.t, 5), 0);
+	assert_int_equal(twheel_del(W, &a.t), 1);
+	assert_int_equal(adv(1001), 0);
+	check_ok();
+}
+
+/* ---- advance ------------------------------------------------------------------ */
+
+static void advance_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(twheel_advance(NULL, 5), -EINVAL);
+	assert_int_equal(adv(10), 0);
+	assert_int_equal(twheel_advance(W, 9), -EINVAL);
+	assert_true(twheel_now(W) == 10);
+	assert_int_equal(adv(10), 0);
+}
+
+static long reentrant_rc;
+static void call_advance(struct rec_timer *r)
+{
+	(void)r;
+	reentrant_rc = twheel_advance(W, target + 1);
+}
+
+static void advance_from_callback_is_ebusy(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	rec_init(&a, 1);
+	a.action = call_advance;
+	twheel_add(W, &a.t, 5);
+	assert_int_equal(adv(5), 1);
+	assert_int_equal(reentrant_rc, -EBUSY);
+	assert_true(twheel_now(W) == 5);
+}
+
+static void fires_in_expiry_order_exactly_on_tick(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static struct rec_timer r[N];
+	uint64_t x = 42;
+	for (int i = 0; i < N; i++) {
+		rec_init(&r[i], i);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		assert_int_equal(twheel_add(W, &r[i].t, 1 + x % 20000), 0);
+	}
+	/* tick by tick: each timer fires exactly in the advance to its expiry */
+	for (tw_tick_t now = 1; now <= 20000; now++) {
+		adv(now);
+		if (now % 997 == 0)
+			check_ok();
+	}
+	assert_int_equal(norder, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(r[i].fired, 1);
+		assert_true(r[i].fired_now == tw_timer_expires(&r[i].t));
+		if (i)
+			assert_true(order_exp[i - 1] <= order_exp[i]);
+	}
+}
+
+/* Expiries around every level's wrap and cascade point, from several starts. */
+static void exact_at_every_level_boundary(void **state)
+{
+	(void)state;
+	tw_tick_t starts[] = { 0, 1, 63, 64, 4095, (UINT64_C(1) << 36) - 3, UINT64_C(0x123456789abcdef) };
+	for (size_t si = 0; si < sizeof(starts) / sizeof(starts[0]); si++) {
+		for (int lvl = 0; lvl < TWHEEL_LEVELS; lvl++) {
+			tw_tick_t span = UINT64_C(1) << (6 * lvl);
+			tw_tick_t deltas[] = { span - 1, span, span + 1, 2 * span - 1, 63 * span, 64 * span - 1,
+					       64 * span, 64 * span + 1 };
+			for (size_t di = 0; di < sizeof(deltas) / sizeof(deltas[0]); di++) {
+				tw_tick_t start = starts[si], d = deltas[di];
+				if (d == 0 || start + d < start)
+					continue;
+				struct twheel *w = twheel_create(start);
+				struct rec_timer a, b;
+				rec_init(&a, 1);
+				rec_init(&b, 2);
+				tw_tick_t e = start + d;
+				twheel_add(w, &a.t, e);
+				/* a second timer aligned to a cascade tick at the same level */
+				tw_tick_t c = (e & ~(span - 1));
+				twheel_add(w, &b.t, c > start ? c : e);
+				/* jump to just before, check, then the exact tick */
+				W = w;
+				tw_tick_t first = tw_timer_expires(&b.t) < e ? tw_timer_expires(&b.t) : e;
+				assert_int_equal(adv(first - 1), 0);
+				check_ok();
+				assert_true(adv(first) >= 1);
+				if (first < e) {
+					assert_int_equal(a.fired, 0);
+					assert_int_equal(adv(e - 1), 0);
+					assert_int_equal(adv(e), 1);
+				}
+				assert_int_equal(a.fired, 1);
+				assert_int_equal(b.fired, 1);
+				assert_true(a.fired_now == e);
+				check_ok();
+				twheel_destroy(w);
+			}
+		}
+	}
+	W = twheel_create(0); /* for teardown */
+}
+
+static void wheel_near_end_of_time(void **state)
+{
+	(void)state;
+	twheel_destroy(W);
+	W = twheel_create(TW_TICK_MAX - 100);
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	twheel_add(W, &a.t, TW_TICK_MAX);
+	twheel_add(W, &b.t, TW_TICK_MAX - 1);
+	twheel_add(W, &c.t, TW_TICK_MAX - 100); /* at now: due */
+	assert_true(twheel_next_expiry(W) <= TW_TICK_MAX - 100);
+	assert_int_equal(adv(TW_TICK_MAX - 2), 1);
+	assert_int_equal(adv(TW_TICK_MAX - 1), 1);
+	assert_true(twheel_next_expiry(W) == TW_TICK_MAX);
+	assert_int_equal(twheel_count(W), 1);
+	assert_int_equal(adv(TW_TICK_MAX), 1);
+	assert_int_equal(order[0], 3);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 1);
+	/* at the end of time every timer is due */
+	twheel_add(W, &a.t, 5);
+	twheel_add(W, &b.t, TW_TICK_MAX);
+	assert_int_equal(adv(TW_TICK_MAX), 2);
+	check_ok();
+}
+
+static void expiry_at_tick_max_from_zero(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	rec_init(&a, 1);
+	twheel_add(W, &a.t, TW_TICK_MAX);
+	check_ok();
+	assert_int_equal(adv(TW_TICK_MAX - 1), 0);
+	assert_int_equal(a.fired, 0);
+	assert_int_equal(adv(TW_TICK_MAX), 1);
+}
+
+static void jumps_of_one_and_two_to_the_forty(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	tw_tick_t big = UINT64_C(1) << 40;
+	twheel_add(W, &a.t, 1);
+	twheel_add(W, &b.t, big);
+	twheel_add(W, &c.t, big + 1);
+	assert_int_equal(adv(1), 1);
+	assert_int_equal(adv(big), 1); /* one jump of 2^40 - 1 */
+	assert_true(b.fired_now == big);
+	assert_int_equal(adv(big + 1), 1);
+	assert_true(c.fired_now == big + 1);
+	/* jump over a timer by far: it fires, in the advance, once */
+	twheel_add(W, &a.t, big + 1000);
+	assert_int_equal(adv(big + 1 + big), 1);
+	assert_int_equal(a.fired, 2);
+}
+
+static void idle_skip_costs_few_steps(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	struct twheel_stats st;
+	rec_init(&a, 1);
+	tw_tick_t e = UINT64_C(1) << 32;
+	twheel_add(W, &a.t, e);
+	assert_int_equal(adv(e - 1), 0);
+	assert_int_equal(adv(e), 1);
+	twheel_get_stats(W, &st);
+	/* moved at most once per level on its way down */
+	assert_true(st.cascades <= TWHEEL_LEVELS);
+	assert_true(st.cascaded <= TWHEEL_LEVELS);
+}
+
+/* ---- callbacks ------------------------------------------------------------------ */
+
+static void rearm_self(struct rec_timer *r)
+{
+	if (r->fired < 3)
+		assert_int_equal(twheel_mod(W, &r->t, r->arg), 0);
+}
+
+static void callback_rearms_itself_into_the_past(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	rec_init(&a, 1);
+	a.action = rearm_self;
+	a.arg = 2; /* in the past once time is 10 */
+	twheel_add(W, &a.t, 10);
+	/* fires once per advance: a timer armed from a callback waits */
+	assert_int_equal(adv(10), 1);
+	assert_true(tw_timer_pending(&a.t));
+	assert_int_equal(adv(10), 1);
+	assert_int_equal(adv(11), 1);
+	assert_int_equal(adv(12), 0);
+	assert_int_equal(a.fired, 3);
+}
+
+static void callback_rearms_itself_into_the_future(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	rec_init(&a, 1);
+	a.action = rearm_self;
+	a.arg = 15; /* <= the advance's target: fires in the next advance */
+	twheel_add(W, &a.t, 10);
+	assert_int_equal(adv(20), 1);
+	assert_true(tw_timer_pending(&a.t));
+	a.arg = 100;
+	assert_int_equal(adv(20), 1); /* the re-arm at 15 */
+	assert_true(a.fired_now == 20);
+	assert_int_equal(adv(99), 0);
+	assert_int_equal(adv(100), 1); /* the re-arm at 100; fired == 3: no more */
+	assert_int_equal(a.fired, 3);
+	assert_false(tw_timer_pending(&a.t));
+}
+
+static void del_other(struct rec_timer *r)
+{
+	assert_int_equal(twheel_del(W, &r->other->t), 1);
+}
+
+static void callback_deletes_timer_due_in_same_advance(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	a.action = del_other;
+	a.other = &b;
+	twheel_add(W, &a.t, 5);
+	twheel_add(W, &b.t, 5); /* same tick: on the list being fired */
+	twheel_add(W, &c.t, 7);
+	b.action = del_other; /* if b ran first, it deletes a */
+	b.other = &a;
+	assert_int_equal(adv(10), 2);
+	assert_int_equal(a.fired + b.fired, 1);
+	assert_int_equal(c.fired, 1);
+	/* and one due later in the same advance */
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	a.action = del_other;
+	a.other = &b;
+	twheel_add(W, &a.t, 11);
+	twheel_add(W, &b.t, 5000);
+	assert_int_equal(adv(10000), 1);
+	assert_int_equal(b.fired, 0);
+	check_ok();
+}
+
+static void mod_other(struct rec_timer *r)
+{
+	assert_int_equal(twheel_mod(W, &r->other->t, r->arg), 1);
+}
+
+static void callback_modifies_others(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	a.action = mod_other;
+	a.other = &b;
+	a.arg = 500; /* beyond the advance's target: fires later, on time */
+	twheel_add(W, &a.t, 5);
+	twheel_add(W, &b.t, 50);
+	assert_int_equal(adv(100), 1);
+	assert_int_equal(b.fired, 0);
+	assert_int_equal(adv(499), 0);
+	assert_int_equal(adv(500), 1);
+	/* re-armed to the same expiry from a callback: deferred to the next advance */
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	a.action = mod_other;
+	a.other = &b;
+	a.arg = 700;
+	twheel_add(W, &a.t, 600);
+	twheel_add(W, &b.t, 700);
+	assert_int_equal(adv(800), 1);
+	assert_int_equal(b.fired, 0);
+	assert_true(tw_timer_pending(&b.t));
+	assert_int_equal(adv(800), 1);
+	assert_int_equal(b.fired, 1);
+	check_ok();
+}
+
+static void free_self(struct tw_timer *t)
+{
+	free(tw_container_of(t, struct rec_timer, t));
+}
+
+static void callback_frees_its_own_memory(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		struct rec_timer *r = malloc(sizeof(*r));
+		assert_non_null(r);
+		memset(r, 0, sizeof(*r));
+		tw_timer_init(&r->t, free_self);
+		twheel_add(W, &r->t, (tw_tick_t)(i % 7) * 100);
+	}
+	assert_int_equal(adv(1000), 100); /* ASan would catch a later touch */
+	assert_int_equal(twheel_count(W), 0);
+	check_ok();
+}
+
+static void add_due(struct rec_timer *r)
+{
+	assert_int_equal(twheel_add(W, &r->other->t, r->arg), 0);
+}
+
+static void timer_armed_in_callback_fires_in_later_advance(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	a.action = add_due;
+	a.other = &b;
+	a.arg = 1; /* long past */
+	twheel_add(W, &a.t, 3);
+	assert_int_equal(adv(50), 1);
+	assert_int_equal(b.fired, 0);
+	assert_true(twheel_next_expiry(W) <= 50);
+	assert_int_equal(adv(50), 1);
+	assert_int_equal(b.fired, 1);
+}
+
+/* ---- next_expiry ------------------------------------------------------------------ */
+
+static void next_expiry_is_exact_in_level_zero_and_bounded_beyond(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	rec_init(&a, 1);
+	assert_true(twheel_next_expiry(W) == TW_TICK_MAX);
+	twheel_add(W, &a.t, 40);
+	assert_true(twheel_next_expiry(W) == 40);
+	twheel_mod(W, &a.t, 100000);
+	tw_tick_t n = twheel_next_expiry(W);
+	assert_true(n > 0 && n <= 100000);
+	twheel_del(W, &a.t);
+	assert_true(twheel_next_expiry(W) == TW_TICK_MAX);
+}
+
+/* Advancing to next_expiry() reaches the earliest timer in <= LEVELS + 1 steps. */
+static void next_expiry_chase_is_bounded_by_levels(void **state)
+{
+	(void)state;
+	static struct rec_timer r[64];
+	uint64_t x = 7;
+	for (int round = 0; round < 200; round++) {
+		twheel_destroy(W);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		W = twheel_create(x >> (x % 64));
+		tw_tick_t now = twheel_now(W), min = TW_TICK_MAX;
+		for (int i = 0; i < 64; i++) {
+			rec_init(&r[i], i);
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			tw_tick_t d = 1 + (x >> (x % 64));
+			tw_tick_t e = now + d < now ? TW_TICK_MAX : now + d;
+			twheel_add(W, &r[i].t, e);
+			if (e < min)
+				min = e;
+		}
+		norder = 0;
+		int steps = 0;
+		while (norder == 0) {
+			tw_tick_t n = twheel_next_expiry(W);
+			assert_true(n > twheel_now(W) && n <= min);
+			adv(n);
+			steps++;
+			assert_true(steps <= TWHEEL_LEVELS + 1);
+		}
+		assert_true(order_exp[0] == min);
+	}
+}
+
+/* ---- drain / destroy ----------------------------------------------------------------- */
+
+static int drained[64];
+static void on_drain(struct tw_timer *t, void *arg)
+{
+	assert_false(tw_timer_pending(t));
+	(*(int *)arg)++;
+	drained[tw_container_of(t, struct rec_timer, t)->id]++;
+}
+
+static void drain_hands_back_each_timer_once(void **state)
+{
+	(void)state;
+	struct rec_timer r[64];
+	int n = 0;
+	for (int i = 0; i < 64; i++) {
+		rec_init(&r[i], i);
+		twheel_add(W, &r[i].t, i % 3 == 0 ? 0 : (tw_tick_t)1 << i); /* due, near, far */
+	}
+	adv(0 + 0); /* nothing: the due ones were armed at now and run here */
+	int still = (int)twheel_count(W);
+	memset(drained, 0, sizeof(drained));
+	twheel_drain(W, on_drain, &n);
+	assert_int_equal(n, still);
+	assert_int_equal(twheel_count(W), 0);
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(drained[i] + r[i].fired, 1);
+		assert_false(tw_timer_pending(&r[i].t));
+	}
+	assert_true(twheel_next_expiry(W) == TW_TICK_MAX);
+	check_ok();
+	twheel_drain(W, NULL, NULL); /* no-op */
+	twheel_drain(NULL, on_drain, &n);
+}
+
+static void destroy_unlinks_without_firing(void **state)
+{
+	(void)state;
+	struct rec_timer r[10];
+	struct twheel *w = twheel_create(0);
+	W = w;
+	for (int i = 0; i < 10; i++) {
+		rec_init(&r[i], i);
+		twheel_add(w, &r[i].t, (tw_tick_t)i * 1000);
+	}
+	twheel_destroy(w);
+	for (int i = 0; i < 10; i++) {
+		assert_false(tw_timer_pending(&r[i].t));
+		assert_int_equal(r[i].fired, 0);
+	}
+	W = twheel_create(0);
+}
+
+/* ---- stats, check, version ---------------------------------------------------------- */
+
+static void stats_count_what_happened(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	struct twheel_stats st;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	assert_int_equal(twheel_get_stats(NULL, &st), -EINVAL);
+	assert_int_equal(twheel_get_stats(W, NULL), -EINVAL);
+	twheel_add(W, &a.t, 100000);
+	twheel_mod(W, &b.t, 5);
+	twheel_mod(W, &b.t, 6);
+	twheel_del(W, &b.t);
+	adv(100000);
+	twheel_get_stats(W, &st);
+	assert_int_equal(st.adds, 2);
+	assert_int_equal(st.mods, 1);
+	assert_int_equal(st.dels, 1);
+	assert_int_equal(st.fires, 1);
+	assert_int_equal(st.advances, 1);
+	assert_true(st.cascades >= 1 && st.cascaded >= 1);
+}
+
+static void check_reports_corruption(void **state)
+{
+	(void)state;
+	struct rec_timer a;
+	char msg[256];
+	rec_init(&a, 1);
+	twheel_add(W, &a.t, 1000);
+	check_ok();
+	assert_int_equal(twheel_check(NULL, msg, sizeof(msg)), -EINVAL);
+	a.t.expires = 3; /* scribbled on: now in the wrong slot */
+	int rc = twheel_check(W, msg, sizeof(msg));
+	assert_true(rc < 0 && rc != -EINVAL);
+	assert_true(strlen(msg) > 0);
+	print_message("twheel_check says: %s\n", msg);
+	a.t.expires = 1000;
+	check_ok();
+	a.t.entry.prev = &a.t.entry; /* broken link */
+	assert_true(twheel_check(W, NULL, 0) < 0);
+	a.t.entry.prev = a.t.entry.next; /* the slot head: it is alone there */
+	check_ok();
+}
+
+static void version_matches_macros(void **state)
+{
+	(void)state;
+	char want[32];
+	snprintf(want, sizeof(want), "%d.%d.%d", TWHEEL_VERSION_MAJOR, TWHEEL_VERSION_MINOR,
+		 TWHEEL_VERSION_PATCH);
+	assert_string_equal(twheel_version(), want);
+	assert_string_equal(twheel_version(), TWHEEL_VERSION_STRING);
+	assert_int_equal(twheel_version_number(),
+			 TWHEEL_VERSION_MAJOR * 10000 + TWHEEL_VERSION_MINOR * 100 + TWHEEL_VERSION_PATCH);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(timer_init_leaves_not_pending),
+		T(timer_is_at_most_40_bytes),
+		T(create_starts_at_now),
+		T(add_errors),
+		T(add_in_past_or_at_now_fires_on_next_advance),
+		T(mod_returns_whether_it_was_pending),
+		T(mod_within_slot_only_stores_expiry),
+		T(del_returns_whether_it_was_pending),
+		T(advance_errors),
+		T(advance_from_callback_is_ebusy),
+		T(fires_in_expiry_order_exactly_on_tick),
+		T(exact_at_every_level_boundary),
+		T(wheel_near_end_of_time),
+		T(expiry_at_tick_max_from_zero),
+		T(jumps_of_one_and_two_to_the_forty),
+		T(idle_skip_costs_few_steps),
+		T(callback_rearms_itself_into_the_past),
+		T(callback_rearms_itself_into_the_future),
+		T(callback_deletes_timer_due_in_same_advance),
+		T(callback_modifies_others),
+		T(callback_frees_its_own_memory),
+		T(timer_armed_in_callback_fires_in_later_advance),
+		T(next_expiry_is_exact_in_level_zero_and_bounded_beyond),
+		T(next_expiry_chase_is_bounded_by_levels),
+		T(drain_hands_back_each_timer_once),
+		T(destroy_unlinks_without_firing),
+		T(stats_count_what_happened),
+		T(check_reports_corruption),
+		T(version_matches_macros),
+	};
+	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
+}

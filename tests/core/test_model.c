@@ -1,0 +1,81 @@
+/*
+ * test_model - the differential test: long random sequences of
+ * add/mod/del/advance/next_expiry (and callbacks that act) checked against a
+ * reference model, over several seeds and pool sizes. The normal run does
+ * TWHEEL_MODEL_OPS operations in all (default 12 million).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+
+static uint64_t total_ops(void)
+{
+	const char *s = getenv("TWHEEL_MODEL_OPS");
+	return s ? strtoull(s, NULL, 10) : UINT64_C(12000000);
+}
+
+static void run_seeds(unsigned ntimers, uint64_t first_seed, unsigned nseeds, uint64_t ops)
+{
+	uint64_t fires = 0, advances = 0, cascaded = 0, done = 0;
+	for (unsigned i = 0; i < nseeds; i++) {
+		struct model_src src;
+		struct model_result res;
+		model_src_prng(&src, first_seed + i);
+		int rc = model_run(&src, ops / nseeds, ntimers, &res);
+		if (rc)
+			fail_msg("seed %llu, %u timers, after %llu ops: %s",
+				 (unsigned long long)(first_seed + i), ntimers,
+				 (unsigned long long)res.ops, res.failure);
+		done += res.ops;
+		fires += res.fires;
+		advances += res.advances;
+		cascaded += res.cascaded;
+	}
+	print_message("%u timers, %u seeds: %llu ops, %llu fires, %llu advances, %llu cascaded\n",
+		      ntimers, nseeds, (unsigned long long)done, (unsigned long long)fires,
+		      (unsigned long long)advances, (unsigned long long)cascaded);
+	assert_true(fires > 0 && advances > 0);
+}
+
+/* A few timers: lots of self-interaction in callbacks, many empty wheels. */
+static void model_small_pool(void **state)
+{
+	(void)state;
+	run_seeds(8, 1000, 4, total_ops() / 8);
+}
+
+static void model_medium_pool(void **state)
+{
+	(void)state;
+	run_seeds(64, 2000, 4, total_ops() / 4);
+}
+
+static void model_large_pool(void **state)
+{
+	(void)state;
+	run_seeds(1024, 3000, 4, total_ops() * 3 / 8);
+}
+
+static void model_huge_pool(void **state)
+{
+	(void)state;
+	run_seeds(16384, 4000, 2, total_ops() / 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_small_pool),
+		cmocka_unit_test(model_medium_pool),
+		cmocka_unit_test(model_large_pool),
+		cmocka_unit_test(model_huge_pool),
+	};
+	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
