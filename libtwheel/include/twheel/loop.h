@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/loop.h - twheel-uring: a tickless io_uring event loop that drives
+ * a libtwheel wheel, runs I/O completions and takes timers from any thread.
+ *
+ * One loop = one io_uring + two wheels (normal and deferrable timers, as in
+ * the kernel's timer bases) + one lock-free MPSC inbox, all driven by one
+ * thread: the "loop thread", the first thread that calls twheel_loop_run()
+ * or twheel_loop_run_once(). Each iteration waits in the kernel until the
+ * next wheel expiry or an I/O completion, whichever comes first; nothing
+ * ticks while nothing is due.
+ *
+ * Time is the loop clock in nanoseconds (CLOCK_MONOTONIC unless replaced),
+ * mapped onto wheel ticks of a configurable length (1 us .. 1 s, default
+ * 1 ms). Deadlines are rounded *up* to a tick: a timer never fires before
+ * its deadline and, when the loop is not busy, at most one tick plus
+ * scheduling noise after it.
+ *
+ * Threads. "Loop thread" below means: the loop thread while the loop runs,
+ * or any single thread that owns the loop before the first run and after
+ * it has returned (creation, setup, drain, destroy). "Any thread" functions
+ * are lock-free and may race with the loop and with each other.
+ *
+ * Errors: 0 (or a count, or 0/1) on success, a negative errno on failure.
+ * A callback never runs for a request whose function returned an error.
+ *
+ * This header needs <liburing.h> (struct io_uring_sqe/cqe), which in turn
+ * needs POSIX declarations: compile with -D_GNU_SOURCE (or -std=gnu11, or
+ * _POSIX_C_SOURCE >= 200809L) as liburing itself requires. It compiles as
+ * C11 and as C++ (no _Atomic in the public structs; the library uses the
+ * GCC/Clang __atomic builtins on the fields marked "atomic").
+ */
+#ifndef TWHEEL_LOOP_H
+#define TWHEEL_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <liburing.h>
+
+#include <twheel/twheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TWHEEL_LOOP_BUILDING) && defined(__GNUC__)
+#define TWHEEL_LOOP_API __attribute__((visibility("default")))
+#else
+#define TWHEEL_LOOP_API
+#endif
+
+struct twheel_loop;
+
+/* ---- Intrusive nodes -------------------------------------------------- */
+
+/*
+ * The link of the cross-thread inbox (an intrusive Vyukov MPSC queue).
+ * Embedded in struct tw_loop_timer and struct tw_loop_work; private.
+ */
+struct tw_loop_node {
+	struct tw_loop_node *_next; /* atomic */
+	uint32_t _kind;             /* TW__NODE_TIMER or TW__NODE_WORK */
+	uint32_t _state;            /* atomic; see TW__T_* in loop.c */
+};
+
+/* ---- Timers ----------------------------------------------------------- */
+
+/* Flags for tw_loop_timer_init() / tw_loop_timer_init_periodic(). */
+enum {
+	/*
+	 * Housekeeping timer: never wakes an idle loop by itself; it runs at
+	 * the first wake-up that happens for another reason (an I/O
+	 * completion, a normal timer, a cross-thread request) at or after its
+	 * deadline. Like the kernel's TIMER_DEFERRABLE.
+	 */
+	TW_LOOP_DEFERRABLE = 1u << 0,
+	/*
+	 * Hand the due timer to the loop's executor (twheel_loop_config
+	 * .executor) instead of calling it on the loop thread, so that slow
+	 * work cannot delay other timers. Arming such a timer on a loop
+	 * without an executor fails with -EINVAL.
+	 */
+	TW_LOOP_EXECUTOR = 1u << 1,
+	/* Periodic: next deadline = previous deadline + period (default). */
+	TW_LOOP_FIXED_RATE = 0,
+	/* Periodic: next deadline = end of the previous run + period. */
+	TW_LOOP_FIXED_DELAY = 1u << 2,
+	/*
+	 * Misfire policy of a periodic timer, applied when the loop fell
+	 * behind by a period or more (so that one or more further deadlines
+	 * have also passed when the timer is found due):
+	 *   SKIP: drop the overdue runs, do not run now, resume on the next
+	 *         deadline of the schedule that lies in the future (default);
+	 *   ONCE: run once now for all of them, then resume as for SKIP;
+	 *   ALL:  run every missed one, back to back (one per loop iteration
+	 *         so that other timers and I/O interleave), then resume.
+	 * @missed tells the callback how many deadlines were overdue.
+	 */
+	TW_LOOP_MISFIRE_SKIP = 0,
+	TW_LOOP_MISFIRE_ONCE = 1u << 3,
+	TW_LOOP_MISFIRE_ALL = 2u << 3,
+	TW_LOOP_MISFIRE_MASK = 3u << 3,
+};
+
+/*
+ * A loop timer. Embed it in your own struct and get back to that struct in
+ * the callback with tw_container_of(t, struct mine, member).
+ *
+ * Public fields (read-only; the loop writes them while it owns the timer):
+ *   timer     the core wheel node (timer.flags holds the TW_LOOP_* flags,
+ *             timer.func is the loop's; do not change either).
+ *   func      the callback, run on the loop thread (or by the executor).
+ *   deadline  the deadline in loop-clock nanoseconds it is (or was last)
+ *             armed for; inside the callback: the deadline being served.
+ *   period    nanoseconds between runs, 0 for a one-shot timer.
+ *   missed    inside a periodic callback: how many further deadlines had
+ *             also passed (0 when the loop kept up).
+ * Fields starting with an underscore are private.
+ *
+ * Size: 96 bytes on LP64 (the core node is 40 of them).
+ */
+struct tw_loop_timer {
+	struct tw_timer timer;
+	void (*func)(struct tw_loop_timer *t);
+	uint64_t deadline;
+	uint64_t period;
+	uint32_t missed;
+	uint32_t _backlog;  /* fixed-delay MISFIRE_ALL runs still owed */
+	struct tw_loop_node _node;
+	struct twheel_loop *_loop;
+};
+
+/*
+ * Initialise @t as a one-shot timer with callback @func and @flags
+ * (TW_LOOP_DEFERRABLE, TW_LOOP_EXECUTOR). Leaves it idle.
+ * Returns 0, or -EINVAL (@t or @func NULL, unknown or periodic-only flags).
+ * Must not be called while the timer is owned by a loop (armed, queued,
+ * running periodically, or cancelled but not yet released).
+ * O(1); any thread that owns @t.
+ */
+TWHEEL_LOOP_API int tw_loop_timer_init(struct tw_loop_timer *t,
+				       void (*func)(struct tw_loop_timer *t),
+				       unsigned flags);
+
+/*
+ * Initialise @t as a periodic timer: the first run is at the deadline given
+ * when it is armed, then every @period_ns, at a fixed rate or with a fixed
+ * delay, with a misfire policy (see the flags above; TW_LOOP_DEFERRABLE and
+ * TW_LOOP_EXECUTOR are allowed too, but TW_LOOP_EXECUTOR only with a fixed
+ * rate, since the loop does not learn when the executor finished a run).
+ * Returns 0, or -EINVAL (@t or @func NULL, @period_ns 0, bad flags).
+ * Arming it on a loop whose tick is longer than @period_ns fails with
+ * -EINVAL. Same thread rules as tw_loop_timer_init(). O(1).
+ */
+TWHEEL_LOOP_API int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
+						void (*func)(struct tw_loop_timer *t),
+						uint64_t period_ns, unsigned flags);
+
+/*
+ * Returns true while a loop owns @t: queued by twheel_loop_schedule(),
+ * armed, between runs of a periodic timer, or cancelled but not yet
+ * released by the loop. When it returns false (an acquire load), the loop
+ * will not touch @t again and its memory may be reused; a one-shot timer
+ * stops being busy just before its callback is called, which then owns it.
+ * O(1); any thread.
+ */
+TWHEEL_LOOP_API bool tw_loop_timer_busy(const struct tw_loop_timer *t);
+
+/* ---- Posted work ------------------------------------------------------ */
+
+/*
+ * A function call to run on the loop thread, posted from any thread with
+ * twheel_loop_post(). Embed it like a timer. @func is set by the caller
+ * before posting; the item may be posted again once @func has started.
+ */
+struct tw_loop_work {
+	struct tw_loop_node _node;
+	void (*func)(struct tw_loop_work *w);
+};
+
+/* ---- I/O -------------------------------------------------------------- */
+
+/*
+ * A completion handler, embedded by the user in the object that owns an
+ * I/O request. twheel_loop_get_sqe() ties an SQE to it; the loop calls
+ * @func with every CQE of that request, on the loop thread. A multishot
+ * request (poll, accept, recv... multishot) keeps its handler: @func is
+ * called for each CQE and the request is finished when a CQE arrives
+ * without IORING_CQE_F_MORE in cqe->flags. The handler must stay valid
+ * until then; it may be freed from inside that last call.
+ */
+struct tw_loop_io {
+	void (*func)(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
+};
+
+/* ---- Configuration and lifetime --------------------------------------- */
+
+/* The loop clock: monotonic nanoseconds. Must be callable from any thread. */
+typedef uint64_t (*twheel_clock_fn)(void *arg);
+
+/* Executor: run t->func(t) (tw_loop_timer_call()) on some other thread. */
+typedef void (*twheel_executor_fn)(struct tw_loop_timer *t, void *arg);
+
+/* Config flags. */
+enum {
+	/* Do not use IORING_FEAT_EXT_ARG even where the kernel has it: wait
+	 * with one absolute IORING_OP_TIMEOUT instead (the fallback path). */
+	TWHEEL_LOOP_NO_EXT_ARG = 1u << 0,
+	/* Do not ask for IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN. */
+	TWHEEL_LOOP_NO_DEFER_TASKRUN = 1u << 1,
+};
+
+struct twheel_loop_config {
+	uint64_t tick_ns;        /* wheel tick, 1,000 .. 1,000,000,000; 0 = 1 ms */
+	unsigned entries;        /* SQ entries; 0 = 256 */
+	unsigned flags;          /* TWHEEL_LOOP_* config flags */
+	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
+	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none */
+	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
+	void *clock_arg;
+	twheel_executor_fn executor; /* for TW_LOOP_EXECUTOR timers; may be NULL */
+	void *executor_arg;
+	/*
+	 * Called on the loop thread when a timer cancelled with
+	 * twheel_loop_cancel() has been let go (tw_loop_timer_busy() is false
+	 * from then on); may free it. NULL = no notification.
+	 */
+	void (*release)(struct tw_loop_timer *t, void *arg);
+	void *release_arg;
+};
+
+/* Fill @cfg with the defaults (all zero, tick 1 ms). O(1); any thread. */
+TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
+
+/*
+ * Create a loop (@cfg NULL = defaults) and store it in *@loopp.
+ * Probes the kernel at run time: IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN
+ * when accepted (else retried without), IORING_FEAT_EXT_ARG for tickless
+ * waits (else the IORING_OP_TIMEOUT fallback, which needs
+ * IORING_TIMEOUT_UPDATE: kernel 5.11).
+ * Returns 0, or
+ *   -EINVAL  bad tick or flags, or @loopp NULL;
+ *   -ENOSYS  the kernel has no io_uring (or a filter claims so);
+ *   -EPERM   io_uring refused: seccomp profile, kernel.io_uring_disabled;
+ *   -ENOMEM, -EMFILE, -ENFILE  out of memory (RLIMIT_MEMLOCK) or fds;
+ *   -EOPNOTSUPP  neither EXT_ARG nor a usable IORING_OP_TIMEOUT.
+ * On failure a one-line message naming the cause is written to @msg (up to
+ * @len bytes, NUL-terminated) when @msg is not NULL.
+ * Allocates the loop (about 24 KiB plus the rings). Any thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
+				       const struct twheel_loop_config *cfg,
+				       char *msg, size_t len);
+
+/*
+ * Hand back every timer the loop still owns (armed in either wheel, queued
+ * by another thread, or between runs) to @timer_fn, exactly once each, left
+ * idle so that @timer_fn may free or re-arm it; hand every posted work item
+ * not yet run to @work_fn (or, if @work_fn is NULL, run it: a post promises
+ * a call). Timers cancelled but not yet released are released (the release
+ * hook is called). @timer_fn NULL: timers are just dropped (left idle).
+ * Call it after the loop stopped, with no other thread still using it.
+ * Returns the number of timers handed back. O(owned timers + queued items);
+ * the loop thread, not from a callback.
+ */
+TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
+					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+					 void (*work_fn)(struct tw_loop_work *w, void *arg),
+					 void *arg);
+
+/*
+ * twheel_loop_drain() with the same arguments, then free the loop, its
+ * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O is
+ * cancelled by closing the ring (handlers are not called). No other thread
+ * may use the loop any more. O(owned timers + ring size); the loop thread,
+ * not from a callback.
+ */
+TWHEEL_LOOP_API void twheel_loop_destroy(struct twheel_loop *loop,
+					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+					 void (*work_fn)(struct tw_loop_work *w, void *arg),
+					 void *arg);
+
+/* ---- Running ---------------------------------------------------------- */
+
+/* twheel_loop_run_once() flags. */
+enum {
+	TWHEEL_LOOP_NOWAIT = 1u << 0, /* do not sleep: poll and run what is due */
+};
+
+/*
+ * Run one iteration: submit pending SQEs; unless TWHEEL_LOOP_NOWAIT, sleep
+ * in the kernel until the next normal timer's tick, an I/O completion or a
+ * cross-thread request (not at all when something is already due); then
+ * run I/O handlers, up to cfg.batch inbox items (schedules, cancels,
+ * posted work) and every timer due at the loop clock's time.
+ * Returns the number of callbacks run (timers, handlers, work), or
+ *   -ESHUTDOWN  the loop was stopped (nothing was run);
+ *   -EBUSY      called from inside one of the loop's callbacks;
+ *   another negative errno from io_uring_enter() (not -EINTR/-ETIME).
+ * The first call makes the calling thread the loop thread (the ring is
+ * enabled there; with SINGLE_ISSUER it may not move afterwards).
+ * Cost: O(levels) per wheel plus O(1) per item handled.
+ */
+TWHEEL_LOOP_API int twheel_loop_run_once(struct twheel_loop *loop, unsigned flags);
+
+/*
+ * Iterate until twheel_loop_stop(). Returns 0 when stopped, or the first
+ * error of twheel_loop_run_once() other than -ESHUTDOWN. The loop thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_run(struct twheel_loop *loop);
+
+/*
+ * Ask the loop to stop: twheel_loop_run() returns after the current
+ * iteration, later twheel_loop_run_once() calls return -ESHUTDOWN, and
+ * twheel_loop_schedule()/twheel_loop_post() fail with -ESHUTDOWN. Final:
+ * a stopped loop cannot be restarted; drain or destroy it. Items already
+ * queued stay owned and are handed back by twheel_loop_drain().
+ * Returns 0 (or -EINVAL for NULL). Wakes the loop if it may be asleep.
+ * O(1), lock-free; any thread, callbacks included.
+ */
+TWHEEL_LOOP_API int twheel_loop_stop(struct twheel_loop *loop);
+
+/* Returns true once twheel_loop_stop() was called. O(1); any thread. */
+TWHEEL_LOOP_API bool twheel_loop_stopped(const struct twheel_loop *loop);
+
+/* ---- Time ------------------------------------------------------------- */
+
+/*
+ * Returns the loop clock's time (ns) read at the start of the current (or
+ * last) iteration; not updated while callbacks run. O(1); the loop thread.
+ */
+TWHEEL_LOOP_API uint64_t twheel_loop_now(const struct twheel_loop *loop);
+
+/* Returns a fresh reading of the loop clock (ns). O(1); any thread. */
+TWHEEL_LOOP_API uint64_t twheel_loop_clock(const struct twheel_loop *loop);
+
+/* Returns the tick length in ns. O(1); any thread. */
+TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
+
+/* ---- Timers on the loop thread ----------------------------------------- */
+
+/*
+ * Arm @t @delay_ns after a fresh reading of the loop clock (so it never
+ * fires earlier than @delay_ns after this call), or at the absolute
+ * loop-clock deadline @deadline_ns (_at). A deadline in the past fires in
+ * the next iteration. The deadline is rounded up to the tick.
+ * Returns 0, or
+ *   -EINVAL  NULL argument; TW_LOOP_EXECUTOR without an executor; a
+ *            periodic timer with a period shorter than the tick;
+ *   -EBUSY   @t is owned by a loop already (use twheel_loop_mod());
+ *   -ENOSPC  cfg.max_pending timers are owned already.
+ * No system call and no SQE. O(1); the loop thread (callbacks included;
+ * a periodic timer's callback may re-arm its own timer).
+ */
+TWHEEL_LOOP_API int twheel_loop_add(struct twheel_loop *loop, struct tw_loop_timer *t,
+				    uint64_t delay_ns);
+TWHEEL_LOOP_API int twheel_loop_add_at(struct twheel_loop *loop, struct tw_loop_timer *t,
+				       uint64_t deadline_ns);
+
+/*
+ * Re-arm @t whether or not it is armed (kernel mod_timer()). Returns 1 if
+ * it was armed, 0 if it was idle, or the errors of twheel_loop_add(), with
+ * -EBUSY meaning: queued by or cancelled from another thread, not yet
+ * handled by the loop. O(1); the loop thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_mod(struct twheel_loop *loop, struct tw_loop_timer *t,
+				    uint64_t delay_ns);
+TWHEEL_LOOP_API int twheel_loop_mod_at(struct twheel_loop *loop, struct tw_loop_timer *t,
+				       uint64_t deadline_ns);
+
+/*
+ * Disarm @t. Returns 1 if it was armed or queued (its callback will not
+ * run) or is a periodic timer whose callback is running now (it will not
+ * run again; the loop does not touch @t after that callback returns, so
+ * the callback may free it), 0 if it was idle or already fired, or -EINVAL.
+ * A timer queued by another thread is cancelled and released later, when
+ * the loop reaches it in the inbox (tw_loop_timer_busy() tells when).
+ * O(1); the loop thread, callbacks included.
+ */
+TWHEEL_LOOP_API int twheel_loop_del(struct twheel_loop *loop, struct tw_loop_timer *t);
+
+/* Returns true if @t is armed on the loop's wheels (loop thread). O(1). */
+TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
+					 const struct tw_loop_timer *t);
+
+/* Call @t's callback (what an executor does on its own thread). */
+static inline void tw_loop_timer_call(struct tw_loop_timer *t)
+{
+	t->func(t);
+}
+
+/* ---- Any thread -------------------------------------------------------- */
+
+/*
+ * Schedule @t onto the loop from any thread: @delay_ns after a fresh
+ * reading of the loop clock, or at @deadline_ns (_at). The timer is pushed
+ * onto the lock-free inbox (no allocation, one atomic exchange) and armed
+ * by the loop at its next iteration; the loop is woken (eventfd write) only
+ * if it may be asleep. Returns 0, or
+ *   -EINVAL     NULL argument or bad timer (see twheel_loop_add());
+ *   -EBUSY      @t is owned by a loop already;
+ *   -ENOSPC     cfg.max_pending timers are owned already;
+ *   -ESHUTDOWN  the loop was stopped.
+ * From then on the loop owns @t until its callback runs, it is handed back
+ * by twheel_loop_drain(), or it is cancelled and released.
+ * O(1), lock-free; any thread, the loop thread included.
+ */
+TWHEEL_LOOP_API int twheel_loop_schedule(struct twheel_loop *loop, struct tw_loop_timer *t,
+					 uint64_t delay_ns);
+TWHEEL_LOOP_API int twheel_loop_schedule_at(struct twheel_loop *loop,
+					    struct tw_loop_timer *t, uint64_t deadline_ns);
+
+/*
+ * Cancel @t from any thread, Netty Timeout.cancel() style. Returns
+ *   1           won: the callback will not run (again, for a periodic
+ *               timer); the loop releases the timer at its next iteration
+ *               (release hook, tw_loop_timer_busy() turns false);
+ *   0           lost: the callback has run or is running now (for a
+ *               periodic timer: it will not run again after this run);
+ *   -EALREADY   already cancelled;
+ *   -ENOENT     @t is idle (never scheduled, or released);
+ *   -EINVAL     NULL argument.
+ * O(1), lock-free (one compare-and-swap, plus one inbox push when the
+ * timer was armed); any thread, the loop thread included.
+ */
+TWHEEL_LOOP_API int twheel_loop_cancel(struct twheel_loop *loop, struct tw_loop_timer *t);
+
+/*
+ * Run @w->func(@w) on the loop thread at its next iteration, in inbox
+ * order with schedules and cancels. Returns 0, or -EINVAL (NULL argument
+ * or NULL func), -EBUSY (@w is queued already), -ESHUTDOWN (stopped).
+ * O(1), lock-free; any thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_work *w);
+
+/* ---- I/O on the loop thread -------------------------------------------- */
+
+/*
+ * Get an SQE of the loop's ring whose completions go to @io (its
+ * user_data is set; prepare it with any io_uring_prep_*() that does not
+ * overwrite user_data, and do not set user_data yourself). It is submitted
+ * at the start of the next wait, or by twheel_loop_submit().
+ * Returns NULL if the submission queue is still full after submitting it.
+ * O(1); the loop thread.
+ */
+TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
+							 struct tw_loop_io *io);
+
+/* Submit prepared SQEs now. Returns the number submitted or -errno. The
+ * loop thread (once it ran; before that the ring is not enabled: -EBADFD). */
+TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
+
+/* The loop's ring, for registering files or buffers. The loop thread. */
+TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
+
+/* ---- Inspection -------------------------------------------------------- */
+
+/* Kernel features the loop found and uses. */
+enum {
+	TWHEEL_LOOP_F_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
+	TWHEEL_LOOP_F_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
+	TWHEEL_LOOP_F_TIMEOUT_FALLBACK = 1u << 2, /* one IORING_OP_TIMEOUT */
+};
+
+/* Returns the TWHEEL_LOOP_F_* in use. O(1); any thread. */
+TWHEEL_LOOP_API unsigned twheel_loop_features(const struct twheel_loop *loop);
+
+struct twheel_loop_stats {
+	uint64_t iterations;  /* twheel_loop_run_once() calls that ran */
+	uint64_t waits;       /* iterations that slept in the kernel */
+	uint64_t wakeups;     /* ...and returned from that sleep */
+	uint64_t timers_fired;    /* timer callbacks run or handed to the executor */
+	uint64_t io_completions;  /* user CQEs dispatched */
+	uint64_t inbox_items;     /* cross-thread items handled */
+	uint64_t eventfd_wakes;   /* wake-ups caused by another thread */
+	uint64_t timeout_updates; /* fallback path: IORING_OP_TIMEOUT (re)arms */
+	uint64_t misfires;        /* periodic runs found a period or more late */
+};
+
+/* Copy the loop's counters. -EINVAL on NULL. O(1); the loop thread. */
+TWHEEL_LOOP_API int twheel_loop_get_stats(const struct twheel_loop *loop,
+					  struct twheel_loop_stats *st);
+
+/* Number of timers armed on the loop's two wheels (not counting those still
+ * in the inbox). O(1); the loop thread. */
+TWHEEL_LOOP_API size_t twheel_loop_count(const struct twheel_loop *loop);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_LOOP_H */
