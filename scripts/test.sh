@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Build and run every libtwheel test suite: the README's test command and
+# what CI runs. Installs missing Debian packages itself.
+#
+#   scripts/test.sh            everything: normal build, ASan+UBSan build
+#                              (with debug_checks), TSan build (cross-thread
+#                              suites), and a bounded libFuzzer run
+#   scripts/test.sh --quick    the normal build only
+#
+# Environment: FUZZ_SECONDS (default 60), TWHEEL_MODEL_OPS (differential-test
+# operations per build, default 12,000,000), BUILD_ROOT (default: build-test
+# under the repository).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+bash scripts/deps.sh
+
+root=${BUILD_ROOT:-$here/build-test}
+jobs=$(nproc)
+fuzz_seconds=${FUZZ_SECONDS:-60}
+export TWHEEL_MODEL_OPS=${TWHEEL_MODEL_OPS:-12000000}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+failed=()
+step() { echo; echo "=== $* ==="; }
+
+# setup DIR ARGS... : configure (or reconfigure) a build directory
+setup() {
+  local dir=$1; shift
+  if [ -d "$dir" ]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+run_suite() { # name dir meson-test-args...
+  local name=$1 dir=$2; shift 2
+  if ! meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "$@"; then
+    failed+=("$name")
+  fi
+}
+
+step "normal build (warnings are errors)"
+setup "$root/normal" --werror -Dbuildtype=debugoptimized
+ninja -C "$root/normal"
+run_suite normal "$root/normal"
+
+if [ $quick -eq 0 ]; then
+  step "ASan + UBSan build with debug_checks"
+  setup "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true \
+    -Db_sanitize=address,undefined -Db_lundef=false
+  ninja -C "$root/asan"
+  run_suite asan+ubsan "$root/asan" --timeout-multiplier 3
+
+  step "TSan build (cross-thread suites)"
+  setup "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
+  ninja -C "$root/tsan"
+  if meson test -C "$root/tsan" --list 2>/dev/null | grep -q .; then
+    if meson test -C "$root/tsan" --list --suite tsan >/dev/null 2>&1 && \
+       [ -n "$(meson test -C "$root/tsan" --list --suite tsan 2>/dev/null)" ]; then
+      run_suite tsan "$root/tsan" --suite tsan --timeout-multiplier 3
+    else
+      echo "no tests in suite tsan"
+    fi
+  fi
+
+  step "libFuzzer: differential model check for ${fuzz_seconds}s"
+  CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false -During=disabled \
+    -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized
+  ninja -C "$root/fuzz" tests/core/fuzz_model
+  mkdir -p "$root/fuzz-corpus"
+  if ! "$root/fuzz/tests/core/fuzz_model" -max_total_time="$fuzz_seconds" -max_len=4096 \
+       -print_final_stats=1 "$root/fuzz-corpus" 2>"$root/fuzz.log"; then
+    tail -40 "$root/fuzz.log"
+    failed+=(fuzz)
+  else
+    grep -E "stat::number_of_executed_units|Done" "$root/fuzz.log" | tail -2
+  fi
+fi
+
+echo
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "All test suites passed."

@@ -1,0 +1,136 @@
+/*
+ * test_debug - the -Ddebug_checks=true build reports misuse instead of
+ * corrupting memory. This test compiles the wheel itself with
+ * TWHEEL_DEBUG_CHECKS=1 (whatever the build's option), installs a misuse
+ * handler that records instead of aborting, and checks each report and the
+ * -EINVAL that follows it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <twheel/twheel.h>
+
+#if !TWHEEL_DEBUG_CHECKS
+#error "test_debug must be compiled with TWHEEL_DEBUG_CHECKS=1"
+#endif
+
+static int reports;
+static char last[256];
+
+static void record(const char *what)
+{
+	reports++;
+	strncpy(last, what, sizeof(last) - 1);
+}
+
+static void noop(struct tw_timer *t)
+{
+	(void)t;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	reports = 0;
+	last[0] = '\0';
+	twheel_set_misuse_handler(record);
+	return 0;
+}
+
+static void uninitialised_timer_is_reported(void **state)
+{
+	(void)state;
+	struct twheel *w = twheel_create(0);
+	struct tw_timer t;
+	memset(&t, 0x5a, sizeof(t)); /* never passed to tw_timer_init() */
+	t.func = noop;
+	assert_int_equal(twheel_add(w, &t, 10), -EINVAL);
+	assert_int_equal(reports, 1);
+	assert_non_null(strstr(last, "initialised"));
+	assert_int_equal(twheel_mod(w, &t, 10), -EINVAL);
+	assert_int_equal(twheel_del(w, &t), -EINVAL);
+	assert_int_equal(reports, 3);
+	assert_int_equal(twheel_count(w), 0);
+	assert_int_equal(twheel_check(w, NULL, 0), 0);
+	twheel_destroy(w);
+}
+
+static void timer_pending_on_another_wheel_is_reported(void **state)
+{
+	(void)state;
+	struct twheel *a = twheel_create(0), *b = twheel_create(0);
+	struct tw_timer t;
+	tw_timer_init(&t, noop);
+	assert_int_equal(twheel_add(a, &t, 10), 0);
+	assert_int_equal(twheel_mod(b, &t, 20), -EINVAL);
+	assert_int_equal(twheel_del(b, &t), -EINVAL);
+	assert_int_equal(twheel_add(b, &t, 20), -EINVAL);
+	assert_int_equal(reports, 3);
+	assert_non_null(strstr(last, "another wheel"));
+	/* the timer is untouched on its own wheel */
+	assert_true(tw_timer_pending(&t));
+	assert_int_equal(twheel_count(a), 1);
+	assert_int_equal(twheel_count(b), 0);
+	assert_int_equal(twheel_check(a, NULL, 0), 0);
+	assert_int_equal(twheel_check(b, NULL, 0), 0);
+	assert_int_equal(twheel_advance(a, 10), 1);
+	/* once it fired it may move to the other wheel */
+	assert_int_equal(twheel_add(b, &t, 20), 0);
+	assert_int_equal(twheel_del(b, &t), 1);
+	assert_int_equal(reports, 3);
+	twheel_destroy(a);
+	twheel_destroy(b);
+}
+
+static void destroying_wheel_with_pending_timers_is_reported(void **state)
+{
+	(void)state;
+	struct twheel *w = twheel_create(0);
+	struct tw_timer t;
+	tw_timer_init(&t, noop);
+	twheel_add(w, &t, 10);
+	twheel_destroy(w);
+	assert_int_equal(reports, 1);
+	assert_non_null(strstr(last, "pending"));
+	assert_false(tw_timer_pending(&t)); /* unlinked all the same */
+	w = twheel_create(0);
+	twheel_destroy(w); /* empty: silent */
+	assert_int_equal(reports, 1);
+}
+
+static void reinitialising_pending_timer_is_reported(void **state)
+{
+	(void)state;
+	struct twheel *w = twheel_create(0);
+	struct tw_timer t;
+	tw_timer_init(&t, noop);
+	twheel_add(w, &t, 10);
+	tw_timer_init(&t, noop);
+	assert_int_equal(reports, 1);
+	twheel_destroy(w);
+}
+
+static void default_handler_restored_by_null(void **state)
+{
+	(void)state;
+	assert_ptr_equal(twheel_set_misuse_handler(NULL), record);
+	assert_ptr_not_equal(twheel_set_misuse_handler(record), record);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(uninitialised_timer_is_reported, setup),
+		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
+		cmocka_unit_test_setup(destroying_wheel_with_pending_timers_is_reported, setup),
+		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported, setup),
+		cmocka_unit_test_setup(default_handler_restored_by_null, setup),
+	};
+	return cmocka_run_group_tests_name("debug_checks", tests, NULL, NULL);
+}
