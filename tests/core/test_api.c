@@ -320,6 +320,7 @@ static void exact_at_every_level_boundary(void **state)
 {
 	(void)state;
 	tw_tick_t starts[] = { 0, 1, 63, 64, 4095, (UINT64_C(1) << 36) - 3, UINT64_C(0x123456789abcdef) };
+	twheel_destroy(W);
 	for (size_t si = 0; si < sizeof(starts) / sizeof(starts[0]); si++) {
 		for (int lvl = 0; lvl < TWHEEL_LEVELS; lvl++) {
 			tw_tick_t span = UINT64_C(1) << (6 * lvl);
@@ -684,6 +685,7 @@ static void destroy_unlinks_without_firing(void **state)
 {
 	(void)state;
 	struct rec_timer r[10];
+	twheel_destroy(W);
 	struct twheel *w = twheel_create(0);
 	W = w;
 	for (int i = 0; i < 10; i++) {
