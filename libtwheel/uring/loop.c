@@ -1,0 +1,1273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel-uring - a tickless io_uring event loop that drives libtwheel.
+ *
+ * Design
+ * ======
+ * One loop is one io_uring, two wheels and one inbox, driven by one thread:
+ *
+ *	other threads ──push──▶ inbox (intrusive Vyukov MPSC queue)
+ *	                             │ ≤ cfg.batch items per iteration
+ *	                             ▼
+ *	io_uring CQEs ──▶ loop thread ──▶ wheel   (normal timers: decide the wait)
+ *	                             └──▶ dwheel  (deferrable timers: never do)
+ *
+ * Time. The loop clock gives nanoseconds (CLOCK_MONOTONIC by default).
+ * A deadline d becomes the wheel expiry ceil(d / tick); the wheel is
+ * advanced to floor(now / tick). Because floor(now / tick) >= ceil(d / tick)
+ * implies now >= d, nothing fires early; because the loop sleeps until the
+ * tick boundary ceil(d / tick) * tick < d + tick, a timer is at most one
+ * tick plus wake-up latency late.
+ *
+ * One iteration (twheel_loop_run_once):
+ *   1. compute the wait: 0 if anything is due or queued, else until the
+ *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
+ *      expiry: at most TWHEEL_LEVELS + 1 wake-ups for a lone far timer), or
+ *      forever when the normal wheel is empty;
+ *   2. submit SQEs and sleep in io_uring_enter(): with IORING_FEAT_EXT_ARG
+ *      the timeout is an argument of the wait (no SQE at all); otherwise
+ *      one absolute IORING_OP_TIMEOUT is kept armed and moved earlier with
+ *      IORING_TIMEOUT_UPDATE only when an earlier expiry appears;
+ *   3. read the clock, run the I/O handlers, handle up to cfg.batch inbox
+ *      items, advance both wheels to the current tick.
+ *
+ * Waking a sleeping loop. Producers push onto the inbox with one atomic
+ * exchange, then write the loop's eventfd only if the loop announced that
+ * it may sleep and nobody else has written since it last woke:
+ *
+ *	producer                          loop
+ *	xchg(q_head, n)       [seq_cst]   store(sleeping, 1)       [seq_cst]
+ *	if load(sleeping)     [seq_cst]   if inbox looks non-empty [seq_cst]
+ *	  && !xchg(wake_pending, 1)           don't sleep
+ *	    write(eventfd)                else sleep (an eventfd read is armed)
+ *
+ * Sequential consistency of the four marked accesses means at least one
+ * side sees the other (Dekker), so no wake-up is lost; wake_pending keeps
+ * the number of eventfd writes to one per sleep however many producers.
+ *
+ * Timer ownership across threads. Every loop timer carries an atomic state
+ * (in its inbox node); transitions are single compare-and-swaps so that a
+ * cancel from another thread and the loop firing the timer have exactly one
+ * winner:
+ *
+ *	IDLE ──schedule──▶ QUEUED ──loop pops──▶ ARMED ──fires (one-shot)──▶ DONE
+ *	IDLE/DONE ──loop add─────────────────────▶ ARMED
+ *	QUEUED ──cancel──▶ CANCELLED (already in the inbox)  ─┐ loop pops:
+ *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─┴▶ unlink, IDLE
+ *	ARMED ──fires (periodic)──▶ RUNNING ──▶ ARMED (re-armed)
+ *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──after the run──▶ IDLE
+ *
+ * Only the loop thread touches the wheels and a timer's wheel links, so the
+ * core wheel needs no locks. A timer is on the inbox at most once at a time
+ * (a cancelled timer cannot be scheduled again before the loop released it),
+ * so one link per timer suffices and nothing is allocated.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "twheel/loop.h"
+
+#define CACHELINE 64
+
+#define TW__NODE_TIMER 1u
+#define TW__NODE_WORK 2u
+
+/* Timer states (struct tw_loop_node._state). */
+#define TW__T_IDLE 0u
+#define TW__T_QUEUED 1u
+#define TW__T_ARMED 2u
+#define TW__T_DONE 3u
+#define TW__T_CANCELLED 4u
+#define TW__T_RUNNING 5u
+#define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
+
+#define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
+#define PERIODIC_FLAGS (TIMER_FLAGS | TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_MASK)
+
+#define NO_TIMEOUT UINT64_MAX
+#define DEFAULT_TICK 1000000ull
+#define DEFAULT_ENTRIES 256u
+#define DEFAULT_BATCH 4096u
+
+/* Returned by inbox_pop() when a producer is half-way through a push. */
+static struct tw_loop_node inbox_retry;
+
+struct twheel_loop {
+	/* Written by producers: the push end of the inbox, on its own line. */
+	_Alignas(CACHELINE) struct tw_loop_node *q_head;
+
+	/* Wake-up handshake and stop flag: read by producers on every push. */
+	_Alignas(CACHELINE) uint32_t sleeping;
+	uint32_t wake_pending;
+	uint32_t stop;
+	size_t npending; /* owned timers, counted only with max_pending */
+
+	/* Everything below belongs to the loop thread. */
+	_Alignas(CACHELINE) struct tw_loop_node *q_tail;
+	struct tw_loop_node stub;
+	bool inbox_more;   /* batch exhausted or a push in flight: don't sleep */
+
+	struct twheel *wheel;  /* normal timers */
+	struct twheel *dwheel; /* deferrable timers */
+	uint64_t tick;
+	uint64_t now;          /* clock at the start of this iteration */
+
+	twheel_clock_fn clock;
+	void *clock_arg;
+	twheel_executor_fn executor;
+	void *executor_arg;
+	void (*release)(struct tw_loop_timer *t, void *arg);
+	void *release_arg;
+	size_t max_pending;
+	unsigned batch;
+	unsigned features;
+
+	bool started;
+	bool r_disabled;
+	bool in_callback;
+	bool taskrun_flag; /* IORING_SETUP_TASKRUN_FLAG: sq flags say when to enter */
+
+	/* The periodic timer whose callback runs now, and whether the
+	 * callback re-armed or deleted it (then the loop leaves it alone). */
+	struct tw_loop_timer *cur;
+	bool cur_gone;
+
+	int efd;
+	uint64_t efd_buf;
+	struct tw_loop_io efd_io;
+
+	/* IORING_OP_TIMEOUT fallback: absolute CLOCK_MONOTONIC expiry armed. */
+	struct tw_loop_io timeout_io;
+	uint64_t timeout_armed;
+	struct __kernel_timespec timeout_ts;
+
+	struct twheel_loop_stats st;
+	struct io_uring ring;
+};
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t loop_clock(const struct twheel_loop *l)
+{
+	return l->clock ? l->clock(l->clock_arg) : mono_ns();
+}
+
+static inline uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* The first tick whose start is at or after @ns: never early. */
+static inline tw_tick_t ns_to_tick_up(const struct twheel_loop *l, uint64_t ns)
+{
+	return ns / l->tick + (ns % l->tick != 0);
+}
+
+static inline uint32_t state_load(const struct tw_loop_node *n)
+{
+	return __atomic_load_n(&n->_state, __ATOMIC_ACQUIRE);
+}
+
+static inline bool state_cas(struct tw_loop_node *n, uint32_t old, uint32_t new)
+{
+	return __atomic_compare_exchange_n(&n->_state, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static inline void state_store(struct tw_loop_node *n, uint32_t s)
+{
+	__atomic_store_n(&n->_state, s, __ATOMIC_RELEASE);
+}
+
+static inline struct twheel *timer_wheel(const struct twheel_loop *l,
+					 const struct tw_loop_timer *t)
+{
+	return (t->timer.flags & TW_LOOP_DEFERRABLE) ? l->dwheel : l->wheel;
+}
+
+/* Account one more owned timer; false when max_pending is reached. */
+static inline bool pending_inc(struct twheel_loop *l)
+{
+	if (!l->max_pending)
+		return true;
+	if (__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED) >= l->max_pending) {
+		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+static inline void pending_dec(struct twheel_loop *l)
+{
+	if (l->max_pending)
+		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- The inbox: an intrusive Vyukov MPSC queue --------------------------
+ *
+ * Producers exchange the head and then link the previous head to the new
+ * node: wait-free, one atomic RMW. The consumer follows the links from its
+ * private tail. Between a producer's exchange and its link store the chain
+ * is broken; the consumer then sees "retry" (never a lost node) and tries
+ * again on its next iteration. The stub node keeps the queue non-empty so
+ * that the last real node can be handed out.
+ */
+static inline void inbox_push(struct twheel_loop *l, struct tw_loop_node *n)
+{
+	struct tw_loop_node *prev;
+
+	__atomic_store_n(&n->_next, NULL, __ATOMIC_RELAXED);
+	prev = __atomic_exchange_n(&l->q_head, n, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&prev->_next, n, __ATOMIC_RELEASE);
+}
+
+/* Returns a node, NULL when empty, or &inbox_retry while a push is in flight. */
+static struct tw_loop_node *inbox_pop(struct twheel_loop *l)
+{
+	struct tw_loop_node *tail = l->q_tail;
+	struct tw_loop_node *next = __atomic_load_n(&tail->_next, __ATOMIC_ACQUIRE);
+
+	if (tail == &l->stub) {
+		if (!next) {
+			if (__atomic_load_n(&l->q_head, __ATOMIC_ACQUIRE) == &l->stub)
+				return NULL;
+			return &inbox_retry;
+		}
+		l->q_tail = next;
+		tail = next;
+		next = __atomic_load_n(&next->_next, __ATOMIC_ACQUIRE);
+	}
+	if (next) {
+		l->q_tail = next;
+		return tail;
+	}
+	if (tail != __atomic_load_n(&l->q_head, __ATOMIC_ACQUIRE))
+		return &inbox_retry;
+	inbox_push(l, &l->stub);
+	next = __atomic_load_n(&tail->_next, __ATOMIC_ACQUIRE);
+	if (next) {
+		l->q_tail = next;
+		return tail;
+	}
+	return &inbox_retry;
+}
+
+/* Whether the inbox may hold something (the loop's half of Dekker). */
+static inline bool inbox_maybe_nonempty(struct twheel_loop *l)
+{
+	return l->q_tail != &l->stub ||
+	       __atomic_load_n(&l->q_head, __ATOMIC_SEQ_CST) != &l->stub;
+}
+
+/* Producer side of the wake-up handshake (see the design comment). */
+static void loop_wake(struct twheel_loop *l)
+{
+	static const uint64_t one = 1;
+
+	if (!__atomic_load_n(&l->sleeping, __ATOMIC_SEQ_CST))
+		return;
+	if (__atomic_exchange_n(&l->wake_pending, 1, __ATOMIC_ACQ_REL))
+		return;
+	while (write(l->efd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- Timer lifetime --------------------------------------------------- */
+
+static void loop_fire(struct tw_timer *tt);
+
+int tw_loop_timer_init(struct tw_loop_timer *t, void (*func)(struct tw_loop_timer *t),
+		       unsigned flags)
+{
+	if (!t || !func || (flags & ~TIMER_FLAGS))
+		return -EINVAL;
+	tw_timer_init(&t->timer, loop_fire);
+	t->timer.flags = flags;
+	t->func = func;
+	t->deadline = 0;
+	t->period = 0;
+	t->missed = 0;
+	t->_backlog = 0;
+	t->_node._next = NULL;
+	t->_node._kind = TW__NODE_TIMER;
+	t->_node._state = TW__T_IDLE;
+	t->_loop = NULL;
+	return 0;
+}
+
+int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
+				void (*func)(struct tw_loop_timer *t),
+				uint64_t period_ns, unsigned flags)
+{
+	if (!t || !func || !period_ns || (flags & ~PERIODIC_FLAGS) ||
+	    (flags & TW_LOOP_MISFIRE_MASK) == TW_LOOP_MISFIRE_MASK ||
+	    ((flags & TW_LOOP_EXECUTOR) && (flags & TW_LOOP_FIXED_DELAY)))
+		return -EINVAL;
+	tw_loop_timer_init(t, func, 0);
+	t->timer.flags = flags;
+	t->period = period_ns;
+	return 0;
+}
+
+bool tw_loop_timer_busy(const struct tw_loop_timer *t)
+{
+	uint32_t s = __atomic_load_n(&t->_node._state, __ATOMIC_ACQUIRE);
+
+	return s != TW__T_IDLE && s != TW__T_DONE;
+}
+
+/* Checks shared by add and schedule. */
+static int timer_check(const struct twheel_loop *l, const struct tw_loop_timer *t)
+{
+	if (!l || !t || !t->func || t->_node._kind != TW__NODE_TIMER)
+		return -EINVAL;
+	if ((t->timer.flags & TW_LOOP_EXECUTOR) && !l->executor)
+		return -EINVAL;
+	if (t->period && t->period < l->tick)
+		return -EINVAL;
+	return 0;
+}
+
+/* Put @t on its wheel at @deadline (loop thread). */
+static void timer_arm(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline)
+{
+	t->deadline = deadline;
+	t->_loop = l;
+	twheel_mod(timer_wheel(l, t), &t->timer, ns_to_tick_up(l, deadline));
+}
+
+/* The loop lets go of a cancelled timer: from now on it never touches it. */
+static void timer_release(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	void (*release)(struct tw_loop_timer *, void *) = l->release;
+	void *arg = l->release_arg;
+
+	pending_dec(l);
+	state_store(&t->_node, TW__T_IDLE);
+	if (release)
+		release(t, arg);
+}
+
+/* ---- Firing ----------------------------------------------------------- */
+
+static void fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	uint64_t now = l->now, d = t->deadline, p = t->period, next, missed;
+	unsigned policy = t->timer.flags & TW_LOOP_MISFIRE_MASK;
+	bool rate = !(t->timer.flags & TW_LOOP_FIXED_DELAY), run = true;
+
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING))
+		return; /* cancelled by another thread: the inbox releases it */
+
+	missed = now > d ? (now - d) / p : 0;
+	if (t->_backlog) {
+		/* fixed delay, MISFIRE_ALL: paying back missed runs */
+		t->_backlog--;
+		missed = t->_backlog;
+	} else if (missed) {
+		l->st.misfires++;
+		if (policy == TW_LOOP_MISFIRE_SKIP)
+			run = false;
+		else if (policy == TW_LOOP_MISFIRE_ALL && !rate)
+			t->_backlog = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
+	}
+	t->missed = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
+
+	if (run) {
+		l->st.timers_fired++;
+		if (t->timer.flags & TW_LOOP_EXECUTOR) {
+			l->executor(t, l->executor_arg);
+		} else {
+			l->cur = t;
+			l->cur_gone = false;
+			t->func(t);
+			l->cur = NULL;
+			if (l->cur_gone)
+				return; /* deleted or re-armed by its callback */
+		}
+	}
+
+	if (rate) {
+		/* ALL: the next deadline of the schedule, possibly already due
+		 * (it then fires in the next iteration); else the first one
+		 * that lies in the future. */
+		uint64_t k = (missed && policy != TW_LOOP_MISFIRE_ALL) ? missed + 1 : 1;
+		uint64_t step;
+
+		next = __builtin_mul_overflow(k, p, &step) ? UINT64_MAX : add_sat(d, step);
+	} else if (t->_backlog) {
+		next = now; /* due again at once */
+	} else {
+		next = add_sat(run ? loop_clock(l) : now, p);
+	}
+
+	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED)) {
+		timer_release(l, t); /* another thread cancelled it meanwhile */
+		return;
+	}
+	timer_arm(l, t, next);
+}
+
+/* The core wheel's callback for every loop timer. */
+static void loop_fire(struct tw_timer *tt)
+{
+	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
+	struct twheel_loop *l = t->_loop;
+
+	if (t->period) {
+		fire_periodic(l, t);
+		return;
+	}
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE))
+		return; /* cancelled by another thread: the inbox releases it */
+	pending_dec(l);
+	t->missed = 0;
+	l->st.timers_fired++;
+	if (tt->flags & TW_LOOP_EXECUTOR)
+		l->executor(t, l->executor_arg);
+	else
+		t->func(t);
+}
+
+/* ---- Loop-thread timer API ---------------------------------------------- */
+
+static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+		    bool mod)
+{
+	uint32_t s;
+	int ret = timer_check(l, t);
+
+	if (ret)
+		return ret;
+	s = state_load(&t->_node);
+	if (s == TW__T_ARMED && mod) {
+		timer_arm(l, t, deadline);
+		return 1;
+	}
+	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur) {
+		/* A periodic timer re-armed by its own callback. */
+		if (s != TW__T_RUNNING || !state_cas(&t->_node, s, TW__T_ARMED))
+			return -EBUSY; /* cancelled from another thread */
+		l->cur_gone = true;
+		t->_backlog = 0;
+		timer_arm(l, t, deadline);
+		return 0;
+	}
+	if (s != TW__T_IDLE && s != TW__T_DONE)
+		return -EBUSY;
+	if (!pending_inc(l))
+		return -ENOSPC;
+	if (!state_cas(&t->_node, s, TW__T_ARMED)) {
+		pending_dec(l);
+		return -EBUSY;
+	}
+	t->_backlog = 0;
+	timer_arm(l, t, deadline);
+	return 0;
+}
+
+int twheel_loop_add_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
+{
+	return loop_add(l, t, deadline_ns, false);
+}
+
+int twheel_loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	if (!l)
+		return -EINVAL;
+	return loop_add(l, t, add_sat(loop_clock(l), delay_ns), false);
+}
+
+int twheel_loop_mod_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
+{
+	return loop_add(l, t, deadline_ns, true);
+}
+
+int twheel_loop_mod(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	if (!l)
+		return -EINVAL;
+	return loop_add(l, t, add_sat(loop_clock(l), delay_ns), true);
+}
+
+int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	uint32_t s;
+
+	if (!l || !t)
+		return -EINVAL;
+	s = state_load(&t->_node);
+	switch (s) {
+	case TW__T_ARMED:
+		if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
+			twheel_del(timer_wheel(l, t), &t->timer);
+			pending_dec(l);
+			return 1;
+		}
+		/* lost to a cancel from another thread; it will not fire */
+		twheel_del(timer_wheel(l, t), &t->timer);
+		return 0;
+	case TW__T_QUEUED:
+		/* Still on the inbox: the loop releases it when it gets there. */
+		return state_cas(&t->_node, TW__T_QUEUED, TW__T_CANCELLED) ? 1 : 0;
+	case TW__T_RUNNING:
+	case TW__T_RUNNING | TW__T_CANCEL_REQ:
+		if (t != l->cur || l->cur_gone)
+			return 0;
+		__atomic_exchange_n(&t->_node._state, TW__T_IDLE, __ATOMIC_ACQ_REL);
+		l->cur_gone = true;
+		pending_dec(l);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer *t)
+{
+	(void)l;
+	return t && tw_timer_pending(&t->timer);
+}
+
+/* ---- Any-thread API ----------------------------------------------------- */
+
+int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
+			    uint64_t deadline_ns)
+{
+	uint32_t s;
+	int ret = timer_check(l, t);
+
+	if (ret)
+		return ret;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	s = state_load(&t->_node);
+	if (s != TW__T_IDLE && s != TW__T_DONE)
+		return -EBUSY;
+	if (!pending_inc(l))
+		return -ENOSPC;
+	if (!state_cas(&t->_node, s, TW__T_QUEUED)) {
+		pending_dec(l);
+		return -EBUSY;
+	}
+	/* Ours now: nobody else writes these until the loop pops the node. */
+	t->deadline = deadline_ns;
+	t->_backlog = 0;
+	t->_loop = l;
+	inbox_push(l, &t->_node);
+	loop_wake(l);
+	return 0;
+}
+
+int twheel_loop_schedule(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	if (!l)
+		return -EINVAL;
+	return twheel_loop_schedule_at(l, t, add_sat(loop_clock(l), delay_ns));
+}
+
+int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	if (!l || !t)
+		return -EINVAL;
+	for (;;) {
+		uint32_t s = state_load(&t->_node);
+
+		switch (s) {
+		case TW__T_IDLE:
+			return -ENOENT;
+		case TW__T_DONE:
+			return 0;
+		case TW__T_CANCELLED:
+		case TW__T_RUNNING | TW__T_CANCEL_REQ:
+			return -EALREADY;
+		case TW__T_QUEUED:
+			if (state_cas(&t->_node, s, TW__T_CANCELLED))
+				return 1; /* the loop drops it when it pops it */
+			break;
+		case TW__T_ARMED:
+			if (state_cas(&t->_node, s, TW__T_CANCELLED)) {
+				/* Ask the loop to unlink it from the wheel. */
+				inbox_push(l, &t->_node);
+				loop_wake(l);
+				return 1;
+			}
+			break;
+		case TW__T_RUNNING:
+			if (state_cas(&t->_node, s, TW__T_RUNNING | TW__T_CANCEL_REQ))
+				return 0;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+}
+
+int twheel_loop_post(struct twheel_loop *l, struct tw_loop_work *w)
+{
+	if (!l || !w || !w->func)
+		return -EINVAL;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	if (!state_cas(&w->_node, 0, 1))
+		return -EBUSY;
+	w->_node._kind = TW__NODE_WORK;
+	inbox_push(l, &w->_node);
+	loop_wake(l);
+	return 0;
+}
+
+int twheel_loop_stop(struct twheel_loop *l)
+{
+	if (!l)
+		return -EINVAL;
+	__atomic_store_n(&l->stop, 1, __ATOMIC_SEQ_CST);
+	loop_wake(l);
+	return 0;
+}
+
+bool twheel_loop_stopped(const struct twheel_loop *l)
+{
+	return l && __atomic_load_n(&l->stop, __ATOMIC_ACQUIRE);
+}
+
+/* ---- The inbox, loop side ------------------------------------------------ */
+
+/* Handle one popped node; returns 1 if a user callback ran. */
+static int inbox_handle(struct twheel_loop *l, struct tw_loop_node *n)
+{
+	if (n->_kind == TW__NODE_WORK) {
+		struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
+
+		state_store(&w->_node, 0); /* may be posted again from now on */
+		w->func(w);
+		return 1;
+	}
+
+	struct tw_loop_timer *t = tw_container_of(n, struct tw_loop_timer, _node);
+
+	if (state_cas(n, TW__T_QUEUED, TW__T_ARMED)) {
+		timer_arm(l, t, t->deadline);
+		return 0;
+	}
+	if (state_load(n) == TW__T_CANCELLED) {
+		/* cancelled while queued, or while armed (then still linked) */
+		twheel_del(timer_wheel(l, t), &t->timer);
+		timer_release(l, t);
+	}
+	return 0;
+}
+
+static int inbox_run(struct twheel_loop *l)
+{
+	int ran = 0;
+	unsigned i;
+
+	l->inbox_more = false;
+	for (i = 0; i < l->batch; i++) {
+		struct tw_loop_node *n = inbox_pop(l);
+
+		if (!n)
+			return ran;
+		if (n == &inbox_retry) {
+			/* A producer was preempted mid-push: let it finish. */
+			l->inbox_more = true;
+			sched_yield();
+			return ran;
+		}
+		l->st.inbox_items++;
+		ran += inbox_handle(l, n);
+	}
+	l->inbox_more = true; /* batch used up: more next iteration, no sleep */
+	return ran;
+}
+
+/* ---- io_uring ------------------------------------------------------------ */
+
+static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+
+	if (!sqe && l->started) {
+		io_uring_submit(&l->ring);
+		sqe = io_uring_get_sqe(&l->ring);
+	}
+	if (sqe)
+		io_uring_sqe_set_data(sqe, data);
+	return sqe;
+}
+
+struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
+{
+	if (!l || !io)
+		return NULL;
+	return loop_sqe(l, io);
+}
+
+int twheel_loop_submit(struct twheel_loop *l)
+{
+	if (!l)
+		return -EINVAL;
+	if (!l->started)
+		return -EBADFD;
+	return io_uring_submit(&l->ring);
+}
+
+struct io_uring *twheel_loop_ring(struct twheel_loop *l)
+{
+	return l ? &l->ring : NULL;
+}
+
+/* Keep one read of the eventfd in flight: that is how producers wake us. */
+static void efd_arm(struct twheel_loop *l)
+{
+	struct io_uring_sqe *sqe = loop_sqe(l, &l->efd_io);
+
+	if (sqe)
+		io_uring_prep_read(sqe, l->efd, &l->efd_buf, sizeof(l->efd_buf), 0);
+	/* else: the SQ is full of the user's SQEs; retried next iteration */
+}
+
+static void efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct twheel_loop *l = tw_container_of(io, struct twheel_loop, efd_io);
+
+	(void)cqe;
+	l->st.eventfd_wakes++;
+	__atomic_store_n(&l->wake_pending, 0, __ATOMIC_SEQ_CST);
+	efd_arm(l);
+}
+
+static void timeout_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct twheel_loop *l = tw_container_of(io, struct twheel_loop, timeout_io);
+
+	(void)cqe; /* -ETIME when it expired; nothing else ends it */
+	l->timeout_armed = NO_TIMEOUT;
+}
+
+/* Fallback path: make sure the one kernel timeout fires by @abs (ns of
+ * CLOCK_MONOTONIC). Only an earlier expiry costs an SQE. */
+static void timeout_arm(struct twheel_loop *l, uint64_t abs)
+{
+	struct io_uring_sqe *sqe;
+
+	if (abs >= l->timeout_armed)
+		return; /* armed at or before: at most one early wake-up */
+	l->timeout_ts.tv_sec = (long long)(abs / 1000000000ull);
+	l->timeout_ts.tv_nsec = (long long)(abs % 1000000000ull);
+	if (l->timeout_armed == NO_TIMEOUT) {
+		sqe = loop_sqe(l, &l->timeout_io);
+		if (!sqe)
+			return;
+		io_uring_prep_timeout(sqe, &l->timeout_ts, 0, IORING_TIMEOUT_ABS);
+	} else {
+		sqe = loop_sqe(l, NULL);
+		if (!sqe)
+			return;
+		io_uring_prep_timeout_update(sqe, &l->timeout_ts,
+					     (uint64_t)(uintptr_t)&l->timeout_io,
+					     IORING_TIMEOUT_ABS);
+		io_uring_sqe_set_data(sqe, NULL);
+	}
+	l->timeout_armed = abs;
+	l->st.timeout_updates++;
+}
+
+/* Run the handlers of the CQEs available now; returns how many user ones. */
+static int cqes_run(struct twheel_loop *l)
+{
+	unsigned budget = l->ring.cq.ring_entries;
+	struct io_uring_cqe *cqe;
+	int ran = 0;
+
+	while (budget-- && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+		struct io_uring_cqe c = *cqe;
+		struct tw_loop_io *io = io_uring_cqe_get_data(&c);
+
+		io_uring_cqe_seen(&l->ring, cqe);
+		if (!io)
+			continue; /* timeout update: its result does not matter */
+		if (io != &l->efd_io && io != &l->timeout_io) {
+			l->st.io_completions++;
+			ran++;
+		}
+		io->func(io, &c);
+	}
+	return ran;
+}
+
+/*
+ * Step 1 and 2 of an iteration: submit, and sleep unless @nowait or
+ * something is due. Returns 0 or a negative errno from io_uring_enter().
+ */
+static int loop_wait(struct twheel_loop *l, bool nowait)
+{
+	uint64_t timeout = NO_TIMEOUT, now = 0;
+	int ret;
+
+	if (nowait || l->inbox_more || __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+		timeout = 0;
+	} else {
+		tw_tick_t next = twheel_next_expiry(l->wheel);
+
+		if (next != TW_TICK_MAX && next <= UINT64_MAX / l->tick) {
+			uint64_t dl = next * l->tick;
+
+			now = loop_clock(l);
+			timeout = dl > now ? dl - now : 0;
+		}
+	}
+
+	if (timeout) {
+		__atomic_store_n(&l->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (inbox_maybe_nonempty(l) || __atomic_load_n(&l->stop, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
+			timeout = 0;
+		}
+	}
+
+	if (!timeout) {
+		/* Poll: enter the kernel only to submit, or when completions
+		 * wait as deferred task work (or we cannot tell). */
+		bool enter = io_uring_sq_ready(&l->ring) ||
+			     ((l->features & TWHEEL_LOOP_F_DEFER_TASKRUN) &&
+			      (!l->taskrun_flag ||
+			       (IO_URING_READ_ONCE(*l->ring.sq.kflags) &
+				(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))));
+
+		ret = enter ? io_uring_submit_and_get_events(&l->ring) : 0;
+		return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY ? ret : 0;
+	}
+
+	l->st.waits++;
+	if (l->features & TWHEEL_LOOP_F_EXT_ARG) {
+		struct io_uring_cqe *cqe;
+
+		if (timeout == NO_TIMEOUT) {
+			ret = io_uring_submit_and_wait(&l->ring, 1);
+		} else {
+			struct __kernel_timespec ts = {
+				.tv_sec = (long long)(timeout / 1000000000ull),
+				.tv_nsec = (long long)(timeout % 1000000000ull),
+			};
+
+			ret = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
+		}
+	} else {
+		if (timeout != NO_TIMEOUT) {
+			/* The kernel timeout runs on CLOCK_MONOTONIC; translate
+			 * unless the loop clock is CLOCK_MONOTONIC itself. */
+			uint64_t abs = l->clock ? add_sat(mono_ns(), timeout)
+						: add_sat(now, timeout);
+			timeout_arm(l, abs);
+		}
+		ret = io_uring_submit_and_wait(&l->ring, 1);
+	}
+	__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
+	l->st.wakeups++;
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		return ret;
+	return 0;
+}
+
+static int loop_start(struct twheel_loop *l)
+{
+	if (l->r_disabled) {
+		/* io_uring_enable_rings() is declared but not exported by
+		 * liburing 2.3: issue the register opcode directly. */
+		int ret = io_uring_register(l->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+					    NULL, 0);
+
+		if (ret < 0)
+			return ret;
+		l->r_disabled = false;
+	}
+	l->started = true;
+	efd_arm(l);
+	return 0;
+}
+
+int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
+{
+	tw_tick_t tick;
+	long fired;
+	int ret, ran;
+
+	if (!l || (flags & ~TWHEEL_LOOP_NOWAIT))
+		return -EINVAL;
+	if (l->in_callback)
+		return -EBUSY;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	if (!l->started) {
+		ret = loop_start(l);
+		if (ret)
+			return ret;
+	}
+	l->st.iterations++;
+
+	ret = loop_wait(l, flags & TWHEEL_LOOP_NOWAIT);
+	if (ret)
+		return ret;
+
+	l->in_callback = true;
+	l->now = loop_clock(l);
+	ran = cqes_run(l);
+	ran += inbox_run(l);
+
+	/* A replaced clock might step back; the wheels never do. */
+	tick = l->now / l->tick;
+	if (tick < twheel_now(l->wheel))
+		tick = twheel_now(l->wheel);
+	fired = twheel_advance(l->wheel, tick);
+	if (fired > 0)
+		ran += (int)fired;
+	fired = twheel_advance(l->dwheel, tick);
+	if (fired > 0)
+		ran += (int)fired;
+	l->in_callback = false;
+	return ran;
+}
+
+int twheel_loop_run(struct twheel_loop *l)
+{
+	for (;;) {
+		int ret = twheel_loop_run_once(l, 0);
+
+		if (ret == -ESHUTDOWN)
+			return 0;
+		if (ret < 0)
+			return ret;
+	}
+}
+
+/* ---- Creation and teardown ----------------------------------------------- */
+
+void twheel_loop_config_init(struct twheel_loop_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->tick_ns = DEFAULT_TICK;
+}
+
+/* Read a small integer from a /proc file; -1 if unreadable. */
+static long read_proc_long(const char *path, const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!key) {
+			v = strtol(line, NULL, 10);
+			break;
+		}
+		if (!strncmp(line, key, strlen(key))) {
+			v = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* One line naming why io_uring_setup() failed with @err. */
+static void explain(char *msg, size_t len, int err)
+{
+	long dis, sec;
+
+	if (!msg || !len)
+		return;
+	switch (-err) {
+	case ENOSYS:
+		snprintf(msg, len, "io_uring_setup: ENOSYS: this kernel has no io_uring "
+			 "(CONFIG_IO_URING=n or older than 5.1), or a seccomp filter "
+			 "hides it");
+		return;
+	case EPERM:
+		dis = read_proc_long("/proc/sys/kernel/io_uring_disabled", NULL);
+		sec = read_proc_long("/proc/self/status", "Seccomp:");
+		if (dis == 2)
+			snprintf(msg, len, "io_uring_setup: EPERM: io_uring is disabled "
+				 "system-wide (sysctl kernel.io_uring_disabled=2)");
+		else if (dis == 1)
+			snprintf(msg, len, "io_uring_setup: EPERM: io_uring is restricted "
+				 "to the group kernel.io_uring_group (sysctl "
+				 "kernel.io_uring_disabled=1)");
+		else if (sec == 2)
+			snprintf(msg, len, "io_uring_setup: EPERM: refused by the seccomp "
+				 "filter of this process (a container's default profile "
+				 "blocks io_uring_setup; allow it or run unconfined)");
+		else
+			snprintf(msg, len, "io_uring_setup: EPERM: refused by the kernel "
+				 "(an LSM policy?)");
+		return;
+	case ENOMEM:
+		snprintf(msg, len, "io_uring_setup: ENOMEM: cannot allocate the rings "
+			 "(RLIMIT_MEMLOCK on kernels before 5.12, or memory)");
+		return;
+	case EMFILE:
+	case ENFILE:
+		snprintf(msg, len, "io_uring_setup: %s: out of file descriptors",
+			 err == -EMFILE ? "EMFILE" : "ENFILE");
+		return;
+	default:
+		snprintf(msg, len, "io_uring_setup: %s", strerror(-err));
+	}
+}
+
+int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_config *ucfg,
+		       char *msg, size_t len)
+{
+	struct twheel_loop_config cfg;
+	struct io_uring_params p;
+	struct twheel_loop *l;
+	tw_tick_t now;
+	int ret;
+
+	if (msg && len)
+		msg[0] = '\0';
+	if (!loopp)
+		return -EINVAL;
+	*loopp = NULL;
+	if (ucfg)
+		cfg = *ucfg;
+	else
+		twheel_loop_config_init(&cfg);
+	if (!cfg.tick_ns)
+		cfg.tick_ns = DEFAULT_TICK;
+	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull ||
+	    (cfg.flags & ~(TWHEEL_LOOP_NO_EXT_ARG | TWHEEL_LOOP_NO_DEFER_TASKRUN))) {
+		if (msg && len)
+			snprintf(msg, len, "twheel_loop_create: tick must be 1 us .. 1 s");
+		return -EINVAL;
+	}
+
+	l = aligned_alloc(CACHELINE, (sizeof(*l) + CACHELINE - 1) & ~(size_t)(CACHELINE - 1));
+	if (!l)
+		return -ENOMEM;
+	memset(l, 0, sizeof(*l));
+	l->tick = cfg.tick_ns;
+	l->clock = cfg.clock;
+	l->clock_arg = cfg.clock_arg;
+	l->executor = cfg.executor;
+	l->executor_arg = cfg.executor_arg;
+	l->release = cfg.release;
+	l->release_arg = cfg.release_arg;
+	l->max_pending = cfg.max_pending;
+	l->batch = cfg.batch ? cfg.batch : DEFAULT_BATCH;
+	l->q_head = &l->stub;
+	l->q_tail = &l->stub;
+	l->efd_io.func = efd_done;
+	l->timeout_io.func = timeout_done;
+	l->timeout_armed = NO_TIMEOUT;
+	l->efd = -1;
+
+	/*
+	 * SINGLE_ISSUER|DEFER_TASKRUN (6.1+): completions are posted only when
+	 * the loop thread asks, in its own context. R_DISABLED lets the thread
+	 * that first runs the loop, not the creating one, become the issuer.
+	 * Older kernels reject the flags with EINVAL: retry without.
+	 */
+	ret = -EINVAL;
+	if (!(cfg.flags & TWHEEL_LOOP_NO_DEFER_TASKRUN)) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
+						 &l->ring, &p);
+		if (ret == 0) {
+			l->features |= TWHEEL_LOOP_F_DEFER_TASKRUN;
+			l->r_disabled = true;
+			l->taskrun_flag = true;
+		}
+	}
+	if (ret == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
+						 &l->ring, &p);
+	}
+	if (ret < 0) {
+		explain(msg, len, ret);
+		free(l);
+		return ret;
+	}
+
+	if ((p.features & IORING_FEAT_EXT_ARG) && !(cfg.flags & TWHEEL_LOOP_NO_EXT_ARG)) {
+		l->features |= TWHEEL_LOOP_F_EXT_ARG;
+	} else {
+		struct io_uring_probe *probe = io_uring_get_probe_ring(&l->ring);
+		bool ok = probe && io_uring_opcode_supported(probe, IORING_OP_TIMEOUT) &&
+			  io_uring_opcode_supported(probe, IORING_OP_TIMEOUT_REMOVE);
+
+		if (probe)
+			io_uring_free_probe(probe);
+		if (!ok) {
+			ret = -EOPNOTSUPP;
+			if (msg && len)
+				snprintf(msg, len, "io_uring: the kernel has neither "
+					 "IORING_FEAT_EXT_ARG nor IORING_OP_TIMEOUT (5.11+ needed)");
+			goto err_ring;
+		}
+		l->features |= TWHEEL_LOOP_F_TIMEOUT_FALLBACK;
+	}
+
+	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->efd < 0) {
+		ret = -errno;
+		if (msg && len)
+			snprintf(msg, len, "eventfd: %s", strerror(-ret));
+		goto err_ring;
+	}
+
+	l->now = loop_clock(l);
+	now = l->now / l->tick;
+	l->wheel = twheel_create(now);
+	l->dwheel = twheel_create(now);
+	if (!l->wheel || !l->dwheel) {
+		ret = -ENOMEM;
+		goto err_wheels;
+	}
+	*loopp = l;
+	return 0;
+
+err_wheels:
+	twheel_destroy(l->wheel);
+	twheel_destroy(l->dwheel);
+	close(l->efd);
+err_ring:
+	io_uring_queue_exit(&l->ring);
+	free(l);
+	return ret;
+}
+
+struct drain_ctx {
+	struct twheel_loop *l;
+	void (*fn)(struct tw_loop_timer *t, void *arg);
+	void *arg;
+	size_t n;
+};
+
+static void drain_one(struct tw_timer *tt, void *arg)
+{
+	struct drain_ctx *c = arg;
+	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
+
+	if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
+		pending_dec(c->l);
+		c->n++;
+		if (c->fn)
+			c->fn(t, c->arg);
+	}
+}
+
+size_t twheel_loop_drain(struct twheel_loop *l,
+			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
+{
+	struct drain_ctx c = { .l = l, .fn = timer_fn, .arg = arg, .n = 0 };
+	struct tw_loop_node *n;
+
+	if (!l || l->in_callback)
+		return 0;
+	/* The inbox first: cancels in it unlink timers from the wheels. */
+	while ((n = inbox_pop(l))) {
+		if (n == &inbox_retry) {
+			sched_yield();
+			continue;
+		}
+		if (n->_kind == TW__NODE_WORK) {
+			struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
+
+			state_store(n, 0);
+			if (work_fn)
+				work_fn(w, arg);
+			else
+				w->func(w);
+			continue;
+		}
+		struct tw_loop_timer *t = tw_container_of(n, struct tw_loop_timer, _node);
+
+		if (state_cas(n, TW__T_QUEUED, TW__T_IDLE)) {
+			pending_dec(l);
+			c.n++;
+			if (timer_fn)
+				timer_fn(t, arg);
+		} else if (state_load(n) == TW__T_CANCELLED) {
+			twheel_del(timer_wheel(l, t), &t->timer);
+			timer_release(l, t);
+		}
+	}
+	twheel_drain(l->wheel, drain_one, &c);
+	twheel_drain(l->dwheel, drain_one, &c);
+	return c.n;
+}
+
+void twheel_loop_destroy(struct twheel_loop *l,
+			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
+{
+	if (!l)
+		return;
+	twheel_loop_drain(l, timer_fn, work_fn, arg);
+	io_uring_queue_exit(&l->ring);
+	close(l->efd);
+	twheel_destroy(l->wheel);
+	twheel_destroy(l->dwheel);
+	free(l);
+}
+
+/* ---- Inspection ------------------------------------------------------------ */
+
+uint64_t twheel_loop_now(const struct twheel_loop *l)
+{
+	return l ? l->now : 0;
+}
+
+uint64_t twheel_loop_clock(const struct twheel_loop *l)
+{
+	return l ? loop_clock(l) : 0;
+}
+
+uint64_t twheel_loop_tick(const struct twheel_loop *l)
+{
+	return l ? l->tick : 0;
+}
+
+unsigned twheel_loop_features(const struct twheel_loop *l)
+{
+	return l ? l->features : 0;
+}
+
+int twheel_loop_get_stats(const struct twheel_loop *l, struct twheel_loop_stats *st)
+{
+	if (!l || !st)
+		return -EINVAL;
+	*st = l->st;
+	return 0;
+}
+
+size_t twheel_loop_count(const struct twheel_loop *l)
+{
+	return l ? twheel_count(l->wheel) + twheel_count(l->dwheel) : 0;
+}
