@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/bench/common.h - what every benchmark program of tools/bench shares:
+ * the seeded PRNG of shared/BENCHMARKS.md (splitmix64 to seed, xorshift64* to
+ * draw, seed 42), a monotonic clock read outside timed regions, and the
+ * workload sizes.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+
+#define BENCH_SEED 42
+
+/* The standard sizes (shared/BENCHMARKS.md); --quick divides them. */
+#define BENCH_N 1000000u          /* add_expire, add_cancel, long_range, rearm's C */
+#define BENCH_M 10000000u         /* rearm's re-arms */
+#define BENCH_SPAN 65536u         /* add_expire / add_cancel expiries: [now+1, now+SPAN] */
+#define BENCH_REARM_DELTA 30000u  /* rearm: every timer sits at now + 30,000 */
+#define BENCH_REARM_BLOCK 1000u   /* rearm: advance one tick after this many re-arms */
+#define BENCH_LONG_BITS 40        /* long_range: log-uniform in [1, 2^40] */
+#define BENCH_IDLE_TICKS (UINT64_C(1) << 32)
+/*
+ * The virtual clock starts here, not at 0, so that no implementation gets a
+ * wheel whose slots happen to line up with time 0.
+ */
+#define BENCH_START UINT64_C(1000000007)
+
+static inline uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* xorshift64* state; seed it with rng_seed() (never 0). */
+struct rng {
+	uint64_t s;
+};
+
+/* Seed stream @stream (0, 1, ...) from BENCH_SEED through splitmix64. */
+static inline struct rng rng_seed(uint64_t stream)
+{
+	uint64_t x = BENCH_SEED + stream * UINT64_C(0x632BE59BD9B4E019);
+	struct rng r = { splitmix64(&x) };
+	if (!r.s)
+		r.s = 1;
+	return r;
+}
+
+static inline uint64_t rng_next(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* Uniform in [0, n), by multiply-high (Lemire, without rejection: bias < 2^-32). */
+static inline uint32_t rng_below(struct rng *r, uint32_t n)
+{
+	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Uniform double in [0, 1). */
+static inline double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Log-uniform delta in [1, 2^bits]. */
+static inline uint64_t rng_log_uniform(struct rng *r, int bits)
+{
+	double d = exp2(rng_unit(r) * bits);
+	uint64_t v = (uint64_t)d;
+	return v ? v : 1;
+}
+
+static inline uint64_t clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread CPU time, for peers whose loops run other threads. */
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* BENCH_COMMON_H */
