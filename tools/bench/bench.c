@@ -809,26 +809,6 @@ static int gnuplot(const char *dir, const char *script_name, const char *script)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Find the loop benchmark's CSV: --loopbench-csv, else tools/loopbench/\*.csv. */
-static bool find_loopbench_csv(char *out, size_t len)
-{
-	if (opt.loopbench_csv) {
-		snprintf(out, len, "%s", opt.loopbench_csv);
-		return access(out, R_OK) == 0;
-	}
-	char cmd[PATH_MAX + 64];
-	snprintf(cmd, sizeof(cmd), "ls -t '%s'/tools/loopbench/*.csv 2>/dev/null | head -n 1",
-		 BENCH_SOURCE_ROOT);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return false;
-	bool ok = fgets(out, (int)len, f) != NULL;
-	pclose(f);
-	if (ok)
-		out[strcspn(out, "\n")] = '\0';
-	return ok && out[0];
-}
-
 static void plot_all(const char *dir)
 {
 	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -930,16 +910,21 @@ static void plot_all(const char *dir)
 			printf("PLOT %s/main_ns.png\n", dir);
 	}
 
-	char lb[PATH_MAX];
-	if (!find_loopbench_csv(lb, sizeof(lb))) {
-		printf("SKIP plot loopbench: no CSV from tools/loopbench found (looked in %s/tools/loopbench/*.csv; "
-		       "give one with --loopbench-csv FILE)\n", BENCH_SOURCE_ROOT);
-		return;
-	}
-	char cmd[3 * PATH_MAX];
-	snprintf(cmd, sizeof(cmd), "'%s/plot_loopbench.sh' '%s' '%s'", BENCH_SOURCE_ROOT "/tools/bench", lb, dir);
+	/* the real-time workloads: every CSV tools/loopbench left behind */
+	char cmd[4 * PATH_MAX];
+	if (opt.loopbench_csv)
+		snprintf(cmd, sizeof(cmd), "'%s/tools/bench/plot_loopbench.sh' '%s' '%s' || true",
+			 BENCH_SOURCE_ROOT, opt.loopbench_csv, dir);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "found=0; for f in '%s'/tools/loopbench/*.csv; do [ -r \"$f\" ] || continue; found=1; "
+			 "'%s/tools/bench/plot_loopbench.sh' \"$f\" '%s' || true; done; "
+			 "[ $found = 1 ] || echo 'SKIP plot loopbench: no CSV from tools/loopbench found in "
+			 "%s/tools/loopbench/ (run tools/loopbench first, or give one with --loopbench-csv FILE)'",
+			 BENCH_SOURCE_ROOT, BENCH_SOURCE_ROOT, dir, BENCH_SOURCE_ROOT);
+	fflush(stdout);
 	if (system(cmd) != 0)
-		printf("SKIP plot loopbench: could not plot %s\n", lb);
+		printf("SKIP plot loopbench: the plot command failed\n");
 }
 
 /* ---- main ----------------------------------------------------------------- */
