@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/demo/demo_common.h - what the idle-timeout servers (C and C++) and
+ * the load generator share: the wire protocol, the STATS line, the file
+ * descriptor limit, the clock and small parsers. Header-only, C11 and C++17.
+ *
+ * Protocol (TCP, loopback only)
+ *   echo mode       every byte read is written back.
+ *   heartbeat mode  newline-terminated lines; "PING" is answered "PONG",
+ *                   other lines are consumed; a line longer than
+ *                   DEMO_MAX_LINE bytes is malformed and closes the
+ *                   connection.
+ *   In both modes any bytes read count as activity and re-arm the
+ *   connection's idle timer; a connection silent for the idle timeout is
+ *   closed by the server.
+ *   A connection whose first read is exactly "STATS\n" is a control
+ *   connection: it is taken out of the counts (its timer deleted), gets one
+ *   STATS line (below) and is closed. The load generator uses it to check
+ *   that the server holds no connection and no pending timer at the end.
+ *
+ * STATS line: "STATS key=value key=value ...\n" with at least
+ *   worker, workers, pid, conns (data connections open), timers (pending
+ *   timers on the worker's wheel), accepted, idle_closed, peer_closed,
+ *   errors, emfile (accepts refused for lack of descriptors), utime_us,
+ *   stime_us (getrusage of the worker process).
+ */
+#ifndef TWHEEL_DEMO_COMMON_H
+#define TWHEEL_DEMO_COMMON_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define DEMO_DEFAULT_PORT 7000
+#define DEMO_DEFAULT_IDLE_MS 2000
+#define DEMO_MAX_LINE 256
+#define DEMO_STATS_REQ "STATS\n"
+#define DEMO_STATS_REQ_LEN 6
+#define DEMO_PING "PING\n"
+#define DEMO_PONG "PONG\n"
+#define DEMO_PING_LEN 5
+/* Echo mode: every ping is "ping cccccccc ssss\n", 19 bytes (conn id, seq in hex). */
+#define DEMO_ECHO_MSG_LEN 19
+
+/* Exit code of both programs when io_uring is refused (the meson "skip"). */
+#define DEMO_EXIT_NO_URING 77
+
+static inline uint64_t demo_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Raise the soft RLIMIT_NOFILE to the hard limit, and the hard limit to
+ * @want (or as close as fs.nr_open allows) where the process is privileged.
+ * Returns the soft limit now in force. Never fails: a limit that cannot be
+ * raised is left as it was.
+ */
+static inline rlim_t demo_raise_nofile(rlim_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		struct rlimit up = { want, want };
+		FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+		unsigned long nr_open = 0;
+		if (f) {
+			if (fscanf(f, "%lu", &nr_open) != 1)
+				nr_open = 0;
+			fclose(f);
+		}
+		if (nr_open && up.rlim_max > nr_open)
+			up.rlim_cur = up.rlim_max = nr_open;
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	if (rl.rlim_cur != rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur;
+}
+
+/* Parse a decimal unsigned integer in [lo, hi]; returns 0 or -EINVAL. */
+static inline int demo_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * Find "key=" in a STATS line and parse the unsigned value after it.
+ * Returns 0 or -ENOENT.
+ */
+static inline int demo_stats_get(const char *line, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+	for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+			*out = strtoull(p + kl + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The echo-mode message number @seq of connection @id, written to @buf (20 bytes). */
+static inline void demo_echo_msg(char buf[DEMO_ECHO_MSG_LEN + 1], uint32_t id, uint32_t seq)
+{
+	snprintf(buf, DEMO_ECHO_MSG_LEN + 1, "ping %08x %04x\n", id, seq & 0xffffu);
+}
+
+#endif /* TWHEEL_DEMO_COMMON_H */

@@ -1,0 +1,1169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle_load.c - load generator and referee for the idle-timeout servers
+ * (the BENCHMARKS.md workload idle_conns).
+ *
+ * Opens N TCP connections to a server on loopback with io_uring, keeps a
+ * fraction of them chatty (a ping every --ping-ms, the reply checked byte
+ * for byte) and leaves the rest silent, then judges the server:
+ *
+ *   silent  must be closed by the server after the idle timeout:
+ *           early   closed less than the timeout after we *submitted* the
+ *                   connect (the server cannot have armed its timer before
+ *                   that, so this is a certain violation);
+ *           on time lateness = close - (connect completed + timeout) is at
+ *                   most --tolerance-ms;
+ *           late    closed after that, but within --grace-ms;
+ *           never   still open --grace-ms after the timeout;
+ *           wrong   the server sent data on a silent connection.
+ *   chatty  must never be closed by the server while we keep talking; the
+ *           echo (or PONG) must match what we sent.
+ *   abrupt  (--abrupt N, extra connections, outside the statistics above)
+ *           reset   sends half a message then resets (SO_LINGER 0) while
+ *                   the server is reading;
+ *           half    sends a message, then shutdown(SHUT_WR): the server
+ *                   must answer and close promptly (within half the timeout);
+ *           vanish  connects and closes at once;
+ *           flood   sends up to 256 KiB without reading, then resets.
+ *
+ * Every timestamp is taken by the generator from CLOCK_MONOTONIC when it
+ * reaps a completion, so a slow generator makes closes look later, never
+ * earlier: "early" is never a false alarm, "late" may be.
+ *
+ * Afterwards it asks the server for its STATS line (see demo_common.h)
+ * until every server worker reports no connection and no pending timer,
+ * and takes the server's CPU seconds from it (or from /proc/<pid>/stat with
+ * --server-pid and --no-stats).
+ *
+ * Above --per-proc connections the work is split over several processes
+ * (a process cannot hold more descriptors than RLIMIT_NOFILE); above
+ * --per-src connections, over several loopback source addresses
+ * (127.0.0.1, .2, ...) so the ephemeral ports do not run out.
+ *
+ * Exit: 0 pass; 1 a connection closed early or wrongly, a silent one never
+ * closed, a connect failed or the server kept connections or timers;
+ * 2 usage; 77 io_uring refused by the kernel.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <twheel/twheel.h>
+
+#include "demo_common.h"
+
+enum kind { K_SILENT, K_CHATTY, K_RESET, K_HALF, K_VANISH, K_FLOOD, K__N };
+
+enum outcome {
+	O_PENDING,
+	O_ON_TIME,      /* silent, closed within the tolerance */
+	O_LATE,         /* silent, closed after the tolerance */
+	O_EARLY,        /* silent, closed before the timeout */
+	O_NEVER,        /* silent, not closed within the grace period */
+	O_WRONG,        /* chatty closed by the server, or data on a silent one */
+	O_ECHO,         /* chatty or half-close: the reply did not match */
+	O_KEPT,         /* chatty, open until we closed it */
+	O_ABRUPT_OK,    /* abrupt client played out as planned */
+	O_ABRUPT_FAIL,  /* half-close not answered and closed in time */
+	O_CONNECT_FAIL,
+	O__N
+};
+
+/* One per connection, in memory shared with the parent. */
+struct result {
+	uint64_t t_submit; /* connect submitted (ns, CLOCK_MONOTONIC) */
+	uint64_t t_est;    /* connect completion reaped */
+	uint64_t t_close;  /* server's close (EOF or error) reaped */
+	int32_t err;       /* errno of a failed connect or recv */
+	uint8_t kind;
+	uint8_t outcome;
+};
+
+/* One per process, shared with the parent. */
+struct proc_stats {
+	uint64_t pings;
+	uint64_t pings_skipped; /* previous ping's send still in flight */
+	uint64_t bytes_echoed;
+	uint64_t t_first_submit, t_last_est;
+	int fatal; /* the child could not run: message already printed */
+};
+
+struct opts {
+	struct in_addr host;
+	uint16_t port;
+	uint32_t conns;
+	double silent_frac;
+	uint32_t abrupt;
+	uint64_t idle_ms, ping_ms, tolerance_ms, grace_ms, hold_ms;
+	uint64_t connect_timeout_ms;
+	uint32_t inflight;
+	uint32_t per_proc, per_src;
+	bool heartbeat;
+	bool stats;
+	long server_pid;
+	uint64_t seed;
+	bool quiet;
+};
+
+static struct opts o = {
+	.port = DEMO_DEFAULT_PORT,
+	.conns = 10000,
+	.silent_frac = 0.5,
+	.idle_ms = DEMO_DEFAULT_IDLE_MS,
+	.tolerance_ms = 50,
+	.connect_timeout_ms = 5000,
+	.inflight = 256,
+	.per_proc = 0,
+	.per_src = 10000,
+	.stats = true,
+	.server_pid = 0,
+	.seed = 42,
+};
+
+/* ---- PRNG (BENCHMARKS.md: splitmix64 seeds xorshift64*) ------------------ */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+struct rng {
+	uint64_t s;
+};
+
+static struct rng rng_seed(uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed + stream * UINT64_C(0x632BE59BD9B4E019);
+	struct rng r = { splitmix64(&x) };
+	if (!r.s)
+		r.s = 1;
+	return r;
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* Uniform in [0, n) for n < 2^32, by multiply-high (bias < 2^-32). */
+static uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	return ((rng_next(r) >> 32) * (n & 0xffffffffu)) >> 32;
+}
+
+/* ---- One process's connections ------------------------------------------- */
+
+enum op { OP_CONNECT = 1, OP_RECV = 2, OP_SEND = 3 };
+#define OP_MASK 3u
+/* Bits of conn.ops: which requests are in flight. */
+#define IN_CONNECT (1u << OP_CONNECT)
+#define IN_RECV (1u << OP_RECV)
+#define IN_SEND (1u << OP_SEND)
+/* user_data of a link timeout: never dispatched. */
+#define UD_LINK_TIMEOUT 0
+
+enum state { S_IDLE, S_CONNECTING, S_OPEN, S_CLOSING, S_DONE };
+
+struct conn {
+	struct tw_timer timer; /* ping, abrupt action, or deadline */
+	struct result *res;
+	int fd;
+	uint32_t id;
+	uint8_t kind;
+	uint8_t state;
+	uint8_t ops;
+	uint32_t seq;          /* pings sent */
+	uint32_t send_off;     /* bytes of sbuf already sent */
+	uint32_t send_len;
+	uint64_t rcvd;         /* reply bytes received and checked */
+	char sbuf[DEMO_ECHO_MSG_LEN + 1];
+	char rbuf[64];
+};
+
+struct worker {
+	struct io_uring ring;
+	struct twheel *wheel;
+	struct conn *conns;
+	uint32_t n, next;      /* connections, next one to open */
+	uint32_t inflight;     /* connects in flight */
+	uint32_t unresolved;   /* silent and abrupt connections not yet judged */
+	uint32_t live;         /* connections whose fd is still open */
+	uint64_t now;          /* ns, read once per loop iteration */
+	struct proc_stats *ps;
+	struct rng rng;
+	bool ending;           /* chatty connections being closed */
+};
+
+static char flood_buf[256 * 1024];
+
+static uint64_t ms_ns(uint64_t ms)
+{
+	return ms * 1000000u;
+}
+
+static tw_tick_t tick_of(uint64_t ns)
+{
+	return ns / 1000000u; /* the generator's wheel ticks in ms */
+}
+
+/* A tick no earlier than @ns: timers never fire before their time. */
+static tw_tick_t tick_ceil(uint64_t ns)
+{
+	return (ns + 999999u) / 1000000u;
+}
+
+static struct io_uring_sqe *get_sqe(struct worker *w)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+	if (!sqe) {
+		io_uring_submit(&w->ring);
+		sqe = io_uring_get_sqe(&w->ring);
+	}
+	if (!sqe) {
+		fprintf(stderr, "idle-load: io_uring submission queue stuck full\n");
+		exit(1);
+	}
+	return sqe;
+}
+
+static void post(struct worker *w, struct conn *c, enum op op, struct io_uring_sqe *sqe)
+{
+	(void)w;
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | op);
+	c->ops |= (uint8_t)(1u << op);
+}
+
+static void post_recv(struct worker *w, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+	io_uring_prep_recv(sqe, c->fd, c->rbuf, sizeof(c->rbuf), 0);
+	post(w, c, OP_RECV, sqe);
+}
+
+static void post_send(struct worker *w, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+	io_uring_prep_send(sqe, c->fd, c->sbuf + c->send_off, c->send_len - c->send_off, MSG_NOSIGNAL);
+	post(w, c, OP_SEND, sqe);
+}
+
+static void arm(struct worker *w, struct conn *c, uint64_t at_ns)
+{
+	twheel_mod(w->wheel, &c->timer, tick_ceil(at_ns));
+}
+
+/* The reply we expect at byte @off of the stream. */
+static char expected_byte(const struct conn *c, uint64_t off)
+{
+	if (o.heartbeat)
+		return DEMO_PONG[off % DEMO_PING_LEN];
+	char msg[DEMO_ECHO_MSG_LEN + 1];
+	demo_echo_msg(msg, c->id, (uint32_t)(off / DEMO_ECHO_MSG_LEN));
+	return msg[off % DEMO_ECHO_MSG_LEN];
+}
+
+/* Length of the next message and the message itself, in c->sbuf. */
+static void next_msg(struct conn *c)
+{
+	if (o.heartbeat) {
+		memcpy(c->sbuf, DEMO_PING, DEMO_PING_LEN);
+		c->send_len = DEMO_PING_LEN;
+	} else {
+		demo_echo_msg(c->sbuf, c->id, c->seq);
+		c->send_len = DEMO_ECHO_MSG_LEN;
+	}
+	c->send_off = 0;
+	c->seq++;
+}
+
+static void judge(struct worker *w, struct conn *c, enum outcome out)
+{
+	if (c->res->outcome != O_PENDING)
+		return;
+	c->res->outcome = (uint8_t)out;
+	if (c->kind != K_CHATTY)
+		w->unresolved--;
+}
+
+/*
+ * Stop using @c. With no request in flight the descriptor is closed now;
+ * otherwise shutdown() makes the requests complete and the last completion
+ * closes it (an io_uring request holds the file, so close() alone would
+ * not release the socket). @reset sends an RST instead of a FIN.
+ */
+static void conn_close(struct worker *w, struct conn *c, bool reset)
+{
+	twheel_del(w->wheel, &c->timer);
+	if (c->fd < 0)
+		return;
+	if (reset) {
+		struct linger lg = { 1, 0 };
+		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	if (c->ops) {
+		if (c->state != S_CLOSING)
+			shutdown(c->fd, SHUT_RDWR);
+		c->state = S_CLOSING;
+		return;
+	}
+	close(c->fd);
+	c->fd = -1;
+	c->state = S_DONE;
+	w->live--;
+}
+
+static void start_connect(struct worker *w, struct conn *c)
+{
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		int e = errno;
+		fprintf(stderr, "idle-load: socket(): %s%s\n", strerror(e),
+			e == EMFILE ? " (RLIMIT_NOFILE too low: lower --per-proc or raise ulimit -n)" : "");
+		exit(1);
+	}
+	w->live++;
+	int one = 1;
+	setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + c->id / o.per_src);
+	if (bind(c->fd, (struct sockaddr *)&src, sizeof(src)) != 0) {
+		fprintf(stderr, "idle-load: bind(%s): %s\n", inet_ntoa(src.sin_addr), strerror(errno));
+		exit(1);
+	}
+	static struct sockaddr_in dst;
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons(o.port);
+	dst.sin_addr = o.host;
+
+	struct io_uring_sqe *sqe = get_sqe(w);
+	io_uring_prep_connect(sqe, c->fd, (struct sockaddr *)&dst, sizeof(dst));
+	sqe->flags |= IOSQE_IO_LINK;
+	post(w, c, OP_CONNECT, sqe);
+	static struct __kernel_timespec cto;
+	cto.tv_sec = (long long)(o.connect_timeout_ms / 1000);
+	cto.tv_nsec = (long long)(o.connect_timeout_ms % 1000) * 1000000;
+	sqe = get_sqe(w);
+	io_uring_prep_link_timeout(sqe, &cto, 0);
+	io_uring_sqe_set_data64(sqe, UD_LINK_TIMEOUT);
+
+	c->state = S_CONNECTING;
+	c->res->t_submit = w->now;
+	if (!w->ps->t_first_submit)
+		w->ps->t_first_submit = w->now;
+	w->inflight++;
+}
+
+static void on_timer(struct tw_timer *t);
+static struct worker *the_worker; /* timer callbacks get back to it here */
+
+static void on_connected(struct worker *w, struct conn *c)
+{
+	c->res->t_est = w->now;
+	w->ps->t_last_est = w->now;
+	c->state = S_OPEN;
+	switch (c->kind) {
+	case K_SILENT:
+		post_recv(w, c);
+		arm(w, c, w->now + ms_ns(o.idle_ms + o.grace_ms));
+		break;
+	case K_CHATTY:
+		post_recv(w, c);
+		arm(w, c, w->now + ms_ns(1 + rng_below(&w->rng, o.ping_ms)));
+		break;
+	case K_RESET: {
+		/* half a message: the server is in the middle of reading one */
+		next_msg(c);
+		(void)!send(c->fd, c->sbuf, c->send_len / 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+		arm(w, c, w->now + ms_ns(5 + rng_below(&w->rng, 45)));
+		break;
+	}
+	case K_HALF:
+		next_msg(c);
+		if (send(c->fd, c->sbuf, c->send_len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)c->send_len ||
+		    shutdown(c->fd, SHUT_WR) != 0) {
+			c->res->err = errno;
+			judge(w, c, O_ABRUPT_FAIL);
+			conn_close(w, c, false);
+			break;
+		}
+		post_recv(w, c);
+		arm(w, c, w->now + ms_ns(o.idle_ms / 2));
+		break;
+	case K_VANISH:
+		judge(w, c, O_ABRUPT_OK);
+		conn_close(w, c, false);
+		break;
+	case K_FLOOD: {
+		size_t off = 0;
+		ssize_t r;
+		while (off < sizeof(flood_buf) &&
+		       (r = send(c->fd, flood_buf + off, sizeof(flood_buf) - off, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
+			off += (size_t)r;
+		arm(w, c, w->now + ms_ns(20 + rng_below(&w->rng, 80)));
+		break;
+	}
+	}
+}
+
+static void on_timer(struct tw_timer *t)
+{
+	struct worker *w = the_worker;
+	struct conn *c = tw_container_of(t, struct conn, timer);
+	if (c->state != S_OPEN)
+		return;
+	switch (c->kind) {
+	case K_SILENT:
+		judge(w, c, O_NEVER);
+		conn_close(w, c, false);
+		break;
+	case K_CHATTY: {
+		/* jitter of +-25% so the pings do not march in lockstep */
+		uint64_t next = o.ping_ms * 3 / 4 + rng_below(&w->rng, o.ping_ms / 2 + 1);
+		arm(w, c, w->now + ms_ns(next ? next : 1));
+		if (c->ops & IN_SEND) {
+			w->ps->pings_skipped++;
+			break;
+		}
+		next_msg(c);
+		post_send(w, c);
+		w->ps->pings++;
+		break;
+	}
+	case K_RESET:
+	case K_FLOOD:
+		judge(w, c, O_ABRUPT_OK);
+		conn_close(w, c, true);
+		break;
+	case K_HALF:
+		c->res->err = ETIMEDOUT;
+		judge(w, c, O_ABRUPT_FAIL);
+		conn_close(w, c, false);
+		break;
+	}
+}
+
+/* The server closed @c (EOF, or an error: res < 0). */
+static void on_server_close(struct worker *w, struct conn *c, int res)
+{
+	c->res->t_close = w->now;
+	if (res < 0)
+		c->res->err = -res;
+	switch (c->kind) {
+	case K_SILENT: {
+		uint64_t idle = ms_ns(o.idle_ms);
+		if (w->now - c->res->t_submit < idle)
+			judge(w, c, O_EARLY);
+		else if (w->now > c->res->t_est + idle + ms_ns(o.tolerance_ms))
+			judge(w, c, O_LATE);
+		else
+			judge(w, c, O_ON_TIME);
+		break;
+	}
+	case K_CHATTY:
+		if (!w->ending)
+			judge(w, c, O_WRONG);
+		break;
+	case K_HALF:
+		judge(w, c, c->rcvd == c->send_len ? O_ABRUPT_OK : O_ABRUPT_FAIL);
+		break;
+	default:
+		break;
+	}
+	conn_close(w, c, false);
+}
+
+static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
+{
+	if (c->kind == K_SILENT) {
+		judge(w, c, O_WRONG);
+		conn_close(w, c, false);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != expected_byte(c, c->rcvd + i)) {
+			judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
+			conn_close(w, c, false);
+			return;
+		}
+	}
+	c->rcvd += n;
+	w->ps->bytes_echoed += n;
+	post_recv(w, c);
+}
+
+static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	if (ud == UD_LINK_TIMEOUT)
+		return;
+	struct conn *c = (struct conn *)(uintptr_t)(ud & ~(uint64_t)OP_MASK);
+	enum op op = (enum op)(ud & OP_MASK);
+	int res = cqe->res;
+	c->ops &= (uint8_t) ~(1u << op);
+
+	if (c->state == S_CLOSING) {
+		if (op == OP_CONNECT)
+			w->inflight--;
+		if (!c->ops)
+			conn_close(w, c, false);
+		return;
+	}
+	switch (op) {
+	case OP_CONNECT:
+		w->inflight--;
+		if (res < 0) {
+			c->res->err = res == -ECANCELED ? ETIMEDOUT : -res;
+			judge(w, c, O_CONNECT_FAIL);
+			conn_close(w, c, false);
+		} else {
+			on_connected(w, c);
+		}
+		break;
+	case OP_RECV:
+		if (res > 0)
+			on_data(w, c, c->rbuf, (size_t)res);
+		else
+			on_server_close(w, c, res);
+		break;
+	case OP_SEND:
+		if (res < 0) {
+			/* the recv side reports the close; only remember why */
+			c->res->err = -res;
+		} else if ((c->send_off += (uint32_t)res) < c->send_len) {
+			post_send(w, c);
+		}
+		break;
+	}
+}
+
+static int ring_init(struct io_uring *ring, unsigned entries, unsigned cq)
+{
+	const unsigned try_flags[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	int ret = -EINVAL;
+	for (size_t i = 0; i < sizeof(try_flags) / sizeof(try_flags[0]); i++) {
+		struct io_uring_params p = { .flags = try_flags[i] | IORING_SETUP_CQSIZE, .cq_entries = cq };
+		ret = io_uring_queue_init_params(entries, ring, &p);
+		if (ret != -EINVAL)
+			return ret;
+	}
+	return ret;
+}
+
+static bool silent_or_abrupt_left(const struct worker *w)
+{
+	return w->unresolved > 0;
+}
+
+/*
+ * Run connections [lo, hi). Returns 0, or exits the process on a fatal
+ * error (message printed).
+ */
+static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, uint32_t hi,
+		      uint32_t pidx)
+{
+	struct worker w = { .n = hi - lo, .ps = ps };
+	the_worker = &w;
+	w.rng = rng_seed(o.seed, 1000 + pidx);
+	int ret = ring_init(&w.ring, 4096, 65536);
+	if (ret < 0) {
+		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
+		exit(DEMO_EXIT_NO_URING);
+	}
+	w.now = demo_now_ns();
+	w.wheel = twheel_create(tick_of(w.now));
+	w.conns = calloc(w.n ? w.n : 1, sizeof(*w.conns));
+	if (!w.wheel || !w.conns) {
+		fprintf(stderr, "idle-load: out of memory\n");
+		exit(1);
+	}
+	for (uint32_t i = 0; i < w.n; i++) {
+		struct conn *c = &w.conns[i];
+		c->id = lo + i;
+		c->res = &res[lo + i];
+		c->kind = c->res->kind;
+		c->fd = -1;
+		tw_timer_init(&c->timer, on_timer);
+		if (c->kind != K_CHATTY)
+			w.unresolved++;
+	}
+
+	uint64_t chatty_end = 0;       /* when the chatty connections are closed */
+	uint64_t drain_deadline = 0;   /* ... and how long we wait for them to go */
+	/* A hard stop, so that a broken server cannot keep us forever. */
+	uint64_t hard_stop = w.now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w.n * 2 +
+					   o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000);
+
+	for (;;) {
+		w.now = demo_now_ns();
+		twheel_advance(w.wheel, tick_of(w.now));
+
+		/* open more connections, a bounded number per iteration */
+		for (uint32_t k = 0; k < 256 && w.next < w.n && w.inflight < o.inflight; k++)
+			start_connect(&w, &w.conns[w.next++]);
+
+		if (w.next == w.n && w.inflight == 0 && !chatty_end)
+			chatty_end = ps->t_last_est + ms_ns(o.idle_ms + o.hold_ms);
+		if (chatty_end && !w.ending && w.now >= chatty_end && !silent_or_abrupt_left(&w)) {
+			w.ending = true;
+			for (uint32_t i = 0; i < w.n; i++) {
+				struct conn *c = &w.conns[i];
+				if (c->kind == K_CHATTY && c->state == S_OPEN) {
+					judge(&w, c, O_KEPT);
+					conn_close(&w, c, false);
+				}
+			}
+			drain_deadline = w.now + ms_ns(2000);
+		}
+		if (w.ending && (w.live == 0 || w.now >= drain_deadline))
+			break;
+		if (w.now >= hard_stop) {
+			fprintf(stderr, "idle-load: gave up: %u connections still undecided after the hard stop\n",
+				w.unresolved);
+			break;
+		}
+
+		/* sleep until the next timer, an I/O completion, or 100 ms */
+		uint64_t wait_ns = ms_ns(100);
+		tw_tick_t next = twheel_next_expiry(w.wheel);
+		if (next != TW_TICK_MAX) {
+			uint64_t at = next * 1000000u;
+			wait_ns = at > w.now ? (at - w.now < wait_ns ? at - w.now : wait_ns) : 0;
+		}
+		if (w.next < w.n && w.inflight < o.inflight)
+			wait_ns = 0;
+		struct __kernel_timespec ts = { .tv_sec = (long long)(wait_ns / 1000000000u),
+						.tv_nsec = (long long)(wait_ns % 1000000000u) };
+		struct io_uring_cqe *cqe;
+		ret = io_uring_submit_and_wait_timeout(&w.ring, &cqe, 1, &ts, NULL);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			fprintf(stderr, "idle-load: io_uring_submit_and_wait_timeout: %s\n", strerror(-ret));
+			exit(1);
+		}
+		/*
+		 * Take the completions first and read the clock after: every
+		 * completion handled below happened before w.now, so a close is
+		 * never stamped earlier than it happened.
+		 */
+		struct io_uring_cqe *batch[512];
+		unsigned n;
+		do {
+			n = io_uring_peek_batch_cqe(&w.ring, batch, 512);
+			w.now = demo_now_ns();
+			for (unsigned i = 0; i < n; i++)
+				on_cqe(&w, batch[i]);
+			io_uring_cq_advance(&w.ring, n);
+		} while (n == 512);
+	}
+
+	/* anything still open (hard stop) is closed; results stay as judged */
+	for (uint32_t i = 0; i < w.n; i++)
+		if (w.conns[i].fd >= 0) {
+			twheel_del(w.wheel, &w.conns[i].timer);
+			close(w.conns[i].fd);
+		}
+	io_uring_queue_exit(&w.ring);
+	twheel_destroy(w.wheel);
+	free(w.conns);
+	return 0;
+}
+
+/* ---- Server inspection ----------------------------------------------------- */
+
+struct server_view {
+	uint32_t workers;     /* 0: unknown */
+	uint32_t seen;        /* workers that answered with conns=0 timers=0 */
+	uint64_t conns, timers, emfile, accepted, idle_closed;
+	double cpu_user, cpu_sys;
+	bool ok;
+};
+
+/* One STATS request; returns 0 and fills @line, or -errno. */
+static int stats_once(char *line, size_t len)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct timeval tv = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(o.port), .sin_addr = o.host };
+	size_t got = 0;
+	int ret = 0;
+	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0 ||
+	    send(fd, DEMO_STATS_REQ, DEMO_STATS_REQ_LEN, MSG_NOSIGNAL) != DEMO_STATS_REQ_LEN) {
+		ret = -errno;
+		goto out;
+	}
+	while (got + 1 < len) {
+		ssize_t r = recv(fd, line + got, len - 1 - got, 0);
+		if (r <= 0) {
+			ret = r == 0 ? -EPROTO : -errno;
+			break;
+		}
+		got += (size_t)r;
+		if (memchr(line, '\n', got)) {
+			ret = 0;
+			break;
+		}
+	}
+out:
+	line[got] = '\0';
+	close(fd);
+	if (!ret && strncmp(line, "STATS ", 6) != 0)
+		ret = -EPROTO;
+	return ret;
+}
+
+/*
+ * Ask the server until each of its workers has reported no connection and
+ * no pending timer, for up to @ms milliseconds. A worker is chosen by the
+ * kernel (SO_REUSEPORT) for each request, so we keep asking until we have
+ * heard from all of them.
+ */
+static struct server_view query_server(uint64_t ms)
+{
+	struct server_view v = { 0 };
+	enum { MAXW = 256 };
+	bool done[MAXW] = { false };
+	uint64_t conns[MAXW] = { 0 }, timers[MAXW] = { 0 }, emfile[MAXW] = { 0 };
+	uint64_t acc[MAXW] = { 0 }, idle[MAXW] = { 0 }, ut[MAXW] = { 0 }, st[MAXW] = { 0 };
+	uint64_t deadline = demo_now_ns() + ms_ns(ms);
+	char line[1024];
+	while (demo_now_ns() < deadline) {
+		int ret = stats_once(line, sizeof(line));
+		uint64_t wk = 0, nw = 0;
+		if (ret == 0 && demo_stats_get(line, "worker", &wk) == 0 &&
+		    demo_stats_get(line, "workers", &nw) == 0 && nw > 0 && nw <= MAXW && wk < nw) {
+			v.workers = (uint32_t)nw;
+			demo_stats_get(line, "conns", &conns[wk]);
+			demo_stats_get(line, "timers", &timers[wk]);
+			demo_stats_get(line, "emfile", &emfile[wk]);
+			demo_stats_get(line, "accepted", &acc[wk]);
+			demo_stats_get(line, "idle_closed", &idle[wk]);
+			demo_stats_get(line, "utime_us", &ut[wk]);
+			demo_stats_get(line, "stime_us", &st[wk]);
+			done[wk] = conns[wk] == 0 && timers[wk] == 0;
+			uint32_t seen = 0;
+			for (uint32_t i = 0; i < nw; i++)
+				seen += done[i];
+			v.seen = seen;
+			if (seen == nw)
+				break;
+		} else if (ret != 0 && !o.quiet) {
+			fprintf(stderr, "idle-load: STATS request: %s\n", strerror(-ret));
+		}
+		usleep(20000);
+	}
+	for (uint32_t i = 0; i < v.workers; i++) {
+		v.conns += conns[i];
+		v.timers += timers[i];
+		v.emfile += emfile[i];
+		v.accepted += acc[i];
+		v.idle_closed += idle[i];
+		v.cpu_user += (double)ut[i] / 1e6;
+		v.cpu_sys += (double)st[i] / 1e6;
+	}
+	v.ok = v.workers > 0 && v.seen == v.workers;
+	return v;
+}
+
+/* utime and stime of @pid and of its children (its worker processes), in seconds. */
+static int proc_cpu(long pid, double *user, double *sys)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	DIR *d = opendir("/proc");
+	if (!d || hz <= 0)
+		return -errno;
+	struct dirent *de;
+	int found = 0;
+	*user = *sys = 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[300], buf[1024];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+		long self = strtol(de->d_name, NULL, 10), ppid;
+		unsigned long ut, st;
+		if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+				 &ppid, &ut, &st) != 3)
+			continue;
+		if (self == pid || ppid == pid) {
+			*user += (double)ut / (double)hz;
+			*sys += (double)st / (double)hz;
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found ? 0 : -ESRCH;
+}
+
+/* ---- Summary ---------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct_ms(const int64_t *v, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	size_t k = (size_t)(p * (double)n + 0.999999); /* nearest rank */
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return (double)v[k - 1] / 1e6;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: idle-load [options]\n"
+		"  --host ADDR          server address, loopback only (127.0.0.1)\n"
+		"  --port N             server port (%d)\n"
+		"  --conns N            connections to open (10000)\n"
+		"  --silent PCT         percent of them left silent (50)\n"
+		"  --abrupt N           extra abrupt clients: reset, half-close, vanish, flood in turn (0)\n"
+		"  --idle-ms MS         the server's idle timeout (%d)\n"
+		"  --ping-ms MS         chatty ping interval, +-25%% jitter (idle/4)\n"
+		"  --tolerance-ms MS    lateness still counted on time (50)\n"
+		"  --grace-ms MS        a silent connection open this long past the timeout was never closed (max(1000, idle))\n"
+		"  --hold-ms MS         keep chatty connections this long past the timeout after the last connect (idle)\n"
+		"  --heartbeat          speak the heartbeat protocol (PING/PONG) instead of echo\n"
+		"  --inflight N         connects in flight at once (256)\n"
+		"  --connect-timeout-ms MS  (5000)\n"
+		"  --per-proc N         connections per generator process (RLIMIT_NOFILE - 256)\n"
+		"  --per-src N          connections per loopback source address (10000)\n"
+		"  --no-stats           do not query the server's STATS (a foreign server)\n"
+		"  --server-pid PID     take server CPU from /proc/PID/stat (and its children)\n"
+		"  --seed N             PRNG seed (42)\n"
+		"  --quiet              only the summary\n"
+		"exit: 0 pass, 1 fail, 2 usage, 77 io_uring unavailable\n",
+		DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { O_HOST = 256, O_PORT, O_CONNS, O_SILENT, O_ABRUPT, O_IDLE, O_PING, O_TOL, O_GRACE,
+	       O_HOLD, O_HB, O_INFL, O_CTO, O_PERPROC, O_PERSRC, O_NOSTATS, O_SPID, O_SEED, O_QUIET,
+	       O_HELP };
+	static const struct option lo[] = {
+		{ "host", required_argument, 0, O_HOST },
+		{ "port", required_argument, 0, O_PORT },
+		{ "conns", required_argument, 0, O_CONNS },
+		{ "silent", required_argument, 0, O_SILENT },
+		{ "abrupt", required_argument, 0, O_ABRUPT },
+		{ "idle-ms", required_argument, 0, O_IDLE },
+		{ "ping-ms", required_argument, 0, O_PING },
+		{ "tolerance-ms", required_argument, 0, O_TOL },
+		{ "grace-ms", required_argument, 0, O_GRACE },
+		{ "hold-ms", required_argument, 0, O_HOLD },
+		{ "heartbeat", no_argument, 0, O_HB },
+		{ "inflight", required_argument, 0, O_INFL },
+		{ "connect-timeout-ms", required_argument, 0, O_CTO },
+		{ "per-proc", required_argument, 0, O_PERPROC },
+		{ "per-src", required_argument, 0, O_PERSRC },
+		{ "no-stats", no_argument, 0, O_NOSTATS },
+		{ "server-pid", required_argument, 0, O_SPID },
+		{ "seed", required_argument, 0, O_SEED },
+		{ "quiet", no_argument, 0, O_QUIET },
+		{ "help", no_argument, 0, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	bool ping_set = false, grace_set = false, hold_set = false;
+	inet_pton(AF_INET, "127.0.0.1", &o.host);
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		uint64_t v = 0;
+		int bad = 0;
+		switch (ch) {
+		case O_HOST:
+			if (inet_pton(AF_INET, optarg, &o.host) != 1 || (ntohl(o.host.s_addr) >> 24) != 127) {
+				fprintf(stderr, "idle-load: --host must be an IPv4 loopback address (127.x.y.z)\n");
+				exit(2);
+			}
+			break;
+		case O_PORT: bad = demo_parse_u64(optarg, 1, 65535, &v); o.port = (uint16_t)v; break;
+		case O_CONNS: bad = demo_parse_u64(optarg, 0, 10000000, &v); o.conns = (uint32_t)v; break;
+		case O_SILENT: bad = demo_parse_u64(optarg, 0, 100, &v); o.silent_frac = (double)v / 100; break;
+		case O_ABRUPT: bad = demo_parse_u64(optarg, 0, 1000000, &v); o.abrupt = (uint32_t)v; break;
+		case O_IDLE: bad = demo_parse_u64(optarg, 10, 3600000, &o.idle_ms); break;
+		case O_PING: bad = demo_parse_u64(optarg, 1, 3600000, &o.ping_ms); ping_set = true; break;
+		case O_TOL: bad = demo_parse_u64(optarg, 0, 3600000, &o.tolerance_ms); break;
+		case O_GRACE: bad = demo_parse_u64(optarg, 1, 3600000, &o.grace_ms); grace_set = true; break;
+		case O_HOLD: bad = demo_parse_u64(optarg, 0, 3600000, &o.hold_ms); hold_set = true; break;
+		case O_HB: o.heartbeat = true; break;
+		case O_INFL: bad = demo_parse_u64(optarg, 1, 65536, &v); o.inflight = (uint32_t)v; break;
+		case O_CTO: bad = demo_parse_u64(optarg, 1, 600000, &o.connect_timeout_ms); break;
+		case O_PERPROC: bad = demo_parse_u64(optarg, 1, 10000000, &v); o.per_proc = (uint32_t)v; break;
+		case O_PERSRC: bad = demo_parse_u64(optarg, 1, 60000, &v); o.per_src = (uint32_t)v; break;
+		case O_NOSTATS: o.stats = false; break;
+		case O_SPID: bad = demo_parse_u64(optarg, 1, 1u << 30, &v); o.server_pid = (long)v; break;
+		case O_SEED: bad = demo_parse_u64(optarg, 0, UINT64_MAX, &o.seed); break;
+		case O_QUIET: o.quiet = true; break;
+		case O_HELP: usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+		if (bad) {
+			fprintf(stderr, "idle-load: bad value for --%s: %s\n", lo[ch - O_HOST].name, optarg);
+			exit(2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(2);
+	}
+	if (!ping_set)
+		o.ping_ms = o.idle_ms / 4 ? o.idle_ms / 4 : 1;
+	if (!grace_set)
+		o.grace_ms = o.idle_ms > 1000 ? o.idle_ms : 1000;
+	if (!hold_set)
+		o.hold_ms = o.idle_ms;
+	if (o.ping_ms * 5 / 4 >= o.idle_ms) {
+		fprintf(stderr, "idle-load: --ping-ms %" PRIu64 " (+25%% jitter) must stay below --idle-ms %" PRIu64 "\n",
+			o.ping_ms, o.idle_ms);
+		exit(2);
+	}
+	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= 254) {
+		fprintf(stderr, "idle-load: too many connections for --per-src %u\n", o.per_src);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	parse_args(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	memset(flood_buf, 'x', sizeof(flood_buf));
+
+	rlim_t nofile = demo_raise_nofile(1u << 20);
+	if (!o.per_proc)
+		o.per_proc = nofile > 512 ? (uint32_t)(nofile - 256) : 256;
+
+	uint32_t total = o.conns + o.abrupt;
+	uint32_t nsilent = (uint32_t)((double)o.conns * o.silent_frac + 0.5);
+	uint32_t nprocs = total ? (total + o.per_proc - 1) / o.per_proc : 1;
+
+	size_t res_bytes = sizeof(struct result) * (total ? total : 1);
+	size_t ps_bytes = sizeof(struct proc_stats) * nprocs;
+	void *shm = mmap(NULL, res_bytes + ps_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED) {
+		perror("idle-load: mmap");
+		return 1;
+	}
+	struct result *res = shm;
+	struct proc_stats *ps = (struct proc_stats *)((char *)shm + res_bytes);
+
+	/*
+	 * Kinds: the first nsilent of a seeded shuffle are silent, the rest of
+	 * the --conns chatty; the abrupt clients are spread among them.
+	 */
+	struct rng rng = rng_seed(o.seed, 0);
+	for (uint32_t i = 0; i < total; i++)
+		res[i].kind = K_CHATTY;
+	uint32_t *perm = malloc(sizeof(*perm) * (total ? total : 1));
+	if (!perm) {
+		perror("idle-load: malloc");
+		return 1;
+	}
+	for (uint32_t i = 0; i < total; i++) {
+		uint32_t j = (uint32_t)rng_below(&rng, (uint64_t)i + 1);
+		perm[i] = perm[j];
+		perm[j] = i;
+	}
+	for (uint32_t i = 0; i < total; i++) {
+		if (i < nsilent)
+			res[perm[i]].kind = K_SILENT;
+		else if (i >= o.conns)
+			res[perm[i]].kind = (uint8_t)(K_RESET + (i - o.conns) % 4);
+	}
+	free(perm);
+
+	if (!o.quiet)
+		printf("idle-load: %u connections (%u silent, %u chatty, %u abrupt) to %s:%u, idle timeout %" PRIu64
+		       " ms, %u process%s\n",
+		       total, nsilent, o.conns - nsilent, o.abrupt, inet_ntoa(o.host), o.port, o.idle_ms, nprocs,
+		       nprocs == 1 ? "" : "es");
+	fflush(stdout);
+
+	uint64_t t0 = demo_now_ns();
+	int fail_procs = 0;
+	if (nprocs == 1) {
+		run_worker(res, &ps[0], 0, total, 0);
+	} else {
+		pid_t *pids = calloc(nprocs, sizeof(*pids));
+		if (!pids) {
+			perror("idle-load: calloc");
+			return 1;
+		}
+		for (uint32_t p = 0; p < nprocs; p++) {
+			uint32_t lo = (uint32_t)((uint64_t)total * p / nprocs);
+			uint32_t hi = (uint32_t)((uint64_t)total * (p + 1) / nprocs);
+			pids[p] = fork();
+			if (pids[p] < 0) {
+				perror("idle-load: fork");
+				return 1;
+			}
+			if (pids[p] == 0)
+				_exit(run_worker(res, &ps[p], lo, hi, p));
+		}
+		for (uint32_t p = 0; p < nprocs; p++) {
+			int st;
+			while (waitpid(pids[p], &st, 0) < 0 && errno == EINTR)
+				;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == DEMO_EXIT_NO_URING)
+				return DEMO_EXIT_NO_URING;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				fail_procs++;
+		}
+		free(pids);
+	}
+	uint64_t t_end = demo_now_ns();
+
+	/* ---- tally ---- */
+	uint64_t count[K__N][O__N] = { { 0 } };
+	int64_t *late = malloc(sizeof(*late) * (nsilent ? nsilent : 1));
+	size_t nlate = 0;
+	uint64_t first_submit = UINT64_MAX, last_est = 0;
+	struct proc_stats sum = { 0 };
+	for (uint32_t p = 0; p < nprocs; p++) {
+		sum.pings += ps[p].pings;
+		sum.pings_skipped += ps[p].pings_skipped;
+		sum.bytes_echoed += ps[p].bytes_echoed;
+		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)
+			first_submit = ps[p].t_first_submit;
+		if (ps[p].t_last_est > last_est)
+			last_est = ps[p].t_last_est;
+	}
+	int err_connect = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		count[res[i].kind][res[i].outcome]++;
+		if (res[i].outcome == O_CONNECT_FAIL && !err_connect)
+			err_connect = res[i].err;
+		if (res[i].kind == K_SILENT && (res[i].outcome == O_ON_TIME || res[i].outcome == O_LATE) && late)
+			late[nlate++] = (int64_t)(res[i].t_close - res[i].t_est) - (int64_t)ms_ns(o.idle_ms);
+	}
+	if (late)
+		qsort(late, nlate, sizeof(*late), cmp_i64);
+
+	uint64_t *s = count[K_SILENT], *c = count[K_CHATTY];
+	uint64_t abrupt_ok = 0, abrupt_fail = 0, connect_fail = 0, pending = 0;
+	for (int k = 0; k < K__N; k++) {
+		connect_fail += count[k][O_CONNECT_FAIL];
+		pending += count[k][O_PENDING];
+		if (k >= K_RESET) {
+			abrupt_ok += count[k][O_ABRUPT_OK];
+			abrupt_fail += count[k][O_ABRUPT_FAIL] + count[k][O_WRONG] + count[k][O_ECHO];
+		}
+	}
+	uint64_t wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + abrupt_fail;
+
+	struct server_view sv = { 0 };
+	double cpu_user = -1, cpu_sys = -1;
+	if (o.stats) {
+		sv = query_server(5000);
+		if (sv.workers) {
+			cpu_user = sv.cpu_user;
+			cpu_sys = sv.cpu_sys;
+		}
+	}
+	if (o.server_pid && (!o.stats || !sv.workers) && proc_cpu(o.server_pid, &cpu_user, &cpu_sys) != 0) {
+		fprintf(stderr, "idle-load: cannot read /proc/%ld/stat\n", o.server_pid);
+		cpu_user = cpu_sys = -1;
+	}
+	struct rusage ru_self, ru_kids;
+	getrusage(RUSAGE_SELF, &ru_self);
+	getrusage(RUSAGE_CHILDREN, &ru_kids);
+	double gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
+				  ru_kids.ru_stime.tv_sec) +
+			 (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
+				  ru_kids.ru_stime.tv_usec) / 1e6;
+
+	bool server_clean = !o.stats || sv.ok;
+	bool pass = !fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && wrong == 0 && connect_fail == 0 &&
+		    pending == 0 && server_clean;
+
+	double open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
+	printf("\nidle_conns summary (%s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64 " ms)\n",
+	       o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms);
+	printf("  connections     %u opened in %.2f s by %u process%s (%" PRIu64 " failed%s%s)\n", total, open_s,
+	       nprocs, nprocs == 1 ? "" : "es", connect_fail, err_connect ? ": " : "",
+	       err_connect ? strerror(err_connect) : "");
+	printf("  silent          %u: closed on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64
+	       ", never %" PRIu64 ", wrongly (data) %" PRIu64 "\n",
+	       nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
+	printf("  chatty          %u: kept open %" PRIu64 ", closed wrongly %" PRIu64 ", bad replies %" PRIu64
+	       "; %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
+	       o.conns - nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO], sum.pings, sum.pings_skipped, sum.bytes_echoed);
+	if (nlate)
+		printf("  lateness (ms)   min %.2f  p50 %.2f  p99 %.2f  max %.2f  (close - (connect + %" PRIu64 " ms), %zu closes)\n",
+		       (double)late[0] / 1e6, pct_ms(late, nlate, 0.50), pct_ms(late, nlate, 0.99),
+		       (double)late[nlate - 1] / 1e6, o.idle_ms, nlate);
+	if (o.abrupt)
+		printf("  abrupt          %u: played out %" PRIu64 ", misbehaved %" PRIu64
+		       " (reset %" PRIu64 ", half-close %" PRIu64 "/%" PRIu64 " answered, vanish %" PRIu64 ", flood %" PRIu64 ")\n",
+		       o.abrupt, abrupt_ok, abrupt_fail, count[K_RESET][O_ABRUPT_OK], count[K_HALF][O_ABRUPT_OK],
+		       count[K_HALF][O_ABRUPT_OK] + count[K_HALF][O_ABRUPT_FAIL] + count[K_HALF][O_ECHO],
+		       count[K_VANISH][O_ABRUPT_OK], count[K_FLOOD][O_ABRUPT_OK]);
+	if (o.stats) {
+		if (sv.workers)
+			printf("  server          %u worker%s: %" PRIu64 " connections and %" PRIu64
+			       " pending timers left%s, %" PRIu64 " accepted, %" PRIu64 " idle-closed, %" PRIu64 " EMFILE\n",
+			       sv.workers, sv.workers == 1 ? "" : "s", sv.conns, sv.timers,
+			       sv.ok ? "" : " (NOT ZERO)", sv.accepted, sv.idle_closed, sv.emfile);
+		else
+			printf("  server          did not answer STATS\n");
+	}
+	if (cpu_user >= 0)
+		printf("  server CPU      %.2f s (user %.2f, sys %.2f)\n", cpu_user + cpu_sys, cpu_user, cpu_sys);
+	else
+		printf("  server CPU      unknown\n");
+	printf("  generator       %.2f s wall, %.2f s CPU\n", (double)(t_end - t0) / 1e9, gen_cpu);
+	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
+	       " wrong=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
+	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
+	       " server_clean=%d late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f server_cpu_s=%.3f pass=%d\n",
+	       total, nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], wrong, c[O_KEPT], abrupt_ok,
+	       abrupt_fail, connect_fail, sv.conns, sv.timers, server_clean ? 1 : 0,
+	       pct_ms(late, nlate, 0.50) * 1e3, pct_ms(late, nlate, 0.99) * 1e3,
+	       nlate ? (double)late[nlate - 1] / 1e3 : 0.0, cpu_user >= 0 ? cpu_user + cpu_sys : -1.0, pass ? 1 : 0);
+	printf("%s\n", pass ? "PASS" : "FAIL");
+	free(late);
+	munmap(shm, res_bytes + ps_bytes);
+	return pass ? 0 : 1;
+}
