@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loop behaviour on an injected clock: exact, deterministic checks of
+ * rounding (never early), order, deferrable and periodic timers, misfire
+ * policies, cancel outcomes, max_pending, posting and drain on shutdown.
+ * Every iteration runs with TWHEEL_LOOP_NOWAIT: the test moves time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+
+#define START (1000 * MS + 123) /* deliberately not on a tick boundary */
+
+struct rec {
+	struct tw_loop_timer t;
+	struct fake_clock *clk;
+	uint64_t fired_at[64];
+	uint32_t missed[64];
+	int n;
+	int order;  /* global firing sequence number of the last run */
+};
+
+static int seq;
+
+static void rec_fn(struct tw_loop_timer *t)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	if (r->n < 64) {
+		r->fired_at[r->n] = fake_clock_read(r->clk);
+		r->missed[r->n] = t->missed;
+	}
+	r->n++;
+	r->order = ++seq;
+}
+
+/* Step the fake clock by @step up to @until, one NOWAIT iteration each. */
+static void run_until(struct twheel_loop *l, struct fake_clock *c, uint64_t until,
+		      uint64_t step)
+{
+	while (fake_clock_read(c) < until) {
+		fake_clock_add(c, step);
+		assert_true(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT) >= 0);
+	}
+}
+
+static void test_config_rejects_bad_ticks(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	char msg[128];
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	assert_int_equal(cfg.tick_ns, MS);
+	cfg.tick_ns = 999;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "tick"));
+	cfg.tick_ns = 1000000001ull;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), -EINVAL);
+	cfg.tick_ns = 1000;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+	assert_int_equal(twheel_loop_tick(l), 1000);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	cfg.tick_ns = 1000000000ull;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	assert_int_equal(twheel_loop_create(NULL, NULL, NULL, 0), -EINVAL);
+}
+
+/* Delays that are not multiples of the tick round up: never early, and at
+ * most one tick late, for every delay from 1 ns to a few ticks. */
+static void test_never_early_rounds_up(void **state)
+{
+	static const uint64_t delays[] = { 1, 999, 1000, MS - 1, MS, MS + 1,
+					   2 * MS - 7, 3 * MS, 17 * MS + 3, 64 * MS + 1,
+					   4097 * MS + 5 };
+	struct rec r[sizeof(delays) / sizeof(delays[0])];
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	size_t i, n = sizeof(delays) / sizeof(delays[0]);
+
+	(void)state;
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < n; i++) {
+		r[i].clk = &c;
+		assert_int_equal(tw_loop_timer_init(&r[i].t, rec_fn, 0), 0);
+		assert_int_equal(twheel_loop_add(l, &r[i].t, delays[i]), 0);
+		assert_int_equal(r[i].t.deadline, START + delays[i]);
+	}
+	/* 10 us steps: the first iteration at or after a deadline's tick fires it */
+	run_until(l, &c, START + 4200 * MS, 10 * US);
+	for (i = 0; i < n; i++) {
+		uint64_t dl = START + delays[i];
+
+		assert_int_equal(r[i].n, 1);
+		assert_true(r[i].fired_at[0] >= dl);              /* never early */
+		assert_true(r[i].fired_at[0] < dl + MS + 10 * US); /* <= 1 tick + step */
+	}
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A microsecond tick gives microsecond resolution. */
+static void test_fine_tick(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = US;
+	l = fake_loop(&c, START, &cfg);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 2500), 0);
+	run_until(l, &c, START + 2 * US, 100);
+	assert_int_equal(r.n, 0);
+	run_until(l, &c, START + 5 * US, 100);
+	assert_int_equal(r.n, 1);
+	assert_true(r.fired_at[0] >= START + 2500);
+	assert_true(r.fired_at[0] <= START + 2500 + US + 100);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Timers that come due in one iteration fire in deadline order. */
+static void test_firing_order(void **state)
+{
+	struct rec r[40];
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	int i;
+
+	(void)state;
+	memset(r, 0, sizeof(r));
+	seq = 0;
+	for (i = 0; i < 40; i++) {
+		r[i].clk = &c;
+		tw_loop_timer_init(&r[i].t, rec_fn, 0);
+		/* scrambled deadlines 1..40 ms, each on its own tick */
+		assert_int_equal(twheel_loop_add_at(l, &r[i].t, START + (uint64_t)((i * 17) % 40 + 1) * MS), 0);
+	}
+	fake_clock_add(&c, 100 * MS); /* all due in one iteration */
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 40);
+	for (i = 0; i < 40; i++)
+		for (int j = 0; j < 40; j++)
+			if (r[i].t.deadline < r[j].t.deadline)
+				assert_true(r[i].order < r[j].order);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static void test_add_mod_del(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_del(l, &r.t), 0);
+	assert_int_equal(twheel_loop_mod(l, &r.t, 5 * MS), 0); /* was idle */
+	assert_int_equal(twheel_loop_add(l, &r.t, 5 * MS), -EBUSY);
+	assert_true(twheel_loop_pending(l, &r.t));
+	assert_true(tw_loop_timer_busy(&r.t));
+	assert_int_equal(twheel_loop_count(l), 1);
+	assert_int_equal(twheel_loop_mod(l, &r.t, 20 * MS), 1);
+	run_until(l, &c, START + 15 * MS, MS);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(twheel_loop_del(l, &r.t), 1);
+	assert_false(tw_loop_timer_busy(&r.t));
+	assert_int_equal(twheel_loop_del(l, &r.t), 0);
+	run_until(l, &c, START + 40 * MS, MS);
+	assert_int_equal(r.n, 0);
+	/* a deadline in the past fires at the next iteration */
+	assert_int_equal(twheel_loop_add_at(l, &r.t, START), 0);
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(r.n, 1);
+	assert_false(tw_loop_timer_busy(&r.t));
+	/* errors */
+	assert_int_equal(twheel_loop_add(NULL, &r.t, 1), -EINVAL);
+	assert_int_equal(twheel_loop_add(l, NULL, 1), -EINVAL);
+	assert_int_equal(tw_loop_timer_init(&r.t, NULL, 0), -EINVAL);
+	assert_int_equal(tw_loop_timer_init(&r.t, rec_fn, 0x80), -EINVAL);
+	assert_int_equal(tw_loop_timer_init(&r.t, rec_fn, TW_LOOP_EXECUTOR), 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 1), -EINVAL); /* no executor */
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A deferrable timer does not shorten the wait; it runs on the next
+ * iteration that happens for another reason. */
+static void test_deferrable(void **state)
+{
+	struct fake_clock c;
+	struct rec d = { .clk = &c }, n = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&d.t, rec_fn, TW_LOOP_DEFERRABLE);
+	tw_loop_timer_init(&n.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &d.t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_count(l), 1);
+	/* Only the normal wheel decides the wait, so the loop sees nothing to
+	 * wake for: the deferrable one runs when the loop runs anyway. */
+	fake_clock_add(&c, 10 * MS);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(twheel_loop_add(l, &n.t, 20 * MS), 0);
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(d.n, 1);
+	assert_true(d.fired_at[0] >= START + 5 * MS);
+	assert_int_equal(n.n, 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Fixed rate keeps the phase: runs at d0 + k * period exactly (on tick). */
+static void test_periodic_fixed_rate(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+	int k;
+
+	(void)state;
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, 0, 0), -EINVAL);
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS,
+						     TW_LOOP_MISFIRE_MASK), -EINVAL);
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	run_until(l, &c, 1105 * MS, MS);
+	assert_int_equal(r.n, 10);
+	for (k = 0; k < 10; k++) {
+		assert_int_equal(r.fired_at[k], 1000 * MS + (uint64_t)(k + 1) * 10 * MS);
+		assert_int_equal(r.missed[k], 0);
+	}
+	assert_true(tw_loop_timer_busy(&r.t));
+	assert_int_equal(twheel_loop_del(l, &r.t), 1);
+	run_until(l, &c, 1200 * MS, MS);
+	assert_int_equal(r.n, 10);
+	/* a period shorter than the tick cannot be honoured */
+	tw_loop_timer_init_periodic(&r.t, rec_fn, MS / 2, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, MS), -EINVAL);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* The loop falls 35 ms behind a 10 ms fixed-rate timer due at 10 ms:
+ * deadlines 10, 20, 30 and 40 have passed at t = 45. */
+static struct rec *misfire_run(unsigned policy, struct twheel_loop **lp,
+			       struct fake_clock *c, struct rec *r)
+{
+	struct twheel_loop *l = fake_loop(c, 1000 * MS, NULL);
+
+	memset(r, 0, sizeof(*r));
+	r->clk = c;
+	tw_loop_timer_init_periodic(&r->t, rec_fn, 10 * MS, TW_LOOP_FIXED_RATE | policy);
+	twheel_loop_add(l, &r->t, 10 * MS);
+	fake_clock_set(c, 1045 * MS);
+	*lp = l;
+	return r;
+}
+
+static void test_misfire_skip(void **state)
+{
+	struct twheel_loop *l;
+	struct fake_clock c;
+	struct rec r;
+	struct twheel_loop_stats st;
+
+	(void)state;
+	misfire_run(TW_LOOP_MISFIRE_SKIP, &l, &c, &r);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_int_equal(r.n, 0);                           /* overdue runs dropped */
+	assert_int_equal(r.t.deadline, 1050 * MS);          /* schedule resumes in phase */
+	twheel_loop_get_stats(l, &st);
+	assert_int_equal(st.misfires, 1);
+	run_until(l, &c, 1070 * MS, MS);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.fired_at[0], 1050 * MS);
+	assert_int_equal(r.fired_at[1], 1060 * MS);
+	assert_int_equal(r.missed[0], 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static void test_misfire_once(void **state)
+{
+	struct twheel_loop *l;
+	struct fake_clock c;
+	struct rec r;
+
+	(void)state;
+	misfire_run(TW_LOOP_MISFIRE_ONCE, &l, &c, &r);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_int_equal(r.n, 1);               /* once, now */
+	assert_int_equal(r.fired_at[0], 1045 * MS);
+	assert_int_equal(r.missed[0], 3);       /* 20, 30, 40 also passed */
+	assert_int_equal(r.t.deadline, 1050 * MS);
+	run_until(l, &c, 1050 * MS, MS);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.fired_at[1], 1050 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static void test_misfire_all(void **state)
+{
+	struct twheel_loop *l;
+	struct fake_clock c;
+	struct rec r;
+	int i;
+
+	(void)state;
+	misfire_run(TW_LOOP_MISFIRE_ALL, &l, &c, &r);
+	/* one run per iteration, without the clock moving */
+	for (i = 0; i < 6; i++)
+		twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_int_equal(r.n, 4);               /* 10, 20, 30, 40 */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(r.missed[i], 3 - i);
+	assert_int_equal(r.t.deadline, 1050 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Fixed delay: the next run is a period after the previous one *ended*. */
+static struct fake_clock *fd_clock;
+static void slow_fn(struct tw_loop_timer *t)
+{
+	rec_fn(t);
+	fake_clock_add(fd_clock, 3 * MS); /* the callback "takes" 3 ms */
+}
+
+static void test_periodic_fixed_delay(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	fd_clock = &c;
+	tw_loop_timer_init_periodic(&r.t, slow_fn, 10 * MS, TW_LOOP_FIXED_DELAY);
+	twheel_loop_add(l, &r.t, 10 * MS);
+	run_until(l, &c, 1050 * MS, MS);
+	/* runs at 10, 23, 36, 49 (each 3 ms + 10 ms after the previous) */
+	assert_int_equal(r.n, 4);
+	assert_int_equal(r.fired_at[0], 1010 * MS);
+	assert_int_equal(r.fired_at[1], 1023 * MS);
+	assert_int_equal(r.fired_at[2], 1036 * MS);
+	assert_int_equal(r.fired_at[3], 1049 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+
+	/* fixed delay + ALL: 35 ms behind -> 4 back-to-back runs, then +10 */
+	memset(&r, 0, sizeof(r));
+	r.clk = &c;
+	l = fake_loop(&c, 1000 * MS, NULL);
+	tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS,
+				    TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ALL);
+	twheel_loop_add(l, &r.t, 10 * MS);
+	fake_clock_set(&c, 1045 * MS);
+	for (int i = 0; i < 8; i++)
+		twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(r.missed[0], 3);
+	assert_int_equal(r.missed[3], 0);
+	assert_int_equal(r.t.deadline, 1055 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A periodic callback may delete (then free) or re-arm its own timer. */
+static struct twheel_loop *self_loop;
+static void del_self(struct tw_loop_timer *t)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	rec_fn(t);
+	if (r->n == 3) {
+		assert_int_equal(twheel_loop_del(self_loop, t), 1);
+		memset(t, 0xa5, sizeof(*t)); /* the loop must not look at it again */
+	}
+}
+
+static void rearm_self(struct tw_loop_timer *t)
+{
+	rec_fn(t);
+	assert_int_equal(twheel_loop_mod(self_loop, t, 50 * MS), 0);
+}
+
+static void test_periodic_self_del_and_rearm(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c }, q = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	self_loop = l;
+	tw_loop_timer_init_periodic(&r.t, del_self, 10 * MS, 0);
+	tw_loop_timer_init_periodic(&q.t, rearm_self, 10 * MS, 0);
+	twheel_loop_add(l, &r.t, 10 * MS);
+	twheel_loop_add(l, &q.t, 10 * MS);
+	run_until(l, &c, 1200 * MS, MS);
+	assert_int_equal(r.n, 3);
+	/* q: 10, then re-armed +50 by itself each time: 60, 110, 160 */
+	assert_int_equal(q.n, 4);
+	assert_int_equal(q.fired_at[1], 1060 * MS);
+	assert_int_equal(q.fired_at[3], 1160 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Cancel outcomes on one thread: won, lost, already, idle. */
+static int released;
+static void on_release(struct tw_loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	released++;
+}
+
+static void test_cancel_outcomes(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec a = { .clk = &c }, b = { .clk = &c }, p = { .clk = &c };
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.release = on_release;
+	l = fake_loop(&c, START, &cfg);
+	released = 0;
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_cancel(l, &a.t), -ENOENT);
+
+	/* queued, then cancelled before the loop saw it */
+	assert_int_equal(twheel_loop_schedule(l, &a.t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_schedule(l, &a.t, 5 * MS), -EBUSY);
+	assert_int_equal(twheel_loop_cancel(l, &a.t), 1);
+	assert_int_equal(twheel_loop_cancel(l, &a.t), -EALREADY);
+	assert_true(tw_loop_timer_busy(&a.t));         /* still on the inbox */
+	assert_int_equal(twheel_loop_schedule(l, &a.t, 5 * MS), -EBUSY);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_false(tw_loop_timer_busy(&a.t));
+	assert_int_equal(released, 1);
+
+	/* armed (the loop took it), then cancelled */
+	assert_int_equal(twheel_loop_schedule(l, &b.t, 5 * MS), 0);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_true(twheel_loop_pending(l, &b.t));
+	assert_int_equal(twheel_loop_cancel(l, &b.t), 1);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_false(twheel_loop_pending(l, &b.t));
+	assert_int_equal(released, 2);
+	run_until(l, &c, START + 20 * MS, MS);
+	assert_int_equal(a.n + b.n, 0);
+
+	/* fired, then cancelled: lost */
+	assert_int_equal(twheel_loop_schedule(l, &b.t, 5 * MS), 0);
+	run_until(l, &c, START + 40 * MS, MS);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(twheel_loop_cancel(l, &b.t), 0);
+
+	/* periodic: cancel between runs wins and stops it */
+	tw_loop_timer_init_periodic(&p.t, rec_fn, 10 * MS, 0);
+	assert_int_equal(twheel_loop_schedule(l, &p.t, 10 * MS), 0);
+	run_until(l, &c, START + 75 * MS, MS);
+	assert_int_equal(p.n, 3);
+	assert_int_equal(twheel_loop_cancel(l, &p.t), 1);
+	run_until(l, &c, START + 150 * MS, MS);
+	assert_int_equal(p.n, 3);
+	assert_false(tw_loop_timer_busy(&p.t));
+	assert_int_equal(released, 3);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A periodic timer cancelled while its callback runs: lost, no more runs. */
+static struct twheel_loop *cancel_loop;
+static int cancel_result;
+static void cancel_self(struct tw_loop_timer *t)
+{
+	rec_fn(t);
+	cancel_result = twheel_loop_cancel(cancel_loop, t);
+}
+
+static void test_cancel_while_running(void **state)
+{
+	struct fake_clock c;
+	struct rec p = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	cancel_loop = l;
+	tw_loop_timer_init_periodic(&p.t, cancel_self, 10 * MS, 0);
+	twheel_loop_schedule(l, &p.t, 10 * MS);
+	run_until(l, &c, START + 100 * MS, MS);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(cancel_result, 0);
+	assert_false(tw_loop_timer_busy(&p.t));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static void test_max_pending(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec r[4];
+	struct twheel_loop *l;
+	int i;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.max_pending = 3;
+	l = fake_loop(&c, START, &cfg);
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 4; i++) {
+		r[i].clk = &c;
+		tw_loop_timer_init(&r[i].t, rec_fn, 0);
+	}
+	assert_int_equal(twheel_loop_add(l, &r[0].t, 1 * MS), 0);
+	assert_int_equal(twheel_loop_schedule(l, &r[1].t, 50 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &r[2].t, 50 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &r[3].t, 50 * MS), -ENOSPC);
+	assert_int_equal(twheel_loop_schedule(l, &r[3].t, 50 * MS), -ENOSPC);
+	assert_false(tw_loop_timer_busy(&r[3].t));
+	run_until(l, &c, START + 2 * MS, MS); /* r[0] fires: a slot frees */
+	assert_int_equal(r[0].n, 1);
+	assert_int_equal(twheel_loop_schedule(l, &r[3].t, 50 * MS), 0);
+	assert_int_equal(twheel_loop_del(l, &r[2].t), 1);
+	assert_int_equal(twheel_loop_add(l, &r[0].t, 50 * MS), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static int work_runs;
+static void work_fn(struct tw_loop_work *w)
+{
+	(void)w;
+	work_runs++;
+}
+
+static void test_post(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	struct tw_loop_work w;
+
+	(void)state;
+	tw_loop_work_init(&w, work_fn);
+	work_runs = 0;
+	assert_int_equal(twheel_loop_post(l, &w), 0);
+	assert_int_equal(twheel_loop_post(l, &w), -EBUSY);
+	assert_int_equal(work_runs, 0);
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(work_runs, 1);
+	assert_int_equal(twheel_loop_post(l, &w), 0);
+	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	assert_int_equal(work_runs, 2);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* The inbox moves at most cfg.batch items per iteration. */
+static void test_inbox_batch_bound(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct twheel_loop *l;
+	struct tw_loop_work w[10];
+	struct twheel_loop_stats st;
+	int i;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.batch = 4;
+	l = fake_loop(&c, START, &cfg);
+	work_runs = 0;
+	for (i = 0; i < 10; i++) {
+		tw_loop_work_init(&w[i], work_fn);
+		twheel_loop_post(l, &w[i]);
+	}
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 4);
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 4);
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 2);
+	twheel_loop_get_stats(l, &st);
+	assert_int_equal(st.inbox_items, 10);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Stop + destroy hand back every timer that never ran, exactly once:
+ * armed on either wheel, periodic between runs, or still queued. */
+#define NDRAIN 200
+static int drained[NDRAIN];
+static struct rec drec[NDRAIN];
+static int work_drained;
+
+static void drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	assert_ptr_equal(arg, &drained);
+	assert_false(tw_loop_timer_busy(t));
+	drained[r - drec]++;
+}
+
+static void work_drain_fn(struct tw_loop_work *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+	work_drained++;
+}
+
+static void test_stop_drains_every_timer(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	struct tw_loop_work w;
+	int i, fired = 0, handed = 0;
+
+	(void)state;
+	memset(drained, 0, sizeof(drained));
+	memset(drec, 0, sizeof(drec));
+	for (i = 0; i < NDRAIN; i++) {
+		drec[i].clk = &c;
+		if (i % 5 == 0)
+			tw_loop_timer_init_periodic(&drec[i].t, rec_fn, 7 * MS, 0);
+		else
+			tw_loop_timer_init(&drec[i].t, rec_fn, i % 3 == 0 ? TW_LOOP_DEFERRABLE : 0);
+		if (i % 2)
+			assert_int_equal(twheel_loop_add(l, &drec[i].t, (uint64_t)i * MS), 0);
+		else
+			assert_int_equal(twheel_loop_schedule(l, &drec[i].t, (uint64_t)i * MS), 0);
+	}
+	run_until(l, &c, START + 50 * MS, MS); /* some fire */
+	/* more that never reach the wheel */
+	for (i = 0; i < NDRAIN; i++)
+		if (!tw_loop_timer_busy(&drec[i].t))
+			assert_int_equal(twheel_loop_schedule(l, &drec[i].t, 1000 * MS), 0);
+	tw_loop_work_init(&w, work_fn);
+	assert_int_equal(twheel_loop_post(l, &w), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	assert_true(twheel_loop_stopped(l));
+	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_run(l), 0);
+	assert_int_equal(twheel_loop_schedule(l, &drec[0].t, MS), -ESHUTDOWN);
+	work_drained = 0;
+	twheel_loop_destroy(l, drain_fn, work_drain_fn, &drained);
+	for (i = 0; i < NDRAIN; i++) {
+		assert_int_equal(drained[i], 1); /* all still owned: each once */
+		fired += drec[i].n;
+		handed += drained[i];
+	}
+	assert_true(fired > 0);
+	assert_int_equal(handed, NDRAIN);
+	assert_int_equal(work_drained, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_rejects_bad_ticks),
+		cmocka_unit_test(test_never_early_rounds_up),
+		cmocka_unit_test(test_fine_tick),
+		cmocka_unit_test(test_firing_order),
+		cmocka_unit_test(test_add_mod_del),
+		cmocka_unit_test(test_deferrable),
+		cmocka_unit_test(test_periodic_fixed_rate),
+		cmocka_unit_test(test_misfire_skip),
+		cmocka_unit_test(test_misfire_once),
+		cmocka_unit_test(test_misfire_all),
+		cmocka_unit_test(test_periodic_fixed_delay),
+		cmocka_unit_test(test_periodic_self_del_and_rearm),
+		cmocka_unit_test(test_cancel_outcomes),
+		cmocka_unit_test(test_cancel_while_running),
+		cmocka_unit_test(test_max_pending),
+		cmocka_unit_test(test_post),
+		cmocka_unit_test(test_inbox_batch_bound),
+		cmocka_unit_test(test_stop_drains_every_timer),
+	};
+
+	require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

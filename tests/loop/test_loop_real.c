@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loop on the real clock: never early and bounded lateness on each wait
+ * path (EXT_ARG, IORING_OP_TIMEOUT fallback, without DEFER_TASKRUN), I/O
+ * completions interleaved with timers on one thread, no wake-ups while
+ * idle, deferrable timers that do not wake the loop, executor hand-off to a
+ * small thread pool, and the error reported when io_uring is refused.
+ *
+ * Upper bounds are generous (a loaded 2-core CI box, sanitizers); lower
+ * bounds ("never early") are exact.
+ */
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+
+/* Lateness allowed on top of one tick: scheduling noise on a busy CI box. */
+#define SLACK (40 * MS)
+
+static uint64_t rng = 42;
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static struct twheel_loop *mk(unsigned flags, uint64_t tick)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l = NULL;
+	char msg[256];
+
+	twheel_loop_config_init(&cfg);
+	cfg.flags = flags;
+	cfg.tick_ns = tick;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), 0);
+	return l;
+}
+
+/* ---- never early, lateness bounded ---------------------------------------- */
+
+#define NLATE 300
+struct late {
+	struct tw_loop_timer t;
+	uint64_t at;
+};
+static struct late lt[NLATE];
+static int nfired;
+
+static void late_fn(struct tw_loop_timer *t)
+{
+	struct late *x = tw_container_of(t, struct late, t);
+
+	x->at = mono_now();
+	nfired++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void lateness_run(unsigned flags, unsigned expect_feature)
+{
+	struct twheel_loop *l = mk(flags, MS);
+	uint64_t late[NLATE], start = mono_now();
+	struct twheel_loop_stats st;
+	int i;
+
+	assert_true(twheel_loop_features(l) & expect_feature);
+	nfired = 0;
+	for (i = 0; i < NLATE; i++) {
+		tw_loop_timer_init(&lt[i].t, late_fn, 0);
+		/* 1 us .. 300 ms, not tick-aligned */
+		assert_int_equal(twheel_loop_add(l, &lt[i].t, 1000 + xorshift() % (300 * MS)), 0);
+	}
+	while (nfired < NLATE && mono_now() - start < 10000 * MS)
+		assert_true(twheel_loop_run_once(l, 0) >= 0);
+	assert_int_equal(nfired, NLATE);
+	for (i = 0; i < NLATE; i++) {
+		assert_true(lt[i].at >= lt[i].t.deadline); /* never early */
+		late[i] = lt[i].at - lt[i].t.deadline;
+	}
+	qsort(late, NLATE, sizeof(late[0]), cmp_u64);
+	printf("# flags %#x: lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", flags,
+	       late[NLATE / 2] / 1e6, late[NLATE * 99 / 100] / 1e6, late[NLATE - 1] / 1e6);
+	assert_true(late[NLATE * 99 / 100] < MS + SLACK);
+	twheel_loop_get_stats(l, &st);
+	/* tickless: no more sleeps than distinct ticks with work (<= 300 + levels) */
+	assert_true(st.waits <= NLATE + 2 * TWHEEL_LEVELS);
+	if (expect_feature == TWHEEL_LOOP_F_TIMEOUT_FALLBACK)
+		assert_true(st.timeout_updates <= st.waits);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static void test_lateness_ext_arg(void **state)
+{
+	(void)state;
+	lateness_run(0, TWHEEL_LOOP_F_EXT_ARG);
+}
+
+static void test_lateness_timeout_fallback(void **state)
+{
+	(void)state;
+	lateness_run(TWHEEL_LOOP_NO_EXT_ARG, TWHEEL_LOOP_F_TIMEOUT_FALLBACK);
+}
+
+static void test_lateness_no_defer_taskrun(void **state)
+{
+	(void)state;
+	lateness_run(TWHEEL_LOOP_NO_DEFER_TASKRUN, TWHEEL_LOOP_F_EXT_ARG);
+}
+
+/* ---- the fallback moves its one kernel timeout only for earlier expiries ---- */
+
+struct early_ctx {
+	struct tw_loop_work w;
+	struct twheel_loop *l;
+	struct late b;
+};
+
+static void *post_later(void *arg)
+{
+	struct early_ctx *c = arg;
+
+	usleep(20000);
+	assert_int_equal(twheel_loop_post(c->l, &c->w), 0);
+	return NULL;
+}
+
+static void add_b(struct tw_loop_work *w)
+{
+	struct early_ctx *c = tw_container_of(w, struct early_ctx, w);
+
+	assert_int_equal(twheel_loop_add(c->l, &c->b.t, 30 * MS), 0);
+}
+
+static void test_fallback_timeout_update(void **state)
+{
+	struct twheel_loop *l = mk(TWHEEL_LOOP_NO_EXT_ARG, MS);
+	struct early_ctx c = { .l = l };
+	struct late a;
+	struct twheel_loop_stats st;
+	uint64_t start = mono_now();
+	pthread_t th;
+
+	(void)state;
+	nfired = 0;
+	tw_loop_timer_init(&a.t, late_fn, 0);
+	tw_loop_timer_init(&c.b.t, late_fn, 0);
+	tw_loop_work_init(&c.w, add_b);
+	assert_int_equal(twheel_loop_add(l, &a.t, 300 * MS), 0);
+	pthread_create(&th, NULL, post_later, &c);
+	while (nfired < 2 && mono_now() - start < 5000 * MS)
+		twheel_loop_run_once(l, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(nfired, 2);
+	assert_true(c.b.at >= c.b.t.deadline && c.b.at < c.b.t.deadline + MS + SLACK);
+	assert_true(a.at >= a.t.deadline);
+	assert_true(c.b.at < a.at);
+	twheel_loop_get_stats(l, &st);
+	/* arm for A, move earlier for B, arm again for A after B fired */
+	assert_true(st.timeout_updates >= 2 && st.timeout_updates <= 4);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* ---- I/O and timers on the same thread ---------------------------------------- */
+
+struct io_test {
+	struct tw_loop_io poll_io;
+	struct tw_loop_timer t[4];
+	int fds[2];
+	char log[32];
+	int nlog;
+	int more;        /* CQEs that kept the multishot request alive */
+	pthread_t loop_thread;
+};
+
+static struct io_test *io_x;
+
+static void io_timer_any(struct tw_loop_timer *t)
+{
+	(void)t;
+	assert_true(pthread_equal(pthread_self(), io_x->loop_thread));
+	io_x->log[io_x->nlog++] = 'T';
+	assert_int_equal(write(io_x->fds[1], "x", 1), 1);
+}
+
+static void poll_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct io_test *x = tw_container_of(io, struct io_test, poll_io);
+	char b[8];
+
+	assert_true(pthread_equal(pthread_self(), x->loop_thread));
+	assert_true(cqe->res > 0 && (cqe->res & POLLIN));
+	if (cqe->flags & IORING_CQE_F_MORE)
+		x->more++;
+	assert_int_equal(read(x->fds[0], b, sizeof(b)), 1);
+	x->log[x->nlog++] = 'I';
+}
+
+static void test_io_and_timers_interleave(void **state)
+{
+	struct twheel_loop *l = mk(0, MS);
+	static struct io_test x;
+	struct io_uring_sqe *sqe;
+	uint64_t start = mono_now();
+	int i;
+
+	(void)state;
+	memset(&x, 0, sizeof(x));
+	io_x = &x;
+	x.loop_thread = pthread_self();
+	assert_int_equal(pipe2(x.fds, O_NONBLOCK | O_CLOEXEC), 0);
+	x.poll_io.func = poll_done;
+	sqe = twheel_loop_get_sqe(l, &x.poll_io);
+	assert_non_null(sqe);
+	io_uring_prep_poll_multishot(sqe, x.fds[0], POLLIN);
+	for (i = 0; i < 4; i++) {
+		tw_loop_timer_init(&x.t[i], io_timer_any, 0);
+		assert_int_equal(twheel_loop_add(l, &x.t[i], (uint64_t)(i + 1) * 40 * MS), 0);
+	}
+	while (x.nlog < 8 && mono_now() - start < 5000 * MS)
+		assert_true(twheel_loop_run_once(l, 0) >= 0);
+	x.log[x.nlog] = '\0';
+	/* each timer's write is seen by the poll before the next timer */
+	assert_string_equal(x.log, "TITITITI");
+	assert_int_equal(x.more, 4); /* the multishot poll stayed armed */
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	close(x.fds[0]);
+	close(x.fds[1]);
+}
+
+/* ---- idle: no wake-ups ---------------------------------------------------- */
+
+static void *stop_after(void *arg)
+{
+	usleep(1000000);
+	twheel_loop_stop(arg);
+	return NULL;
+}
+
+static void count_fn(struct tw_loop_timer *t)
+{
+	struct late *x = tw_container_of(t, struct late, t);
+
+	x->at = mono_now();
+	nfired++;
+}
+
+/* Over one idle second: nothing but the stop request wakes the loop, with
+ * no timer, with a timer 10 s away, or with a due deferrable timer. */
+static void test_idle_zero_wakeups(void **state)
+{
+	for (int mode = 0; mode < 3; mode++) {
+		struct twheel_loop *l = mk(mode == 2 ? TWHEEL_LOOP_NO_EXT_ARG : 0, MS);
+		struct twheel_loop_stats st;
+		struct late far = { 0 }, def = { 0 };
+		uint64_t start = mono_now();
+		pthread_t th;
+
+		(void)state;
+		nfired = 0;
+		tw_loop_timer_init(&far.t, count_fn, 0);
+		tw_loop_timer_init(&def.t, count_fn, TW_LOOP_DEFERRABLE);
+		if (mode >= 1) {
+			assert_int_equal(twheel_loop_add(l, &far.t, 10000 * MS), 0);
+			assert_int_equal(twheel_loop_add(l, &def.t, 50 * MS), 0);
+		}
+		pthread_create(&th, NULL, stop_after, l);
+		assert_int_equal(twheel_loop_run(l), 0);
+		pthread_join(th, NULL);
+		twheel_loop_get_stats(l, &st);
+		printf("# idle mode %d: %llu wake-ups in %.2f s\n", mode,
+		       (unsigned long long)st.wakeups, (mono_now() - start) / 1e9);
+		/* the stop, plus at most the cascades of the far timer's levels */
+		assert_true(st.wakeups <= (mode ? 1 + 3 : 1));
+		assert_true(st.eventfd_wakes <= 1);
+		if (mode >= 1) {
+			/* the deferrable timer did not wake the loop: it ran at a
+			 * later wake-up (a cascade or the stop), long after 50 ms */
+			assert_int_equal(nfired, def.at ? 1 : 0);
+			if (def.at)
+				assert_true(def.at - start > 100 * MS);
+		}
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+	}
+}
+
+/* ---- executor hand-off: a small thread pool -------------------------------- */
+
+/* The pool: a mutex-protected FIFO of jobs and two worker threads. The
+ * executor runs on the loop thread and only queues; workers call the timer. */
+struct pool_job {
+	struct tw_loop_timer t;
+	struct pool_job *next;
+	uint64_t at;
+	pthread_t ran_on;
+	int sleep_ms;
+	int runs;
+};
+
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pool_job *head, **tail;
+	bool quit;
+	pthread_t th[2];
+};
+
+static void *pool_worker(void *arg)
+{
+	struct pool *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct pool_job *j;
+
+		while (!p->head && !p->quit)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->head)
+			break;
+		j = p->head;
+		p->head = j->next;
+		if (!p->head)
+			p->tail = &p->head;
+		pthread_mutex_unlock(&p->mu);
+		tw_loop_timer_call(&j->t); /* the user's callback, on this thread */
+		pthread_mutex_lock(&p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static void pool_executor(struct tw_loop_timer *t, void *arg)
+{
+	struct pool *p = arg;
+	struct pool_job *j = tw_container_of(t, struct pool_job, t);
+
+	pthread_mutex_lock(&p->mu);
+	j->next = NULL;
+	*p->tail = j;
+	p->tail = &j->next;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int pool_done;
+static void slow_job(struct tw_loop_timer *t)
+{
+	struct pool_job *j = tw_container_of(t, struct pool_job, t);
+
+	j->at = mono_now();
+	j->ran_on = pthread_self();
+	usleep((useconds_t)j->sleep_ms * 1000);
+	__atomic_fetch_add(&j->runs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pool_done, 1, __ATOMIC_RELEASE);
+}
+
+static void test_executor_thread_pool(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	struct pool p = { .head = NULL };
+	struct pool_job slow = { .sleep_ms = 300 }, per = { .sleep_ms = 0 };
+	struct late fast[3];
+	uint64_t start;
+	int i;
+
+	(void)state;
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	p.tail = &p.head;
+	for (i = 0; i < 2; i++)
+		pthread_create(&p.th[i], NULL, pool_worker, &p);
+
+	twheel_loop_config_init(&cfg);
+	cfg.executor = pool_executor;
+	cfg.executor_arg = &p;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+
+	nfired = 0;
+	pool_done = 0;
+	tw_loop_timer_init(&slow.t, slow_job, TW_LOOP_EXECUTOR);
+	assert_int_equal(tw_loop_timer_init_periodic(&per.t, slow_job, 20 * MS,
+		TW_LOOP_EXECUTOR | TW_LOOP_FIXED_DELAY), -EINVAL);
+	assert_int_equal(tw_loop_timer_init_periodic(&per.t, slow_job, 20 * MS,
+						     TW_LOOP_EXECUTOR), 0);
+	assert_int_equal(twheel_loop_add(l, &slow.t, 10 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &per.t, 20 * MS), 0);
+	for (i = 0; i < 3; i++) {
+		tw_loop_timer_init(&fast[i].t, late_fn, 0);
+		assert_int_equal(twheel_loop_add(l, &fast[i].t, (uint64_t)(20 + 20 * i) * MS), 0);
+	}
+	start = mono_now();
+	while ((nfired < 3 || __atomic_load_n(&slow.runs, __ATOMIC_ACQUIRE) < 1 ||
+		__atomic_load_n(&per.runs, __ATOMIC_ACQUIRE) < 5) &&
+	       mono_now() - start < 5000 * MS)
+		twheel_loop_run_once(l, 0);
+	assert_int_equal(nfired, 3);
+	/* the 300 ms job ran elsewhere and did not delay the loop's timers */
+	for (i = 0; i < 3; i++) {
+		assert_true(fast[i].at >= fast[i].t.deadline);
+		assert_true(fast[i].at - fast[i].t.deadline < MS + SLACK);
+	}
+	assert_true(pthread_equal(slow.ran_on, p.th[0]) || pthread_equal(slow.ran_on, p.th[1]));
+	assert_true(__atomic_load_n(&per.runs, __ATOMIC_ACQUIRE) >= 5);
+	assert_int_equal(twheel_loop_del(l, &per.t), 1);
+
+	pthread_mutex_lock(&p.mu);
+	p.quit = true;
+	pthread_cond_broadcast(&p.cv);
+	pthread_mutex_unlock(&p.mu);
+	for (i = 0; i < 2; i++)
+		pthread_join(p.th[i], NULL);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+}
+
+/* ---- io_uring refused: the error names the cause ---------------------------- */
+
+static int child_create_with_filter(int err, const char *want)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct twheel_loop *l;
+	char msg[256];
+	int ret;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 77;
+	ret = twheel_loop_create(&l, NULL, msg, sizeof(msg));
+	printf("# refused with %d: %s\n", ret, msg);
+	fflush(stdout);
+	return ret == -err && strstr(msg, want) ? 0 : 1;
+}
+
+static void test_create_refused_names_cause(void **state)
+{
+	static const struct { int err; const char *want; } cases[] = {
+		{ EPERM, "seccomp" },
+		{ ENOSYS, "ENOSYS" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int status;
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(child_create_with_filter(cases[i].err, cases[i].want));
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 77)
+			continue; /* cannot install a seccomp filter here */
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lateness_ext_arg),
+		cmocka_unit_test(test_lateness_timeout_fallback),
+		cmocka_unit_test(test_lateness_no_defer_taskrun),
+		cmocka_unit_test(test_fallback_timeout_update),
+		cmocka_unit_test(test_io_and_timers_interleave),
+		cmocka_unit_test(test_idle_zero_wakeups),
+		cmocka_unit_test(test_executor_thread_pool),
+		cmocka_unit_test(test_create_refused_names_cause),
+	};
+
+	require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cross-thread stress: several producers schedule, cancel and re-schedule
+ * timers and post work onto one running loop, then another thread stops
+ * it. Every item must be accounted for exactly once:
+ *
+ *   each successful schedule  = one fire  + one winning cancel + one drain
+ *   each winning cancel       = one release (hook) and no fire
+ *   each successful post      = one run   + one drain
+ *   a cancelled periodic timer never fires after the loop released it
+ *
+ * Runs in the 'tsan' suite too (CI builds it with -Db_sanitize=thread).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+
+#define NPROD 3
+#define NT 1500       /* one-shot timers per producer */
+#define NPER 8        /* periodic timers per producer */
+#define NWORK 64      /* work items per producer */
+#define RUN_NS (1200 * MS)
+
+struct item {
+	struct tw_loop_timer t;
+	uint32_t scheduled;  /* producer only */
+	uint32_t won;        /* producer only */
+	uint32_t lost;       /* producer only */
+	uint32_t fired;      /* atomic: loop thread */
+	uint32_t released;   /* atomic: loop thread (release hook) */
+	uint32_t drained;    /* main thread, after the end */
+	uint32_t fired_at_release; /* periodic: fire count when released */
+};
+
+struct witem {
+	struct tw_loop_work w;
+	uint32_t posted;     /* producer only */
+	uint32_t ran;        /* loop thread */
+	uint32_t drained;
+};
+
+struct prod {
+	struct twheel_loop *l;
+	struct item t[NT];
+	struct item p[NPER];
+	struct witem w[NWORK];
+	uint64_t seed;
+	uint64_t delay_unit; /* delay = 16 random bits * this */
+	uint64_t enospc, busy;
+	pthread_t th;
+};
+
+static struct prod prods[NPROD];
+
+/* cmocka's asserts are not thread-safe: producers count failures instead. */
+static int thread_failures;
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, __VA_ARGS__);                           \
+			__atomic_fetch_add(&thread_failures, 1, __ATOMIC_RELAXED); \
+		}                                                               \
+	} while (0)
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void fire_fn(struct tw_loop_timer *t)
+{
+	struct item *it = tw_container_of(t, struct item, t);
+
+	__atomic_fetch_add(&it->fired, 1, __ATOMIC_RELAXED);
+}
+
+static void release_fn(struct tw_loop_timer *t, void *arg)
+{
+	struct item *it = tw_container_of(t, struct item, t);
+
+	(void)arg;
+	/* runs on the loop thread, after which the loop never touches @t */
+	it->fired_at_release = __atomic_load_n(&it->fired, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&it->released, 1, __ATOMIC_RELEASE);
+}
+
+static void work_fn(struct tw_loop_work *w)
+{
+	struct witem *x = tw_container_of(w, struct witem, w);
+
+	__atomic_fetch_add(&x->ran, 1, __ATOMIC_RELAXED);
+}
+
+static void *producer(void *arg)
+{
+	struct prod *p = arg;
+	uint64_t start = mono_now();
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < NPER; i++) {
+		ret = twheel_loop_schedule(p->l, &p->p[i].t, MS);
+		if (ret == 0)
+			p->p[i].scheduled++;
+	}
+	while (mono_now() - start < RUN_NS) {
+		for (i = 0; i < NT; i++) {
+			struct item *it = &p->t[i];
+			uint64_t r = next_rand(&p->seed);
+
+			ret = twheel_loop_schedule(p->l, &it->t, (r & 0xffff) * p->delay_unit);
+			if (ret == -ENOSPC) {
+				p->enospc++;
+				continue;
+			}
+			if (ret == -EBUSY) {
+				p->busy++;
+				continue;
+			}
+			CHECK(ret == 0, "schedule returned %d\n", ret);
+			if (ret)
+				continue;
+			it->scheduled++;
+			if ((r >> 20) % 3 == 0) {
+				if (r & (1u << 30))
+					sched_yield(); /* let the loop maybe take it */
+				ret = twheel_loop_cancel(p->l, &it->t);
+				if (ret == 1)
+					it->won++;
+				else if (ret == 0)
+					it->lost++;
+				else
+					CHECK(0, "cancel returned %d\n", ret);
+			}
+			if (i % 64 == 0) {
+				struct witem *w = &p->w[(i / 64) % NWORK];
+
+				if (twheel_loop_post(p->l, &w->w) == 0)
+					w->posted++;
+			}
+		}
+	}
+	/* cancel the periodic ones: each either wins or loses to a running
+	 * callback; both stop it */
+	for (i = 0; i < NPER; i++) {
+		if (!p->p[i].scheduled)
+			continue;
+		ret = twheel_loop_cancel(p->l, &p->p[i].t);
+		CHECK(ret == 0 || ret == 1, "periodic cancel returned %d\n", ret);
+		if (ret == 1)
+			p->p[i].won++;
+		else
+			p->p[i].lost++;
+	}
+	return NULL;
+}
+
+static void drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	struct item *it = tw_container_of(t, struct item, t);
+
+	(void)arg;
+	it->drained++;
+}
+
+static void work_drain_fn(struct tw_loop_work *w, void *arg)
+{
+	struct witem *x = tw_container_of(w, struct witem, w);
+
+	(void)arg;
+	x->drained++;
+}
+
+struct looper {
+	struct twheel_loop *l;
+	int ret;
+};
+
+static void *loop_thread(void *arg)
+{
+	struct looper *lp = arg;
+
+	lp->ret = twheel_loop_run(lp->l);
+	return NULL;
+}
+
+static void stress(size_t max_pending)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	struct twheel_loop_stats st;
+	struct looper lp;
+	pthread_t lth;
+	uint64_t sched = 0, fired = 0, won = 0, lost = 0, drained = 0, posts = 0, runs = 0;
+	uint64_t enospc = 0;
+	int i, j;
+
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = 100 * US;
+	cfg.release = release_fn;
+	cfg.max_pending = max_pending;
+	cfg.batch = 256;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+
+	memset(prods, 0, sizeof(prods));
+	for (i = 0; i < NPROD; i++) {
+		prods[i].l = l;
+		prods[i].seed = 42 + (uint64_t)i;
+		/* 0..2.6 ms; 0..52 ms with a limit, so that the limit is hit */
+		prods[i].delay_unit = max_pending ? 800 : 40;
+		for (j = 0; j < NT; j++)
+			tw_loop_timer_init(&prods[i].t[j].t, fire_fn, j % 7 == 0 ? TW_LOOP_DEFERRABLE : 0);
+		for (j = 0; j < NPER; j++)
+			tw_loop_timer_init_periodic(&prods[i].p[j].t, fire_fn, 500 * US,
+						    j % 2 ? TW_LOOP_FIXED_DELAY : 0);
+		for (j = 0; j < NWORK; j++)
+			tw_loop_work_init(&prods[i].w[j].w, work_fn);
+	}
+
+	/* the loop thread creates nothing: it becomes the issuer on first run */
+	lp.l = l;
+	lp.ret = -1;
+	pthread_create(&lth, NULL, loop_thread, &lp);
+	for (i = 0; i < NPROD; i++)
+		pthread_create(&prods[i].th, NULL, producer, &prods[i]);
+	for (i = 0; i < NPROD; i++)
+		pthread_join(prods[i].th, NULL);
+	usleep(20000); /* let most timers fire; the rest are drained */
+	assert_int_equal(twheel_loop_stop(l), 0);
+	pthread_join(lth, NULL);
+	assert_int_equal(lp.ret, 0);
+	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	twheel_loop_get_stats(l, &st);
+
+	/* The loop thread has finished: this thread owns the loop now. */
+	twheel_loop_destroy(l, drain_fn, work_drain_fn, NULL);
+
+	for (i = 0; i < NPROD; i++) {
+		struct prod *p = &prods[i];
+
+		enospc += p->enospc;
+		for (j = 0; j < NT; j++) {
+			struct item *it = &p->t[j];
+			uint32_t f = __atomic_load_n(&it->fired, __ATOMIC_ACQUIRE);
+			uint32_t rel = __atomic_load_n(&it->released, __ATOMIC_ACQUIRE);
+
+			if (it->scheduled != f + it->won + it->drained)
+				fail_msg("timer %d/%d: scheduled %u != fired %u + won %u + drained %u",
+					 i, j, it->scheduled, f, it->won, it->drained);
+			assert_int_equal(rel, it->won); /* every win released once */
+			assert_true(it->lost <= f);     /* a lost cancel saw a fire */
+			assert_false(tw_loop_timer_busy(&it->t));
+			sched += it->scheduled;
+			fired += f;
+			won += it->won;
+			lost += it->lost;
+			drained += it->drained;
+		}
+		for (j = 0; j < NPER; j++) {
+			struct item *it = &p->p[j];
+			uint32_t f = __atomic_load_n(&it->fired, __ATOMIC_ACQUIRE);
+
+			if (!it->scheduled)
+				continue; /* ENOSPC at the start */
+			assert_int_equal(it->won + it->lost, 1);
+			/* released once by the loop (won, or lost-while-running),
+			 * or still armed at the stop and drained */
+			assert_int_equal(__atomic_load_n(&it->released, __ATOMIC_ACQUIRE) + it->drained, 1);
+			if (it->released)
+				assert_int_equal(f, it->fired_at_release);
+		}
+		for (j = 0; j < NWORK; j++) {
+			struct witem *w = &p->w[j];
+
+			assert_int_equal(w->posted, w->ran + w->drained);
+			posts += w->posted;
+			runs += w->ran;
+		}
+	}
+	printf("# max_pending %zu: %llu schedules, %llu fired, %llu cancels won, %llu lost, "
+	       "%llu drained, %llu ENOSPC; %llu posts (%llu run); loop: %llu iterations, "
+	       "%llu wake-ups (%llu by eventfd)\n", max_pending,
+	       (unsigned long long)sched, (unsigned long long)fired, (unsigned long long)won,
+	       (unsigned long long)lost, (unsigned long long)drained,
+	       (unsigned long long)enospc, (unsigned long long)posts, (unsigned long long)runs,
+	       (unsigned long long)st.iterations, (unsigned long long)st.wakeups,
+	       (unsigned long long)st.eventfd_wakes);
+	assert_true(sched > 0 && fired > 0 && won > 0);
+	if (max_pending)
+		assert_true(enospc > 0);
+	else
+		assert_int_equal(enospc, 0);
+}
+
+static void test_xthread_every_item_once(void **state)
+{
+	(void)state;
+	stress(0);
+}
+
+static void test_xthread_max_pending(void **state)
+{
+	(void)state;
+	stress(300);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xthread_every_item_once),
+		cmocka_unit_test(test_xthread_max_pending),
+	};
+
+	require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
