@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# tests/demo/run_demo_test.sh - run an idle-timeout server and the load
+# generator against it at a small scale and assert on the generator's
+# summary and on the server's own accounting.
+#
+# usage: run_demo_test.sh SERVER LOAD NAME [--server ARGS... --] [LOAD ARGS...]
+#   NAME is only used in messages. Server arguments go between --server and
+#   --; the rest go to the load generator. --port is filled in.
+#
+# Asserts: the generator passes (no connection closed early or wrongly,
+# every silent one closed, no connect failed, the server answered STATS with
+# no connection and no pending timer left); then SIGTERM makes the server
+# exit 0 after printing a final STATS line with conns=0 timers=0 on every
+# worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
+# server's output; EXPECT_STAT=key>N must hold for the sum over workers.
+# Exit 0 pass, 1 fail, 77 skip (io_uring refused by the kernel).
+set -u
+server=$1 load=$2 name=$3
+shift 3
+sargs=()
+if [ "${1-}" = --server ]; then
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+  [ "${1-}" = -- ] && shift
+fi
+largs=("$@")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-demo-test.XXXXXX")
+spid=
+cleanup() {
+  if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then kill -KILL "$spid" 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL [$name]: $*"; echo "--- server output:"; cat "$tmp/server.log"; exit 1; }
+
+"$server" --port 0 "${sargs[@]}" >"$tmp/server.log" 2>&1 &
+spid=$!
+port=
+for _ in $(seq 200); do
+  port=$(sed -n 's/.*ready: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/server.log")
+  [ -n "$port" ] && break
+  if ! kill -0 "$spid" 2>/dev/null; then
+    wait "$spid"; rc=$?
+    [ $rc -eq 77 ] && { echo "SKIP [$name]: io_uring refused:"; cat "$tmp/server.log"; exit 77; }
+    fail "server exited with $rc before listening"
+  fi
+  sleep 0.05
+done
+[ -n "$port" ] || fail "server not ready after 10 s"
+
+"$load" --port "$port" --quiet "${largs[@]}" >"$tmp/load.log" 2>&1
+lrc=$?
+cat "$tmp/load.log"
+[ $lrc -eq 77 ] && { echo "SKIP [$name]: io_uring refused"; exit 77; }
+result=$(grep '^RESULT ' "$tmp/load.log") || fail "no RESULT line from the generator (exit $lrc)"
+get() { sed -n "s/.* $1=\([-0-9.]*\).*/\1/p" <<<"$result"; }
+for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 server_timers=0 server_clean=1 pass=1; do
+  k=${kv%=*} v=${kv#*=}
+  [ "$(get "$k")" = "$v" ] || fail "summary: $k=$(get "$k"), expected $v"
+done
+[ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
+[ $lrc -eq 0 ] || fail "generator exited with $lrc"
+
+# The server's own accounting after the run, then a graceful shutdown.
+kill -TERM "$spid"
+for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$spid" 2>/dev/null && fail "server still running 5 s after SIGTERM"
+wait "$spid"; src=$?
+spid=
+[ $src -eq 0 ] || fail "server exited with $src after SIGTERM"
+grep -q '^STATS ' "$tmp/server.log" || fail "server printed no final STATS line"
+if grep '^STATS ' "$tmp/server.log" | grep -Ev ' conns=0 timers=0 ' >/dev/null; then
+  fail "server reported connections or timers left"
+fi
+if [ -n "${EXPECT_LOG-}" ]; then
+  grep -Eq "$EXPECT_LOG" "$tmp/server.log" || fail "server output does not match /$EXPECT_LOG/"
+fi
+if [ -n "${EXPECT_STAT-}" ]; then
+  key=${EXPECT_STAT%%>*} min=${EXPECT_STAT#*>}
+  # the last STATS line of each worker (the final one) summed
+  sum=$(grep '^STATS ' "$tmp/server.log" | awk -v k="$key" '
+    { w=""; v=0; for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "worker") w = kv[2]; if (kv[1] == k) v = kv[2] } last[w] = v }
+    END { s = 0; for (w in last) s += last[w]; print s }')
+  [ "$sum" -gt "$min" ] || fail "server $key=$sum, expected > $min"
+fi
+echo "PASS [$name]"
+exit 0
