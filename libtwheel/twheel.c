@@ -8,46 +8,53 @@
  * one occupancy bitmap per level so that idle ticks are skipped instead of
  * walked.
  *
- * There are TWHEEL_LEVELS = 11 levels of 64 slots. Every slot is an intrusive
- * doubly-linked list (struct tw_list) of timers. A timer with expiry e is
- * stored, relative to the next tick to process n = now + 1, at
+ * There are TWHEEL_LEVELS = 11 levels: a first level of 256 slots (as 2.6's
+ * tv1) and ten levels of 64. Every slot is an intrusive doubly-linked list
+ * (struct tw_list) of timers. A timer with expiry e is stored, relative to
+ * the next tick to process n = now + 1, at
  *
- *	level k = the smallest k with  e - n < 64^(k+1)
- *	slot    = (e >> 6k) & 63
+ *	level k = the smallest k with  e - n < 2^(8 + 6k)
+ *	slot    = (e >> shift(k)) & mask(k),  shift(0) = 0, shift(k) = 6k + 2
  *
  * i.e. slots are indexed by bits of the *absolute* expiry, as in 2.6, so a
  * re-arm that stays within the same slot span need not move the timer.
  *
- *	level  bits     slots  span of one slot   range (e - n < ...)
- *	    0   0..5       64  1 tick             64 ticks
- *	    1   6..11      64  64                 4096  (2^12)
- *	    2  12..17      64  4096               2^18  (262,144)
- *	    3  18..23      64  2^18               2^24  (16.7 M)
- *	    4  24..29      64  2^24               2^30
- *	    5  30..35      64  2^30               2^36
- *	    6  36..41      64  2^36               2^42
- *	    7  42..47      64  2^42               2^48
- *	    8  48..53      64  2^48               2^54
- *	    9  54..59      64  2^54               2^60
- *	   10  60..63      16  2^60               2^64 (all of tw_tick_t)
+ *	level  bits     slots  span of one slot   range (e - n < ...)   at 1 ms/tick
+ *	    0   0..7      256  1 tick             256                   256 ms
+ *	    1   8..13      64  256                2^14  (16,384)        16 s
+ *	    2  14..19      64  2^14               2^20  (1,048,576)     17 min
+ *	    3  20..25      64  2^20               2^26                  18.6 h
+ *	    4  26..31      64  2^26               2^32                  49.7 days
+ *	    5  32..37      64  2^32               2^38                  8.7 years
+ *	    6  38..43      64  2^38               2^44                  557 years
+ *	    7  44..49      64  2^44               2^50
+ *	    8  50..55      64  2^50               2^56
+ *	    9  56..61      64  2^56               2^62
+ *	   10  62..63       4  2^62               2^64 (all of tw_tick_t)
  *
- * At 1 ms a tick, level 0 covers 64 ms, level 3 4.6 hours, level 6 139 years;
- * nothing is capped and nothing fires early: the full 64-bit range is exact.
+ * Nothing is capped and nothing fires early: the full 64-bit range is exact.
+ * The wide first level keeps short timers (the common case) out of cascades
+ * and makes a slot of level k span 2^(6k+2) ticks, so an idle timeout
+ * re-armed to "now + T" stays in its slot, and costs one store, for a
+ * quarter of a slot span or more of elapsed time (about T/4 to T/2).
  *
  * Invariants (checked by twheel_check()):
- *   - a level-0 timer in slot s has now < e <= now + 64 and e & 63 == s, so
- *     its slot is processed exactly at tick e;
- *   - a level-k timer (k >= 1) in slot s has its slot's next cascade tick
- *     C = e with the low 6k bits cleared, with now < C; C is the first tick
- *     after now that is a multiple of 64^k and has (C >> 6k) & 63 == s;
- *   - bit s of occupied[k] is set iff slot s of level k is non-empty;
+ *   - a level-0 timer in slot s has now < e <= now + 256 and e & 255 == s,
+ *     so its slot is processed exactly at tick e;
+ *   - a level-k timer (k >= 1) in slot s has its slot's cascade tick
+ *     C = e with the low shift(k) bits cleared, and now < C <= now + range(k):
+ *     C is the first tick after now that is a multiple of the slot span and
+ *     has (C >> shift(k)) & 63 == s;
+ *   - the bit of a slot in the occupancy bitmap is set iff the slot is
+ *     non-empty;
  *   - timers armed at or before the wheel's time (or, during an advance,
  *     at or before its target) wait on the "due" list and run first in the
  *     next advance, sorted by expiry.
  *
- * Cascading: when time reaches a tick C that is a multiple of 64^k, the
- * level-k slot (C >> 6k) & 63 is emptied and each of its timers re-inserted
- * relative to C - 1: every one of them has C <= e < C + 64^k, so it drops
+ * Cascading: when time reaches a tick C that is a multiple of the level-k
+ * span, the level-k slot (C >> shift(k)) & 63 is emptied and each of its
+ * timers re-inserted relative to C - 1: every one of them has
+ * C <= e < C + span(k), so it drops
  * to a lower level (those with e == C land in the level-0 slot that is
  * fired at C). A timer therefore moves at most once per level, and is
  * fired from level 0 exactly on its tick.
@@ -59,8 +66,8 @@
  * that a jump passes over are performed in order because each one is itself
  * such a tick. Skipping 2^32 idle ticks costs the same as skipping one.
  *
- * Memory: 11 * 64 list heads (16 bytes each) plus 11 bitmap words: about
- * 11.5 KiB per wheel, allocated once by twheel_create().
+ * Memory: 256 + 10 * 64 = 896 list heads (16 bytes each) plus 14 bitmap
+ * words: about 14.5 KiB per wheel, allocated once by twheel_create().
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -70,11 +77,31 @@
 
 #include "twheel/twheel.h"
 
-#define LVL_BITS TWHEEL_LEVEL_BITS
-#define LVL_SIZE TWHEEL_LEVEL_SIZE
-#define LVL_MASK (LVL_SIZE - 1)
 #define NLEVELS TWHEEL_LEVELS
-#define NSLOTS (NLEVELS * LVL_SIZE)
+#define L0_BITS TWHEEL_LEVEL0_BITS           /* 8 */
+#define L0_SIZE (1u << L0_BITS)              /* 256 */
+#define L0_MASK (L0_SIZE - 1)
+#define LVL_BITS TWHEEL_LEVEL_BITS           /* 6 */
+#define LVL_SIZE (1u << LVL_BITS)            /* 64 */
+#define LVL_MASK (LVL_SIZE - 1)
+#define NSLOTS (L0_SIZE + (NLEVELS - 1) * LVL_SIZE) /* 896 */
+#define NWORDS (NSLOTS / 64)                 /* occupancy words: 4 + 10 */
+
+/* Bits of the expiry that index level k, and where its slots start. */
+static inline unsigned lvl_shift(unsigned k)
+{
+	return k ? LVL_BITS * k + (L0_BITS - LVL_BITS) : 0;
+}
+
+static inline unsigned lvl_base(unsigned k)
+{
+	return k ? L0_SIZE + (k - 1) * LVL_SIZE : 0;
+}
+
+static inline unsigned idx_level(uint32_t idx)
+{
+	return idx < L0_SIZE ? 0 : (idx - L0_SIZE) / LVL_SIZE + 1;
+}
 
 /* Where a pending timer is linked, beyond the wheel slots 0..NSLOTS-1. */
 #define IDX_DUE ((uint32_t)NSLOTS)      /* the due list */
@@ -101,12 +128,12 @@ struct twheel {
 	tw_tick_t now;       /* the wheel's time: every tick <= now is processed */
 	tw_tick_t due_limit; /* expiries <= this go to the due list */
 	size_t count;        /* pending timers, wherever they are linked */
-	uint16_t nonempty;   /* bit k set iff occupied[k] != 0 */
+	uint16_t nonempty;   /* bit k set iff level k has a non-empty slot */
 	bool running;        /* inside twheel_advance() */
 	bool due_sorted;     /* due list is in nondecreasing expiry order */
 	tw_tick_t due_last;  /* expiry of the last timer appended to due */
 	tw_tick_t due_min;   /* <= every expiry on the due list */
-	uint64_t occupied[NLEVELS];
+	uint64_t occupied[NWORDS]; /* bit idx set iff slots[idx] is non-empty */
 	struct twheel_stats st;
 	struct tw_list due;  /* armed at or before due_limit */
 	struct tw_list work; /* timers being fired by the current advance */
@@ -148,22 +175,24 @@ static bool misused(const struct twheel *w, const struct tw_timer *t)
 
 /* ---- placement ----------------------------------------------------------- */
 
-static inline int level_of(tw_tick_t delta)
+static inline unsigned level_of(tw_tick_t delta)
 {
-	/* delta < 64 -> 0; otherwise floor(log2(delta)) / 6 */
-	if (delta < LVL_SIZE)
+	/* delta < 2^8 -> 0; otherwise (floor(log2(delta)) - 2) / 6 */
+	if (delta < L0_SIZE)
 		return 0;
-	return (63 - __builtin_clzll(delta)) / LVL_BITS;
+	return (unsigned)(61 - __builtin_clzll(delta)) / LVL_BITS;
 }
 
 /*
- * The list index a timer expiring at @e belongs in, given the wheel's time.
+ * The slot index a timer expiring at @e belongs in, given the wheel's time.
  * Expiries at or before due_limit go to the due list.
  */
 static inline uint32_t wheel_idx(const struct twheel *w, tw_tick_t e)
 {
-	int lvl = level_of(e - (w->now + 1)); /* e > now */
-	return (uint32_t)(lvl * LVL_SIZE) + (uint32_t)((e >> (lvl * LVL_BITS)) & LVL_MASK);
+	unsigned lvl = level_of(e - (w->now + 1)); /* e > now */
+	if (lvl == 0)
+		return (uint32_t)(e & L0_MASK);
+	return lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
 }
 
 static inline uint32_t calc_idx(const struct twheel *w, tw_tick_t e)
@@ -173,17 +202,25 @@ static inline uint32_t calc_idx(const struct twheel *w, tw_tick_t e)
 
 static inline void set_bit_idx(struct twheel *w, uint32_t idx)
 {
-	uint32_t lvl = idx / LVL_SIZE;
-	w->occupied[lvl] |= UINT64_C(1) << (idx % LVL_SIZE);
-	w->nonempty |= (uint16_t)(1u << lvl);
+	w->occupied[idx / 64] |= UINT64_C(1) << (idx % 64);
+	w->nonempty |= (uint16_t)(1u << idx_level(idx));
+}
+
+static inline bool level0_empty(const struct twheel *w)
+{
+	return !(w->occupied[0] | w->occupied[1] | w->occupied[2] | w->occupied[3]);
 }
 
 static inline void clear_bit_idx(struct twheel *w, uint32_t idx)
 {
-	uint32_t lvl = idx / LVL_SIZE;
-	w->occupied[lvl] &= ~(UINT64_C(1) << (idx % LVL_SIZE));
-	if (!w->occupied[lvl])
-		w->nonempty &= (uint16_t)~(1u << lvl);
+	uint64_t word = w->occupied[idx / 64] &= ~(UINT64_C(1) << (idx % 64));
+	if (!word && (idx >= L0_SIZE || level0_empty(w)))
+		w->nonempty &= (uint16_t)~(1u << idx_level(idx));
+}
+
+static inline bool bit_is_set(const struct twheel *w, uint32_t idx)
+{
+	return (w->occupied[idx / 64] >> (idx % 64)) & 1;
 }
 
 /* Link @t (not linked anywhere) with expiry @e at list index @idx. */
@@ -279,14 +316,14 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	tw_list_init(&all);
 	tw_list_splice_tail_init(&w->due, &all);
 	tw_list_splice_tail_init(&w->work, &all);
-	for (int lvl = 0; lvl < NLEVELS; lvl++) {
-		uint64_t occ = w->occupied[lvl];
+	for (unsigned i = 0; i < NWORDS; i++) {
+		uint64_t occ = w->occupied[i];
 		while (occ) {
-			int s = __builtin_ctzll(occ);
+			unsigned b = (unsigned)__builtin_ctzll(occ);
 			occ &= occ - 1;
-			tw_list_splice_tail_init(&w->slots[lvl * LVL_SIZE + s], &all);
+			tw_list_splice_tail_init(&w->slots[i * 64 + b], &all);
 		}
-		w->occupied[lvl] = 0;
+		w->occupied[i] = 0;
 	}
 	w->nonempty = 0;
 	w->due_sorted = true;
@@ -344,10 +381,15 @@ int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 
 int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 {
-	if (unlikely(!w || !t || !t->func))
+	if (unlikely(!w || !t))
 		return -EINVAL;
 	if (misused(w, t))
 		return -EINVAL;
+	/*
+	 * The re-arm of a pending timer is the hot path (idle timeouts): it
+	 * reads only expires and _idx, the first 12 bytes of the timer, so it
+	 * costs one cache line. A pending timer has a callback already.
+	 */
 	uint32_t old = t->_idx;
 	uint32_t idx = calc_idx(w, expires);
 	if (old != IDX_NONE) {
@@ -368,6 +410,8 @@ int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 		link_timer(w, t, expires, idx);
 		return 1;
 	}
+	if (unlikely(!t->func))
+		return -EINVAL;
 	link_timer(w, t, expires, idx);
 #if TWHEEL_DEBUG_CHECKS
 	t->_wheel = w;
@@ -397,15 +441,33 @@ int twheel_del(struct twheel *w, struct tw_timer *t)
 /* ---- advancing ----------------------------------------------------------- */
 
 /*
- * The next tick after w->now with work on level @lvl (whose bitmap is
- * non-empty): for level 0 the expiry of the next occupied slot, for level k
- * the cascade tick of the next occupied slot.
+ * The next tick after w->now with work on level @lvl (which has a non-empty
+ * slot): for level 0 the expiry of the next occupied slot, for level k the
+ * cascade tick of the next occupied slot.
  */
-static inline tw_tick_t level_next(const struct twheel *w, int lvl)
+static inline tw_tick_t level_next(const struct twheel *w, unsigned lvl)
 {
-	uint64_t occ = w->occupied[lvl];
-	int shift = lvl * LVL_BITS;
-	/* index (in units of 64^lvl) of the first candidate tick after now */
+	if (lvl == 0) {
+		/* first set bit of the 256-bit ring at or after slot (now + 1) */
+		unsigned start = (unsigned)((w->now + 1) & L0_MASK);
+		unsigned wi = start / 64, b = start % 64;
+		for (unsigned i = 0; i <= 4; i++) {
+			unsigned wj = (wi + i) & 3;
+			uint64_t m = w->occupied[wj];
+			if (i == 0)
+				m &= ~UINT64_C(0) << b;
+			else if (i == 4)
+				m &= (UINT64_C(1) << b) - 1;
+			if (m) {
+				unsigned pos = wj * 64 + (unsigned)__builtin_ctzll(m);
+				return w->now + 1 + ((pos - start) & L0_MASK);
+			}
+		}
+		return TW_TICK_MAX; /* not reached: level 0 is non-empty */
+	}
+	uint64_t occ = w->occupied[lvl_base(lvl) / 64];
+	unsigned shift = lvl_shift(lvl);
+	/* index (in slot spans) of the first candidate tick after now */
 	tw_tick_t base = (w->now >> shift) + 1;
 	unsigned rot = (unsigned)(base & LVL_MASK);
 	uint64_t r = rot ? (occ >> rot) | (occ << (64 - rot)) : occ;
@@ -418,7 +480,7 @@ static tw_tick_t wheel_next(const struct twheel *w)
 	tw_tick_t best = TW_TICK_MAX;
 	unsigned ne = w->nonempty;
 	while (ne) {
-		int lvl = __builtin_ctz(ne);
+		unsigned lvl = (unsigned)__builtin_ctz(ne);
 		ne &= ne - 1;
 		tw_tick_t t = level_next(w, lvl);
 		if (t < best)
@@ -562,17 +624,17 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 			break;
 		/* cascades due at e, highest level first, relative to e - 1 */
 		w->now = e - 1;
-		for (int lvl = NLEVELS - 1; lvl >= 1; lvl--) {
-			int shift = lvl * LVL_BITS;
-			if (e & ((UINT64_C(1) << shift) - 1))
-				continue;
-			uint32_t s = (uint32_t)((e >> shift) & LVL_MASK);
-			if (w->occupied[lvl] & (UINT64_C(1) << s))
-				cascade(w, (uint32_t)(lvl * LVL_SIZE) + s);
+		unsigned top = 0;
+		while (top + 1 < NLEVELS && !(e & ((UINT64_C(1) << lvl_shift(top + 1)) - 1)))
+			top++;
+		for (unsigned lvl = top; lvl >= 1; lvl--) {
+			uint32_t idx = lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
+			if (bit_is_set(w, idx))
+				cascade(w, idx);
 		}
 		w->now = e;
-		uint32_t s0 = (uint32_t)(e & LVL_MASK);
-		if (w->occupied[0] & (UINT64_C(1) << s0)) {
+		uint32_t s0 = (uint32_t)(e & L0_MASK);
+		if (bit_is_set(w, s0)) {
 			tw_list_splice_tail_init(&w->slots[s0], &w->work);
 			clear_bit_idx(w, s0);
 			fired += fire_work(w);
@@ -638,22 +700,26 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 			return violation(msg, len, "timer %p: bad magic or owner", (const void *)t);
 #endif
 		if (idx < NSLOTS) {
-			uint32_t lvl = idx / LVL_SIZE, s = idx % LVL_SIZE;
+			unsigned lvl = idx_level(idx), shift = lvl_shift(lvl);
+			uint32_t s = idx - lvl_base(lvl);
 			tw_tick_t e = t->expires;
 			if (e <= w->now)
 				return violation(msg, len, "timer %p (expiry %llu) in slot %u:%u but now is %llu",
 						 (const void *)t, (unsigned long long)e, lvl, s,
 						 (unsigned long long)w->now);
 			if (wheel_idx(w, e) != idx) {
-				/* legal only for a level >= 1 timer whose slot's cascade tick is after now */
+				/*
+				 * Legal only for a level >= 1 timer still waiting for
+				 * its slot's cascade tick C: after now, within range.
+				 */
 				if (lvl == 0)
-					return violation(msg, len, "timer %p (expiry %llu) in level-0 slot %u",
-							 (const void *)t, (unsigned long long)e, s);
-				int shift = (int)lvl * LVL_BITS;
+					return violation(msg, len, "timer %p (expiry %llu) in level-0 slot %u (now %llu)",
+							 (const void *)t, (unsigned long long)e, s,
+							 (unsigned long long)w->now);
 				tw_tick_t c = e & ~((UINT64_C(1) << shift) - 1);
-				if (((e >> shift) & LVL_MASK) != s || c <= w->now ||
-				    c - w->now > (lvl + 1 >= NLEVELS ? TW_TICK_MAX
-								      : UINT64_C(1) << (shift + LVL_BITS)))
+				tw_tick_t range = shift + LVL_BITS >= 64 ? TW_TICK_MAX
+									  : UINT64_C(1) << (shift + LVL_BITS);
+				if (((e >> shift) & LVL_MASK) != s || c <= w->now || c - w->now > range)
 					return violation(msg, len, "timer %p (expiry %llu) misplaced in slot %u:%u (now %llu)",
 							 (const void *)t, (unsigned long long)e, lvl, s,
 							 (unsigned long long)w->now);
@@ -682,18 +748,18 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 	if (w->due_limit < w->now)
 		return violation(msg, len, "due_limit %llu before now %llu",
 				 (unsigned long long)w->due_limit, (unsigned long long)w->now);
-	for (uint32_t lvl = 0; lvl < NLEVELS; lvl++) {
-		if (!!w->occupied[lvl] != !!(w->nonempty & (1u << lvl)))
+	for (unsigned lvl = 0; lvl < NLEVELS; lvl++) {
+		bool any = lvl ? w->occupied[lvl_base(lvl) / 64] != 0 : !level0_empty(w);
+		if (any != !!(w->nonempty & (1u << lvl)))
 			return violation(msg, len, "level %u: non-empty mask disagrees with bitmap", lvl);
-		for (uint32_t s = 0; s < LVL_SIZE; s++) {
-			uint32_t idx = lvl * LVL_SIZE + s;
-			bool bit = (w->occupied[lvl] >> s) & 1;
-			if (bit == tw_list_empty(&w->slots[idx]))
-				return violation(msg, len, "slot %u:%u: bitmap bit %d but list %s", lvl, s,
-						 bit, bit ? "empty" : "non-empty");
-			if ((r = check_list(w, &w->slots[idx], idx, &count, msg, len)))
-				return r;
-		}
+	}
+	for (uint32_t idx = 0; idx < NSLOTS; idx++) {
+		bool bit = bit_is_set(w, idx);
+		if (bit == tw_list_empty(&w->slots[idx]))
+			return violation(msg, len, "slot %u: bitmap bit %d but list %s", idx, bit,
+					 bit ? "empty" : "non-empty");
+		if ((r = check_list(w, &w->slots[idx], idx, &count, msg, len)))
+			return r;
 	}
 	if ((r = check_list(w, &w->due, IDX_DUE, &count, msg, len)))
 		return r;

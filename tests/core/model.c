@@ -92,6 +92,7 @@ struct model {
 	tw_tick_t last_fired;  /* expiry of the previous callback in this advance */
 	long fired_now;        /* callbacks in the current advance */
 	bool failed;
+	bool cascade_heavy;    /* mode: log-uniform expiries and steps, many cascades */
 	unsigned drained;      /* timers handed back by twheel_drain */
 	bool *drained_seen;
 };
@@ -233,6 +234,10 @@ static tw_tick_t rnd_expiry(struct model *m)
 {
 	tw_tick_t base = m->in_advance ? m->target : m->now;
 	uint64_t r = rnd(m);
+	if (m->cascade_heavy && r % 10 < 7) {
+		uint64_t d = rnd_below(m, UINT64_C(1) << rnd_below(m, 30));
+		return base + d < base ? TW_TICK_MAX : base + d;
+	}
 	switch (r % 16) {
 	case 0: { /* the past */
 		uint64_t d = rnd_below(m, 100);
@@ -248,8 +253,9 @@ static tw_tick_t rnd_expiry(struct model *m)
 		return base + d < base ? TW_TICK_MAX : base + d;
 	}
 	case 4: case 5: { /* around a level boundary */
-		unsigned lvl = (unsigned)rnd_below(m, 11);
-		uint64_t span = lvl == 0 ? 1 : UINT64_C(1) << (6 * lvl);
+		/* level k's slot span is 2^(6k+2) (256 one-tick slots at level 0) */
+		unsigned lvl = (unsigned)rnd_below(m, rnd_below(m, 2) ? 4 : 11);
+		uint64_t span = lvl == 0 ? 1 : UINT64_C(1) << (6 * lvl + 2);
 		uint64_t d = span * (1 + rnd_below(m, 64)) + rnd_below(m, 3) - 1;
 		return base + d < base ? TW_TICK_MAX : base + d;
 	}
@@ -406,6 +412,8 @@ static void op_chase(struct model *m)
 	tw_tick_t min;
 	if (!model_earliest(m, &min))
 		return;
+	if (min > m->now && min - m->now > (UINT64_C(1) << 44) && rnd_below(m, 64))
+		return;
 	if (min <= m->now) {
 		op_advance(m, m->now);
 		return;
@@ -463,8 +471,9 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	}
 	/* start anywhere, sometimes close to the end of time */
 	uint64_t r = rnd(m);
+	m->cascade_heavy = (r >> 8) % 2;
 	m->now = r % 4 == 0 ? TW_TICK_MAX - rnd_below(m, UINT64_C(1) << 20)
-		 : r % 4 == 1 ? 0 : rnd(m) >> (rnd(m) % 64);
+		 : r % 4 == 1 ? 0 : rnd(m) >> (16 + rnd(m) % 48);
 	m->w = twheel_create(m->now);
 	if (!m->w)
 		abort();
@@ -490,10 +499,14 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 			/* advance: a step, a jump, to the next event, to an exact expiry */
 			uint64_t k = rnd_below(m, 6);
 			tw_tick_t t = m->now;
+			if (m->cascade_heavy && k >= 3 && rnd_below(m, 2))
+				k = 1;
 			if (k == 0)
 				t = m->now + rnd_below(m, 3);
-			else if (k == 1)
-				t = m->now + rnd_below(m, 300);
+			else if (k == 1) {
+				uint64_t d = rnd_below(m, UINT64_C(1) << rnd_below(m, 24));
+				t = m->now + d < m->now ? TW_TICK_MAX : m->now + d;
+			}
 			else if (k == 2) {
 				uint64_t d = rnd(m) >> (20 + rnd_below(m, 44));
 				t = m->now + d < m->now ? TW_TICK_MAX : m->now + d;
@@ -508,6 +521,9 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 				t = m->now - rnd_below(m, 2); /* sometimes the past: -EINVAL */
 			if (t < m->now && k != 5)
 				t = m->now;
+			/* rarely jump far: time that reaches the end stays there */
+			if (t > m->now && t - m->now > (UINT64_C(1) << 44) && rnd_below(m, 64))
+				t = m->now + rnd_below(m, UINT64_C(1) << 20);
 			op_advance(m, t);
 		} else if (op < 850) {
 			op_chase(m);

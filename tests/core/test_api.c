@@ -323,12 +323,16 @@ static void exact_at_every_level_boundary(void **state)
 	twheel_destroy(W);
 	for (size_t si = 0; si < sizeof(starts) / sizeof(starts[0]); si++) {
 		for (int lvl = 0; lvl < TWHEEL_LEVELS; lvl++) {
-			tw_tick_t span = UINT64_C(1) << (6 * lvl);
-			tw_tick_t deltas[] = { span - 1, span, span + 1, 2 * span - 1, 63 * span, 64 * span - 1,
-					       64 * span, 64 * span + 1 };
+			/* level k: slots of 2^shift(k) ticks, 256 slots at level 0, 64 above */
+			unsigned shift = lvl ? TWHEEL_LEVEL_BITS * lvl + TWHEEL_LEVEL0_BITS - TWHEEL_LEVEL_BITS : 0;
+			tw_tick_t span = UINT64_C(1) << shift;
+			tw_tick_t slots = lvl ? UINT64_C(1) << TWHEEL_LEVEL_BITS : UINT64_C(1) << TWHEEL_LEVEL0_BITS;
+			tw_tick_t range = shift + 6 >= 64 ? TW_TICK_MAX : span * slots;
+			tw_tick_t deltas[] = { span - 1, span, span + 1, 2 * span - 1, range - span, range - 1,
+					       range, range + 1 };
 			for (size_t di = 0; di < sizeof(deltas) / sizeof(deltas[0]); di++) {
 				tw_tick_t start = starts[si], d = deltas[di];
-				if (d == 0 || start + d < start)
+				if (d == 0 || start + d <= start)
 					continue;
 				struct twheel *w = twheel_create(start);
 				struct rec_timer a, b;

@@ -110,7 +110,7 @@ struct twheel;
 /*
  * Create a wheel whose time starts at @now (any value, up to TW_TICK_MAX).
  * Returns the wheel, or NULL with errno set (ENOMEM). The only function that
- * allocates: one block of about 11.5 KiB. Any thread.
+ * allocates: one block of about 14.5 KiB. Any thread.
  */
 TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
 
@@ -195,9 +195,12 @@ TWHEEL_API void twheel_drain(struct twheel *w,
 
 /* ---- Inspection, statistics and version ---------------------------------- */
 
-/* Number of levels of 64 slots (6 bits each: 11 levels cover 64-bit time). */
+/*
+ * The wheel's shape: a first level of 2^8 = 256 one-tick slots, then levels
+ * of 2^6 = 64 slots, 11 levels in all, which cover the whole 64-bit range.
+ */
+#define TWHEEL_LEVEL0_BITS 8
 #define TWHEEL_LEVEL_BITS 6
-#define TWHEEL_LEVEL_SIZE 64
 #define TWHEEL_LEVELS 11
 
 /* Counters since twheel_create(). */
