@@ -2,7 +2,8 @@
  * test_model - the differential test: long random sequences of
  * add/mod/del/advance/next_expiry (and callbacks that act) checked against a
  * reference model, over several seeds and pool sizes. The normal run does
- * TWHEEL_MODEL_OPS operations in all (default 12 million).
+ * TWHEEL_MODEL_OPS operations in all (default 12 million; -Dlong_tests=true
+ * sets 120 million).
  */
 #include <setjmp.h>
 #include <stdarg.h>
