@@ -21,7 +21,11 @@
  *           never   still open --grace-ms after the timeout;
  *           wrong   the server sent data on a silent connection.
  *   chatty  must never be closed by the server while we keep talking; the
- *           echo (or PONG) must match what we sent.
+ *           echo (or PONG) must match what we sent. A close less than the
+ *           timeout after our last ping was submitted is certainly wrong;
+ *           a later one means the generator itself fell behind and let the
+ *           connection go silent ("starved": the run is invalid, not the
+ *           server wrong).
  *   abrupt  (--abrupt N, extra connections, outside the statistics above)
  *           reset   sends half a message then resets (SO_LINGER 0) while
  *                   the server is reading;
@@ -82,6 +86,7 @@ enum outcome {
 	O_EARLY,        /* silent, closed before the timeout */
 	O_NEVER,        /* silent, not closed within the grace period */
 	O_WRONG,        /* chatty closed by the server, or data on a silent one */
+	O_STARVED,      /* chatty closed after we let it go silent for a timeout */
 	O_ECHO,         /* chatty or half-close: the reply did not match */
 	O_KEPT,         /* chatty, open until we closed it */
 	O_ABRUPT_OK,    /* abrupt client played out as planned */
@@ -203,6 +208,7 @@ struct conn {
 	uint32_t send_off;     /* bytes of sbuf already sent */
 	uint32_t send_len;
 	uint64_t rcvd;         /* reply bytes received and checked */
+	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
 	char sbuf[DEMO_ECHO_MSG_LEN + 1];
 	char rbuf[64];
 };
@@ -396,6 +402,7 @@ static void on_connected(struct worker *w, struct conn *c)
 		break;
 	case K_CHATTY:
 		post_recv(w, c);
+		c->t_last_act = c->res->t_submit;
 		arm(w, c, w->now + ms_ns(1 + rng_below(&w->rng, o.ping_ms)));
 		break;
 	case K_RESET: {
@@ -453,6 +460,7 @@ static void on_timer(struct tw_timer *t)
 			break;
 		}
 		next_msg(c);
+		c->t_last_act = demo_now_ns(); /* before the send is submitted */
 		post_send(w, c);
 		w->ps->pings++;
 		break;
@@ -489,7 +497,7 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 	}
 	case K_CHATTY:
 		if (!w->ending)
-			judge(w, c, O_WRONG);
+			judge(w, c, w->now - c->t_last_act < ms_ns(o.idle_ms) ? O_WRONG : O_STARVED);
 		break;
 	case K_HALF:
 		judge(w, c, c->rcvd == c->send_len ? O_ABRUPT_OK : O_ABRUPT_FAIL);
@@ -1127,7 +1135,7 @@ int main(int argc, char **argv)
 
 	bool server_clean = !o.stats || sv.ok;
 	bool pass = !fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && wrong == 0 && connect_fail == 0 &&
-		    pending == 0 && server_clean;
+		    pending == 0 && server_clean && c[O_STARVED] == 0;
 
 	double open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
 	printf("\nidle_conns summary (%s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64 " ms)\n",
@@ -1141,6 +1149,9 @@ int main(int argc, char **argv)
 	printf("  chatty          %u: kept open %" PRIu64 ", closed wrongly %" PRIu64 ", bad replies %" PRIu64
 	       "; %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
 	       o.conns - nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO], sum.pings, sum.pings_skipped, sum.bytes_echoed);
+	if (c[O_STARVED])
+		printf("  INVALID RUN     %" PRIu64 " chatty connections were closed after the generator itself left them "
+		       "silent for a whole timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
 	if (nlate)
 		printf("  lateness (ms)   min %.2f  p50 %.2f  p99 %.2f  max %.2f  (close - (connect submitted + %" PRIu64
 		       " ms), %zu closes)\n",
@@ -1170,10 +1181,10 @@ int main(int argc, char **argv)
 		printf("  server CPU      unknown\n");
 	printf("  generator       %.2f s wall, %.2f s CPU\n", (double)(t_end - t0) / 1e9, gen_cpu);
 	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
-	       " wrong=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
+	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f server_cpu_s=%.3f pass=%d\n",
-	       total, nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], wrong, c[O_KEPT], abrupt_ok,
+	       total, nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], wrong, c[O_STARVED], c[O_KEPT], abrupt_ok,
 	       abrupt_fail, connect_fail, sv.conns, sv.timers, server_clean ? 1 : 0,
 	       nlate ? (double)late[0] / 1e3 : 0.0,
 	       pct_ms(late, nlate, 0.50) * 1e3, pct_ms(late, nlate, 0.99) * 1e3,

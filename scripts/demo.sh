@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# scripts/demo.sh - libtwheel's main demo, the README's main command.
+#
+# Installs what is missing (scripts/deps.sh), builds a release build in
+# build-demo/, starts the idle-timeout TCP server on the io_uring loop on
+# 127.0.0.1, runs the load generator against it (N connections, a share of
+# them silent, the rest chatty), prints the generator's summary, stops the
+# server and exits with the generator's status (0: every silent connection
+# closed after the idle timeout and none early, no chatty one closed, and the
+# server left with no connection and no pending timer).
+#
+#   scripts/demo.sh                    10,000 connections, half silent, 2 s timeout
+#   scripts/demo.sh --conns 100000     the large run (idle timeout 10 s unless given)
+#   scripts/demo.sh --help             every option
+#
+# See docs/demo.md for what the summary means and measured results.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+
+conns=10000
+silent=50
+idle_ms=
+heartbeat=0
+abrupt=0
+workers=
+server_kind=auto
+port=7000
+build_dir="$root/build-demo"
+deps=1
+extra=()
+
+usage() {
+  cat <<EOF
+usage: scripts/demo.sh [options] [-- generator options]
+  --conns N        client connections (10000)
+  --silent PCT     percent of them that stay silent (50)
+  --idle-ms MS     the server's idle timeout (2000; 10000 above 20,000 connections)
+  --heartbeat      PING/PONG heartbeat protocol instead of echo
+  --abrupt N       add N abrupt clients (reset, half-close, vanish, flood) (0)
+  --workers K      server worker processes (default: as many as RLIMIT_NOFILE needs)
+  --server c|cpp   which server to run (default: the C++ one if it was built, else C)
+  --port N         TCP port on 127.0.0.1 (7000)
+  --build-dir DIR  build directory (build-demo/ at the repository root)
+  --no-deps        do not run scripts/deps.sh
+Anything after -- goes to the load generator (see: build-demo/tools/demo/idle-load --help).
+EOF
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --conns) conns=$2; shift 2 ;;
+    --silent) silent=$2; shift 2 ;;
+    --idle-ms) idle_ms=$2; shift 2 ;;
+    --heartbeat) heartbeat=1; shift ;;
+    --abrupt) abrupt=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    --server) server_kind=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --build-dir) build_dir=$2; shift 2 ;;
+    --no-deps) deps=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "demo: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+for v in conns silent abrupt port; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "demo: --$v needs a number" >&2; exit 2; }
+done
+if [ -z "$idle_ms" ]; then
+  # Above 20,000 connections the chatty ones' pings (one per quarter
+  # timeout each) would swamp a small machine at 2 s; 10 s keeps them at
+  # a realistic rate.
+  if [ "$conns" -gt 20000 ]; then idle_ms=10000; else idle_ms=2000; fi
+fi
+
+# 1. Dependencies and build.
+if [ $deps -eq 1 ]; then
+  "$here/deps.sh"
+fi
+if [ ! -f "$build_dir/build.ninja" ]; then
+  echo "demo: configuring $build_dir (release)"
+  meson setup "$build_dir" "$root" --buildtype=release >/dev/null
+fi
+echo "demo: building"
+targets=(tools/demo/idle-load tools/demo/idle-server-c)
+if ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^tools/demo/idle-server:'; then
+  targets+=(tools/demo/idle-server)
+fi
+ninja -C "$build_dir" "${targets[@]}" >/dev/null
+load="$build_dir/tools/demo/idle-load"
+case $server_kind in
+  auto) if [ -x "$build_dir/tools/demo/idle-server" ]; then server="$build_dir/tools/demo/idle-server"
+        else server="$build_dir/tools/demo/idle-server-c"; fi ;;
+  c) server="$build_dir/tools/demo/idle-server-c" ;;
+  cpp) server="$build_dir/tools/demo/idle-server" ;;
+  *) echo "demo: --server must be c or cpp" >&2; exit 2 ;;
+esac
+[ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }
+[ -x "$load" ] || { echo "demo: $load was not built (liburing missing?)" >&2; exit 1; }
+
+# 2. Descriptors: as many as we may (each program raises its own soft limit
+# too). A process holds at most RLIMIT_NOFILE sockets, so the server is
+# split into SO_REUSEPORT workers and the generator into processes when one
+# process cannot hold them all.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+nofile=$(ulimit -n)
+[ "$nofile" = unlimited ] && nofile=1048576
+budget=$(( nofile - 256 ))
+total=$(( conns + abrupt ))
+if [ -z "$workers" ]; then
+  # SO_REUSEPORT spreads connections by hash: leave 20% headroom per worker
+  workers=$(( (total * 12 / 10 + budget - 1) / budget ))
+  [ "$workers" -ge 1 ] || workers=1
+fi
+if [ "$workers" -gt 1 ]; then
+  echo "demo: RLIMIT_NOFILE is $nofile (hard limit; raising it needs privilege): $workers server workers"
+fi
+
+sargs=(--port "$port" --idle-ms "$idle_ms" --workers "$workers")
+largs=(--port "$port" --conns "$conns" --silent "$silent" --idle-ms "$idle_ms" --abrupt "$abrupt")
+if [ $heartbeat -eq 1 ]; then sargs+=(--heartbeat); largs+=(--heartbeat); fi
+
+# 3. Run.
+log=$(mktemp "${TMPDIR:-/tmp}/twheel-demo-server.XXXXXX")
+spid=
+stop_server() {
+  if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+    kill -TERM "$spid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$spid" 2>/dev/null && kill -KILL "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null || true
+  fi
+  spid=
+}
+trap 'stop_server; rm -f "$log"' EXIT
+trap 'exit 130' INT TERM
+
+"$server" "${sargs[@]}" >"$log" 2>&1 &
+spid=$!
+ready=0
+for _ in $(seq 200); do
+  if grep -q 'ready: listening' "$log"; then ready=1; break; fi
+  if ! kill -0 "$spid" 2>/dev/null; then break; fi
+  sleep 0.05
+done
+if [ $ready -ne 1 ]; then
+  echo "demo: the server did not start:" >&2
+  cat "$log" >&2
+  wait "$spid" 2>/dev/null; rc=$?
+  spid=
+  exit $(( rc ? rc : 1 ))
+fi
+echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^idle-server: //') [$(basename "$server")]"
+
+set +e
+"$load" "${largs[@]}" "${extra[@]}"
+status=$?
+set -e
+
+stop_server
+if grep -q 'EMFILE\|ENFILE' "$log"; then
+  echo "demo: the server ran out of descriptors:"
+  grep 'EMFILE\|ENFILE' "$log" | head -5
+fi
+if grep -qv '^STATS \|ready: listening' "$log"; then
+  echo "demo: server messages:"
+  grep -v '^STATS \|ready: listening' "$log" | head -20
+fi
+exit $status
