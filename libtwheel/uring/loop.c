@@ -87,6 +87,9 @@
 #define TW__T_RUNNING 5u
 #define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
 
+/* Internal: in timer.flags, so that firing reads only the first cache line. */
+#define TW__LOOP_PERIODIC (1u << 31)
+
 #define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
 #define PERIODIC_FLAGS (TIMER_FLAGS | TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_MASK)
 
@@ -97,6 +100,10 @@
 
 /* Returned by inbox_pop() when a producer is half-way through a push. */
 static struct tw_loop_node inbox_retry;
+
+/* The loop whose wheels this thread is advancing (read by loop_fire()
+ * instead of t->_loop, which sits on the timer's second cache line). */
+static _Thread_local struct twheel_loop *firing_loop;
 
 struct twheel_loop {
 	/* Written by producers: the push end of the inbox, on its own line. */
@@ -320,7 +327,7 @@ int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
 	    ((flags & TW_LOOP_EXECUTOR) && (flags & TW_LOOP_FIXED_DELAY)))
 		return -EINVAL;
 	tw_loop_timer_init(t, func, 0);
-	t->timer.flags = flags;
+	t->timer.flags = flags | TW__LOOP_PERIODIC;
 	t->period = period_ns;
 	return 0;
 }
@@ -428,16 +435,15 @@ static void fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 static void loop_fire(struct tw_timer *tt)
 {
 	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
-	struct twheel_loop *l = t->_loop;
+	struct twheel_loop *l = firing_loop;
 
-	if (t->period) {
+	if (tt->flags & TW__LOOP_PERIODIC) {
 		fire_periodic(l, t);
 		return;
 	}
 	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE))
 		return; /* cancelled by another thread: the inbox releases it */
 	pending_dec(l);
-	t->missed = 0;
 	l->st.timers_fired++;
 	if (tt->flags & TW_LOOP_EXECUTOR)
 		l->executor(t, l->executor_arg);
@@ -906,6 +912,7 @@ static int loop_start(struct twheel_loop *l)
 
 int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 {
+	struct twheel_loop *prev;
 	tw_tick_t tick;
 	long fired;
 	int ret, ran;
@@ -936,12 +943,15 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	tick = l->now / l->tick;
 	if (tick < twheel_now(l->wheel))
 		tick = twheel_now(l->wheel);
+	prev = firing_loop; /* another loop may be running this one from a callback */
+	firing_loop = l;
 	fired = twheel_advance(l->wheel, tick);
 	if (fired > 0)
 		ran += (int)fired;
 	fired = twheel_advance(l->dwheel, tick);
 	if (fired > 0)
 		ran += (int)fired;
+	firing_loop = prev;
 	l->in_callback = false;
 	return ran;
 }

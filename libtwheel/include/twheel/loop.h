@@ -119,16 +119,18 @@ enum {
  *             also passed (0 when the loop kept up).
  * Fields starting with an underscore are private.
  *
- * Size: 96 bytes on LP64 (the core node is 40 of them).
+ * Size: 96 bytes on LP64 (the core node is 40 of them). Layout: what firing
+ * a one-shot timer reads (the core node, func, the state) fills the first
+ * 64 bytes, one cache line when the struct is 64-byte aligned.
  */
 struct tw_loop_timer {
 	struct tw_timer timer;
 	void (*func)(struct tw_loop_timer *t);
+	struct tw_loop_node _node;
 	uint64_t deadline;
 	uint64_t period;
 	uint32_t missed;
 	uint32_t _backlog;  /* fixed-delay MISFIRE_ALL runs still owed */
-	struct tw_loop_node _node;
 	struct twheel_loop *_loop;
 };
 

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loopbench - the real-time workloads of shared/BENCHMARKS.md on event
+ * loops, side by side: twheel-uring, libuv, libev, Netty HashedWheelTimer.
+ *
+ *   lateness      N timers, deadlines uniform in [1, span] ms after their
+ *                 add; fire - deadline: p50, p99, max, min (min < 0 = early)
+ *   idle_wakeups  one timer far away; the loop thread's wake-ups (voluntary
+ *                 context switches) and CPU per second over the window
+ *   xthread       2 producer threads schedule N timers each onto one loop
+ *                 thread; schedules per second, each timer fired once
+ *   add_expire    N timers (random delays in [1, span] ms) added and fired
+ *                 on one loop thread: process CPU ns per timer
+ *
+ * The C loops run in this process, alternating repetition by repetition;
+ * Netty runs in one JVM afterwards (its own warm-up first). Each figure is
+ * the median of the repetitions with min and max; a repetition that fails
+ * its check (count, once-only) is reported and left out.
+ *
+ * usage: loopbench [--reps R] [--quick] [--impl twheel,libuv,libev,netty]
+ *                  [--workload lateness,idle_wakeups,xthread,add_expire]
+ *                  [--csv FILE] [--java-src DIR]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loopbench.h"
+
+#ifndef LOOPBENCH_SRCDIR
+#define LOOPBENCH_SRCDIR "."
+#endif
+
+/* ---- helpers ----------------------------------------------------------- */
+
+uint64_t lb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t lb_cpu_process(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+uint64_t *lb_delays_ms(size_t n, unsigned span_ms, uint64_t seed, bool descending)
+{
+	uint64_t *d = malloc(n * sizeof(*d)), s = seed;
+
+	if (!d) {
+		perror("malloc");
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = (1 + splitmix64(&s) % span_ms) * NS_PER_MS;
+	if (descending)
+		qsort(d, n, sizeof(*d), cmp_desc);
+	return d;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r)
+{
+	size_t early = 0;
+
+	qsort(late, n, sizeof(*late), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		early += late[i] < 0;
+	lb_put(r, "p50_ms", late[n / 2] / 1e6);
+	lb_put(r, "p99_ms", late[n * 99 / 100] / 1e6);
+	lb_put(r, "max_ms", late[n - 1] / 1e6);
+	lb_put(r, "min_ms", late[0] / 1e6);
+	lb_put(r, "early_pct", 100.0 * (double)early / (double)n);
+}
+
+long lb_thread_vcsw(pid_t tid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+			v = strtol(line + 24, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static uint64_t thread_cpu(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *idle_controller(void *arg)
+{
+	struct lb_idle *c = arg;
+	uint64_t t0, t1, cpu0, cpu1;
+	long v0, v1;
+
+	usleep(100000); /* let the loop settle into its sleep */
+	t0 = lb_now();
+	v0 = lb_thread_vcsw(c->tid);
+	cpu0 = thread_cpu(c->cpu);
+	usleep((useconds_t)(c->p->idle_s * 1e6));
+	v1 = lb_thread_vcsw(c->tid);
+	cpu1 = thread_cpu(c->cpu);
+	t1 = lb_now();
+	c->r->ok = v0 >= 0 && v1 >= v0;
+	lb_put(c->r, "wakeups_per_s", (double)(v1 - v0) / ((t1 - t0) / 1e9));
+	lb_put(c->r, "cpu_ms_per_s", (cpu1 - cpu0) / 1e6 / ((t1 - t0) / 1e9));
+	c->stop(c->arg);
+	return NULL;
+}
+
+void lb_idle_begin(struct lb_idle *c)
+{
+	c->tid = gettid();
+	pthread_getcpuclockid(pthread_self(), &c->cpu);
+	pthread_create(&c->th, NULL, idle_controller, c);
+}
+
+void lb_idle_end(struct lb_idle *c)
+{
+	pthread_join(c->th, NULL);
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+#define MAX_SERIES 128
+#define MAX_REPS 64
+
+struct series {
+	char workload[16], impl[16], metric[24];
+	double v[MAX_REPS];
+	int n, failed;
+	char note[160];
+};
+
+static struct series series[MAX_SERIES];
+static int nseries;
+
+static struct series *series_get(const char *wl, const char *impl, const char *metric)
+{
+	for (int i = 0; i < nseries; i++)
+		if (!strcmp(series[i].workload, wl) && !strcmp(series[i].impl, impl) &&
+		    !strcmp(series[i].metric, metric))
+			return &series[i];
+	if (nseries == MAX_SERIES)
+		return NULL;
+	struct series *s = &series[nseries++];
+
+	snprintf(s->workload, sizeof(s->workload), "%s", wl);
+	snprintf(s->impl, sizeof(s->impl), "%s", impl);
+	snprintf(s->metric, sizeof(s->metric), "%s", metric);
+	return s;
+}
+
+static void record(const char *wl, const char *impl, const struct lb_result *r)
+{
+	if (!r->ok) {
+		struct series *s = series_get(wl, impl, "FAILED");
+
+		if (s) {
+			s->failed++;
+			snprintf(s->note, sizeof(s->note), "%s", r->note);
+		}
+		fprintf(stderr, "  %s/%s: repetition FAILED its check: %s\n", wl, impl, r->note);
+		return;
+	}
+	for (int i = 0; i < r->n; i++) {
+		struct series *s = series_get(wl, impl, r->name[i]);
+
+		if (s && s->n < MAX_REPS)
+			s->v[s->n++] = r->val[i];
+	}
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void print_results(const struct lb_params *p, const char *csv_path)
+{
+	FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+	const char *last = "";
+
+	if (csv_path && !csv)
+		perror(csv_path);
+	printf("\n| workload | loop | metric | median | min | max | reps |\n");
+	printf("| --- | --- | --- | ---: | ---: | ---: | ---: |\n");
+	if (csv)
+		fprintf(csv, "case,median,min,max,reps\n");
+	for (int i = 0; i < nseries; i++) {
+		struct series *s = &series[i];
+		double v[MAX_REPS], med;
+
+		if (!strcmp(s->metric, "FAILED")) {
+			printf("| %s | %s | FAILED | %d repetition(s) | | | %s |\n", s->workload,
+			       s->impl, s->failed, s->note);
+			continue;
+		}
+		memcpy(v, s->v, sizeof(double) * (size_t)s->n);
+		qsort(v, (size_t)s->n, sizeof(double), cmp_d);
+		med = s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
+		printf("| %s | %s | %s | %.4g | %.4g | %.4g | %d |\n",
+		       strcmp(last, s->workload) ? s->workload : "", s->impl, s->metric, med,
+		       v[0], v[s->n - 1], s->n);
+		last = s->workload;
+		if (csv)
+			fprintf(csv, "%s/%s/%s,%.6g,%.6g,%.6g,%d\n", s->workload, s->impl,
+				s->metric, med, v[0], v[s->n - 1], s->n);
+	}
+	if (csv) {
+		fclose(csv);
+		printf("\nCSV written to %s\n", csv_path);
+	}
+	(void)p;
+}
+
+/* ---- Netty: a Java driver compiled at run time ------------------------------ */
+
+static const char *netty_jar = "/usr/share/java/netty-common.jar";
+
+static void run_netty(const struct lb_params *p, const char *workloads, const char *java_src)
+{
+	char dir[] = "/tmp/loopbench-java-XXXXXX", cmd[2048], line[1024];
+	FILE *f;
+
+	if (system("command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1")) {
+		printf("netty: SKIPPED: java/javac not found (install default-jdk-headless)\n");
+		return;
+	}
+	if (access(netty_jar, R_OK)) {
+		printf("netty: SKIPPED: %s not found (install libnetty-java)\n", netty_jar);
+		return;
+	}
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "javac -nowarn -cp %s -d %s %s/LoopBenchNetty.java",
+		 netty_jar, dir, java_src);
+	if (system(cmd)) {
+		printf("netty: SKIPPED: javac failed: %s\n", cmd);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "java -Xms2g -Xmx8g -Dio.netty.leakDetection.level=disabled -cp %s:%s "
+		 "LoopBenchNetty %s %d %zu %u %g %u %zu %u %zu %u %llu",
+		 dir, netty_jar, workloads, p->reps, p->late_n, p->late_span_ms, p->idle_s,
+		 p->idle_far_s, p->x_n, p->x_span_ms, p->ae_n, p->ae_span_ms,
+		 (unsigned long long)p->tick_ns);
+	printf("netty: %s\n", cmd);
+	fflush(stdout);
+	f = popen(cmd, "r");
+	if (!f) {
+		perror("popen");
+		return;
+	}
+	/* RESULT <workload> <ok> name=value ... | NOTE text */
+	while (fgets(line, sizeof(line), f)) {
+		struct lb_result r = { .ok = false };
+		char wl[32], *tok, *save = NULL;
+		int ok;
+		static char names[4096];
+		static size_t used;
+
+		if (strncmp(line, "RESULT ", 7)) {
+			fputs(line, stdout);
+			continue;
+		}
+		if (sscanf(line + 7, "%31s %d", wl, &ok) != 2)
+			continue;
+		r.ok = ok;
+		tok = strtok_r(line + 7, " \n", &save); /* workload */
+		tok = strtok_r(NULL, " \n", &save);     /* ok */
+		while ((tok = strtok_r(NULL, " \n", &save))) {
+			char *eq = strchr(tok, '=');
+			size_t len;
+
+			if (!eq)
+				continue;
+			*eq = '\0';
+			if (!strcmp(tok, "note")) {
+				snprintf(r.note, sizeof(r.note), "%s", eq + 1);
+				continue;
+			}
+			len = strlen(tok) + 1;
+			if (used + len > sizeof(names))
+				break;
+			memcpy(names + used, tok, len);
+			lb_put(&r, names + used, strtod(eq + 1, NULL));
+			used += len;
+		}
+		printf("  %s/netty: rep done\n", wl);
+		record(wl, "netty", &r);
+	}
+	pclose(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *s = list; (s = strstr(s, name)); s += n)
+		if ((s == list || s[-1] == ',') && (s[n] == ',' || s[n] == '\0'))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct lb_params p = {
+		.late_n = 100000, .late_span_ms = 2000,
+		.idle_s = 5, .idle_far_s = 10,
+		.x_n = 1000000, .x_span_ms = 1000,
+		.ae_n = 1000000, .ae_span_ms = 1000,
+		.tick_ns = NS_PER_MS, .reps = 5,
+	};
+	const char *impls = "twheel,libuv,libev,netty";
+	const char *workloads = "lateness,idle_wakeups,xthread,add_expire";
+	const char *csv = NULL, *java_src = LOOPBENCH_SRCDIR;
+	const struct lb_impl *all[] = {
+		&lb_twheel,
+#ifdef LB_HAVE_LIBUV
+		&lb_libuv,
+#endif
+#ifdef LB_HAVE_LIBEV
+		&lb_libev,
+#endif
+	};
+	static const char *wls[] = { "lateness", "idle_wakeups", "xthread", "add_expire" };
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			p.reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--quick")) {
+			/* a smoke run: scaled-down N, short windows */
+			p.late_n = 2000;
+			p.late_span_ms = 200;
+			p.idle_s = 0.3;
+			p.x_n = 20000;
+			p.x_span_ms = 50;
+			p.ae_n = 20000;
+			p.ae_span_ms = 50;
+		} else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+			impls = argv[++i];
+		} else if (!strcmp(argv[i], "--workload") && i + 1 < argc) {
+			workloads = argv[++i];
+		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+			csv = argv[++i];
+		} else if (!strcmp(argv[i], "--java-src") && i + 1 < argc) {
+			java_src = argv[++i];
+		} else {
+			fprintf(stderr, "usage: %s [--reps R] [--quick] [--impl LIST] "
+				"[--workload LIST] [--csv FILE] [--java-src DIR]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (p.reps < 1 || p.reps > MAX_REPS) {
+		fprintf(stderr, "--reps must be 1..%d\n", MAX_REPS);
+		return 2;
+	}
+
+	printf("# loopbench: real-time workloads (shared/BENCHMARKS.md)\n");
+	printf("# parameters: reps=%d tick=%.3f ms (twheel, netty); seed 42 (splitmix64)\n",
+	       p.reps, p.tick_ns / 1e6);
+	printf("#   lateness: N=%zu, deadlines uniform in [1, %u] ms after each add "
+	       "(integer ms, added in descending order)\n", p.late_n, p.late_span_ms);
+	printf("#   idle_wakeups: one timer at +%u s, window %.1f s\n", p.idle_far_s, p.idle_s);
+	printf("#   xthread: 2 producers x N=%zu timers, delays uniform in [1, %u] ms\n",
+	       p.x_n, p.x_span_ms);
+	printf("#   add_expire: N=%zu timers, delays uniform in [1, %u] ms, one thread\n",
+	       p.ae_n, p.ae_span_ms);
+	printf("# CPUs allowed: ");
+	fflush(stdout);
+	if (system("grep Cpus_allowed_list /proc/self/status | cut -f2"))
+		printf("?\n");
+
+	for (size_t w = 0; w < sizeof(wls) / sizeof(wls[0]); w++) {
+		if (!listed(workloads, wls[w]))
+			continue;
+		printf("== %s\n", wls[w]);
+		for (int rep = 0; rep < p.reps; rep++) {
+			for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+				const struct lb_impl *im = all[k];
+				int (*fn)(const struct lb_params *, struct lb_result *) =
+					w == 0 ? im->lateness : w == 1 ? im->idle :
+					w == 2 ? im->xthread : im->add_expire;
+				struct lb_result r = { .ok = false };
+
+				if (!listed(impls, im->name) || !fn)
+					continue;
+				if (fn(&p, &r) < 0 && !r.note[0])
+					snprintf(r.note, sizeof(r.note), "could not run");
+				printf("  %s/%s rep %d:", wls[w], im->name, rep + 1);
+				for (int m = 0; m < r.n; m++)
+					printf(" %s=%.4g", r.name[m], r.val[m]);
+				printf("%s%s\n", r.ok ? "" : " FAILED ", r.note);
+				fflush(stdout);
+				record(wls[w], im->name, &r);
+			}
+		}
+	}
+	if (listed(impls, "netty"))
+		run_netty(&p, workloads, java_src);
+	print_results(&p, csv);
+	return 0;
+}
