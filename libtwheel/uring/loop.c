@@ -146,6 +146,7 @@ struct twheel_loop {
 	bool cur_gone;
 
 	int efd;
+	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;
 
@@ -745,9 +746,10 @@ static void efd_arm(struct twheel_loop *l)
 {
 	struct io_uring_sqe *sqe = loop_sqe(l, &l->efd_io);
 
+	l->efd_armed = sqe != NULL;
 	if (sqe)
 		io_uring_prep_read(sqe, l->efd, &l->efd_buf, sizeof(l->efd_buf), 0);
-	/* else: the SQ is full of the user's SQEs; retried next iteration */
+	/* else: the SQ is full of the user's SQEs; loop_wait() retries */
 }
 
 static void efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
@@ -756,6 +758,7 @@ static void efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 
 	(void)cqe;
 	l->st.eventfd_wakes++;
+	l->efd_armed = false;
 	__atomic_store_n(&l->wake_pending, 0, __ATOMIC_SEQ_CST);
 	efd_arm(l);
 }
@@ -828,7 +831,9 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	uint64_t timeout = NO_TIMEOUT, now = 0;
 	int ret;
 
-	if (nowait || l->inbox_more || __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+	if (!l->efd_armed)
+		efd_arm(l); /* without it another thread could not wake us */
+	if (nowait || !l->efd_armed || l->inbox_more || __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
 		timeout = 0;
 	} else {
 		tw_tick_t next = twheel_next_expiry(l->wheel);

@@ -235,8 +235,10 @@ struct twheel_loop_config {
 	void *executor_arg;
 	/*
 	 * Called on the loop thread when a timer cancelled with
-	 * twheel_loop_cancel() has been let go (tw_loop_timer_busy() is false
-	 * from then on); may free it. NULL = no notification.
+	 * twheel_loop_cancel() (or deleted by twheel_loop_del() while still
+	 * queued) has been let go: tw_loop_timer_busy() is false from then on
+	 * and the hook may free it. NULL = no notification. Free a timer from
+	 * the hook or after polling tw_loop_timer_busy(), not both.
 	 */
 	void (*release)(struct tw_loop_timer *t, void *arg);
 	void *release_arg;
