@@ -59,16 +59,12 @@ if [ $quick -eq 0 ]; then
   run_suite asan+ubsan "$root/asan" --timeout-multiplier 3
 
   step "TSan build (cross-thread suites)"
-  setup "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
+  # Only the suites that cross threads; the tools (Boost.Asio peers) are
+  # left out because GCC cannot instrument atomic_thread_fence.
+  setup "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false \
+    -Dtools=false -Dexamples=false
   ninja -C "$root/tsan"
-  if meson test -C "$root/tsan" --list 2>/dev/null | grep -q .; then
-    if meson test -C "$root/tsan" --list --suite tsan >/dev/null 2>&1 && \
-       [ -n "$(meson test -C "$root/tsan" --list --suite tsan 2>/dev/null)" ]; then
-      run_suite tsan "$root/tsan" --suite tsan --timeout-multiplier 3
-    else
-      echo "no tests in suite tsan"
-    fi
-  fi
+  run_suite tsan "$root/tsan" --suite tsan --timeout-multiplier 3
 
   step "libFuzzer: differential model check for ${fuzz_seconds}s"
   CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false -During=disabled \
