@@ -9,9 +9,10 @@
  *
  * Usage: bench [--n N] [--m M] [--reps R] [--workload LIST] [--csv FILE]
  *              [--md FILE] [--plot DIR] [--quick] [--no-peers] [--peers]
- *              [--loopbench-csv FILE]
+ *              [--impl NAME] [--loopbench-csv FILE]
  * LIST is comma-separated from: add_expire, add_cancel, rearm, long_range,
- * advance_spike, idle_skip, memory, floors, scaling, peers, all (default).
+ * advance_spike, idle_skip, memory, scaling, peers, all (default); the
+ * floors run with rearm (floor_rearm) and add_expire (floor_chase).
  *
  * Exit status: 0 if every workload passed its check, 1 if one failed (its
  * figure is not printed), 2 on a usage error.
@@ -51,6 +52,7 @@ static struct {
 	bool quick;
 	int peers; /* -1: default (on unless --quick) */
 	const char *csv, *md, *plot, *loopbench_csv;
+	const char *impl; /* --impl: run only this in-process implementation */
 	char workloads[512];
 	char self[PATH_MAX]; /* this executable, to find the peer helpers */
 } opt = { .peers = -1 };
@@ -393,6 +395,8 @@ static void run_workload(const char *section, const char *workload, uint32_t n, 
 		for (size_t i = 0; i < NIMPLS; i++) {
 			const struct impl *im = impls[(i + rep) % NIMPLS]; /* rotate who goes first */
 			wl_fn fn = NULL;
+			if (opt.impl && strcmp(opt.impl, im->name))
+				continue;
 			if (!strcmp(workload, "add_expire"))
 				fn = im->add_expire;
 			else if (!strcmp(workload, "add_cancel"))
@@ -841,7 +845,7 @@ static void plot_all(const char *dir)
 				 "set title '%s: ns per operation against N (virtual time, median of runs; bars: min-max)'\n"
 				 "set logscale x\nset logscale y\nset format x '10^{%%L}'\n"
 				 "set xlabel 'N (timers)'\nset ylabel 'ns per %s'\n"
-				 "set key top left\nset grid\n"
+				 "set key top left\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n"
 				 "plot 'scaling_%s_twheel.dat' u 1:2:3:4 w yerrorlines lw 2 pt 7 t 'libtwheel', \\\n"
 				 "     'scaling_%s_heap4.dat' u 1:2:3:4 w yerrorlines lw 2 pt 5 t '4-ary heap', \\\n"
 				 "     'scaling_%s_heap2.dat' u 1:2:3:4 w yerrorlines lw 2 pt 9 t 'binary heap'",
@@ -933,7 +937,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench [--n N] [--m M] [--reps R] [--workload LIST] [--csv FILE] [--md FILE]\n"
-		"             [--plot DIR] [--quick] [--peers|--no-peers] [--loopbench-csv FILE]\n"
+		"             [--plot DIR] [--quick] [--peers|--no-peers] [--impl NAME]\n"
+		"             [--loopbench-csv FILE]\n"
 		"  --n N          timers (default 1000000; --quick 20000)\n"
 		"  --m M          re-arms in rearm (default 10000000; --quick 200000)\n"
 		"  --reps R       repetitions of everything (default 5; --quick 3)\n"
@@ -942,6 +947,7 @@ static void usage(FILE *f)
 		"  --csv FILE     write every row as CSV\n"
 		"  --md FILE      write the Markdown tables to FILE as well as stdout\n"
 		"  --plot DIR     draw PNG charts with gnuplot into DIR\n"
+		"  --impl NAME    run only twheel, heap4 or heap2 (e.g. under perf stat)\n"
 		"  --quick        scaled-down sizes for a smoke test; peers off unless --peers\n");
 }
 
@@ -995,6 +1001,8 @@ int main(int argc, char **argv)
 			opt.md = v, i++;
 		} else if (v && !strcmp(a, "--plot")) {
 			opt.plot = v, i++;
+		} else if (v && !strcmp(a, "--impl")) {
+			opt.impl = v, i++;
 		} else if (v && !strcmp(a, "--loopbench-csv")) {
 			opt.loopbench_csv = v, i++;
 		} else {

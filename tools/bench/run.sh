@@ -73,5 +73,9 @@ echo "run.sh: $pin $build/tools/bench/bench $*" >&2
 status=0
 $pin "$build/tools/bench/bench" "$@" 2>"$out/bench.log" || status=$?
 cat "$out/env.txt"
-echo "results: $out/bench.md $out/bench.csv${plot:+ }$( [ $plot = 1 ] && echo "$out/plots/" )"
+if [ $plot = 1 ]; then
+	echo "results: $out/bench.md $out/bench.csv $out/plots/"
+else
+	echo "results: $out/bench.md $out/bench.csv"
+fi
 exit $status
