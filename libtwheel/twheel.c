@@ -664,6 +664,44 @@ int twheel_get_stats(const struct twheel *w, struct twheel_stats *st)
 	return 0;
 }
 
+/* ---- inspection ---------------------------------------------------------- */
+
+static size_t list_length(const struct tw_list *h)
+{
+	size_t n = 0;
+	const struct tw_list *p;
+	tw_list_for_each(p, h)
+		n++;
+	return n;
+}
+
+int twheel_inspect(const struct twheel *w, struct twheel_level_info *info, size_t n, size_t *due)
+{
+	if (!w || !info || n < NLEVELS)
+		return -EINVAL;
+	for (unsigned lvl = 0; lvl < NLEVELS; lvl++) {
+		struct twheel_level_info *li = &info[lvl];
+		unsigned shift = lvl_shift(lvl);
+		unsigned nslots = lvl == 0 ? L0_SIZE
+				  : shift + LVL_BITS > 64 ? 1u << (64 - shift) : LVL_SIZE;
+		li->slots = nslots;
+		li->slots_used = 0;
+		li->timers = 0;
+		li->span = UINT64_C(1) << shift;
+		li->next = (w->nonempty & (1u << lvl)) ? level_next(w, lvl) : TW_TICK_MAX;
+		for (unsigned s = 0; s < (lvl ? LVL_SIZE : L0_SIZE); s++) {
+			uint32_t idx = lvl_base(lvl) + s;
+			if (bit_is_set(w, idx)) {
+				li->slots_used++;
+				li->timers += list_length(&w->slots[idx]);
+			}
+		}
+	}
+	if (due)
+		*due = list_length(&w->due) + list_length(&w->work);
+	return 0;
+}
+
 /* ---- checking ------------------------------------------------------------ */
 
 static int violation(char *msg, size_t len, const char *fmt, ...)

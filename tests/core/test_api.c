@@ -751,6 +751,41 @@ static void check_reports_corruption(void **state)
 	check_ok();
 }
 
+static void inspect_reports_levels(void **state)
+{
+	(void)state;
+	struct twheel_level_info li[TWHEEL_LEVELS];
+	struct rec_timer a, b, c, d;
+	size_t due = 99;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	rec_init(&d, 4);
+	assert_int_equal(twheel_inspect(NULL, li, TWHEEL_LEVELS, &due), -EINVAL);
+	assert_int_equal(twheel_inspect(W, li, TWHEEL_LEVELS - 1, &due), -EINVAL);
+	adv(1000);
+	twheel_add(W, &a.t, 1010);    /* level 0 */
+	twheel_add(W, &b.t, 1000 + 5000); /* level 1: distance < 2^14 */
+	twheel_add(W, &c.t, TW_TICK_MAX); /* level 10 */
+	twheel_add(W, &d.t, 10);      /* due */
+	assert_int_equal(twheel_inspect(W, li, TWHEEL_LEVELS, &due), 0);
+	assert_int_equal(due, 1);
+	assert_int_equal(li[0].slots, 256);
+	assert_int_equal(li[1].slots, 64);
+	assert_int_equal(li[10].slots, 4);
+	assert_int_equal(li[0].timers, 1);
+	assert_int_equal(li[0].slots_used, 1);
+	assert_true(li[0].next == 1010);
+	assert_int_equal(li[1].timers, 1);
+	assert_true(li[1].span == 256 && li[1].next <= 6000 && li[1].next > 1000);
+	assert_int_equal(li[10].timers, 1);
+	assert_true(li[10].span == UINT64_C(1) << 62);
+	assert_int_equal(li[5].timers, 0);
+	assert_true(li[5].next == TW_TICK_MAX);
+	assert_true(twheel_next_expiry(W) <= 10);
+	twheel_del(W, &c.t);
+}
+
 static void version_matches_macros(void **state)
 {
 	(void)state;
@@ -807,6 +842,7 @@ int main(void)
 		T(destroy_unlinks_without_firing),
 		T(stats_count_what_happened),
 		T(check_reports_corruption),
+		T(inspect_reports_levels),
 		T(version_matches_macros),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);

@@ -218,6 +218,25 @@ struct twheel_stats {
 /* Copy @w's counters into @st. -EINVAL if either is NULL. O(1). */
 TWHEEL_API int twheel_get_stats(const struct twheel *w, struct twheel_stats *st);
 
+/* What one level of the wheel holds (see twheel_inspect()). */
+struct twheel_level_info {
+	unsigned slots;          /* slots on this level (256 or 64; 4 on the last) */
+	unsigned slots_used;     /* non-empty slots */
+	size_t timers;           /* timers linked on this level */
+	tw_tick_t span;          /* ticks covered by one slot (2^63 max is exact) */
+	tw_tick_t next;          /* next tick with work on this level, TW_TICK_MAX if empty */
+};
+
+/*
+ * Describe @w's shape for inspection tools: fills @info[0..TWHEEL_LEVELS-1]
+ * (@n must be >= TWHEEL_LEVELS) and stores in *@due the number of timers
+ * waiting on the due list (armed at or before the wheel's time); @due may
+ * be NULL. Returns 0, or -EINVAL (NULL @w or @info, @n too small).
+ * O(pending timers); the wheel's thread.
+ */
+TWHEEL_API int twheel_inspect(const struct twheel *w, struct twheel_level_info *info, size_t n,
+			      size_t *due);
+
 /*
  * Validate every invariant of @w: each list well formed, each bitmap bit set
  * exactly when its slot is non-empty, each timer in the slot its expiry and
