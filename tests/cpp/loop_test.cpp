@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+// GoogleTest suite for twheel::Loop and twheel::LoopTimer (<twheel/loop.hpp>),
+// on a real io_uring and with an injected clock. Skipped (GTEST_SKIP) where
+// the kernel refuses io_uring.
+#include <twheel/loop.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <poll.h>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace std::chrono_literals;
+using twheel::Loop;
+using twheel::LoopTimer;
+using time_point = Loop::time_point;
+
+namespace {
+
+// Creates a loop, or tells the caller to skip when io_uring is refused.
+std::optional<Loop> make_loop(const twheel::loop_options &opt, std::string *why)
+{
+	try {
+		return Loop(opt);
+	} catch (const std::system_error &e) {
+		const int c = e.code().value();
+		if (c == EPERM || c == ENOSYS || c == EOPNOTSUPP || c == ENOMEM || c == EACCES) {
+			*why = e.what();
+			return std::nullopt;
+		}
+		throw;
+	}
+}
+
+#define MAKE_LOOP(var, opt)                                       \
+	std::string why_##var;                                    \
+	auto var##_opt = make_loop((opt), &why_##var);             \
+	if (!var##_opt)                                           \
+		GTEST_SKIP() << "io_uring refused: " << why_##var; \
+	Loop &var = *var##_opt
+
+// A clock the test moves by hand (any thread may read it).
+struct FakeClock {
+	std::atomic<std::int64_t> ns{1'000'000'000};
+	twheel::loop_options options(std::chrono::nanoseconds tick = 1ms)
+	{
+		twheel::loop_options o;
+		o.tick = tick;
+		o.clock = [this] { return time_point(std::chrono::nanoseconds(ns.load())); };
+		return o;
+	}
+	void set(std::chrono::nanoseconds t) { ns.store(1'000'000'000 + t.count()); }
+	time_point at(std::chrono::nanoseconds t) const { return time_point(std::chrono::nanoseconds(1'000'000'000) + t); }
+};
+
+struct Caught {
+	std::vector<std::string> what;
+	twheel::exception_handler handler()
+	{
+		return [this](std::exception_ptr e) {
+			try {
+				std::rethrow_exception(e);
+			} catch (const std::exception &x) {
+				what.push_back(x.what());
+			}
+		};
+	}
+};
+
+} // namespace
+
+// ---- Real ring ----------------------------------------------------------------
+
+TEST(LoopReal, AfterFiresNeverEarly)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	const time_point start = loop.clock_now();
+	time_point fired{};
+	LoopTimer t = loop.after(20ms, [&] {
+		fired = loop.clock_now();
+		loop.stop();
+	});
+	EXPECT_TRUE(t.pending());
+	loop.run();
+	EXPECT_GE(fired - start, 20ms);
+	EXPECT_LT(fired - start, 2s);
+	EXPECT_FALSE(t.pending());
+}
+
+TEST(LoopReal, PostFromSeveralThreads)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	constexpr int threads = 4, per_thread = 5000;
+	long ran = 0; // touched only on the loop thread: TSan checks the handoff
+	std::vector<int> last(threads, -1);
+	bool in_order = true;
+	std::vector<std::thread> producers;
+	for (int i = 0; i < threads; i++) {
+		producers.emplace_back([&, i] {
+			for (int k = 0; k < per_thread; k++) {
+				auto payload = std::make_unique<int>(k); // move-only capture
+				EXPECT_TRUE(loop.post([&, i, p = std::move(payload)] {
+					if (*p != last[static_cast<size_t>(i)] + 1)
+						in_order = false;
+					last[static_cast<size_t>(i)] = *p;
+					if (++ran == threads * per_thread)
+						loop.stop();
+				}));
+			}
+		});
+	}
+	loop.run();
+	for (auto &t : producers)
+		t.join();
+	EXPECT_EQ(ran, threads * per_thread);
+	EXPECT_TRUE(in_order); // posts from one thread run in order
+	EXPECT_FALSE(loop.post([] {}));
+}
+
+TEST(LoopReal, TimersCreatedFromPostedWork)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	std::vector<LoopTimer> timers; // loop thread only
+	std::atomic<int> fired{0};
+	std::thread producer([&] {
+		for (int i = 0; i < 50; i++)
+			loop.post([&, i] {
+				timers.push_back(loop.after(std::chrono::milliseconds(1 + i % 5), [&] {
+					if (fired.fetch_add(1) + 1 == 50)
+						loop.stop();
+				}));
+			});
+	});
+	loop.run();
+	producer.join();
+	EXPECT_EQ(fired.load(), 50);
+}
+
+TEST(LoopReal, EveryRunsPeriodicallyAndCancelsFromItsCallback)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	int runs = 0;
+	LoopTimer t = loop.every(2ms, [&](LoopTimer &self) {
+		if (++runs == 5) {
+			EXPECT_TRUE(self.cancel()); // running periodic: will not run again
+		}
+	});
+	LoopTimer guard = loop.after(5s, [&] { loop.stop(); }); // in case it never stops
+	LoopTimer stopper;
+	t.on_cancel([&] { stopper = loop.after(10ms, [&] { loop.stop(); }); });
+	loop.run();
+	EXPECT_EQ(runs, 5);
+	EXPECT_FALSE(t.pending());
+}
+
+TEST(LoopReal, IoNopAndPipeRead)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	int fds[2];
+	ASSERT_EQ(pipe(fds), 0);
+	ASSERT_EQ(write(fds[1], "hi", 2), 2);
+	char buf[8] = {};
+	int nop_res = -1, read_res = -1;
+	loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); },
+		    [&](const io_uring_cqe &cqe) { nop_res = cqe.res; });
+	loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, fds[0], buf, sizeof buf, 0); },
+		    [&, keep = std::string(100, 'k')](const io_uring_cqe &cqe) {
+			    read_res = cqe.res;
+			    EXPECT_EQ(keep.size(), 100u);
+			    loop.stop();
+		    });
+	loop.run();
+	EXPECT_EQ(nop_res, 0);
+	EXPECT_EQ(read_res, 2);
+	EXPECT_EQ(std::string(buf, 2), "hi");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(LoopReal, IoPrepThrowingNeverCallsTheHandler)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	bool called = false;
+	EXPECT_THROW(loop.submit([](io_uring_sqe &) { throw std::runtime_error("prep"); },
+				 [&](const io_uring_cqe &) { called = true; }),
+		     std::runtime_error);
+	LoopTimer t = loop.after(5ms, [&] { loop.stop(); });
+	loop.run();
+	EXPECT_FALSE(called);
+}
+
+TEST(LoopReal, DestroyWithIoInFlightFreesTheHandler)
+{
+	auto alive = std::make_shared<int>(0);
+	int fds[2];
+	ASSERT_EQ(pipe(fds), 0);
+	{
+		MAKE_LOOP(loop, twheel::loop_options());
+		loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_poll_add(&sqe, fds[0], POLLIN); },
+			    [alive](const io_uring_cqe &) { ADD_FAILURE() << "never completes"; });
+		LoopTimer t = loop.after(2ms, [&] { loop.stop(); });
+		loop.run();
+		EXPECT_EQ(alive.use_count(), 2);
+	}
+	EXPECT_EQ(alive.use_count(), 1); // handler destroyed with the loop (and ASan: no leak)
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(LoopReal, ExceptionsGoToTheLoopHandler)
+{
+	MAKE_LOOP(loop, twheel::loop_options());
+	Caught c;
+	loop.on_exception(c.handler());
+	LoopTimer t = loop.after(1ms, [] { throw std::runtime_error("timer"); });
+	loop.post([] { throw std::runtime_error("post"); });
+	loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); },
+		    [](const io_uring_cqe &) { throw std::runtime_error("io"); });
+	LoopTimer s = loop.after(20ms, [&] { loop.stop(); });
+	loop.run();
+	std::sort(c.what.begin(), c.what.end());
+	EXPECT_EQ(c.what, (std::vector<std::string>{"io", "post", "timer"}));
+}
+
+// ---- Injected clock -----------------------------------------------------------
+
+TEST(LoopClock, AfterRoundsUpAndNeverFiresEarly)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	int fired = 0;
+	LoopTimer t = loop.after(std::chrono::microseconds(10'500), [&] { fired++; });
+	// deadline 10.5 ms -> tick 11
+	clk.set(10'999us);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 0);
+	EXPECT_TRUE(t.pending());
+	clk.set(11ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(loop.now(), clk.at(11ms));
+}
+
+TEST(LoopClock, AtAndReArm)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	std::vector<time_point> at;
+	LoopTimer t = loop.at(clk.at(5ms), [&] { at.push_back(loop.now()); });
+	EXPECT_EQ(t.deadline(), std::optional<time_point>(clk.at(5ms)));
+	EXPECT_TRUE(t.arm_at(clk.at(8ms))); // re-arm a pending timer
+	clk.set(6ms);
+	loop.run_once(false);
+	EXPECT_TRUE(at.empty());
+	clk.set(8ms);
+	loop.run_once(false);
+	ASSERT_EQ(at.size(), 1u);
+	EXPECT_FALSE(t.arm_in(2ms)); // fired: arming again is not a re-arm
+	clk.set(10ms);
+	loop.run_once(false);
+	EXPECT_EQ(at.size(), 2u);
+}
+
+TEST(LoopClock, CancelAndOnCancel)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	int fired = 0, cancelled = 0;
+	LoopTimer t = loop.after(5ms, [&] { fired++; });
+	t.on_cancel([&] { cancelled++; });
+	EXPECT_TRUE(t.cancel());
+	EXPECT_FALSE(t.cancel());
+	EXPECT_EQ(cancelled, 1);
+	t.arm_in(5ms);
+	clk.set(10ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(cancelled, 1); // never on expiry
+}
+
+TEST(LoopClock, DestroyPendingAndDestroyInsideOwnCallback)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	int fired = 0, cancelled = 0;
+	{
+		LoopTimer t = loop.after(5ms, [&] { fired++; });
+		t.on_cancel([&] { cancelled++; });
+	}
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_EQ(loop.size(), 0u);
+	auto self_owned = std::make_unique<LoopTimer>();
+	std::string tag(50, 'x'), seen;
+	*self_owned = loop.after(5ms, [&, tag] {
+		self_owned.reset();
+		seen = tag; // captures alive: the callable was lent
+	});
+	auto periodic = std::make_unique<LoopTimer>();
+	int runs = 0;
+	*periodic = loop.every(1ms, [&, tag] {
+		if (++runs == 2)
+			periodic.reset(); // a running periodic timer destroyed: no more runs
+		seen += tag.substr(0, 1);
+	});
+	for (int ms = 1; ms <= 10; ms++) {
+		clk.set(std::chrono::milliseconds(ms));
+		loop.run_once(false);
+	}
+	EXPECT_EQ(fired, 0);
+	EXPECT_EQ(self_owned, nullptr);
+	EXPECT_EQ(periodic, nullptr);
+	EXPECT_EQ(runs, 2);
+	EXPECT_EQ(seen, tag);
+}
+
+TEST(LoopClock, MovePendingAndMoveAssignOverPending)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	int a = 0, b = 0, cancelled_a = 0;
+	LoopTimer ta = loop.after(5ms, [&] { a++; });
+	ta.on_cancel([&] { cancelled_a++; });
+	LoopTimer tb = loop.after(7ms, [&] { b++; });
+	std::vector<LoopTimer> v;
+	v.push_back(std::move(tb)); // pending: re-linked
+	EXPECT_FALSE(tb.pending()); // NOLINT(bugprone-use-after-move)
+	EXPECT_TRUE(v[0].pending());
+	for (int i = 0; i < 20; i++)
+		v.emplace_back(); // force reallocation moves
+	ta = std::move(v[0]);
+	EXPECT_EQ(cancelled_a, 1);
+	EXPECT_EQ(loop.size(), 1u);
+	LoopTimer &alias = ta;
+	ta = std::move(alias); // self-move: no-op
+	EXPECT_TRUE(ta.pending());
+	clk.set(20ms);
+	loop.run_once(false);
+	EXPECT_EQ(a, 0);
+	EXPECT_EQ(b, 1);
+}
+
+TEST(LoopClock, MovePeriodicInsideItsOwnCallback)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	std::optional<LoopTimer> moved;
+	std::vector<time_point> runs;
+	LoopTimer t = loop.every(10ms, [&](LoopTimer &self) {
+		runs.push_back(self.deadline().value());
+		if (!moved)
+			moved.emplace(std::move(self));
+	});
+	for (int ms = 1; ms <= 35; ms++) {
+		clk.set(std::chrono::milliseconds(ms));
+		loop.run_once(false);
+	}
+	EXPECT_FALSE(static_cast<bool>(t));
+	ASSERT_TRUE(moved.has_value());
+	EXPECT_EQ(runs, (std::vector<time_point>{clk.at(10ms), clk.at(20ms), clk.at(30ms)}));
+	EXPECT_TRUE(moved->pending());
+}
+
+TEST(LoopClock, MisfirePolicies)
+{
+	struct Case {
+		twheel::misfire m;
+		std::vector<std::uint32_t> missed; // one entry per run
+	};
+	for (const Case &c : {Case{twheel::misfire::skip, {}}, Case{twheel::misfire::once, {4}},
+			      Case{twheel::misfire::all, {4, 3, 2, 1, 0}}}) {
+		FakeClock clk;
+		MAKE_LOOP(loop, clk.options());
+		std::vector<std::uint32_t> missed;
+		LoopTimer t = loop.every(10ms, [&](LoopTimer &self) { missed.push_back(self.missed()); }, c.m);
+		clk.set(55ms); // deadlines 10..50 all passed: 4 more than the first
+		for (int i = 0; i < 8; i++)
+			loop.run_once(false);
+		EXPECT_EQ(missed, c.missed) << static_cast<int>(c.m);
+		EXPECT_TRUE(t.pending());
+		EXPECT_EQ(t.deadline(), std::optional<time_point>(clk.at(60ms))) << static_cast<int>(c.m);
+	}
+}
+
+TEST(LoopClock, PeriodShorterThanTickIsRejected)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(10ms));
+	try {
+		LoopTimer t = loop.every(1ms, [] {});
+		FAIL() << "accepted";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), EINVAL);
+	}
+}
+
+TEST(LoopClock, DestructionCancelsTimersAndRunsPosts)
+{
+	FakeClock clk;
+	int cancelled = 0, posted = 0;
+	LoopTimer survivor;
+	{
+		MAKE_LOOP(loop, clk.options());
+		survivor = loop.after(5ms, [] {});
+		survivor.on_cancel([&] { cancelled++; });
+		loop.post([&] { posted++; });
+	}
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_EQ(posted, 1); // a post promises a call
+	EXPECT_FALSE(static_cast<bool>(survivor));
+	EXPECT_FALSE(survivor.pending());
+	EXPECT_THROW(survivor.arm_in(1ms), std::logic_error);
+}
+
+TEST(LoopClock, SmallCallableTimersAreInline)
+{
+	int x = 0;
+	auto small = [&x] { x++; };
+	static_assert(twheel::Timer::stores_inline<decltype(small)>);
+	EXPECT_EQ(LoopTimer::inline_capacity, 48u);
+}
