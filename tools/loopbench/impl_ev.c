@@ -67,8 +67,9 @@ static struct eitem *items_new(size_t n)
 static void add_all(struct ev_loop *loop, struct eitem *it, const uint64_t *d, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		ev_now_update(loop);
+		/* the request time first, as a caller sees it; then the loop's */
 		it[i].due = lb_now() + d[i];
+		ev_now_update(loop);
 		ev_timer_set(&it[i].w, (double)d[i] / 1e9, 0.);
 		ev_timer_start(loop, &it[i].w);
 	}

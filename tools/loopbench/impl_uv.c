@@ -79,8 +79,9 @@ static struct uitem *items_new(uv_loop_t *loop, size_t n)
 static void add_all(uv_loop_t *loop, struct uitem *it, const uint64_t *d, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		uv_update_time(loop);
+		/* the request time first, as a caller sees it; then the loop's */
 		it[i].due = lb_now() + d[i];
+		uv_update_time(loop);
 		uv_timer_start(&it[i].h, fire_cb, d[i] / NS_PER_MS, 0);
 	}
 }
