@@ -19,7 +19,7 @@
  *
  * usage: loopbench [--reps R] [--quick] [--impl twheel,libuv,libev,netty]
  *                  [--workload lateness,idle_wakeups,xthread,add_expire]
- *                  [--csv FILE] [--java-src DIR]
+ *                  [--tick-ns NS] [--csv FILE] [--java-src DIR]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -389,6 +389,8 @@ int main(int argc, char **argv)
 			p.x_span_ms = 50;
 			p.ae_n = 20000;
 			p.ae_span_ms = 50;
+		} else if (!strcmp(argv[i], "--tick-ns") && i + 1 < argc) {
+			p.tick_ns = strtoull(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
 			impls = argv[++i];
 		} else if (!strcmp(argv[i], "--workload") && i + 1 < argc) {
@@ -399,7 +401,8 @@ int main(int argc, char **argv)
 			java_src = argv[++i];
 		} else {
 			fprintf(stderr, "usage: %s [--reps R] [--quick] [--impl LIST] "
-				"[--workload LIST] [--csv FILE] [--java-src DIR]\n", argv[0]);
+				"[--workload LIST] [--tick-ns NS] [--csv FILE] [--java-src DIR]\n",
+				argv[0]);
 			return 2;
 		}
 	}

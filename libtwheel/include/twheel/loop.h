@@ -261,7 +261,8 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
  *   -EOPNOTSUPP  neither EXT_ARG nor a usable IORING_OP_TIMEOUT.
  * On failure a one-line message naming the cause is written to @msg (up to
  * @len bytes, NUL-terminated) when @msg is not NULL.
- * Allocates the loop (about 24 KiB plus the rings). Any thread.
+ * Allocates the loop, its two wheels (twheel_create()) and the rings.
+ * Any thread.
  */
 TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
 				       const struct twheel_loop_config *cfg,
