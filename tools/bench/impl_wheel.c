@@ -7,7 +7,9 @@ typedef struct twheel W;
 #define WL(name) wheel_##name
 
 static inline W *a_create(uint64_t now, size_t cap) { (void)cap; return twheel_create(now); }
-static inline void a_destroy(W *w) { twheel_destroy(w); }
+static void drop(struct tw_timer *t, void *arg) { (void)t; (void)arg; }
+/* Drain first: destroying a wheel with pending timers is misuse in -Ddebug_checks builds. */
+static inline void a_destroy(W *w) { twheel_drain(w, drop, NULL); twheel_destroy(w); }
 static inline void a_tinit(T *t, void (*cb)(T *)) { tw_timer_init(t, cb); }
 static inline int a_add(W *w, T *t, uint64_t e) { return twheel_add(w, t, e); }
 static inline int a_mod(W *w, T *t, uint64_t e) { return twheel_mod(w, t, e); }
