@@ -498,27 +498,46 @@ tw_tick_t twheel_next_expiry(const struct twheel *w)
 	return wheel_next(w);
 }
 
-/* Move every timer of slot @idx to a lower level; w->now is C - 1. */
+static inline void cascade_one(struct twheel *w, struct tw_list *p)
+{
+	struct tw_timer *t = tw_list_entry(p, struct tw_timer, entry);
+	uint32_t to = wheel_idx(w, t->expires);
+	t->_idx = to;
+	tw_list_add(&t->entry, &w->slots[to]);
+	set_bit_idx(w, to);
+}
+
+/*
+ * Move every timer of slot @idx to a lower level; w->now is C - 1.
+ *
+ * Walking a list is pointer chasing: each node's address is known only once
+ * the previous node has arrived from memory. A circular doubly-linked list
+ * can be walked from both ends at once, which keeps two independent misses
+ * in flight instead of one, so the walk runs from both ends towards the
+ * middle. Each node's links are read before it is re-linked elsewhere.
+ */
 static void cascade(struct twheel *w, uint32_t idx)
 {
 	struct tw_list *head = &w->slots[idx];
-	struct tw_list *p = head->next, *last = head->prev;
+	struct tw_list *f = head->next, *b = head->prev;
 	uint64_t moved = 0;
 
 	tw_list_init(head);
 	clear_bit_idx(w, idx);
 	for (;;) {
-		struct tw_list *n = p->next;
-		struct tw_timer *t = tw_list_entry(p, struct tw_timer, entry);
-		prefetch(n->next);
-		uint32_t to = wheel_idx(w, t->expires);
-		t->_idx = to;
-		tw_list_add(&t->entry, &w->slots[to]);
-		set_bit_idx(w, to);
-		moved++;
-		if (p == last)
+		if (f == b) {
+			cascade_one(w, f);
+			moved++;
 			break;
-		p = n;
+		}
+		struct tw_list *fn = f->next, *bp = b->prev;
+		cascade_one(w, f);
+		cascade_one(w, b);
+		moved += 2;
+		if (fn == b)
+			break;
+		f = fn;
+		b = bp;
 	}
 	w->st.cascades++;
 	w->st.cascaded += moved;
@@ -583,9 +602,18 @@ static void sort_list(struct tw_list *h)
 static long fire_work(struct twheel *w)
 {
 	long n = 0;
-	struct tw_list *p;
-	tw_list_for_each(p, &w->work)
-		tw_list_entry(p, struct tw_timer, entry)->_idx = IDX_WORK;
+	/* mark them (from both ends at once, as cascade() walks), then fire */
+	struct tw_list *f = w->work.next, *b = w->work.prev;
+	while (f != &w->work) {
+		tw_list_entry(f, struct tw_timer, entry)->_idx = IDX_WORK;
+		if (f == b)
+			break;
+		tw_list_entry(b, struct tw_timer, entry)->_idx = IDX_WORK;
+		if (f->next == b)
+			break;
+		f = f->next;
+		b = b->prev;
+	}
 	while (!tw_list_empty(&w->work)) {
 		struct tw_timer *t = tw_list_entry(w->work.next, struct tw_timer, entry);
 		tw_list_del(&t->entry);
