@@ -129,6 +129,8 @@ struct twheel {
 	tw_tick_t due_limit; /* expiries <= this go to the due list */
 	size_t count;        /* pending timers, wherever they are linked */
 	uint16_t nonempty;   /* bit k set iff level k has a non-empty slot */
+	bool next_valid;     /* next_event is the wheel's next tick with work */
+	tw_tick_t next_event; /* cache of wheel_next(); TW_TICK_MAX when empty */
 	bool running;        /* inside twheel_advance() */
 	bool due_sorted;     /* due list is in nondecreasing expiry order */
 	tw_tick_t due_last;  /* expiry of the last timer appended to due */
@@ -214,6 +216,7 @@ static inline bool level0_empty(const struct twheel *w)
 static inline void clear_bit_idx(struct twheel *w, uint32_t idx)
 {
 	uint64_t word = w->occupied[idx / 64] &= ~(UINT64_C(1) << (idx % 64));
+	w->next_valid = false; /* that slot's tick may have been the next event */
 	if (!word && (idx >= L0_SIZE || level0_empty(w)))
 		w->nonempty &= (uint16_t)~(1u << idx_level(idx));
 }
@@ -231,6 +234,12 @@ static inline void link_timer(struct twheel *w, struct tw_timer *t, tw_tick_t e,
 	if (likely(idx < NSLOTS)) {
 		tw_list_add(&t->entry, &w->slots[idx]);
 		set_bit_idx(w, idx);
+		if (w->next_valid) {
+			/* the slot's tick with work: e, or its cascade tick */
+			tw_tick_t ev = e & ~((UINT64_C(1) << lvl_shift(idx_level(idx))) - 1);
+			if (ev < w->next_event)
+				w->next_event = ev;
+		}
 		return;
 	}
 	/* due list: kept in arrival order; sorted lazily by the next advance */
@@ -326,6 +335,7 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 		w->occupied[i] = 0;
 	}
 	w->nonempty = 0;
+	w->next_valid = false;
 	w->due_sorted = true;
 	while (!tw_list_empty(&all)) {
 		struct tw_timer *t = tw_list_entry(all.next, struct tw_timer, entry);
@@ -489,13 +499,28 @@ static tw_tick_t wheel_next(const struct twheel *w)
 	return best;
 }
 
-tw_tick_t twheel_next_expiry(const struct twheel *w)
+/*
+ * The wheel's next tick with work, from the cache when it is valid. Adding
+ * to a slot can only bring the next event earlier (link_timer() keeps the
+ * cache exact); emptying a slot invalidates it (clear_bit_idx()).
+ */
+static inline tw_tick_t next_event(struct twheel *w)
 {
-	if (!w || w->count == 0)
+	if (!w->next_valid) {
+		w->next_event = wheel_next(w);
+		w->next_valid = true;
+	}
+	return w->next_event;
+}
+
+tw_tick_t twheel_next_expiry(const struct twheel *cw)
+{
+	if (!cw || cw->count == 0)
 		return TW_TICK_MAX;
-	if (!tw_list_empty(&w->due))
-		return w->due_min;
-	return wheel_next(w);
+	if (!tw_list_empty(&cw->due))
+		return cw->due_min;
+	/* refreshing the cache is not a visible change: every wheel is malloc'ed, never const */
+	return next_event((struct twheel *)(uintptr_t)cw);
 }
 
 static inline void cascade_one(struct twheel *w, struct tw_list *p)
@@ -647,7 +672,7 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 	}
 
 	while (w->nonempty) {
-		tw_tick_t e = wheel_next(w);
+		tw_tick_t e = next_event(w);
 		if (e > target)
 			break;
 		/* cascades due at e, highest level first, relative to e - 1 */
@@ -831,6 +856,9 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 		return r;
 	if ((r = check_list(w, &w->work, IDX_WORK, &count, msg, len)))
 		return r;
+	if (w->next_valid && w->next_event != wheel_next(w))
+		return violation(msg, len, "cached next event %llu, but the wheel's is %llu",
+				 (unsigned long long)w->next_event, (unsigned long long)wheel_next(w));
 	if (w->due_sorted) {
 		const struct tw_list *p;
 		tw_tick_t prev = 0;
