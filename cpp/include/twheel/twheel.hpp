@@ -145,6 +145,20 @@ inline void default_exception_handler(std::exception_ptr e) noexcept
 	}
 }
 
+// Hands @e to @h (nullptr or empty: the default handler). Never throws.
+inline void report(const exception_handler *h, std::exception_ptr e) noexcept
+{
+	if (!h || !*h) {
+		default_exception_handler(e);
+		return;
+	}
+	try {
+		(*h)(e);
+	} catch (...) {
+		std::fprintf(stderr, "twheel: the exception handler threw; ignored\n");
+	}
+}
+
 // What a Timer needs of its wheel: the C wheel, how long a tick is, and
 // where exceptions go. Owned by a Wheel (or a Loop), at a stable address.
 struct context {
@@ -157,18 +171,7 @@ struct context {
 
 	tick_t now() noexcept { return now_fn ? now_fn(this) : twheel_now(w); }
 
-	void report(std::exception_ptr e) noexcept
-	{
-		if (!on_exception) {
-			default_exception_handler(e);
-			return;
-		}
-		try {
-			on_exception(e);
-		} catch (...) {
-			std::fprintf(stderr, "twheel: the exception handler threw; ignored\n");
-		}
-	}
+	void report(std::exception_ptr e) noexcept { detail::report(&on_exception, e); }
 };
 
 inline tick_t add_sat(tick_t a, tick_t b) noexcept
@@ -326,8 +329,8 @@ public:
 	}
 
 	// As call_lent() for a callable of unknown type, called with no
-	// arguments; exceptions go to @ctx.
-	void call_lent_erased(context *ctx) noexcept
+	// arguments; exceptions go to @h (nullptr: the default handler).
+	void call_lent_erased(const exception_handler *h) noexcept
 	{
 		if (!ops_ || lent())
 			return; // empty, or already running (re-entrant cancel)
@@ -340,10 +343,7 @@ public:
 		try {
 			o->invoke(tmp);
 		} catch (...) {
-			if (ctx)
-				ctx->report(std::current_exception());
-			else
-				default_exception_handler(std::current_exception());
+			report(h, std::current_exception());
 		}
 		if (g.slot) {
 			auto *s = static_cast<slot *>(g.slot);
@@ -354,8 +354,10 @@ public:
 		}
 	}
 
-private:
+	// True while the callable is lent out (its call is running).
 	bool lent() const noexcept { return (ops_ & 1u) != 0; }
+
+private:
 	const slot_ops *ops() const noexcept
 	{
 		return reinterpret_cast<const slot_ops *>(ops_ & ~std::uintptr_t{1});
@@ -630,11 +632,12 @@ public:
 	/// from the cancellation callback go to the wheel's exception handler.
 	bool cancel() noexcept
 	{
-		if (!tw_timer_pending(&node_))
+		// Touches only the node's cache line unless there is a
+		// cancellation callback (flagged in node_.flags).
+		if (!ctx_ || twheel_del(ctx_->w, &node_) != 1)
 			return false;
-		twheel_del(ctx_->w, &node_);
-		if (!cancel_.empty())
-			cancel_.call_lent_erased(ctx_);
+		if (node_.flags & has_cancel_flag)
+			cancel_.call_lent_erased(&ctx_->on_exception);
 		return true;
 	}
 
@@ -664,6 +667,7 @@ public:
 	{
 		using D = std::decay_t<G>;
 		cancel_.reset();
+		node_.flags &= ~has_cancel_flag;
 		if constexpr (std::is_same_v<D, std::nullptr_t>) {
 			return;
 		} else {
@@ -674,6 +678,7 @@ public:
 					return;
 			}
 			cancel_.template emplace<D>(std::forward<G>(g));
+			node_.flags |= has_cancel_flag;
 		}
 	}
 
@@ -706,6 +711,9 @@ private:
 		fn_.template emplace<D>(std::forward<F>(f));
 		tw_timer_init(&node_, &fire<D>);
 	}
+
+	// node_.flags (the owner's field) bit: cancel_ holds a callable.
+	static constexpr std::uint32_t has_cancel_flag = 1u;
 
 	static Timer *from_node(tw_timer *n) noexcept { return reinterpret_cast<Timer *>(n); }
 
@@ -750,7 +758,8 @@ private:
 		Timer *t = from_node(n);
 		detail::context *ctx = t->ctx_;
 		t->ctx_ = nullptr; // the wheel is going away: no re-arming
-		t->cancel_.call_lent_erased(ctx);
+		if (n->flags & has_cancel_flag)
+			t->cancel_.call_lent_erased(ctx ? &ctx->on_exception : nullptr);
 	}
 
 	tw_timer node_; // first member: Timer and node_ are pointer-interconvertible
