@@ -404,14 +404,22 @@ TEST(LoopClock, PeriodShorterThanTickIsRejected)
 TEST(LoopClock, DestructionCancelsTimersAndRunsPosts)
 {
 	FakeClock clk;
-	int cancelled = 0, posted = 0;
-	LoopTimer survivor;
+	int cancelled = 0, posted = 0, fired = 0;
+	LoopTimer survivor, fired_one, never_armed;
 	{
 		MAKE_LOOP(loop, clk.options());
 		survivor = loop.after(5ms, [] {});
 		survivor.on_cancel([&] { cancelled++; });
+		fired_one = loop.after(1ms, [&] { fired++; });
+		fired_one.on_cancel([&] { cancelled += 100; });
+		never_armed = loop.timer([] {});
+		clk.set(2ms);
+		loop.run_once(false);
 		loop.post([&] { posted++; });
 	}
+	EXPECT_EQ(fired, 1);
+	// fired_one and never_armed outlive the loop: destroying them is safe
+	// (ASan checks that their destructors do not touch the freed loop).
 	EXPECT_EQ(cancelled, 1);
 	EXPECT_EQ(posted, 1); // a post promises a call
 	EXPECT_FALSE(static_cast<bool>(survivor));

@@ -286,7 +286,9 @@ public:
 	/// the cancellation callback go to the loop's exception handler.
 	bool cancel() noexcept
 	{
-		if (!st_ || twheel_loop_del(st_->loop, &node_) != 1)
+		// Ownership is checked first: a timer the loop does not own may
+		// outlive the loop (and its state).
+		if (!st_ || !tw_loop_timer_busy(&node_) || twheel_loop_del(st_->loop, &node_) != 1)
 			return false;
 		if (!cancel_.empty())
 			cancel_.call_lent_erased(&st_->on_exception);

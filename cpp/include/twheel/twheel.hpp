@@ -633,9 +633,12 @@ public:
 	bool cancel() noexcept
 	{
 		// Touches only the node's cache line unless there is a
-		// cancellation callback (flagged in node_.flags).
-		if (!ctx_ || twheel_del(ctx_->w, &node_) != 1)
+		// cancellation callback (flagged in node_.flags). Pending is
+		// checked first: a timer that is not pending may outlive its
+		// wheel, and its context with it.
+		if (!tw_timer_pending(&node_))
 			return false;
+		twheel_del(ctx_->w, &node_);
 		if (node_.flags & has_cancel_flag)
 			cancel_.call_lent_erased(&ctx_->on_exception);
 		return true;
