@@ -40,6 +40,8 @@
 #define DEMO_MAX_LINE 256
 #define DEMO_STATS_REQ "STATS\n"
 #define DEMO_STATS_REQ_LEN 6
+/* Longest STATS line, newline included. */
+#define DEMO_STATS_MAX 2048
 #define DEMO_PING "PING\n"
 #define DEMO_PONG "PONG\n"
 #define DEMO_PING_LEN 5
@@ -123,6 +125,70 @@ static inline int demo_stats_get(const char *line, const char *key, uint64_t *ou
 static inline void demo_echo_msg(char buf[DEMO_ECHO_MSG_LEN + 1], uint32_t id, uint32_t seq)
 {
 	snprintf(buf, DEMO_ECHO_MSG_LEN + 1, "ping %08x %04x\n", id, seq & 0xffffu);
+}
+
+/*
+ * A log-linear latency histogram (microseconds): exact below 64 us, then 32
+ * buckets per power of two (3% resolution) up to 2^40 us. Used by the
+ * servers for their own timer lateness, close and accept delays (reported
+ * in the STATS line) and by the generator for its own lag. 4.6 KiB.
+ */
+#define DEMO_HIST_SUB 32u
+#define DEMO_HIST_N (64u + (40u - 6u) * DEMO_HIST_SUB)
+
+struct demo_hist {
+	uint64_t n, max_us;
+	uint32_t b[DEMO_HIST_N];
+};
+
+static inline unsigned demo_hist_idx(uint64_t us)
+{
+	if (us < 64)
+		return (unsigned)us;
+	unsigned e = 63u - (unsigned)__builtin_clzll(us); /* 6 .. 63 */
+	if (e >= 40)
+		return DEMO_HIST_N - 1;
+	return 64u + (e - 6u) * DEMO_HIST_SUB + (unsigned)((us >> (e - 5u)) & (DEMO_HIST_SUB - 1u));
+}
+
+/* The largest value that falls into bucket @i (a conservative percentile). */
+static inline uint64_t demo_hist_top(unsigned i)
+{
+	if (i < 64)
+		return i;
+	unsigned e = 6u + (i - 64u) / DEMO_HIST_SUB, sub = (i - 64u) % DEMO_HIST_SUB;
+	return ((uint64_t)(DEMO_HIST_SUB + sub + 1u) << (e - 5u)) - 1u;
+}
+
+/* Record @ns nanoseconds (negative values, impossible here, count as 0). */
+static inline void demo_hist_add(struct demo_hist *h, int64_t ns)
+{
+	uint64_t us = ns > 0 ? (uint64_t)ns / 1000u : 0;
+	h->b[demo_hist_idx(us)]++;
+	h->n++;
+	if (us > h->max_us)
+		h->max_us = us;
+}
+
+/* The @p quantile (nearest rank, 0 < p <= 1) in us, never below the truth;
+ * the exact maximum for p = 1; 0 when empty. */
+static inline uint64_t demo_hist_pct(const struct demo_hist *h, double p)
+{
+	if (!h->n)
+		return 0;
+	uint64_t k = (uint64_t)(p * (double)h->n + 0.999999), seen = 0;
+	if (k < 1)
+		k = 1;
+	if (k >= h->n)
+		return h->max_us;
+	for (unsigned i = 0; i < DEMO_HIST_N; i++) {
+		seen += h->b[i];
+		if (seen >= k) {
+			uint64_t top = demo_hist_top(i);
+			return top < h->max_us ? top : h->max_us;
+		}
+	}
+	return h->max_us;
 }
 
 #endif /* TWHEEL_DEMO_COMMON_H */

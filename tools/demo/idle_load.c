@@ -111,6 +111,7 @@ struct proc_stats {
 	uint64_t pings_skipped; /* previous ping's send still in flight */
 	uint64_t bytes_echoed;
 	uint64_t t_first_submit, t_last_est;
+	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	int fatal; /* the child could not run: message already printed */
 };
 
@@ -129,6 +130,7 @@ struct opts {
 	long server_pid;
 	uint64_t seed;
 	bool quiet;
+	const char *trace;
 };
 
 static struct opts o = {
@@ -209,6 +211,8 @@ struct conn {
 	uint32_t send_len;
 	uint64_t rcvd;         /* reply bytes received and checked */
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
+	uint32_t laddr;        /* --trace: our address and port, host order */
+	uint16_t lport;
 	char sbuf[DEMO_ECHO_MSG_LEN + 1];
 	char rbuf[64];
 };
@@ -395,6 +399,14 @@ static void on_connected(struct worker *w, struct conn *c)
 	c->res->t_est = w->now;
 	w->ps->t_last_est = w->now;
 	c->state = S_OPEN;
+	if (o.trace) {
+		struct sockaddr_in la;
+		socklen_t ll = sizeof(la);
+		if (getsockname(c->fd, (struct sockaddr *)&la, &ll) == 0) {
+			c->laddr = ntohl(la.sin_addr.s_addr);
+			c->lport = ntohs(la.sin_port);
+		}
+	}
 	switch (c->kind) {
 	case K_SILENT:
 		post_recv(w, c);
@@ -444,6 +456,8 @@ static void on_timer(struct tw_timer *t)
 {
 	struct worker *w = the_worker;
 	struct conn *c = tw_container_of(t, struct conn, timer);
+	/* how far behind we are: a close that arrives now is seen that late */
+	demo_hist_add(&w->ps->lag, (int64_t)(w->now - t->expires * 1000000u));
 	if (c->state != S_OPEN)
 		return;
 	switch (c->kind) {
@@ -695,6 +709,23 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 		} while (n == 512);
 	}
 
+	if (o.trace) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s.%u", o.trace, pidx);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "idle-load: %s: %s\n", path, strerror(errno));
+		} else {
+			for (uint32_t i = 0; i < w.n; i++) {
+				const struct conn *c = &w.conns[i];
+				if (c->kind == K_SILENT && c->lport)
+					fprintf(f, "%08x:%u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->laddr, c->lport,
+						c->res->t_submit, c->res->t_est, c->res->t_close);
+			}
+			fclose(f);
+		}
+	}
+
 	/* anything still open (hard stop) is closed; results stay as judged */
 	for (uint32_t i = 0; i < w.n; i++)
 		if (w.conns[i].fd >= 0) {
@@ -709,12 +740,24 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 
 /* ---- Server inspection ----------------------------------------------------- */
 
+/* Timing fields of the STATS line (demo_common.h), in this order. */
+enum { ST_FIRE_N, ST_FIRE_P50, ST_FIRE_P99, ST_FIRE_MAX, ST_FIN_P50, ST_FIN_P99, ST_FIN_MAX,
+       ST_CLOSE_P50, ST_CLOSE_P99, ST_CLOSE_MAX, ST_ACC_P50, ST_ACC_P99, ST_ACC_MAX, ST__N };
+static const char *const st_keys[ST__N] = {
+	"fire_n", "fire_p50_us", "fire_p99_us", "fire_max_us", "fin_p50_us", "fin_p99_us", "fin_max_us",
+	"close_p50_us", "close_p99_us", "close_max_us", "accept_p50_us", "accept_p99_us", "accept_max_us",
+};
+
 struct server_view {
 	uint32_t workers;     /* 0: unknown */
 	uint32_t seen;        /* workers that answered with conns=0 timers=0 */
 	uint64_t conns, timers, emfile, accepted, idle_closed;
 	double cpu_user, cpu_sys;
 	bool ok;
+	/* the servers' own timing (STATS *_us fields), the worst worker's for
+	 * each figure; timing = false if the server does not report it */
+	bool timing;
+	uint64_t tm[ST__N];
 };
 
 /* One STATS request; returns 0 and fills @line, or -errno. */
@@ -767,8 +810,10 @@ static struct server_view query_server(uint64_t ms)
 	bool done[MAXW] = { false };
 	uint64_t conns[MAXW] = { 0 }, timers[MAXW] = { 0 }, emfile[MAXW] = { 0 };
 	uint64_t acc[MAXW] = { 0 }, idle[MAXW] = { 0 }, ut[MAXW] = { 0 }, st[MAXW] = { 0 };
+	static uint64_t tm[MAXW][ST__N];
+	bool has_tm[MAXW] = { false };
 	uint64_t deadline = demo_now_ns() + ms_ns(ms);
-	char line[1024];
+	char line[DEMO_STATS_MAX];
 	while (demo_now_ns() < deadline) {
 		int ret = stats_once(line, sizeof(line));
 		uint64_t wk = 0, nw = 0;
@@ -782,6 +827,10 @@ static struct server_view query_server(uint64_t ms)
 			demo_stats_get(line, "idle_closed", &idle[wk]);
 			demo_stats_get(line, "utime_us", &ut[wk]);
 			demo_stats_get(line, "stime_us", &st[wk]);
+			has_tm[wk] = true;
+			for (int k = 0; k < ST__N; k++)
+				if (demo_stats_get(line, st_keys[k], &tm[wk][k]) != 0)
+					has_tm[wk] = false;
 			done[wk] = conns[wk] == 0 && timers[wk] == 0;
 			uint32_t seen = 0;
 			for (uint32_t i = 0; i < nw; i++)
@@ -802,6 +851,16 @@ static struct server_view query_server(uint64_t ms)
 		v.idle_closed += idle[i];
 		v.cpu_user += (double)ut[i] / 1e6;
 		v.cpu_sys += (double)st[i] / 1e6;
+	}
+	v.timing = v.workers > 0;
+	for (uint32_t i = 0; i < v.workers; i++) {
+		v.timing = v.timing && has_tm[i];
+		for (int k = 0; k < ST__N; k++) {
+			if (k == ST_FIRE_N)
+				v.tm[k] += tm[i][k];
+			else if (tm[i][k] > v.tm[k])
+				v.tm[k] = tm[i][k];
+		}
 	}
 	v.ok = v.workers > 0 && v.seen == v.workers;
 	return v;
@@ -887,6 +946,9 @@ static void usage(FILE *f)
 		"  --server-pid PID     take server CPU from /proc/PID/stat (and its children)\n"
 		"  --seed N             PRNG seed (42)\n"
 		"  --quiet              only the summary\n"
+		"  --trace PREFIX       write each silent connection to PREFIX.<process>:\n"
+		"                       addr:port connect_submitted_ns established_ns close_seen_ns\n"
+		"                       (tools/demo/trace_join.py joins it with idle-server --trace)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 77 io_uring unavailable\n",
 		DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
@@ -895,7 +957,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_HOST = 256, O_PORT, O_CONNS, O_SILENT, O_ABRUPT, O_IDLE, O_PING, O_TOL, O_GRACE,
 	       O_HOLD, O_HB, O_INFL, O_CTO, O_PERPROC, O_PERSRC, O_NOSTATS, O_SPID, O_SEED, O_QUIET,
-	       O_HELP };
+	       O_TRACE, O_HELP };
 	static const struct option lo[] = {
 		{ "host", required_argument, 0, O_HOST },
 		{ "port", required_argument, 0, O_PORT },
@@ -916,6 +978,7 @@ static void parse_args(int argc, char **argv)
 		{ "server-pid", required_argument, 0, O_SPID },
 		{ "seed", required_argument, 0, O_SEED },
 		{ "quiet", no_argument, 0, O_QUIET },
+		{ "trace", required_argument, 0, O_TRACE },
 		{ "help", no_argument, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
@@ -950,6 +1013,7 @@ static void parse_args(int argc, char **argv)
 		case O_SPID: bad = demo_parse_u64(optarg, 1, 1u << 30, &v); o.server_pid = (long)v; break;
 		case O_SEED: bad = demo_parse_u64(optarg, 0, UINT64_MAX, &o.seed); break;
 		case O_QUIET: o.quiet = true; break;
+		case O_TRACE: o.trace = optarg; break;
 		case O_HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -1075,8 +1139,13 @@ int main(int argc, char **argv)
 	int64_t *setup = malloc(sizeof(*setup) * (total ? total : 1));
 	size_t nlate = 0, nsetup = 0;
 	uint64_t first_submit = UINT64_MAX, last_est = 0;
-	struct proc_stats sum = { 0 };
+	static struct proc_stats sum;
 	for (uint32_t p = 0; p < nprocs; p++) {
+		for (unsigned i = 0; i < DEMO_HIST_N; i++)
+			sum.lag.b[i] += ps[p].lag.b[i];
+		sum.lag.n += ps[p].lag.n;
+		if (ps[p].lag.max_us > sum.lag.max_us)
+			sum.lag.max_us = ps[p].lag.max_us;
 		sum.pings += ps[p].pings;
 		sum.pings_skipped += ps[p].pings_skipped;
 		sum.bytes_echoed += ps[p].bytes_echoed;
@@ -1160,6 +1229,17 @@ int main(int argc, char **argv)
 	if (nsetup)
 		printf("  connect (ms)    p50 %.2f  p99 %.2f  max %.2f  (connect submitted to completion seen; part of the lateness)\n",
 		       pct_ms(setup, nsetup, 0.50), pct_ms(setup, nsetup, 0.99), (double)setup[nsetup - 1] / 1e6);
+	if (o.stats && sv.timing) {
+		const uint64_t *t = sv.tm;
+		printf("  server's part   accept queue p50 %.2f  p99 %.2f  max %.2f;  timer fired after deadline p50 %.2f  p99 %.2f  max %.2f;"
+		       "  FIN sent p50 %.2f  p99 %.2f  max %.2f  (ms, %" PRIu64 " idle timers, worst of %u worker%s)\n",
+		       t[ST_ACC_P50] / 1e3, t[ST_ACC_P99] / 1e3, t[ST_ACC_MAX] / 1e3, t[ST_FIRE_P50] / 1e3,
+		       t[ST_FIRE_P99] / 1e3, t[ST_FIRE_MAX] / 1e3, t[ST_FIN_P50] / 1e3, t[ST_FIN_P99] / 1e3,
+		       t[ST_FIN_MAX] / 1e3, t[ST_FIRE_N], sv.workers, sv.workers == 1 ? "" : "s");
+	}
+	if (sum.lag.n)
+		printf("  generator lag   p50 %.2f  p99 %.2f  max %.2f  (ms, our own timers handled - due: a close arriving then is seen that late)\n",
+		       demo_hist_pct(&sum.lag, 0.5) / 1e3, demo_hist_pct(&sum.lag, 0.99) / 1e3, sum.lag.max_us / 1e3);
 	if (o.abrupt)
 		printf("  abrupt          %u: played out %" PRIu64 ", misbehaved %" PRIu64
 		       " (reset %" PRIu64 ", half-close %" PRIu64 "/%" PRIu64 " answered, vanish %" PRIu64 ", flood %" PRIu64 ")\n",

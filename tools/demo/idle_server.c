@@ -67,6 +67,7 @@ struct opts {
 	rlim_t nofile; /* 0: as high as allowed */
 	bool heartbeat;
 	bool quiet;
+	const char *trace; /* per-connection timing, one file per worker */
 };
 
 static struct opts o = {
@@ -98,6 +99,15 @@ struct server {
 	uint64_t accepted, idle_closed, peer_closed, resets, errors, protocol_errors;
 	uint64_t emfile, emfile_unreported, control;
 	uint64_t last_emfile_msg;
+	/* the server's own timing, in the STATS line (see demo_common.h) */
+	struct demo_hist h_fire;   /* idle timer: callback run - deadline */
+	struct demo_hist h_fin;    /* idle timer: FIN sent (shutdown returned) - deadline */
+	struct demo_hist h_close;  /* idle timer fired -> last request done, fd closed */
+	struct demo_hist h_accept; /* handshake complete -> accept completion handled */
+	struct demo_hist h_wake;   /* idle timer: start of its loop iteration - deadline */
+	struct demo_hist h_busy;   /* loop iterations: end - wake-up */
+	uint64_t max_ran;          /* most callbacks run by one iteration */
+	FILE *trace;
 };
 
 enum { RX = 1, TX = 2 };
@@ -116,6 +126,13 @@ struct conn {
 	uint16_t line_len;   /* heartbeat: bytes of the current line */
 	char line[DEMO_PING_LEN]; /* ...its first bytes */
 	uint16_t out_len, out_off;
+	char *out;           /* what is being sent: buf, or a STATS line */
+	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
+	uint64_t t_fin;      /* ...and when shutdown() returned */
+	uint64_t t_accept;   /* accept completion handled (loop clock) */
+	uint32_t acc_wait_ms;  /* time spent in the accept queue (TCP_INFO) */
+	uint32_t peer_addr;  /* --trace: the peer, network order */
+	uint16_t peer_port;
 	char buf[CONN_BUF];
 };
 
@@ -147,7 +164,7 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	return snprintf(buf, len,
+	int n = snprintf(buf, len,
 			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64
 			" idle_closed=%" PRIu64 " peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64
 			" protocol_errors=%" PRIu64 " emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu"
@@ -157,11 +174,30 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 			s->control, (unsigned long)s->nofile,
 			(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 			(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec);
+	if (n < 0 || (size_t)n >= len - 1)
+		return n;
+	/* replace the newline by the timing fields */
+	n--;
+	n += snprintf(buf + n, len - (size_t)n,
+		      " fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64
+		      " fin_p50_us=%" PRIu64 " fin_p99_us=%" PRIu64 " fin_max_us=%" PRIu64
+		      " close_p50_us=%" PRIu64 " close_p99_us=%" PRIu64 " close_max_us=%" PRIu64
+		      " accept_p50_us=%" PRIu64 " accept_p99_us=%" PRIu64 " accept_max_us=%" PRIu64
+		      " wake_p50_us=%" PRIu64 " wake_p99_us=%" PRIu64 " wake_max_us=%" PRIu64
+		      " busy_p50_us=%" PRIu64 " busy_p99_us=%" PRIu64 " busy_max_us=%" PRIu64 " iters=%" PRIu64 " max_ran=%" PRIu64 "\n",
+		      s->h_fire.n, demo_hist_pct(&s->h_fire, 0.5), demo_hist_pct(&s->h_fire, 0.99), s->h_fire.max_us,
+		      demo_hist_pct(&s->h_fin, 0.5), demo_hist_pct(&s->h_fin, 0.99), s->h_fin.max_us,
+		      demo_hist_pct(&s->h_close, 0.5), demo_hist_pct(&s->h_close, 0.99), s->h_close.max_us,
+		      demo_hist_pct(&s->h_accept, 0.5), demo_hist_pct(&s->h_accept, 0.99), s->h_accept.max_us,
+		      demo_hist_pct(&s->h_wake, 0.5), demo_hist_pct(&s->h_wake, 0.99), s->h_wake.max_us,
+		      demo_hist_pct(&s->h_busy, 0.5), demo_hist_pct(&s->h_busy, 0.99), s->h_busy.max_us,
+		      s->h_busy.n, s->max_ran);
+	return n;
 }
 
 static void print_stats(const struct server *s)
 {
-	char line[512];
+	char line[DEMO_STATS_MAX];
 	stats_line(s, line, sizeof(line));
 	fputs(line, stdout);
 	fflush(stdout);
@@ -183,6 +219,16 @@ static void conn_free(struct conn *c)
 {
 	struct server *s = c->s;
 	close(c->fd);
+	if (c->t_fire) {
+		uint64_t now = twheel_loop_clock(s->loop);
+		demo_hist_add(&s->h_close, (int64_t)(now - c->t_fire));
+		if (s->trace)
+			fprintf(s->trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				ntohl(c->peer_addr), ntohs(c->peer_port), c->t_accept, c->acc_wait_ms,
+				c->idle.deadline, c->t_fire, c->t_fin, now);
+	}
+	if (c->out != c->buf)
+		free(c->out);
 	tw_list_del(&c->link);
 	if (!c->control)
 		s->nconns--;
@@ -207,7 +253,7 @@ static void conn_recv(struct conn *c)
 static void conn_send(struct conn *c)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->tx);
-	io_uring_prep_send(sqe, c->fd, c->buf + c->out_off, (size_t)(c->out_len - c->out_off), MSG_NOSIGNAL);
+	io_uring_prep_send(sqe, c->fd, c->out + c->out_off, (size_t)(c->out_len - c->out_off), MSG_NOSIGNAL);
 	c->inflight |= TX;
 }
 
@@ -236,8 +282,15 @@ static void conn_close(struct conn *c)
 static void on_idle(struct tw_loop_timer *t)
 {
 	struct conn *c = tw_container_of(t, struct conn, idle);
-	c->s->idle_closed++;
+	struct server *s = c->s;
+	uint64_t now = twheel_loop_clock(s->loop);
+	s->idle_closed++;
+	c->t_fire = now;
+	demo_hist_add(&s->h_fire, (int64_t)(now - t->deadline));
+	demo_hist_add(&s->h_wake, (int64_t)(twheel_loop_now(s->loop) - t->deadline));
 	conn_close(c);
+	c->t_fin = twheel_loop_clock(s->loop);
+	demo_hist_add(&s->h_fin, (int64_t)(c->t_fin - t->deadline));
 }
 
 /* Heartbeat protocol: consume @n bytes, write the PONGs into c->buf. */
@@ -296,8 +349,12 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 			s->control++;
 			s->nconns--;
 			twheel_loop_del(s->loop, &c->idle);
-			int len = stats_line(s, c->buf, sizeof(c->buf));
-			c->out_len = (uint16_t)(len < (int)sizeof(c->buf) ? len : (int)sizeof(c->buf) - 1);
+			char *line = malloc(DEMO_STATS_MAX);
+			if (line)
+				c->out = line;
+			size_t cap = line ? DEMO_STATS_MAX : sizeof(c->buf);
+			int len = stats_line(s, c->out, cap);
+			c->out_len = (uint16_t)(len < (int)cap ? len : (int)cap - 1);
 			c->out_off = 0;
 			c->state = C_DRAIN; /* close once the line went out */
 			conn_send(c);
@@ -361,8 +418,27 @@ static void conn_new(struct server *s, int fd)
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* how long the connection waited in the accept queue: the kernel stamps
+	 * lsndtime when the handshake creates it, and we have sent nothing yet
+	 * (jiffies resolution) */
+	struct tcp_info ti;
+	socklen_t tl = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
+		demo_hist_add(&s->h_accept, (int64_t)ti.tcpi_last_data_sent * 1000000);
+		c->acc_wait_ms = ti.tcpi_last_data_sent;
+	}
+	if (s->trace) {
+		struct sockaddr_in pa;
+		socklen_t pl = sizeof(pa);
+		if (getpeername(fd, (struct sockaddr *)&pa, &pl) == 0) {
+			c->peer_addr = pa.sin_addr.s_addr;
+			c->peer_port = pa.sin_port;
+		}
+	}
+	c->t_accept = twheel_loop_clock(s->loop);
 	c->s = s;
 	c->fd = fd;
+	c->out = c->buf;
 	c->rx.func = on_recv;
 	c->tx.func = on_send;
 	tw_loop_timer_init(&c->idle, on_idle, 0);
@@ -523,6 +599,15 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	s.nofile = rl.rlim_cur;
+	if (o.trace) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s.%u", o.trace, worker);
+		s.trace = fopen(path, "w");
+		if (!s.trace) {
+			fprintf(stderr, "idle-server[%u]: %s: %s\n", worker, path, strerror(errno));
+			return 1;
+		}
+	}
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -551,7 +636,16 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		(void)!write(ready_fd, "r", 1);
 		close(ready_fd);
 	}
-	ret = twheel_loop_run(s.loop);
+	for (;;) {
+		ret = twheel_loop_run_once(s.loop, 0);
+		if (ret < 0)
+			break;
+		demo_hist_add(&s.h_busy, (int64_t)(twheel_loop_clock(s.loop) - twheel_loop_now(s.loop)));
+		if ((uint64_t)ret > s.max_ran)
+			s.max_ran = (uint64_t)ret;
+	}
+	if (ret == -ESHUTDOWN)
+		ret = 0;
 	if (ret < 0)
 		fprintf(stderr, "idle-server[%u]: loop: %s\n", worker, strerror(-ret));
 
@@ -567,6 +661,8 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	}
 	close(s.sfd);
 	close(lfd);
+	if (s.trace)
+		fclose(s.trace);
 	if (left_conns || left_timers) {
 		fprintf(stderr, "idle-server[%u]: %zu connections and %zu timers left at exit\n", worker,
 			left_conns, left_timers);
@@ -616,13 +712,16 @@ static void usage(FILE *f)
 		"  --backlog N      listen backlog (4096)\n"
 		"  --nofile N       set RLIMIT_NOFILE to N (default: as high as allowed)\n"
 		"  --quiet          no start-up line\n"
+		"  --trace PREFIX   write one line per idle-closed connection to PREFIX.<worker>:\n"
+		"                   peer accept_ns accept_queue_ms deadline_ns fire_ns fin_ns freed_ns\n"
+		"                   (CLOCK_MONOTONIC; tools/demo/trace_join.py joins it with idle-load --trace)\n"
 		"signals: SIGUSR1 prints STATS lines, SIGTERM/SIGINT shut down gracefully\n",
 		DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_BIND = 256, O_PORT, O_IDLE, O_HB, O_WORKERS, O_TICK, O_BACKLOG, O_NOFILE, O_QUIET, O_HELP };
+	enum { O_BIND = 256, O_PORT, O_IDLE, O_HB, O_WORKERS, O_TICK, O_BACKLOG, O_NOFILE, O_QUIET, O_TRACE, O_HELP };
 	static const struct option lo[] = {
 		{ "bind", required_argument, 0, O_BIND },
 		{ "port", required_argument, 0, O_PORT },
@@ -633,6 +732,7 @@ static void parse_args(int argc, char **argv)
 		{ "backlog", required_argument, 0, O_BACKLOG },
 		{ "nofile", required_argument, 0, O_NOFILE },
 		{ "quiet", no_argument, 0, O_QUIET },
+		{ "trace", required_argument, 0, O_TRACE },
 		{ "help", no_argument, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
@@ -656,6 +756,7 @@ static void parse_args(int argc, char **argv)
 		case O_BACKLOG: bad = demo_parse_u64(optarg, 1, 65535, &v); o.backlog = (unsigned)v; break;
 		case O_NOFILE: bad = demo_parse_u64(optarg, 16, 1u << 30, &v); o.nofile = (rlim_t)v; break;
 		case O_QUIET: o.quiet = true; break;
+		case O_TRACE: o.trace = optarg; break;
 		case O_HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
