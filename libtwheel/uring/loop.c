@@ -28,8 +28,14 @@
  *      the timeout is an argument of the wait (no SQE at all); otherwise
  *      one absolute IORING_OP_TIMEOUT is kept armed and moved earlier with
  *      IORING_TIMEOUT_UPDATE only when an earlier expiry appears;
- *   3. read the clock, run the I/O handlers, handle up to cfg.batch inbox
- *      items, advance both wheels to the current tick.
+ *   3. read the clock, run up to CQE_BATCH I/O handlers, handle up to
+ *      cfg.batch inbox items, advance both wheels to the current tick.
+ *      Both batches are bounded so that due timers are looked at every
+ *      few hundred completions: a loop that is behind (a CPU-starved
+ *      process with thousands of completions waiting) interleaves its
+ *      timers with its I/O instead of running them after all of it.
+ *      What is left over is run by the next iteration, which then does
+ *      not sleep.
  *
  * Waking a sleeping loop. Producers push onto the inbox with one atomic
  * exchange, then write the loop's eventfd only if the loop announced that
@@ -97,6 +103,8 @@
 #define DEFAULT_TICK 1000000ull
 #define DEFAULT_ENTRIES 256u
 #define DEFAULT_BATCH 4096u
+/* I/O handlers run per iteration before the wheels are advanced. */
+#define CQE_BATCH 256u
 
 /* Returned by inbox_pop() when a producer is half-way through a push. */
 static struct tw_loop_node inbox_retry;
@@ -119,6 +127,7 @@ struct twheel_loop {
 	_Alignas(CACHELINE) struct tw_loop_node *q_tail;
 	struct tw_loop_node stub;
 	bool inbox_more;   /* batch exhausted or a push in flight: don't sleep */
+	bool cq_more;      /* CQE_BATCH used up with CQEs left: don't sleep */
 
 	struct twheel *wheel;  /* normal timers */
 	struct twheel *dwheel; /* deferrable timers */
@@ -802,11 +811,18 @@ static void timeout_arm(struct twheel_loop *l, uint64_t abs)
 /* Run the handlers of the CQEs available now; returns how many user ones. */
 static int cqes_run(struct twheel_loop *l)
 {
-	unsigned budget = l->ring.cq.ring_entries;
+	unsigned budget = CQE_BATCH;
 	struct io_uring_cqe *cqe;
 	int ran = 0;
 
-	while (budget-- && io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+	l->cq_more = false;
+	for (;;) {
+		if (io_uring_peek_cqe(&l->ring, &cqe) != 0)
+			break;
+		if (!budget--) {
+			l->cq_more = true; /* the rest next iteration, no sleep */
+			break;
+		}
 		struct io_uring_cqe c = *cqe;
 		struct tw_loop_io *io = io_uring_cqe_get_data(&c);
 
@@ -833,7 +849,8 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 
 	if (!l->efd_armed)
 		efd_arm(l); /* without it another thread could not wake us */
-	if (nowait || !l->efd_armed || l->inbox_more || __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+	if (nowait || !l->efd_armed || l->inbox_more || l->cq_more ||
+	    __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
 		timeout = 0;
 	} else {
 		tw_tick_t next = twheel_next_expiry(l->wheel);
