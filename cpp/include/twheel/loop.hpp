@@ -30,11 +30,7 @@
 
 #include <twheel/twheel.hpp>
 
-#pragma push_macro("twheel")
-#undef twheel
-#define twheel twheel_c
 #include <twheel/loop.h>
-#pragma pop_macro("twheel")
 
 #include <atomic>
 #include <chrono>

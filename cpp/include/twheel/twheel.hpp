@@ -53,19 +53,10 @@
 #define TWHEEL_TWHEEL_HPP
 
 // The C API names its wheel `struct twheel`, which would collide with
-// namespace twheel. C++ code sees the C header through this file only, with
-// the struct tag renamed to `twheel_c` (functions are extern "C", so the tag
-// does not affect linkage). Include <twheel/twheel.hpp> (or
-// <twheel/loop.hpp>) before anything that includes the C headers.
-#if defined(TWHEEL_TWHEEL_H) && !defined(TWHEEL_CXX_TAG_RENAMED)
-#error "in C++ include <twheel/twheel.hpp> before <twheel/twheel.h>: struct twheel collides with namespace twheel"
-#endif
-#define TWHEEL_CXX_TAG_RENAMED 1
-#pragma push_macro("twheel")
-#undef twheel
-#define twheel twheel_c
+// namespace twheel: in C++, <twheel/twheel.h> itself names it `twheel_c`
+// (the functions are extern "C", so the tag does not affect linkage), and
+// the C and C++ headers may be included in any order.
 #include <twheel/twheel.h>
-#pragma pop_macro("twheel")
 
 #include <cerrno>
 #include <chrono>
