@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+//
+// idle_server.cpp - the idle-timeout TCP server on twheel++ (<twheel/loop.hpp>),
+// the showcase for C++ users. Same protocol, flags, STATS line and exit
+// codes as the C variant idle_server.c (scripts/demo.sh runs either).
+//
+// Every connection owns a twheel::Loop::Timer: armed when the connection is
+// accepted, re-armed with arm_in() on every read (O(1), kernel mod_timer()),
+// and when it fires the connection was silent for the whole idle timeout and
+// is closed. The timer is a member of the connection, so destroying the
+// connection cancels it (RAII): no timer can outlive its connection.
+//
+// I/O goes through the loop's ring with Loop::submit(prep, handler): one
+// multishot accept, one recv or send in flight per connection (the echo is
+// sent from the buffer it was read into; the next recv waits for it).
+// Closing: shutdown() sends the FIN at once and completes the in-flight
+// request, whose handler then destroys the connection.
+//
+// Exit: 0; 1 runtime error or leak; 2 usage; 77 io_uring refused.
+#include <netinet/tcp.h>
+#include <sys/signalfd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <memory>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <twheel/loop.hpp>
+
+#define DEMO_SERVER_NAME "idle-server"
+#include "demo_common.h"
+#include "demo_server.h"
+
+namespace {
+
+constexpr std::size_t conn_buf = 512;
+constexpr auto backoff_delay = std::chrono::milliseconds(100);
+
+struct Server;
+
+struct Conn {
+	enum State : std::uint8_t { open, drain, closing };
+	enum : std::uint8_t { rx = 1, tx = 2 };
+
+	Server *s;
+	int fd;
+	twheel::Loop::Timer idle; // cancelled when the connection goes
+	std::uint8_t inflight = 0;
+	State state = open;
+	bool seen_data = false;
+	bool control = false;
+	std::uint16_t line_len = 0;
+	char line[DEMO_PING_LEN] = {};
+	std::uint16_t out_len = 0, out_off = 0;
+	std::unique_ptr<char[]> stats; // a control connection's STATS line
+	std::uint64_t t_fire = 0, t_fin = 0, t_accept = 0;
+	std::uint32_t acc_wait_ms = 0;
+	sockaddr_in peer{};
+	char buf[conn_buf];
+
+	Conn(Server *srv, int f) : s(srv), fd(f) {}
+	const char *out() const { return stats ? stats.get() : buf; }
+};
+
+struct Server {
+	twheel::Loop &loop;
+	int lfd, sfd;
+	unsigned worker;
+	std::chrono::nanoseconds idle;
+	rlim_t nofile;
+	std::unordered_map<Conn *, std::unique_ptr<Conn>> conns;
+	std::size_t nconns = 0; // data connections (control ones excluded)
+	unsigned ios = 0;       // server-level requests in flight
+	bool accepting = false, paused = false, stopping = false;
+	twheel::Loop::Timer backoff, deadline;
+	signalfd_siginfo si{};
+	std::uint64_t accepted = 0, idle_closed = 0, peer_closed = 0, resets = 0, errors = 0,
+		      protocol_errors = 0, emfile = 0, emfile_unreported = 0, control = 0, last_emfile_msg = 0;
+	demo_hist h_fire{}, h_fin{}, h_close{}, h_accept{}, h_wake{}, h_busy{};
+	std::uint64_t max_ran = 0;
+	FILE *trace = nullptr;
+
+	Server(twheel::Loop &l, int lf, int sf, unsigned w)
+		: loop(l), lfd(lf), sfd(sf), worker(w), idle(std::chrono::milliseconds(o.idle_ms))
+	{
+		rlimit rl;
+		getrlimit(RLIMIT_NOFILE, &rl);
+		nofile = rl.rlim_cur;
+		backoff = loop.timer([this] { on_backoff(); });
+		deadline = loop.timer([this] {
+			std::fprintf(stderr, "idle-server[%u]: shutdown: %u requests still in flight after 2 s; stopping anyway\n",
+				     worker, ios);
+			loop.stop();
+		});
+	}
+
+	std::uint64_t clock() const { return twheel_loop_clock(loop.native_handle()); }
+
+	// Pending timers that belong to connections (the server's own excluded).
+	std::size_t conn_timers() const { return loop.size() - backoff.pending() - deadline.pending(); }
+
+	int stats_line(char *b, std::size_t len) const
+	{
+		rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		return std::snprintf(
+			b, len,
+			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64 " idle_closed=%" PRIu64
+			" peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64 " protocol_errors=%" PRIu64
+			" emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu utime_us=%" PRIu64 " stime_us=%" PRIu64
+			" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64
+			" fin_p50_us=%" PRIu64 " fin_p99_us=%" PRIu64 " fin_max_us=%" PRIu64 " close_p50_us=%" PRIu64
+			" close_p99_us=%" PRIu64 " close_max_us=%" PRIu64 " accept_p50_us=%" PRIu64 " accept_p99_us=%" PRIu64
+			" accept_max_us=%" PRIu64 " wake_p50_us=%" PRIu64 " wake_p99_us=%" PRIu64 " wake_max_us=%" PRIu64
+			" busy_p50_us=%" PRIu64 " busy_p99_us=%" PRIu64 " busy_max_us=%" PRIu64 " iters=%" PRIu64
+			" max_ran=%" PRIu64 "\n",
+			worker, o.workers, static_cast<int>(getpid()), nconns, conn_timers(), accepted, idle_closed,
+			peer_closed, resets, errors, protocol_errors, emfile, control, static_cast<unsigned long>(nofile),
+			static_cast<std::uint64_t>(ru.ru_utime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_utime.tv_usec),
+			static_cast<std::uint64_t>(ru.ru_stime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_stime.tv_usec),
+			h_fire.n, demo_hist_pct(&h_fire, 0.5), demo_hist_pct(&h_fire, 0.99), h_fire.max_us,
+			demo_hist_pct(&h_fin, 0.5), demo_hist_pct(&h_fin, 0.99), h_fin.max_us, demo_hist_pct(&h_close, 0.5),
+			demo_hist_pct(&h_close, 0.99), h_close.max_us, demo_hist_pct(&h_accept, 0.5),
+			demo_hist_pct(&h_accept, 0.99), h_accept.max_us, demo_hist_pct(&h_wake, 0.5),
+			demo_hist_pct(&h_wake, 0.99), h_wake.max_us, demo_hist_pct(&h_busy, 0.5), demo_hist_pct(&h_busy, 0.99),
+			h_busy.max_us, h_busy.n, max_ran);
+	}
+
+	void print_stats() const
+	{
+		char l[DEMO_STATS_MAX];
+		stats_line(l, sizeof l);
+		std::fputs(l, stdout);
+		std::fflush(stdout);
+	}
+
+	void maybe_finish()
+	{
+		if (stopping && ios == 0 && conns.empty()) {
+			deadline.cancel();
+			loop.stop();
+		}
+	}
+
+	// ---- connections ----
+
+	void conn_free(Conn *c)
+	{
+		close(c->fd);
+		if (c->t_fire) {
+			std::uint64_t now = clock();
+			demo_hist_add(&h_close, static_cast<std::int64_t>(now - c->t_fire));
+			if (trace)
+				std::fprintf(trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+					     ntohl(c->peer.sin_addr.s_addr), ntohs(c->peer.sin_port), c->t_accept,
+					     c->acc_wait_ms, c->idle.native_handle()->deadline, c->t_fire, c->t_fin, now);
+		}
+		if (!c->control)
+			nconns--;
+		conns.erase(c); // destroys the connection and cancels its timer
+		if (paused && !stopping) {
+			// a descriptor came free: try the backlog again
+			paused = false;
+			backoff.cancel();
+			accept_arm();
+		}
+		maybe_finish();
+	}
+
+	void conn_recv(Conn *c)
+	{
+		loop.submit([c](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, c->fd, c->buf, sizeof c->buf, 0); },
+			    [this, c](const io_uring_cqe &cqe) { on_recv(c, cqe.res); });
+		c->inflight |= Conn::rx;
+	}
+
+	void conn_send(Conn *c)
+	{
+		loop.submit(
+			[c](io_uring_sqe &sqe) {
+				io_uring_prep_send(&sqe, c->fd, c->out() + c->out_off,
+						   static_cast<std::size_t>(c->out_len - c->out_off), MSG_NOSIGNAL);
+			},
+			[this, c](const io_uring_cqe &cqe) { on_send(c, cqe.res); });
+		c->inflight |= Conn::tx;
+	}
+
+	// Stop using @c: disarm its timer, send the FIN now, free it when its
+	// last in-flight request has completed.
+	void conn_close(Conn *c)
+	{
+		if (c->state == Conn::closing)
+			return;
+		c->state = Conn::closing;
+		c->idle.cancel();
+		if (!c->inflight) {
+			conn_free(c);
+			return;
+		}
+		if (shutdown(c->fd, SHUT_RDWR) != 0) {
+			// not connected any more (reset): cancel whatever is in flight
+			int fd = c->fd;
+			loop.submit([fd](io_uring_sqe &sqe) { io_uring_prep_cancel_fd(&sqe, fd, IORING_ASYNC_CANCEL_ALL); },
+				    [this](const io_uring_cqe &) { ios--; maybe_finish(); });
+			ios++;
+		}
+	}
+
+	void on_idle(Conn *c)
+	{
+		std::uint64_t now = clock(), dl = c->idle.native_handle()->deadline;
+		idle_closed++;
+		c->t_fire = now;
+		demo_hist_add(&h_fire, static_cast<std::int64_t>(now - dl));
+		demo_hist_add(&h_wake, static_cast<std::int64_t>(twheel_loop_now(loop.native_handle()) - dl));
+		bool freed_now = !c->inflight; // an open connection always has a request in flight
+		conn_close(c);
+		std::uint64_t fin = clock();
+		if (!freed_now)
+			c->t_fin = fin;
+		demo_hist_add(&h_fin, static_cast<std::int64_t>(fin - dl));
+	}
+
+	// Heartbeat protocol: consume @n bytes, write the PONGs into c->buf.
+	static bool heartbeat_input(Conn *c, std::size_t n)
+	{
+		unsigned pings = 0;
+		for (std::size_t i = 0; i < n; i++) {
+			char ch = c->buf[i];
+			if (ch == '\n') {
+				if (c->line_len == DEMO_PING_LEN - 1 && std::memcmp(c->line, DEMO_PING, DEMO_PING_LEN - 1) == 0)
+					pings++;
+				c->line_len = 0;
+				continue;
+			}
+			if (c->line_len < DEMO_PING_LEN)
+				c->line[c->line_len] = ch;
+			if (++c->line_len > DEMO_MAX_LINE)
+				return false;
+		}
+		for (unsigned i = 0; i < pings; i++)
+			std::memcpy(c->buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
+		c->out_len = static_cast<std::uint16_t>(pings * DEMO_PING_LEN);
+		c->out_off = 0;
+		return true;
+	}
+
+	void on_recv(Conn *c, int res)
+	{
+		c->inflight &= static_cast<std::uint8_t>(~Conn::rx);
+		if (c->state == Conn::closing) {
+			if (!c->inflight)
+				conn_free(c);
+			return;
+		}
+		if (res <= 0) {
+			if (res == 0)
+				peer_closed++;
+			else if (res == -ECONNRESET)
+				resets++;
+			else
+				errors++;
+			if (res == 0 && (c->inflight & Conn::tx))
+				c->state = Conn::drain; // half-close: finish the reply, then close
+			else
+				conn_close(c);
+			return;
+		}
+		std::size_t n = static_cast<std::size_t>(res);
+		if (!c->seen_data) {
+			c->seen_data = true;
+			if (n == DEMO_STATS_REQ_LEN && std::memcmp(c->buf, DEMO_STATS_REQ, n) == 0) {
+				c->control = true;
+				control++;
+				nconns--;
+				c->idle.cancel();
+				c->stats.reset(new char[DEMO_STATS_MAX]);
+				int len = stats_line(c->stats.get(), DEMO_STATS_MAX);
+				c->out_len = static_cast<std::uint16_t>(len < DEMO_STATS_MAX ? len : DEMO_STATS_MAX - 1);
+				c->out_off = 0;
+				c->state = Conn::drain; // close once the line went out
+				conn_send(c);
+				return;
+			}
+		}
+		// activity: the connection lives one more idle timeout
+		c->idle.arm_in(idle);
+		if (o.heartbeat) {
+			if (!heartbeat_input(c, n)) {
+				protocol_errors++;
+				conn_close(c);
+				return;
+			}
+		} else {
+			c->out_len = static_cast<std::uint16_t>(n);
+			c->out_off = 0;
+		}
+		if (c->out_len)
+			conn_send(c);
+		else
+			conn_recv(c);
+	}
+
+	void on_send(Conn *c, int res)
+	{
+		c->inflight &= static_cast<std::uint8_t>(~Conn::tx);
+		if (c->state == Conn::closing) {
+			if (!c->inflight)
+				conn_free(c);
+			return;
+		}
+		if (res < 0) {
+			if (res == -ECONNRESET || res == -EPIPE)
+				resets++;
+			else
+				errors++;
+			conn_close(c);
+			return;
+		}
+		c->out_off = static_cast<std::uint16_t>(c->out_off + res);
+		if (c->out_off < c->out_len)
+			conn_send(c);
+		else if (c->state == Conn::drain)
+			conn_close(c);
+		else
+			conn_recv(c);
+	}
+
+	void conn_new(int fd)
+	{
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		auto owned = std::make_unique<Conn>(this, fd);
+		Conn *c = owned.get();
+		// time spent in the accept queue (see idle_server.c)
+		tcp_info ti;
+		socklen_t tl = sizeof ti;
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
+			demo_hist_add(&h_accept, static_cast<std::int64_t>(ti.tcpi_last_data_sent) * 1000000);
+			c->acc_wait_ms = ti.tcpi_last_data_sent;
+		}
+		if (trace) {
+			socklen_t pl = sizeof c->peer;
+			getpeername(fd, reinterpret_cast<sockaddr *>(&c->peer), &pl);
+		}
+		c->t_accept = clock();
+		c->idle = loop.timer([this, c] { on_idle(c); });
+		c->idle.arm_in(idle);
+		conns.emplace(c, std::move(owned));
+		nconns++;
+		accepted++;
+		conn_recv(c);
+	}
+
+	// ---- accepting ----
+
+	void emfile_report(int err)
+	{
+		std::uint64_t now = twheel_loop_now(loop.native_handle());
+		emfile++;
+		emfile_unreported++;
+		if (last_emfile_msg && now - last_emfile_msg < 1000000000ull)
+			return;
+		std::fprintf(stderr,
+			     "idle-server[%u]: accept: %s (%s): %zu connections open, RLIMIT_NOFILE %lu; %" PRIu64
+			     " accept%s refused since the last report; accepting paused until a connection closes "
+			     "(raise ulimit -n, or add --workers)\n",
+			     worker, std::strerror(err), err == EMFILE ? "EMFILE" : err == ENFILE ? "ENFILE" : "no memory",
+			     nconns, static_cast<unsigned long>(nofile), emfile_unreported, emfile_unreported == 1 ? "" : "s");
+		emfile_unreported = 0;
+		last_emfile_msg = now;
+	}
+
+	std::uint64_t accept_key = 0; // user_data of the multishot accept, for cancelling it
+
+	void on_accept(const io_uring_cqe &cqe)
+	{
+		bool more = cqe.flags & IORING_CQE_F_MORE;
+		if (!more) {
+			accepting = false;
+			ios--;
+		}
+		int res = cqe.res;
+		if (res >= 0) {
+			if (stopping)
+				close(res);
+			else
+				conn_new(res);
+		} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+			emfile_report(-res);
+			if (!paused && !stopping) {
+				paused = true;
+				backoff.arm_in(backoff_delay);
+			}
+			if (more) // the kernel kept the multishot going: stop it, we are paused
+				cancel_accept_req();
+		} else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED && res != -EAGAIN) {
+			std::fprintf(stderr, "idle-server[%u]: accept: %s\n", worker, std::strerror(-res));
+			errors++;
+		}
+		if (!accepting && !paused && !stopping)
+			accept_arm();
+		maybe_finish();
+	}
+
+	void cancel_accept_req()
+	{
+		std::uint64_t key = accept_key;
+		loop.submit([key](io_uring_sqe &sqe) { io_uring_prep_cancel64(&sqe, key, 0); },
+			    [this](const io_uring_cqe &) { ios--; maybe_finish(); });
+		ios++;
+	}
+
+	void accept_arm()
+	{
+		if (accepting)
+			return;
+		accept_key = loop.submit(
+			[this](io_uring_sqe &sqe) { io_uring_prep_multishot_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC); },
+			[this](const io_uring_cqe &cqe) { on_accept(cqe); });
+		accepting = true;
+		ios++;
+	}
+
+	void on_backoff()
+	{
+		if (paused && !stopping) {
+			paused = false;
+			accept_arm();
+		}
+	}
+
+	// ---- signals and shutdown ----
+
+	void signal_arm()
+	{
+		loop.submit([this](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, sfd, &si, sizeof si, 0); },
+			    [this](const io_uring_cqe &cqe) { on_signal(cqe.res); });
+		ios++;
+	}
+
+	void begin_shutdown()
+	{
+		if (stopping)
+			return;
+		stopping = true;
+		backoff.cancel();
+		deadline.arm_in(std::chrono::seconds(2));
+		if (accepting)
+			cancel_accept_req();
+		std::vector<Conn *> all;
+		all.reserve(conns.size());
+		for (auto &kv : conns)
+			all.push_back(kv.first);
+		for (Conn *c : all)
+			conn_close(c);
+		maybe_finish();
+	}
+
+	void on_signal(int res)
+	{
+		ios--;
+		if (res == static_cast<int>(sizeof si)) {
+			if (si.ssi_signo == SIGUSR1)
+				print_stats();
+			else
+				begin_shutdown();
+		} else if (res < 0 && res != -EINTR && res != -EAGAIN) {
+			if (res != -ECANCELED)
+				std::fprintf(stderr, "idle-server[%u]: signalfd read: %s\n", worker, std::strerror(-res));
+			begin_shutdown();
+		}
+		if (!stopping)
+			signal_arm();
+		maybe_finish();
+	}
+};
+
+} // namespace
+
+static int run_worker(int lfd, unsigned worker, int ready_fd)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		std::perror("idle-server: signalfd");
+		return 1;
+	}
+	std::size_t left_conns = 0, left_timers = 0;
+	int status = 0;
+	try {
+		twheel::loop_options lo;
+		lo.tick = std::chrono::microseconds(o.tick_us);
+		lo.entries = 4096;
+		twheel::Loop loop(lo);
+		Server s(loop, lfd, sfd, worker);
+		if (o.trace) {
+			char path[4096];
+			std::snprintf(path, sizeof path, "%s.%u", o.trace, worker);
+			s.trace = std::fopen(path, "w");
+			if (!s.trace) {
+				std::fprintf(stderr, "idle-server[%u]: %s: %s\n", worker, path, std::strerror(errno));
+				return 1;
+			}
+		}
+		s.signal_arm();
+		s.accept_arm();
+		if (ready_fd >= 0) {
+			(void)!write(ready_fd, "r", 1);
+			close(ready_fd);
+		}
+		for (;;) {
+			std::size_t ran = loop.run_once();
+			if (loop.stopped())
+				break;
+			demo_hist_add(&s.h_busy, static_cast<std::int64_t>(s.clock() - twheel_loop_now(loop.native_handle())));
+			if (ran > s.max_ran)
+				s.max_ran = ran;
+		}
+		left_conns = s.nconns;
+		left_timers = s.conn_timers();
+		s.print_stats();
+		for (auto &kv : s.conns)
+			close(kv.first->fd);
+		if (s.trace)
+			std::fclose(s.trace);
+		// ~Server destroys the connections (their timers cancel), then ~Loop
+	} catch (const std::system_error &e) {
+		std::fprintf(stderr, "idle-server[%u]: %s\n", worker, e.what());
+		int ev = e.code().value();
+		close(sfd);
+		return ev == ENOSYS || ev == EPERM ? DEMO_EXIT_NO_URING : 1;
+	}
+	close(sfd);
+	close(lfd);
+	if (left_conns || left_timers) {
+		std::fprintf(stderr, "idle-server[%u]: %zu connections and %zu timers left at exit\n", worker,
+			     left_conns, left_timers);
+		status = 1;
+	}
+	return status;
+}
