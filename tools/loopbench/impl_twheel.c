@@ -11,10 +11,11 @@
 
 struct item {
 	struct tw_loop_timer t;
-	uint64_t due;
-	int64_t late;
-	uint32_t fired;
 };
+
+static struct item *base;
+static struct lb_rec *recs;
+#define REC(it) (&recs[(it) - base])
 
 static struct twheel_loop *loop;
 static size_t left;
@@ -35,8 +36,8 @@ static void fire_cb(struct tw_loop_timer *t)
 {
 	struct item *it = tw_container_of(t, struct item, t);
 
-	it->late = (int64_t)(lb_now() - it->due);
-	it->fired++;
+	REC(it)->late = (int64_t)(lb_now() - REC(it)->due);
+	REC(it)->fired++;
 	if (--left == 0)
 		twheel_loop_stop(loop);
 }
@@ -45,7 +46,9 @@ static struct item *items_new(size_t n)
 {
 	struct item *it = calloc(n, sizeof(*it));
 
-	if (!it) {
+	recs = calloc(n, sizeof(*recs));
+	base = it;
+	if (!it || !recs) {
 		perror("calloc");
 		exit(1);
 	}
@@ -55,15 +58,23 @@ static struct item *items_new(size_t n)
 }
 
 /* Check every timer fired once and collect lateness. */
+static void items_free(struct item *it)
+{
+	free(it);
+	free(recs);
+	recs = NULL;
+}
+
 static bool check_items(struct item *it, size_t n, int64_t *late, struct lb_result *r)
 {
+	(void)it;
 	for (size_t i = 0; i < n; i++) {
-		if (it[i].fired != 1) {
-			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, it[i].fired);
+		if (recs[i].fired != 1) {
+			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, recs[i].fired);
 			return false;
 		}
 		if (late)
-			late[i] = it[i].late;
+			late[i] = recs[i].late;
 	}
 	return true;
 }
@@ -78,7 +89,7 @@ static int tw_lateness(const struct lb_params *p, struct lb_result *r)
 	if (!loop)
 		goto out;
 	for (size_t i = 0; i < p->late_n; i++) {
-		it[i].due = lb_now() + d[i];
+		recs[i].due = lb_now() + d[i];
 		twheel_loop_add(loop, &it[i].t, d[i]);
 	}
 	left = p->late_n;
@@ -89,7 +100,7 @@ static int tw_lateness(const struct lb_params *p, struct lb_result *r)
 	twheel_loop_destroy(loop, NULL, NULL, NULL);
 out:
 	free(late);
-	free(it);
+	items_free(it);
 	free(d);
 	return r->ok ? 0 : -1;
 }
@@ -99,23 +110,30 @@ static void stop_loop(void *arg)
 	twheel_loop_stop(arg);
 }
 
+static int far_fired;
+static void far_cb(struct tw_loop_timer *t)
+{
+	(void)t;
+	far_fired++;
+}
+
 static int tw_idle(const struct lb_params *p, struct lb_result *r)
 {
-	struct item far = { .fired = 0 };
+	struct item far;
 	struct lb_idle c = { .p = p, .r = r, .stop = stop_loop };
 
 	loop = mk(p, r);
 	if (!loop)
 		return -1;
 	c.arg = loop;
-	tw_loop_timer_init(&far.t, fire_cb, 0);
+	far_fired = 0;
+	tw_loop_timer_init(&far.t, far_cb, 0);
 	twheel_loop_add(loop, &far.t, p->idle_far_s * 1000 * NS_PER_MS);
-	left = 1;
 	lb_idle_begin(&c);
 	twheel_loop_run(loop);
 	lb_idle_end(&c);
 	twheel_loop_destroy(loop, NULL, NULL, NULL);
-	if (far.fired) {
+	if (far_fired) {
 		r->ok = false;
 		snprintf(r->note, sizeof(r->note), "the far timer fired early");
 	}
@@ -151,7 +169,7 @@ static void x_fire_cb(struct tw_loop_timer *t)
 {
 	struct item *it = tw_container_of(t, struct item, t);
 
-	it->fired++;
+	REC(it)->fired++;
 	if (--left == 0) {
 		t_all = lb_now();
 		twheel_loop_stop(loop);
@@ -168,7 +186,7 @@ static int tw_xthread(const struct lb_params *p, struct lb_result *r)
 
 	loop = mk(p, r);
 	if (!loop) {
-		free(it);
+		items_free(it);
 		return -1;
 	}
 	for (size_t i = 0; i < 2 * p->x_n; i++)
@@ -196,7 +214,7 @@ static int tw_xthread(const struct lb_params *p, struct lb_result *r)
 	lb_put(r, "Mschedules_per_s", 2.0 * (double)p->x_n / ((t_prod - t0) / 1e9) / 1e6);
 	lb_put(r, "Mfired_per_s_e2e", 2.0 * (double)p->x_n / ((t_all - t0) / 1e9) / 1e6);
 	twheel_loop_destroy(loop, NULL, NULL, NULL);
-	free(it);
+	items_free(it);
 	return 0;
 }
 
@@ -213,7 +231,7 @@ static int tw_add_expire(const struct lb_params *p, struct lb_result *r)
 	cpu0 = lb_cpu_process();
 	w0 = lb_now();
 	for (size_t i = 0; i < p->ae_n; i++) {
-		it[i].due = lb_now() + d[i];
+		recs[i].due = lb_now() + d[i];
 		twheel_loop_add(loop, &it[i].t, d[i]);
 	}
 	left = p->ae_n;
@@ -222,7 +240,7 @@ static int tw_add_expire(const struct lb_params *p, struct lb_result *r)
 	w1 = lb_now();
 	r->ok = check_items(it, p->ae_n, NULL, r);
 	for (size_t i = 0; i < p->ae_n; i++)
-		early += it[i].late < 0;
+		early += recs[i].late < 0;
 	if (early) {
 		r->ok = false;
 		snprintf(r->note, sizeof(r->note), "%zu timers fired early", early);
@@ -231,7 +249,7 @@ static int tw_add_expire(const struct lb_params *p, struct lb_result *r)
 	lb_put(r, "wall_s", (w1 - w0) / 1e9);
 	twheel_loop_destroy(loop, NULL, NULL, NULL);
 out:
-	free(it);
+	items_free(it);
 	free(d);
 	return r->ok ? 0 : -1;
 }

@@ -59,6 +59,17 @@ struct lb_impl {
 
 extern const struct lb_impl lb_twheel, lb_libuv, lb_libev;
 
+/*
+ * The harness's own per-timer bookkeeping, kept apart from each library's
+ * timer object in one array for every loop, so that all loops pay the same
+ * for it (one 24-byte record touched at add and at fire).
+ */
+struct lb_rec {
+	uint64_t due;   /* request time + delay */
+	int64_t late;   /* fire time - due */
+	uint32_t fired;
+};
+
 /* ---- shared helpers (loopbench.c) ---- */
 
 uint64_t lb_now(void);              /* CLOCK_MONOTONIC ns */
