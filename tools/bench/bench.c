@@ -842,7 +842,7 @@ static void plot_all(const char *dir)
 		int o = snprintf(script, sizeof(script),
 				 "set terminal pngcairo size 900,560 font 'DejaVu Sans,11'\n"
 				 "set output 'scaling_%s.png'\n"
-				 "set title '%s: ns per operation against N (virtual time, median of runs; bars: min-max)'\n"
+				 "set title '%s: ns per operation against N (virtual time, median of runs; bars: min-max)' noenhanced\n"
 				 "set logscale x\nset logscale y\nset format x '10^{%%L}'\n"
 				 "set xlabel 'N (timers)'\nset ylabel 'ns per %s'\n"
 				 "set key top left\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n"
