@@ -39,6 +39,9 @@
 #define BENCH_SOURCE_ROOT "."
 #endif
 
+/* Where tools/loopbench/run.sh writes its CSV unless told otherwise. */
+#define LOOPBENCH_DEFAULT_CSV "/tmp/twheel-loopbench/loopbench.csv"
+
 #define MAX_REPS 64
 #define MAX_ROWS 512
 
@@ -912,19 +915,26 @@ static void plot_all(const char *dir)
 			printf("SKIP plot main_ns: gnuplot failed\n");
 		else
 			printf("PLOT %s/main_ns.png\n", dir);
+	} else {
+		printf("SKIP plot main_ns: no rearm/add_cancel rows at the main N in this run\n");
 	}
 
-	/* the real-time workloads: every CSV tools/loopbench left behind */
+	/*
+	 * The real-time workloads: --loopbench-csv, else every CSV in
+	 * tools/loopbench/, else the default output of tools/loopbench/run.sh.
+	 */
 	char cmd[4 * PATH_MAX];
 	if (opt.loopbench_csv)
 		snprintf(cmd, sizeof(cmd), "'%s/tools/bench/plot_loopbench.sh' '%s' '%s' || true",
 			 BENCH_SOURCE_ROOT, opt.loopbench_csv, dir);
 	else
 		snprintf(cmd, sizeof(cmd),
-			 "found=0; for f in '%s'/tools/loopbench/*.csv; do [ -r \"$f\" ] || continue; found=1; "
+			 "found=0; for f in '%s'/tools/loopbench/*.csv " LOOPBENCH_DEFAULT_CSV "; do "
+			 "[ -r \"$f\" ] || continue; found=1; "
 			 "'%s/tools/bench/plot_loopbench.sh' \"$f\" '%s' || true; done; "
-			 "[ $found = 1 ] || echo 'SKIP plot loopbench: no CSV from tools/loopbench found in "
-			 "%s/tools/loopbench/ (run tools/loopbench first, or give one with --loopbench-csv FILE)'",
+			 "[ $found = 1 ] || echo 'SKIP plot loopbench: no CSV from tools/loopbench "
+			 "(looked for %s/tools/loopbench/*.csv and " LOOPBENCH_DEFAULT_CSV "; run "
+			 "tools/loopbench/run.sh first, or give one with --loopbench-csv FILE)'",
 			 BENCH_SOURCE_ROOT, BENCH_SOURCE_ROOT, dir, BENCH_SOURCE_ROOT);
 	fflush(stdout);
 	if (system(cmd) != 0)
