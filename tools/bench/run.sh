@@ -35,6 +35,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 cpu=${BENCH_CPU:-1}
+# the peers (libev, libuv, libevent, Boost, Netty + a JDK) and gnuplot
+"$src/scripts/deps.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
