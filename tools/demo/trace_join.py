@@ -12,7 +12,9 @@ the client's address:port, and splits each silent connection's lateness
   arm       accept handled -> timer armed beyond the timeout (should be ~0)
   fire      the server's timer callback ran - deadline (the server's lateness)
   fin       callback ran -> shutdown() returned (FIN sent)
-  seen      FIN sent -> the generator reaped the close (delivery + generator lag)
+  seen      FIN sent -> the generator reaped the close, split into
+    deliver   FIN sent -> the client's kernel took it in (TCP_INFO, jiffies)
+    reap      ...-> the generator reaped the completion (the generator's lag)
 
 usage: trace_join.py SPREFIX LPREFIX IDLE_MS
 """
@@ -38,14 +40,15 @@ def main():
             f = line.split()
             if len(f) == 7:
                 srv[f[0]] = [int(x) for x in f[1:]]
-    parts = {k: [] for k in ('total', 'setup', 'acceptq', 'arm', 'fire', 'fin', 'seen')}
+    parts = {k: [] for k in ('total', 'setup', 'acceptq', 'arm', 'fire', 'fin', 'seen', 'deliver', 'reap')}
     missing = 0
     for path in glob.glob(lp + '.*'):
         for line in open(path):
             f = line.split()
-            if len(f) != 4:
+            if len(f) not in (4, 5):
                 continue
-            submit, est, seen = (int(x) for x in f[1:])
+            submit, est, seen = (int(x) for x in f[1:4])
+            fin_in = int(f[4]) if len(f) == 5 else 0
             s = srv.get(f[0])
             if not s or not seen:
                 missing += 1
@@ -59,6 +62,9 @@ def main():
             parts['fire'].append(fire - deadline)
             parts['fin'].append(fin - fire)
             parts['seen'].append(seen - fin)
+            if fin_in:
+                parts['deliver'].append(fin_in - fin)
+                parts['reap'].append(seen - fin_in)
     n = len(parts['total'])
     print(f'{n} silent connections joined ({missing} without a match)')
     print(f'{"ms":10s} {"p50":>9s} {"p90":>9s} {"p99":>9s} {"max":>9s} {"mean":>9s}')
@@ -72,7 +78,8 @@ def main():
     idx = sorted(range(n), key=lambda i: tot[i])[-max(1, n // 100):]
     if idx:
         print('worst 1% (mean ms): ' + '  '.join(
-            f'{k} {sum(parts[k][i] for i in idx) / len(idx) / 1e6:.2f}' for k in parts))
+            f'{k} {sum(parts[k][i] for i in idx) / len(idx) / 1e6:.2f}' for k in parts
+            if len(parts[k]) == n))
 
 
 if __name__ == '__main__':
