@@ -545,17 +545,39 @@ struct MoveOnly {
 TEST(Callables, SmallCaptureIsStoredInlineWithoutAllocation)
 {
 	Wheel w;
-	int a = 0, b = 0, c = 0, d = 0, e = 0, f = 0;
-	auto six_ptrs = [&a, &b, &c, &d, &e, &f] { a++, b++, c++, d++, e++, f++; };
-	static_assert(sizeof(six_ptrs) == Timer::inline_capacity);
-	static_assert(Timer::stores_inline<decltype(six_ptrs)>);
+	int a = 0, b = 0;
+	auto two_ptrs = [&a, &b] { a++, b++; };
+	static_assert(sizeof(two_ptrs) == Timer::inline_capacity);
+	static_assert(Timer::stores_inline<decltype(two_ptrs)>);
 	long before = g_allocs.load();
 	{
-		Timer t(w, six_ptrs);
+		Timer t(w, two_ptrs);
 		t.arm_at(1);
 		w.advance(1);
 		t.arm_in(5ms);
 		Timer u(std::move(t));
+		w.advance(10);
+	}
+	EXPECT_EQ(g_allocs.load() - before, 0);
+	EXPECT_EQ(a + b, 4);
+}
+
+TEST(Callables, BasicTimerWithLargerInlineCapacity)
+{
+	using Timer48 = twheel::BasicTimer<48>;
+	Wheel w;
+	int a = 0, b = 0, c = 0, d = 0, e = 0, f = 0;
+	auto six_ptrs = [&a, &b, &c, &d, &e, &f] { a++, b++, c++, d++, e++, f++; };
+	static_assert(sizeof(six_ptrs) == Timer48::inline_capacity);
+	static_assert(Timer48::stores_inline<decltype(six_ptrs)>);
+	static_assert(!Timer::stores_inline<decltype(six_ptrs)>);
+	long before = g_allocs.load();
+	{
+		Timer48 t(w, six_ptrs);
+		t.arm_at(1);
+		w.advance(1);
+		t.arm_in(5ms);
+		Timer48 u(std::move(t));
 		w.advance(10);
 	}
 	EXPECT_EQ(g_allocs.load() - before, 0);
@@ -568,6 +590,7 @@ TEST(Callables, LargeCaptureIsHeapAllocatedOnce)
 	std::array<long, 7> big{1, 2, 3, 4, 5, 6, 7};
 	long sum = 0;
 	auto lam = [big, &sum] { for (long x : big) sum += x; };
+	static_assert(twheel::BasicTimer<48>::stores_inline<decltype(lam)> == false);
 	static_assert(sizeof(lam) > Timer::inline_capacity);
 	static_assert(!Timer::stores_inline<decltype(lam)>);
 	long before = g_allocs.load();
@@ -703,6 +726,166 @@ TEST(OnCancel, LargeCancellationCallbackIsFreed)
 	t.arm_at(1);
 	t.cancel();
 	EXPECT_EQ(got, s);
+}
+
+TEST(OnCancel, FirstCallAllocatesTheBoxOnceLaterCallsReuseIt)
+{
+	Wheel w;
+	int fired = 0, cancelled = 0;
+	Timer t(w, [&fired] { fired++; });
+	long before = g_allocs.load();
+	t.on_cancel([&cancelled] { cancelled++; }); // the box: one allocation
+	EXPECT_EQ(g_allocs.load() - before, 1);
+	t.on_cancel([&cancelled] { cancelled += 10; }); // fits the box: none
+	EXPECT_EQ(g_allocs.load() - before, 1);
+	t.arm_at(5);
+	Timer u(std::move(t)); // a boxed timer moves its pointer
+	EXPECT_TRUE(u.pending());
+	EXPECT_TRUE(u.cancel());
+	EXPECT_EQ(cancelled, 10);
+	u.arm_at(6);
+	w.advance(6);
+	EXPECT_EQ(fired, 1); // the callable moved into the box and still works
+	EXPECT_EQ(g_allocs.load() - before, 1);
+	u.on_cancel(nullptr);
+	u.arm_at(7);
+	EXPECT_TRUE(u.cancel());
+	EXPECT_EQ(cancelled, 10);
+}
+
+TEST(OnCancel, OnAHandleWithoutCallbackThrows)
+{
+	Timer t;
+	EXPECT_THROW(t.on_cancel([] {}), std::logic_error);
+	t.on_cancel(nullptr); // removing nothing is fine
+}
+
+TEST(OnCancel, SetInsideTheRunningCallbackOfAnInlineCallable)
+{
+	// The callable is lent out while it runs; boxing the timer then must
+	// bring it back into the box when it returns.
+	Wheel w;
+	int fired = 0, cancelled = 0;
+	Timer t(w, [&fired, &cancelled](Timer &self) {
+		fired++;
+		if (fired == 1) {
+			self.on_cancel([&cancelled] { cancelled++; });
+			self.arm_at(100);
+		}
+	});
+	t.arm_at(1);
+	w.advance(1);
+	EXPECT_EQ(fired, 1);
+	EXPECT_TRUE(t.pending());
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(cancelled, 1);
+	t.arm_at(2);
+	w.advance(2);
+	EXPECT_EQ(fired, 2);
+	expect_consistent(w);
+}
+
+TEST(OnCancel, SetInsideTheRunningCallbackThenMovedThenDestroyed)
+{
+	Wheel w;
+	std::optional<Timer> holder;
+	auto owner = std::make_unique<Timer>();
+	int fired = 0, cancelled = 0;
+	*owner = Timer(w, [&](Timer &self) {
+		fired++;
+		self.on_cancel([&cancelled] { cancelled++; });
+		holder.emplace(std::move(self)); // boxed and lent: the guard follows
+		owner.reset();
+		holder->arm_at(50);
+	});
+	owner->arm_at(1);
+	w.advance(1);
+	ASSERT_TRUE(holder.has_value());
+	EXPECT_TRUE(holder->pending());
+	holder.reset(); // pending: cancellation callback runs
+	EXPECT_EQ(cancelled, 1);
+	w.advance(100);
+	EXPECT_EQ(fired, 1);
+}
+
+TEST(OnCancel, SetInsideTheRunningCallbackThenDestroyed)
+{
+	Wheel w;
+	auto owner = std::make_unique<Timer>();
+	int cancelled = 0;
+	std::string name(50, 'n');
+	std::string seen;
+	*owner = Timer(w, [&owner, &cancelled, &seen](Timer &self) {
+		self.on_cancel([&cancelled] { cancelled++; });
+		owner.reset(); // not pending: no cancellation; box freed
+		seen = "alive";
+	});
+	owner->arm_at(1);
+	w.advance(1);
+	EXPECT_EQ(owner, nullptr);
+	EXPECT_EQ(cancelled, 0);
+	EXPECT_EQ(seen, "alive");
+}
+
+TEST(OnCancel, HeapCallableDestroyedInsideItsOwnCallbackWithCancel)
+{
+	Wheel w;
+	auto owner = std::make_unique<Timer>();
+	std::array<char, 100> big{};
+	big[99] = 'q';
+	char seen = 0;
+	*owner = Timer(w, [&owner, &seen, big] {
+		owner.reset(); // the box is orphaned, freed when this returns
+		seen = big[99];
+	});
+	owner->on_cancel([] {});
+	owner->arm_at(1);
+	w.advance(1);
+	EXPECT_EQ(seen, 'q');
+}
+
+// ---- Every inline capacity behaves the same ---------------------------------
+
+template <class T>
+class AnyCapacity : public testing::Test {};
+using Capacities = testing::Types<twheel::BasicTimer<8>, twheel::BasicTimer<16>, twheel::BasicTimer<24>,
+				  twheel::BasicTimer<48>>;
+TYPED_TEST_SUITE(AnyCapacity, Capacities);
+
+TYPED_TEST(AnyCapacity, LifetimesWithSmallAndLargeCallables)
+{
+	using T = TypeParam;
+	Wheel w;
+	std::vector<int> fired(4, 0);
+	int cancelled = 0;
+	std::string s(20, 's'); // non-trivial capture: relocated by the trampoline
+	std::vector<T> v;
+	v.emplace_back(w, [&fired] { fired[0]++; });
+	v.emplace_back(w, [&fired, s] { fired[1] += static_cast<int>(s.size()); });
+	v.emplace_back(w, [&fired, big = std::array<long, 8>{}] { fired[2] += static_cast<int>(big.size()); });
+	v.emplace_back(w, [&fired](T &self) {
+		if (++fired[3] < 3)
+			self.arm_at(self.native_handle()->expires + 1);
+	});
+	for (T &t : v)
+		t.arm_at(10);
+	v[1].on_cancel([&cancelled] { cancelled++; });
+	for (int i = 0; i < 20; i++)
+		v.emplace_back(w, [] {}); // growth moves the pending ones
+	T moved(std::move(v[0]));
+	v[0] = std::move(v[2]); // v[0] was empty; v[2] is now empty
+	T &self_alias = v[0];
+	v[0] = std::move(self_alias);
+	EXPECT_TRUE(moved.pending() && v[0].pending() && v[1].pending() && v[3].pending());
+	expect_consistent(w);
+	w.advance(10);
+	w.advance(11);
+	w.advance(12);
+	EXPECT_EQ(fired, (std::vector<int>{1, 20, 8, 3}));
+	v[1].arm_at(50);
+	v.clear(); // destroys pending v[1]: its cancellation callback runs
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_EQ(w.size(), 0u);
 }
 
 // ---- Exceptions --------------------------------------------------------------
@@ -860,11 +1043,20 @@ TEST(Chrono, ArmInFromTheWheelsTimeNeverEarly)
 
 TEST(Layout, DocumentedSizes)
 {
-	EXPECT_EQ(Timer::inline_capacity, 48u);
+	EXPECT_EQ(Timer::inline_capacity, 16u);
 	EXPECT_EQ(Timer::cancel_inline_capacity, 16u);
-#if !TWHEEL_DEBUG_CHECKS
-	EXPECT_EQ(sizeof(Timer), 128u);
+	EXPECT_EQ(twheel::BasicTimer<48>::inline_capacity, 48u);
+#if !TWHEEL_DEBUG_CHECKS && UINTPTR_MAX == UINT64_MAX
+	// the C node (40) + the wheel's context pointer (8) + inline storage
+	EXPECT_EQ(sizeof(tw_timer), 40u);
+	EXPECT_EQ(sizeof(Timer), 64u);
+	EXPECT_EQ(sizeof(twheel::BasicTimer<8>), 56u);
+	EXPECT_EQ(sizeof(twheel::BasicTimer<24>), 72u);
+	EXPECT_EQ(sizeof(twheel::BasicTimer<48>), 96u);
+	// the C node + the wheel's context pointer, nothing else
+	EXPECT_EQ(sizeof(twheel::TimerHook<struct LayoutHookOwner>), 48u);
 #endif
+	EXPECT_EQ(sizeof(Timer), sizeof(tw_timer) + sizeof(void *) + Timer::inline_capacity);
 	EXPECT_TRUE(std::is_nothrow_move_constructible_v<Timer>);
 	EXPECT_FALSE(std::is_copy_constructible_v<Timer>);
 	EXPECT_FALSE(std::is_copy_constructible_v<Wheel>);

@@ -22,8 +22,9 @@
 // Deadlines are rounded up to the loop's tick: nothing fires early.
 //
 // Storage, lending of callbacks while they run, exceptions and the
-// cancellation callback work as for twheel::Timer (see <twheel/twheel.hpp>):
-// 48 bytes of callable inline, no allocation below that; exceptions go to
+// cancellation callback work as for twheel::Timer (see <twheel/twheel.hpp>),
+// except that a LoopTimer stores 48 bytes of callable inline (no allocation
+// below that) and 16 bytes of cancellation callback beside it; exceptions go to
 // the handler set with Loop::on_exception(), by default printed to stderr.
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
@@ -196,7 +197,7 @@ inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
 } // namespace detail
 
 /// A timer on a Loop: a move-only handle embedding the C struct
-/// tw_loop_timer (96 bytes), the callback (Timer::inline_capacity bytes
+/// tw_loop_timer (96 bytes), the callback (inline_capacity = 48 bytes
 /// inline) and an optional cancellation callback. Built by Loop::after(),
 /// at(), every() or timer(). All members: the loop thread only.
 ///
@@ -206,10 +207,12 @@ inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
 /// handle while it runs).
 class LoopTimer {
 public:
-	/// Callable bytes stored inline (see Timer::inline_capacity).
-	static constexpr std::size_t inline_capacity = Timer::inline_capacity;
+	/// Callable bytes stored inline: a callable of at most 48 bytes,
+	/// alignment at most alignof(void *) and a noexcept move constructor
+	/// is not heap-allocated.
+	static constexpr std::size_t inline_capacity = 48;
 	/// Cancellation callable bytes stored inline.
-	static constexpr std::size_t cancel_inline_capacity = Timer::cancel_inline_capacity;
+	static constexpr std::size_t cancel_inline_capacity = 16;
 
 	/// An empty handle: not pending, cancel() a no-op, arming throws.
 	LoopTimer() noexcept : node_{}, st_(nullptr) { clear_node(); }
@@ -508,7 +511,7 @@ public:
 	/// A one-shot timer running @f @d from now: @d (any duration) rounded
 	/// up to whole nanoseconds, the deadline up to the tick; never early.
 	/// O(1), no system call; allocates only if @f exceeds
-	/// Timer::inline_capacity. The loop thread. Throws std::invalid_argument
+	/// LoopTimer::inline_capacity. The loop thread. Throws std::invalid_argument
 	/// (null function pointer), std::system_error (the C error), what
 	/// constructing @f throws, std::logic_error on a moved-from Loop.
 	template <class Rep, class Period, class F>

@@ -92,7 +92,10 @@ inline constexpr tick_t tick_max = TW_TICK_MAX;
 using exception_handler = std::function<void(std::exception_ptr)>;
 
 class Wheel;
-class Timer;
+template <std::size_t InlineBytes>
+class BasicTimer;
+template <class Derived, class Tag>
+class TimerHook;
 
 /// Converts a duration @d to a whole number of ticks of length @tick,
 /// rounding up, so that a timer armed d from now never fires early.
@@ -370,6 +373,135 @@ private:
 	alignas(void *) unsigned char buf_[N];
 };
 
+
+// ---- Timer internals -------------------------------------------------------
+//
+// Bits of tw_timer.flags, a field the C core never reads or writes (it is the
+// owner's). Every node owned by this layer carries node_cpp; a manager call
+// (below) is recognised by node_manage, which only fake nodes carry.
+inline constexpr std::uint32_t node_lent = 1u;      // inline callable lent out (running)
+inline constexpr std::uint32_t node_boxed = 2u;     // storage holds a box_base *
+inline constexpr std::uint32_t node_cancel = 4u;    // the box has a cancellation callback
+inline constexpr std::uint32_t node_trivial = 8u;   // inline callable is trivially relocatable
+inline constexpr std::uint32_t node_manage = 1u << 30;
+inline constexpr std::uint32_t node_cpp = 1u << 31;
+
+// The same test as tw_timer_pending(), inlined (the encoding is the one
+// <twheel/twheel.h> declares: _idx is TW__IDX_NONE when not pending), so
+// that cancel() costs no call beyond twheel_del().
+inline bool node_pending(const tw_timer *t) noexcept { return t->_idx != TW__IDX_NONE; }
+
+// Leaves *t initialised, not pending, without a callback. (tw_timer_init()
+// itself must not see a node that still looks pending: after a move the
+// old node does.)
+inline void node_clear(tw_timer *t) noexcept
+{
+	tw_timer fresh;
+	tw_timer_init(&fresh, nullptr);
+	*t = fresh;
+}
+
+// A timer's tw_timer.func is a trampoline typed on its callable; the same
+// function also performs the few type-specific operations on the stored
+// callable (move it, destroy it, box it, the wheel is going away), so a
+// handle needs no separate table pointer. Such a call passes a fake node
+// whose flags carry node_manage; the request follows it.
+enum class op : unsigned char { relocate, destroy, box, drained };
+
+struct mgr_req {
+	tw_timer fake; // first: pointer-interconvertible with the request
+	op what;
+	bool ok;
+	void *a, *b;
+};
+
+inline void manage(void (*fn)(tw_timer *), op what, void *a, void *b = nullptr, bool *ok = nullptr) noexcept
+{
+	mgr_req r;
+	std::memset(&r.fake, 0, sizeof r.fake);
+	r.fake.flags = node_manage;
+	r.what = what;
+	r.ok = true;
+	r.a = a;
+	r.b = b;
+	fn(&r.fake);
+	if (ok)
+		*ok = r.ok;
+}
+
+inline constexpr std::size_t box_cancel_capacity = 16;
+
+// The heap part of a timer whose callable is large, or that has a
+// cancellation callback (allocated on the first on_cancel()). Stable
+// address: while its callable runs the box stays where it is.
+struct box_base {
+	slot<box_cancel_capacity> cancel;
+	void (*destroy)(box_base *) noexcept;
+	// The callable's owner was boxed while its inline callable was lent
+	// out: the lend guard lives here until the callable comes back.
+	lend_guard *guard = nullptr;
+	bool has_fn = false;   // fn is constructed
+	bool running = false;  // fn (in the box) is running
+	bool orphaned = false; // the owner let go while it ran: delete after
+
+	explicit box_base(void (*d)(box_base *) noexcept) noexcept : destroy(d) {}
+};
+
+template <class D>
+struct box final : box_base {
+	alignas(D) unsigned char fn_buf[sizeof(D)];
+
+	box() noexcept : box_base(&destroy_me) {}
+	D *fn() noexcept { return std::launder(reinterpret_cast<D *>(fn_buf)); }
+	static void destroy_me(box_base *b) noexcept
+	{
+		auto *self = static_cast<box *>(b);
+		if (self->has_fn)
+			self->fn()->~D();
+		delete self;
+	}
+};
+
+// twheel_drain() callback of ~Wheel: hands each pending node of this layer
+// to its own trampoline (nodes of C timers armed on native_handle() are
+// left unlinked, as twheel_destroy() would).
+inline void drained(tw_timer *n, void *) noexcept
+{
+	if (n->flags & node_cpp)
+		manage(n->func, op::drained, n);
+}
+
+[[noreturn]] inline void throw_empty(const char *what) { throw std::logic_error(what); }
+[[noreturn]] inline void throw_errno(int r, const char *what)
+{
+	throw std::system_error(-r, std::generic_category(), what);
+}
+
+#if defined(__GNUC__)
+#define TWHEEL_CPP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TWHEEL_CPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define TWHEEL_CPP_LIKELY(x) (x)
+#define TWHEEL_CPP_UNLIKELY(x) (x)
+#endif
+
+// Arms @t on @w at @e: twheel_add() when it is not pending (the C program
+// doing the same job knows it is not), else twheel_mod(). Returns whether
+// it was pending. Throws only on a C error (a misuse in a debug build).
+inline bool arm_node(c_wheel *w, tw_timer *t, tick_t e)
+{
+	if (!node_pending(t)) {
+		const int r = twheel_add(w, t, e);
+		if (TWHEEL_CPP_UNLIKELY(r < 0))
+			throw_errno(r, "twheel_add");
+		return false;
+	}
+	const int r = twheel_mod(w, t, e);
+	if (TWHEEL_CPP_UNLIKELY(r < 0))
+		throw_errno(r, "twheel_mod");
+	return true;
+}
+
 } // namespace detail
 
 /// A timer wheel: owns one C struct twheel and the exception handler of the
@@ -492,7 +624,10 @@ public:
 	c_wheel *native_handle() const noexcept { return ctx_ ? ctx_->w : nullptr; }
 
 private:
-	friend class Timer;
+	template <std::size_t>
+	friend class BasicTimer;
+	template <class, class>
+	friend class TimerHook;
 
 	c_wheel *handle() const
 	{
@@ -506,102 +641,117 @@ private:
 	detail::context *ctx_;
 };
 
-/// A timer: a move-only handle that embeds the C struct tw_timer, the
-/// callback and an optional cancellation callback. A Timer is bound to one
-/// wheel for life; the destructor cancels it.
+/// A timer: a move-only handle that embeds the C struct tw_timer and the
+/// callback; bound to one wheel for life; the destructor cancels it.
+/// twheel::Timer is BasicTimer<16>; @InlineBytes is how many bytes of
+/// callable are stored inside the handle (at least 8).
 ///
-/// The callback is any callable invocable as f() or as f(Timer &) (the
-/// second form gets the handle it fired from, e.g. to re-arm itself).
-/// Its result is ignored. It runs inside Wheel::advance() on the wheel's
-/// thread with the timer already not pending; it may arm, cancel, move or
-/// destroy this or any other Timer of the wheel; its captures stay alive
-/// until it returns even if it destroys its own Timer (the callable is lent
-/// out of the Timer while it runs). Timers armed from a callback fire in a
-/// later advance.
-class Timer {
+/// Layout (LP64, release build): the 40-byte tw_timer (its func is a
+/// trampoline typed on the callable, its flags field says how the callable
+/// is stored), the wheel's context pointer (8), then InlineBytes of
+/// storage; sizeof(BasicTimer<N>) == 48 + N rounded up to 8 bytes, so
+/// sizeof(Timer) == 64, one cache line. A callable that does not fit, and
+/// the cancellation callback, live in one heap block ("box").
+///
+/// The callback is any callable invocable as f() or as f(BasicTimer &) (the
+/// second form gets the handle it fired from, e.g. to re-arm itself). Its
+/// result is ignored. It runs inside Wheel::advance() on the wheel's thread
+/// with the timer already not pending; it may arm, cancel, move or destroy
+/// this or any other timer of the wheel; its captures stay alive until it
+/// returns even if it destroys its own handle (an inline callable is moved
+/// onto the firing stack frame while it runs, a boxed one stays in its box).
+/// Timers armed from a callback fire in a later advance.
+template <std::size_t InlineBytes>
+class BasicTimer {
+	static_assert(InlineBytes >= sizeof(void *), "inline storage must hold at least a pointer");
+
 public:
 	/// Bytes of callable stored inline (no heap allocation): a callable with
-	/// sizeof <= 48, alignof <= alignof(void *) and a noexcept move
-	/// constructor; e.g. a lambda capturing up to six pointers, or a
-	/// std::string and a pointer. Larger callables are heap-allocated once,
-	/// when the Timer is built.
-	static constexpr std::size_t inline_capacity = 48;
-	/// The same, for the cancellation callback (two pointers).
-	static constexpr std::size_t cancel_inline_capacity = 16;
+	/// sizeof <= inline_capacity, alignof <= alignof(void *) and a noexcept
+	/// move constructor. For Timer: 16 bytes, e.g. [this], [this, id],
+	/// [&a, &b], a function pointer. Larger callables are heap-allocated
+	/// once, when the handle is built (use BasicTimer<N> for more room).
+	static constexpr std::size_t inline_capacity = InlineBytes;
+	/// Bytes of cancellation callback stored without a further allocation
+	/// in the box that on_cancel() allocates (two pointers).
+	static constexpr std::size_t cancel_inline_capacity = detail::box_cancel_capacity;
 
-	/// An empty Timer: no wheel, no callback; pending() is false, cancel() a
-	/// no-op, arming throws. noexcept.
-	Timer() noexcept : node_{}, ctx_(nullptr) { tw_timer_init(&node_, nullptr); }
+	/// True if callables of type F are stored without a heap allocation.
+	template <class F>
+	static constexpr bool stores_inline = sizeof(std::decay_t<F>) <= InlineBytes &&
+					      alignof(std::decay_t<F>) <= alignof(void *) &&
+					      std::is_nothrow_move_constructible_v<std::decay_t<F>>;
 
-	/// A Timer on @wheel that runs @f when it expires; not armed. O(1);
+	/// An empty handle: no wheel, no callback; pending() is false, cancel()
+	/// a no-op, arming throws. noexcept.
+	BasicTimer() noexcept : ctx_(nullptr) { detail::node_clear(&node_); }
+
+	/// A timer on @wheel that runs @f when it expires; not armed. O(1);
 	/// allocates only if @f does not fit inline (see inline_capacity). The
 	/// wheel's thread. Throws what copying/moving @f throws, std::bad_alloc,
 	/// std::invalid_argument if @f is a null function pointer, and
 	/// std::logic_error if @wheel was moved from.
 	template <class F, class D = std::decay_t<F>,
-		  class = std::enable_if_t<!std::is_same_v<D, Timer> &&
-					   (std::is_invocable_v<D &> || std::is_invocable_v<D &, Timer &>)>>
-	Timer(Wheel &wheel, F &&f) : Timer(wheel.ctx_, std::forward<F>(f))
-	{
-	}
+		  class = std::enable_if_t<!std::is_same_v<D, BasicTimer> &&
+					   (std::is_invocable_v<D &> || std::is_invocable_v<D &, BasicTimer &>)>>
+	BasicTimer(Wheel &wheel, F &&f);
 
-	/// Moves @o here. If @o was pending, this Timer is pending at the same
+	/// Moves @o here. If @o was pending, this handle is pending at the same
 	/// expiry (the node is re-linked in place, O(1)) and fires once, from
 	/// this handle. @o is left empty. Safe inside any callback, including
-	/// @o's own (the running callback then returns into this Timer).
+	/// @o's own (the running callback then returns into this handle).
 	/// noexcept.
-	Timer(Timer &&o) noexcept
-		: node_(o.node_), ctx_(o.ctx_), fn_(std::move(o.fn_)), cancel_(std::move(o.cancel_))
+	BasicTimer(BasicTimer &&o) noexcept : node_(o.node_), ctx_(o.ctx_)
 	{
 		relink();
-		o.clear_node();
+		take_storage(o);
+		detail::node_clear(&o.node_);
 		o.ctx_ = nullptr;
 	}
 
-	/// Cancels this Timer (its cancellation callback runs if it was pending),
-	/// destroys its callbacks, then moves @o here as the move constructor
-	/// does. Self-assignment does nothing. noexcept.
-	Timer &operator=(Timer &&o) noexcept
+	/// Cancels this timer (its cancellation callback runs if it was
+	/// pending), destroys its callbacks, then moves @o here as the move
+	/// constructor does. Self-assignment does nothing. noexcept.
+	BasicTimer &operator=(BasicTimer &&o) noexcept
 	{
 		if (this == &o)
 			return *this;
 		cancel();
-		fn_.reset();
-		cancel_.reset();
+		release_storage();
 		node_ = o.node_;
 		ctx_ = o.ctx_;
-		fn_.take(o.fn_);
-		cancel_.take(o.cancel_);
 		relink();
-		o.clear_node();
+		take_storage(o);
+		detail::node_clear(&o.node_);
 		o.ctx_ = nullptr;
 		return *this;
 	}
 
-	Timer(const Timer &) = delete;
-	Timer &operator=(const Timer &) = delete;
+	BasicTimer(const BasicTimer &) = delete;
+	BasicTimer &operator=(const BasicTimer &) = delete;
 
 	/// Cancels the timer if it is pending (running its cancellation
 	/// callback), then destroys the callbacks. O(1); the wheel's thread;
 	/// safe inside any callback, including this timer's own. noexcept.
-	~Timer()
+	~BasicTimer()
 	{
 		cancel();
+		release_storage();
 	}
 
 	/// Arms the timer to fire at tick @expiry, whether or not it is pending
-	/// (the C twheel_mod()). An expiry at or before the wheel's time fires in
-	/// the next advance. Returns true if it was pending (a re-arm). O(1); the
-	/// wheel's thread, callbacks included. Throws std::logic_error on an
-	/// empty Timer; no other exception.
+	/// (twheel_add() if it is not, twheel_mod() if it is). An expiry at or
+	/// before the wheel's time fires in the next advance. Returns true if it
+	/// was pending (a re-arm). O(1): one C call, nothing loaded but the
+	/// handle's wheel pointer (in the same cache line as the node in a
+	/// 64-byte-aligned handle). The wheel's thread, callbacks included.
+	/// Throws std::logic_error on an empty handle; no other exception.
 	bool arm_at(tick_t expiry)
 	{
-		if (!ctx_)
-			throw std::logic_error("twheel::Timer::arm_at on an empty timer");
-		const int r = twheel_mod(ctx_->w, &node_, expiry);
-		if (r < 0)
-			throw std::system_error(-r, std::generic_category(), "twheel_mod");
-		return r == 1;
+		detail::context *c = ctx_;
+		if (TWHEEL_CPP_UNLIKELY(!c))
+			detail::throw_empty("twheel::Timer::arm_at on an empty timer");
+		return detail::arm_node(c->w, &node_, expiry);
 	}
 
 	/// Arms the timer to fire @d after the wheel's current time, @d rounded
@@ -611,34 +761,35 @@ public:
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		if (!ctx_)
-			throw std::logic_error("twheel::Timer::arm_in on an empty timer");
-		return arm_at(detail::add_sat(ctx_->now(), ticks_ceil(d, ctx_->tick)));
+		detail::context *c = ctx_;
+		if (TWHEEL_CPP_UNLIKELY(!c))
+			detail::throw_empty("twheel::Timer::arm_in on an empty timer");
+		return detail::arm_node(c->w, &node_, detail::add_sat(c->now(), ticks_ceil(d, c->tick)));
 	}
 
 	/// Disarms the timer. Returns true if it was pending; then the
 	/// cancellation callback (if any) runs before cancel() returns. Never
 	/// runs the expiry callback. Harmless on a timer that is not pending.
-	/// O(1); the wheel's thread, callbacks included. noexcept: exceptions
-	/// from the cancellation callback go to the wheel's exception handler.
+	/// O(1): one C call (none if not pending); the cancellation callback's
+	/// box is only touched if there is one. The wheel's thread, callbacks
+	/// included. noexcept: exceptions from the cancellation callback go to
+	/// the wheel's exception handler.
 	bool cancel() noexcept
 	{
-		// Touches only the node's cache line unless there is a
-		// cancellation callback (flagged in node_.flags). Pending is
-		// checked first: a timer that is not pending may outlive its
-		// wheel, and its context with it.
-		if (!tw_timer_pending(&node_))
+		// Pending is checked first: a timer that is not pending may
+		// outlive its wheel, and its context with it.
+		if (!detail::node_pending(&node_))
 			return false;
 		twheel_del(ctx_->w, &node_);
-		if (node_.flags & has_cancel_flag)
-			cancel_.call_lent_erased(&ctx_->on_exception);
+		if (TWHEEL_CPP_UNLIKELY(node_.flags & detail::node_cancel))
+			run_cancel(ctx_);
 		return true;
 	}
 
 	/// Returns true if the timer is armed and has neither fired nor been
 	/// cancelled. False inside its own callback (unless re-armed there).
 	/// O(1); noexcept.
-	bool pending() const noexcept { return tw_timer_pending(&node_); }
+	bool pending() const noexcept { return detail::node_pending(&node_); }
 
 	/// Returns the tick the timer is armed for, or std::nullopt if it is
 	/// not pending. O(1); noexcept.
@@ -650,129 +801,499 @@ public:
 	}
 
 	/// Sets the cancellation callback, invocable as g(); nullptr removes it.
-	/// It runs once each time this Timer stops being pending without firing:
+	/// It runs once each time this timer stops being pending without firing:
 	/// cancel() that returns true, destruction or assignment over a pending
-	/// Timer, destruction of the wheel. Never on expiry, never on a re-arm.
-	/// It must not destroy or move its own Timer while the Timer's destructor
-	/// or assignment runs it. Allocates only if @g exceeds
-	/// cancel_inline_capacity. Throws as the constructor does for @f.
+	/// timer, destruction of the wheel. Never on expiry, never on a re-arm.
+	/// It must not destroy or move its own handle while the handle's
+	/// destructor or assignment runs it. The first call on a handle whose
+	/// callable is inline allocates the box (the callable moves into it);
+	/// @g itself is stored in the box if it has at most
+	/// cancel_inline_capacity bytes, else allocated once more. Throws as
+	/// the constructor does for @f, and std::logic_error on a handle without
+	/// a callback (default-constructed or moved from).
 	template <class G>
 	void on_cancel(G &&g)
 	{
 		using D = std::decay_t<G>;
-		cancel_.reset();
-		node_.flags &= ~has_cancel_flag;
 		if constexpr (std::is_same_v<D, std::nullptr_t>) {
-			return;
+			clear_cancel();
 		} else {
 			static_assert(std::is_invocable_v<D &>, "a cancellation callback is invocable as g()");
 			using R = std::remove_cv_t<std::remove_reference_t<G>>;
 			if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-				if (g == nullptr)
+				if (g == nullptr) {
+					clear_cancel();
 					return;
+				}
 			}
-			cancel_.template emplace<D>(std::forward<G>(g));
-			node_.flags |= has_cancel_flag;
+			detail::box_base *b = ensure_box();
+			b->cancel.reset();
+			node_.flags &= ~detail::node_cancel;
+			b->cancel.template emplace<D>(std::forward<G>(g));
+			node_.flags |= detail::node_cancel;
 		}
 	}
 
-	/// True if the Timer has a wheel and a callback (false when default
+	/// True if the handle has a wheel and a callback (false when default
 	/// constructed, moved from, or its wheel was destroyed). noexcept.
 	explicit operator bool() const noexcept { return ctx_ != nullptr; }
 
 	/// The embedded C timer (read-only). noexcept.
 	const tw_timer *native_handle() const noexcept { return &node_; }
 
-	/// True if callables of type F are stored without a heap allocation.
-	template <class F>
-	static constexpr bool stores_inline = detail::slot<inline_capacity>::stores_inline<std::decay_t<F>>;
-
 private:
-	friend class Wheel;
-	friend class Loop;
+	static BasicTimer *from_node(tw_timer *n) noexcept { return reinterpret_cast<BasicTimer *>(n); }
 
-	template <class F>
-	Timer(detail::context *ctx, F &&f) : node_{}, ctx_(ctx)
+	void *buf() noexcept { return static_cast<void *>(buf_); }
+	template <class P>
+	P *load_ptr() const noexcept
 	{
-		using D = std::decay_t<F>;
-		if (!ctx_)
-			throw std::logic_error("twheel::Timer on a moved-from wheel");
-		using R = std::remove_cv_t<std::remove_reference_t<F>>;
-		if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-			if (f == nullptr)
-				throw std::invalid_argument("twheel::Timer: null function pointer");
-		}
-		fn_.template emplace<D>(std::forward<F>(f));
-		tw_timer_init(&node_, &fire<D>);
+		P *p;
+		std::memcpy(&p, buf_, sizeof p);
+		return p;
 	}
-
-	// node_.flags (the owner's field) bit: cancel_ holds a callable.
-	static constexpr std::uint32_t has_cancel_flag = 1u;
-
-	static Timer *from_node(tw_timer *n) noexcept { return reinterpret_cast<Timer *>(n); }
-
-	template <class D>
-	static void fire(tw_timer *n) noexcept
+	template <class P>
+	void store_ptr(P *p) noexcept
 	{
-		Timer *self = from_node(n);
-		detail::context *ctx = self->ctx_;
-		self->fn_.template call_lent<D>([self, ctx](D &f) noexcept {
-			(void)self; // unused when D takes no Timer &
-			try {
-				if constexpr (std::is_invocable_v<D &, Timer &>)
-					(void)std::invoke(f, *self);
-				else
-					(void)std::invoke(f);
-			} catch (...) {
-				ctx->report(std::current_exception());
-			}
-		});
+		std::memcpy(buf_, &p, sizeof p);
 	}
 
 	// Fixes the neighbours' links after node_ was copied from a pending node.
 	void relink() noexcept
 	{
-		if (tw_timer_pending(&node_)) {
+		if (detail::node_pending(&node_)) {
 			node_.entry.prev->next = &node_.entry;
 			node_.entry.next->prev = &node_.entry;
 		}
 	}
 
-	// Leaves node_ not pending and without a callback.
-	void clear_node() noexcept
+	// Takes @o's callable (node_ already holds a copy of o.node_, flags
+	// included). @o's storage is left dead; the caller clears o.node_.
+	void take_storage(BasicTimer &o) noexcept
 	{
-		tw_timer fresh{};
-		tw_timer_init(&fresh, nullptr);
-		node_ = fresh;
+		const std::uint32_t f = node_.flags;
+		if (!node_.func)
+			return;
+		if (f & detail::node_boxed) {
+			store_ptr(o.template load_ptr<detail::box_base>());
+			if (f & detail::node_lent)
+				load_ptr<detail::box_base>()->guard->slot = this;
+		} else if (f & detail::node_lent) {
+			store_ptr(o.template load_ptr<detail::lend_guard>());
+			load_ptr<detail::lend_guard>()->slot = this;
+		} else if (f & detail::node_trivial) {
+			std::memcpy(buf_, o.buf_, InlineBytes);
+		} else {
+			detail::manage(node_.func, detail::op::relocate, o.buf(), buf());
+		}
 	}
 
-	// Called by ~Wheel on each timer it unlinks.
-	static void drained(tw_timer *n, void *) noexcept
+	// Destroys the callable and the box (or, if the callable is running,
+	// lets the trampoline do so when it returns). node_ keeps its func.
+	void release_storage() noexcept
 	{
-		Timer *t = from_node(n);
-		detail::context *ctx = t->ctx_;
-		t->ctx_ = nullptr; // the wheel is going away: no re-arming
-		if (n->flags & has_cancel_flag)
-			t->cancel_.call_lent_erased(ctx ? &ctx->on_exception : nullptr);
+		const std::uint32_t f = node_.flags;
+		if (!node_.func)
+			return;
+		if (f & detail::node_boxed) {
+			auto *b = load_ptr<detail::box_base>();
+			if (f & detail::node_lent)
+				b->guard->slot = nullptr; // the trampoline destroys the callable
+			if (b->running)
+				b->orphaned = true; // the trampoline deletes the box
+			else
+				b->destroy(b);
+		} else if (f & detail::node_lent) {
+			load_ptr<detail::lend_guard>()->slot = nullptr;
+		} else if (!(f & detail::node_trivial)) {
+			detail::manage(node_.func, detail::op::destroy, buf());
+		}
+		node_.flags = f & ~(detail::node_boxed | detail::node_lent | detail::node_cancel);
 	}
 
-	tw_timer node_; // first member: Timer and node_ are pointer-interconvertible
+	detail::box_base *ensure_box()
+	{
+		if (!node_.func)
+			detail::throw_empty("twheel::Timer::on_cancel on a timer without a callback");
+		if (!(node_.flags & detail::node_boxed)) {
+			bool ok = true;
+			detail::manage(node_.func, detail::op::box, this, nullptr, &ok);
+			if (!ok)
+				throw std::bad_alloc();
+		}
+		return load_ptr<detail::box_base>();
+	}
+
+	void clear_cancel() noexcept
+	{
+		if (node_.flags & detail::node_cancel) {
+			load_ptr<detail::box_base>()->cancel.reset();
+			node_.flags &= ~detail::node_cancel;
+		}
+	}
+
+	// Runs the cancellation callback (cold: only timers that have one).
+	void run_cancel(detail::context *ctx) noexcept
+	{
+		load_ptr<detail::box_base>()->cancel.call_lent_erased(ctx ? &ctx->on_exception : nullptr);
+	}
+
+	template <class D>
+	static void invoke(D &f, BasicTimer &self, detail::context *ctx) noexcept
+	{
+		try {
+			if constexpr (std::is_invocable_v<D &, BasicTimer &>)
+				(void)std::invoke(f, self);
+			else
+				(void)std::invoke(f);
+		} catch (...) {
+			if (ctx)
+				ctx->report(std::current_exception());
+			else
+				detail::report(nullptr, std::current_exception());
+		}
+	}
+
+	// The C callback (and the manager) of timers holding a D.
+	template <class D>
+	static void trampoline(tw_timer *n) noexcept
+	{
+		if (TWHEEL_CPP_UNLIKELY(n->flags & detail::node_manage)) {
+			manage_op<D>(*reinterpret_cast<detail::mgr_req *>(n));
+			return;
+		}
+		BasicTimer *self = from_node(n);
+		detail::context *ctx = self->ctx_;
+		if constexpr (stores_inline<D>) {
+			if (TWHEEL_CPP_LIKELY(!(n->flags & detail::node_boxed))) {
+				// Lend the callable: move it onto this frame, leave a
+				// guard that follows the handle through moves.
+				D *src = std::launder(reinterpret_cast<D *>(self->buf_));
+				alignas(D) unsigned char tmp[sizeof(D)];
+				D *f = ::new (static_cast<void *>(tmp)) D(std::move(*src));
+				src->~D();
+				detail::lend_guard g{self};
+				self->store_ptr(&g);
+				n->flags |= detail::node_lent;
+				invoke<D>(*f, *self, ctx);
+#if defined(__GNUC__)
+				// The callback may have moved, boxed or destroyed the
+				// handle: forget what the compiler knows about it (else
+				// GCC's -Warray-bounds takes the guard for the box).
+				__asm__ __volatile__("" : : "r"(&g) : "memory");
+#endif
+				if (g.slot) {
+					auto *owner = static_cast<BasicTimer *>(g.slot);
+					if (owner->node_.flags & detail::node_boxed) {
+						// boxed (on_cancel()) while it ran
+						auto *b = static_cast<detail::box<D> *>(owner->template load_ptr<detail::box_base>());
+						::new (static_cast<void *>(b->fn_buf)) D(std::move(*f));
+						b->has_fn = true;
+						b->guard = nullptr;
+					} else {
+						::new (owner->buf()) D(std::move(*f));
+					}
+					owner->node_.flags &= ~detail::node_lent;
+				}
+				f->~D();
+				return;
+			}
+		}
+		auto *b = static_cast<detail::box<D> *>(self->template load_ptr<detail::box_base>());
+		b->running = true;
+		invoke<D>(*b->fn(), *self, ctx);
+		if (b->orphaned)
+			b->destroy(b);
+		else
+			b->running = false;
+	}
+
+	template <class D>
+	static void manage_op(detail::mgr_req &r) noexcept
+	{
+		switch (r.what) {
+		case detail::op::relocate:
+			if constexpr (stores_inline<D>) {
+				D *s = std::launder(static_cast<D *>(r.a));
+				::new (r.b) D(std::move(*s));
+				s->~D();
+			}
+			break;
+		case detail::op::destroy:
+			if constexpr (stores_inline<D>)
+				std::launder(static_cast<D *>(r.a))->~D();
+			break;
+		case detail::op::box: {
+			auto *self = static_cast<BasicTimer *>(r.a);
+			auto *b = new (std::nothrow) detail::box<D>();
+			if (!b) {
+				r.ok = false;
+				break;
+			}
+			if constexpr (stores_inline<D>) {
+				if (self->node_.flags & detail::node_lent) {
+					// The callable is running: it comes back into the box.
+					b->guard = self->template load_ptr<detail::lend_guard>();
+				} else {
+					D *s = std::launder(reinterpret_cast<D *>(self->buf_));
+					::new (static_cast<void *>(b->fn_buf)) D(std::move(*s));
+					s->~D();
+					b->has_fn = true;
+				}
+			}
+			self->store_ptr(static_cast<detail::box_base *>(b));
+			self->node_.flags = (self->node_.flags & ~detail::node_trivial) | detail::node_boxed;
+			break;
+		}
+		case detail::op::drained: {
+			BasicTimer *t = from_node(static_cast<tw_timer *>(r.a));
+			detail::context *ctx = t->ctx_;
+			t->ctx_ = nullptr; // the wheel is going away: no re-arming
+			if (t->node_.flags & detail::node_cancel)
+				t->run_cancel(ctx);
+			break;
+		}
+		}
+	}
+
+	tw_timer node_; // first member: the handle and node_ are pointer-interconvertible
 	detail::context *ctx_;
-	detail::slot<inline_capacity> fn_;
-	detail::slot<cancel_inline_capacity> cancel_;
+	alignas(void *) unsigned char buf_[InlineBytes];
 };
 
+/// The timer handle: 16 bytes of callable inline, 64 bytes in all (LP64,
+/// release build).
+using Timer = BasicTimer<16>;
+
+template <std::size_t N>
+template <class F, class D, class>
+BasicTimer<N>::BasicTimer(Wheel &wheel, F &&f) : node_{}, ctx_(wheel.ctx_)
+{
+	if (!ctx_)
+		detail::throw_empty("twheel::Timer on a moved-from wheel");
+	using R = std::remove_cv_t<std::remove_reference_t<F>>;
+	if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
+		if (f == nullptr)
+			throw std::invalid_argument("twheel::Timer: null function pointer");
+	}
+	std::uint32_t flags = detail::node_cpp;
+	if constexpr (stores_inline<D>) {
+		::new (buf()) D(std::forward<F>(f));
+		if constexpr (std::is_trivially_copyable_v<D> && std::is_trivially_destructible_v<D>)
+			flags |= detail::node_trivial;
+	} else {
+		auto *b = new detail::box<D>();
+		try {
+			::new (static_cast<void *>(b->fn_buf)) D(std::forward<F>(f));
+		} catch (...) {
+			delete b;
+			throw;
+		}
+		b->has_fn = true;
+		store_ptr(static_cast<detail::box_base *>(b));
+		flags |= detail::node_boxed;
+	}
+	tw_timer_init(&node_, &trampoline<D>);
+	node_.flags = flags;
+}
+
+#if !TWHEEL_DEBUG_CHECKS && UINTPTR_MAX == UINT64_MAX
+static_assert(sizeof(Timer) == 64, "Timer is documented as 64 bytes on LP64");
+static_assert(sizeof(BasicTimer<24>) == 72 && sizeof(BasicTimer<48>) == 96);
+#endif
 static_assert(std::is_standard_layout_v<Timer>, "Timer must be standard-layout for from_node()");
 static_assert(std::is_nothrow_move_constructible_v<Timer> && std::is_nothrow_move_assignable_v<Timer>);
-#if !TWHEEL_DEBUG_CHECKS && UINTPTR_MAX == UINT64_MAX
-static_assert(sizeof(Timer) == 128, "Timer is documented as 128 bytes on LP64");
-#endif
+
+/// An intrusive timer for the C API's cost with RAII: derive from
+/// TimerHook<Derived> (publicly) and give Derived a member on_timer() (or
+/// on_timer(Tag) when Tag is not void; several hooks with different tags may
+/// live in one object). The hook is the C tw_timer plus the wheel's context
+/// pointer: 48 bytes, no callable, no type erasure; the C callback is
+/// resolved at compile time and calls Derived::on_timer() directly.
+///
+/// Semantics as for Timer: the destructor cancels (it runs after
+/// ~Derived, so on_timer() never runs on a destroyed object); moving a
+/// pending hook re-links its node (Derived's move constructor and move
+/// assignment must move the base, as the defaulted ones do); move
+/// assignment cancels the target first; self-assignment does nothing.
+/// on_timer() runs inside Wheel::advance() with the hook not pending and may
+/// re-arm, cancel, move or destroy its own object (even `delete this`):
+/// nothing touches the object after on_timer() returns. Exceptions from
+/// on_timer() go to the wheel's exception handler (a noexcept on_timer()
+/// costs no handler at all). There is no cancellation callback: cancel()
+/// says whether the timer was pending, and the owner knows it is being
+/// destroyed. All members: the wheel's thread.
+template <class Derived, class Tag = void>
+class TimerHook {
+public:
+	/// An unbound hook: arming throws until bind(). noexcept.
+	TimerHook() noexcept : node_{}, ctx_(nullptr) { init(); }
+
+	/// A hook on @wheel, not armed. Throws std::logic_error if @wheel was
+	/// moved from. O(1).
+	explicit TimerHook(Wheel &wheel) : node_{}, ctx_(wheel.ctx_)
+	{
+		if (!ctx_)
+			detail::throw_empty("twheel::TimerHook on a moved-from wheel");
+		init();
+	}
+
+	/// Re-links a pending hook into this object (O(1)); @o is left unbound
+	/// and not pending. noexcept.
+	TimerHook(TimerHook &&o) noexcept : node_(o.node_), ctx_(o.ctx_)
+	{
+		relink();
+		detail::node_clear(&o.node_);
+		o.node_.flags = detail::node_cpp;
+		o.node_.func = &trampoline;
+		o.ctx_ = nullptr;
+	}
+
+	/// Cancels this hook, then takes @o's as the move constructor does.
+	/// Self-assignment does nothing. noexcept.
+	TimerHook &operator=(TimerHook &&o) noexcept
+	{
+		if (this != &o) {
+			cancel();
+			node_ = o.node_;
+			ctx_ = o.ctx_;
+			relink();
+			detail::node_clear(&o.node_);
+			o.node_.flags = detail::node_cpp;
+			o.node_.func = &trampoline;
+			o.ctx_ = nullptr;
+		}
+		return *this;
+	}
+
+	TimerHook(const TimerHook &) = delete;
+	TimerHook &operator=(const TimerHook &) = delete;
+
+	/// Cancels the timer if pending. O(1); noexcept.
+	~TimerHook() { cancel(); }
+
+	/// Binds the hook to @wheel (cancelling it first if pending). Throws
+	/// std::logic_error if @wheel was moved from.
+	void bind(Wheel &wheel)
+	{
+		if (!wheel.ctx_)
+			detail::throw_empty("twheel::TimerHook::bind to a moved-from wheel");
+		cancel();
+		ctx_ = wheel.ctx_;
+	}
+
+	/// As Timer::arm_at(): twheel_add() or twheel_mod(); true if it was
+	/// pending. Throws std::logic_error on an unbound hook.
+	bool arm_at(tick_t expiry)
+	{
+		detail::context *c = ctx_;
+		if (TWHEEL_CPP_UNLIKELY(!c))
+			detail::throw_empty("twheel::TimerHook::arm_at on an unbound hook");
+		return detail::arm_node(c->w, &node_, expiry);
+	}
+
+	/// As Timer::arm_in().
+	template <class Rep, class Period>
+	bool arm_in(std::chrono::duration<Rep, Period> d)
+	{
+		detail::context *c = ctx_;
+		if (TWHEEL_CPP_UNLIKELY(!c))
+			detail::throw_empty("twheel::TimerHook::arm_in on an unbound hook");
+		return detail::arm_node(c->w, &node_, detail::add_sat(c->now(), ticks_ceil(d, c->tick)));
+	}
+
+	/// Disarms; true if it was pending. O(1): one C call (none if not
+	/// pending). noexcept.
+	bool cancel() noexcept
+	{
+		if (!detail::node_pending(&node_))
+			return false;
+		twheel_del(ctx_->w, &node_);
+		return true;
+	}
+
+	/// Armed and neither fired nor cancelled. noexcept.
+	bool pending() const noexcept { return detail::node_pending(&node_); }
+
+	/// The tick it is armed for, or nullopt. noexcept.
+	std::optional<tick_t> expiry() const noexcept
+	{
+		if (!pending())
+			return std::nullopt;
+		return tw_timer_expires(&node_);
+	}
+
+	/// True if bound to a (live) wheel. noexcept.
+	explicit operator bool() const noexcept { return ctx_ != nullptr; }
+
+	/// The embedded C timer (read-only). noexcept.
+	const tw_timer *native_handle() const noexcept { return &node_; }
+
+private:
+	void init() noexcept
+	{
+		tw_timer_init(&node_, &trampoline);
+		node_.flags = detail::node_cpp;
+	}
+
+	void relink() noexcept
+	{
+		if (detail::node_pending(&node_)) {
+			node_.entry.prev->next = &node_.entry;
+			node_.entry.next->prev = &node_.entry;
+		}
+	}
+
+	static TimerHook *from_node(tw_timer *n) noexcept { return reinterpret_cast<TimerHook *>(n); }
+
+	static constexpr bool call_noexcept() noexcept
+	{
+		if constexpr (std::is_void_v<Tag>)
+			return noexcept(std::declval<Derived &>().on_timer());
+		else
+			return noexcept(std::declval<Derived &>().on_timer(Tag{}));
+	}
+
+	static void call(Derived &d)
+	{
+		if constexpr (std::is_void_v<Tag>)
+			d.on_timer();
+		else
+			d.on_timer(Tag{});
+	}
+
+	static void trampoline(tw_timer *n) noexcept
+	{
+		if (TWHEEL_CPP_UNLIKELY(n->flags & detail::node_manage)) {
+			auto &r = *reinterpret_cast<detail::mgr_req *>(n);
+			if (r.what == detail::op::drained)
+				from_node(static_cast<tw_timer *>(r.a))->ctx_ = nullptr;
+			return;
+		}
+		TimerHook *h = from_node(n);
+		Derived &d = static_cast<Derived &>(*h);
+		static_assert(std::is_standard_layout_v<TimerHook>, "from_node() needs a standard-layout hook");
+		if constexpr (call_noexcept()) {
+			call(d);
+		} else {
+			detail::context *ctx = h->ctx_; // the object may be gone afterwards
+			try {
+				call(d);
+			} catch (...) {
+				detail::report(ctx ? &ctx->on_exception : nullptr, std::current_exception());
+			}
+		}
+	}
+
+	tw_timer node_; // first member
+	detail::context *ctx_;
+};
 
 inline void Wheel::close() noexcept
 {
 	if (!ctx_)
 		return;
-	twheel_drain(ctx_->w, &Timer::drained, nullptr);
+	twheel_drain(ctx_->w, &detail::drained, nullptr);
 	twheel_destroy(ctx_->w);
 	delete ctx_;
 	ctx_ = nullptr;
