@@ -1,22 +1,37 @@
 // SPDX-License-Identifier: MIT
 //
-// bench_cpp - the cost of the twheel++ layer over the C API, measured in one
-// process: the add_cancel and rearm workloads of /work/shared/BENCHMARKS.md
-// (virtual time, splitmix64 seed 42), each run through the C API and through
-// twheel::Timer, in rotation, for several repetitions. The C API runs twice:
-// with bare 40-byte nodes, and with nodes padded to sizeof(twheel::Timer)
-// (same memory footprint as the C++ handles, so the difference is the
-// layer's code alone). Prints the median and min-max ns per operation of
-// each, and the C++/C ratios of the medians.
+// bench_cpp - the cost of the twheel++ layer over the C API, like for like,
+// in one process: the add_cancel and rearm workloads of
+// /work/shared/BENCHMARKS.md (virtual time, splitmix64 seed 42), each run
+// through five kinds of timer object, in rotation, for several repetitions:
+//
+//   a  C, bare       struct tw_timer alone (40 B); the callback uses globals
+//   b  C, context    what a C user writes for the same job: struct tw_timer
+//                    + a pointer to the state the callback uses (48 B),
+//                    reached with tw_container_of()
+//   c  C++ Timer     twheel::Timer with a lambda capturing one pointer (64 B)
+//   d  C++ hook      a struct deriving from twheel::TimerHook<> with the
+//                    same pointer as a member (48 B hook + 8 = 56 B)
+//   e  C, padded     (a)'s code over nodes padded to sizeof(twheel::Timer)
+//                    (64 B): the footprint alone, no layer
+//
+// Every kind does the same work: the same expiries, cancel order and random
+// picks; the C kinds call twheel_add()/twheel_mod()/twheel_del() with the
+// wheel in hand, the C++ kinds arm_at()/cancel() on the handle. Prints the
+// median and min-max ns per operation of each, and the ratios of the
+// medians of c and d to a and to b, by wall time and by the thread's CPU
+// time.
 //
 //   bench_cpp            N = 1,000,000, M = 10,000,000 re-arms, 7 repetitions
 //   bench_cpp --quick    a smoke test (N = 10,000, M = 100,000, 3 repetitions)
-//   bench_cpp --reps R --n N --m M
+//   bench_cpp --reps R --n N --m M --only abcde --workload add_cancel|rearm|both
 //
 // Every run checks its result (no callback fires in add_cancel; in rearm no
-// timer fires early and the wheel holds exactly C timers at the end); a run
-// that fails prints no figure and the program exits 1. Pin it for stable
-// figures: taskset -c 1 bench_cpp.
+// timer fires early and the wheel holds exactly N timers minus those fired);
+// a run that fails prints no figure and the program exits 1. Pin it for
+// stable figures: taskset -c 1 bench_cpp. For instruction counts per
+// operation, run one kind under callgrind, collecting only the timed loops:
+//   valgrind --tool=callgrind --toggle-collect='*timed_*' bench_cpp --only c ...
 #include <twheel/twheel.hpp>
 
 #include <algorithm>
@@ -44,11 +59,29 @@ struct Rng {
 	std::uint64_t below(std::uint64_t n) { return next() % n; }
 };
 
-double now_ns()
+double clock_ns(clockid_t id)
 {
 	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// Wall time, and this thread's CPU time (which leaves out the time the
+// thread waited for the CPU on a loaded machine; cache and memory-bandwidth
+// contention from other processes still shows in both).
+struct Stamp {
+	double wall, cpu;
+};
+Stamp now_ns() { return {clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID)}; }
+
+// ns per operation between two stamps
+struct Sample {
+	double wall, cpu;
+};
+Sample per_op(Stamp t0, Stamp t1, std::size_t ops)
+{
+	const double k = static_cast<double>(ops);
+	return {(t1.wall - t0.wall) / k, (t1.cpu - t0.cpu) / k};
 }
 
 bool g_failed = false;
@@ -58,8 +91,6 @@ void fail(const char *what)
 	std::fprintf(stderr, "bench_cpp: check failed: %s\n", what);
 	g_failed = true;
 }
-
-// ---- Inputs shared by both implementations ------------------------------------
 
 struct AddCancelInput {
 	std::vector<twheel::tick_t> expiry; // relative to now
@@ -84,11 +115,26 @@ AddCancelInput make_add_cancel(std::size_t n)
 constexpr twheel::tick_t kStart = 1'000'000;
 constexpr twheel::tick_t kRearmDelay = 30'000;
 
-// ---- C API ---------------------------------------------------------------------
+// What every callback updates: fires, and fires before their expiry.
+struct Counters {
+	long fired = 0;
+	long early = 0;
+	twheel_c *w = nullptr;
+};
 
-// The C user's object: the node alone (40 bytes), or the node padded to the
-// size of a twheel::Timer, which separates the cost of the layer's code from
-// that of its larger footprint (callable storage and wheel pointer).
+#define NOINLINE __attribute__((noinline))
+
+// ---- a, e: C, the node alone (optionally padded) --------------------------------
+
+Counters g_c; // the bare C callback has no other way to its state
+
+void c_cb(struct tw_timer *t)
+{
+	g_c.fired++;
+	if (tw_timer_expires(t) > twheel_now(g_c.w))
+		g_c.early++;
+}
+
 template <std::size_t Size>
 struct CTimerT {
 	struct tw_timer t;
@@ -99,123 +145,287 @@ struct CTimerT<sizeof(struct tw_timer)> {
 	struct tw_timer t;
 };
 
-long g_c_fired = 0;
-twheel_c *g_c_wheel = nullptr;
-long g_c_early = 0;
-
-void c_cb(struct tw_timer *t)
-{
-	g_c_fired++;
-	if (tw_timer_expires(t) > twheel_now(g_c_wheel))
-		g_c_early++;
-}
-
 template <std::size_t Size>
-double c_add_cancel(const AddCancelInput &in)
+NOINLINE void timed_c_add_cancel(twheel_c *w, CTimerT<Size> *ts, const AddCancelInput &in)
 {
-	using CTimer = CTimerT<Size>;
 	const std::size_t n = in.expiry.size();
-	std::unique_ptr<CTimer[]> ts(new CTimer[n]);
-	for (std::size_t i = 0; i < n; i++)
-		tw_timer_init(&ts[i].t, c_cb);
-	twheel_c *w = twheel_create(kStart);
-	g_c_fired = 0;
-	const double t0 = now_ns();
 	for (std::size_t i = 0; i < n; i++)
 		twheel_add(w, &ts[i].t, kStart + in.expiry[i]);
 	for (std::size_t i = 0; i < n; i++)
 		twheel_del(w, &ts[in.order[i]].t);
-	const double t1 = now_ns();
-	if (twheel_count(w) != 0 || g_c_fired != 0)
-		fail("C add_cancel");
-	twheel_destroy(w);
-	return (t1 - t0) / static_cast<double>(n);
 }
 
 template <std::size_t Size>
-double c_rearm(std::size_t n, std::size_t m)
+NOINLINE void timed_c_rearm(twheel_c *w, CTimerT<Size> *ts, std::size_t n, std::size_t m)
 {
-	using CTimer = CTimerT<Size>;
-	std::unique_ptr<CTimer[]> ts(new CTimer[n]);
-	twheel_c *w = twheel_create(kStart);
-	g_c_wheel = w;
-	g_c_fired = g_c_early = 0;
-	for (std::size_t i = 0; i < n; i++) {
-		tw_timer_init(&ts[i].t, c_cb);
-		twheel_add(w, &ts[i].t, kStart + kRearmDelay);
-	}
 	Rng r{42};
 	twheel::tick_t now = kStart;
-	const double t0 = now_ns();
 	for (std::size_t k = 1; k <= m; k++) {
 		twheel_mod(w, &ts[r.below(n)].t, now + kRearmDelay);
 		if (k % 1000 == 0)
 			twheel_advance(w, ++now);
 	}
-	const double t1 = now_ns();
-	if (g_c_early != 0 || twheel_count(w) + static_cast<std::size_t>(g_c_fired) != n)
-		fail("C rearm");
-	twheel_drain(w, [](struct tw_timer *, void *) {}, nullptr);
-	twheel_destroy(w);
-	return (t1 - t0) / static_cast<double>(m);
 }
 
-// ---- C++ layer -------------------------------------------------------------------
+template <std::size_t Size>
+struct CBare {
+	static Sample add_cancel(const AddCancelInput &in)
+	{
+		const std::size_t n = in.expiry.size();
+		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
+		for (std::size_t i = 0; i < n; i++)
+			tw_timer_init(&ts[i].t, c_cb);
+		twheel_c *w = twheel_create(kStart);
+		g_c = Counters{0, 0, w};
+		const Stamp t0 = now_ns();
+		timed_c_add_cancel<Size>(w, ts.get(), in);
+		const Stamp t1 = now_ns();
+		if (twheel_count(w) != 0 || g_c.fired != 0)
+			fail("C add_cancel");
+		twheel_destroy(w);
+		return per_op(t0, t1, n);
+	}
 
-struct CppCounters {
-	long fired = 0;
-	long early = 0;
-	const twheel::Wheel *w = nullptr;
+	static Sample rearm(std::size_t n, std::size_t m)
+	{
+		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
+		twheel_c *w = twheel_create(kStart);
+		g_c = Counters{0, 0, w};
+		for (std::size_t i = 0; i < n; i++) {
+			tw_timer_init(&ts[i].t, c_cb);
+			twheel_add(w, &ts[i].t, kStart + kRearmDelay);
+		}
+		const Stamp t0 = now_ns();
+		timed_c_rearm<Size>(w, ts.get(), n, m);
+		const Stamp t1 = now_ns();
+		if (g_c.early != 0 || twheel_count(w) + static_cast<std::size_t>(g_c.fired) != n)
+			fail("C rearm");
+		twheel_drain(w, [](struct tw_timer *, void *) {}, nullptr);
+		twheel_destroy(w);
+		return per_op(t0, t1, m);
+	}
 };
 
-double cpp_add_cancel(const AddCancelInput &in)
+// ---- b: C, node + context pointer --------------------------------------------------
+
+struct CCtxTimer {
+	struct tw_timer t;
+	Counters *ctx;
+};
+
+void cctx_cb(struct tw_timer *t)
+{
+	CCtxTimer *o = tw_container_of(t, CCtxTimer, t);
+	o->ctx->fired++;
+	if (tw_timer_expires(t) > twheel_now(o->ctx->w))
+		o->ctx->early++;
+}
+
+NOINLINE void timed_cctx_add_cancel(twheel_c *w, CCtxTimer *ts, const AddCancelInput &in)
 {
 	const std::size_t n = in.expiry.size();
-	twheel::Wheel w(kStart);
-	CppCounters c;
-	std::vector<twheel::Timer> ts;
-	ts.reserve(n);
 	for (std::size_t i = 0; i < n; i++)
-		ts.emplace_back(w, [&c] { c.fired++; });
-	const double t0 = now_ns();
+		twheel_add(w, &ts[i].t, kStart + in.expiry[i]);
+	for (std::size_t i = 0; i < n; i++)
+		twheel_del(w, &ts[in.order[i]].t);
+}
+
+NOINLINE void timed_cctx_rearm(twheel_c *w, CCtxTimer *ts, std::size_t n, std::size_t m)
+{
+	Rng r{42};
+	twheel::tick_t now = kStart;
+	for (std::size_t k = 1; k <= m; k++) {
+		twheel_mod(w, &ts[r.below(n)].t, now + kRearmDelay);
+		if (k % 1000 == 0)
+			twheel_advance(w, ++now);
+	}
+}
+
+struct CCtx {
+	static Sample add_cancel(const AddCancelInput &in)
+	{
+		const std::size_t n = in.expiry.size();
+		Counters c;
+		std::unique_ptr<CCtxTimer[]> ts(new CCtxTimer[n]);
+		for (std::size_t i = 0; i < n; i++) {
+			tw_timer_init(&ts[i].t, cctx_cb);
+			ts[i].ctx = &c;
+		}
+		twheel_c *w = twheel_create(kStart);
+		c.w = w;
+		const Stamp t0 = now_ns();
+		timed_cctx_add_cancel(w, ts.get(), in);
+		const Stamp t1 = now_ns();
+		if (twheel_count(w) != 0 || c.fired != 0)
+			fail("C+ctx add_cancel");
+		twheel_destroy(w);
+		return per_op(t0, t1, n);
+	}
+
+	static Sample rearm(std::size_t n, std::size_t m)
+	{
+		Counters c;
+		std::unique_ptr<CCtxTimer[]> ts(new CCtxTimer[n]);
+		twheel_c *w = twheel_create(kStart);
+		c.w = w;
+		for (std::size_t i = 0; i < n; i++) {
+			tw_timer_init(&ts[i].t, cctx_cb);
+			ts[i].ctx = &c;
+			twheel_add(w, &ts[i].t, kStart + kRearmDelay);
+		}
+		const Stamp t0 = now_ns();
+		timed_cctx_rearm(w, ts.get(), n, m);
+		const Stamp t1 = now_ns();
+		if (c.early != 0 || twheel_count(w) + static_cast<std::size_t>(c.fired) != n)
+			fail("C+ctx rearm");
+		twheel_drain(w, [](struct tw_timer *, void *) {}, nullptr);
+		twheel_destroy(w);
+		return per_op(t0, t1, m);
+	}
+};
+
+// ---- c: twheel::Timer, lambda capturing one pointer -----------------------------
+
+NOINLINE void timed_timer_add_cancel(std::vector<twheel::Timer> &ts, const AddCancelInput &in)
+{
+	const std::size_t n = in.expiry.size();
 	for (std::size_t i = 0; i < n; i++)
 		ts[i].arm_at(kStart + in.expiry[i]);
 	for (std::size_t i = 0; i < n; i++)
 		ts[in.order[i]].cancel();
-	const double t1 = now_ns();
-	if (w.size() != 0 || c.fired != 0)
-		fail("C++ add_cancel");
-	return (t1 - t0) / static_cast<double>(n);
 }
 
-double cpp_rearm(std::size_t n, std::size_t m)
+NOINLINE void timed_timer_rearm(twheel::Wheel &w, std::vector<twheel::Timer> &ts, std::size_t n, std::size_t m)
 {
-	twheel::Wheel w(kStart);
-	CppCounters c;
-	c.w = &w;
-	std::vector<twheel::Timer> ts;
-	ts.reserve(n);
-	for (std::size_t i = 0; i < n; i++) {
-		ts.emplace_back(w, [&c](twheel::Timer &self) {
-			c.fired++;
-			if (self.native_handle()->expires > c.w->now())
-				c.early++;
-		});
-		ts.back().arm_at(kStart + kRearmDelay);
-	}
 	Rng r{42};
 	twheel::tick_t now = kStart;
-	const double t0 = now_ns();
 	for (std::size_t k = 1; k <= m; k++) {
 		ts[r.below(n)].arm_at(now + kRearmDelay);
 		if (k % 1000 == 0)
 			w.advance(++now);
 	}
-	const double t1 = now_ns();
-	if (c.early != 0 || w.size() + static_cast<std::size_t>(c.fired) != n)
-		fail("C++ rearm");
-	return (t1 - t0) / static_cast<double>(m);
 }
+
+struct CppTimer {
+	static auto callback(Counters *c)
+	{
+		return [c](twheel::Timer &self) {
+			c->fired++;
+			if (self.native_handle()->expires > twheel_now(c->w))
+				c->early++;
+		};
+	}
+	static Sample add_cancel(const AddCancelInput &in)
+	{
+		static_assert(twheel::Timer::stores_inline<decltype(callback(nullptr))>);
+		static_assert(sizeof(decltype(callback(nullptr))) == sizeof(void *));
+		const std::size_t n = in.expiry.size();
+		twheel::Wheel w(kStart);
+		Counters c;
+		c.w = w.native_handle();
+		std::vector<twheel::Timer> ts;
+		ts.reserve(n);
+		for (std::size_t i = 0; i < n; i++)
+			ts.emplace_back(w, callback(&c));
+		const Stamp t0 = now_ns();
+		timed_timer_add_cancel(ts, in);
+		const Stamp t1 = now_ns();
+		if (w.size() != 0 || c.fired != 0)
+			fail("C++ Timer add_cancel");
+		return per_op(t0, t1, n);
+	}
+
+	static Sample rearm(std::size_t n, std::size_t m)
+	{
+		twheel::Wheel w(kStart);
+		Counters c;
+		c.w = w.native_handle();
+		std::vector<twheel::Timer> ts;
+		ts.reserve(n);
+		for (std::size_t i = 0; i < n; i++) {
+			ts.emplace_back(w, callback(&c));
+			ts.back().arm_at(kStart + kRearmDelay);
+		}
+		const Stamp t0 = now_ns();
+		timed_timer_rearm(w, ts, n, m);
+		const Stamp t1 = now_ns();
+		if (c.early != 0 || w.size() + static_cast<std::size_t>(c.fired) != n)
+			fail("C++ Timer rearm");
+		return per_op(t0, t1, m);
+	}
+};
+
+// ---- d: twheel::TimerHook, the same pointer as a member -----------------------
+
+struct HookTimer : twheel::TimerHook<HookTimer> {
+	Counters *c;
+	HookTimer(twheel::Wheel &w, Counters *cc) : TimerHook(w), c(cc) {}
+	void on_timer() noexcept
+	{
+		c->fired++;
+		if (native_handle()->expires > twheel_now(c->w))
+			c->early++;
+	}
+};
+
+NOINLINE void timed_hook_add_cancel(std::vector<HookTimer> &ts, const AddCancelInput &in)
+{
+	const std::size_t n = in.expiry.size();
+	for (std::size_t i = 0; i < n; i++)
+		ts[i].arm_at(kStart + in.expiry[i]);
+	for (std::size_t i = 0; i < n; i++)
+		ts[in.order[i]].cancel();
+}
+
+NOINLINE void timed_hook_rearm(twheel::Wheel &w, std::vector<HookTimer> &ts, std::size_t n, std::size_t m)
+{
+	Rng r{42};
+	twheel::tick_t now = kStart;
+	for (std::size_t k = 1; k <= m; k++) {
+		ts[r.below(n)].arm_at(now + kRearmDelay);
+		if (k % 1000 == 0)
+			w.advance(++now);
+	}
+}
+
+struct CppHook {
+	static Sample add_cancel(const AddCancelInput &in)
+	{
+		const std::size_t n = in.expiry.size();
+		twheel::Wheel w(kStart);
+		Counters c;
+		c.w = w.native_handle();
+		std::vector<HookTimer> ts;
+		ts.reserve(n);
+		for (std::size_t i = 0; i < n; i++)
+			ts.emplace_back(w, &c);
+		const Stamp t0 = now_ns();
+		timed_hook_add_cancel(ts, in);
+		const Stamp t1 = now_ns();
+		if (w.size() != 0 || c.fired != 0)
+			fail("C++ hook add_cancel");
+		return per_op(t0, t1, n);
+	}
+
+	static Sample rearm(std::size_t n, std::size_t m)
+	{
+		twheel::Wheel w(kStart);
+		Counters c;
+		c.w = w.native_handle();
+		std::vector<HookTimer> ts;
+		ts.reserve(n);
+		for (std::size_t i = 0; i < n; i++) {
+			ts.emplace_back(w, &c);
+			ts.back().arm_at(kStart + kRearmDelay);
+		}
+		const Stamp t0 = now_ns();
+		timed_hook_rearm(w, ts, n, m);
+		const Stamp t1 = now_ns();
+		if (c.early != 0 || w.size() + static_cast<std::size_t>(c.fired) != n)
+			fail("C++ hook rearm");
+		return per_op(t0, t1, m);
+	}
+};
 
 // ---- Reporting -------------------------------------------------------------------
 
@@ -232,19 +442,36 @@ struct Series {
 	double max() const { return *std::max_element(v.begin(), v.end()); }
 };
 
-void print(const char *name, const char *unit, std::size_t n, const Series &c, const Series &cpad,
-	   const Series &cpp)
+struct Kind {
+	char key;
+	const char *name;
+	std::size_t bytes;
+	Sample (*add_cancel)(const AddCancelInput &);
+	Sample (*rearm)(std::size_t, std::size_t);
+	Series ac, re, ac_cpu, re_cpu;
+};
+
+void print(const char *workload, const char *unit, std::size_t n, std::size_t m, std::vector<Kind> &kinds,
+	   Series Kind::*which)
 {
-	const auto line = [&](const char *who, const Series &x) {
-		std::printf("%-10s %-14s N=%zu reps=%zu  median %7.2f  min-max %7.2f-%7.2f  ns/%s\n", name,
-			    who, n, x.v.size(), x.median(), x.min(), x.max(), unit);
-	};
-	line("C (40 B)", c);
-	line("C (padded)", cpad);
-	line("C++ Timer", cpp);
-	std::printf("%-10s C++/C median ratio %.3f (%+.1f%%); C++/C-padded %.3f (%+.1f%%)\n", name,
-		    cpp.median() / c.median(), (cpp.median() / c.median() - 1) * 100,
-		    cpp.median() / cpad.median(), (cpp.median() / cpad.median() - 1) * 100);
+	std::printf("%s (N=%zu%s%s):\n", workload, n, m ? ", M=" : "", m ? std::to_string(m).c_str() : "");
+	const Kind *a = nullptr, *b = nullptr;
+	for (const Kind &k : kinds) {
+		if (k.key == 'a')
+			a = &k;
+		if (k.key == 'b')
+			b = &k;
+	}
+	for (const Kind &k : kinds) {
+		const Series &s = k.*which;
+		std::printf("  %c %-12s %3zu B  reps=%zu  median %7.2f  min-max %7.2f-%7.2f  ns/%s", k.key, k.name,
+			    k.bytes, s.v.size(), s.median(), s.min(), s.max(), unit);
+		if (a && &k != a)
+			std::printf("  /a %.3f", s.median() / (a->*which).median());
+		if (b && &k != b && &k != a)
+			std::printf("  /b %.3f", s.median() / (b->*which).median());
+		std::printf("\n");
+	}
 }
 
 } // namespace
@@ -252,6 +479,7 @@ void print(const char *name, const char *unit, std::size_t n, const Series &c, c
 int main(int argc, char **argv)
 {
 	std::size_t n = 1'000'000, m = 10'000'000, reps = 7;
+	std::string only = "abcde", workload = "both";
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -264,8 +492,15 @@ int main(int argc, char **argv)
 			n = std::strtoul(argv[++i], nullptr, 10);
 		} else if (a == "--m" && i + 1 < argc) {
 			m = std::strtoul(argv[++i], nullptr, 10);
+		} else if (a == "--only" && i + 1 < argc) {
+			only = argv[++i];
+		} else if (a == "--workload" && i + 1 < argc) {
+			workload = argv[++i];
 		} else {
-			std::fprintf(stderr, "usage: %s [--quick] [--reps R] [--n N] [--m M]\n", argv[0]);
+			std::fprintf(stderr,
+				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcde] "
+				     "[--workload add_cancel|rearm|both]\n",
+				     argv[0]);
 			return 2;
 		}
 	}
@@ -273,35 +508,61 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "bench_cpp: N, M and reps must be positive\n");
 		return 2;
 	}
-	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(twheel::Timer)=%zu\n",
-		    twheel_version(), sizeof(struct tw_timer), sizeof(twheel::Timer));
+	const bool do_ac = workload == "both" || workload == "add_cancel";
+	const bool do_re = workload == "both" || workload == "rearm";
+	std::vector<Kind> all = {
+		{'a', "C bare", sizeof(CTimerT<sizeof(tw_timer)>), &CBare<sizeof(tw_timer)>::add_cancel,
+		 &CBare<sizeof(tw_timer)>::rearm, {}, {}, {}, {}},
+		{'b', "C +ctx", sizeof(CCtxTimer), &CCtx::add_cancel, &CCtx::rearm, {}, {}, {}, {}},
+		{'c', "C++ Timer", sizeof(twheel::Timer), &CppTimer::add_cancel, &CppTimer::rearm, {}, {}, {}, {}},
+		{'d', "C++ hook", sizeof(HookTimer), &CppHook::add_cancel, &CppHook::rearm, {}, {}, {}, {}},
+		{'e', "C padded", sizeof(CTimerT<sizeof(twheel::Timer)>), &CBare<sizeof(twheel::Timer)>::add_cancel,
+		 &CBare<sizeof(twheel::Timer)>::rearm, {}, {}, {}, {}},
+	};
+	std::vector<Kind> kinds;
+	for (Kind &k : all)
+		if (only.find(k.key) != std::string::npos)
+			kinds.push_back(k);
+	if (kinds.empty() || (!do_ac && !do_re)) {
+		std::fprintf(stderr, "bench_cpp: nothing to run\n");
+		return 2;
+	}
+	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(twheel::Timer)=%zu, "
+		    "sizeof(twheel::TimerHook<>)=%zu\n",
+		    twheel_version(), sizeof(struct tw_timer), sizeof(twheel::Timer),
+		    sizeof(twheel::TimerHook<HookTimer>));
 
 	const AddCancelInput in = make_add_cancel(n);
-	constexpr std::size_t bare = sizeof(struct tw_timer), padded = sizeof(twheel::Timer);
-	Series ac_c, ac_pad, ac_cpp, re_c, re_pad, re_cpp;
+	const std::size_t kn = kinds.size();
 	for (std::size_t r = 0; r < reps; r++) {
-		// rotate the order so that none always runs first (or warm)
-		for (std::size_t k = 0; k < 3; k++) {
-			switch ((r + k) % 3) {
-			case 0:
-				ac_c.v.push_back(c_add_cancel<bare>(in));
-				re_c.v.push_back(c_rearm<bare>(n, m));
-				break;
-			case 1:
-				ac_pad.v.push_back(c_add_cancel<padded>(in));
-				re_pad.v.push_back(c_rearm<padded>(n, m));
-				break;
-			default:
-				ac_cpp.v.push_back(cpp_add_cancel(in));
-				re_cpp.v.push_back(cpp_rearm(n, m));
-				break;
+		// rotate the order so that no kind always runs first (or warm)
+		for (std::size_t j = 0; j < kn; j++) {
+			Kind &k = kinds[(r + j) % kn];
+			if (do_ac) {
+				const Sample x = k.add_cancel(in);
+				k.ac.v.push_back(x.wall);
+				k.ac_cpu.v.push_back(x.cpu);
+			}
+		}
+		for (std::size_t j = 0; j < kn; j++) {
+			Kind &k = kinds[(r + j) % kn];
+			if (do_re) {
+				const Sample x = k.rearm(n, m);
+				k.re.v.push_back(x.wall);
+				k.re_cpu.v.push_back(x.cpu);
 			}
 		}
 	}
 	if (g_failed)
 		return 1;
-	print("add_cancel", "pair", n, ac_c, ac_pad, ac_cpp);
-	print("rearm", "rearm", n, re_c, re_pad, re_cpp);
-	std::printf("(rearm: C = %zu live timers, M = %zu re-arms, one advance per 1,000)\n", n, m);
+	if (do_ac) {
+		print("add_cancel, wall time", "pair", n, 0, kinds, &Kind::ac);
+		print("add_cancel, thread CPU time", "pair", n, 0, kinds, &Kind::ac_cpu);
+	}
+	if (do_re) {
+		print("rearm, wall time", "rearm", n, m, kinds, &Kind::re);
+		print("rearm, thread CPU time", "rearm", n, m, kinds, &Kind::re_cpu);
+	}
+	std::printf("(ratios are of medians; rearm: N live timers, M re-arms, one advance per 1,000)\n");
 	return 0;
 }

@@ -1025,9 +1025,11 @@ private:
 			break;
 		case detail::op::box: {
 			auto *self = static_cast<BasicTimer *>(r.a);
-			auto *b = new (std::nothrow) detail::box<D>();
-			if (!b) {
-				r.ok = false;
+			detail::box<D> *b;
+			try {
+				b = new detail::box<D>(); // the replaceable operator new
+			} catch (...) {
+				r.ok = false; // on_cancel() throws std::bad_alloc
 				break;
 			}
 			if constexpr (stores_inline<D>) {
