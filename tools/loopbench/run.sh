@@ -11,6 +11,8 @@
 #   selects the cores; results go to $OUT (default /tmp/twheel-loopbench).
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
+# liburing, libuv, libev, a JDK and Netty for the peers
+"$src/scripts/deps.sh"
 build=/tmp/twheel-loopbench-build
 case "${1-}" in
 	--*|"") ;;
