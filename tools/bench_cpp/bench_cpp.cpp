@@ -14,6 +14,7 @@
 //                    same pointer as a member (48 B hook + 8 = 56 B)
 //   e  C, padded     (a)'s code over nodes padded to sizeof(twheel::Timer)
 //                    (64 B): the footprint alone, no layer
+//   f  C++ Timer<8>  twheel::BasicTimer<8> with the same lambda (56 B)
 //
 // Every kind does the same work: the same expiries, cancel order and random
 // picks; the C kinds call twheel_add()/twheel_mod()/twheel_del() with the
@@ -24,7 +25,7 @@
 //
 //   bench_cpp            N = 1,000,000, M = 10,000,000 re-arms, 7 repetitions
 //   bench_cpp --quick    a smoke test (N = 10,000, M = 100,000, 3 repetitions)
-//   bench_cpp --reps R --n N --m M --only abcde --workload add_cancel|rearm|both
+//   bench_cpp --reps R --n N --m M --only abcdef --workload add_cancel|rearm|both
 //
 // Every run checks its result (no callback fires in add_cancel; in rearm no
 // timer fires early and the wheel holds exactly N timers minus those fired);
@@ -286,7 +287,8 @@ struct CCtx {
 
 // ---- c: twheel::Timer, lambda capturing one pointer -----------------------------
 
-NOINLINE void timed_timer_add_cancel(std::vector<twheel::Timer> &ts, const AddCancelInput &in)
+template <class T>
+NOINLINE void timed_timer_add_cancel(std::vector<T> &ts, const AddCancelInput &in)
 {
 	const std::size_t n = in.expiry.size();
 	for (std::size_t i = 0; i < n; i++)
@@ -295,7 +297,8 @@ NOINLINE void timed_timer_add_cancel(std::vector<twheel::Timer> &ts, const AddCa
 		ts[in.order[i]].cancel();
 }
 
-NOINLINE void timed_timer_rearm(twheel::Wheel &w, std::vector<twheel::Timer> &ts, std::size_t n, std::size_t m)
+template <class T>
+NOINLINE void timed_timer_rearm(twheel::Wheel &w, std::vector<T> &ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
 	twheel::tick_t now = kStart;
@@ -306,10 +309,11 @@ NOINLINE void timed_timer_rearm(twheel::Wheel &w, std::vector<twheel::Timer> &ts
 	}
 }
 
+template <class T>
 struct CppTimer {
 	static auto callback(Counters *c)
 	{
-		return [c](twheel::Timer &self) {
+		return [c](T &self) {
 			c->fired++;
 			if (self.native_handle()->expires > twheel_now(c->w))
 				c->early++;
@@ -317,13 +321,13 @@ struct CppTimer {
 	}
 	static Sample add_cancel(const AddCancelInput &in)
 	{
-		static_assert(twheel::Timer::stores_inline<decltype(callback(nullptr))>);
+		static_assert(T::template stores_inline<decltype(callback(nullptr))>);
 		static_assert(sizeof(decltype(callback(nullptr))) == sizeof(void *));
 		const std::size_t n = in.expiry.size();
 		twheel::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
-		std::vector<twheel::Timer> ts;
+		std::vector<T> ts;
 		ts.reserve(n);
 		for (std::size_t i = 0; i < n; i++)
 			ts.emplace_back(w, callback(&c));
@@ -340,7 +344,7 @@ struct CppTimer {
 		twheel::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
-		std::vector<twheel::Timer> ts;
+		std::vector<T> ts;
 		ts.reserve(n);
 		for (std::size_t i = 0; i < n; i++) {
 			ts.emplace_back(w, callback(&c));
@@ -479,7 +483,7 @@ void print(const char *workload, const char *unit, std::size_t n, std::size_t m,
 int main(int argc, char **argv)
 {
 	std::size_t n = 1'000'000, m = 10'000'000, reps = 7;
-	std::string only = "abcde", workload = "both";
+	std::string only = "abcdef", workload = "both";
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -498,7 +502,7 @@ int main(int argc, char **argv)
 			workload = argv[++i];
 		} else {
 			std::fprintf(stderr,
-				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcde] "
+				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcdef] "
 				     "[--workload add_cancel|rearm|both]\n",
 				     argv[0]);
 			return 2;
@@ -514,8 +518,11 @@ int main(int argc, char **argv)
 		{'a', "C bare", sizeof(CTimerT<sizeof(tw_timer)>), &CBare<sizeof(tw_timer)>::add_cancel,
 		 &CBare<sizeof(tw_timer)>::rearm, {}, {}, {}, {}},
 		{'b', "C +ctx", sizeof(CCtxTimer), &CCtx::add_cancel, &CCtx::rearm, {}, {}, {}, {}},
-		{'c', "C++ Timer", sizeof(twheel::Timer), &CppTimer::add_cancel, &CppTimer::rearm, {}, {}, {}, {}},
+		{'c', "C++ Timer", sizeof(twheel::Timer), &CppTimer<twheel::Timer>::add_cancel,
+		 &CppTimer<twheel::Timer>::rearm, {}, {}, {}, {}},
 		{'d', "C++ hook", sizeof(HookTimer), &CppHook::add_cancel, &CppHook::rearm, {}, {}, {}, {}},
+		{'f', "C++ Timer<8>", sizeof(twheel::BasicTimer<8>), &CppTimer<twheel::BasicTimer<8>>::add_cancel,
+		 &CppTimer<twheel::BasicTimer<8>>::rearm, {}, {}, {}, {}},
 		{'e', "C padded", sizeof(CTimerT<sizeof(twheel::Timer)>), &CBare<sizeof(twheel::Timer)>::add_cancel,
 		 &CBare<sizeof(twheel::Timer)>::rearm, {}, {}, {}, {}},
 	};
