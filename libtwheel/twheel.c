@@ -114,23 +114,18 @@ static inline unsigned idx_level(uint32_t idx)
 #define EUCLEAN EINVAL
 #endif
 
-#if defined(__GNUC__)
+/* GCC and Clang (the bit scans below need their builtins anyway) */
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-#define prefetch(p) __builtin_prefetch(p)
-#else
-#define likely(x) (x)
-#define unlikely(x) (x)
-#define prefetch(p) ((void)0)
-#endif
+#define noinline __attribute__((noinline))
 
 struct twheel {
 	tw_tick_t now;       /* the wheel's time: every tick <= now is processed */
 	tw_tick_t due_limit; /* expiries <= this go to the due list */
 	size_t count;        /* pending timers, wherever they are linked */
+	tw_tick_t next_event; /* cache of wheel_next(); TW_TICK_MAX when empty */
 	uint16_t nonempty;   /* bit k set iff level k has a non-empty slot */
 	bool next_valid;     /* next_event is the wheel's next tick with work */
-	tw_tick_t next_event; /* cache of wheel_next(); TW_TICK_MAX when empty */
 	bool running;        /* inside twheel_advance() */
 	bool due_sorted;     /* due list is in nondecreasing expiry order */
 	tw_tick_t due_last;  /* expiry of the last timer appended to due */
@@ -390,8 +385,8 @@ int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 }
 
 /* Everything but the same-slot re-arm; @old is t->_idx. */
-static __attribute__((noinline)) int mod_slow(struct twheel *w, struct tw_timer *t,
-					      tw_tick_t expires, uint32_t old)
+static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t expires,
+			     uint32_t old)
 {
 	uint32_t idx = calc_idx(w, expires);
 	if (old != IDX_NONE) {
