@@ -5,25 +5,36 @@
 //
 //   twheel::Wheel   owns a struct twheel; move-only.
 //   twheel::Timer   a move-only handle that embeds the struct tw_timer and the
-//                   callback; cancels itself when destroyed.
+//                   callback; cancels itself when destroyed. (BasicTimer<16>;
+//                   twheel::BasicTimer<N> stores N bytes of callable inline.)
+//   twheel::TimerHook<Derived>
+//                   an intrusive RAII timer: derive from it, write on_timer().
 //
 // Design
 // ======
-// A Timer is the C timer plus the callable, in one object (128 bytes on LP64
+// A Timer is the C timer plus the callable, in one object (64 bytes on LP64
 // in a release build):
 //
 //     offset  size  field
-//          0    40  struct tw_timer node_  (func = a trampoline typed on the
-//                                            callable, so firing costs one
-//                                            indirect call, as in C)
-//         40     8  context *ctx_          (the wheel and its exception handler)
-//         48    56  slot<48> fn_           (ops pointer + 48 bytes of storage)
-//        104    24  slot<16> cancel_       (the optional cancellation callback)
+//          0     8  context *ctx_          (the wheel and its exception handler)
+//          8    40  struct tw_timer node_  (func = a trampoline typed on the
+//                                            callable; flags = how it is stored)
+//         48    16  callable storage
 //
-// Callables of at most Timer::inline_capacity (48) bytes, alignment at most
-// alignof(void *) and a noexcept move constructor are stored inline: no heap
-// allocation. Larger ones are allocated once, when the Timer is built. The
-// cancellation callback has Timer::cancel_inline_capacity (16) bytes inline.
+// There is no type-erasure pointer: the trampoline in node_.func, which
+// fires the timer as the C callback, also moves, destroys and boxes the
+// callable when this layer calls it with a fake node flagged node_manage
+// (tw_timer.flags is the owner's: the C core never reads or writes it).
+// Callables of at most Timer::inline_capacity (16) bytes, alignment at most
+// alignof(void *) and a noexcept move constructor are stored inline: no
+// heap allocation. twheel::BasicTimer<N> stores N bytes (sizeof 48 + N).
+// Larger callables live in a heap block (the "box"), allocated once when the
+// Timer is built; the cancellation callback lives in the box too, which the
+// first on_cancel() allocates for an inline callable (moving it there).
+//
+// twheel::TimerHook<Derived> is the intrusive variant: the context pointer
+// and the C node (48 bytes), a trampoline that calls Derived::on_timer()
+// directly. It costs what the C API costs plus one pointer.
 //
 // Moving a pending Timer re-links its intrusive node in place (the wheel holds
 // no other reference to a timer than the list links), so the moved-to handle
@@ -646,9 +657,9 @@ private:
 /// twheel::Timer is BasicTimer<16>; @InlineBytes is how many bytes of
 /// callable are stored inside the handle (at least 8).
 ///
-/// Layout (LP64, release build): the 40-byte tw_timer (its func is a
-/// trampoline typed on the callable, its flags field says how the callable
-/// is stored), the wheel's context pointer (8), then InlineBytes of
+/// Layout (LP64, release build): the wheel's context pointer (8), the
+/// 40-byte tw_timer (its func is a trampoline typed on the callable, its
+/// flags field says how the callable is stored), then InlineBytes of
 /// storage; sizeof(BasicTimer<N>) == 48 + N rounded up to 8 bytes, so
 /// sizeof(Timer) == 64, one cache line. A callable that does not fit, and
 /// the cancellation callback, live in one heap block ("box").
@@ -701,7 +712,7 @@ public:
 	/// this handle. @o is left empty. Safe inside any callback, including
 	/// @o's own (the running callback then returns into this handle).
 	/// noexcept.
-	BasicTimer(BasicTimer &&o) noexcept : node_(o.node_), ctx_(o.ctx_)
+	BasicTimer(BasicTimer &&o) noexcept : ctx_(o.ctx_), node_(o.node_)
 	{
 		relink();
 		take_storage(o);
@@ -842,7 +853,10 @@ public:
 	const tw_timer *native_handle() const noexcept { return &node_; }
 
 private:
-	static BasicTimer *from_node(tw_timer *n) noexcept { return reinterpret_cast<BasicTimer *>(n); }
+	static BasicTimer *from_node(tw_timer *n) noexcept
+	{
+		return reinterpret_cast<BasicTimer *>(reinterpret_cast<char *>(n) - offsetof(BasicTimer, node_));
+	}
 
 	void *buf() noexcept { return static_cast<void *>(buf_); }
 	template <class P>
@@ -1058,8 +1072,11 @@ private:
 		}
 	}
 
-	tw_timer node_; // first member: the handle and node_ are pointer-interconvertible
+	// The wheel pointer right before the node: a re-arm touches the
+	// context pointer and the node's first 16 bytes, 24 contiguous bytes
+	// (one cache line far more often than if the pointer followed the node).
 	detail::context *ctx_;
+	tw_timer node_;
 	alignas(void *) unsigned char buf_[InlineBytes];
 };
 
@@ -1069,7 +1086,7 @@ using Timer = BasicTimer<16>;
 
 template <std::size_t N>
 template <class F, class D, class>
-BasicTimer<N>::BasicTimer(Wheel &wheel, F &&f) : node_{}, ctx_(wheel.ctx_)
+BasicTimer<N>::BasicTimer(Wheel &wheel, F &&f) : ctx_(wheel.ctx_), node_{}
 {
 	if (!ctx_)
 		detail::throw_empty("twheel::Timer on a moved-from wheel");
@@ -1103,7 +1120,7 @@ BasicTimer<N>::BasicTimer(Wheel &wheel, F &&f) : node_{}, ctx_(wheel.ctx_)
 static_assert(sizeof(Timer) == 64, "Timer is documented as 64 bytes on LP64");
 static_assert(sizeof(BasicTimer<24>) == 72 && sizeof(BasicTimer<48>) == 96);
 #endif
-static_assert(std::is_standard_layout_v<Timer>, "Timer must be standard-layout for from_node()");
+static_assert(std::is_standard_layout_v<Timer>, "Timer must be standard-layout for offsetof in from_node()");
 static_assert(std::is_nothrow_move_constructible_v<Timer> && std::is_nothrow_move_assignable_v<Timer>);
 
 /// An intrusive timer for the C API's cost with RAII: derive from
@@ -1129,11 +1146,11 @@ template <class Derived, class Tag = void>
 class TimerHook {
 public:
 	/// An unbound hook: arming throws until bind(). noexcept.
-	TimerHook() noexcept : node_{}, ctx_(nullptr) { init(); }
+	TimerHook() noexcept : ctx_(nullptr), node_{} { init(); }
 
 	/// A hook on @wheel, not armed. Throws std::logic_error if @wheel was
 	/// moved from. O(1).
-	explicit TimerHook(Wheel &wheel) : node_{}, ctx_(wheel.ctx_)
+	explicit TimerHook(Wheel &wheel) : ctx_(wheel.ctx_), node_{}
 	{
 		if (!ctx_)
 			detail::throw_empty("twheel::TimerHook on a moved-from wheel");
@@ -1142,7 +1159,7 @@ public:
 
 	/// Re-links a pending hook into this object (O(1)); @o is left unbound
 	/// and not pending. noexcept.
-	TimerHook(TimerHook &&o) noexcept : node_(o.node_), ctx_(o.ctx_)
+	TimerHook(TimerHook &&o) noexcept : ctx_(o.ctx_), node_(o.node_)
 	{
 		relink();
 		detail::node_clear(&o.node_);
@@ -1246,7 +1263,10 @@ private:
 		}
 	}
 
-	static TimerHook *from_node(tw_timer *n) noexcept { return reinterpret_cast<TimerHook *>(n); }
+	static TimerHook *from_node(tw_timer *n) noexcept
+	{
+		return reinterpret_cast<TimerHook *>(reinterpret_cast<char *>(n) - offsetof(TimerHook, node_));
+	}
 
 	static constexpr bool call_noexcept() noexcept
 	{
@@ -1287,8 +1307,8 @@ private:
 		}
 	}
 
-	tw_timer node_; // first member
-	detail::context *ctx_;
+	detail::context *ctx_; // right before the node, as in BasicTimer
+	tw_timer node_;
 };
 
 inline void Wheel::close() noexcept
