@@ -46,7 +46,9 @@
 // callable out of the Timer onto its own stack frame (Boost.Asio does the
 // same with handlers). The callback may therefore destroy, move or re-arm its
 // own Timer and go on using its captures; when it returns the callable goes
-// back into whichever Timer now owns it, or is destroyed if none does.
+// back into whichever Timer now owns it, or is destroyed if none does. A
+// boxed callable stays in its box, which a handle destroyed meanwhile leaves
+// to the trampoline to free when the call returns.
 //
 // Exceptions never unwind through C frames: every exception that escapes a
 // callback (or a cancellation callback) is caught in C++ and handed to the
