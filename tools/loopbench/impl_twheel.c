@@ -68,15 +68,7 @@ static void items_free(struct item *it)
 static bool check_items(struct item *it, size_t n, int64_t *late, struct lb_result *r)
 {
 	(void)it;
-	for (size_t i = 0; i < n; i++) {
-		if (recs[i].fired != 1) {
-			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, recs[i].fired);
-			return false;
-		}
-		if (late)
-			late[i] = recs[i].late;
-	}
-	return true;
+	return lb_check_recs(recs, n, late, r);
 }
 
 static int tw_lateness(const struct lb_params *p, struct lb_result *r)

@@ -61,15 +61,7 @@ static void items_free(struct uitem *it)
 static bool check(struct uitem *it, size_t n, int64_t *late, struct lb_result *r)
 {
 	(void)it;
-	for (size_t i = 0; i < n; i++) {
-		if (recs[i].fired != 1) {
-			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, recs[i].fired);
-			return false;
-		}
-		if (late)
-			late[i] = recs[i].late;
-	}
-	return true;
+	return lb_check_recs(recs, n, late, r);
 }
 
 static struct uitem *items_new(uv_loop_t *loop, size_t n)

@@ -456,3 +456,16 @@ int main(int argc, char **argv)
 	print_results(&p, csv);
 	return 0;
 }
+
+bool lb_check_recs(const struct lb_rec *recs, size_t n, int64_t *late, struct lb_result *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i].fired != 1) {
+			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, recs[i].fired);
+			return false;
+		}
+		if (late)
+			late[i] = recs[i].late;
+	}
+	return true;
+}

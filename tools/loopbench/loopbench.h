@@ -79,6 +79,12 @@ uint64_t splitmix64(uint64_t *s);
 /* Delays in ns, integer milliseconds uniform in [1, span], seed 42; sorted
  * descending when @descending (see the lateness workload). malloc'ed. */
 uint64_t *lb_delays_ms(size_t n, unsigned span_ms, uint64_t seed, bool descending);
+/*
+ * The check every loop's run ends with: each of the n timers fired exactly
+ * once (else false, with the culprit in r->note); copies their lateness
+ * into @late when it is not NULL.
+ */
+bool lb_check_recs(const struct lb_rec *recs, size_t n, int64_t *late, struct lb_result *r);
 
 /* Lateness figures from fire - due (ns, signed) for n timers. */
 void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r);
