@@ -67,7 +67,7 @@
  * such a tick. Skipping 2^32 idle ticks costs the same as skipping one.
  *
  * Memory: 256 + 10 * 64 = 896 list heads (16 bytes each) plus 14 bitmap
- * words: about 14.5 KiB per wheel, allocated once by twheel_create().
+ * words: about 14.3 KiB per wheel, allocated once by twheel_create().
  */
 #include <errno.h>
 #include <stdarg.h>

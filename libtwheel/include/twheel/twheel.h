@@ -123,7 +123,7 @@ struct twheel;
 /*
  * Create a wheel whose time starts at @now (any value, up to TW_TICK_MAX).
  * Returns the wheel, or NULL with errno set (ENOMEM). The only function that
- * allocates: one block of about 14.5 KiB. Any thread.
+ * allocates: one block of about 14.3 KiB. Any thread.
  */
 TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
 
