@@ -68,8 +68,7 @@ typedef uint64_t tw_tick_t;
 #define TW_TICK_MAX UINT64_MAX
 
 /* Get the struct that embeds the member @ptr points at (kernel container_of). */
-#define tw_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define tw_container_of(ptr, type, member) tw_list_entry(ptr, type, member)
 
 /*
  * A timer. Embed it in your own struct, initialise it once with
