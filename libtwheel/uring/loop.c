@@ -24,10 +24,8 @@
  *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
  *      expiry: at most TWHEEL_LEVELS + 1 wake-ups for a lone far timer), or
  *      forever when the normal wheel is empty;
- *   2. submit SQEs and sleep in io_uring_enter(): with IORING_FEAT_EXT_ARG
- *      the timeout is an argument of the wait (no SQE at all); otherwise
- *      one absolute IORING_OP_TIMEOUT is kept armed and moved earlier with
- *      IORING_TIMEOUT_UPDATE only when an earlier expiry appears;
+ *   2. submit SQEs and sleep in io_uring_enter(); the timeout is an
+ *      argument of the wait (IORING_FEAT_EXT_ARG), so it costs no SQE;
  *   3. read the clock, run up to CQE_BATCH I/O handlers, handle up to
  *      cfg.batch inbox items, advance both wheels to the current tick.
  *      Both batches are bounded so that due timers are looked at every
@@ -158,11 +156,6 @@ struct twheel_loop {
 	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;
-
-	/* IORING_OP_TIMEOUT fallback: absolute CLOCK_MONOTONIC expiry armed. */
-	struct tw_loop_io timeout_io;
-	uint64_t timeout_armed;
-	struct __kernel_timespec timeout_ts;
 
 	struct twheel_loop_stats st;
 	struct io_uring ring;
@@ -772,42 +765,6 @@ static void efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	efd_arm(l);
 }
 
-static void timeout_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
-{
-	struct twheel_loop *l = tw_container_of(io, struct twheel_loop, timeout_io);
-
-	(void)cqe; /* -ETIME when it expired; nothing else ends it */
-	l->timeout_armed = NO_TIMEOUT;
-}
-
-/* Fallback path: make sure the one kernel timeout fires by @abs (ns of
- * CLOCK_MONOTONIC). Only an earlier expiry costs an SQE. */
-static void timeout_arm(struct twheel_loop *l, uint64_t abs)
-{
-	struct io_uring_sqe *sqe;
-
-	if (abs >= l->timeout_armed)
-		return; /* armed at or before: at most one early wake-up */
-	l->timeout_ts.tv_sec = (long long)(abs / 1000000000ull);
-	l->timeout_ts.tv_nsec = (long long)(abs % 1000000000ull);
-	if (l->timeout_armed == NO_TIMEOUT) {
-		sqe = loop_sqe(l, &l->timeout_io);
-		if (!sqe)
-			return;
-		io_uring_prep_timeout(sqe, &l->timeout_ts, 0, IORING_TIMEOUT_ABS);
-	} else {
-		sqe = loop_sqe(l, NULL);
-		if (!sqe)
-			return;
-		io_uring_prep_timeout_update(sqe, &l->timeout_ts,
-					     (uint64_t)(uintptr_t)&l->timeout_io,
-					     IORING_TIMEOUT_ABS);
-		io_uring_sqe_set_data(sqe, NULL);
-	}
-	l->timeout_armed = abs;
-	l->st.timeout_updates++;
-}
-
 /* Run the handlers of the CQEs available now; returns how many user ones. */
 static int cqes_run(struct twheel_loop *l)
 {
@@ -828,8 +785,8 @@ static int cqes_run(struct twheel_loop *l)
 
 		io_uring_cqe_seen(&l->ring, cqe);
 		if (!io)
-			continue; /* timeout update: its result does not matter */
-		if (io != &l->efd_io && io != &l->timeout_io) {
+			continue;
+		if (io != &l->efd_io) {
 			l->st.io_completions++;
 			ran++;
 		}
@@ -844,7 +801,7 @@ static int cqes_run(struct twheel_loop *l)
  */
 static int loop_wait(struct twheel_loop *l, bool nowait)
 {
-	uint64_t timeout = NO_TIMEOUT, now = 0;
+	uint64_t timeout = NO_TIMEOUT, now;
 	int ret;
 
 	if (!l->efd_armed)
@@ -875,7 +832,7 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 		/* Poll: enter the kernel only to submit, or when completions
 		 * wait as deferred task work (or we cannot tell). */
 		bool enter = io_uring_sq_ready(&l->ring) ||
-			     ((l->features & TWHEEL_LOOP_F_DEFER_TASKRUN) &&
+			     ((l->features & TW_LOOP_FEAT_DEFER_TASKRUN) &&
 			      (!l->taskrun_flag ||
 			       (IO_URING_READ_ONCE(*l->ring.sq.kflags) &
 				(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))));
@@ -885,28 +842,16 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	}
 
 	l->st.waits++;
-	if (l->features & TWHEEL_LOOP_F_EXT_ARG) {
-		struct io_uring_cqe *cqe;
-
-		if (timeout == NO_TIMEOUT) {
-			ret = io_uring_submit_and_wait(&l->ring, 1);
-		} else {
-			struct __kernel_timespec ts = {
-				.tv_sec = (long long)(timeout / 1000000000ull),
-				.tv_nsec = (long long)(timeout % 1000000000ull),
-			};
-
-			ret = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
-		}
-	} else {
-		if (timeout != NO_TIMEOUT) {
-			/* The kernel timeout runs on CLOCK_MONOTONIC; translate
-			 * unless the loop clock is CLOCK_MONOTONIC itself. */
-			uint64_t abs = l->clock ? add_sat(mono_ns(), timeout)
-						: add_sat(now, timeout);
-			timeout_arm(l, abs);
-		}
+	if (timeout == NO_TIMEOUT) {
 		ret = io_uring_submit_and_wait(&l->ring, 1);
+	} else {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = {
+			.tv_sec = (long long)(timeout / 1000000000ull),
+			.tv_nsec = (long long)(timeout % 1000000000ull),
+		};
+
+		ret = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
 	}
 	__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
 	l->st.wakeups++;
@@ -939,7 +884,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	long fired;
 	int ret, ran;
 
-	if (!l || (flags & ~TWHEEL_LOOP_NOWAIT))
+	if (!l || (flags & ~TW_LOOP_NOWAIT))
 		return -EINVAL;
 	if (l->in_callback)
 		return -EBUSY;
@@ -952,7 +897,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	}
 	l->st.iterations++;
 
-	ret = loop_wait(l, flags & TWHEEL_LOOP_NOWAIT);
+	ret = loop_wait(l, flags & TW_LOOP_NOWAIT);
 	if (ret)
 		return ret;
 
@@ -1089,7 +1034,7 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 	if (!cfg.tick_ns)
 		cfg.tick_ns = DEFAULT_TICK;
 	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull ||
-	    (cfg.flags & ~(TWHEEL_LOOP_NO_EXT_ARG | TWHEEL_LOOP_NO_DEFER_TASKRUN))) {
+	    (cfg.flags & ~TW_LOOP_NO_DEFER_TASKRUN)) {
 		if (msg && len)
 			snprintf(msg, len, "twheel_loop_create: tick must be 1 us .. 1 s");
 		return -EINVAL;
@@ -1111,8 +1056,6 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 	l->q_head = &l->stub;
 	l->q_tail = &l->stub;
 	l->efd_io.func = efd_done;
-	l->timeout_io.func = timeout_done;
-	l->timeout_armed = NO_TIMEOUT;
 	l->efd = -1;
 
 	/*
@@ -1122,14 +1065,14 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 	 * Older kernels reject the flags with EINVAL: retry without.
 	 */
 	ret = -EINVAL;
-	if (!(cfg.flags & TWHEEL_LOOP_NO_DEFER_TASKRUN)) {
+	if (!(cfg.flags & TW_LOOP_NO_DEFER_TASKRUN)) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
 		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
 						 &l->ring, &p);
 		if (ret == 0) {
-			l->features |= TWHEEL_LOOP_F_DEFER_TASKRUN;
+			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
 			l->r_disabled = true;
 			l->taskrun_flag = true;
 		}
@@ -1145,24 +1088,16 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 		return ret;
 	}
 
-	if ((p.features & IORING_FEAT_EXT_ARG) && !(cfg.flags & TWHEEL_LOOP_NO_EXT_ARG)) {
-		l->features |= TWHEEL_LOOP_F_EXT_ARG;
-	} else {
-		struct io_uring_probe *probe = io_uring_get_probe_ring(&l->ring);
-		bool ok = probe && io_uring_opcode_supported(probe, IORING_OP_TIMEOUT) &&
-			  io_uring_opcode_supported(probe, IORING_OP_TIMEOUT_REMOVE);
-
-		if (probe)
-			io_uring_free_probe(probe);
-		if (!ok) {
-			ret = -EOPNOTSUPP;
-			if (msg && len)
-				snprintf(msg, len, "io_uring: the kernel has neither "
-					 "IORING_FEAT_EXT_ARG nor IORING_OP_TIMEOUT (5.11+ needed)");
-			goto err_ring;
-		}
-		l->features |= TWHEEL_LOOP_F_TIMEOUT_FALLBACK;
+	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
+	 * the one feature the loop cannot do without. */
+	if (!(p.features & IORING_FEAT_EXT_ARG)) {
+		ret = -EOPNOTSUPP;
+		if (msg && len)
+			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
+				 "(timed waits): Linux 5.11 or later is needed");
+		goto err_ring;
 	}
+	l->features |= TW_LOOP_FEAT_EXT_ARG;
 
 	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (l->efd < 0) {

@@ -59,7 +59,7 @@ static void test_timers_not_behind_a_cqe_flood(void **state)
 	twheel_loop_config_init(&cfg);
 	cfg.entries = 4096; /* CQ ring of 8192: the NOPs all fit */
 	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), 0);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
 
 	/* Thousands of completions ready at once, and a timer already due. */
 	for (i = 0; i < NOPS; i++) {

@@ -3,7 +3,7 @@
  * Loop behaviour on an injected clock: exact, deterministic checks of
  * rounding (never early), order, deferrable and periodic timers, misfire
  * policies, cancel outcomes, max_pending, posting and drain on shutdown.
- * Every iteration runs with TWHEEL_LOOP_NOWAIT: the test moves time.
+ * Every iteration runs with TW_LOOP_NOWAIT: the test moves time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,7 +46,7 @@ static void run_until(struct twheel_loop *l, struct fake_clock *c, uint64_t unti
 {
 	while (fake_clock_read(c) < until) {
 		fake_clock_add(c, step);
-		assert_true(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT) >= 0);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
 	}
 }
 
@@ -147,7 +147,7 @@ static void test_firing_order(void **state)
 		assert_int_equal(twheel_loop_add_at(l, &r[i].t, START + (uint64_t)((i * 17) % 40 + 1) * MS), 0);
 	}
 	fake_clock_add(&c, 100 * MS); /* all due in one iteration */
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 40);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 40);
 	for (i = 0; i < 40; i++)
 		for (int j = 0; j < 40; j++)
 			if (r[i].t.deadline < r[j].t.deadline)
@@ -179,7 +179,7 @@ static void test_add_mod_del(void **state)
 	assert_int_equal(r.n, 0);
 	/* a deadline in the past fires at the next iteration */
 	assert_int_equal(twheel_loop_add_at(l, &r.t, START), 0);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
 	assert_int_equal(r.n, 1);
 	assert_false(tw_loop_timer_busy(&r.t));
 	/* errors */
@@ -210,7 +210,7 @@ static void test_deferrable(void **state)
 	fake_clock_add(&c, 10 * MS);
 	assert_int_equal(d.n, 0);
 	assert_int_equal(twheel_loop_add(l, &n.t, 20 * MS), 0);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
 	assert_int_equal(d.n, 1);
 	assert_true(d.fired_at[0] >= START + 5 * MS);
 	assert_int_equal(n.n, 0);
@@ -272,8 +272,8 @@ static void test_misfire_skip(void **state)
 
 	(void)state;
 	misfire_run(TW_LOOP_MISFIRE_SKIP, &l, &c, &r);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_int_equal(r.n, 0);                           /* overdue runs dropped */
 	assert_int_equal(r.t.deadline, 1050 * MS);          /* schedule resumes in phase */
 	twheel_loop_get_stats(l, &st);
@@ -294,8 +294,8 @@ static void test_misfire_once(void **state)
 
 	(void)state;
 	misfire_run(TW_LOOP_MISFIRE_ONCE, &l, &c, &r);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_int_equal(r.n, 1);               /* once, now */
 	assert_int_equal(r.fired_at[0], 1045 * MS);
 	assert_int_equal(r.missed[0], 3);       /* 20, 30, 40 also passed */
@@ -317,7 +317,7 @@ static void test_misfire_all(void **state)
 	misfire_run(TW_LOOP_MISFIRE_ALL, &l, &c, &r);
 	/* one run per iteration, without the clock moving */
 	for (i = 0; i < 6; i++)
-		twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+		twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_int_equal(r.n, 4);               /* 10, 20, 30, 40 */
 	for (i = 0; i < 4; i++)
 		assert_int_equal(r.missed[i], 3 - i);
@@ -361,7 +361,7 @@ static void test_periodic_fixed_delay(void **state)
 	twheel_loop_add(l, &r.t, 10 * MS);
 	fake_clock_set(&c, 1045 * MS);
 	for (int i = 0; i < 8; i++)
-		twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+		twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_int_equal(r.n, 4);
 	assert_int_equal(r.missed[0], 3);
 	assert_int_equal(r.missed[3], 0);
@@ -441,16 +441,16 @@ static void test_cancel_outcomes(void **state)
 	assert_int_equal(twheel_loop_cancel(l, &a.t), -EALREADY);
 	assert_true(tw_loop_timer_busy(&a.t));         /* still on the inbox */
 	assert_int_equal(twheel_loop_schedule(l, &a.t, 5 * MS), -EBUSY);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_false(tw_loop_timer_busy(&a.t));
 	assert_int_equal(released, 1);
 
 	/* armed (the loop took it), then cancelled */
 	assert_int_equal(twheel_loop_schedule(l, &b.t, 5 * MS), 0);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_true(twheel_loop_pending(l, &b.t));
 	assert_int_equal(twheel_loop_cancel(l, &b.t), 1);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_false(twheel_loop_pending(l, &b.t));
 	assert_int_equal(released, 2);
 	run_until(l, &c, START + 20 * MS, MS);
@@ -551,10 +551,10 @@ static void test_post(void **state)
 	assert_int_equal(twheel_loop_post(l, &w), 0);
 	assert_int_equal(twheel_loop_post(l, &w), -EBUSY);
 	assert_int_equal(work_runs, 0);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
 	assert_int_equal(work_runs, 1);
 	assert_int_equal(twheel_loop_post(l, &w), 0);
-	twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_int_equal(work_runs, 2);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
@@ -578,9 +578,9 @@ static void test_inbox_batch_bound(void **state)
 		tw_loop_work_init(&w[i], work_fn);
 		twheel_loop_post(l, &w[i]);
 	}
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 4);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 4);
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), 2);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 4);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 4);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 2);
 	twheel_loop_get_stats(l, &st);
 	assert_int_equal(st.inbox_items, 10);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
@@ -639,7 +639,7 @@ static void test_stop_drains_every_timer(void **state)
 	assert_int_equal(twheel_loop_post(l, &w), 0);
 	assert_int_equal(twheel_loop_stop(l), 0);
 	assert_true(twheel_loop_stopped(l));
-	assert_int_equal(twheel_loop_run_once(l, TWHEEL_LOOP_NOWAIT), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), -ESHUTDOWN);
 	assert_int_equal(twheel_loop_run(l), 0);
 	assert_int_equal(twheel_loop_schedule(l, &drec[0].t, MS), -ESHUTDOWN);
 	work_drained = 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The loop on the real clock: never early and bounded lateness on each wait
- * path (EXT_ARG, IORING_OP_TIMEOUT fallback, without DEFER_TASKRUN), I/O
+ * path (with and without DEFER_TASKRUN), I/O
  * completions interleaved with timers on one thread, no wake-ups while
  * idle, deferrable timers that do not wake the loop, executor hand-off to a
  * small thread pool, and the error reported when io_uring is refused.
@@ -106,80 +106,19 @@ static void lateness_run(unsigned flags, unsigned expect_feature)
 	twheel_loop_get_stats(l, &st);
 	/* tickless: no more sleeps than distinct ticks with work (<= 300 + levels) */
 	assert_true(st.waits <= NLATE + 2 * TWHEEL_LEVELS);
-	if (expect_feature == TWHEEL_LOOP_F_TIMEOUT_FALLBACK)
-		assert_true(st.timeout_updates <= st.waits);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
 static void test_lateness_ext_arg(void **state)
 {
 	(void)state;
-	lateness_run(0, TWHEEL_LOOP_F_EXT_ARG);
-}
-
-static void test_lateness_timeout_fallback(void **state)
-{
-	(void)state;
-	lateness_run(TWHEEL_LOOP_NO_EXT_ARG, TWHEEL_LOOP_F_TIMEOUT_FALLBACK);
+	lateness_run(0, TW_LOOP_FEAT_EXT_ARG);
 }
 
 static void test_lateness_no_defer_taskrun(void **state)
 {
 	(void)state;
-	lateness_run(TWHEEL_LOOP_NO_DEFER_TASKRUN, TWHEEL_LOOP_F_EXT_ARG);
-}
-
-/* ---- the fallback moves its one kernel timeout only for earlier expiries ---- */
-
-struct early_ctx {
-	struct tw_loop_work w;
-	struct twheel_loop *l;
-	struct late b;
-};
-
-static void *post_later(void *arg)
-{
-	struct early_ctx *c = arg;
-
-	usleep(20000);
-	assert_int_equal(twheel_loop_post(c->l, &c->w), 0);
-	return NULL;
-}
-
-static void add_b(struct tw_loop_work *w)
-{
-	struct early_ctx *c = tw_container_of(w, struct early_ctx, w);
-
-	assert_int_equal(twheel_loop_add(c->l, &c->b.t, 30 * MS), 0);
-}
-
-static void test_fallback_timeout_update(void **state)
-{
-	struct twheel_loop *l = mk(TWHEEL_LOOP_NO_EXT_ARG, MS);
-	struct early_ctx c = { .l = l };
-	struct late a;
-	struct twheel_loop_stats st;
-	uint64_t start = mono_now();
-	pthread_t th;
-
-	(void)state;
-	nfired = 0;
-	tw_loop_timer_init(&a.t, late_fn, 0);
-	tw_loop_timer_init(&c.b.t, late_fn, 0);
-	tw_loop_work_init(&c.w, add_b);
-	assert_int_equal(twheel_loop_add(l, &a.t, 300 * MS), 0);
-	pthread_create(&th, NULL, post_later, &c);
-	while (nfired < 2 && mono_now() - start < 5000 * MS)
-		twheel_loop_run_once(l, 0);
-	pthread_join(th, NULL);
-	assert_int_equal(nfired, 2);
-	assert_true(c.b.at >= c.b.t.deadline && c.b.at < c.b.t.deadline + MS + SLACK);
-	assert_true(a.at >= a.t.deadline);
-	assert_true(c.b.at < a.at);
-	twheel_loop_get_stats(l, &st);
-	/* arm for A, move earlier for B, arm again for A after B fired */
-	assert_true(st.timeout_updates >= 2 && st.timeout_updates <= 4);
-	twheel_loop_destroy(l, NULL, NULL, NULL);
+	lateness_run(TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_FEAT_EXT_ARG);
 }
 
 /* ---- I/O and timers on the same thread ---------------------------------------- */
@@ -271,7 +210,7 @@ static void count_fn(struct tw_loop_timer *t)
 static void test_idle_zero_wakeups(void **state)
 {
 	for (int mode = 0; mode < 3; mode++) {
-		struct twheel_loop *l = mk(mode == 2 ? TWHEEL_LOOP_NO_EXT_ARG : 0, MS);
+		struct twheel_loop *l = mk(mode == 2 ? TW_LOOP_NO_DEFER_TASKRUN : 0, MS);
 		struct twheel_loop_stats st;
 		struct late far = { 0 }, def = { 0 };
 		uint64_t start = mono_now();
@@ -488,9 +427,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lateness_ext_arg),
-		cmocka_unit_test(test_lateness_timeout_fallback),
 		cmocka_unit_test(test_lateness_no_defer_taskrun),
-		cmocka_unit_test(test_fallback_timeout_update),
 		cmocka_unit_test(test_io_and_timers_interleave),
 		cmocka_unit_test(test_idle_zero_wakeups),
 		cmocka_unit_test(test_executor_thread_pool),

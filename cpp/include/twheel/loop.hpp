@@ -71,7 +71,7 @@ struct loop_options {
 	unsigned entries = 0;
 	/// Inbox items (posts) handled per iteration; 0 = 4096.
 	unsigned batch = 0;
-	/// Raw TWHEEL_LOOP_* config flags (e.g. TWHEEL_LOOP_NO_EXT_ARG).
+	/// Raw TW_LOOP_* config flags (e.g. TW_LOOP_NO_DEFER_TASKRUN).
 	unsigned flags = 0;
 	/// The loop clock; empty = CLOCK_MONOTONIC. Called from any thread,
 	/// concurrently; must be monotonic and must not throw (an exception
@@ -634,7 +634,7 @@ public:
 	/// the number of callbacks run (0 once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
-		const int r = twheel_loop_run_once(handle(), wait ? 0u : static_cast<unsigned>(TWHEEL_LOOP_NOWAIT));
+		const int r = twheel_loop_run_once(handle(), wait ? 0u : static_cast<unsigned>(TW_LOOP_NOWAIT));
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)

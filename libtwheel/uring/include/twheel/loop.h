@@ -216,11 +216,8 @@ typedef void (*twheel_executor_fn)(struct tw_loop_timer *t, void *arg);
 
 /* Config flags. */
 enum {
-	/* Do not use IORING_FEAT_EXT_ARG even where the kernel has it: wait
-	 * with one absolute IORING_OP_TIMEOUT instead (the fallback path). */
-	TWHEEL_LOOP_NO_EXT_ARG = 1u << 0,
 	/* Do not ask for IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN. */
-	TWHEEL_LOOP_NO_DEFER_TASKRUN = 1u << 1,
+	TW_LOOP_NO_DEFER_TASKRUN = 1u << 1,
 };
 
 struct twheel_loop_config {
@@ -249,16 +246,20 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
 
 /*
  * Create a loop (@cfg NULL = defaults) and store it in *@loopp.
- * Probes the kernel at run time: IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN
- * when accepted (else retried without), IORING_FEAT_EXT_ARG for tickless
- * waits (else the IORING_OP_TIMEOUT fallback, which needs
- * IORING_TIMEOUT_UPDATE: kernel 5.11).
+ * Kernel support, probed at run time:
+ *   - Linux 5.11 or later is required: every wait passes its timeout as an
+ *     argument of io_uring_enter() (IORING_FEAT_EXT_ARG); older kernels get
+ *     -EOPNOTSUPP.
+ *   - IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (6.1) is asked for unless
+ *     TW_LOOP_NO_DEFER_TASKRUN; a kernel that refuses it gets a plain ring
+ *     (completions are then posted from interrupt context: same behaviour,
+ *     a little more overhead). twheel_loop_features() tells which.
  * Returns 0, or
  *   -EINVAL  bad tick or flags, or @loopp NULL;
  *   -ENOSYS  the kernel has no io_uring (or a filter claims so);
  *   -EPERM   io_uring refused: seccomp profile, kernel.io_uring_disabled;
  *   -ENOMEM, -EMFILE, -ENFILE  out of memory (RLIMIT_MEMLOCK) or fds;
- *   -EOPNOTSUPP  neither EXT_ARG nor a usable IORING_OP_TIMEOUT.
+ *   -EOPNOTSUPP  the kernel is older than 5.11 (no IORING_FEAT_EXT_ARG).
  * On failure a one-line message naming the cause is written to @msg (up to
  * @len bytes, NUL-terminated) when @msg is not NULL.
  * Allocates the loop, its two wheels (twheel_create()) and the rings.
@@ -300,11 +301,11 @@ TWHEEL_LOOP_API void twheel_loop_destroy(struct twheel_loop *loop,
 
 /* twheel_loop_run_once() flags. */
 enum {
-	TWHEEL_LOOP_NOWAIT = 1u << 0, /* do not sleep: poll and run what is due */
+	TW_LOOP_NOWAIT = 1u << 0, /* do not sleep: poll and run what is due */
 };
 
 /*
- * Run one iteration: submit pending SQEs; unless TWHEEL_LOOP_NOWAIT, sleep
+ * Run one iteration: submit pending SQEs; unless TW_LOOP_NOWAIT, sleep
  * in the kernel until the next normal timer's tick, an I/O completion or a
  * cross-thread request (not at all when something is already due); then
  * run I/O handlers, up to cfg.batch inbox items (schedules, cancels,
@@ -473,12 +474,11 @@ TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
 /* Kernel features the loop found and uses. */
 enum {
-	TWHEEL_LOOP_F_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
-	TWHEEL_LOOP_F_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
-	TWHEEL_LOOP_F_TIMEOUT_FALLBACK = 1u << 2, /* one IORING_OP_TIMEOUT */
+	TW_LOOP_FEAT_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
+	TW_LOOP_FEAT_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
 };
 
-/* Returns the TWHEEL_LOOP_F_* in use. O(1); any thread. */
+/* Returns the TW_LOOP_FEAT_* in use. O(1); any thread. */
 TWHEEL_LOOP_API unsigned twheel_loop_features(const struct twheel_loop *loop);
 
 struct twheel_loop_stats {
@@ -489,7 +489,6 @@ struct twheel_loop_stats {
 	uint64_t io_completions;  /* user CQEs dispatched */
 	uint64_t inbox_items;     /* cross-thread items handled */
 	uint64_t eventfd_wakes;   /* wake-ups caused by another thread */
-	uint64_t timeout_updates; /* fallback path: IORING_OP_TIMEOUT (re)arms */
 	uint64_t misfires;        /* periodic runs found a period or more late */
 };
 
