@@ -277,8 +277,8 @@ void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t))
 	if (!t)
 		return;
 #if TWHEEL_DEBUG_CHECKS
-	if (t->_magic == TW_MAGIC && t->_idx != IDX_NONE)
-		misuse_fn("tw_timer_init() on a pending timer");
+	if (MISUSE(t->_magic == TW_MAGIC && t->_idx != IDX_NONE, "tw_timer_init() on a pending timer"))
+		return; /* the handler returned: leave the timer (and its wheel) alone */
 #endif
 	memset(t, 0, sizeof(*t));
 	t->_idx = IDX_NONE;
@@ -532,10 +532,19 @@ tw_tick_t twheel_next_expiry(const struct twheel *cw)
 {
 	if (!cw || cw->count == 0)
 		return TW_TICK_MAX;
-	if (!tw_list_empty(&cw->due))
-		return cw->due_min;
 	/* refreshing the cache is not a visible change: every wheel is malloc'ed, never const */
-	return next_event((struct twheel *)(uintptr_t)cw);
+	struct twheel *w = (struct twheel *)(uintptr_t)cw;
+	tw_tick_t next = w->nonempty ? next_event(w) : TW_TICK_MAX;
+	if (!tw_list_empty(&w->due) && w->due_min < next)
+		next = w->due_min;
+	/* inside a callback: timers of this advance still waiting their turn
+	 * (the work list is in expiry order, its head is the earliest) */
+	if (!tw_list_empty(&w->work)) {
+		tw_tick_t e = tw_list_entry(w->work.next, struct tw_timer, entry)->expires;
+		if (e < next)
+			next = e;
+	}
+	return next;
 }
 
 static inline void cascade_one(struct twheel *w, struct tw_list *p)

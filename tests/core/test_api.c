@@ -618,6 +618,72 @@ static void next_expiry_is_exact_in_level_zero_and_bounded_beyond(void **state)
 }
 
 /* Advancing to next_expiry() reaches the earliest timer in <= LEVELS + 1 steps. */
+/* From a callback, timers of the same advance that have not run yet are
+ * still pending: next_expiry must see them (at or before the wheel's time). */
+static struct twheel *ne_w;
+static tw_tick_t ne_seen[4];
+static size_t ne_count[4];
+static int ne_n;
+
+static void ne_record(struct tw_timer *t)
+{
+	(void)t;
+	ne_count[ne_n] = twheel_count(ne_w);
+	ne_seen[ne_n++] = twheel_next_expiry(ne_w);
+}
+
+static void next_expiry_from_callback_sees_timers_of_same_advance(void **state)
+{
+	(void)state;
+	struct tw_timer t[3];
+	for (int round = 0; round < 2; round++) {
+		/* round 0: same tick (fired from one slot); round 1: due list */
+		ne_w = twheel_create(100);
+		ne_n = 0;
+		for (int i = 0; i < 3; i++) {
+			tw_timer_init(&t[i], ne_record);
+			twheel_add(ne_w, &t[i], round ? 90 + (tw_tick_t)i : 150);
+		}
+		assert_int_equal(twheel_advance(ne_w, 200), 3);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(ne_count[i], (size_t)(2 - i));
+			if (ne_count[i])
+				assert_true(ne_seen[i] <= twheel_now(ne_w));
+			else
+				assert_true(ne_seen[i] == TW_TICK_MAX);
+		}
+		twheel_destroy(ne_w);
+	}
+}
+
+/* A timer armed from a callback on the due list must not hide an earlier
+ * wheel timer of the same advance. */
+static struct tw_timer ne_late;
+static tw_tick_t ne_after;
+
+static void ne_arm_late(struct tw_timer *t)
+{
+	(void)t;
+	twheel_add(ne_w, &ne_late, 190); /* <= target: waits for a later advance */
+	ne_after = twheel_next_expiry(ne_w);
+}
+
+static void next_expiry_from_callback_is_not_hidden_by_due_list(void **state)
+{
+	(void)state;
+	struct tw_timer a, b;
+	ne_w = twheel_create(100);
+	tw_timer_init(&a, ne_arm_late);
+	tw_timer_init(&b, noop);
+	tw_timer_init(&ne_late, noop);
+	twheel_add(ne_w, &a, 120);
+	twheel_add(ne_w, &b, 130);
+	assert_int_equal(twheel_advance(ne_w, 200), 2);
+	assert_true(ne_after <= 130);
+	assert_int_equal(twheel_advance(ne_w, 200), 1);
+	twheel_destroy(ne_w);
+}
+
 static void next_expiry_chase_is_bounded_by_levels(void **state)
 {
 	(void)state;
@@ -838,6 +904,8 @@ int main(void)
 		T(timer_armed_in_callback_fires_in_later_advance),
 		T(next_expiry_is_exact_in_level_zero_and_bounded_beyond),
 		T(next_expiry_chase_is_bounded_by_levels),
+		T(next_expiry_from_callback_sees_timers_of_same_advance),
+		T(next_expiry_from_callback_is_not_hidden_by_due_list),
 		T(drain_hands_back_each_timer_once),
 		T(destroy_unlinks_without_firing),
 		T(stats_count_what_happened),

@@ -109,10 +109,20 @@ static void reinitialising_pending_timer_is_reported(void **state)
 	(void)state;
 	struct twheel *w = twheel_create(0);
 	struct tw_timer t;
+	struct tw_timer u;
 	tw_timer_init(&t, noop);
+	tw_timer_init(&u, noop);
 	twheel_add(w, &t, 10);
-	tw_timer_init(&t, noop);
+	twheel_add(w, &u, 10);
+	tw_timer_init(&t, NULL);
 	assert_int_equal(reports, 1);
+	/* the handler returned: the timer and its wheel are untouched */
+	assert_true(tw_timer_pending(&t));
+	assert_ptr_equal(t.func, noop);
+	assert_int_equal(twheel_check(w, NULL, 0), 0);
+	assert_int_equal(twheel_advance(w, 10), 2);
+	assert_int_equal(twheel_count(w), 0);
+	assert_int_equal(twheel_check(w, NULL, 0), 0);
 	twheel_destroy(w);
 }
 

@@ -100,7 +100,8 @@ struct tw_timer {
 /*
  * Initialise @t with callback @func (which may be NULL, but then the timer
  * cannot be armed). Leaves the timer not pending. Must not be called on a
- * pending timer. O(1); any thread.
+ * pending timer: a -Ddebug_checks build reports it and, if the misuse
+ * handler returns, leaves @t and its wheel untouched. O(1); any thread.
  */
 TWHEEL_API void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t));
 
@@ -182,7 +183,8 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * Returns TW_TICK_MAX when nothing is pending (or @w is NULL). Otherwise a
  * tick <= the earliest pending expiry at which an advance has work to do:
  * the earliest expiry itself, or a cascade tick before it. When a timer is
- * already due (armed at or before the wheel's time) the result is <= the
+ * already due (armed at or before the wheel's time, or, from a callback,
+ * still waiting to run in the current advance) the result is <= the
  * wheel's time: advance to twheel_now() to run it. Advancing repeatedly to
  * the returned tick reaches the earliest timer in at most
  * TWHEEL_LEVELS + 1 advances. O(levels); the wheel's thread.
