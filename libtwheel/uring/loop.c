@@ -54,12 +54,24 @@
  * cancel from another thread and the loop firing the timer have exactly one
  * winner:
  *
- *	IDLE ──schedule──▶ QUEUED ──loop pops──▶ ARMED ──fires (one-shot)──▶ DONE
- *	IDLE/DONE ──loop add─────────────────────▶ ARMED
- *	QUEUED ──cancel──▶ CANCELLED (already in the inbox)  ─┐ loop pops:
- *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─┴▶ unlink, IDLE
- *	ARMED ──fires (periodic)──▶ RUNNING ──▶ ARMED (re-armed)
- *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──after the run──▶ IDLE
+ *	IDLE/DONE ──schedule──▶ CLAIMED ──fields written──▶ QUEUED ──loop pops──▶ ARMED
+ *	IDLE/DONE ──loop add───▶ CLAIMED ──fields written, linked──────────────▶ ARMED
+ *	ARMED ──fires (one-shot)──▶ DONE                 (callback owns the timer)
+ *	ARMED ──fires (executor)──▶ RUNNING ──tw_loop_timer_call()──▶ DONE
+ *	ARMED ──fires (periodic)──▶ RUNNING ──run ends──▶ ARMED (re-linked first)
+ *	ARMED ──fires (periodic, executor)──▶ RUNNING ──run ends──▶ RETURNED (pushed)
+ *	                                  ──loop pops──▶ ARMED (re-linked first)
+ *	QUEUED/RETURNED ──cancel──▶ CANCELLED (already in the inbox) ─┐ loop pops:
+ *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─────────┴▶ unlink, IDLE
+ *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──run ends──▶ unlink, IDLE
+ *
+ * The rule that keeps other threads' memory safe: a state that lets another
+ * thread reuse the timer (IDLE, DONE) or that announces fields (QUEUED,
+ * ARMED: the owning loop, the deadline) is published only after the work it
+ * announces is finished, and the loop does not touch the timer after
+ * publishing IDLE or DONE (it reads what it needs first). CLAIMED is the
+ * private "being filled in" state of a schedule or add: to other threads it
+ * is not yet scheduled (tw_loop_timer_busy() is false, cancel says -ENOENT).
  *
  * Only the loop thread touches the wheels and a timer's wheel links, so the
  * core wheel needs no locks. A timer is on the inbox at most once at a time
@@ -89,6 +101,8 @@
 #define TW__T_DONE 3u
 #define TW__T_CANCELLED 4u
 #define TW__T_RUNNING 5u
+#define TW__T_CLAIMED 6u
+#define TW__T_RETURNED 7u
 #define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
 
 /* Internal: in timer.flags, so that firing reads only the first cache line. */
@@ -183,10 +197,18 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* The first tick whose start is at or after @ns: never early. */
-static inline tw_tick_t ns_to_tick_up(const struct twheel_loop *l, uint64_t ns)
+/*
+ * The wheel expiry for deadline @d, given a clock reading @ref taken no
+ * earlier than the arming call: a deadline still ahead goes to the first
+ * tick whose start is at or after it (never early); one at or before @ref
+ * is due, and goes to @ref's own tick, which the next advance reaches
+ * (rounding it up would make it wait for the next tick boundary).
+ */
+static inline tw_tick_t deadline_tick(const struct twheel_loop *l, uint64_t d, uint64_t ref)
 {
-	return ns / l->tick + (ns % l->tick != 0);
+	if (d <= ref)
+		return ref / l->tick;
+	return d / l->tick + (d % l->tick != 0);
 }
 
 static inline uint32_t state_load(const struct tw_loop_node *n)
@@ -203,6 +225,19 @@ static inline bool state_cas(struct tw_loop_node *n, uint32_t old, uint32_t new)
 static inline void state_store(struct tw_loop_node *n, uint32_t s)
 {
 	__atomic_store_n(&n->_state, s, __ATOMIC_RELEASE);
+}
+
+/* The loop that owns @t; only meaningful once an acquire load of its state
+ * showed it owned (the owner is stored before that state is published). */
+static inline struct twheel_loop *timer_owner(const struct tw_loop_timer *t)
+{
+	return __atomic_load_n(&t->_loop, __ATOMIC_RELAXED);
+}
+
+/* States in which a loop owns the timer (and t->_loop names it). */
+static inline bool state_owned(uint32_t s)
+{
+	return s != TW__T_IDLE && s != TW__T_DONE && s != TW__T_CLAIMED;
 }
 
 static inline struct twheel *timer_wheel(const struct twheel_loop *l,
@@ -326,8 +361,7 @@ int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
 				uint64_t period_ns, unsigned flags)
 {
 	if (!t || !func || !period_ns || (flags & ~PERIODIC_FLAGS) ||
-	    (flags & TW_LOOP_MISFIRE_MASK) == TW_LOOP_MISFIRE_MASK ||
-	    ((flags & TW_LOOP_EXECUTOR) && (flags & TW_LOOP_FIXED_DELAY)))
+	    (flags & TW_LOOP_MISFIRE_MASK) == TW_LOOP_MISFIRE_MASK)
 		return -EINVAL;
 	tw_loop_timer_init(t, func, 0);
 	t->timer.flags = flags | TW__LOOP_PERIODIC;
@@ -337,9 +371,7 @@ int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
 
 bool tw_loop_timer_busy(const struct tw_loop_timer *t)
 {
-	uint32_t s = __atomic_load_n(&t->_node._state, __ATOMIC_ACQUIRE);
-
-	return s != TW__T_IDLE && s != TW__T_DONE;
+	return t && state_owned(state_load(&t->_node));
 }
 
 /* Checks shared by add and schedule. */
@@ -351,30 +383,96 @@ static int timer_check(const struct twheel_loop *l, const struct tw_loop_timer *
 		return -EINVAL;
 	if (t->period && t->period < l->tick)
 		return -EINVAL;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
 	return 0;
 }
 
-/* Put @t on its wheel at @deadline (loop thread). */
-static void timer_arm(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline)
+/*
+ * Take an idle timer for @l: IDLE/DONE -> CLAIMED, counted against
+ * max_pending. The caller fills in the fields and then publishes the
+ * state that announces them.
+ */
+static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 {
-	t->deadline = deadline;
-	t->_loop = l;
-	twheel_mod(timer_wheel(l, t), &t->timer, ns_to_tick_up(l, deadline));
+	uint32_t s = state_load(&t->_node);
+
+	if (s != TW__T_IDLE && s != TW__T_DONE)
+		return -EBUSY;
+	if (!pending_inc(l))
+		return -ENOSPC;
+	if (!state_cas(&t->_node, s, TW__T_CLAIMED)) {
+		pending_dec(l);
+		return -EBUSY;
+	}
+	__atomic_store_n(&t->_loop, l, __ATOMIC_RELAXED);
+	t->_backlog = 0;
+	return 0;
 }
 
-/* The loop lets go of a cancelled timer: from now on it never touches it. */
+/* Link @t on its wheel for @deadline, @ref being a clock reading taken no
+ * earlier than the request (loop thread). */
+static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+		       uint64_t ref)
+{
+	t->deadline = deadline;
+	twheel_mod(timer_wheel(l, t), &t->timer, deadline_tick(l, deadline, ref));
+}
+
+/* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.
+ * Nothing here reads @t after the IDLE store but the hook's argument. */
 static void timer_release(struct twheel_loop *l, struct tw_loop_timer *t)
 {
 	void (*release)(struct tw_loop_timer *, void *) = l->release;
 	void *arg = l->release_arg;
 
+	twheel_del(timer_wheel(l, t), &t->timer);
 	pending_dec(l);
 	state_store(&t->_node, TW__T_IDLE);
 	if (release)
 		release(t, arg);
 }
 
+/* Publish @t armed after it was linked; @from is the state it leaves. A
+ * cancel that came in meanwhile wins: the timer is released instead. */
+static void timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from)
+{
+	if (!state_cas(&t->_node, from, TW__T_ARMED))
+		timer_release(l, t);
+}
+
 /* ---- Firing ----------------------------------------------------------- */
+
+static inline uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The next deadline of a fixed-rate schedule served at @d, skipping @skip
+ * further deadlines. */
+static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip)
+{
+	uint64_t step;
+
+	if (__builtin_mul_overflow(skip + 1, p, &step))
+		return UINT64_MAX;
+	return add_sat(d, step);
+}
+
+/* The deadline after a run of periodic @t served at t->deadline, with
+ * t->missed and t->_backlog as the firing left them; @now the loop's time. */
+static uint64_t periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
+			      uint64_t now)
+{
+	unsigned policy = t->timer.flags & TW_LOOP_MISFIRE_MASK;
+
+	if (!(t->timer.flags & TW_LOOP_FIXED_DELAY)) /* ALL: the next one, maybe due */
+		return rate_next(t->deadline, t->period,
+				 policy == TW_LOOP_MISFIRE_ALL ? 0 : t->missed);
+	if (t->_backlog)
+		return now; /* owed: due again in the next iteration */
+	return add_sat(loop_clock(l), t->period);
+}
 
 static void fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 {
@@ -382,7 +480,7 @@ static void fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 	unsigned policy = t->timer.flags & TW_LOOP_MISFIRE_MASK;
 	bool rate = !(t->timer.flags & TW_LOOP_FIXED_DELAY), run = true;
 
-	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING))
+	if (state_load(&t->_node) != TW__T_ARMED)
 		return; /* cancelled by another thread: the inbox releases it */
 
 	missed = now > d ? (now - d) / p : 0;
@@ -395,43 +493,34 @@ static void fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 		if (policy == TW_LOOP_MISFIRE_SKIP)
 			run = false;
 		else if (policy == TW_LOOP_MISFIRE_ALL && !rate)
-			t->_backlog = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
+			t->_backlog = clamp32(missed);
 	}
-	t->missed = (uint32_t)(missed > UINT32_MAX ? UINT32_MAX : missed);
+	t->missed = clamp32(missed);
 
-	if (run) {
-		l->st.timers_fired++;
-		if (t->timer.flags & TW_LOOP_EXECUTOR) {
-			l->executor(t, l->executor_arg);
-		} else {
-			l->cur = t;
-			l->cur_gone = false;
-			t->func(t);
-			l->cur = NULL;
-			if (l->cur_gone)
-				return; /* deleted or re-armed by its callback */
-		}
+	if (!run) {
+		/* the first deadline of the schedule that lies in the future */
+		next = rate ? rate_next(d, p, missed) : add_sat(now, p);
+		timer_link(l, t, next, now);
+		return; /* still ARMED; a cancel meanwhile is handled by the inbox */
 	}
-
-	if (rate) {
-		/* ALL: the next deadline of the schedule, possibly already due
-		 * (it then fires in the next iteration); else the first one
-		 * that lies in the future. */
-		uint64_t k = (missed && policy != TW_LOOP_MISFIRE_ALL) ? missed + 1 : 1;
-		uint64_t step;
-
-		next = __builtin_mul_overflow(k, p, &step) ? UINT64_MAX : add_sat(d, step);
-	} else if (t->_backlog) {
-		next = now; /* due again at once */
-	} else {
-		next = add_sat(run ? loop_clock(l) : now, p);
-	}
-
-	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED)) {
-		timer_release(l, t); /* another thread cancelled it meanwhile */
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING))
+		return;
+	l->st.timers_fired++;
+	if (t->timer.flags & TW_LOOP_EXECUTOR) {
+		/* tw_loop_timer_call() hands it back when the run ends */
+		l->executor(t, l->executor_arg);
 		return;
 	}
-	timer_arm(l, t, next);
+	l->cur = t;
+	l->cur_gone = false;
+	t->func(t);
+	l->cur = NULL;
+	if (l->cur_gone)
+		return; /* deleted or re-armed by its callback: not ours to touch */
+
+	timer_link(l, t, periodic_next(l, t, now), now);
+	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED))
+		timer_release(l, t); /* cancelled from another thread during the run */
 }
 
 /* The core wheel's callback for every loop timer. */
@@ -439,25 +528,53 @@ static void loop_fire(struct tw_timer *tt)
 {
 	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
 	struct twheel_loop *l = firing_loop;
+	void (*func)(struct tw_loop_timer *) = t->func;
+	unsigned flags = tt->flags;
 
-	if (tt->flags & TW__LOOP_PERIODIC) {
+	if (flags & TW__LOOP_PERIODIC) {
 		fire_periodic(l, t);
+		return;
+	}
+	if (flags & TW_LOOP_EXECUTOR) {
+		/* stays owned (RUNNING) until tw_loop_timer_call() starts it */
+		if (state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING)) {
+			l->st.timers_fired++;
+			l->executor(t, l->executor_arg);
+		}
 		return;
 	}
 	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE))
 		return; /* cancelled by another thread: the inbox releases it */
+	/* DONE is published: @t belongs to its callback now, not to us */
 	pending_dec(l);
 	l->st.timers_fired++;
-	if (tt->flags & TW_LOOP_EXECUTOR)
-		l->executor(t, l->executor_arg);
-	else
-		t->func(t);
+	func(t);
+}
+
+void tw_loop_timer_call(struct tw_loop_timer *t)
+{
+	void (*func)(struct tw_loop_timer *) = t->func;
+	struct twheel_loop *l = timer_owner(t);
+
+	if (!(t->timer.flags & TW__LOOP_PERIODIC)) {
+		pending_dec(l);
+		state_store(&t->_node, TW__T_DONE);
+		func(t);
+		return;
+	}
+	func(t);
+	/* Hand it back to the loop, which re-arms it (or releases it if it
+	 * was cancelled during the run); then never touch it again. */
+	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_RETURNED))
+		state_store(&t->_node, TW__T_CANCELLED);
+	inbox_push(l, &t->_node);
+	loop_wake(l);
 }
 
 /* ---- Loop-thread timer API ---------------------------------------------- */
 
 static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
-		    bool mod)
+		    uint64_t ref, bool mod)
 {
 	uint32_t s;
 	int ret = timer_check(l, t);
@@ -465,54 +582,58 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 	if (ret)
 		return ret;
 	s = state_load(&t->_node);
+	if (state_owned(s) && timer_owner(t) != l)
+		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		timer_arm(l, t, deadline);
+		timer_link(l, t, deadline, ref);
 		return 1;
 	}
-	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur) {
+	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
 		/* A periodic timer re-armed by its own callback. */
-		if (s != TW__T_RUNNING || !state_cas(&t->_node, s, TW__T_ARMED))
+		if (s != TW__T_RUNNING)
 			return -EBUSY; /* cancelled from another thread */
 		l->cur_gone = true;
 		t->_backlog = 0;
-		timer_arm(l, t, deadline);
+		timer_link(l, t, deadline, ref);
+		timer_publish_armed(l, t, TW__T_RUNNING);
 		return 0;
 	}
-	if (s != TW__T_IDLE && s != TW__T_DONE)
-		return -EBUSY;
-	if (!pending_inc(l))
-		return -ENOSPC;
-	if (!state_cas(&t->_node, s, TW__T_ARMED)) {
-		pending_dec(l);
-		return -EBUSY;
-	}
-	t->_backlog = 0;
-	timer_arm(l, t, deadline);
+	ret = timer_claim(l, t);
+	if (ret)
+		return ret;
+	timer_link(l, t, deadline, ref);
+	state_store(&t->_node, TW__T_ARMED);
 	return 0;
 }
 
 int twheel_loop_add_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
 {
-	return loop_add(l, t, deadline_ns, false);
+	return loop_add(l, t, deadline_ns, l ? l->now : 0, false);
 }
 
 int twheel_loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
 {
+	uint64_t now;
+
 	if (!l)
 		return -EINVAL;
-	return loop_add(l, t, add_sat(loop_clock(l), delay_ns), false);
+	now = loop_clock(l);
+	return loop_add(l, t, add_sat(now, delay_ns), now, false);
 }
 
 int twheel_loop_mod_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
 {
-	return loop_add(l, t, deadline_ns, true);
+	return loop_add(l, t, deadline_ns, l ? l->now : 0, true);
 }
 
 int twheel_loop_mod(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
 {
+	uint64_t now;
+
 	if (!l)
 		return -EINVAL;
-	return loop_add(l, t, add_sat(loop_clock(l), delay_ns), true);
+	now = loop_clock(l);
+	return loop_add(l, t, add_sat(now, delay_ns), now, true);
 }
 
 int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
@@ -522,26 +643,34 @@ int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
 	if (!l || !t)
 		return -EINVAL;
 	s = state_load(&t->_node);
+	if (state_owned(s) && timer_owner(t) != l)
+		return -EXDEV;
 	switch (s) {
 	case TW__T_ARMED:
-		if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
-			twheel_del(timer_wheel(l, t), &t->timer);
-			pending_dec(l);
-			return 1;
-		}
-		/* lost to a cancel from another thread; it will not fire */
+		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);
-		return 0;
+		if (!state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE))
+			return 0; /* a cancel from another thread won; it releases */
+		pending_dec(l);
+		return 1;
 	case TW__T_QUEUED:
+	case TW__T_RETURNED:
 		/* Still on the inbox: the loop releases it when it gets there. */
-		return state_cas(&t->_node, TW__T_QUEUED, TW__T_CANCELLED) ? 1 : 0;
+		return state_cas(&t->_node, s, TW__T_CANCELLED) ? 1 : 0;
 	case TW__T_RUNNING:
 	case TW__T_RUNNING | TW__T_CANCEL_REQ:
-		if (t != l->cur || l->cur_gone)
+		if (!(t->timer.flags & TW__LOOP_PERIODIC))
+			return 0; /* a one-shot on the executor: it has fired */
+		if (t != l->cur) /* periodic, on the executor: released when it returns */
+			return state_cas(&t->_node, TW__T_RUNNING,
+					 TW__T_RUNNING | TW__T_CANCEL_REQ) ? 1 : 0;
+		if (l->cur_gone)
 			return 0;
-		__atomic_exchange_n(&t->_node._state, TW__T_IDLE, __ATOMIC_ACQ_REL);
+		/* its own callback is running on this thread: the loop will not
+		 * touch it after the callback returns */
 		l->cur_gone = true;
 		pending_dec(l);
+		state_store(&t->_node, TW__T_IDLE);
 		return 1;
 	default:
 		return 0;
@@ -550,8 +679,7 @@ int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
 
 bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer *t)
 {
-	(void)l;
-	return t && tw_timer_pending(&t->timer);
+	return l && t && tw_timer_pending(&t->timer) && timer_owner(t) == l;
 }
 
 /* ---- Any-thread API ----------------------------------------------------- */
@@ -559,26 +687,14 @@ bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer
 int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
 			    uint64_t deadline_ns)
 {
-	uint32_t s;
 	int ret = timer_check(l, t);
 
+	if (!ret)
+		ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
-		return -ESHUTDOWN;
-	s = state_load(&t->_node);
-	if (s != TW__T_IDLE && s != TW__T_DONE)
-		return -EBUSY;
-	if (!pending_inc(l))
-		return -ENOSPC;
-	if (!state_cas(&t->_node, s, TW__T_QUEUED)) {
-		pending_dec(l);
-		return -EBUSY;
-	}
-	/* Ours now: nobody else writes these until the loop pops the node. */
 	t->deadline = deadline_ns;
-	t->_backlog = 0;
-	t->_loop = l;
+	state_store(&t->_node, TW__T_QUEUED);
 	inbox_push(l, &t->_node);
 	loop_wake(l);
 	return 0;
@@ -598,8 +714,11 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 	for (;;) {
 		uint32_t s = state_load(&t->_node);
 
+		if (state_owned(s) && timer_owner(t) != l)
+			return -EXDEV;
 		switch (s) {
 		case TW__T_IDLE:
+		case TW__T_CLAIMED: /* a schedule not yet done: not scheduled yet */
 			return -ENOENT;
 		case TW__T_DONE:
 			return 0;
@@ -607,18 +726,21 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 		case TW__T_RUNNING | TW__T_CANCEL_REQ:
 			return -EALREADY;
 		case TW__T_QUEUED:
+		case TW__T_RETURNED:
 			if (state_cas(&t->_node, s, TW__T_CANCELLED))
-				return 1; /* the loop drops it when it pops it */
+				return 1; /* the loop releases it when it pops it */
 			break;
 		case TW__T_ARMED:
 			if (state_cas(&t->_node, s, TW__T_CANCELLED)) {
-				/* Ask the loop to unlink it from the wheel. */
+				/* Ask the loop to unlink and release it. */
 				inbox_push(l, &t->_node);
 				loop_wake(l);
 				return 1;
 			}
 			break;
 		case TW__T_RUNNING:
+			if (!(t->timer.flags & TW__LOOP_PERIODIC))
+				return 0; /* a one-shot handed to the executor: fired */
 			if (state_cas(&t->_node, s, TW__T_RUNNING | TW__T_CANCEL_REQ))
 				return 0;
 			break;
@@ -658,26 +780,36 @@ bool twheel_loop_stopped(const struct twheel_loop *l)
 
 /* ---- The inbox, loop side ------------------------------------------------ */
 
+/* Run a popped work item; it may be posted again once its func started. */
+static void work_run(struct tw_loop_work *w)
+{
+	void (*func)(struct tw_loop_work *) = w->func;
+
+	state_store(&w->_node, 0);
+	func(w);
+}
+
 /* Handle one popped node; returns 1 if a user callback ran. */
 static int inbox_handle(struct twheel_loop *l, struct tw_loop_node *n)
 {
-	if (n->_kind == TW__NODE_WORK) {
-		struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
+	struct tw_loop_timer *t;
+	uint32_t s;
 
-		state_store(&w->_node, 0); /* may be posted again from now on */
-		w->func(w);
+	if (n->_kind == TW__NODE_WORK) {
+		work_run(tw_container_of(n, struct tw_loop_work, _node));
 		return 1;
 	}
-
-	struct tw_loop_timer *t = tw_container_of(n, struct tw_loop_timer, _node);
-
-	if (state_cas(n, TW__T_QUEUED, TW__T_ARMED)) {
-		timer_arm(l, t, t->deadline);
-		return 0;
-	}
-	if (state_load(n) == TW__T_CANCELLED) {
-		/* cancelled while queued, or while armed (then still linked) */
-		twheel_del(timer_wheel(l, t), &t->timer);
+	t = tw_container_of(n, struct tw_loop_timer, _node);
+	s = state_load(n);
+	if (s == TW__T_QUEUED) {
+		timer_link(l, t, t->deadline, l->now);
+		timer_publish_armed(l, t, s);
+	} else if (s == TW__T_RETURNED) {
+		/* a periodic executor run ended; misfires are judged when the
+		 * next deadline is due */
+		timer_link(l, t, periodic_next(l, t, l->now), l->now);
+		timer_publish_armed(l, t, s);
+	} else if (s == TW__T_CANCELLED) {
 		timer_release(l, t);
 	}
 	return 0;
@@ -1159,6 +1291,9 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		return 0;
 	/* The inbox first: cancels in it unlink timers from the wheels. */
 	while ((n = inbox_pop(l))) {
+		struct tw_loop_timer *t;
+		uint32_t s;
+
 		if (n == &inbox_retry) {
 			sched_yield();
 			continue;
@@ -1166,22 +1301,22 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		if (n->_kind == TW__NODE_WORK) {
 			struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
 
-			state_store(n, 0);
-			if (work_fn)
+			if (work_fn) {
+				state_store(n, 0);
 				work_fn(w, arg);
-			else
-				w->func(w);
+			} else {
+				work_run(w);
+			}
 			continue;
 		}
-		struct tw_loop_timer *t = tw_container_of(n, struct tw_loop_timer, _node);
-
-		if (state_cas(n, TW__T_QUEUED, TW__T_IDLE)) {
+		t = tw_container_of(n, struct tw_loop_timer, _node);
+		s = state_load(n);
+		if ((s == TW__T_QUEUED || s == TW__T_RETURNED) && state_cas(n, s, TW__T_IDLE)) {
 			pending_dec(l);
 			c.n++;
 			if (timer_fn)
 				timer_fn(t, arg);
 		} else if (state_load(n) == TW__T_CANCELLED) {
-			twheel_del(timer_wheel(l, t), &t->timer);
 			timer_release(l, t);
 		}
 	}

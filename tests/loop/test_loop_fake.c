@@ -654,6 +654,253 @@ static void test_stop_drains_every_timer(void **state)
 	assert_int_equal(work_drained, 1);
 }
 
+/* ---- contracts a careless or hostile caller relies on --------------------- */
+
+/* Fixed delay + ALL off a tick boundary: the owed runs come one per
+ * iteration even when the clock does not reach the next tick. */
+static void test_fixed_delay_all_back_to_back_off_tick(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS,
+				    TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ALL);
+	twheel_loop_add(l, &r.t, 10 * MS);
+	fake_clock_set(&c, 1045 * MS + MS / 2); /* 35.5 ms behind, mid-tick */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+		assert_int_equal(r.n, i + 1);
+		assert_int_equal(r.missed[i], 3 - i);
+	}
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.t.deadline, 1055 * MS + MS / 2);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A deadline that has come fires in the next iteration, not at the next
+ * tick boundary: delay 0, an _at deadline in the past, schedule(0). */
+static void test_due_deadline_fires_next_iteration(void **state)
+{
+	struct fake_clock c;
+	struct rec r[4] = { { .clk = &c }, { .clk = &c }, { .clk = &c }, { .clk = &c } };
+	struct twheel_loop *l = fake_loop(&c, START, NULL); /* mid-tick */
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		tw_loop_timer_init(&r[i].t, rec_fn, 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(twheel_loop_add(l, &r[0].t, 0), 0);
+	assert_int_equal(twheel_loop_add_at(l, &r[1].t, START - 1), 0);
+	assert_int_equal(twheel_loop_schedule(l, &r[2].t, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &r[3].t, 1), 0); /* still ahead: next tick */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].n, 1);
+	assert_int_equal(r[3].n, 0);
+	fake_clock_set(&c, 1001 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r[3].n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* An executor that holds on to what it is given, so the test decides
+ * when each run happens. */
+struct held {
+	struct tw_loop_timer *t[8];
+	int n;
+};
+
+static void hold_executor(struct tw_loop_timer *t, void *arg)
+{
+	struct held *h = arg;
+
+	assert_true(h->n < 8);
+	h->t[h->n++] = t;
+}
+
+static uint64_t seen_deadline;
+static void deadline_fn(struct tw_loop_timer *t)
+{
+	seen_deadline = t->deadline;
+	rec_fn(t);
+}
+
+/* A periodic executor timer is not re-armed while its run is pending or
+ * running: the callback reads the deadline it serves, and no run overlaps. */
+static void test_executor_periodic_serves_its_deadline(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct held h = { .n = 0 };
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.executor = hold_executor;
+	cfg.executor_arg = &h;
+	l = fake_loop(&c, 1000 * MS, &cfg);
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, deadline_fn, 10 * MS,
+						     TW_LOOP_EXECUTOR | TW_LOOP_MISFIRE_ALL), 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	run_until(l, &c, 1010 * MS, MS);
+	assert_int_equal(h.n, 1);
+	run_until(l, &c, 1035 * MS, MS); /* the executor is slow */
+	assert_int_equal(h.n, 1);        /* not handed again meanwhile */
+	assert_int_equal(r.t.deadline, 1010 * MS);
+	assert_true(tw_loop_timer_busy(&r.t));
+	tw_loop_timer_call(h.t[0]);
+	assert_int_equal(seen_deadline, 1010 * MS);
+	/* ALL: 20 and 30 are owed; each is handed over by the iteration that
+	 * takes the previous run back, then 40 on time */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(h.n, 2);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	tw_loop_timer_call(h.t[1]);
+	assert_int_equal(seen_deadline, 1020 * MS);
+	assert_int_equal(r.missed[1], 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(h.n, 3);
+	tw_loop_timer_call(h.t[2]);
+	assert_int_equal(seen_deadline, 1030 * MS);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	run_until(l, &c, 1039 * MS, MS);
+	assert_int_equal(h.n, 3);
+	run_until(l, &c, 1040 * MS, MS);
+	assert_int_equal(h.n, 4);
+	/* cancelled while on the executor: released when it returns */
+	assert_int_equal(twheel_loop_cancel(l, h.t[3]), 0);
+	assert_int_equal(twheel_loop_cancel(l, h.t[3]), -EALREADY);
+	tw_loop_timer_call(h.t[3]);
+	assert_int_equal(r.n, 4);
+	assert_true(tw_loop_timer_busy(&r.t));
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	assert_false(tw_loop_timer_busy(&r.t));
+	run_until(l, &c, 1100 * MS, MS);
+	assert_int_equal(h.n, 4);
+	assert_int_equal(r.n, 4);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A one-shot executor timer stays owned until tw_loop_timer_call(). */
+static int busy_in_callback = -1;
+static void busy_fn(struct tw_loop_timer *t)
+{
+	busy_in_callback = tw_loop_timer_busy(t);
+}
+
+static void test_executor_oneshot_busy_until_called(void **state)
+{
+	struct fake_clock c;
+	struct tw_loop_timer t;
+	struct held h = { .n = 0 };
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.executor = hold_executor;
+	cfg.executor_arg = &h;
+	cfg.max_pending = 1;
+	l = fake_loop(&c, 1000 * MS, &cfg);
+	tw_loop_timer_init(&t, busy_fn, TW_LOOP_EXECUTOR);
+	assert_int_equal(twheel_loop_add(l, &t, MS), 0);
+	run_until(l, &c, 1001 * MS, MS);
+	assert_int_equal(h.n, 1);
+	assert_true(tw_loop_timer_busy(&t));
+	assert_int_equal(twheel_loop_schedule(l, &t, MS), -EBUSY);
+	assert_int_equal(twheel_loop_cancel(l, &t), 0); /* fired already */
+	assert_int_equal(twheel_loop_del(l, &t), 0);
+	tw_loop_timer_call(&t);
+	assert_int_equal(busy_in_callback, 0);
+	assert_int_equal(twheel_loop_add(l, &t, MS), 0); /* max_pending freed */
+	assert_int_equal(twheel_loop_del(l, &t), 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A timer owned by one loop is refused by another, whatever the state,
+ * and neither loop's accounting moves. */
+static void test_foreign_loop_is_refused(void **state)
+{
+	struct fake_clock ca, cb;
+	struct rec a = { .clk = &ca }, q = { .clk = &ca }, b[2] = { { .clk = &cb }, { .clk = &cb } };
+	struct twheel_loop_config cfg;
+	struct twheel_loop *la, *lb;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.max_pending = 2;
+	la = fake_loop(&ca, 1000 * MS, &cfg);
+	lb = fake_loop(&cb, 1000 * MS, &cfg);
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&q.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(la, &a.t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_schedule(la, &q.t, 5 * MS), 0); /* queued */
+	for (int i = 0; i < 2; i++) {
+		struct tw_loop_timer *t = i ? &q.t : &a.t;
+
+		assert_int_equal(twheel_loop_del(lb, t), -EXDEV);
+		assert_int_equal(twheel_loop_mod(lb, t, MS), -EXDEV);
+		assert_int_equal(twheel_loop_mod_at(lb, t, 0), -EXDEV);
+		assert_int_equal(twheel_loop_add(lb, t, MS), -EXDEV);
+		assert_int_equal(twheel_loop_cancel(lb, t), -EXDEV);
+		assert_int_equal(twheel_loop_schedule(lb, t, MS), -EBUSY);
+		assert_false(twheel_loop_pending(lb, t));
+	}
+	assert_int_equal(twheel_loop_count(lb), 0);
+	/* lb's max_pending budget is untouched: two timers fit */
+	tw_loop_timer_init(&b[0].t, rec_fn, 0);
+	tw_loop_timer_init(&b[1].t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(lb, &b[0].t, MS), 0);
+	assert_int_equal(twheel_loop_add(lb, &b[1].t, MS), 0);
+	/* la still owns both and fires each once */
+	run_until(la, &ca, 1010 * MS, MS);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(q.n, 1);
+	assert_int_equal(twheel_loop_count(la), 0);
+	run_until(lb, &cb, 1010 * MS, MS);
+	assert_int_equal(b[0].n + b[1].n, 2);
+	/* once idle, any loop may take it */
+	assert_int_equal(twheel_loop_add(lb, &a.t, MS), 0);
+	assert_int_equal(twheel_loop_del(lb, &a.t), 1);
+	twheel_loop_destroy(la, NULL, NULL, NULL);
+	twheel_loop_destroy(lb, NULL, NULL, NULL);
+}
+
+/* Once stopped, every arming call says so; disarming still works. */
+static void work_fn_nop(struct tw_loop_work *w)
+{
+	(void)w;
+}
+
+static void test_stopped_loop_refuses_arming(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c }, s = { .clk = &c };
+	struct tw_loop_work w;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	tw_loop_timer_init(&s.t, rec_fn, 0);
+	tw_loop_work_init(&w, work_fn_nop);
+	assert_int_equal(twheel_loop_add(l, &s.t, MS), 0);
+	twheel_loop_stop(l);
+	assert_int_equal(twheel_loop_add(l, &r.t, MS), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_add_at(l, &r.t, START), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_mod(l, &r.t, MS), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_mod_at(l, &s.t, START), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_schedule(l, &r.t, MS), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_schedule_at(l, &r.t, START), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_post(l, &w), -ESHUTDOWN);
+	assert_false(tw_loop_timer_busy(&r.t));
+	assert_int_equal(twheel_loop_del(l, &s.t), 1);
+	assert_int_equal(twheel_loop_count(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +922,12 @@ int main(void)
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
+		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
+		cmocka_unit_test(test_due_deadline_fires_next_iteration),
+		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
+		cmocka_unit_test(test_executor_oneshot_busy_until_called),
+		cmocka_unit_test(test_foreign_loop_is_refused),
+		cmocka_unit_test(test_stopped_loop_refuses_arming),
 	};
 
 	require_uring();

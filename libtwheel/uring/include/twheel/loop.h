@@ -79,8 +79,10 @@ enum {
 	/*
 	 * Hand the due timer to the loop's executor (twheel_loop_config
 	 * .executor) instead of calling it on the loop thread, so that slow
-	 * work cannot delay other timers. Arming such a timer on a loop
-	 * without an executor fails with -EINVAL.
+	 * work cannot delay other timers. The executor calls
+	 * tw_loop_timer_call() for each timer it gets; until then the timer
+	 * stays busy. Arming such a timer on a loop without an executor
+	 * fails with -EINVAL.
 	 */
 	TW_LOOP_EXECUTOR = 1u << 1,
 	/* Periodic: next deadline = previous deadline + period (default). */
@@ -95,7 +97,8 @@ enum {
 	 *         deadline of the schedule that lies in the future (default);
 	 *   ONCE: run once now for all of them, then resume as for SKIP;
 	 *   ALL:  run every missed one, back to back (one per loop iteration
-	 *         so that other timers and I/O interleave), then resume.
+	 *         so that other timers and I/O interleave: each owed run is
+	 *         due in the iteration after the previous one), then resume.
 	 * @missed tells the callback how many deadlines were overdue.
 	 */
 	TW_LOOP_MISFIRE_SKIP = 0,
@@ -150,8 +153,8 @@ TWHEEL_LOOP_API int tw_loop_timer_init(struct tw_loop_timer *t,
  * Initialise @t as a periodic timer: the first run is at the deadline given
  * when it is armed, then every @period_ns, at a fixed rate or with a fixed
  * delay, with a misfire policy (see the flags above; TW_LOOP_DEFERRABLE and
- * TW_LOOP_EXECUTOR are allowed too, but TW_LOOP_EXECUTOR only with a fixed
- * rate, since the loop does not learn when the executor finished a run).
+ * TW_LOOP_EXECUTOR are allowed too: an executor's run ends when
+ * tw_loop_timer_call() returns, and the next run is armed only then).
  * Returns 0, or -EINVAL (@t or @func NULL, @period_ns 0, bad flags).
  * Arming it on a loop whose tick is longer than @period_ns fails with
  * -EINVAL. Same thread rules as tw_loop_timer_init(). O(1).
@@ -162,11 +165,12 @@ TWHEEL_LOOP_API int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
 
 /*
  * Returns true while a loop owns @t: queued by twheel_loop_schedule(),
- * armed, between runs of a periodic timer, or cancelled but not yet
- * released by the loop. When it returns false (an acquire load), the loop
- * will not touch @t again and its memory may be reused; a one-shot timer
- * stops being busy just before its callback is called, which then owns it.
- * O(1); any thread.
+ * armed, handed to the executor, between runs of a periodic timer, or
+ * cancelled but not yet released by the loop. When it returns false (an
+ * acquire load), the loop will not touch @t again and its memory may be
+ * freed, re-initialised or reused; a one-shot timer stops being busy just
+ * before its callback starts, and the callback then owns it. False for
+ * NULL. O(1); any thread.
  */
 TWHEEL_LOOP_API bool tw_loop_timer_busy(const struct tw_loop_timer *t);
 
@@ -232,8 +236,8 @@ struct twheel_loop_config {
 	void *executor_arg;
 	/*
 	 * Called on the loop thread when a timer cancelled with
-	 * twheel_loop_cancel() (or deleted by twheel_loop_del() while still
-	 * queued) has been let go: tw_loop_timer_busy() is false from then on
+	 * twheel_loop_cancel() (or deleted by twheel_loop_del() while queued
+	 * or running on the executor) has been let go: tw_loop_timer_busy() is false from then on
 	 * and the hook may free it. NULL = no notification. Free a timer from
 	 * the hook or after polling tw_loop_timer_busy(), not both.
 	 */
@@ -276,8 +280,10 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
  * not yet run to @work_fn (or, if @work_fn is NULL, run it: a post promises
  * a call). Timers cancelled but not yet released are released (the release
  * hook is called). @timer_fn NULL: timers are just dropped (left idle).
- * Call it after the loop stopped, with no other thread still using it.
- * Returns the number of timers handed back. O(owned timers + queued items);
+ * Call it after the loop stopped, with no other thread still using it
+ * (the executor included: every timer it was handed has been passed to
+ * tw_loop_timer_call(), which has returned). Returns the number of timers
+ * handed back. O(owned timers + queued items);
  * the loop thread, not from a callback.
  */
 TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
@@ -359,13 +365,18 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
 /*
  * Arm @t @delay_ns after a fresh reading of the loop clock (so it never
  * fires earlier than @delay_ns after this call), or at the absolute
- * loop-clock deadline @deadline_ns (_at). A deadline in the past fires in
- * the next iteration. The deadline is rounded up to the tick.
+ * loop-clock deadline @deadline_ns (_at). A deadline still ahead is rounded
+ * up to the tick: the timer fires in the first iteration that starts at or
+ * after the start of that tick. A deadline that has come (a delay of 0, or
+ * an _at deadline at or before twheel_loop_now()) fires in the next
+ * iteration, whatever the tick.
  * Returns 0, or
- *   -EINVAL  NULL argument; TW_LOOP_EXECUTOR without an executor; a
- *            periodic timer with a period shorter than the tick;
- *   -EBUSY   @t is owned by a loop already (use twheel_loop_mod());
- *   -ENOSPC  cfg.max_pending timers are owned already.
+ *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
+ *               periodic timer with a period shorter than the tick;
+ *   -EBUSY      @t is owned by this loop already (use twheel_loop_mod());
+ *   -EXDEV      @t is owned by another loop;
+ *   -ENOSPC     cfg.max_pending timers are owned already;
+ *   -ESHUTDOWN  the loop was stopped.
  * No system call and no SQE. O(1); the loop thread (callbacks included;
  * a periodic timer's callback may re-arm its own timer).
  */
@@ -377,8 +388,9 @@ TWHEEL_LOOP_API int twheel_loop_add_at(struct twheel_loop *loop, struct tw_loop_
 /*
  * Re-arm @t whether or not it is armed (kernel mod_timer()). Returns 1 if
  * it was armed, 0 if it was idle, or the errors of twheel_loop_add(), with
- * -EBUSY meaning: queued by or cancelled from another thread, not yet
- * handled by the loop. O(1); the loop thread.
+ * -EBUSY meaning: queued by or cancelled from another thread and not yet
+ * handled by the loop, or running on the executor; -EXDEV: armed on (or
+ * owned by) another loop. O(1); the loop thread.
  */
 TWHEEL_LOOP_API int twheel_loop_mod(struct twheel_loop *loop, struct tw_loop_timer *t,
 				    uint64_t delay_ns);
@@ -388,23 +400,34 @@ TWHEEL_LOOP_API int twheel_loop_mod_at(struct twheel_loop *loop, struct tw_loop_
 /*
  * Disarm @t. Returns 1 if it was armed or queued (its callback will not
  * run) or is a periodic timer whose callback is running now (it will not
- * run again; the loop does not touch @t after that callback returns, so
- * the callback may free it), 0 if it was idle or already fired, or -EINVAL.
- * A timer queued by another thread is cancelled and released later, when
- * the loop reaches it in the inbox (tw_loop_timer_busy() tells when).
+ * run again), 0 if it was idle, already fired or already cancelled, or
+ *   -EINVAL  NULL argument;
+ *   -EXDEV   @t is owned by another loop (nothing is changed).
+ * An armed timer, or a periodic one whose callback is running on this
+ * thread, is idle when this returns: the loop does not touch it again and
+ * it may be freed (from its own callback too). A timer still in the inbox
+ * (queued by another thread) or running on the executor is released later,
+ * when the loop gets it back (release hook; tw_loop_timer_busy() tells).
  * O(1); the loop thread, callbacks included.
  */
 TWHEEL_LOOP_API int twheel_loop_del(struct twheel_loop *loop, struct tw_loop_timer *t);
 
-/* Returns true if @t is armed on the loop's wheels (loop thread). O(1). */
+/* Returns true if @t is armed on @loop's wheels, false otherwise (NULL,
+ * idle, queued, owned by another loop). O(1); the loop thread. */
 TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
 					 const struct tw_loop_timer *t);
 
-/* Call @t's callback (what an executor does on its own thread). */
-static inline void tw_loop_timer_call(struct tw_loop_timer *t)
-{
-	t->func(t);
-}
+/*
+ * Run @t's callback: what an executor does, on its own thread, with each
+ * timer the loop hands it (exactly once per hand-off). A one-shot timer
+ * stops being busy just before its callback starts, and the callback owns
+ * it. A periodic timer stays owned by the loop: when the callback returns,
+ * it is handed back and re-armed for the next deadline of its schedule at
+ * the loop's next iteration (so one run never overlaps the next, and the
+ * callback may read @t->deadline and @t->missed without a race).
+ * O(1) plus the callback (one inbox push for a periodic timer); any thread.
+ */
+TWHEEL_LOOP_API void tw_loop_timer_call(struct tw_loop_timer *t);
 
 /* ---- Any thread -------------------------------------------------------- */
 
@@ -418,6 +441,8 @@ static inline void tw_loop_timer_call(struct tw_loop_timer *t)
  *   -EBUSY      @t is owned by a loop already;
  *   -ENOSPC     cfg.max_pending timers are owned already;
  *   -ESHUTDOWN  the loop was stopped.
+ * The loop arms it with the rules of twheel_loop_add_at(), the loop's time
+ * being that of the iteration that takes it from the inbox.
  * From then on the loop owns @t until its callback runs, it is handed back
  * by twheel_loop_drain(), or it is cancelled and released.
  * O(1), lock-free; any thread, the loop thread included.
@@ -435,7 +460,10 @@ TWHEEL_LOOP_API int twheel_loop_schedule_at(struct twheel_loop *loop,
  *   0           lost: the callback has run or is running now (for a
  *               periodic timer: it will not run again after this run);
  *   -EALREADY   already cancelled;
- *   -ENOENT     @t is idle (never scheduled, or released);
+ *   -ENOENT     @t is idle (never scheduled, or released; a schedule of
+ *               @t still in progress on another thread counts as not
+ *               yet done);
+ *   -EXDEV      @t is owned by another loop (nothing is changed);
  *   -EINVAL     NULL argument.
  * O(1), lock-free (one compare-and-swap, plus one inbox push when the
  * timer was armed); any thread, the loop thread included.
