@@ -367,6 +367,17 @@ void twheel_drain(struct twheel *w, void (*fn)(struct tw_timer *t, void *arg), v
 	take_all(w, fn, arg);
 }
 
+/* Link a timer that was not pending and count it. */
+static inline void arm_new(struct twheel *w, struct tw_timer *t, tw_tick_t expires, uint32_t idx)
+{
+	link_timer(w, t, expires, idx);
+#if TWHEEL_DEBUG_CHECKS
+	t->_wheel = w;
+#endif
+	w->count++;
+	w->st.adds++;
+}
+
 int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 {
 	if (unlikely(!w || !t || !t->func))
@@ -375,12 +386,7 @@ int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 		return -EINVAL;
 	if (unlikely(t->_idx != IDX_NONE))
 		return -EBUSY;
-	link_timer(w, t, expires, calc_idx(w, expires));
-#if TWHEEL_DEBUG_CHECKS
-	t->_wheel = w;
-#endif
-	w->count++;
-	w->st.adds++;
+	arm_new(w, t, expires, calc_idx(w, expires));
 	return 0;
 }
 
@@ -407,12 +413,7 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 	}
 	if (unlikely(!t->func))
 		return -EINVAL;
-	link_timer(w, t, expires, idx);
-#if TWHEEL_DEBUG_CHECKS
-	t->_wheel = w;
-#endif
-	w->count++;
-	w->st.adds++;
+	arm_new(w, t, expires, idx);
 	return 0;
 }
 

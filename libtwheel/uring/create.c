@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * create.c - creating a twheel-uring loop, probing the kernel, explaining
+ * refusals, destroying it, and reading its state.
+ *
+ * Creation asks for IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN |
+ * TASKRUN_FLAG | R_DISABLED (6.1+): completions are then posted only when
+ * the loop thread asks, in its own context, and R_DISABLED lets the thread
+ * that first runs the loop, not the creating one, become the issuer. A
+ * kernel that rejects the flags (EINVAL) gets a plain ring. The one
+ * feature the loop cannot do without is IORING_FEAT_EXT_ARG (5.11): every
+ * wait passes its timeout as an argument. When io_uring is refused, the
+ * message names the cause read from /proc (system-wide disable, group
+ * restriction, the process's seccomp filter).
+ */
+#include "loop_impl.h"
+
+void twheel_loop_config_init(struct twheel_loop_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->tick_ns = DEFAULT_TICK;
+}
+
+/* Read a small integer from a /proc file; -1 if unreadable. */
+static long read_proc_long(const char *path, const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!key) {
+			v = strtol(line, NULL, 10);
+			break;
+		}
+		if (!strncmp(line, key, strlen(key))) {
+			v = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* One line naming why io_uring_setup() failed with @err. */
+static void explain(char *msg, size_t len, int err)
+{
+	long dis, sec;
+
+	if (!msg || !len)
+		return;
+	switch (-err) {
+	case ENOSYS:
+		snprintf(msg, len, "io_uring_setup: ENOSYS: this kernel has no io_uring "
+			 "(CONFIG_IO_URING=n or older than 5.1), or a seccomp filter "
+			 "hides it");
+		return;
+	case EPERM:
+		dis = read_proc_long("/proc/sys/kernel/io_uring_disabled", NULL);
+		sec = read_proc_long("/proc/self/status", "Seccomp:");
+		if (dis == 2)
+			snprintf(msg, len, "io_uring_setup: EPERM: io_uring is disabled "
+				 "system-wide (sysctl kernel.io_uring_disabled=2)");
+		else if (dis == 1)
+			snprintf(msg, len, "io_uring_setup: EPERM: io_uring is restricted "
+				 "to the group kernel.io_uring_group (sysctl "
+				 "kernel.io_uring_disabled=1)");
+		else if (sec == 2)
+			snprintf(msg, len, "io_uring_setup: EPERM: refused by the seccomp "
+				 "filter of this process (a container's default profile "
+				 "blocks io_uring_setup; allow it or run unconfined)");
+		else
+			snprintf(msg, len, "io_uring_setup: EPERM: refused by the kernel "
+				 "(an LSM policy?)");
+		return;
+	case ENOMEM:
+		snprintf(msg, len, "io_uring_setup: ENOMEM: cannot allocate the rings "
+			 "(RLIMIT_MEMLOCK on kernels before 5.12, or memory)");
+		return;
+	case EMFILE:
+	case ENFILE:
+		snprintf(msg, len, "io_uring_setup: %s: out of file descriptors",
+			 err == -EMFILE ? "EMFILE" : "ENFILE");
+		return;
+	default:
+		snprintf(msg, len, "io_uring_setup: %s", strerror(-err));
+	}
+}
+
+int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_config *ucfg,
+		       char *msg, size_t len)
+{
+	struct twheel_loop_config cfg;
+	struct io_uring_params p;
+	struct twheel_loop *l;
+	tw_tick_t now;
+	int ret;
+
+	if (msg && len)
+		msg[0] = '\0';
+	if (!loopp)
+		return -EINVAL;
+	*loopp = NULL;
+	if (ucfg)
+		cfg = *ucfg;
+	else
+		twheel_loop_config_init(&cfg);
+	if (!cfg.tick_ns)
+		cfg.tick_ns = DEFAULT_TICK;
+	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull ||
+	    (cfg.flags & ~TW_LOOP_NO_DEFER_TASKRUN)) {
+		if (msg && len)
+			snprintf(msg, len, "twheel_loop_create: tick must be 1 us .. 1 s");
+		return -EINVAL;
+	}
+
+	l = aligned_alloc(CACHELINE, (sizeof(*l) + CACHELINE - 1) & ~(size_t)(CACHELINE - 1));
+	if (!l)
+		return -ENOMEM;
+	memset(l, 0, sizeof(*l));
+	l->tick = cfg.tick_ns;
+	l->clock = cfg.clock;
+	l->clock_arg = cfg.clock_arg;
+	l->executor = cfg.executor;
+	l->executor_arg = cfg.executor_arg;
+	l->release = cfg.release;
+	l->release_arg = cfg.release_arg;
+	l->max_pending = cfg.max_pending;
+	l->batch = cfg.batch ? cfg.batch : DEFAULT_BATCH;
+	l->q_head = &l->stub;
+	l->q_tail = &l->stub;
+	l->efd_io.func = twl_efd_done;
+	l->efd = -1;
+
+	/*
+	 * SINGLE_ISSUER|DEFER_TASKRUN (6.1+): completions are posted only when
+	 * the loop thread asks, in its own context. R_DISABLED lets the thread
+	 * that first runs the loop, not the creating one, become the issuer.
+	 * Older kernels reject the flags with EINVAL: retry without.
+	 */
+	ret = -EINVAL;
+	if (!(cfg.flags & TW_LOOP_NO_DEFER_TASKRUN)) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
+						 &l->ring, &p);
+		if (ret == 0) {
+			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
+			l->r_disabled = true;
+			l->taskrun_flag = true;
+		}
+	}
+	if (ret == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
+						 &l->ring, &p);
+	}
+	if (ret < 0) {
+		explain(msg, len, ret);
+		free(l);
+		return ret;
+	}
+
+	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
+	 * the one feature the loop cannot do without. */
+	if (!(p.features & IORING_FEAT_EXT_ARG)) {
+		ret = -EOPNOTSUPP;
+		if (msg && len)
+			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
+				 "(timed waits): Linux 5.11 or later is needed");
+		goto err_ring;
+	}
+	l->features |= TW_LOOP_FEAT_EXT_ARG;
+
+	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->efd < 0) {
+		ret = -errno;
+		if (msg && len)
+			snprintf(msg, len, "eventfd: %s", strerror(-ret));
+		goto err_ring;
+	}
+
+	l->now = loop_clock(l);
+	now = l->now / l->tick;
+	l->wheel = twheel_create(now);
+	l->dwheel = twheel_create(now);
+	if (!l->wheel || !l->dwheel) {
+		ret = -ENOMEM;
+		goto err_wheels;
+	}
+	*loopp = l;
+	return 0;
+
+err_wheels:
+	twheel_destroy(l->wheel);
+	twheel_destroy(l->dwheel);
+	close(l->efd);
+err_ring:
+	io_uring_queue_exit(&l->ring);
+	free(l);
+	return ret;
+}
+
+void twheel_loop_destroy(struct twheel_loop *l,
+			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
+{
+	if (!l)
+		return;
+	twheel_loop_drain(l, timer_fn, work_fn, arg);
+	io_uring_queue_exit(&l->ring);
+	close(l->efd);
+	twheel_destroy(l->wheel);
+	twheel_destroy(l->dwheel);
+	free(l);
+}
+
+/* ---- Inspection ------------------------------------------------------------ */
+
+uint64_t twheel_loop_now(const struct twheel_loop *l)
+{
+	return l ? l->now : 0;
+}
+
+uint64_t twheel_loop_clock(const struct twheel_loop *l)
+{
+	return l ? loop_clock(l) : 0;
+}
+
+uint64_t twheel_loop_tick(const struct twheel_loop *l)
+{
+	return l ? l->tick : 0;
+}
+
+unsigned twheel_loop_features(const struct twheel_loop *l)
+{
+	return l ? l->features : 0;
+}
+
+int twheel_loop_get_stats(const struct twheel_loop *l, struct twheel_loop_stats *st)
+{
+	if (!l || !st)
+		return -EINVAL;
+	*st = l->st;
+	return 0;
+}
+
+size_t twheel_loop_count(const struct twheel_loop *l)
+{
+	return l ? twheel_count(l->wheel) + twheel_count(l->dwheel) : 0;
+}

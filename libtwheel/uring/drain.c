@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drain.c - handing back everything a stopped loop still owns.
+ *
+ * A program that shuts down must not lose a timer: drain empties the inbox
+ * first (queued timers and periodic runs the executor handed back go to
+ * the caller, cancelled ones are released, posted work runs or goes to the
+ * caller), then the two wheels (twheel_drain()), each timer made idle
+ * before the caller sees it, so that the caller may free it at once.
+ */
+#include "loop_impl.h"
+
+struct drain_ctx {
+	struct twheel_loop *l;
+	void (*fn)(struct tw_loop_timer *t, void *arg);
+	void *arg;
+	size_t n;
+};
+
+static void drain_one(struct tw_timer *tt, void *arg)
+{
+	struct drain_ctx *c = arg;
+	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
+
+	if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
+		pending_dec(c->l);
+		c->n++;
+		if (c->fn)
+			c->fn(t, c->arg);
+	}
+}
+
+size_t twheel_loop_drain(struct twheel_loop *l,
+			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
+			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
+{
+	struct drain_ctx c = { .l = l, .fn = timer_fn, .arg = arg, .n = 0 };
+	struct tw_loop_node *n;
+
+	if (!l || l->in_callback)
+		return 0;
+	/* The inbox first: cancels in it unlink timers from the wheels. */
+	while ((n = twl_inbox_pop(l))) {
+		struct tw_loop_timer *t;
+		uint32_t s;
+
+		if (n == &twl_inbox_retry) {
+			sched_yield();
+			continue;
+		}
+		if (n->_kind == TW__NODE_WORK) {
+			struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
+
+			if (work_fn) {
+				state_store(n, 0);
+				work_fn(w, arg);
+			} else {
+				twl_work_run(w);
+			}
+			continue;
+		}
+		t = tw_container_of(n, struct tw_loop_timer, _node);
+		s = state_load(n);
+		if ((s == TW__T_QUEUED || s == TW__T_RETURNED) && state_cas(n, s, TW__T_IDLE)) {
+			pending_dec(l);
+			c.n++;
+			if (timer_fn)
+				timer_fn(t, arg);
+		} else if (state_load(n) == TW__T_CANCELLED) {
+			twl_timer_release(l, t);
+		}
+	}
+	twheel_drain(l->wheel, drain_one, &c);
+	twheel_drain(l->dwheel, drain_one, &c);
+	return c.n;
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_impl.h - what the files of twheel-uring share, private to them: the
+ * loop struct, the timer states, the small helpers, and the functions one
+ * concern offers the others (prefix twl_; hidden, like everything but the
+ * public API). Each .c file opens with the design of its own concern:
+ *
+ *	inbox.c     the cross-thread inbox (MPSC queue), waking the loop, posted work
+ *	timer.c     the loop-timer state machine: add/mod/del, schedule/cancel, firing
+ *	periodic.c  periodic timers and misfire policies
+ *	wait.c      one iteration: the kernel wait, I/O completions, advancing the wheels
+ *	create.c    creation, kernel probing and its error messages, destroy, inspection
+ *	drain.c     handing back everything the loop owns
+ *
+ * Time. The loop clock gives nanoseconds (CLOCK_MONOTONIC by default),
+ * mapped onto wheel ticks of l->tick ns. The wheels are advanced to
+ * floor(now / tick). A deadline d still ahead of the reference reading r
+ * (a clock reading taken no earlier than the arming call) becomes the
+ * expiry ceil(d / tick): since floor(now / tick) >= ceil(d / tick) implies
+ * now >= d, nothing fires early, and since the loop sleeps until the tick
+ * boundary ceil(d / tick) * tick < d + tick, nothing is more than a tick
+ * plus wake-up latency late. A deadline d <= r has come already: it gets
+ * r's own tick floor(r / tick), which the next advance reaches, so it runs
+ * in the next iteration (deadline_tick()).
+ */
+#ifndef TWHEEL_LOOP_IMPL_H
+#define TWHEEL_LOOP_IMPL_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "twheel/loop.h"
+
+#define CACHELINE 64
+
+#define TW__NODE_TIMER 1u
+#define TW__NODE_WORK 2u
+
+/* Timer states (struct tw_loop_node._state). */
+#define TW__T_IDLE 0u
+#define TW__T_QUEUED 1u
+#define TW__T_ARMED 2u
+#define TW__T_DONE 3u
+#define TW__T_CANCELLED 4u
+#define TW__T_RUNNING 5u
+#define TW__T_CLAIMED 6u
+#define TW__T_RETURNED 7u
+#define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
+
+/* Internal: in timer.flags, so that firing reads only the first cache line. */
+#define TW__LOOP_PERIODIC (1u << 31)
+
+#define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
+#define PERIODIC_FLAGS (TIMER_FLAGS | TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_MASK)
+
+#define NO_TIMEOUT UINT64_MAX
+#define DEFAULT_TICK 1000000ull
+#define DEFAULT_ENTRIES 256u
+#define DEFAULT_BATCH 4096u
+/* I/O handlers run per iteration before the wheels are advanced. */
+#define CQE_BATCH 256u
+
+struct twheel_loop {
+	/* Written by producers: the push end of the inbox, on its own line. */
+	_Alignas(CACHELINE) struct tw_loop_node *q_head;
+
+	/* Wake-up handshake and stop flag: read by producers on every push. */
+	_Alignas(CACHELINE) uint32_t sleeping;
+	uint32_t wake_pending;
+	uint32_t stop;
+	size_t npending; /* owned timers, counted only with max_pending */
+
+	/* Everything below belongs to the loop thread. */
+	_Alignas(CACHELINE) struct tw_loop_node *q_tail;
+	struct tw_loop_node stub;
+	bool inbox_more;   /* batch exhausted or a push in flight: don't sleep */
+	bool cq_more;      /* CQE_BATCH used up with CQEs left: don't sleep */
+
+	struct twheel *wheel;  /* normal timers */
+	struct twheel *dwheel; /* deferrable timers */
+	uint64_t tick;
+	uint64_t now;          /* clock at the start of this iteration */
+
+	twheel_clock_fn clock;
+	void *clock_arg;
+	twheel_executor_fn executor;
+	void *executor_arg;
+	void (*release)(struct tw_loop_timer *t, void *arg);
+	void *release_arg;
+	size_t max_pending;
+	unsigned batch;
+	unsigned features;
+
+	bool started;
+	bool r_disabled;
+	bool in_callback;
+	bool taskrun_flag; /* IORING_SETUP_TASKRUN_FLAG: sq flags say when to enter */
+
+	/* The periodic timer whose callback runs now, and whether the
+	 * callback re-armed or deleted it (then the loop leaves it alone). */
+	struct tw_loop_timer *cur;
+	bool cur_gone;
+
+	int efd;
+	bool efd_armed;    /* a read of efd is queued or in flight */
+	uint64_t efd_buf;
+	struct tw_loop_io efd_io;
+
+	struct twheel_loop_stats st;
+	struct io_uring ring;
+};
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t loop_clock(const struct twheel_loop *l)
+{
+	return l->clock ? l->clock(l->clock_arg) : mono_ns();
+}
+
+static inline uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/*
+ * The wheel expiry for deadline @d, given a clock reading @ref taken no
+ * earlier than the arming call: a deadline still ahead goes to the first
+ * tick whose start is at or after it (never early); one at or before @ref
+ * is due, and goes to @ref's own tick, which the next advance reaches
+ * (rounding it up would make it wait for the next tick boundary).
+ */
+static inline tw_tick_t deadline_tick(const struct twheel_loop *l, uint64_t d, uint64_t ref)
+{
+	if (d <= ref)
+		return ref / l->tick;
+	return d / l->tick + (d % l->tick != 0);
+}
+
+static inline uint32_t state_load(const struct tw_loop_node *n)
+{
+	return __atomic_load_n(&n->_state, __ATOMIC_ACQUIRE);
+}
+
+static inline bool state_cas(struct tw_loop_node *n, uint32_t old, uint32_t new)
+{
+	return __atomic_compare_exchange_n(&n->_state, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static inline void state_store(struct tw_loop_node *n, uint32_t s)
+{
+	__atomic_store_n(&n->_state, s, __ATOMIC_RELEASE);
+}
+
+/* The loop that owns @t; only meaningful once an acquire load of its state
+ * showed it owned (the owner is stored before that state is published). */
+static inline struct twheel_loop *timer_owner(const struct tw_loop_timer *t)
+{
+	return __atomic_load_n(&t->_loop, __ATOMIC_RELAXED);
+}
+
+/* States in which a loop owns the timer (and t->_loop names it). */
+static inline bool state_owned(uint32_t s)
+{
+	return s != TW__T_IDLE && s != TW__T_DONE && s != TW__T_CLAIMED;
+}
+
+static inline struct twheel *timer_wheel(const struct twheel_loop *l,
+					 const struct tw_loop_timer *t)
+{
+	return (t->timer.flags & TW_LOOP_DEFERRABLE) ? l->dwheel : l->wheel;
+}
+
+/* Account one more owned timer; false when max_pending is reached. */
+static inline bool pending_inc(struct twheel_loop *l)
+{
+	if (!l->max_pending)
+		return true;
+	if (__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED) >= l->max_pending) {
+		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+static inline void pending_dec(struct twheel_loop *l)
+{
+	if (l->max_pending)
+		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- What one concern offers the others --------------------------------- */
+
+/* inbox.c */
+extern struct tw_loop_node twl_inbox_retry; /* from twl_inbox_pop(): a push is in flight */
+void twl_inbox_push(struct twheel_loop *l, struct tw_loop_node *n);
+struct tw_loop_node *twl_inbox_pop(struct twheel_loop *l);
+bool twl_inbox_maybe_nonempty(struct twheel_loop *l);
+int twl_inbox_run(struct twheel_loop *l);
+void twl_wake(struct twheel_loop *l);
+void twl_work_run(struct tw_loop_work *w);
+
+/* timer.c */
+void twl_timer_fire(struct tw_timer *tt);
+void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+		    uint64_t ref);
+void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
+void twl_timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from);
+void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t);
+
+/* periodic.c */
+void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t);
+uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t, uint64_t now);
+
+/* wait.c */
+extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
+void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
+
+#endif /* TWHEEL_LOOP_IMPL_H */

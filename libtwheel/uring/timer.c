@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timer.c - the loop-timer state machine of twheel-uring: arming and
+ * disarming on the loop thread, scheduling and cancelling from any thread,
+ * firing one-shot timers.
+ *
+ * Every loop timer carries an atomic state (in its inbox node); transitions
+ * are single compare-and-swaps so that a cancel from another thread and the
+ * loop firing the timer have exactly one winner:
+ *
+ *	IDLE/DONE ──schedule──▶ CLAIMED ──fields written──▶ QUEUED ──loop pops──▶ ARMED
+ *	IDLE/DONE ──loop add───▶ CLAIMED ──fields written, linked──────────────▶ ARMED
+ *	ARMED ──fires (one-shot)──▶ DONE                 (callback owns the timer)
+ *	ARMED ──fires (executor)──▶ RUNNING ──tw_loop_timer_call()──▶ DONE
+ *	ARMED ──fires (periodic)──▶ RUNNING ──run ends──▶ ARMED (re-linked first)
+ *	ARMED ──fires (periodic, executor)──▶ RUNNING ──run ends──▶ RETURNED (pushed)
+ *	                                  ──loop pops──▶ ARMED (re-linked first)
+ *	QUEUED/RETURNED ──cancel──▶ CANCELLED (already in the inbox) ─┐ loop pops:
+ *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─────────┴▶ unlink, IDLE
+ *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──run ends──▶ unlink, IDLE
+ *
+ * The rule that keeps other threads' memory safe: a state that lets another
+ * thread reuse the timer (IDLE, DONE) or that announces fields (QUEUED,
+ * ARMED: the owning loop, the deadline) is published only after the work it
+ * announces is finished, and the loop does not touch the timer after
+ * publishing IDLE or DONE (it reads what it needs first). CLAIMED is the
+ * private "being filled in" state of a schedule or add: to other threads it
+ * is not yet scheduled (tw_loop_timer_busy() is false, cancel says -ENOENT).
+ *
+ * Only the loop thread touches the wheels and a timer's wheel links, so the
+ * core wheel needs no locks. A timer is on the inbox at most once at a time
+ * (a cancelled timer cannot be scheduled again before the loop released it),
+ * so one link per timer suffices and nothing is allocated. A timer records
+ * the loop that owns it (t->_loop, stored before the state that announces
+ * it), so that a call naming another loop is refused (-EXDEV) in O(1).
+ */
+#include "loop_impl.h"
+
+int tw_loop_timer_init(struct tw_loop_timer *t, void (*func)(struct tw_loop_timer *t),
+		       unsigned flags)
+{
+	if (!t || !func || (flags & ~TIMER_FLAGS))
+		return -EINVAL;
+	tw_timer_init(&t->timer, twl_timer_fire);
+	t->timer.flags = flags;
+	t->func = func;
+	t->deadline = 0;
+	t->period = 0;
+	t->missed = 0;
+	t->_backlog = 0;
+	t->_node._next = NULL;
+	t->_node._kind = TW__NODE_TIMER;
+	t->_node._state = TW__T_IDLE;
+	t->_loop = NULL;
+	return 0;
+}
+
+bool tw_loop_timer_busy(const struct tw_loop_timer *t)
+{
+	return t && state_owned(state_load(&t->_node));
+}
+
+/* Checks shared by add and schedule. */
+static int timer_check(const struct twheel_loop *l, const struct tw_loop_timer *t)
+{
+	if (!l || !t || !t->func || t->_node._kind != TW__NODE_TIMER)
+		return -EINVAL;
+	if ((t->timer.flags & TW_LOOP_EXECUTOR) && !l->executor)
+		return -EINVAL;
+	if (t->period && t->period < l->tick)
+		return -EINVAL;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	return 0;
+}
+
+/*
+ * Take an idle timer for @l: IDLE/DONE -> CLAIMED, counted against
+ * max_pending. The caller fills in the fields and then publishes the
+ * state that announces them.
+ */
+static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	uint32_t s = state_load(&t->_node);
+
+	if (s != TW__T_IDLE && s != TW__T_DONE)
+		return -EBUSY;
+	if (!pending_inc(l))
+		return -ENOSPC;
+	if (!state_cas(&t->_node, s, TW__T_CLAIMED)) {
+		pending_dec(l);
+		return -EBUSY;
+	}
+	__atomic_store_n(&t->_loop, l, __ATOMIC_RELAXED);
+	t->_backlog = 0;
+	return 0;
+}
+
+/* Link @t on its wheel for @deadline, @ref being a clock reading taken no
+ * earlier than the request (loop thread). */
+void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+		       uint64_t ref)
+{
+	t->deadline = deadline;
+	twheel_mod(timer_wheel(l, t), &t->timer, deadline_tick(l, deadline, ref));
+}
+
+/* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.
+ * Nothing here reads @t after the IDLE store but the hook's argument. */
+void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	void (*release)(struct tw_loop_timer *, void *) = l->release;
+	void *arg = l->release_arg;
+
+	twheel_del(timer_wheel(l, t), &t->timer);
+	pending_dec(l);
+	state_store(&t->_node, TW__T_IDLE);
+	if (release)
+		release(t, arg);
+}
+
+/* Publish @t armed after it was linked; @from is the state it leaves. A
+ * cancel that came in meanwhile wins: the timer is released instead. */
+void twl_timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from)
+{
+	if (!state_cas(&t->_node, from, TW__T_ARMED))
+		twl_timer_release(l, t);
+}
+
+/* The core wheel's callback for every loop timer. */
+void twl_timer_fire(struct tw_timer *tt)
+{
+	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
+	struct twheel_loop *l = twl_firing_loop;
+	void (*func)(struct tw_loop_timer *) = t->func;
+	unsigned flags = tt->flags;
+
+	if (flags & TW__LOOP_PERIODIC) {
+		twl_fire_periodic(l, t);
+		return;
+	}
+	if (flags & TW_LOOP_EXECUTOR) {
+		/* stays owned (RUNNING) until tw_loop_timer_call() starts it */
+		if (state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING)) {
+			l->st.timers_fired++;
+			l->executor(t, l->executor_arg);
+		}
+		return;
+	}
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE))
+		return; /* cancelled by another thread: the inbox releases it */
+	/* DONE is published: @t belongs to its callback now, not to us */
+	pending_dec(l);
+	l->st.timers_fired++;
+	func(t);
+}
+
+void tw_loop_timer_call(struct tw_loop_timer *t)
+{
+	void (*func)(struct tw_loop_timer *) = t->func;
+	struct twheel_loop *l = timer_owner(t);
+
+	if (!(t->timer.flags & TW__LOOP_PERIODIC)) {
+		pending_dec(l);
+		state_store(&t->_node, TW__T_DONE);
+		func(t);
+		return;
+	}
+	func(t);
+	/* Hand it back to the loop, which re-arms it (or releases it if it
+	 * was cancelled during the run); then never touch it again. */
+	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_RETURNED))
+		state_store(&t->_node, TW__T_CANCELLED);
+	twl_inbox_push(l, &t->_node);
+	twl_wake(l);
+}
+
+/* The loop took @t from the inbox: arm what was queued or handed back by
+ * the executor, release what was cancelled. */
+void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	uint32_t s = state_load(&t->_node);
+
+	if (s == TW__T_QUEUED) {
+		twl_timer_link(l, t, t->deadline, l->now);
+		twl_timer_publish_armed(l, t, s);
+	} else if (s == TW__T_RETURNED) {
+		/* a periodic executor run ended; misfires are judged when the
+		 * next deadline is due */
+		twl_timer_link(l, t, twl_periodic_next(l, t, l->now), l->now);
+		twl_timer_publish_armed(l, t, s);
+	} else if (s == TW__T_CANCELLED) {
+		twl_timer_release(l, t);
+	}
+}
+
+/* ---- On the loop thread ------------------------------------------------- */
+
+static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+		    uint64_t ref, bool mod)
+{
+	uint32_t s;
+	int ret = timer_check(l, t);
+
+	if (ret)
+		return ret;
+	s = state_load(&t->_node);
+	if (state_owned(s) && timer_owner(t) != l)
+		return -EXDEV;
+	if (s == TW__T_ARMED && mod) {
+		twl_timer_link(l, t, deadline, ref);
+		return 1;
+	}
+	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
+		/* A periodic timer re-armed by its own callback. */
+		if (s != TW__T_RUNNING)
+			return -EBUSY; /* cancelled from another thread */
+		l->cur_gone = true;
+		t->_backlog = 0;
+		twl_timer_link(l, t, deadline, ref);
+		twl_timer_publish_armed(l, t, TW__T_RUNNING);
+		return 0;
+	}
+	ret = timer_claim(l, t);
+	if (ret)
+		return ret;
+	twl_timer_link(l, t, deadline, ref);
+	state_store(&t->_node, TW__T_ARMED);
+	return 0;
+}
+
+int twheel_loop_add_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
+{
+	return loop_add(l, t, deadline_ns, l ? l->now : 0, false);
+}
+
+int twheel_loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	uint64_t now;
+
+	if (!l)
+		return -EINVAL;
+	now = loop_clock(l);
+	return loop_add(l, t, add_sat(now, delay_ns), now, false);
+}
+
+int twheel_loop_mod_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
+{
+	return loop_add(l, t, deadline_ns, l ? l->now : 0, true);
+}
+
+int twheel_loop_mod(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	uint64_t now;
+
+	if (!l)
+		return -EINVAL;
+	now = loop_clock(l);
+	return loop_add(l, t, add_sat(now, delay_ns), now, true);
+}
+
+int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	uint32_t s;
+
+	if (!l || !t)
+		return -EINVAL;
+	s = state_load(&t->_node);
+	if (state_owned(s) && timer_owner(t) != l)
+		return -EXDEV;
+	switch (s) {
+	case TW__T_ARMED:
+		/* unlink first: IDLE lets other threads reuse the memory */
+		twheel_del(timer_wheel(l, t), &t->timer);
+		if (!state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE))
+			return 0; /* a cancel from another thread won; it releases */
+		pending_dec(l);
+		return 1;
+	case TW__T_QUEUED:
+	case TW__T_RETURNED:
+		/* Still on the inbox: the loop releases it when it gets there. */
+		return state_cas(&t->_node, s, TW__T_CANCELLED) ? 1 : 0;
+	case TW__T_RUNNING:
+	case TW__T_RUNNING | TW__T_CANCEL_REQ:
+		if (!(t->timer.flags & TW__LOOP_PERIODIC))
+			return 0; /* a one-shot on the executor: it has fired */
+		if (t != l->cur) /* periodic, on the executor: released when it returns */
+			return state_cas(&t->_node, TW__T_RUNNING,
+					 TW__T_RUNNING | TW__T_CANCEL_REQ) ? 1 : 0;
+		if (l->cur_gone)
+			return 0;
+		/* its own callback is running on this thread: the loop will not
+		 * touch it after the callback returns */
+		l->cur_gone = true;
+		pending_dec(l);
+		state_store(&t->_node, TW__T_IDLE);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer *t)
+{
+	return l && t && tw_timer_pending(&t->timer) && timer_owner(t) == l;
+}
+
+/* ---- From any thread ---------------------------------------------------- */
+
+int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
+			    uint64_t deadline_ns)
+{
+	int ret = timer_check(l, t);
+
+	if (!ret)
+		ret = timer_claim(l, t);
+	if (ret)
+		return ret;
+	t->deadline = deadline_ns;
+	state_store(&t->_node, TW__T_QUEUED);
+	twl_inbox_push(l, &t->_node);
+	twl_wake(l);
+	return 0;
+}
+
+int twheel_loop_schedule(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
+{
+	if (!l)
+		return -EINVAL;
+	return twheel_loop_schedule_at(l, t, add_sat(loop_clock(l), delay_ns));
+}
+
+int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	if (!l || !t)
+		return -EINVAL;
+	for (;;) {
+		uint32_t s = state_load(&t->_node);
+
+		if (state_owned(s) && timer_owner(t) != l)
+			return -EXDEV;
+		switch (s) {
+		case TW__T_IDLE:
+		case TW__T_CLAIMED: /* a schedule not yet done: not scheduled yet */
+			return -ENOENT;
+		case TW__T_DONE:
+			return 0;
+		case TW__T_CANCELLED:
+		case TW__T_RUNNING | TW__T_CANCEL_REQ:
+			return -EALREADY;
+		case TW__T_QUEUED:
+		case TW__T_RETURNED:
+			if (state_cas(&t->_node, s, TW__T_CANCELLED))
+				return 1; /* the loop releases it when it pops it */
+			break;
+		case TW__T_ARMED:
+			if (state_cas(&t->_node, s, TW__T_CANCELLED)) {
+				/* Ask the loop to unlink and release it. */
+				twl_inbox_push(l, &t->_node);
+				twl_wake(l);
+				return 1;
+			}
+			break;
+		case TW__T_RUNNING:
+			if (!(t->timer.flags & TW__LOOP_PERIODIC))
+				return 0; /* a one-shot handed to the executor: fired */
+			if (state_cas(&t->_node, s, TW__T_RUNNING | TW__T_CANCEL_REQ))
+				return 0;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.c - one iteration of twheel-uring: the kernel wait, I/O
+ * completions, the inbox, and advancing the wheels.
+ *
+ * One loop is one io_uring, two wheels and one inbox, driven by one thread:
+ *
+ *	other threads ──push──▶ inbox (inbox.c)
+ *	                             │ ≤ cfg.batch items per iteration
+ *	                             ▼
+ *	io_uring CQEs ──▶ loop thread ──▶ wheel   (normal timers: decide the wait)
+ *	                             └──▶ dwheel  (deferrable timers: never do)
+ *
+ * One iteration (twheel_loop_run_once):
+ *   1. compute the wait: 0 if anything is due or queued, else until the
+ *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
+ *      expiry: at most TWHEEL_LEVELS + 1 wake-ups for a lone far timer), or
+ *      forever when the normal wheel is empty;
+ *   2. submit SQEs and sleep in io_uring_enter(); the timeout is an
+ *      argument of the wait (IORING_FEAT_EXT_ARG), so it costs no SQE;
+ *      another thread wakes the loop through an eventfd read kept armed on
+ *      the ring (the handshake is in inbox.c);
+ *   3. read the clock, run up to CQE_BATCH I/O handlers, handle up to
+ *      cfg.batch inbox items, advance both wheels to the current tick.
+ *      Both batches are bounded so that due timers are looked at every
+ *      few hundred completions: a loop that is behind (a CPU-starved
+ *      process with thousands of completions waiting) interleaves its
+ *      timers with its I/O instead of running them after all of it.
+ *      What is left over is run by the next iteration, which then does
+ *      not sleep.
+ */
+#include "loop_impl.h"
+
+/* The loop whose wheels this thread is advancing (read by twl_timer_fire()
+ * instead of t->_loop, which sits on the timer's second cache line). */
+_Thread_local struct twheel_loop *twl_firing_loop;
+
+static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+
+	if (!sqe && l->started) {
+		io_uring_submit(&l->ring);
+		sqe = io_uring_get_sqe(&l->ring);
+	}
+	if (sqe)
+		io_uring_sqe_set_data(sqe, data);
+	return sqe;
+}
+
+struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
+{
+	if (!l || !io)
+		return NULL;
+	return loop_sqe(l, io);
+}
+
+int twheel_loop_submit(struct twheel_loop *l)
+{
+	if (!l)
+		return -EINVAL;
+	if (!l->started)
+		return -EBADFD;
+	return io_uring_submit(&l->ring);
+}
+
+struct io_uring *twheel_loop_ring(struct twheel_loop *l)
+{
+	return l ? &l->ring : NULL;
+}
+
+/* Keep one read of the eventfd in flight: that is how producers wake us. */
+static void efd_arm(struct twheel_loop *l)
+{
+	struct io_uring_sqe *sqe = loop_sqe(l, &l->efd_io);
+
+	l->efd_armed = sqe != NULL;
+	if (sqe)
+		io_uring_prep_read(sqe, l->efd, &l->efd_buf, sizeof(l->efd_buf), 0);
+	/* else: the SQ is full of the user's SQEs; loop_wait() retries */
+}
+
+void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct twheel_loop *l = tw_container_of(io, struct twheel_loop, efd_io);
+
+	(void)cqe;
+	l->st.eventfd_wakes++;
+	l->efd_armed = false;
+	__atomic_store_n(&l->wake_pending, 0, __ATOMIC_SEQ_CST);
+	efd_arm(l);
+}
+
+/* Run the handlers of the CQEs available now; returns how many user ones. */
+static int cqes_run(struct twheel_loop *l)
+{
+	unsigned budget = CQE_BATCH;
+	struct io_uring_cqe *cqe;
+	int ran = 0;
+
+	l->cq_more = false;
+	for (;;) {
+		if (io_uring_peek_cqe(&l->ring, &cqe) != 0)
+			break;
+		if (!budget--) {
+			l->cq_more = true; /* the rest next iteration, no sleep */
+			break;
+		}
+		struct io_uring_cqe c = *cqe;
+		struct tw_loop_io *io = io_uring_cqe_get_data(&c);
+
+		io_uring_cqe_seen(&l->ring, cqe);
+		if (!io)
+			continue;
+		if (io != &l->efd_io) {
+			l->st.io_completions++;
+			ran++;
+		}
+		io->func(io, &c);
+	}
+	return ran;
+}
+
+/*
+ * Step 1 and 2 of an iteration: submit, and sleep unless @nowait or
+ * something is due. Returns 0 or a negative errno from io_uring_enter().
+ */
+static int loop_wait(struct twheel_loop *l, bool nowait)
+{
+	uint64_t timeout = NO_TIMEOUT, now;
+	int ret;
+
+	if (!l->efd_armed)
+		efd_arm(l); /* without it another thread could not wake us */
+	if (nowait || !l->efd_armed || l->inbox_more || l->cq_more ||
+	    __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+		timeout = 0;
+	} else {
+		tw_tick_t next = twheel_next_expiry(l->wheel);
+
+		if (next != TW_TICK_MAX && next <= UINT64_MAX / l->tick) {
+			uint64_t dl = next * l->tick;
+
+			now = loop_clock(l);
+			timeout = dl > now ? dl - now : 0;
+		}
+	}
+
+	if (timeout) {
+		__atomic_store_n(&l->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (twl_inbox_maybe_nonempty(l) || __atomic_load_n(&l->stop, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
+			timeout = 0;
+		}
+	}
+
+	if (!timeout) {
+		/* Poll: enter the kernel only to submit, or when completions
+		 * wait as deferred task work (or we cannot tell). */
+		bool enter = io_uring_sq_ready(&l->ring) ||
+			     ((l->features & TW_LOOP_FEAT_DEFER_TASKRUN) &&
+			      (!l->taskrun_flag ||
+			       (IO_URING_READ_ONCE(*l->ring.sq.kflags) &
+				(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))));
+
+		ret = enter ? io_uring_submit_and_get_events(&l->ring) : 0;
+		return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY ? ret : 0;
+	}
+
+	l->st.waits++;
+	if (timeout == NO_TIMEOUT) {
+		ret = io_uring_submit_and_wait(&l->ring, 1);
+	} else {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = {
+			.tv_sec = (long long)(timeout / 1000000000ull),
+			.tv_nsec = (long long)(timeout % 1000000000ull),
+		};
+
+		ret = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
+	}
+	__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
+	l->st.wakeups++;
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		return ret;
+	return 0;
+}
+
+static int loop_start(struct twheel_loop *l)
+{
+	if (l->r_disabled) {
+		/* io_uring_enable_rings() is declared but not exported by
+		 * liburing 2.3: issue the register opcode directly. */
+		int ret = io_uring_register(l->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+					    NULL, 0);
+
+		if (ret < 0)
+			return ret;
+		l->r_disabled = false;
+	}
+	l->started = true;
+	efd_arm(l);
+	return 0;
+}
+
+int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
+{
+	struct twheel_loop *prev;
+	tw_tick_t tick;
+	long fired;
+	int ret, ran;
+
+	if (!l || (flags & ~TW_LOOP_NOWAIT))
+		return -EINVAL;
+	if (l->in_callback)
+		return -EBUSY;
+	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
+		return -ESHUTDOWN;
+	if (!l->started) {
+		ret = loop_start(l);
+		if (ret)
+			return ret;
+	}
+	l->st.iterations++;
+
+	ret = loop_wait(l, flags & TW_LOOP_NOWAIT);
+	if (ret)
+		return ret;
+
+	l->in_callback = true;
+	l->now = loop_clock(l);
+	ran = cqes_run(l);
+	ran += twl_inbox_run(l);
+
+	/* A replaced clock might step back; the wheels never do. */
+	tick = l->now / l->tick;
+	if (tick < twheel_now(l->wheel))
+		tick = twheel_now(l->wheel);
+	prev = twl_firing_loop; /* another loop may be running this one from a callback */
+	twl_firing_loop = l;
+	fired = twheel_advance(l->wheel, tick);
+	if (fired > 0)
+		ran += (int)fired;
+	fired = twheel_advance(l->dwheel, tick);
+	if (fired > 0)
+		ran += (int)fired;
+	twl_firing_loop = prev;
+	l->in_callback = false;
+	return ran;
+}
+
+int twheel_loop_run(struct twheel_loop *l)
+{
+	for (;;) {
+		int ret = twheel_loop_run_once(l, 0);
+
+		if (ret == -ESHUTDOWN)
+			return 0;
+		if (ret < 0)
+			return ret;
+	}
+}
+
+int twheel_loop_stop(struct twheel_loop *l)
+{
+	if (!l)
+		return -EINVAL;
+	__atomic_store_n(&l->stop, 1, __ATOMIC_SEQ_CST);
+	twl_wake(l);
+	return 0;
+}
+
+bool twheel_loop_stopped(const struct twheel_loop *l)
+{
+	return l && __atomic_load_n(&l->stop, __ATOMIC_ACQUIRE);
+}
