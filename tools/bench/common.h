@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/common.h - what every benchmark program of tools/bench shares:
- * the seeded PRNG of shared/BENCHMARKS.md (splitmix64 to seed, xorshift64* to
- * draw, seed 42), a monotonic clock read outside timed regions, and the
- * workload sizes.
+ * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), a
+ * monotonic clock read outside timed regions, and the workload sizes.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -14,7 +13,7 @@
 
 #define BENCH_SEED 42
 
-/* The standard sizes (shared/BENCHMARKS.md); --quick divides them. */
+/* The standard sizes of the workloads (workload.c); --quick scales them down. */
 #define BENCH_N 1000000u          /* add_expire, add_cancel, long_range, rearm's C */
 #define BENCH_M 10000000u         /* rearm's re-arms */
 #define BENCH_SPAN 65536u         /* add_expire / add_cancel expiries: [now+1, now+SPAN] */
