@@ -78,6 +78,20 @@ static inline uint64_t rng_log_uniform(struct rng *r, int bits)
 	return v ? v : 1;
 }
 
+/* p[0..n-1] = a random permutation of 0..n-1 from stream @stream (Fisher-Yates). */
+static inline void rng_permutation(uint32_t *p, uint32_t n, uint64_t stream)
+{
+	struct rng r = rng_seed(stream);
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = rng_below(&r, i);
+		uint32_t x = p[i - 1];
+		p[i - 1] = p[j];
+		p[j] = x;
+	}
+}
+
 static inline uint64_t clock_ns(void)
 {
 	struct timespec ts;

@@ -66,15 +66,7 @@ static uint32_t *permutation(uint32_t n)
 	uint32_t *p = malloc((size_t)n * sizeof(*p));
 	if (!p)
 		abort();
-	struct rng r = rng_seed(2);
-	for (uint32_t i = 0; i < n; i++)
-		p[i] = i;
-	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rng_below(&r, i);
-		uint32_t x = p[i - 1];
-		p[i - 1] = p[j];
-		p[j] = x;
-	}
+	rng_permutation(p, n, 2);
 	return p;
 }
 

@@ -167,15 +167,7 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 	struct rng r = rng_seed(1);
 	for (uint32_t i = 0; i < n; i++)
 		exp[i] = now + 1 + rng_below(&r, BENCH_SPAN);
-	struct rng rp = rng_seed(2);
-	for (uint32_t i = 0; i < n; i++)
-		perm[i] = i;
-	for (uint32_t i = n; i > 1; i--) { /* Fisher-Yates */
-		uint32_t j = rng_below(&rp, i);
-		uint32_t x = perm[i - 1];
-		perm[i - 1] = perm[j];
-		perm[j] = x;
-	}
+	rng_permutation(perm, n, 2);
 	check_reset(now, now, 0);
 
 	uint64_t t0 = clock_ns();
@@ -479,15 +471,7 @@ int floor_chase(uint32_t n, double *ns)
 		free(perm);
 		return -1;
 	}
-	struct rng r = rng_seed(5);
-	for (uint32_t i = 0; i < n; i++)
-		perm[i] = i;
-	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rng_below(&r, i);
-		uint32_t x = perm[i - 1];
-		perm[i - 1] = perm[j];
-		perm[j] = x;
-	}
+	rng_permutation(perm, n, 5);
 	uint64_t expect = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		a[perm[i]].expires = i + 1;
