@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "impl.h"
+#include "bench.h"
 
 volatile uint64_t bench_alloc_calls;
 volatile size_t bench_alloc_last_size;

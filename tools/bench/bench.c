@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/bench/bench.c - the virtual-time benchmark suite of
- * shared/BENCHMARKS.md: libtwheel against a 4-ary and a binary heap in the
- * same process, the physical floors, memory, a scaling run, the peers a user
- * would pick instead (libev, libuv, libevent, Boost.Asio, Netty's
- * HashedWheelTimer, each in its own helper process), a Markdown table, CSV
- * and gnuplot charts.
+ * tools/bench/bench.c - the driver of the virtual-time benchmarks: every
+ * workload of workload.c over every table of operations (libtwheel,
+ * ops_wheel.c; a 4-ary and a binary heap, heap.c) in this process, the
+ * floors, memory, a scaling run, the peers a user would pick instead (libev,
+ * libuv, libevent, Boost.Asio, Netty's HashedWheelTimer, each in its own
+ * helper process, see peer.h), a Markdown table, CSV and gnuplot charts.
+ * docs/bench.md says what each figure measures.
  *
  * Usage: bench [--n N] [--m M] [--reps R] [--workload LIST] [--csv FILE]
  *              [--md FILE] [--plot DIR] [--quick] [--no-peers] [--peers]
@@ -31,9 +32,8 @@
 
 #include <twheel/twheel.h>
 
+#include "bench.h"
 #include "common.h"
-#include "heap.h"
-#include "impl.h"
 
 #ifndef BENCH_SOURCE_ROOT
 #define BENCH_SOURCE_ROOT "."
@@ -45,7 +45,7 @@
 #define MAX_REPS 64
 #define MAX_ROWS 512
 
-static const struct impl *const impls[] = { &impl_wheel, &impl_heap4, &impl_heap2 };
+static const struct bench_ops *const impls[] = { &ops_wheel, &ops_heap4, &ops_heap2 };
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
 /* ---- options -------------------------------------------------------------- */
@@ -178,191 +178,22 @@ static const struct row *row_find(const char *section, const char *workload, con
 	return NULL;
 }
 
-/* ---- floors --------------------------------------------------------------- */
-
-/* A 40-byte node, the size of struct tw_timer. */
-struct floor_node {
-	uint64_t expires;
-	struct floor_node *next;
-	uint64_t pad[3];
-};
-
-/*
- * floor_rearm: over C nodes and the same random picks as rearm, read a
- * node's expiry and write the new one; the clock moves one tick every BLOCK.
- */
-static int floor_rearm(uint32_t c, uint32_t m, double *ns)
-{
-	struct floor_node *a = aligned_alloc(64, ((size_t)c * sizeof(*a) + 63) & ~(size_t)63);
-	if (!a)
-		return -1;
-	uint64_t now = BENCH_START;
-	for (uint32_t i = 0; i < c; i++)
-		a[i] = (struct floor_node){ .expires = now + BENCH_REARM_DELTA };
-	struct rng r = rng_seed(3);
-	uint64_t sum = 0;
-	uint32_t blocks = m / BENCH_REARM_BLOCK;
-	uint64_t t0 = clock_ns();
-	for (uint32_t b = 0; b < blocks; b++) {
-		uint64_t e = now + BENCH_REARM_DELTA;
-		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++) {
-			struct floor_node *x = &a[rng_below(&r, c)];
-			sum += x->expires;
-			x->expires = e;
-		}
-		now++;
-	}
-	uint64_t t1 = clock_ns();
-	/* the check: every node holds a plausible expiry and the reads happened */
-	int rc = 0;
-	for (uint32_t i = 0; i < c; i++)
-		if (a[i].expires < BENCH_START + BENCH_REARM_DELTA || a[i].expires > now + BENCH_REARM_DELTA)
-			rc = -1;
-	if (sum < (uint64_t)blocks * BENCH_REARM_BLOCK * (BENCH_START + BENCH_REARM_DELTA))
-		rc = -1;
-	free(a);
-	*ns = (double)(t1 - t0) / ((double)blocks * BENCH_REARM_BLOCK);
-	return rc;
-}
-
-/* floor_chase: walk n nodes linked in a random order, reading one field of each. */
-static int floor_chase(uint32_t n, double *ns)
-{
-	struct floor_node *a = aligned_alloc(64, ((size_t)n * sizeof(*a) + 63) & ~(size_t)63);
-	uint32_t *perm = malloc((size_t)n * sizeof(*perm));
-	if (!a || !perm) {
-		free(a);
-		free(perm);
-		return -1;
-	}
-	struct rng r = rng_seed(5);
-	for (uint32_t i = 0; i < n; i++)
-		perm[i] = i;
-	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rng_below(&r, i);
-		uint32_t x = perm[i - 1];
-		perm[i - 1] = perm[j];
-		perm[j] = x;
-	}
-	uint64_t expect = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		a[perm[i]].expires = i + 1;
-		a[perm[i]].next = i + 1 < n ? &a[perm[i + 1]] : NULL;
-		expect += i + 1;
-	}
-	struct floor_node *p = &a[perm[0]];
-	free(perm);
-	uint64_t sum = 0, visited = 0;
-	uint64_t t0 = clock_ns();
-	while (p) {
-		sum += p->expires;
-		visited++;
-		p = p->next;
-	}
-	uint64_t t1 = clock_ns();
-	free(a);
-	*ns = (double)(t1 - t0) / n;
-	return sum == expect && visited == n ? 0 : -1;
-}
-
-/* ---- heap self-check ------------------------------------------------------ */
-
-/*
- * A randomised differential check of both heaps against a plain array model:
- * add/mod/del/advance with random expiries, every fire due and in order,
- * heap invariants after every step. Runs at every start (a few ms).
- */
-static uint64_t hc_fired, hc_bad, hc_last, hc_now, hc_prev;
-
-static void hc_cb(struct heap_timer *t)
-{
-	if (t->expires > hc_now || t->expires <= hc_prev || t->expires < hc_last)
-		hc_bad++;
-	hc_last = t->expires;
-	hc_fired++;
-}
-
-#define HEAP_SELFTEST(P)                                                                   \
-	static int P##_selftest(void)                                                      \
-	{                                                                                  \
-		enum { NT = 200, STEPS = 40000 };                                          \
-		struct heap h;                                                             \
-		struct heap_timer t[NT];                                                   \
-		bool pend[NT] = { 0 };                                                     \
-		uint64_t ex[NT] = { 0 };                                                   \
-		struct rng r = rng_seed(9);                                                \
-		if (P##_init(&h, NT, 100))                                                 \
-			return -1;                                                         \
-		for (int i = 0; i < NT; i++)                                               \
-			P##_timer_init(&t[i], hc_cb);                                      \
-		hc_now = 100;                                                              \
-		for (int s = 0; s < STEPS; s++) {                                          \
-			int i = (int)rng_below(&r, NT);                                    \
-			uint64_t e = hc_now + 1 + rng_below(&r, 1000);                     \
-			switch (rng_below(&r, 4)) {                                        \
-			case 0:                                                            \
-				if (P##_add(&h, &t[i], e) != (pend[i] ? -EBUSY : 0))       \
-					return -1;                                         \
-				if (!pend[i])                                              \
-					pend[i] = true, ex[i] = e;                         \
-				break;                                                     \
-			case 1:                                                            \
-				if (P##_mod(&h, &t[i], e) != (pend[i] ? 1 : 0))            \
-					return -1;                                         \
-				pend[i] = true, ex[i] = e;                                 \
-				break;                                                     \
-			case 2:                                                            \
-				if (P##_del(&h, &t[i]) != (pend[i] ? 1 : 0))               \
-					return -1;                                         \
-				pend[i] = false;                                           \
-				break;                                                     \
-			default: {                                                         \
-				uint64_t to = hc_now + rng_below(&r, 300);                 \
-				uint64_t want = UINT64_MAX, due = 0;                       \
-				for (int j = 0; j < NT; j++) {                             \
-					if (pend[j] && ex[j] < want)                       \
-						want = ex[j];                              \
-					if (pend[j] && ex[j] <= to)                        \
-						due++, pend[j] = false;                    \
-				}                                                          \
-				if (P##_next_expiry(&h) != want)                           \
-					return -1;                                         \
-				hc_prev = hc_now, hc_now = to, hc_last = 0, hc_fired = 0;  \
-				if (P##_advance(&h, to) != (long)due || hc_fired != due)   \
-					return -1;                                         \
-				break;                                                     \
-			}                                                                  \
-			}                                                                  \
-			if (P##_check(&h) || hc_bad)                                       \
-				return -1;                                                 \
-		}                                                                          \
-		P##_fini(&h);                                                              \
-		return 0;                                                                  \
-	}
-HEAP_SELFTEST(heap4)
-HEAP_SELFTEST(heap2)
-
 /* ---- in-process workloads ------------------------------------------------- */
 
-static const char *impl_label(const struct impl *im)
-{
-	return im->name;
-}
-
-static void run_one(const char *section, const char *workload, const struct impl *im, wl_fn fn,
+static void run_one(const char *section, const char *workload, const struct bench_ops *im, wl_fn fn,
 		    const struct wl_params *p, uint64_t n_label, const char *unit)
 {
 	struct wl_out o;
 	memset(&o, 0, sizeof(o));
-	struct row *r = row_get(section, workload, impl_label(im), n_label, unit);
-	if (fn(p, &o)) {
+	struct row *r = row_get(section, workload, im->name, n_label, unit);
+	if (fn(im, p, &o)) {
 		row_fail(r, o.why);
 		return;
 	}
 	row_add(r, o.value);
-	if (!strcmp(workload, "rearm") && im == &impl_wheel)
+	if (!strcmp(workload, "rearm") && im == &ops_wheel)
 		row_note(r, "%.1f%% of re-arms only stored the expiry (same slot)", 100 * o.extra[0]);
-	if (!strcmp(workload, "long_range") && im == &impl_wheel) {
+	if (!strcmp(workload, "long_range") && im == &ops_wheel) {
 		struct row *m = row_get(section, "long_range_ns_per_moved", im->name, n_label, "ns/moved");
 		row_add(m, o.extra[1]);
 		row_note(m, "whole long_range time / timers moved by cascades (%.2f moves per timer, "
@@ -373,7 +204,7 @@ static void run_one(const char *section, const char *workload, const struct impl
 		struct row *m = row_get(section, "advance_spike_p99.9", im->name, n_label, "us");
 		row_add(m, o.extra[0]);
 	}
-	if (!strcmp(workload, "idle_skip") && im == &impl_wheel)
+	if (!strcmp(workload, "idle_skip") && im == &ops_wheel)
 		row_note(r, "add + one advance over 2^32 idle ticks; %.0f timer moves per skip", o.extra[0]);
 }
 
@@ -396,22 +227,22 @@ static void run_workload(const char *section, const char *workload, uint32_t n, 
 	uint64_t label = n;
 	for (uint32_t rep = 0; rep < opt.reps; rep++) {
 		for (size_t i = 0; i < NIMPLS; i++) {
-			const struct impl *im = impls[(i + rep) % NIMPLS]; /* rotate who goes first */
+			const struct bench_ops *im = impls[(i + rep) % NIMPLS]; /* rotate who goes first */
 			wl_fn fn = NULL;
 			if (opt.impl && strcmp(opt.impl, im->name))
 				continue;
 			if (!strcmp(workload, "add_expire"))
-				fn = im->add_expire;
+				fn = wl_add_expire;
 			else if (!strcmp(workload, "add_cancel"))
-				fn = im->add_cancel;
+				fn = wl_add_cancel;
 			else if (!strcmp(workload, "rearm"))
-				fn = im->rearm;
+				fn = wl_rearm;
 			else if (!strcmp(workload, "long_range"))
-				fn = im->long_range;
+				fn = wl_long_range;
 			else if (!strcmp(workload, "advance_spike"))
-				fn = im->advance_spike, unit = "us";
+				fn = wl_advance_spike, unit = "us";
 			else if (!strcmp(workload, "idle_skip"))
-				fn = im->idle_skip, unit = "ns/skip", label = 1;
+				fn = wl_idle_skip, unit = "ns/skip", label = 1;
 			run_one(section, !strcmp(workload, "advance_spike") ? "advance_spike_max" : workload,
 				im, fn, &p, label, unit);
 		}
@@ -432,7 +263,7 @@ static int memory_child(const char *impl, uint32_t n)
 	memset(&o, 0, sizeof(o));
 	struct wl_params p = { n, 0 };
 	for (size_t i = 0; i < NIMPLS; i++)
-		if (!strcmp(impls[i]->name, impl) && impls[i]->add_expire(&p, &o)) {
+		if (!strcmp(impls[i]->name, impl) && wl_add_expire(impls[i], &p, &o)) {
 			printf("FAIL %s\n", o.why);
 			return 1;
 		}
@@ -476,19 +307,19 @@ static void run_memory(const uint32_t *ns, int nn)
 	size_t wheel_bytes = bench_alloc_last_size;
 	twheel_destroy(w);
 	struct row *r = row_get("memory", "node_bytes", "twheel", 1, "bytes");
-	row_add(r, (double)impl_wheel.node_size);
+	row_add(r, (double)ops_wheel.timer_size);
 #if TWHEEL_DEBUG_CHECKS
 	row_note(r, "-Ddebug_checks build: the timer carries its owner and a magic number");
 #else
-	if (impl_wheel.node_size > 40)
+	if (ops_wheel.timer_size > 40)
 		row_fail(r, "struct tw_timer is larger than 40 bytes");
 #endif
-	r = row_get("memory", "node_bytes", "heap4", 1, "bytes");
-	row_add(r, (double)(impl_heap4.node_size + impl_heap4.per_timer_extra));
-	row_note(r, "%zu-byte node + %zu-byte heap entry", impl_heap4.node_size, impl_heap4.per_timer_extra);
-	r = row_get("memory", "node_bytes", "heap2", 1, "bytes");
-	row_add(r, (double)(impl_heap2.node_size + impl_heap2.per_timer_extra));
-	row_note(r, "%zu-byte node + %zu-byte heap entry", impl_heap2.node_size, impl_heap2.per_timer_extra);
+	for (size_t i = 1; i < NIMPLS; i++) { /* the heaps */
+		r = row_get("memory", "node_bytes", impls[i]->name, 1, "bytes");
+		row_add(r, (double)(impls[i]->timer_size + impls[i]->per_timer_extra));
+		row_note(r, "%zu-byte node + %zu-byte heap entry", impls[i]->timer_size,
+			 impls[i]->per_timer_extra);
+	}
 	r = row_get("memory", "wheel_bytes", "twheel", 1, "bytes");
 	if (!bench_alloc_hooked) {
 		row_add(r, -1);
@@ -1035,7 +866,7 @@ int main(int argc, char **argv)
 	else
 		opt.self[sl] = '\0';
 
-	if (heap4_selftest() || heap2_selftest()) {
+	if (ops_selftest(&ops_heap4) || ops_selftest(&ops_heap2)) {
 		fprintf(stderr, "FAIL heap self-check: a heap disagrees with the model\n");
 		return 1;
 	}

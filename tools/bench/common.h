@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/common.h - what every benchmark program of tools/bench shares:
- * the seeded PRNG of shared/BENCHMARKS.md (splitmix64 to seed, xorshift64* to
- * draw, seed 42), a monotonic clock read outside timed regions, and the
- * workload sizes.
+ * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), a
+ * monotonic clock read outside timed regions, and the workload sizes.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -14,7 +13,7 @@
 
 #define BENCH_SEED 42
 
-/* The standard sizes (shared/BENCHMARKS.md); --quick divides them. */
+/* The standard sizes of the workloads (workload.c); --quick scales them down. */
 #define BENCH_N 1000000u          /* add_expire, add_cancel, long_range, rearm's C */
 #define BENCH_M 10000000u         /* rearm's re-arms */
 #define BENCH_SPAN 65536u         /* add_expire / add_cancel expiries: [now+1, now+SPAN] */
@@ -77,6 +76,20 @@ static inline uint64_t rng_log_uniform(struct rng *r, int bits)
 	double d = exp2(rng_unit(r) * bits);
 	uint64_t v = (uint64_t)d;
 	return v ? v : 1;
+}
+
+/* p[0..n-1] = a random permutation of 0..n-1 from stream @stream (Fisher-Yates). */
+static inline void rng_permutation(uint32_t *p, uint32_t n, uint64_t stream)
+{
+	struct rng r = rng_seed(stream);
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = rng_below(&r, i);
+		uint32_t x = p[i - 1];
+		p[i - 1] = p[j];
+		p[j] = x;
+	}
 }
 
 static inline uint64_t clock_ns(void)

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* tools/bench/peer.c - see peer.h. */
+/* tools/bench/peer.c - the peer helpers' driver; see peer.h. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "peer.h"
 
-void peer_parse(int argc, char **argv, struct peer_args *a)
+struct peer_args {
+	uint32_t n, m, reps;
+	char workloads[256];
+};
+
+static void parse(int argc, char **argv, struct peer_args *a)
 {
 	a->n = BENCH_N;
 	a->m = BENCH_M;
@@ -34,7 +40,7 @@ void peer_parse(int argc, char **argv, struct peer_args *a)
 	}
 }
 
-bool peer_want(const struct peer_args *a, const char *workload)
+static bool want(const struct peer_args *a, const char *workload)
 {
 	char buf[300], key[64];
 	snprintf(buf, sizeof(buf), ",%s,", a->workloads);
@@ -42,7 +48,8 @@ bool peer_want(const struct peer_args *a, const char *workload)
 	return strstr(buf, key) != NULL;
 }
 
-uint32_t *peer_offsets(uint32_t n)
+/* n offsets uniform in [1, SPAN] (stream 1, as add_expire/add_cancel). */
+static uint32_t *offsets(uint32_t n)
 {
 	uint32_t *o = malloc((size_t)n * sizeof(*o));
 	if (!o)
@@ -53,62 +60,64 @@ uint32_t *peer_offsets(uint32_t n)
 	return o;
 }
 
-uint32_t *peer_perm(uint32_t n)
+/* A random permutation of 0..n-1 (stream 2, as add_cancel). */
+static uint32_t *permutation(uint32_t n)
 {
 	uint32_t *p = malloc((size_t)n * sizeof(*p));
 	if (!p)
 		abort();
-	struct rng r = rng_seed(2);
-	for (uint32_t i = 0; i < n; i++)
-		p[i] = i;
-	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rng_below(&r, i);
-		uint32_t x = p[i - 1];
-		p[i - 1] = p[j];
-		p[j] = x;
-	}
+	rng_permutation(p, n, 2);
 	return p;
 }
 
-void peer_result(const char *workload, const char *impl, uint32_t n, const char *unit,
-		 const double *v, int nv)
+/* Run @c's reps and print RESULT + NOTE, FAIL, or SKIP. */
+static void run_case(const char *workload, const char *impl, const struct peer_case *c,
+		     const struct peer_input *in, uint32_t reps)
 {
-	printf("RESULT %s %s %u %s", workload, impl, n, unit);
-	for (int i = 0; i < nv; i++)
+	double v[64];
+	if (!c->run) {
+		if (c->note)
+			printf("SKIP %s %s %s\n", workload, impl, c->note);
+		return;
+	}
+	for (uint32_t i = 0; i < reps; i++) {
+		if (c->run(in, &v[i])) {
+			printf("FAIL %s %s %s\n", workload, impl, c->fail);
+			fflush(stdout);
+			return;
+		}
+	}
+	printf("RESULT %s %s %u ns/op", workload, impl, in->n);
+	for (uint32_t i = 0; i < reps; i++)
 		printf(" %.4f", v[i]);
-	printf("\n");
+	printf("\nNOTE %s %s %s\n", workload, impl, c->note);
 	fflush(stdout);
 }
 
-static void line(const char *kind, const char *workload, const char *impl, const char *fmt,
-		 va_list ap)
+int peer_main(int argc, char **argv, const struct peer_ops *const *ops, size_t nops)
 {
-	printf("%s %s %s ", kind, workload, impl);
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-void peer_fail(const char *workload, const char *impl, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	line("FAIL", workload, impl, fmt, ap);
-	va_end(ap);
-}
-
-void peer_skip(const char *workload, const char *impl, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	line("SKIP", workload, impl, fmt, ap);
-	va_end(ap);
-}
-
-void peer_note(const char *workload, const char *impl, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	line("NOTE", workload, impl, fmt, ap);
-	va_end(ap);
+	struct peer_args a;
+	parse(argc, argv, &a);
+	struct peer_input in = { .n = a.n, .m = a.m };
+	if (want(&a, "rearm"))
+		for (size_t k = 0; k < nops; k++)
+			run_case("rearm", ops[k]->name, &ops[k]->rearm, &in, a.reps);
+	if (want(&a, "add_cancel")) {
+		uint32_t *off = offsets(a.n), *perm = permutation(a.n);
+		in.off = off;
+		in.perm = perm;
+		for (size_t k = 0; k < nops; k++)
+			run_case("add_cancel", ops[k]->name, &ops[k]->add_cancel, &in, a.reps);
+		free(off);
+		free(perm);
+		in.perm = NULL;
+	}
+	if (want(&a, "add_expire")) {
+		uint32_t *off = offsets(a.n);
+		in.off = off;
+		for (size_t k = 0; k < nops; k++)
+			run_case("add_expire", ops[k]->name, &ops[k]->add_expire, &in, a.reps);
+		free(off);
+	}
+	return 0;
 }

@@ -21,25 +21,34 @@
 extern "C" {
 #endif
 
-struct peer_args {
-	uint32_t n, m, reps;
-	char workloads[256];
+/* The inputs of one repetition, the same for every peer. */
+struct peer_input {
+	uint32_t n, m;        /* timers; rearm's re-arms */
+	const uint32_t *off;  /* add_cancel, add_expire: n offsets in [1, SPAN] (stream 1) */
+	const uint32_t *perm; /* add_cancel: the cancel order (stream 2) */
 };
 
-/* Parse --n --m --reps --workload; exits with status 2 on a bad option. */
-void peer_parse(int argc, char **argv, struct peer_args *a);
-bool peer_want(const struct peer_args *a, const char *workload);
+/* One workload on one peer: 0 with the figure in *ns, or -1 if its check failed. */
+typedef int (*peer_fn)(const struct peer_input *in, double *ns);
 
-/* n offsets uniform in [1, SPAN] (stream 1, as add_expire/add_cancel); malloc'd. */
-uint32_t *peer_offsets(uint32_t n);
-/* A random permutation of 0..n-1 (stream 2, as add_cancel); malloc'd. */
-uint32_t *peer_perm(uint32_t n);
+struct peer_case {
+	peer_fn run;      /* NULL: not run (reported as skipped when note is set) */
+	const char *note; /* what the figure measures; without run, why it is skipped */
+	const char *fail; /* what a failed check means */
+};
 
-void peer_result(const char *workload, const char *impl, uint32_t n, const char *unit,
-		 const double *v, int nv);
-void peer_fail(const char *workload, const char *impl, const char *fmt, ...);
-void peer_skip(const char *workload, const char *impl, const char *fmt, ...);
-void peer_note(const char *workload, const char *impl, const char *fmt, ...);
+/* A peer's table: one entry per workload it can run. */
+struct peer_ops {
+	const char *name;
+	struct peer_case rearm, add_cancel, add_expire;
+};
+
+/*
+ * The helpers' main(): parse --n --m --reps --workload (exit 2 on a bad
+ * option), then run rearm, add_cancel and add_expire (those asked for) on
+ * each table in turn, and print their RESULT, FAIL, SKIP and NOTE lines.
+ */
+int peer_main(int argc, char **argv, const struct peer_ops *const *ops, size_t nops);
 
 #ifdef __cplusplus
 }

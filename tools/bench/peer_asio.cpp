@@ -18,7 +18,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-const char *const IMPL = "asio";
+const char IMPL[] = "asio";
 
 struct counts {
 	uint64_t fired = 0;   // waits that completed because the timer expired
@@ -36,8 +36,9 @@ struct waiter {
 	}
 };
 
-int rearm(uint32_t n, uint32_t m, double *ns)
+int rearm(const peer_input *in, double *ns)
 {
+	uint32_t n = in->n, m = in->m;
 	asio::io_context ctx(1);
 	std::vector<asio::steady_timer> t;
 	t.reserve(n);
@@ -69,8 +70,10 @@ int rearm(uint32_t n, uint32_t m, double *ns)
 	return rc;
 }
 
-int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns)
+int add_cancel(const peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off, *perm = in->perm;
 	asio::io_context ctx(1);
 	std::vector<asio::steady_timer> t;
 	t.reserve(n);
@@ -90,8 +93,10 @@ int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns
 	return (c.fired == 0 && c.aborted == n) ? 0 : -1;
 }
 
-int add_expire(uint32_t n, const uint32_t *off, double *ns)
+int add_expire(const peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off;
 	asio::io_context ctx(1);
 	std::vector<asio::steady_timer> t;
 	t.reserve(n);
@@ -110,55 +115,24 @@ int add_expire(uint32_t n, const uint32_t *off, double *ns)
 	return (c.fired == n && c.aborted == 0) ? 0 : -1;
 }
 
+const peer_ops asio_ops = {
+	IMPL,
+	{ rearm, "steady_timer expires_after(30 s) + async_wait on a pending timer (the old wait "
+		 "completes with operation_aborted), io_context::poll() every 1,000 re-arms runs those "
+		 "handlers; wall ns per re-arm",
+	  "wrong number of aborted or fired waits" },
+	{ add_cancel, "expires_after (ms) + async_wait, then cancel() in random order and poll() to run "
+		      "the aborted handlers; wall ns per pair",
+	  "wrong number of aborted or fired waits" },
+	{ add_expire, "expires_at + async_wait, then io_context::run() until all fired; 1 tick = 100 ns "
+		      "of real time (span 6.6 ms); checked: every wait completed by expiry; wall ns per timer",
+	  "not every wait completed by expiry" },
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	struct peer_args a;
-	peer_parse(argc, argv, &a);
-	double v[64];
-	if (peer_want(&a, "rearm")) {
-		bool ok = true;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !rearm(a.n, a.m, &v[i]);
-		if (ok) {
-			peer_result("rearm", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("rearm", IMPL, "steady_timer expires_after(30 s) + async_wait on a pending timer "
-						 "(the old wait completes with operation_aborted), io_context::poll() "
-						 "every 1,000 re-arms runs those handlers; wall ns per re-arm");
-		} else {
-			peer_fail("rearm", IMPL, "wrong number of aborted or fired waits");
-		}
-	}
-	if (peer_want(&a, "add_cancel")) {
-		uint32_t *off = peer_offsets(a.n), *perm = peer_perm(a.n);
-		bool ok = true;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_cancel(a.n, off, perm, &v[i]);
-		if (ok) {
-			peer_result("add_cancel", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_cancel", IMPL, "expires_after (ms) + async_wait, then cancel() in random order "
-						      "and poll() to run the aborted handlers; wall ns per pair");
-		} else {
-			peer_fail("add_cancel", IMPL, "wrong number of aborted or fired waits");
-		}
-		free(off);
-		free(perm);
-	}
-	if (peer_want(&a, "add_expire")) {
-		uint32_t *off = peer_offsets(a.n);
-		bool ok = true;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_expire(a.n, off, &v[i]);
-		if (ok) {
-			peer_result("add_expire", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_expire", IMPL, "expires_at + async_wait, then io_context::run() until all "
-						      "fired; 1 tick = 100 ns of real time (span 6.6 ms); checked: "
-						      "every wait completed by expiry; wall ns per timer");
-		} else {
-			peer_fail("add_expire", IMPL, "not every wait completed by expiry");
-		}
-		free(off);
-	}
-	return 0;
+	const peer_ops *ops[] = { &asio_ops };
+	return peer_main(argc, argv, ops, 1);
 }

@@ -35,8 +35,9 @@ static struct ev_loop *new_loop(void)
 }
 
 /* C timers at 30 s; M re-arms with ev_timer_again; ev_run(NOWAIT) every 1,000. */
-static int rearm(uint32_t c, uint32_t m, double *ns)
+static int rearm(const struct peer_input *in, double *ns)
 {
+	uint32_t c = in->n, m = in->m;
 	struct ev_loop *loop = new_loop();
 	ev_timer *t = calloc(c, sizeof(*t));
 	if (!t)
@@ -70,8 +71,10 @@ static int rearm(uint32_t c, uint32_t m, double *ns)
 	return rc;
 }
 
-static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns)
+static int add_cancel(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off, *perm = in->perm;
 	struct ev_loop *loop = new_loop();
 	ev_timer *t = calloc(n, sizeof(*t));
 	if (!t)
@@ -98,8 +101,10 @@ static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, dou
 }
 
 /* 1 tick = 100 ns of real time: the whole span is 6.6 ms, far less than the work. */
-static int add_expire(uint32_t n, const uint32_t *off, double *ns)
+static int add_expire(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off;
 	struct ev_loop *loop = new_loop();
 	ev_timer *t = calloc(n, sizeof(*t));
 	if (!t)
@@ -127,51 +132,22 @@ static int add_expire(uint32_t n, const uint32_t *off, double *ns)
 	return rc;
 }
 
+static const struct peer_ops libev = {
+	.name = IMPL,
+	.rearm = { rearm, "ev_timer_again on an epoll ev_loop, ev_run(EVRUN_NOWAIT) every 1,000 re-arms "
+			  "(real clock, timers at 30 s: none fires); wall ns per re-arm",
+		   "a timer fired or was not active" },
+	.add_cancel = { add_cancel, "ev_timer_set+ev_timer_start, then ev_timer_stop in random order; "
+				    "wall ns per pair",
+			"a timer fired or stayed active" },
+	.add_expire = { add_expire, "ev_timer_start, then ev_run until all fired; 1 tick = 100 ns of real "
+				    "time (span 6.6 ms, so the loop is never idle long); checked: each timer "
+				    "fired exactly once; wall ns per timer",
+			"not every timer fired exactly once" },
+};
+
 int main(int argc, char **argv)
 {
-	struct peer_args a;
-	peer_parse(argc, argv, &a);
-	double v[64];
-	if (peer_want(&a, "rearm")) {
-		for (uint32_t i = 0; i < a.reps; i++)
-			if (rearm(a.n, a.m, &v[i])) {
-				peer_fail("rearm", IMPL, "a timer fired or was not active");
-				goto next1;
-			}
-		peer_result("rearm", IMPL, a.n, "ns/op", v, (int)a.reps);
-		peer_note("rearm", IMPL, "ev_timer_again on an epoll ev_loop, ev_run(EVRUN_NOWAIT) every 1,000 "
-					 "re-arms (real clock, timers at 30 s: none fires); wall ns per re-arm");
-	}
-next1:
-	if (peer_want(&a, "add_cancel")) {
-		uint32_t *off = peer_offsets(a.n), *perm = peer_perm(a.n);
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_cancel(a.n, off, perm, &v[i]);
-		if (ok) {
-			peer_result("add_cancel", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_cancel", IMPL, "ev_timer_set+ev_timer_start, then ev_timer_stop in random "
-						      "order; wall ns per pair");
-		} else {
-			peer_fail("add_cancel", IMPL, "a timer fired or stayed active");
-		}
-		free(off);
-		free(perm);
-	}
-	if (peer_want(&a, "add_expire")) {
-		uint32_t *off = peer_offsets(a.n);
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_expire(a.n, off, &v[i]);
-		if (ok) {
-			peer_result("add_expire", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_expire", IMPL, "ev_timer_start, then ev_run until all fired; 1 tick = 100 ns of "
-						      "real time (span 6.6 ms, so the loop is never idle long); checked: "
-						      "each timer fired exactly once; wall ns per timer");
-		} else {
-			peer_fail("add_expire", IMPL, "not every timer fired exactly once");
-		}
-		free(off);
-	}
-	return 0;
+	const struct peer_ops *ops[] = { &libev };
+	return peer_main(argc, argv, ops, 1);
 }

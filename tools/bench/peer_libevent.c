@@ -69,8 +69,9 @@ static struct event_base *new_base(void)
 	return b;
 }
 
-static int rearm(uint32_t c, uint32_t m, int common, double *ns)
+static int rearm(const struct peer_input *in, int common, double *ns)
 {
+	uint32_t c = in->n, m = in->m;
 	struct event_base *base = new_base();
 	struct evs e;
 	if (evs_new(&e, base, c))
@@ -99,8 +100,10 @@ static int rearm(uint32_t c, uint32_t m, int common, double *ns)
 	return rc;
 }
 
-static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns)
+static int add_cancel(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off, *perm = in->perm;
 	struct event_base *base = new_base();
 	struct evs e;
 	if (evs_new(&e, base, n))
@@ -124,8 +127,10 @@ static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, dou
 	return rc;
 }
 
-static int add_expire(uint32_t n, const uint32_t *off, double *ns)
+static int add_expire(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off;
 	struct event_base *base = new_base();
 	struct evs e;
 	if (evs_new(&e, base, n))
@@ -148,60 +153,40 @@ static int add_expire(uint32_t n, const uint32_t *off, double *ns)
 	return rc;
 }
 
+static int rearm_heap(const struct peer_input *in, double *ns)
+{
+	return rearm(in, 0, ns);
+}
+
+static int rearm_common(const struct peer_input *in, double *ns)
+{
+	return rearm(in, 1, ns);
+}
+
+static const struct peer_ops libevent = {
+	.name = "libevent",
+	.rearm = { rearm_heap, "event_add(30 s) on a pending timer (heap adjust), event_base_loop(NONBLOCK) "
+			       "every 1,000 re-arms (real clock, none fires); wall ns per re-arm",
+		   "a timer fired or was not pending" },
+	.add_cancel = { add_cancel, "event_add (ms offsets), then event_del in random order; wall ns per pair",
+			"a timer fired or stayed pending" },
+	.add_expire = { add_expire, "event_add, then event_base_dispatch until all fired; 1 tick = 1 us of "
+				    "real time (span 65.5 ms); checked: each timer fired exactly once; wall "
+				    "ns per timer",
+			"not every timer fired exactly once" },
+};
+
+/* libevent's "common timeout" queues: only rearm, where equal timeouts are the point. */
+static const struct peer_ops libevent_common = {
+	.name = "libevent-common",
+	.rearm = { rearm_common, "event_add with a 30 s common timeout (event_base_init_common_timeout: a "
+				 "FIFO per duration, not the heap), event_base_loop(NONBLOCK) every 1,000 "
+				 "re-arms; wall ns per re-arm",
+		   "a timer fired or was not pending" },
+};
+
 int main(int argc, char **argv)
 {
-	struct peer_args a;
-	peer_parse(argc, argv, &a);
-	double v[64];
-	if (peer_want(&a, "rearm")) {
-		for (int common = 0; common <= 1; common++) {
-			const char *impl = common ? "libevent-common" : "libevent";
-			int ok = 1;
-			for (uint32_t i = 0; i < a.reps && ok; i++)
-				ok = !rearm(a.n, a.m, common, &v[i]);
-			if (!ok) {
-				peer_fail("rearm", impl, "a timer fired or was not pending");
-				continue;
-			}
-			peer_result("rearm", impl, a.n, "ns/op", v, (int)a.reps);
-			peer_note("rearm", impl,
-				  common ? "event_add with a 30 s common timeout (event_base_init_common_timeout: "
-					   "a FIFO per duration, not the heap), event_base_loop(NONBLOCK) every "
-					   "1,000 re-arms; wall ns per re-arm"
-					 : "event_add(30 s) on a pending timer (heap adjust), "
-					   "event_base_loop(NONBLOCK) every 1,000 re-arms (real clock, none "
-					   "fires); wall ns per re-arm");
-		}
-	}
-	if (peer_want(&a, "add_cancel")) {
-		uint32_t *off = peer_offsets(a.n), *perm = peer_perm(a.n);
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_cancel(a.n, off, perm, &v[i]);
-		if (ok) {
-			peer_result("add_cancel", "libevent", a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_cancel", "libevent", "event_add (ms offsets), then event_del in random order; "
-							    "wall ns per pair");
-		} else {
-			peer_fail("add_cancel", "libevent", "a timer fired or stayed pending");
-		}
-		free(off);
-		free(perm);
-	}
-	if (peer_want(&a, "add_expire")) {
-		uint32_t *off = peer_offsets(a.n);
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_expire(a.n, off, &v[i]);
-		if (ok) {
-			peer_result("add_expire", "libevent", a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_expire", "libevent", "event_add, then event_base_dispatch until all fired; "
-							    "1 tick = 1 us of real time (span 65.5 ms); checked: each "
-							    "timer fired exactly once; wall ns per timer");
-		} else {
-			peer_fail("add_expire", "libevent", "not every timer fired exactly once");
-		}
-		free(off);
-	}
-	return 0;
+	const struct peer_ops *ops[] = { &libevent, &libevent_common };
+	return peer_main(argc, argv, ops, 2);
 }

@@ -28,8 +28,9 @@ static void close_all(uv_loop_t *loop, uv_timer_t *t, uint32_t n)
 	uv_loop_close(loop);
 }
 
-static int rearm(uint32_t c, uint32_t m, double *ns)
+static int rearm(const struct peer_input *in, double *ns)
 {
+	uint32_t c = in->n, m = in->m;
 	uv_loop_t loop;
 	uv_timer_t *t = calloc(c, sizeof(*t));
 	if (!t || uv_loop_init(&loop))
@@ -58,8 +59,10 @@ static int rearm(uint32_t c, uint32_t m, double *ns)
 	return rc;
 }
 
-static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns)
+static int add_cancel(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off, *perm = in->perm;
 	uv_loop_t loop;
 	uv_timer_t *t = calloc(n, sizeof(*t));
 	if (!t || uv_loop_init(&loop))
@@ -83,39 +86,19 @@ static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, dou
 	return rc;
 }
 
+static const struct peer_ops libuv = {
+	.name = IMPL,
+	.rearm = { rearm, "uv_timer_start(30000 ms) on an active timer, uv_run(UV_RUN_NOWAIT) every "
+			  "1,000 re-arms (real clock, none fires); wall ns per re-arm",
+		   "a timer fired or was not active" },
+	.add_cancel = { add_cancel, "uv_timer_start (ms), then uv_timer_stop in random order; wall ns per pair",
+			"a timer fired or stayed active" },
+	.add_expire = { NULL, "libuv timeouts are whole milliseconds: the 65,536 ms span would be 65 s of "
+			      "real waiting per rep", NULL },
+};
+
 int main(int argc, char **argv)
 {
-	struct peer_args a;
-	peer_parse(argc, argv, &a);
-	double v[64];
-	if (peer_want(&a, "rearm")) {
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !rearm(a.n, a.m, &v[i]);
-		if (ok) {
-			peer_result("rearm", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("rearm", IMPL, "uv_timer_start(30000 ms) on an active timer, uv_run(UV_RUN_NOWAIT) "
-						 "every 1,000 re-arms (real clock, none fires); wall ns per re-arm");
-		} else {
-			peer_fail("rearm", IMPL, "a timer fired or was not active");
-		}
-	}
-	if (peer_want(&a, "add_cancel")) {
-		uint32_t *off = peer_offsets(a.n), *perm = peer_perm(a.n);
-		int ok = 1;
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_cancel(a.n, off, perm, &v[i]);
-		if (ok) {
-			peer_result("add_cancel", IMPL, a.n, "ns/op", v, (int)a.reps);
-			peer_note("add_cancel", IMPL, "uv_timer_start (ms), then uv_timer_stop in random order; wall ns per pair");
-		} else {
-			peer_fail("add_cancel", IMPL, "a timer fired or stayed active");
-		}
-		free(off);
-		free(perm);
-	}
-	if (peer_want(&a, "add_expire"))
-		peer_skip("add_expire", IMPL, "libuv timeouts are whole milliseconds: the 65,536 ms span "
-					      "would be 65 s of real waiting per rep");
-	return 0;
+	const struct peer_ops *ops[] = { &libuv };
+	return peer_main(argc, argv, ops, 1);
 }

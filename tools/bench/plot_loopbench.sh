@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # tools/bench/plot_loopbench.sh - chart the CSV written by tools/loopbench
-# (the real-time workloads of shared/BENCHMARKS.md) with gnuplot.
+# (the real-time workloads of docs/bench.md) with gnuplot.
 #
 # usage: plot_loopbench.sh FILE.csv OUTDIR
 #

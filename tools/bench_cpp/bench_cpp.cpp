@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // bench_cpp - the cost of the twheel++ layer over the C API, like for like,
-// in one process: the add_cancel and rearm workloads of
-// /work/shared/BENCHMARKS.md (virtual time, splitmix64 seed 42), each run
+// in one process: the add_cancel and rearm workloads of docs/bench.md
+// (virtual time, splitmix64 seed 42), each run
 // through five kinds of timer object, in rotation, for several repetitions:
 //
 //   a  C, bare       struct tw_timer alone (40 B); the callback uses globals

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * idle_load.c - load generator and referee for the idle-timeout servers
- * (the BENCHMARKS.md workload idle_conns).
+ * (the idle_conns workload, docs/demo.md).
  *
  * Opens N TCP connections to a server on loopback with io_uring, keeps a
  * fraction of them chatty (a ping every --ping-ms, the reply checked byte
@@ -149,7 +149,7 @@ static struct opts o = {
 	.seed = 42,
 };
 
-/* ---- PRNG (BENCHMARKS.md: splitmix64 seeds xorshift64*) ------------------ */
+/* ---- PRNG (splitmix64 seeds xorshift64*, as tools/bench/common.h) ------------------ */
 
 static uint64_t splitmix64(uint64_t *x)
 {

@@ -52,7 +52,6 @@
 
 #include <twheel/loop.h>
 
-#define DEMO_SERVER_NAME "idle-server-c"
 #include "demo_common.h"
 #include "demo_server.h"
 
@@ -151,7 +150,7 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 			" idle_closed=%" PRIu64 " peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64
 			" protocol_errors=%" PRIu64 " emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu"
 			" utime_us=%" PRIu64 " stime_us=%" PRIu64 "\n",
-			s->worker, o.workers, (int)getpid(), s->nconns, conn_timers(s), s->accepted,
+			s->worker, demo_opts.workers, (int)getpid(), s->nconns, conn_timers(s), s->accepted,
 			s->idle_closed, s->peer_closed, s->resets, s->errors, s->protocol_errors, s->emfile,
 			s->control, (unsigned long)s->nofile,
 			(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
@@ -348,7 +347,7 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	}
 	/* activity: the connection lives idle_ns more */
 	twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
-	if (o.heartbeat) {
+	if (demo_opts.heartbeat) {
 		if (!heartbeat_input(c, n)) {
 			s->protocol_errors++;
 			conn_close(c);
@@ -574,7 +573,7 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 
 static int run_worker(int lfd, unsigned worker, int ready_fd)
 {
-	struct server s = { .lfd = lfd, .worker = worker, .idle_ns = o.idle_ms * 1000000u };
+	struct server s = { .lfd = lfd, .worker = worker, .idle_ns = demo_opts.idle_ms * 1000000u };
 	tw_list_init(&s.conns);
 	s.accept_io.func = on_accept;
 	s.signal_io.func = on_signal;
@@ -584,9 +583,9 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	s.nofile = rl.rlim_cur;
-	if (o.trace) {
+	if (demo_opts.trace) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s.%u", o.trace, worker);
+		snprintf(path, sizeof(path), "%s.%u", demo_opts.trace, worker);
 		s.trace = fopen(path, "w");
 		if (!s.trace) {
 			fprintf(stderr, "idle-server[%u]: %s: %s\n", worker, path, strerror(errno));
@@ -607,7 +606,7 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 
 	struct twheel_loop_config cfg;
 	twheel_loop_config_init(&cfg);
-	cfg.tick_ns = o.tick_us * 1000u;
+	cfg.tick_ns = demo_opts.tick_us * 1000u;
 	cfg.entries = 4096;
 	char msg[256];
 	int ret = twheel_loop_create(&s.loop, &cfg, msg, sizeof(msg));
@@ -656,3 +655,8 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	return ret < 0 ? 1 : 0;
 }
 
+
+int main(int argc, char **argv)
+{
+	return demo_server_main(argc, argv, "idle-server-c", run_worker);
+}

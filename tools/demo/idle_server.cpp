@@ -30,11 +30,12 @@
 
 #include <twheel/loop.hpp>
 
-#define DEMO_SERVER_NAME "idle-server"
 #include "demo_common.h"
 #include "demo_server.h"
 
 namespace {
+
+const demo_options &o = demo_opts;
 
 constexpr std::size_t conn_buf = 512;
 constexpr auto backoff_delay = std::chrono::milliseconds(100);
@@ -546,4 +547,9 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		status = 1;
 	}
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	return demo_server_main(argc, argv, "idle-server", run_worker);
 }

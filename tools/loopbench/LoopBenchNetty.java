@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// loopbench's Netty driver: the real-time workloads of shared/BENCHMARKS.md
+// loopbench's Netty driver: the real-time workloads of docs/bench.md
 // on io.netty.util.HashedWheelTimer (Debian libnetty-java). Compiled at run
 // time by loopbench with javac against netty-common.jar; prints one line per
 // repetition:  RESULT <workload> <ok 0|1> name=value ...

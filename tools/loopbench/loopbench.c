@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * loopbench - the real-time workloads of shared/BENCHMARKS.md on event
- * loops, side by side: twheel-uring, libuv, libev, Netty HashedWheelTimer.
+ * tools/loopbench/loopbench.c - the driver of the real-time workloads on
+ * event loops, side by side: twheel-uring, libuv, libev (one table of
+ * operations each, loopbench.h) and Netty's HashedWheelTimer.
  *
  *   lateness      N timers, deadlines uniform in [1, span] ms after their
  *                 add; fire - deadline: p50, p99, max, min (min < 0 = early)
@@ -12,6 +13,8 @@
  *   add_expire    N timers (random delays in [1, span] ms) added and fired
  *                 on one loop thread: process CPU ns per timer
  *
+ * Delays are whole milliseconds from splitmix64 seeded with 42 (xthread's
+ * second producer: 43); every loop ends a run when its last timer fires.
  * The C loops run in this process, alternating repetition by repetition;
  * Netty runs in one JVM afterwards (its own warm-up first). Each figure is
  * the median of the repetitions with min and max; a repetition that fails
@@ -26,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loopbench.h"
@@ -34,9 +39,28 @@
 #define LOOPBENCH_SRCDIR "."
 #endif
 
+/* One repetition's figures: name=value pairs; ok false = failed its check. */
+#define LB_MAX_METRICS 8
+struct lb_result {
+	bool ok;
+	int n;
+	const char *name[LB_MAX_METRICS];
+	double val[LB_MAX_METRICS];
+	char note[160];
+};
+
+static void lb_put(struct lb_result *r, const char *name, double v)
+{
+	if (r->n < LB_MAX_METRICS) {
+		r->name[r->n] = name;
+		r->val[r->n] = v;
+		r->n++;
+	}
+}
+
 /* ---- helpers ----------------------------------------------------------- */
 
-uint64_t lb_now(void)
+static uint64_t lb_now(void)
 {
 	struct timespec ts;
 
@@ -44,7 +68,7 @@ uint64_t lb_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t lb_cpu_process(void)
+static uint64_t lb_cpu_process(void)
 {
 	struct timespec ts;
 
@@ -52,7 +76,7 @@ uint64_t lb_cpu_process(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t splitmix64(uint64_t *s)
+static uint64_t splitmix64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 
@@ -68,7 +92,7 @@ static int cmp_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-uint64_t *lb_delays_ms(size_t n, unsigned span_ms, uint64_t seed, bool descending)
+static uint64_t *lb_delays_ms(size_t n, unsigned span_ms, uint64_t seed, bool descending)
 {
 	uint64_t *d = malloc(n * sizeof(*d)), s = seed;
 
@@ -90,7 +114,7 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r)
+static void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r)
 {
 	size_t early = 0;
 
@@ -104,7 +128,7 @@ void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r)
 	lb_put(r, "early_pct", 100.0 * (double)early / (double)n);
 }
 
-long lb_thread_vcsw(pid_t tid)
+static long lb_thread_vcsw(pid_t tid)
 {
 	char path[64], line[256];
 	long v = -1;
@@ -129,6 +153,23 @@ static uint64_t thread_cpu(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The idle controller: call lb_idle_begin() on the loop thread just before
+ * it enters its loop; a helper thread waits 100 ms, samples the loop
+ * thread's context switches and CPU time, sleeps idle_s, samples again,
+ * stores the figures in @r and calls @stop(@arg) (which must be
+ * thread-safe for the loop). lb_idle_end() joins it.
+ */
+struct lb_idle {
+	const struct lb_params *p;
+	struct lb_result *r;
+	void (*stop)(void *arg);
+	void *arg;
+	pid_t tid;
+	clockid_t cpu;
+	pthread_t th;
+};
+
 static void *idle_controller(void *arg)
 {
 	struct lb_idle *c = arg;
@@ -150,16 +191,269 @@ static void *idle_controller(void *arg)
 	return NULL;
 }
 
-void lb_idle_begin(struct lb_idle *c)
+static void lb_idle_begin(struct lb_idle *c)
 {
 	c->tid = gettid();
 	pthread_getcpuclockid(pthread_self(), &c->cpu);
 	pthread_create(&c->th, NULL, idle_controller, c);
 }
 
-void lb_idle_end(struct lb_idle *c)
+static void lb_idle_end(struct lb_idle *c)
 {
 	pthread_join(c->th, NULL);
+}
+
+/* ---- the run in progress: what lb_fired() records -------------------------- */
+
+/*
+ * The harness's own per-timer bookkeeping, kept apart from each library's
+ * timer object in one array for every loop, so that all loops pay the same
+ * for it (one 24-byte record touched at add and at fire).
+ */
+struct lb_rec {
+	uint64_t due;   /* request time + delay */
+	int64_t late;   /* fire time - due */
+	uint32_t fired;
+};
+
+static struct {
+	const struct lb_ops *ops;
+	void *loop;
+	struct lb_rec *recs;
+	size_t left;     /* timers still to fire; the last one stops the loop */
+	bool late;       /* read the clock at each fire (not in xthread, which has no due time) */
+	uint64_t t_all;  /* when the last timer fired */
+} run;
+
+void lb_fired(size_t i)
+{
+	struct lb_rec *rec = &run.recs[i];
+
+	if (run.late)
+		rec->late = (int64_t)(lb_now() - rec->due);
+	rec->fired++;
+	if (--run.left == 0) {
+		run.t_all = lb_now();
+		run.ops->stop(run.loop);
+	}
+}
+
+/* A loop with n timers and their records; NULL with r->note if it cannot. */
+static void *run_begin(const struct lb_ops *ops, const struct lb_params *p, size_t n,
+		       struct lb_result *r)
+{
+	run.recs = calloc(n, sizeof(*run.recs));
+	if (!run.recs) {
+		perror("calloc");
+		exit(1);
+	}
+	run.ops = ops;
+	run.late = true;
+	run.left = n;
+	run.loop = ops->create(p, n, r->note, sizeof(r->note));
+	if (!run.loop) {
+		free(run.recs);
+		run.recs = NULL;
+	}
+	return run.loop;
+}
+
+static void run_end(void)
+{
+	run.ops->destroy(run.loop);
+	free(run.recs);
+	run.recs = NULL;
+	run.loop = NULL;
+}
+
+/* Arm timers 0..n-1 with delays @d, recording each one's due time first. */
+static void add_all(const uint64_t *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* the request time first, as a caller sees it; then the loop's */
+		run.recs[i].due = lb_now() + d[i];
+		run.ops->add(run.loop, i, d[i]);
+	}
+}
+
+/*
+ * The check every run ends with: each of the n timers fired exactly once
+ * (else false, with the culprit in r->note); copies their lateness into
+ * @late when it is not NULL.
+ */
+static bool check_recs(size_t n, int64_t *late, struct lb_result *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (run.recs[i].fired != 1) {
+			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i,
+				 run.recs[i].fired);
+			return false;
+		}
+		if (late)
+			late[i] = run.recs[i].late;
+	}
+	return true;
+}
+
+/* ---- the workloads --------------------------------------------------------- */
+
+/* lateness: N timers added in descending order of delay; fire - due. */
+static int wl_lateness(const struct lb_ops *ops, const struct lb_params *p, struct lb_result *r)
+{
+	uint64_t *d = lb_delays_ms(p->late_n, p->late_span_ms, 42, true);
+	int64_t *late = malloc(p->late_n * sizeof(*late));
+
+	if (run_begin(ops, p, p->late_n, r)) {
+		add_all(d, p->late_n);
+		ops->run(run.loop);
+		r->ok = check_recs(p->late_n, late, r);
+		if (r->ok)
+			lb_lateness_stats(late, p->late_n, r);
+		run_end();
+	}
+	free(late);
+	free(d);
+	return r->ok ? 0 : -1;
+}
+
+/* idle_wakeups: one timer far away; the controller samples and stops the loop. */
+static int wl_idle(const struct lb_ops *ops, const struct lb_params *p, struct lb_result *r)
+{
+	struct lb_idle c = { .p = p, .r = r, .stop = ops->wake_stop };
+	uint64_t far = p->idle_far_s * 1000 * NS_PER_MS;
+
+	if (!run_begin(ops, p, 1, r))
+		return -1;
+	run.left = SIZE_MAX; /* the far timer does not stop the loop */
+	c.arg = run.loop;
+	add_all(&far, 1);
+	lb_idle_begin(&c);
+	ops->run(run.loop);
+	lb_idle_end(&c);
+	if (run.recs[0].fired) {
+		r->ok = false;
+		snprintf(r->note, sizeof(r->note), "the far timer fired early");
+	}
+	run_end();
+	return 0;
+}
+
+struct producer {
+	pthread_t th;
+	size_t first, n; /* timers first .. first+n-1 */
+	uint64_t *d;
+	uint64_t t_end;
+	pthread_barrier_t *bar;
+	int errors;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *pr = arg;
+
+	pthread_barrier_wait(pr->bar);
+	for (size_t i = 0; i < pr->n; i++)
+		if (run.ops->schedule(run.loop, pr->first + i, pr->d[i]))
+			pr->errors++;
+	pr->t_end = lb_now();
+	return NULL;
+}
+
+/* xthread: 2 producer threads schedule N timers each; this thread runs the loop. */
+static int wl_xthread(const struct lb_ops *ops, const struct lb_params *p, struct lb_result *r)
+{
+	struct producer pr[2];
+	pthread_barrier_t bar;
+	uint64_t t0, t_prod = 0;
+	int k;
+
+	if (!run_begin(ops, p, 2 * p->x_n, r))
+		return -1;
+	run.late = false;
+	pthread_barrier_init(&bar, NULL, 3);
+	for (k = 0; k < 2; k++) {
+		pr[k] = (struct producer){ .first = (size_t)k * p->x_n, .n = p->x_n, .bar = &bar,
+					   .d = lb_delays_ms(p->x_n, p->x_span_ms, 42 + (uint64_t)k, false) };
+		pthread_create(&pr[k].th, NULL, produce, &pr[k]);
+	}
+	t0 = lb_now();
+	pthread_barrier_wait(&bar);
+	ops->run(run.loop); /* this thread is the loop thread */
+	for (k = 0; k < 2; k++) {
+		pthread_join(pr[k].th, NULL);
+		if (pr[k].t_end > t_prod)
+			t_prod = pr[k].t_end;
+		free(pr[k].d);
+	}
+	pthread_barrier_destroy(&bar);
+	r->ok = !pr[0].errors && !pr[1].errors && check_recs(2 * p->x_n, NULL, r);
+	if (pr[0].errors || pr[1].errors)
+		snprintf(r->note, sizeof(r->note), "schedule failed");
+	lb_put(r, "Mschedules_per_s", 2.0 * (double)p->x_n / ((t_prod - t0) / 1e9) / 1e6);
+	lb_put(r, "Mfired_per_s_e2e", 2.0 * (double)p->x_n / ((run.t_all - t0) / 1e9) / 1e6);
+	run_end();
+	return 0;
+}
+
+/* add_expire: N timers added and fired on this thread; process CPU per timer. */
+static int wl_add_expire(const struct lb_ops *ops, const struct lb_params *p, struct lb_result *r)
+{
+	uint64_t *d = lb_delays_ms(p->ae_n, p->ae_span_ms, 42, false);
+	uint64_t cpu0, cpu1, w0, w1;
+	size_t early = 0;
+
+	if (run_begin(ops, p, p->ae_n, r)) {
+		cpu0 = lb_cpu_process();
+		w0 = lb_now();
+		add_all(d, p->ae_n);
+		ops->run(run.loop);
+		cpu1 = lb_cpu_process();
+		w1 = lb_now();
+		r->ok = check_recs(p->ae_n, NULL, r);
+		for (size_t i = 0; i < p->ae_n; i++)
+			early += run.recs[i].late < 0;
+		if (early && ops->never_early) {
+			r->ok = false;
+			snprintf(r->note, sizeof(r->note), "%zu timers fired early", early);
+		}
+		lb_put(r, "cpu_ns_per_timer", (double)(cpu1 - cpu0) / (double)p->ae_n);
+		lb_put(r, "wall_s", (w1 - w0) / 1e9);
+		if (!ops->never_early)
+			lb_put(r, "early_pct", 100.0 * (double)early / (double)p->ae_n);
+		run_end();
+	}
+	free(d);
+	return r->ok ? 0 : -1;
+}
+
+/* ---- the hand-over queue of loops without a thread-safe add ------------------ */
+
+void lb_queue_init(struct lb_queue *q)
+{
+	pthread_mutex_init(&q->mu, NULL);
+	q->head = NULL;
+	q->tail = &q->head;
+}
+
+void lb_queue_push(struct lb_queue *q, struct lb_qent *e)
+{
+	e->next = NULL;
+	pthread_mutex_lock(&q->mu);
+	*q->tail = e;
+	q->tail = &e->next;
+	pthread_mutex_unlock(&q->mu);
+}
+
+struct lb_qent *lb_queue_take(struct lb_queue *q)
+{
+	struct lb_qent *e;
+
+	pthread_mutex_lock(&q->mu);
+	e = q->head;
+	q->head = NULL;
+	q->tail = &q->head;
+	pthread_mutex_unlock(&q->mu);
+	return e;
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -366,7 +660,7 @@ int main(int argc, char **argv)
 	const char *impls = "twheel,libuv,libev,netty";
 	const char *workloads = "lateness,idle_wakeups,xthread,add_expire";
 	const char *csv = NULL, *java_src = LOOPBENCH_SRCDIR;
-	const struct lb_impl *all[] = {
+	const struct lb_ops *all[] = {
 		&lb_twheel,
 #ifdef LB_HAVE_LIBUV
 		&lb_libuv,
@@ -411,7 +705,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	printf("# loopbench: real-time workloads (shared/BENCHMARKS.md)\n");
+	printf("# loopbench: real-time workloads (docs/bench.md)\n");
 	printf("# parameters: reps=%d tick=%.3f ms (twheel, netty); seed 42 (splitmix64)\n",
 	       p.reps, p.tick_ns / 1e6);
 	printf("#   lateness: N=%zu, deadlines uniform in [1, %u] ms after each add "
@@ -432,15 +726,16 @@ int main(int argc, char **argv)
 		printf("== %s\n", wls[w]);
 		for (int rep = 0; rep < p.reps; rep++) {
 			for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-				const struct lb_impl *im = all[k];
-				int (*fn)(const struct lb_params *, struct lb_result *) =
-					w == 0 ? im->lateness : w == 1 ? im->idle :
-					w == 2 ? im->xthread : im->add_expire;
+				const struct lb_ops *im = all[k];
+				int (*fn)(const struct lb_ops *, const struct lb_params *,
+					  struct lb_result *) =
+					w == 0 ? wl_lateness : w == 1 ? wl_idle :
+					w == 2 ? wl_xthread : wl_add_expire;
 				struct lb_result r = { .ok = false };
 
-				if (!listed(impls, im->name) || !fn)
+				if (!listed(impls, im->name))
 					continue;
-				if (fn(&p, &r) < 0 && !r.note[0])
+				if (fn(im, &p, &r) < 0 && !r.note[0])
 					snprintf(r.note, sizeof(r.note), "could not run");
 				printf("  %s/%s rep %d:", wls[w], im->name, rep + 1);
 				for (int m = 0; m < r.n; m++)
@@ -455,17 +750,4 @@ int main(int argc, char **argv)
 		run_netty(&p, workloads, java_src);
 	print_results(&p, csv);
 	return 0;
-}
-
-bool lb_check_recs(const struct lb_rec *recs, size_t n, int64_t *late, struct lb_result *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (recs[i].fired != 1) {
-			snprintf(r->note, sizeof(r->note), "timer %zu fired %u times", i, recs[i].fired);
-			return false;
-		}
-		if (late)
-			late[i] = recs[i].late;
-	}
-	return true;
 }

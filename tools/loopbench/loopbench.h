@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/loopbench - the real-time workloads of shared/BENCHMARKS.md run on
- * event loops: twheel-uring, libuv, libev (in this process) and Netty's
- * HashedWheelTimer (a Java driver compiled at run time).
+ * tools/loopbench/loopbench.h - the table of operations every event loop
+ * under test provides (ops_twheel.c, ops_uv.c, ops_ev.c); the driver,
+ * loopbench.c, runs the real-time workloads over it (Netty's
+ * HashedWheelTimer runs the same workloads in LoopBenchNetty.java).
  */
 #ifndef LOOPBENCH_H
 #define LOOPBENCH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <pthread.h>
-#include <sys/types.h>
-#include <time.h>
 
 #define NS_PER_MS 1000000ull
 
@@ -29,86 +28,48 @@ struct lb_params {
 	int reps;
 };
 
-/* One repetition's figures: name=value pairs; ok false = failed its check. */
-#define LB_MAX_METRICS 8
-struct lb_result {
-	bool ok;
-	int n;
-	const char *name[LB_MAX_METRICS];
-	double val[LB_MAX_METRICS];
-	char note[160];
-};
-
-static inline void lb_put(struct lb_result *r, const char *name, double v)
-{
-	if (r->n < LB_MAX_METRICS) {
-		r->name[r->n] = name;
-		r->val[r->n] = v;
-		r->n++;
-	}
-}
-
-/* An event loop under test: each workload function runs one repetition. */
-struct lb_impl {
+/*
+ * An event loop under test, with timers numbered 0..n-1; a timer that fires
+ * calls lb_fired(i) on the loop thread. One loop exists at a time.
+ */
+struct lb_ops {
 	const char *name;
-	int (*lateness)(const struct lb_params *p, struct lb_result *r);
-	int (*idle)(const struct lb_params *p, struct lb_result *r);
-	int (*xthread)(const struct lb_params *p, struct lb_result *r);
-	int (*add_expire)(const struct lb_params *p, struct lb_result *r);
+	/* A loop and n timers; NULL (with the reason in err) if it cannot. */
+	void *(*create)(const struct lb_params *p, size_t n, char *err, size_t errlen);
+	/* Arm timer i @delay_ns from now, on the loop thread before run. */
+	void (*add)(void *l, size_t i, uint64_t delay_ns);
+	/* Arm timer i from another thread while the loop runs; 0 or -errno. */
+	int (*schedule)(void *l, size_t i, uint64_t delay_ns);
+	void (*run)(void *l);       /* until stop or wake_stop */
+	void (*stop)(void *l);      /* from a callback on the loop thread */
+	void (*wake_stop)(void *l); /* from any thread */
+	void (*destroy)(void *l);
+	/* add_expire: a timer that fires early fails the check (else early_pct is reported) */
+	bool never_early;
 };
 
-extern const struct lb_impl lb_twheel, lb_libuv, lb_libev;
+extern const struct lb_ops lb_twheel, lb_libuv, lb_libev;
+
+/* What every loop's timer callback calls. */
+void lb_fired(size_t i);
 
 /*
- * The harness's own per-timer bookkeeping, kept apart from each library's
- * timer object in one array for every loop, so that all loops pay the same
- * for it (one 24-byte record touched at add and at fire).
+ * The idiomatic hand-over for loops without a thread-safe add (libuv,
+ * libev): producers append under a mutex and wake the loop, which takes
+ * the whole list. Embed a struct lb_qent in the timer's item.
  */
-struct lb_rec {
-	uint64_t due;   /* request time + delay */
-	int64_t late;   /* fire time - due */
-	uint32_t fired;
+struct lb_qent {
+	uint64_t delay; /* in the loop's unit */
+	struct lb_qent *next;
 };
 
-/* ---- shared helpers (loopbench.c) ---- */
-
-uint64_t lb_now(void);              /* CLOCK_MONOTONIC ns */
-uint64_t lb_cpu_process(void);      /* process CPU ns */
-uint64_t splitmix64(uint64_t *s);
-
-/* Delays in ns, integer milliseconds uniform in [1, span], seed 42; sorted
- * descending when @descending (see the lateness workload). malloc'ed. */
-uint64_t *lb_delays_ms(size_t n, unsigned span_ms, uint64_t seed, bool descending);
-/*
- * The check every loop's run ends with: each of the n timers fired exactly
- * once (else false, with the culprit in r->note); copies their lateness
- * into @late when it is not NULL.
- */
-bool lb_check_recs(const struct lb_rec *recs, size_t n, int64_t *late, struct lb_result *r);
-
-/* Lateness figures from fire - due (ns, signed) for n timers. */
-void lb_lateness_stats(int64_t *late, size_t n, struct lb_result *r);
-
-/* Voluntary context switches of thread @tid (a sleep = one switch). */
-long lb_thread_vcsw(pid_t tid);
-
-/*
- * The idle controller: call lb_idle_begin() on the loop thread just before
- * it enters its loop; a helper thread waits 100 ms, samples the loop
- * thread's context switches and CPU time, sleeps idle_s, samples again,
- * stores the figures in @r and calls @stop(@arg) (which must be
- * thread-safe for the loop). lb_idle_end() joins it.
- */
-struct lb_idle {
-	const struct lb_params *p;
-	struct lb_result *r;
-	void (*stop)(void *arg);
-	void *arg;
-	pid_t tid;
-	clockid_t cpu;
-	pthread_t th;
+struct lb_queue {
+	pthread_mutex_t mu;
+	struct lb_qent *head, **tail;
 };
-void lb_idle_begin(struct lb_idle *c);
-void lb_idle_end(struct lb_idle *c);
+
+void lb_queue_init(struct lb_queue *q);
+void lb_queue_push(struct lb_queue *q, struct lb_qent *e);
+struct lb_qent *lb_queue_take(struct lb_queue *q);
 
 #endif

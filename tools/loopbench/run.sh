@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # tools/loopbench/run.sh - build loopbench (release) and run the real-time
-# workloads of shared/BENCHMARKS.md on twheel-uring, libuv, libev and Netty,
+# workloads (docs/bench.md) on twheel-uring, libuv, libev and Netty,
 # pinned with taskset. Extra arguments go to loopbench (e.g. --reps 7,
 # --workload lateness, --impl twheel,netty, --quick).
 #

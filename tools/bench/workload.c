@@ -1,24 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/bench/wl.h - the virtual-time workloads of shared/BENCHMARKS.md,
- * written once and compiled once per implementation (impl_wheel.c,
- * impl_heap.c), so every call is a direct call and no implementation pays
- * for an indirection the others do not.
+ * tools/bench/workload.c - the virtual-time workloads, written once and run
+ * over any table of operations (struct bench_ops, bench.h), the floors that
+ * bound them from below, and the differential self-check of a table.
  *
- * The including file defines, before including this:
- *   WL(name)        how to name this instance's functions
- *   T, W            the timer type and the structure type
- *   static functions a_create(now, capacity), a_destroy(w), a_tinit(t, cb),
- *   a_add(w, t, e), a_mod(w, t, e), a_del(w, t), a_advance(w, now),
- *   a_next(w), a_count(w), a_expires(t), a_check(w), a_cascaded(w),
- *   a_mods_fast(w)
+ * Inputs come from common.h's seeded generator (seed 42; stream 1: expiries,
+ * 2: cancel order, 3: re-arm picks, 4: long_range deltas, 5: floor_chase
+ * order, 9: self-check); the virtual clock starts at BENCH_START.
+ *
+ *   add_expire     N timers uniform in [now+1, now+SPAN], one advance to
+ *                  now+SPAN; ns per timer (insert + fire)
+ *   add_cancel     the same N timers, then a delete of each in a random
+ *                  order; ns per add+delete pair
+ *   rearm          C = N live timers at now+DELTA; M re-arms of a random
+ *                  timer to now+DELTA, one tick advanced every BLOCK re-arms;
+ *                  ns per re-arm, advances included
+ *   advance_spike  rearm again, each advance timed alone; max and p99.9, us
+ *   long_range     N timers log-uniform in [1, 2^LONG_BITS] ticks ahead,
+ *                  advance to each next expiry until none is left; ns per
+ *                  timer, each must fire on exactly its tick
+ *   idle_skip      one timer at now + 2^32, advance to it; M times on one
+ *                  structure; ns per add + whole advance
+ *   floor_rearm    rearm's picks over N 40-byte nodes: read one expiry, write
+ *                  the new one; ns per pick
+ *   floor_chase    walk N 40-byte nodes linked in a random order; ns per node
+ *
+ * N, M, SPAN, DELTA, BLOCK and LONG_BITS are in common.h; docs/bench.md
+ * states every check.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "common.h"
-#include "impl.h"
 
 /* What the callbacks check: every fire has lo < expiry <= hi, in order. */
 static struct {
@@ -29,9 +46,8 @@ static struct {
 	int exact;        /* also require expiry == hi */
 } g;
 
-static void check_cb(T *t)
+void bench_fired(uint64_t e)
 {
-	uint64_t e = a_expires(t);
 	if (e <= g.lo || e > g.hi || e < g.last || (g.exact && e != g.hi))
 		g.bad++;
 	g.last = e;
@@ -48,17 +64,20 @@ static void check_reset(uint64_t lo, uint64_t hi, int exact)
 	g.exact = exact;
 }
 
-static T *timers_new(uint32_t n)
+/* n timers in one 64-byte aligned array, initialised. */
+static char *timers_new(const struct bench_ops *ops, uint32_t n)
 {
-	size_t bytes = ((size_t)n * sizeof(T) + 63) & ~(size_t)63;
-	T *tm = aligned_alloc(64, bytes ? bytes : 64);
+	size_t bytes = ((size_t)n * ops->timer_size + 63) & ~(size_t)63;
+	char *tm = aligned_alloc(64, bytes ? bytes : 64);
 	if (!tm)
 		return NULL;
 	memset(tm, 0, bytes);
 	for (uint32_t i = 0; i < n; i++)
-		a_tinit(&tm[i], check_cb);
+		ops->timer_init(tm + (size_t)i * ops->timer_size);
 	return tm;
 }
+
+#define TIMER(i) (tm + (size_t)(i) * ops->timer_size)
 
 #define FAIL(...)                                                  \
 	do {                                                       \
@@ -77,7 +96,7 @@ static T *timers_new(uint32_t n)
 
 #define CHECK_STRUCT(w)                                                    \
 	do {                                                               \
-		if (a_check(w))                                            \
+		if (ops->check(w))                                            \
 			FAIL("invariant check failed");                    \
 	} while (0)
 
@@ -85,14 +104,14 @@ static T *timers_new(uint32_t n)
  * add_expire: insert n timers uniform in [now+1, now+SPAN], then one advance
  * to now+SPAN. Figure: ns per timer (insert + fire).
  */
-static int WL(add_expire)(const struct wl_params *p, struct wl_out *o)
+int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
-	T *tm = timers_new(n);
-	W *w = a_create(now, n);
+	char *tm = timers_new(ops, n);
+	void *w = ops->create(now, n);
 	ALLOC_MARK();
 	if (!exp || !tm || !w)
 		FAIL("out of memory");
@@ -104,8 +123,8 @@ static int WL(add_expire)(const struct wl_params *p, struct wl_out *o)
 	uint64_t t0 = clock_ns();
 	long bad_add = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= a_add(w, &tm[i], exp[i]);
-	long fired = a_advance(w, now + BENCH_SPAN);
+		bad_add |= ops->add(w, TIMER(i), exp[i]);
+	long fired = ops->advance(w, now + BENCH_SPAN);
 	uint64_t t1 = clock_ns();
 
 	ALLOC_CHECK();
@@ -115,15 +134,15 @@ static int WL(add_expire)(const struct wl_params *p, struct wl_out *o)
 		FAIL("fired %ld (callbacks %llu), expected %u", fired, (unsigned long long)g.fired, n);
 	if (g.bad)
 		FAIL("%llu timers fired early, late or out of order", (unsigned long long)g.bad);
-	if (a_count(w))
-		FAIL("%zu timers still pending", (size_t)a_count(w));
+	if (ops->count(w))
+		FAIL("%zu timers still pending", (size_t)ops->count(w));
 	CHECK_STRUCT(w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
 out:
 	if (w)
-		a_destroy(w);
+		ops->destroy(w);
 	free(tm);
 	free(exp);
 	return rc;
@@ -133,38 +152,30 @@ out:
  * add_cancel: insert n timers uniform in [now+1, now+SPAN], then delete
  * every one in a random order. Figure: ns per add+delete pair.
  */
-static int WL(add_cancel)(const struct wl_params *p, struct wl_out *o)
+int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
 	uint32_t *perm = malloc((size_t)n * sizeof(*perm));
-	T *tm = timers_new(n);
-	W *w = a_create(now, n);
+	char *tm = timers_new(ops, n);
+	void *w = ops->create(now, n);
 	ALLOC_MARK();
 	if (!exp || !perm || !tm || !w)
 		FAIL("out of memory");
 	struct rng r = rng_seed(1);
 	for (uint32_t i = 0; i < n; i++)
 		exp[i] = now + 1 + rng_below(&r, BENCH_SPAN);
-	struct rng rp = rng_seed(2);
-	for (uint32_t i = 0; i < n; i++)
-		perm[i] = i;
-	for (uint32_t i = n; i > 1; i--) { /* Fisher-Yates */
-		uint32_t j = rng_below(&rp, i);
-		uint32_t x = perm[i - 1];
-		perm[i - 1] = perm[j];
-		perm[j] = x;
-	}
+	rng_permutation(perm, n, 2);
 	check_reset(now, now, 0);
 
 	uint64_t t0 = clock_ns();
 	long bad_add = 0, dels = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= a_add(w, &tm[i], exp[i]);
+		bad_add |= ops->add(w, TIMER(i), exp[i]);
 	for (uint32_t i = 0; i < n; i++)
-		dels += a_del(w, &tm[perm[i]]);
+		dels += ops->del(w, TIMER(perm[i]));
 	uint64_t t1 = clock_ns();
 
 	ALLOC_CHECK();
@@ -174,15 +185,15 @@ static int WL(add_cancel)(const struct wl_params *p, struct wl_out *o)
 		FAIL("%ld deletes found their timer pending, expected %u", dels, n);
 	if (g.fired)
 		FAIL("%llu timers fired", (unsigned long long)g.fired);
-	if (a_count(w))
-		FAIL("%zu timers still pending", (size_t)a_count(w));
+	if (ops->count(w))
+		FAIL("%zu timers still pending", (size_t)ops->count(w));
 	CHECK_STRUCT(w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
 out:
 	if (w)
-		a_destroy(w);
+		ops->destroy(w);
 	free(tm);
 	free(perm);
 	free(exp);
@@ -195,20 +206,20 @@ out:
  * re-arm, advances included. With @spikes, each advance is timed instead
  * (advance_spike) and the re-arm figure is not produced.
  */
-static int rearm_run(const struct wl_params *p, struct wl_out *o, double *spikes)
+static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o, double *spikes)
 {
 	int rc = -1;
 	uint32_t c = p->n, m = p->m;
 	uint64_t now = BENCH_START;
-	T *tm = timers_new(c);
-	W *w = a_create(now, c);
+	char *tm = timers_new(ops, c);
+	void *w = ops->create(now, c);
 	ALLOC_MARK();
 	if (!tm || !w)
 		FAIL("out of memory");
 	check_reset(now, now, 0);
 	long bad = 0;
 	for (uint32_t i = 0; i < c; i++)
-		bad |= a_add(w, &tm[i], now + BENCH_REARM_DELTA);
+		bad |= ops->add(w, TIMER(i), now + BENCH_REARM_DELTA);
 	if (bad)
 		FAIL("an add failed");
 
@@ -219,14 +230,14 @@ static int rearm_run(const struct wl_params *p, struct wl_out *o, double *spikes
 	for (uint32_t b = 0; b < blocks; b++) {
 		uint64_t e = now + BENCH_REARM_DELTA;
 		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
-			pend += a_mod(w, &tm[rng_below(&r, c)], e);
+			pend += ops->mod(w, TIMER(rng_below(&r, c)), e);
 		now++;
 		if (spikes) {
 			uint64_t s0 = clock_ns();
-			fired += a_advance(w, now);
+			fired += ops->advance(w, now);
 			spikes[b] = (double)(clock_ns() - s0) / 1000.0;
 		} else {
-			fired += a_advance(w, now);
+			fired += ops->advance(w, now);
 		}
 	}
 	uint64_t t1 = clock_ns();
@@ -239,23 +250,23 @@ static int rearm_run(const struct wl_params *p, struct wl_out *o, double *spikes
 	/* every timer stays at least DELTA - (ticks advanced) > 0 ahead: none fires */
 	if (fired || g.fired)
 		FAIL("%ld timers fired, expected none", fired);
-	if (a_count(w) != c)
-		FAIL("%zu timers pending, expected %u", (size_t)a_count(w), c);
+	if (ops->count(w) != c)
+		FAIL("%zu timers pending, expected %u", (size_t)ops->count(w), c);
 	CHECK_STRUCT(w);
 	o->ops = done;
 	o->value = (double)(t1 - t0) / (double)done;
-	o->extra[0] = done ? (double)a_mods_fast(w) / (double)done : 0; /* fraction of re-arms that only stored the expiry */
+	o->extra[0] = done ? (double)ops->mods_fast(w) / (double)done : 0; /* fraction of re-arms that only stored the expiry */
 	rc = 0;
 out:
 	if (w)
-		a_destroy(w);
+		ops->destroy(w);
 	free(tm);
 	return rc;
 }
 
-static int WL(rearm)(const struct wl_params *p, struct wl_out *o)
+int wl_rearm(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
-	return rearm_run(p, o, NULL);
+	return rearm_run(ops, p, o, NULL);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -265,7 +276,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* advance_spike: value = max of one advance in rearm (us), extra[0] = p99.9. */
-static int WL(advance_spike)(const struct wl_params *p, struct wl_out *o)
+int wl_advance_spike(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
 	uint32_t blocks = p->m / BENCH_REARM_BLOCK;
 	double *s = calloc(blocks ? blocks : 1, sizeof(*s));
@@ -273,7 +284,7 @@ static int WL(advance_spike)(const struct wl_params *p, struct wl_out *o)
 		snprintf(o->why, sizeof(o->why), "out of memory");
 		return -1;
 	}
-	int rc = rearm_run(p, o, s);
+	int rc = rearm_run(ops, p, o, s);
 	if (rc == 0) {
 		qsort(s, blocks, sizeof(*s), cmp_double);
 		size_t i999 = (size_t)((double)blocks * 0.999);
@@ -294,14 +305,14 @@ static int WL(advance_spike)(const struct wl_params *p, struct wl_out *o)
  * per timer, extra[1] = ns per moved timer (whole time / moves: an upper
  * bound on what one move costs).
  */
-static int WL(long_range)(const struct wl_params *p, struct wl_out *o)
+int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
-	T *tm = timers_new(n);
-	W *w = a_create(now, n);
+	char *tm = timers_new(ops, n);
+	void *w = ops->create(now, n);
 	ALLOC_MARK();
 	if (!exp || !tm || !w)
 		FAIL("out of memory");
@@ -313,19 +324,19 @@ static int WL(long_range)(const struct wl_params *p, struct wl_out *o)
 			last = exp[i];
 	}
 	check_reset(now, now, 1);
-	uint64_t c0 = a_cascaded(w);
+	uint64_t c0 = ops->cascaded(w);
 
 	uint64_t t0 = clock_ns();
 	long bad_add = 0, fired = 0, advances = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= a_add(w, &tm[i], exp[i]);
-	while (a_count(w)) {
-		uint64_t t = a_next(w);
+		bad_add |= ops->add(w, TIMER(i), exp[i]);
+	while (ops->count(w)) {
+		uint64_t t = ops->next_expiry(w);
 		if (t <= now) /* cannot happen: nothing here is armed in the past */
 			break;
 		g.lo = now;
 		g.hi = t;
-		fired += a_advance(w, t);
+		fired += ops->advance(w, t);
 		now = t;
 		advances++;
 	}
@@ -341,7 +352,7 @@ static int WL(long_range)(const struct wl_params *p, struct wl_out *o)
 	if (now != last)
 		FAIL("ended at %llu, last expiry %llu", (unsigned long long)now, (unsigned long long)last);
 	CHECK_STRUCT(w);
-	uint64_t moved = a_cascaded(w) - c0;
+	uint64_t moved = ops->cascaded(w) - c0;
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	o->extra[0] = (double)moved / n;
@@ -350,7 +361,7 @@ static int WL(long_range)(const struct wl_params *p, struct wl_out *o)
 	rc = 0;
 out:
 	if (w)
-		a_destroy(w);
+		ops->destroy(w);
 	free(tm);
 	free(exp);
 	return rc;
@@ -361,26 +372,26 @@ out:
  * the same structure. Figure: ns per repetition (the add plus the whole
  * advance: an upper bound on the advance).
  */
-static int WL(idle_skip)(const struct wl_params *p, struct wl_out *o)
+int wl_idle_skip(const struct bench_ops *ops, const struct wl_params *p, struct wl_out *o)
 {
 	int rc = -1;
 	uint32_t k = p->m;
 	uint64_t now = BENCH_START;
-	T *tm = timers_new(1);
-	W *w = a_create(now, 1);
+	char *tm = timers_new(ops, 1);
+	void *w = ops->create(now, 1);
 	ALLOC_MARK();
 	if (!tm || !w)
 		FAIL("out of memory");
 	check_reset(now, now, 1);
 	long fired = 0, bad_add = 0;
-	uint64_t c0 = a_cascaded(w);
+	uint64_t c0 = ops->cascaded(w);
 	uint64_t t0 = clock_ns();
 	for (uint32_t i = 0; i < k; i++) {
 		uint64_t e = now + BENCH_IDLE_TICKS;
-		bad_add |= a_add(w, &tm[0], e);
+		bad_add |= ops->add(w, TIMER(0), e);
 		g.lo = now;
 		g.hi = e;
-		fired += a_advance(w, e);
+		fired += ops->advance(w, e);
 		now = e;
 	}
 	uint64_t t1 = clock_ns();
@@ -393,13 +404,159 @@ static int WL(idle_skip)(const struct wl_params *p, struct wl_out *o)
 	CHECK_STRUCT(w);
 	o->ops = k;
 	o->value = (double)(t1 - t0) / k;
-	o->extra[0] = (double)(a_cascaded(w) - c0) / k; /* timers moved per skip */
+	o->extra[0] = (double)(ops->cascaded(w) - c0) / k; /* timers moved per skip */
 	rc = 0;
 out:
 	if (w)
-		a_destroy(w);
+		ops->destroy(w);
 	free(tm);
 	return rc;
 }
 
-#undef FAIL
+
+/* ---- floors --------------------------------------------------------------- */
+
+/* A 40-byte node, the size of struct tw_timer. */
+struct floor_node {
+	uint64_t expires;
+	struct floor_node *next;
+	uint64_t pad[3];
+};
+
+/*
+ * floor_rearm: over C nodes and the same random picks as rearm, read a
+ * node's expiry and write the new one; the clock moves one tick every BLOCK.
+ */
+int floor_rearm(uint32_t c, uint32_t m, double *ns)
+{
+	struct floor_node *a = aligned_alloc(64, ((size_t)c * sizeof(*a) + 63) & ~(size_t)63);
+	if (!a)
+		return -1;
+	uint64_t now = BENCH_START;
+	for (uint32_t i = 0; i < c; i++)
+		a[i] = (struct floor_node){ .expires = now + BENCH_REARM_DELTA };
+	struct rng r = rng_seed(3);
+	uint64_t sum = 0;
+	uint32_t blocks = m / BENCH_REARM_BLOCK;
+	uint64_t t0 = clock_ns();
+	for (uint32_t b = 0; b < blocks; b++) {
+		uint64_t e = now + BENCH_REARM_DELTA;
+		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++) {
+			struct floor_node *x = &a[rng_below(&r, c)];
+			sum += x->expires;
+			x->expires = e;
+		}
+		now++;
+	}
+	uint64_t t1 = clock_ns();
+	/* the check: every node holds a plausible expiry and the reads happened */
+	int rc = 0;
+	for (uint32_t i = 0; i < c; i++)
+		if (a[i].expires < BENCH_START + BENCH_REARM_DELTA || a[i].expires > now + BENCH_REARM_DELTA)
+			rc = -1;
+	if (sum < (uint64_t)blocks * BENCH_REARM_BLOCK * (BENCH_START + BENCH_REARM_DELTA))
+		rc = -1;
+	free(a);
+	*ns = (double)(t1 - t0) / ((double)blocks * BENCH_REARM_BLOCK);
+	return rc;
+}
+
+/* floor_chase: walk n nodes linked in a random order, reading one field of each. */
+int floor_chase(uint32_t n, double *ns)
+{
+	struct floor_node *a = aligned_alloc(64, ((size_t)n * sizeof(*a) + 63) & ~(size_t)63);
+	uint32_t *perm = malloc((size_t)n * sizeof(*perm));
+	if (!a || !perm) {
+		free(a);
+		free(perm);
+		return -1;
+	}
+	rng_permutation(perm, n, 5);
+	uint64_t expect = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		a[perm[i]].expires = i + 1;
+		a[perm[i]].next = i + 1 < n ? &a[perm[i + 1]] : NULL;
+		expect += i + 1;
+	}
+	struct floor_node *p = &a[perm[0]];
+	free(perm);
+	uint64_t sum = 0, visited = 0;
+	uint64_t t0 = clock_ns();
+	while (p) {
+		sum += p->expires;
+		visited++;
+		p = p->next;
+	}
+	uint64_t t1 = clock_ns();
+	free(a);
+	*ns = (double)(t1 - t0) / n;
+	return sum == expect && visited == n ? 0 : -1;
+}
+
+/* ---- self-check --------------------------------------------------------- */
+
+/*
+ * add/mod/del/advance with random expiries against a plain array model:
+ * every return value, the next expiry, every fire due and in order, and the
+ * structure's invariants after every step. Runs at every start (a few ms).
+ */
+int ops_selftest(const struct bench_ops *ops)
+{
+	enum { NT = 200, STEPS = 40000 };
+	bool pend[NT] = { 0 };
+	uint64_t ex[NT] = { 0 }, now = 100;
+	struct rng r = rng_seed(9);
+	char *tm = timers_new(ops, NT);
+	void *w = ops->create(now, NT);
+	int rc = -1;
+	if (!tm || !w)
+		goto out;
+	check_reset(now, now, 0);
+	for (int s = 0; s < STEPS; s++) {
+		int i = (int)rng_below(&r, NT);
+		uint64_t e = now + 1 + rng_below(&r, 1000);
+		switch (rng_below(&r, 4)) {
+		case 0:
+			if (ops->add(w, TIMER(i), e) != (pend[i] ? -EBUSY : 0))
+				goto out;
+			if (!pend[i])
+				pend[i] = true, ex[i] = e;
+			break;
+		case 1:
+			if (ops->mod(w, TIMER(i), e) != (pend[i] ? 1 : 0))
+				goto out;
+			pend[i] = true, ex[i] = e;
+			break;
+		case 2:
+			if (ops->del(w, TIMER(i)) != (pend[i] ? 1 : 0))
+				goto out;
+			pend[i] = false;
+			break;
+		default: {
+			uint64_t to = now + rng_below(&r, 300);
+			uint64_t want = UINT64_MAX, due = 0;
+			for (int j = 0; j < NT; j++) {
+				if (pend[j] && ex[j] < want)
+					want = ex[j];
+				if (pend[j] && ex[j] <= to)
+					due++, pend[j] = false;
+			}
+			if (ops->next_expiry(w) != want)
+				goto out;
+			check_reset(now, to, 0);
+			now = to;
+			if (ops->advance(w, to) != (long)due || g.fired != due)
+				goto out;
+			break;
+		}
+		}
+		if (ops->check(w) || g.bad)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (w)
+		ops->destroy(w);
+	free(tm);
+	return rc;
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/bench/heap.c - the heaps libtwheel is measured against, as two
+ * tables of operations: a d-ary min-heap of timers with back-pointers, the
+ * structure of libev with d = 4 ("EV_USE_4HEAP" with "EV_HEAP_CACHE_AT") and,
+ * with d = 2, of libuv, libevent and Boost.Asio.
+ *
+ * The heap array holds { expiry, node } pairs (the expiry is cached next to
+ * the pointer so that sifting compares without touching the nodes) and every
+ * node stores its position in the array, so a delete or a re-arm is
+ * O(log n) without a search. As in libev, the root sits at index d - 1 so
+ * that the d children of a node share one 64-byte line when d = 4.
+ *
+ * The array is allocated once, for the workload's number of timers: like
+ * the wheel, no operation allocates.
+ *
+ * The code is written once with d as a parameter; every function that takes
+ * it is inlined into the d = 4 and d = 2 operations below, so d is a
+ * constant in each (the compiler divides by it with shifts).
+ *
+ * add: arm a timer that is not pending (-EBUSY if it is, -ENOSPC if full).
+ * mod: arm whether or not pending; 1 if it was, 0 if not (libev's
+ *      ev_timer_again, kernel mod_timer).
+ * del: 1 if it was pending, else 0.
+ * advance: fire every timer with expiry <= @now in nondecreasing expiry
+ *      order (the timer is not pending inside its callback); returns the
+ *      number fired, or -EINVAL if @now is in the past.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define HEAP_IDX_NONE UINT32_MAX
+#define INLINE static inline __attribute__((always_inline))
+
+/* A timer on a heap: embed it, like struct tw_timer. 24 bytes. */
+struct heap_timer {
+	uint64_t expires;
+	uint32_t idx; /* position in the heap array; HEAP_IDX_NONE when not pending */
+	uint32_t flags;
+	void (*func)(struct heap_timer *t);
+};
+
+struct heap_ent {
+	uint64_t at;
+	struct heap_timer *t;
+};
+
+struct heap {
+	struct heap_ent *a; /* a[d-1 .. d-1+n-1] are used */
+	size_t n, cap;
+	uint64_t now;
+	bool running;
+};
+
+/* index of the root, of @k's parent and of its first child */
+INLINE size_t root(size_t d) { return d - 1; }
+INLINE size_t parent(size_t k, size_t d) { return (k - root(d) - 1) / d + root(d); }
+INLINE size_t first_child(size_t k, size_t d) { return d * (k - root(d)) + root(d) + 1; }
+
+INLINE void *heap_create(uint64_t now, size_t cap, size_t d)
+{
+	struct heap *h = malloc(sizeof(*h));
+	size_t bytes = (cap + d + 1) * sizeof(struct heap_ent);
+	bytes = (bytes + 63) & ~(size_t)63;
+	if (!h)
+		return NULL;
+	h->a = aligned_alloc(64, bytes);
+	if (!h->a) {
+		free(h);
+		return NULL;
+	}
+	memset(h->a, 0, bytes);
+	h->n = 0;
+	h->cap = cap;
+	h->now = now;
+	h->running = false;
+	return h;
+}
+
+INLINE void heap_destroy(void *w, size_t d)
+{
+	struct heap *h = w;
+	for (size_t i = 0; i < h->n; i++)
+		h->a[root(d) + i].t->idx = HEAP_IDX_NONE;
+	free(h->a);
+	free(h);
+}
+
+static void fired(struct heap_timer *t)
+{
+	bench_fired(t->expires);
+}
+
+static void heap_timer_init(void *p)
+{
+	struct heap_timer *t = p;
+	t->expires = 0;
+	t->idx = HEAP_IDX_NONE;
+	t->flags = 0;
+	t->func = fired;
+}
+
+INLINE void place(struct heap *h, size_t k, struct heap_ent e)
+{
+	h->a[k] = e;
+	e.t->idx = (uint32_t)k;
+}
+
+/* Move the entry @e, destined for hole @k, up towards the root. */
+INLINE void upheap(struct heap *h, size_t k, struct heap_ent e, size_t d)
+{
+	while (k > root(d)) {
+		size_t p = parent(k, d);
+		if (h->a[p].at <= e.at)
+			break;
+		place(h, k, h->a[p]);
+		k = p;
+	}
+	place(h, k, e);
+}
+
+/* Move the entry @e, destined for hole @k, down towards the leaves. */
+INLINE void downheap(struct heap *h, size_t k, struct heap_ent e, size_t d)
+{
+	size_t end = root(d) + h->n;
+	for (;;) {
+		size_t c = first_child(k, d);
+		if (c >= end)
+			break;
+		size_t best = c;
+		uint64_t bat = h->a[c].at;
+		if (d == 4 && c + 3 < end) {
+			/* all four children exist: compare them without bounds tests */
+			if (h->a[c + 1].at < bat) best = c + 1, bat = h->a[c + 1].at;
+			if (h->a[c + 2].at < bat) best = c + 2, bat = h->a[c + 2].at;
+			if (h->a[c + 3].at < bat) best = c + 3, bat = h->a[c + 3].at;
+		} else {
+			for (size_t i = c + 1; i < c + d && i < end; i++)
+				if (h->a[i].at < bat)
+					best = i, bat = h->a[i].at;
+		}
+		if (bat >= e.at)
+			break;
+		place(h, k, h->a[best]);
+		k = best;
+	}
+	place(h, k, e);
+}
+
+/* Restore order around position @k whose key just changed. */
+INLINE void adjust(struct heap *h, size_t k, size_t d)
+{
+	struct heap_ent e = h->a[k];
+	if (k > root(d) && h->a[parent(k, d)].at > e.at)
+		upheap(h, k, e, d);
+	else
+		downheap(h, k, e, d);
+}
+
+INLINE int heap_add(void *w, void *p, uint64_t expires, size_t d)
+{
+	struct heap *h = w;
+	struct heap_timer *t = p;
+	if (t->idx != HEAP_IDX_NONE)
+		return -EBUSY;
+	if (h->n == h->cap)
+		return -ENOSPC;
+	t->expires = expires;
+	size_t k = root(d) + h->n++;
+	upheap(h, k, (struct heap_ent){ expires, t }, d);
+	return 0;
+}
+
+INLINE void remove_at(struct heap *h, size_t k, size_t d)
+{
+	size_t last = root(d) + --h->n;
+	h->a[k].t->idx = HEAP_IDX_NONE;
+	if (k != last) {
+		h->a[k] = h->a[last];
+		adjust(h, k, d);
+	}
+}
+
+INLINE int heap_del(void *w, void *p, size_t d)
+{
+	struct heap_timer *t = p;
+	if (t->idx == HEAP_IDX_NONE)
+		return 0;
+	remove_at(w, t->idx, d);
+	return 1;
+}
+
+INLINE int heap_mod(void *w, void *p, uint64_t expires, size_t d)
+{
+	struct heap *h = w;
+	struct heap_timer *t = p;
+	if (t->idx == HEAP_IDX_NONE) {
+		int r = heap_add(h, t, expires, d);
+		return r < 0 ? r : 0;
+	}
+	t->expires = expires;
+	h->a[t->idx].at = expires;
+	adjust(h, t->idx, d);
+	return 1;
+}
+
+INLINE long heap_advance(void *w, uint64_t now, size_t d)
+{
+	struct heap *h = w;
+	long n = 0;
+	if (now < h->now || h->running)
+		return -EINVAL;
+	h->running = true;
+	/*
+	 * Unlike the wheel, a timer that a callback arms at or before @now
+	 * fires in this same advance (as in libev); the benchmarks' callbacks
+	 * never arm timers.
+	 */
+	while (h->n && h->a[root(d)].at <= now) {
+		struct heap_timer *t = h->a[root(d)].t;
+		remove_at(h, root(d), d);
+		n++;
+		t->func(t);
+	}
+	h->now = now;
+	h->running = false;
+	return n;
+}
+
+INLINE uint64_t heap_next_expiry(void *w, size_t d)
+{
+	struct heap *h = w;
+	return h->n ? h->a[root(d)].at : UINT64_MAX;
+}
+
+static size_t heap_count(void *w)
+{
+	return ((struct heap *)w)->n;
+}
+
+/* 0 if the heap order and every back-pointer hold, else -1. */
+INLINE int heap_check(void *w, size_t d)
+{
+	struct heap *h = w;
+	for (size_t i = 0; i < h->n; i++) {
+		size_t k = root(d) + i;
+		const struct heap_ent *e = &h->a[k];
+		if (!e->t || e->t->idx != k || e->t->expires != e->at)
+			return -1;
+		if (k > root(d) && h->a[parent(k, d)].at > e->at)
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t zero(void *w)
+{
+	(void)w;
+	return 0;
+}
+
+/* ---- d = 4 ---- */
+
+static void *heap4_create(uint64_t now, size_t cap) { return heap_create(now, cap, 4); }
+static void heap4_destroy(void *w) { heap_destroy(w, 4); }
+static int heap4_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 4); }
+static int heap4_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 4); }
+static int heap4_del(void *w, void *t) { return heap_del(w, t, 4); }
+static long heap4_advance(void *w, uint64_t now) { return heap_advance(w, now, 4); }
+static uint64_t heap4_next_expiry(void *w) { return heap_next_expiry(w, 4); }
+static int heap4_check(void *w) { return heap_check(w, 4); }
+
+const struct bench_ops ops_heap4 = {
+	.name = "heap4",
+	.timer_size = sizeof(struct heap_timer),
+	.per_timer_extra = sizeof(struct heap_ent),
+	.create = heap4_create,
+	.destroy = heap4_destroy,
+	.timer_init = heap_timer_init,
+	.add = heap4_add,
+	.mod = heap4_mod,
+	.del = heap4_del,
+	.advance = heap4_advance,
+	.next_expiry = heap4_next_expiry,
+	.count = heap_count,
+	.check = heap4_check,
+	.cascaded = zero,
+	.mods_fast = zero,
+};
+
+/* ---- d = 2 ---- */
+
+static void *heap2_create(uint64_t now, size_t cap) { return heap_create(now, cap, 2); }
+static void heap2_destroy(void *w) { heap_destroy(w, 2); }
+static int heap2_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 2); }
+static int heap2_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 2); }
+static int heap2_del(void *w, void *t) { return heap_del(w, t, 2); }
+static long heap2_advance(void *w, uint64_t now) { return heap_advance(w, now, 2); }
+static uint64_t heap2_next_expiry(void *w) { return heap_next_expiry(w, 2); }
+static int heap2_check(void *w) { return heap_check(w, 2); }
+
+const struct bench_ops ops_heap2 = {
+	.name = "heap2",
+	.timer_size = sizeof(struct heap_timer),
+	.per_timer_extra = sizeof(struct heap_ent),
+	.create = heap2_create,
+	.destroy = heap2_destroy,
+	.timer_init = heap_timer_init,
+	.add = heap2_add,
+	.mod = heap2_mod,
+	.del = heap2_del,
+	.advance = heap2_advance,
+	.next_expiry = heap2_next_expiry,
+	.count = heap_count,
+	.check = heap2_check,
+	.cascaded = zero,
+	.mods_fast = zero,
+};

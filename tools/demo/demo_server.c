@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* tools/demo/demo_server.c - see demo_server.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "demo_common.h"
+#include "demo_server.h"
+
+struct demo_options demo_opts; /* defaults set by parse_args() */
+
+/* ---- Setup ---------------------------------------------------------------------------- */
+
+static int listen_socket(uint16_t port, bool reuseport)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (reuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr = demo_opts.bind;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, (int)demo_opts.backlog) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	return ntohs(a.sin_port);
+}
+
+static void usage(FILE *f, const char *name)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  --bind ADDR      listen address, loopback only (127.0.0.1)\n"
+		"  --port N         port, 0 = any free one (%d)\n"
+		"  --idle-ms MS     close a connection silent this long (%d)\n"
+		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
+		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
+		"  --tick-us US     loop tick (1000)\n"
+		"  --backlog N      listen backlog (4096)\n"
+		"  --nofile N       set RLIMIT_NOFILE to N (default: as high as allowed)\n"
+		"  --quiet          no start-up line\n"
+		"  --trace PREFIX   write one line per idle-closed connection to PREFIX.<worker>:\n"
+		"                   peer accept_ns accept_queue_ms deadline_ns fire_ns fin_ns freed_ns\n"
+		"                   (CLOCK_MONOTONIC; tools/demo/trace_join.py joins it with idle-load --trace)\n"
+		"signals: SIGUSR1 prints STATS lines, SIGTERM/SIGINT shut down gracefully\n",
+		name, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
+}
+
+static void parse_args(int argc, char **argv, const char *name)
+{
+	enum { O_BIND = 256, O_PORT, O_IDLE, O_HB, O_WORKERS, O_TICK, O_BACKLOG, O_NOFILE, O_QUIET, O_TRACE, O_HELP };
+	static const struct option lo[] = {
+		{ "bind", required_argument, 0, O_BIND },
+		{ "port", required_argument, 0, O_PORT },
+		{ "idle-ms", required_argument, 0, O_IDLE },
+		{ "heartbeat", no_argument, 0, O_HB },
+		{ "workers", required_argument, 0, O_WORKERS },
+		{ "tick-us", required_argument, 0, O_TICK },
+		{ "backlog", required_argument, 0, O_BACKLOG },
+		{ "nofile", required_argument, 0, O_NOFILE },
+		{ "quiet", no_argument, 0, O_QUIET },
+		{ "trace", required_argument, 0, O_TRACE },
+		{ "help", no_argument, 0, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	demo_opts.port = DEMO_DEFAULT_PORT;
+	demo_opts.idle_ms = DEMO_DEFAULT_IDLE_MS;
+	demo_opts.tick_us = 1000;
+	demo_opts.workers = 1;
+	demo_opts.backlog = 4096;
+	inet_pton(AF_INET, "127.0.0.1", &demo_opts.bind);
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		uint64_t v = 0;
+		int bad = 0;
+		switch (ch) {
+		case O_BIND:
+			if (inet_pton(AF_INET, optarg, &demo_opts.bind) != 1 || (ntohl(demo_opts.bind.s_addr) >> 24) != 127) {
+				fprintf(stderr, "idle-server: --bind must be an IPv4 loopback address (127.x.y.z)\n");
+				exit(2);
+			}
+			break;
+		case O_PORT: bad = demo_parse_u64(optarg, 0, 65535, &v); demo_opts.port = (uint16_t)v; break;
+		case O_IDLE: bad = demo_parse_u64(optarg, 1, 86400000, &demo_opts.idle_ms); break;
+		case O_HB: demo_opts.heartbeat = true; break;
+		case O_WORKERS: bad = demo_parse_u64(optarg, 1, 256, &v); demo_opts.workers = (unsigned)v; break;
+		case O_TICK: bad = demo_parse_u64(optarg, 1, 1000000, &demo_opts.tick_us); break;
+		case O_BACKLOG: bad = demo_parse_u64(optarg, 1, 65535, &v); demo_opts.backlog = (unsigned)v; break;
+		case O_NOFILE: bad = demo_parse_u64(optarg, 16, 1u << 30, &v); demo_opts.nofile = (rlim_t)v; break;
+		case O_QUIET: demo_opts.quiet = true; break;
+		case O_TRACE: demo_opts.trace = optarg; break;
+		case O_HELP: usage(stdout, name); exit(0);
+		default: usage(stderr, name); exit(2);
+		}
+		if (bad) {
+			fprintf(stderr, "idle-server: bad value for --%s: %s\n", lo[ch - O_BIND].name, optarg);
+			exit(2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr, name);
+		exit(2);
+	}
+}
+
+int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker)
+{
+	parse_args(argc, argv, name);
+	signal(SIGPIPE, SIG_IGN);
+	rlim_t nofile = demo_raise_nofile(1u << 20);
+	if (demo_opts.nofile) {
+		struct rlimit rl;
+		getrlimit(RLIMIT_NOFILE, &rl);
+		rl.rlim_cur = demo_opts.nofile < rl.rlim_max ? demo_opts.nofile : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		nofile = rl.rlim_cur;
+	}
+
+	/* Signals are read from a signalfd by each worker's loop. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	/* All listening sockets exist before any worker runs: none is missed. */
+	int *lfds = (int *)calloc(demo_opts.workers, sizeof(*lfds));
+	if (!lfds)
+		return 1;
+	uint16_t port = demo_opts.port;
+	for (unsigned i = 0; i < demo_opts.workers; i++) {
+		lfds[i] = listen_socket(port, demo_opts.workers > 1);
+		if (lfds[i] < 0) {
+			fprintf(stderr, "idle-server: listen on %s:%u: %s\n", inet_ntoa(demo_opts.bind), port, strerror(-lfds[i]));
+			return 1;
+		}
+		port = bound_port(lfds[i]);
+	}
+	const char *banner = "idle-server: ready: listening on %s:%u, %u worker%s, idle timeout %" PRIu64
+			     " ms, %s mode, tick %" PRIu64 " us, RLIMIT_NOFILE %lu, pid %d\n";
+
+	if (demo_opts.workers == 1) {
+		if (!demo_opts.quiet) {
+			printf(banner, inet_ntoa(demo_opts.bind), port, 1u, "", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
+			       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
+			fflush(stdout);
+		}
+		/* the banner is printed before the loop exists; connections wait in the backlog */
+		int ret = run_worker(lfds[0], 0, -1);
+		free(lfds);
+		return ret;
+	}
+
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) != 0) {
+		perror("idle-server: pipe");
+		return 1;
+	}
+	pid_t *pids = (pid_t *)calloc(demo_opts.workers, sizeof(*pids));
+	if (!pids)
+		return 1;
+	for (unsigned i = 0; i < demo_opts.workers; i++) {
+		fflush(stdout);
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("idle-server: fork");
+			return 1;
+		}
+		if (pids[i] == 0) {
+			for (unsigned j = 0; j < demo_opts.workers; j++)
+				if (j != i)
+					close(lfds[j]);
+			close(ready[0]);
+			int lfd = lfds[i];
+			free(lfds);
+			free(pids);
+			_exit(run_worker(lfd, i, ready[1]));
+		}
+	}
+	for (unsigned i = 0; i < demo_opts.workers; i++)
+		close(lfds[i]);
+	free(lfds);
+	close(ready[1]);
+	unsigned nready = 0;
+	char b;
+	while (nready < demo_opts.workers && read(ready[0], &b, 1) == 1)
+		nready++;
+	close(ready[0]);
+	if (nready == demo_opts.workers && !demo_opts.quiet) {
+		printf(banner, inet_ntoa(demo_opts.bind), port, demo_opts.workers, "s", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
+		       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
+		fflush(stdout);
+	}
+
+	/* The parent: forward signals, reap workers. */
+	int status = 0;
+	unsigned alive = demo_opts.workers;
+	bool stopping = false;
+	while (alive) {
+		int sig;
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGCHLD) {
+			pid_t p;
+			int st;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+				for (unsigned i = 0; i < demo_opts.workers; i++)
+					if (pids[i] == p) {
+						pids[i] = 0;
+						alive--;
+					}
+				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				if (code && !status)
+					status = code;
+				if (code && !stopping) {
+					fprintf(stderr, "idle-server: worker %d exited with %d; stopping the others\n", (int)p, code);
+					stopping = true;
+					for (unsigned i = 0; i < demo_opts.workers; i++)
+						if (pids[i])
+							kill(pids[i], SIGTERM);
+				}
+			}
+			continue;
+		}
+		if (sig != SIGUSR1)
+			stopping = true;
+		for (unsigned i = 0; i < demo_opts.workers; i++)
+			if (pids[i])
+				kill(pids[i], sig);
+	}
+	free(pids);
+	return status;
+}
+
