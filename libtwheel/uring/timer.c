@@ -155,17 +155,27 @@ void twl_timer_fire(struct tw_timer *tt)
 	func(t);
 }
 
-void tw_loop_timer_call(struct tw_loop_timer *t)
+int tw_loop_timer_call(struct tw_loop_timer *t)
 {
-	void (*func)(struct tw_loop_timer *) = t->func;
-	struct twheel_loop *l = timer_owner(t);
+	void (*func)(struct tw_loop_timer *);
+	struct twheel_loop *l;
+	uint32_t s;
 
+	if (!t || !(t->timer.flags & TW_LOOP_EXECUTOR))
+		return -EINVAL;
+	func = t->func;
+	l = timer_owner(t);
+	s = state_load(&t->_node);
 	if (!(t->timer.flags & TW__LOOP_PERIODIC)) {
+		/* the one call the hand-off allows: RUNNING -> DONE, once */
+		if (s != TW__T_RUNNING || !state_cas(&t->_node, s, TW__T_DONE))
+			return -EINVAL;
 		pending_dec(l);
-		state_store(&t->_node, TW__T_DONE);
-		func(t);
-		return;
+		func(t); /* DONE is published: the callback owns @t */
+		return 0;
 	}
+	if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
+		return -EINVAL;
 	func(t);
 	/* Hand it back to the loop, which re-arms it (or releases it if it
 	 * was cancelled during the run); then never touch it again. */
@@ -173,6 +183,7 @@ void tw_loop_timer_call(struct tw_loop_timer *t)
 		state_store(&t->_node, TW__T_CANCELLED);
 	twl_inbox_push(l, &t->_node);
 	twl_wake(l);
+	return 0;
 }
 
 /* The loop took @t from the inbox: arm what was queued or handed back by

@@ -778,6 +778,7 @@ static void test_executor_periodic_serves_its_deadline(void **state)
 	assert_true(tw_loop_timer_busy(&r.t));
 	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
 	assert_false(tw_loop_timer_busy(&r.t));
+	assert_int_equal(tw_loop_timer_call(h.t[3]), -EINVAL); /* handed back already */
 	run_until(l, &c, 1100 * MS, MS);
 	assert_int_equal(h.n, 4);
 	assert_int_equal(r.n, 4);
@@ -813,8 +814,16 @@ static void test_executor_oneshot_busy_until_called(void **state)
 	assert_int_equal(twheel_loop_schedule(l, &t, MS), -EBUSY);
 	assert_int_equal(twheel_loop_cancel(l, &t), 0); /* fired already */
 	assert_int_equal(twheel_loop_del(l, &t), 0);
-	tw_loop_timer_call(&t);
+	assert_int_equal(tw_loop_timer_call(&t), 0);
 	assert_int_equal(busy_in_callback, 0);
+	/* one call per hand-off: a second one, or one on an idle timer, is refused */
+	busy_in_callback = -1;
+	assert_int_equal(tw_loop_timer_call(&t), -EINVAL);
+	assert_int_equal(tw_loop_timer_call(NULL), -EINVAL);
+	struct tw_loop_timer plain;
+	tw_loop_timer_init(&plain, busy_fn, 0);
+	assert_int_equal(tw_loop_timer_call(&plain), -EINVAL); /* not an executor timer */
+	assert_int_equal(busy_in_callback, -1);
 	assert_int_equal(twheel_loop_add(l, &t, MS), 0); /* max_pending freed */
 	assert_int_equal(twheel_loop_del(l, &t), 1);
 	twheel_loop_destroy(l, NULL, NULL, NULL);

@@ -425,9 +425,12 @@ TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
  * it is handed back and re-armed for the next deadline of its schedule at
  * the loop's next iteration (so one run never overlaps the next, and the
  * callback may read @t->deadline and @t->missed without a race).
+ * Returns 0 once the callback has run, or -EINVAL (nothing is run): @t is
+ * NULL, not a TW_LOOP_EXECUTOR timer, or not handed to the executor now
+ * (never handed over, or already called for this hand-off).
  * O(1) plus the callback (one inbox push for a periodic timer); any thread.
  */
-TWHEEL_LOOP_API void tw_loop_timer_call(struct tw_loop_timer *t);
+TWHEEL_LOOP_API int tw_loop_timer_call(struct tw_loop_timer *t);
 
 /* ---- Any thread -------------------------------------------------------- */
 
