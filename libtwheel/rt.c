@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rt.c - real-time driving of a wheel: the rules of <twheel/rt.h> (read its
+ * design comment first). Each function is a line or two of saturating
+ * integer arithmetic; the proofs are in the header.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <time.h>
+
+#include "twheel/rt.h"
+
+/* The tick length; a caller that zeroed the field gets the default, not SIGFPE. */
+static inline uint64_t rt_tick(const struct twheel_rt *rt)
+{
+	return rt->tick_ns ? rt->tick_ns : TWHEEL_RT_DEFAULT_TICK_NS;
+}
+
+uint64_t twheel_rt_clock_monotonic(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_rt_clock_fn clock,
+		   void *clock_arg)
+{
+	if (!rt)
+		return -EINVAL;
+	rt->tick_ns = tick_ns ? tick_ns : TWHEEL_RT_DEFAULT_TICK_NS;
+	rt->clock = clock ? clock : twheel_rt_clock_monotonic;
+	rt->clock_arg = clock_arg;
+	return 0;
+}
+
+uint64_t twheel_rt_now(const struct twheel_rt *rt)
+{
+	if (!rt)
+		return 0;
+	return rt->clock ? rt->clock(rt->clock_arg) : twheel_rt_clock_monotonic(NULL);
+}
+
+tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
+{
+	return rt ? now_ns / rt_tick(rt) : 0;
+}
+
+tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				  uint64_t now_ns)
+{
+	tw_tick_t up, floor_now;
+
+	if (!rt)
+		return 0;
+	/* Cannot wrap: with tick 1 the remainder is 0. */
+	up = deadline_ns / rt_tick(rt) + (deadline_ns % rt_tick(rt) != 0);
+	if (deadline_ns > now_ns)
+		return up;
+	/* Passed: due in the next advance, even inside now's own tick. */
+	floor_now = now_ns / rt_tick(rt);
+	return up < floor_now ? up : floor_now;
+}
+
+tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns, uint64_t now_ns)
+{
+	uint64_t deadline;
+
+	if (__builtin_add_overflow(now_ns, delay_ns, &deadline))
+		deadline = UINT64_MAX;
+	return twheel_rt_deadline_tick(rt, deadline, now_ns);
+}
+
+tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)
+{
+	tw_tick_t t, wt;
+
+	if (!rt)
+		return 0;
+	t = now_ns / rt_tick(rt);
+	if (w) {
+		wt = twheel_now(w);
+		if (t < wt)
+			t = wt;
+	}
+	return t;
+}
+
+long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
+{
+	if (!rt || !w)
+		return -EINVAL;
+	return twheel_advance(w, twheel_rt_target(rt, w, now_ns));
+}
+
+uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick)
+{
+	uint64_t ns;
+
+	if (!rt)
+		return 0;
+	if (tick == TW_TICK_MAX || __builtin_mul_overflow(tick, rt_tick(rt), &ns))
+		return TWHEEL_RT_FOREVER;
+	return ns;
+}
+
+uint64_t twheel_rt_timeout_ns(const struct twheel_rt *rt, const struct twheel *w,
+			      uint64_t now_ns)
+{
+	tw_tick_t next;
+	uint64_t wake;
+
+	if (!rt)
+		return 0;
+	if (!w)
+		return TWHEEL_RT_FOREVER;
+	next = twheel_next_expiry(w);
+	if (next == TW_TICK_MAX)
+		return TWHEEL_RT_FOREVER;
+	if (next <= twheel_rt_target(rt, w, now_ns))
+		return 0;
+	/* next > floor(now / tick), so next * tick > now: no underflow. */
+	wake = twheel_rt_tick_ns(rt, next);
+	return wake == TWHEEL_RT_FOREVER ? TWHEEL_RT_FOREVER : wake - now_ns;
+}
+
+int twheel_rt_timeout_ms(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)
+{
+	uint64_t ns = twheel_rt_timeout_ns(rt, w, now_ns), ms;
+
+	if (ns == TWHEEL_RT_FOREVER)
+		return -1;
+	ms = ns / 1000000 + (ns % 1000000 != 0);
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+struct timespec *twheel_rt_timeout_ts(const struct twheel_rt *rt, const struct twheel *w,
+				      uint64_t now_ns, struct timespec *ts)
+{
+	uint64_t ns;
+
+	if (!ts)
+		return NULL;
+	ns = twheel_rt_timeout_ns(rt, w, now_ns);
+	if (ns == TWHEEL_RT_FOREVER)
+		return NULL;
+	ts->tv_sec = (time_t)(ns / 1000000000);
+	ts->tv_nsec = (long)(ns % 1000000000);
+	return ts;
+}

@@ -1,0 +1,496 @@
+/*
+ * test_rt - the real-time rules of <twheel/rt.h>: the rounding of deadlines
+ * and delays (exhaustive over small ranges, at several tick lengths), the
+ * advance target that never goes back, the sleep timeout in ns, ms and
+ * timespec, saturation at the 64-bit edges, the injected clock, and a
+ * randomised simulated event loop that checks, against an injected clock,
+ * that no timer fires early, each fires once, none fires a tick late when
+ * the loop sleeps as told, and the loop never wakes without work.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <twheel/rt.h>
+
+static const uint64_t ticks[] = { 1, 2, 3, 7, 1000, 1000000 };
+#define NTICKS (sizeof(ticks) / sizeof(ticks[0]))
+
+static uint64_t fake_ns;
+static uint64_t fake_clock(void *arg)
+{
+	(*(int *)arg)++;
+	return fake_ns;
+}
+
+static void init_defaults_and_errors(void **state)
+{
+	struct twheel_rt rt;
+	int calls = 0;
+
+	(void)state;
+	assert_int_equal(twheel_rt_init(NULL, 5, NULL, NULL), -EINVAL);
+	assert_int_equal(twheel_rt_init(&rt, 0, NULL, NULL), 0);
+	assert_true(rt.tick_ns == TWHEEL_RT_DEFAULT_TICK_NS);
+	assert_true(rt.clock == twheel_rt_clock_monotonic);
+
+	assert_int_equal(twheel_rt_init(&rt, 250, fake_clock, &calls), 0);
+	fake_ns = 123456789;
+	assert_true(twheel_rt_now(&rt) == 123456789);
+	assert_int_equal(calls, 1);
+	assert_true(twheel_rt_now(NULL) == 0);
+}
+
+static void zeroed_struct_is_the_defaults(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	memset(&rt, 0, sizeof(rt));
+	assert_true(twheel_rt_floor(&rt, 5999999) == 5);
+	assert_true(twheel_rt_now(&rt) > 0); /* CLOCK_MONOTONIC, no crash */
+}
+
+static void monotonic_clock_moves_forward(void **state)
+{
+	uint64_t a, b;
+
+	(void)state;
+	a = twheel_rt_clock_monotonic(NULL);
+	b = twheel_rt_clock_monotonic(NULL);
+	assert_true(a > 0 && b >= a);
+}
+
+/* Every deadline and now in [0, 60] at every tick length. */
+static void deadline_tick_exhaustive(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NTICKS; i++) {
+		struct twheel_rt rt;
+		uint64_t k = ticks[i];
+
+		twheel_rt_init(&rt, k, NULL, NULL);
+		for (uint64_t now = 0; now <= 60 * k; now += (k > 60 ? k / 7 + 1 : 1)) {
+			tw_tick_t prev = 0;
+
+			for (uint64_t d = 0; d <= 60 * k; d += (k > 60 ? k / 5 + 1 : 1)) {
+				tw_tick_t t = twheel_rt_deadline_tick(&rt, d, now);
+				tw_tick_t ceil_d = d / k + (d % k != 0);
+
+				if (d > now) {
+					/* exactly ceil: reached iff clock >= d */
+					assert_true(t == ceil_d);
+					assert_true(t * k >= d);
+					assert_true(t == 0 || (t - 1) * k < d);
+				} else {
+					/* passed: due at the advance to floor(now) */
+					assert_true(t <= now / k);
+					assert_true(t <= ceil_d);
+				}
+				/* later deadlines never map to earlier ticks */
+				assert_true(t >= prev);
+				prev = t;
+			}
+		}
+	}
+}
+
+/* A deadline in now's own tick, already passed: due now, not a tick later. */
+static void passed_deadline_inside_current_tick_is_due(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	twheel_rt_init(&rt, 1000, NULL, NULL);
+	assert_true(twheel_rt_deadline_tick(&rt, 5200, 5500) == 5);
+	assert_true(twheel_rt_deadline_tick(&rt, 5500, 5500) == 5);
+	assert_true(twheel_rt_deadline_tick(&rt, 5501, 5500) == 6);
+	assert_true(twheel_rt_deadline_tick(&rt, 0, 5500) == 0);
+	assert_true(twheel_rt_delay_tick(&rt, 0, 5500) == 5);
+	assert_true(twheel_rt_delay_tick(&rt, 1, 5500) == 6);
+	assert_true(twheel_rt_delay_tick(&rt, 500, 5500) == 6);
+	assert_true(twheel_rt_delay_tick(&rt, 501, 5500) == 7);
+}
+
+static void delay_tick_matches_deadline_tick(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NTICKS; i++) {
+		struct twheel_rt rt;
+
+		twheel_rt_init(&rt, ticks[i], NULL, NULL);
+		for (uint64_t now = 0; now < 40; now++)
+			for (uint64_t dl = 0; dl < 40; dl++)
+				assert_true(twheel_rt_delay_tick(&rt, dl, now * ticks[i] / 3) ==
+					    twheel_rt_deadline_tick(&rt, now * ticks[i] / 3 + dl,
+								    now * ticks[i] / 3));
+	}
+}
+
+static void saturation_at_64_bits(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	twheel_rt_init(&rt, 1, NULL, NULL);
+	assert_true(twheel_rt_deadline_tick(&rt, UINT64_MAX, 0) == UINT64_MAX);
+	assert_true(twheel_rt_delay_tick(&rt, UINT64_MAX, UINT64_MAX - 5) == UINT64_MAX);
+	assert_true(twheel_rt_delay_tick(&rt, 10, UINT64_MAX - 5) == UINT64_MAX);
+	assert_true(twheel_rt_tick_ns(&rt, UINT64_MAX - 1) == UINT64_MAX - 1);
+	assert_true(twheel_rt_tick_ns(&rt, TW_TICK_MAX) == TWHEEL_RT_FOREVER);
+
+	twheel_rt_init(&rt, 1000, NULL, NULL);
+	assert_true(twheel_rt_deadline_tick(&rt, UINT64_MAX, 0) == UINT64_MAX / 1000 + 1);
+	assert_true(twheel_rt_delay_tick(&rt, UINT64_MAX, 12345) == UINT64_MAX / 1000 + 1);
+	assert_true(twheel_rt_tick_ns(&rt, UINT64_MAX / 1000) == UINT64_MAX / 1000 * 1000);
+	assert_true(twheel_rt_tick_ns(&rt, UINT64_MAX / 1000 + 1) == TWHEEL_RT_FOREVER);
+
+	/* the largest tick */
+	twheel_rt_init(&rt, UINT64_MAX, NULL, NULL);
+	assert_true(twheel_rt_floor(&rt, UINT64_MAX - 1) == 0);
+	assert_true(twheel_rt_floor(&rt, UINT64_MAX) == 1);
+	assert_true(twheel_rt_deadline_tick(&rt, 1, 0) == 1);
+	assert_true(twheel_rt_tick_ns(&rt, 2) == TWHEEL_RT_FOREVER);
+}
+
+static void null_arguments(void **state)
+{
+	struct twheel_rt rt;
+	struct timespec ts;
+	struct twheel *w = twheel_create(0);
+
+	(void)state;
+	twheel_rt_init(&rt, 10, NULL, NULL);
+	assert_true(twheel_rt_floor(NULL, 100) == 0);
+	assert_true(twheel_rt_deadline_tick(NULL, 100, 0) == 0);
+	assert_true(twheel_rt_delay_tick(NULL, 100, 0) == 0);
+	assert_true(twheel_rt_target(NULL, w, 100) == 0);
+	assert_true(twheel_rt_target(&rt, NULL, 100) == 10);
+	assert_int_equal(twheel_rt_advance(NULL, w, 100), -EINVAL);
+	assert_int_equal(twheel_rt_advance(&rt, NULL, 100), -EINVAL);
+	assert_true(twheel_rt_tick_ns(NULL, 5) == 0);
+	assert_true(twheel_rt_timeout_ns(NULL, w, 0) == 0);
+	assert_true(twheel_rt_timeout_ns(&rt, NULL, 0) == TWHEEL_RT_FOREVER);
+	assert_int_equal(twheel_rt_timeout_ms(NULL, w, 0), 0);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, NULL, 0), -1);
+	assert_null(twheel_rt_timeout_ts(&rt, w, 0, NULL));
+	assert_ptr_equal(twheel_rt_timeout_ts(NULL, w, 0, &ts), &ts);
+	assert_true(ts.tv_sec == 0 && ts.tv_nsec == 0);
+	twheel_destroy(w);
+}
+
+static int fired;
+static void count_cb(struct tw_timer *t)
+{
+	(void)t;
+	fired++;
+}
+
+static void target_never_goes_back(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(0);
+
+	(void)state;
+	twheel_rt_init(&rt, 1000, NULL, NULL);
+	assert_true(twheel_rt_target(&rt, w, 99999) == 99);
+	assert_int_equal(twheel_rt_advance(&rt, w, 100500), 0);
+	assert_true(twheel_now(w) == 100);
+	/* the clock steps back: the wheel stays */
+	assert_true(twheel_rt_target(&rt, w, 5000) == 100);
+	assert_int_equal(twheel_rt_advance(&rt, w, 5000), 0);
+	assert_true(twheel_now(w) == 100);
+	twheel_destroy(w);
+}
+
+static void timeout_ns_cases(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(0);
+	struct tw_timer a, b;
+
+	(void)state;
+	tw_timer_init(&a, count_cb);
+	tw_timer_init(&b, count_cb);
+	twheel_rt_init(&rt, 1000, NULL, NULL);
+
+	assert_true(twheel_rt_timeout_ns(&rt, w, 0) == TWHEEL_RT_FOREVER);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), -1);
+
+	/* a timer 2.5 ticks from now -> wait to the boundary of tick 3 */
+	assert_int_equal(twheel_add(w, &a, twheel_rt_delay_tick(&rt, 2500, 0)), 0);
+	assert_true(a.expires == 3);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 0) == 3000);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 2999) == 1);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 3000) == 0);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 999999) == 0);
+
+	/* the clock stepped back after the wheel went past: due still means 0 */
+	fired = 0;
+	assert_int_equal(twheel_rt_advance(&rt, w, 10000), 1);
+	assert_int_equal(twheel_add(w, &b, twheel_rt_deadline_tick(&rt, 9000, 10000)), 0);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 500) == 0);
+	assert_int_equal(twheel_rt_advance(&rt, w, 500), 1);
+	assert_int_equal(fired, 2);
+
+	/* a far timer is waited for exactly; beyond 64 bits, forever */
+	assert_int_equal(twheel_add(w, &a, UINT64_MAX / 1000 + 1), 0);
+	{
+		/* whatever cascade tick comes first, waiting for it is never 0 */
+		uint64_t ns = twheel_rt_timeout_ns(&rt, w, 10000);
+		tw_tick_t nx = twheel_next_expiry(w);
+
+		if (nx <= UINT64_MAX / 1000)
+			assert_true(ns == nx * 1000 - 10000);
+		else
+			assert_true(ns == TWHEEL_RT_FOREVER);
+	}
+	twheel_del(w, &a);
+	twheel_destroy(w);
+
+	/* a wheel whose time is beyond the 64-bit clock: only FOREVER waits */
+	w = twheel_create(UINT64_MAX / 1000 + 1);
+	assert_int_equal(twheel_add(w, &a, UINT64_MAX / 1000 + 5), 0);
+	assert_true(twheel_rt_timeout_ns(&rt, w, UINT64_MAX) == TWHEEL_RT_FOREVER);
+	twheel_del(w, &a);
+	twheel_destroy(w);
+}
+
+static void timeout_ms_and_timespec_round_up(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(0);
+	struct tw_timer a;
+	struct timespec ts;
+
+	(void)state;
+	tw_timer_init(&a, count_cb);
+	twheel_rt_init(&rt, 1, NULL, NULL); /* 1 ns ticks: the wait is exact */
+
+	assert_int_equal(twheel_add(w, &a, 1), 0);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), 1);
+	assert_ptr_equal(twheel_rt_timeout_ts(&rt, w, 0, &ts), &ts);
+	assert_true(ts.tv_sec == 0 && ts.tv_nsec == 1);
+
+	twheel_destroy(w);
+
+	/* 10 us ticks, expiries on the first level (no cascade tick first) */
+	twheel_rt_init(&rt, 10000, NULL, NULL);
+	w = twheel_create(0);
+	twheel_add(w, &a, 100);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), 1);
+	twheel_mod(w, &a, 101);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), 2);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 10001), 1);
+	twheel_del(w, &a);
+	twheel_destroy(w);
+
+	/* 3 s + 7 ns exactly, to the nanosecond */
+	twheel_rt_init(&rt, 1, NULL, NULL);
+	w = twheel_create(UINT64_C(3000000000));
+	twheel_add(w, &a, UINT64_C(3000000100));
+	assert_ptr_equal(twheel_rt_timeout_ts(&rt, w, 93, &ts), &ts);
+	assert_true(ts.tv_sec == 3 && ts.tv_nsec == 7);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 93), 3001);
+
+	/* more than INT_MAX ms: clamped, never negative */
+	twheel_mod(w, &a, UINT64_C(1) << 62);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), INT_MAX);
+
+	/* due: zero everywhere */
+	twheel_mod(w, &a, 0);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), 0);
+	assert_ptr_equal(twheel_rt_timeout_ts(&rt, w, 0, &ts), &ts);
+	assert_true(ts.tv_sec == 0 && ts.tv_nsec == 0);
+
+	/* empty: forever */
+	twheel_del(w, &a);
+	assert_null(twheel_rt_timeout_ts(&rt, w, 0, &ts));
+	twheel_destroy(w);
+}
+
+/* ---- a simulated event loop on an injected clock ----------------------------- */
+
+struct sim_timer {
+	struct tw_timer t;
+	uint64_t deadline; /* clock ns */
+	uint64_t armed_at;
+	int fired;
+};
+
+static uint64_t sim_now, sim_high, sim_tick, sim_bad_early, sim_bad_late;
+static long sim_fires;
+
+static void sim_cb(struct tw_timer *t)
+{
+	struct sim_timer *s = tw_container_of(t, struct sim_timer, t);
+
+	s->fired++;
+	sim_fires++;
+	if (sim_high < s->deadline)
+		sim_bad_early++;
+	/* sleeping exactly as told: at most one tick after the deadline, or
+	 * at the first advance after arming when it was already due */
+	if (s->deadline > s->armed_at && sim_high >= s->deadline + sim_tick)
+		sim_bad_late++;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+#define SIM_N 2000
+
+static void simulated_loop_never_early_never_spins(void **state)
+{
+	static struct sim_timer tm[SIM_N];
+	const uint64_t sim_ticks[] = { 1, 3, 1000, 1000000 };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sim_ticks) / sizeof(sim_ticks[0]); k++) {
+		struct twheel_rt rt;
+		int calls = 0;
+		struct twheel *w;
+		long idle_wakes = 0, wakes = 0;
+
+		sim_tick = sim_ticks[k];
+		twheel_rt_init(&rt, sim_tick, fake_clock, &calls);
+		fake_ns = sim_now = sim_high = 1000003 * sim_tick + 17;
+		w = twheel_create(twheel_rt_floor(&rt, sim_now));
+		sim_fires = 0;
+		sim_bad_early = sim_bad_late = 0;
+		memset(tm, 0, sizeof(tm));
+
+		for (int i = 0; i < SIM_N; i++) {
+			uint64_t now = twheel_rt_now(&rt);
+			/* delays from 0 to ~300 ticks, some of them sub-tick */
+			uint64_t delay = rnd() % (300 * sim_tick + 1);
+
+			tw_timer_init(&tm[i].t, sim_cb);
+			tm[i].armed_at = now;
+			tm[i].deadline = now + delay;
+			assert_int_equal(twheel_add(w, &tm[i].t, twheel_rt_delay_tick(&rt, delay, now)), 0);
+			/* a loop turn between arms: a little time passes, never
+			 * more than the wait the rules allow */
+			uint64_t step = rnd() % (sim_tick / 2 + 1);
+			uint64_t to = twheel_rt_timeout_ns(&rt, w, now);
+
+			fake_ns = sim_now = sim_high = now + (to < step ? to : step);
+			assert_true(twheel_rt_advance(&rt, w, twheel_rt_now(&rt)) >= 0);
+		}
+		/* the loop: sleep exactly as long as told, then advance */
+		while (twheel_count(w)) {
+			uint64_t to = twheel_rt_timeout_ns(&rt, w, sim_now);
+			long n;
+
+			assert_true(to != TWHEEL_RT_FOREVER);
+			fake_ns = sim_now = sim_high = sim_now + to;
+			n = twheel_rt_advance(&rt, w, twheel_rt_now(&rt));
+			assert_true(n >= 0);
+			wakes++;
+			if (n == 0)
+				idle_wakes++;
+			/* a wake without work may only be a cascade tick */
+			assert_true(idle_wakes <= wakes);
+			assert_true(wakes < 10 * SIM_N);
+		}
+		assert_true(twheel_rt_timeout_ns(&rt, w, sim_now) == TWHEEL_RT_FOREVER);
+		assert_int_equal(sim_fires, SIM_N);
+		for (int i = 0; i < SIM_N; i++)
+			assert_int_equal(tm[i].fired, 1);
+		assert_true(sim_bad_early == 0);
+		assert_true(sim_bad_late == 0);
+		/* cascades give a few wakes without work, never a spin */
+		assert_true(idle_wakes <= wakes / 2 + TWHEEL_LEVELS);
+		twheel_destroy(w);
+	}
+}
+
+/* Clock steps back and forth at random: never early, every timer once. */
+static void simulated_clock_steps_back(void **state)
+{
+	static struct sim_timer tm[SIM_N];
+	struct twheel_rt rt;
+	int calls = 0;
+	struct twheel *w;
+
+	(void)state;
+	sim_tick = 1000;
+	twheel_rt_init(&rt, sim_tick, fake_clock, &calls);
+	fake_ns = sim_now = sim_high = UINT64_C(5000000000);
+	w = twheel_create(twheel_rt_floor(&rt, sim_now));
+	sim_fires = 0;
+	sim_bad_early = sim_bad_late = 0;
+	memset(tm, 0, sizeof(tm));
+
+	for (int i = 0; i < SIM_N; i++) {
+		uint64_t now = twheel_rt_now(&rt);
+		uint64_t delay = rnd() % 100000;
+
+		tw_timer_init(&tm[i].t, sim_cb);
+		tm[i].armed_at = now;
+		/* after a step back the wheel stays at the furthest time seen
+		 * (sim_high): "never early" is relative to that */
+		tm[i].deadline = now + delay;
+		assert_int_equal(twheel_add(w, &tm[i].t, twheel_rt_delay_tick(&rt, delay, now)), 0);
+		if (rnd() % 4 == 0) {
+			uint64_t to = twheel_rt_timeout_ns(&rt, w, now);
+
+			if (rnd() % 3 == 0)
+				sim_now = now - rnd() % 50000; /* step back */
+			else
+				sim_now = now + (to == TWHEEL_RT_FOREVER ? 1 : to);
+			fake_ns = sim_now;
+			if (sim_now > sim_high)
+				sim_high = sim_now;
+			assert_true(twheel_rt_advance(&rt, w, twheel_rt_now(&rt)) >= 0);
+			assert_true(twheel_now(w) == sim_high / sim_tick);
+		}
+	}
+	while (twheel_count(w)) {
+		uint64_t to = twheel_rt_timeout_ns(&rt, w, sim_now);
+
+		assert_true(to != TWHEEL_RT_FOREVER);
+		fake_ns = sim_now = sim_now + to;
+		if (sim_now > sim_high)
+			sim_high = sim_now;
+		assert_true(twheel_rt_advance(&rt, w, twheel_rt_now(&rt)) >= 0);
+	}
+	assert_true(sim_bad_early == 0);
+	assert_int_equal(sim_fires, SIM_N);
+	for (int i = 0; i < SIM_N; i++)
+		assert_int_equal(tm[i].fired, 1);
+	twheel_destroy(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(init_defaults_and_errors),
+		cmocka_unit_test(zeroed_struct_is_the_defaults),
+		cmocka_unit_test(monotonic_clock_moves_forward),
+		cmocka_unit_test(deadline_tick_exhaustive),
+		cmocka_unit_test(passed_deadline_inside_current_tick_is_due),
+		cmocka_unit_test(delay_tick_matches_deadline_tick),
+		cmocka_unit_test(saturation_at_64_bits),
+		cmocka_unit_test(null_arguments),
+		cmocka_unit_test(target_never_goes_back),
+		cmocka_unit_test(timeout_ns_cases),
+		cmocka_unit_test(timeout_ms_and_timespec_round_up),
+		cmocka_unit_test(simulated_loop_never_early_never_spins),
+		cmocka_unit_test(simulated_clock_steps_back),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
