@@ -13,6 +13,8 @@
  * message names the cause read from /proc (system-wide disable, group
  * restriction, the process's seccomp filter).
  */
+#include <sys/epoll.h>
+
 #include "loop_impl.h"
 
 void twheel_loop_config_init(struct twheel_loop_config *cfg)
@@ -91,11 +93,82 @@ static void explain(char *msg, size_t len, int err)
 	}
 }
 
+/*
+ * Set up the ring (io_uring mode). Returns 0, or the negative errno of
+ * io_uring_setup() (-EOPNOTSUPP: the kernel lacks EXT_ARG) with @msg set.
+ */
+static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg, char *msg,
+		     size_t len)
+{
+	unsigned entries = cfg->entries ? cfg->entries : DEFAULT_ENTRIES;
+	struct io_uring_params p;
+	int ret = -EINVAL;
+
+	/*
+	 * SINGLE_ISSUER|DEFER_TASKRUN (6.1+): completions are posted only when
+	 * the loop thread asks, in its own context. R_DISABLED lets the thread
+	 * that first runs the loop, not the creating one, become the issuer.
+	 * Older kernels reject the flags with EINVAL: retry without.
+	 */
+	if (!(cfg->flags & TW_LOOP_NO_DEFER_TASKRUN)) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+		ret = io_uring_queue_init_params(entries, &l->ring, &p);
+		if (ret == 0) {
+			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
+			l->r_disabled = true;
+			l->taskrun_flag = true;
+		}
+	}
+	if (ret == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, &l->ring, &p);
+	}
+	if (ret < 0) {
+		explain(msg, len, ret);
+		l->features = 0;
+		return ret;
+	}
+	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
+	 * the one feature the io_uring mode cannot do without. */
+	if (!(p.features & IORING_FEAT_EXT_ARG)) {
+		if (msg && len)
+			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
+				 "(timed waits): Linux 5.11 or later is needed");
+		io_uring_queue_exit(&l->ring);
+		l->features = 0;
+		return -EOPNOTSUPP;
+	}
+	l->features |= TW_LOOP_FEAT_EXT_ARG;
+	return 0;
+}
+
+/* Set up epoll mode: one epoll set holding the eventfd. */
+static int epoll_init(struct twheel_loop *l, char *msg, size_t len)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->efd, &ev) < 0) {
+		int ret = -errno;
+
+		if (msg && len)
+			snprintf(msg, len, "epoll: %s", strerror(-ret));
+		if (l->epfd >= 0)
+			close(l->epfd);
+		l->epfd = -1;
+		return ret;
+	}
+	l->features = TW_LOOP_FEAT_EPOLL;
+	l->efd_armed = true; /* the eventfd is always in the epoll set */
+	return 0;
+}
+
 int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_config *ucfg,
 		       char *msg, size_t len)
 {
 	struct twheel_loop_config cfg;
-	struct io_uring_params p;
 	struct twheel_loop *l;
 	tw_tick_t now;
 	int ret;
@@ -111,10 +184,16 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 		twheel_loop_config_init(&cfg);
 	if (!cfg.tick_ns)
 		cfg.tick_ns = DEFAULT_TICK;
-	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull ||
-	    (cfg.flags & ~TW_LOOP_NO_DEFER_TASKRUN)) {
+	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull) {
 		if (msg && len)
 			snprintf(msg, len, "twheel_loop_create: tick must be 1 us .. 1 s");
+		return -EINVAL;
+	}
+	if ((cfg.flags & ~CONFIG_FLAGS) ||
+	    (cfg.flags & (TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)) ==
+		    (TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)) {
+		if (msg && len)
+			snprintf(msg, len, "twheel_loop_create: unknown or contradictory flags");
 		return -EINVAL;
 	}
 
@@ -122,9 +201,7 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 	if (!l)
 		return -ENOMEM;
 	memset(l, 0, sizeof(*l));
-	l->tick = cfg.tick_ns;
-	l->clock = cfg.clock;
-	l->clock_arg = cfg.clock_arg;
+	twheel_rt_init(&l->rt, cfg.tick_ns, cfg.clock, cfg.clock_arg);
 	l->executor = cfg.executor;
 	l->executor_arg = cfg.executor_arg;
 	l->release = cfg.release;
@@ -134,59 +211,40 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 	l->q_head = &l->stub;
 	l->q_tail = &l->stub;
 	l->efd_io.func = twl_efd_done;
-	l->efd = -1;
-
-	/*
-	 * SINGLE_ISSUER|DEFER_TASKRUN (6.1+): completions are posted only when
-	 * the loop thread asks, in its own context. R_DISABLED lets the thread
-	 * that first runs the loop, not the creating one, become the issuer.
-	 * Older kernels reject the flags with EINVAL: retry without.
-	 */
-	ret = -EINVAL;
-	if (!(cfg.flags & TW_LOOP_NO_DEFER_TASKRUN)) {
-		memset(&p, 0, sizeof(p));
-		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
-		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
-						 &l->ring, &p);
-		if (ret == 0) {
-			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
-			l->r_disabled = true;
-			l->taskrun_flag = true;
-		}
-	}
-	if (ret == -EINVAL) {
-		memset(&p, 0, sizeof(p));
-		ret = io_uring_queue_init_params(cfg.entries ? cfg.entries : DEFAULT_ENTRIES,
-						 &l->ring, &p);
-	}
-	if (ret < 0) {
-		explain(msg, len, ret);
-		free(l);
-		return ret;
-	}
-
-	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
-	 * the one feature the loop cannot do without. */
-	if (!(p.features & IORING_FEAT_EXT_ARG)) {
-		ret = -EOPNOTSUPP;
-		if (msg && len)
-			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
-				 "(timed waits): Linux 5.11 or later is needed");
-		goto err_ring;
-	}
-	l->features |= TW_LOOP_FEAT_EXT_ARG;
+	l->epfd = -1;
 
 	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (l->efd < 0) {
 		ret = -errno;
 		if (msg && len)
 			snprintf(msg, len, "eventfd: %s", strerror(-ret));
-		goto err_ring;
+		free(l);
+		return ret;
 	}
 
+	/*
+	 * io_uring unless told not to; where it is refused (a seccomp profile,
+	 * kernel.io_uring_disabled, no io_uring at all) or too old, epoll runs
+	 * the timer half, unless the caller needs io_uring.
+	 */
+	ret = -EPERM;
+	if (!(cfg.flags & TW_LOOP_NO_URING))
+		ret = ring_init(l, &cfg, msg, len);
+	if (ret && !(cfg.flags & TW_LOOP_URING_ONLY) &&
+	    (ret == -EPERM || ret == -ENOSYS || ret == -EOPNOTSUPP)) {
+		char why[192];
+
+		snprintf(why, sizeof(why), "%s", msg && len ? msg : "");
+		ret = epoll_init(l, msg, len);
+		if (!ret && msg && len)
+			snprintf(msg, len, "running on epoll without io_uring%s%s",
+				 why[0] ? ": " : " (TW_LOOP_NO_URING)", why);
+	}
+	if (ret)
+		goto err_efd;
+
 	l->now = loop_clock(l);
-	now = l->now / l->tick;
+	now = twheel_rt_floor(&l->rt, l->now);
 	l->wheel = twheel_create(now);
 	l->dwheel = twheel_create(now);
 	if (!l->wheel || !l->dwheel) {
@@ -199,9 +257,12 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 err_wheels:
 	twheel_destroy(l->wheel);
 	twheel_destroy(l->dwheel);
+	if (loop_epoll(l))
+		close(l->epfd);
+	else
+		io_uring_queue_exit(&l->ring);
+err_efd:
 	close(l->efd);
-err_ring:
-	io_uring_queue_exit(&l->ring);
 	free(l);
 	return ret;
 }
@@ -213,7 +274,10 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	if (!l)
 		return;
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
-	io_uring_queue_exit(&l->ring);
+	if (loop_epoll(l))
+		close(l->epfd);
+	else
+		io_uring_queue_exit(&l->ring);
 	close(l->efd);
 	twheel_destroy(l->wheel);
 	twheel_destroy(l->dwheel);
@@ -234,7 +298,7 @@ uint64_t twheel_loop_clock(const struct twheel_loop *l)
 
 uint64_t twheel_loop_tick(const struct twheel_loop *l)
 {
-	return l ? l->tick : 0;
+	return l ? l->rt.tick_ns : 0;
 }
 
 unsigned twheel_loop_features(const struct twheel_loop *l)

@@ -19,9 +19,10 @@
  * expiry ceil(d / tick): since floor(now / tick) >= ceil(d / tick) implies
  * now >= d, nothing fires early, and since the loop sleeps until the tick
  * boundary ceil(d / tick) * tick < d + tick, nothing is more than a tick
- * plus wake-up latency late. A deadline d <= r has come already: it gets
- * r's own tick floor(r / tick), which the next advance reaches, so it runs
- * in the next iteration (deadline_tick()).
+ * plus wake-up latency late. A deadline d <= r has come already: it gets a
+ * tick no later than r's own, floor(r / tick), which the next advance
+ * reaches, so it runs in the next iteration. These rules are the core's
+ * (<twheel/rt.h>), shared with every other loop that drives a wheel.
  */
 #ifndef TWHEEL_LOOP_IMPL_H
 #define TWHEEL_LOOP_IMPL_H
@@ -34,6 +35,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <twheel/rt.h>
 
 #include "twheel/loop.h"
 
@@ -57,6 +60,7 @@
 #define TW__LOOP_PERIODIC (1u << 31)
 
 #define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
+#define CONFIG_FLAGS (TW_LOOP_NO_DEFER_TASKRUN | TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)
 #define PERIODIC_FLAGS (TIMER_FLAGS | TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_MASK)
 
 #define NO_TIMEOUT UINT64_MAX
@@ -84,11 +88,9 @@ struct twheel_loop {
 
 	struct twheel *wheel;  /* normal timers */
 	struct twheel *dwheel; /* deferrable timers */
-	uint64_t tick;
+	struct twheel_rt rt;   /* tick length and clock: the real-time rules */
 	uint64_t now;          /* clock at the start of this iteration */
 
-	twheel_clock_fn clock;
-	void *clock_arg;
 	twheel_executor_fn executor;
 	void *executor_arg;
 	void (*release)(struct tw_loop_timer *t, void *arg);
@@ -108,6 +110,7 @@ struct twheel_loop {
 	bool cur_gone;
 
 	int efd;
+	int epfd;          /* epoll mode (no io_uring): waits here; else -1 */
 	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;
@@ -118,17 +121,9 @@ struct twheel_loop {
 
 /* ---- Small helpers ---------------------------------------------------- */
 
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static inline uint64_t loop_clock(const struct twheel_loop *l)
 {
-	return l->clock ? l->clock(l->clock_arg) : mono_ns();
+	return twheel_rt_now(&l->rt);
 }
 
 static inline uint64_t add_sat(uint64_t a, uint64_t b)
@@ -138,18 +133,10 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/*
- * The wheel expiry for deadline @d, given a clock reading @ref taken no
- * earlier than the arming call: a deadline still ahead goes to the first
- * tick whose start is at or after it (never early); one at or before @ref
- * is due, and goes to @ref's own tick, which the next advance reaches
- * (rounding it up would make it wait for the next tick boundary).
- */
-static inline tw_tick_t deadline_tick(const struct twheel_loop *l, uint64_t d, uint64_t ref)
+/* True when the loop runs without io_uring (TW_LOOP_FEAT_EPOLL). */
+static inline bool loop_epoll(const struct twheel_loop *l)
 {
-	if (d <= ref)
-		return ref / l->tick;
-	return d / l->tick + (d % l->tick != 0);
+	return l->epfd >= 0;
 }
 
 static inline uint32_t state_load(const struct tw_loop_node *n)

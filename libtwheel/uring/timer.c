@@ -67,7 +67,7 @@ static int timer_check(const struct twheel_loop *l, const struct tw_loop_timer *
 		return -EINVAL;
 	if ((t->timer.flags & TW_LOOP_EXECUTOR) && !l->executor)
 		return -EINVAL;
-	if (t->period && t->period < l->tick)
+	if (t->period && t->period < l->rt.tick_ns)
 		return -EINVAL;
 	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
@@ -102,7 +102,7 @@ void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 		       uint64_t ref)
 {
 	t->deadline = deadline;
-	twheel_mod(timer_wheel(l, t), &t->timer, deadline_tick(l, deadline, ref));
+	twheel_mod(timer_wheel(l, t), &t->timer, twheel_rt_deadline_tick(&l->rt, deadline, ref));
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.

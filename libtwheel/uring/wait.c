@@ -29,6 +29,8 @@
  *      What is left over is run by the next iteration, which then does
  *      not sleep.
  */
+#include <sys/epoll.h>
+
 #include "loop_impl.h"
 
 /* The loop whose wheels this thread is advancing (read by twl_timer_fire()
@@ -50,7 +52,7 @@ static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 
 struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
 {
-	if (!l || !io)
+	if (!l || !io || loop_epoll(l))
 		return NULL;
 	return loop_sqe(l, io);
 }
@@ -59,6 +61,8 @@ int twheel_loop_submit(struct twheel_loop *l)
 {
 	if (!l)
 		return -EINVAL;
+	if (loop_epoll(l))
+		return -EOPNOTSUPP;
 	if (!l->started)
 		return -EBADFD;
 	return io_uring_submit(&l->ring);
@@ -66,7 +70,7 @@ int twheel_loop_submit(struct twheel_loop *l)
 
 struct io_uring *twheel_loop_ring(struct twheel_loop *l)
 {
-	return l ? &l->ring : NULL;
+	return l && !loop_epoll(l) ? &l->ring : NULL;
 }
 
 /* Keep one read of the eventfd in flight: that is how producers wake us. */
@@ -99,6 +103,8 @@ static int cqes_run(struct twheel_loop *l)
 	int ran = 0;
 
 	l->cq_more = false;
+	if (loop_epoll(l))
+		return 0;
 	for (;;) {
 		if (io_uring_peek_cqe(&l->ring, &cqe) != 0)
 			break;
@@ -125,9 +131,52 @@ static int cqes_run(struct twheel_loop *l)
  * Step 1 and 2 of an iteration: submit, and sleep unless @nowait or
  * something is due. Returns 0 or a negative errno from io_uring_enter().
  */
+/* Clear the eventfd after a wake-up; producers may write again. */
+static void efd_reset(struct twheel_loop *l)
+{
+	uint64_t v;
+
+	if (read(l->efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		l->st.eventfd_wakes++;
+	__atomic_store_n(&l->wake_pending, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Epoll mode's wait: the eventfd is the only file in the epoll set. The
+ * timeout goes in nanoseconds to epoll_pwait2() (5.11); where that is
+ * missing or refused, epoll_wait() gets it rounded up to a millisecond, so
+ * the loop never wakes before the tick boundary it waits for.
+ */
+static int wait_epoll(struct twheel_loop *l, uint64_t timeout)
+{
+	struct epoll_event ev;
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout / 1000000000u),
+		.tv_nsec = (long)(timeout % 1000000000u),
+	};
+	int n;
+
+	if (timeout)
+		l->st.waits++;
+	n = epoll_pwait2(l->epfd, &ev, 1, timeout == NO_TIMEOUT ? NULL : &ts, NULL);
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		uint64_t ms = timeout / 1000000u + (timeout % 1000000u != 0);
+
+		n = epoll_wait(l->epfd, &ev, 1,
+			       timeout == NO_TIMEOUT ? -1 : ms > INT32_MAX ? INT32_MAX : (int)ms);
+	}
+	if (timeout) {
+		__atomic_store_n(&l->sleeping, 0, __ATOMIC_RELAXED);
+		l->st.wakeups++;
+	}
+	if (n > 0)
+		efd_reset(l);
+	return n < 0 && errno != EINTR ? -errno : 0;
+}
+
 static int loop_wait(struct twheel_loop *l, bool nowait)
 {
-	uint64_t timeout = NO_TIMEOUT, now;
+	uint64_t timeout = NO_TIMEOUT;
 	int ret;
 
 	if (!l->efd_armed)
@@ -135,15 +184,9 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	if (nowait || !l->efd_armed || l->inbox_more || l->cq_more ||
 	    __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
 		timeout = 0;
-	} else {
-		tw_tick_t next = twheel_next_expiry(l->wheel);
-
-		if (next != TW_TICK_MAX && next <= UINT64_MAX / l->tick) {
-			uint64_t dl = next * l->tick;
-
-			now = loop_clock(l);
-			timeout = dl > now ? dl - now : 0;
-		}
+	} else if (twheel_count(l->wheel)) {
+		/* until the next tick with work (0 when one is due) */
+		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, loop_clock(l));
 	}
 
 	if (timeout) {
@@ -154,6 +197,8 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 		}
 	}
 
+	if (loop_epoll(l))
+		return wait_epoll(l, timeout);
 	if (!timeout) {
 		/* Poll: enter the kernel only to submit, or when completions
 		 * wait as deferred task work (or we cannot tell). */
@@ -199,7 +244,8 @@ static int loop_start(struct twheel_loop *l)
 		l->r_disabled = false;
 	}
 	l->started = true;
-	efd_arm(l);
+	if (!loop_epoll(l))
+		efd_arm(l);
 	return 0;
 }
 
@@ -233,9 +279,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	ran += twl_inbox_run(l);
 
 	/* A replaced clock might step back; the wheels never do. */
-	tick = l->now / l->tick;
-	if (tick < twheel_now(l->wheel))
-		tick = twheel_now(l->wheel);
+	tick = twheel_rt_target(&l->rt, l->wheel, l->now);
 	prev = twl_firing_loop; /* another loop may be running this one from a callback */
 	twl_firing_loop = l;
 	fired = twheel_advance(l->wheel, tick);

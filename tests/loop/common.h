@@ -46,13 +46,28 @@ static inline uint64_t mono_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Exit 77 (skip) when the kernel refuses io_uring here; fail on other errors. */
+/* Config flags every test loop gets: TW_LOOP_NO_URING when the environment
+ * asks for epoll mode (TWHEEL_TEST_EPOLL=1; meson runs the suites that do
+ * not need io_uring both ways). */
+static inline unsigned test_loop_flags(void)
+{
+	const char *e = getenv("TWHEEL_TEST_EPOLL");
+
+	return e && *e == '1' ? TW_LOOP_NO_URING : 0;
+}
+
+/* Exit 77 (skip) when the kernel refuses io_uring here (for the tests of
+ * I/O); fail on other errors. */
 static inline void require_uring(void)
 {
+	struct twheel_loop_config cfg;
 	struct twheel_loop *l;
 	char msg[256];
-	int ret = twheel_loop_create(&l, NULL, msg, sizeof(msg));
+	int ret;
 
+	twheel_loop_config_init(&cfg);
+	cfg.flags = TW_LOOP_URING_ONLY;
+	ret = twheel_loop_create(&l, &cfg, msg, sizeof(msg));
 	if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) {
 		printf("SKIP: io_uring unavailable: %s\n", msg);
 		exit(77);
@@ -77,6 +92,7 @@ static inline struct twheel_loop *fake_loop(struct fake_clock *c, uint64_t start
 	else
 		twheel_loop_config_init(&cfg);
 	fake_clock_set(c, start);
+	cfg.flags |= test_loop_flags();
 	cfg.clock = fake_clock_read;
 	cfg.clock_arg = c;
 	if (twheel_loop_create(&l, &cfg, msg, sizeof(msg))) {

@@ -910,9 +910,23 @@ static void test_stopped_loop_refuses_arming(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* TWHEEL_TEST_EPOLL=1 runs this whole suite in epoll mode. */
+static void test_mode_is_the_one_asked(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	if (test_loop_flags())
+		assert_true(twheel_loop_features(l) & TW_LOOP_FEAT_EPOLL);
+	printf("# mode: %s\n", twheel_loop_features(l) & TW_LOOP_FEAT_EPOLL ? "epoll" : "io_uring");
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mode_is_the_one_asked),
 		cmocka_unit_test(test_config_rejects_bad_ticks),
 		cmocka_unit_test(test_never_early_rounds_up),
 		cmocka_unit_test(test_fine_tick),
@@ -939,6 +953,5 @@ int main(void)
 		cmocka_unit_test(test_stopped_loop_refuses_arming),
 	};
 
-	require_uring();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

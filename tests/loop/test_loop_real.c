@@ -377,6 +377,58 @@ static void test_executor_thread_pool(void **state)
 
 /* ---- io_uring refused: the error names the cause ---------------------------- */
 
+/* In epoll mode: timers never early, a schedule from another thread wakes
+ * the sleeping loop, and the I/O calls say there is no ring. */
+struct ep_ctx {
+	struct twheel_loop *l;
+	struct late t;
+};
+
+static void *ep_schedule_later(void *arg)
+{
+	struct ep_ctx *c = arg;
+
+	usleep(30000);
+	return (void *)(intptr_t)twheel_loop_schedule(c->l, &c->t.t, 2 * MS);
+}
+
+static int epoll_mode_works(struct twheel_loop *l)
+{
+	struct late a[3];
+	struct ep_ctx c = { .l = l };
+	struct tw_loop_io io = { 0 };
+	uint64_t start = mono_now();
+	pthread_t th;
+	void *sret;
+
+	if (!(twheel_loop_features(l) & TW_LOOP_FEAT_EPOLL) || twheel_loop_ring(l) ||
+	    twheel_loop_get_sqe(l, &io) || twheel_loop_submit(l) != -EOPNOTSUPP)
+		return 2;
+	nfired = 0;
+	for (int i = 0; i < 3; i++) {
+		tw_loop_timer_init(&a[i].t, late_fn, 0);
+		if (twheel_loop_add(l, &a[i].t, (uint64_t)(5 + 7 * i) * MS + 333))
+			return 3;
+	}
+	tw_loop_timer_init(&c.t.t, late_fn, 0);
+	pthread_create(&th, NULL, ep_schedule_later, &c);
+	while (nfired < 4 && mono_now() - start < 5000 * MS)
+		if (twheel_loop_run_once(l, 0) < 0)
+			return 4;
+	pthread_join(th, &sret);
+	if (sret || nfired != 4)
+		return 5;
+	for (int i = 0; i < 3; i++)
+		if (a[i].at < a[i].t.deadline || a[i].at - a[i].t.deadline > MS + SLACK)
+			return 6;
+	if (c.t.at < c.t.t.deadline || c.t.at - c.t.t.deadline > MS + SLACK)
+		return 7;
+	return 0;
+}
+
+/* In a child whose seccomp filter makes io_uring_setup fail with @err:
+ * with TW_LOOP_URING_ONLY creation fails and the message names the cause;
+ * without, the loop runs in epoll mode and says why. */
 static int child_create_with_filter(int err, const char *want)
 {
 	struct sock_filter f[] = {
@@ -386,16 +438,28 @@ static int child_create_with_filter(int err, const char *want)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct twheel_loop_config cfg;
 	struct twheel_loop *l;
 	char msg[256];
 	int ret;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 		return 77;
-	ret = twheel_loop_create(&l, NULL, msg, sizeof(msg));
+	twheel_loop_config_init(&cfg);
+	cfg.flags = TW_LOOP_URING_ONLY;
+	ret = twheel_loop_create(&l, &cfg, msg, sizeof(msg));
 	printf("# refused with %d: %s\n", ret, msg);
 	fflush(stdout);
-	return ret == -err && strstr(msg, want) ? 0 : 1;
+	if (ret != -err || !strstr(msg, want))
+		return 1;
+	ret = twheel_loop_create(&l, NULL, msg, sizeof(msg));
+	printf("# without TW_LOOP_URING_ONLY: %d: %s\n", ret, msg);
+	fflush(stdout);
+	if (ret || !strstr(msg, "epoll") || !strstr(msg, want))
+		return 8;
+	ret = epoll_mode_works(l);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	return ret;
 }
 
 static void test_create_refused_names_cause(void **state)
@@ -423,6 +487,26 @@ static void test_create_refused_names_cause(void **state)
 	}
 }
 
+/* Epoll mode on request, on the real clock. */
+static void test_epoll_mode_on_request(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = TW_LOOP_NO_URING;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "TW_LOOP_NO_URING"));
+	assert_int_equal(epoll_mode_works(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	cfg.flags = TW_LOOP_NO_URING | TW_LOOP_URING_ONLY;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
+	cfg.flags = 1u << 30;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_idle_zero_wakeups),
 		cmocka_unit_test(test_executor_thread_pool),
 		cmocka_unit_test(test_create_refused_names_cause),
+		cmocka_unit_test(test_epoll_mode_on_request),
 	};
 
 	require_uring();

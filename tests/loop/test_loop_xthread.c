@@ -212,6 +212,7 @@ static void stress(size_t max_pending)
 	cfg.release = release_fn;
 	cfg.max_pending = max_pending;
 	cfg.batch = 256;
+	cfg.flags = test_loop_flags();
 	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
 
 	memset(prods, 0, sizeof(prods));
@@ -323,6 +324,5 @@ int main(void)
 		cmocka_unit_test(test_xthread_max_pending),
 	};
 
-	require_uring();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

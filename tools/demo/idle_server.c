@@ -608,11 +608,12 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	twheel_loop_config_init(&cfg);
 	cfg.tick_ns = demo_opts.tick_us * 1000u;
 	cfg.entries = 4096;
+	cfg.flags = TW_LOOP_URING_ONLY; /* the server's I/O needs the ring */
 	char msg[256];
 	int ret = twheel_loop_create(&s.loop, &cfg, msg, sizeof(msg));
 	if (ret < 0) {
 		fprintf(stderr, "idle-server[%u]: %s\n", worker, msg);
-		return ret == -ENOSYS || ret == -EPERM ? DEMO_EXIT_NO_URING : 1;
+		return ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP ? DEMO_EXIT_NO_URING : 1;
 	}
 	signal_arm(&s);
 	accept_arm(&s);

@@ -34,6 +34,7 @@ static void *tw_create(const struct lb_params *p, size_t n, char *err, size_t er
 		tw_loop_timer_init(&l->t[i], fire_cb, 0);
 	twheel_loop_config_init(&cfg);
 	cfg.tick_ns = p->tick_ns;
+	cfg.flags = TW_LOOP_URING_ONLY; /* measure the io_uring loop, nothing else */
 	if (twheel_loop_create(&l->loop, &cfg, err, errlen)) {
 		free(l->t);
 		free(l);

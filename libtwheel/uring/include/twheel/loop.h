@@ -222,6 +222,12 @@ typedef void (*twheel_executor_fn)(struct tw_loop_timer *t, void *arg);
 enum {
 	/* Do not ask for IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN. */
 	TW_LOOP_NO_DEFER_TASKRUN = 1u << 1,
+	/* Do not use io_uring: epoll mode from the start (see
+	 * twheel_loop_create()). */
+	TW_LOOP_NO_URING = 1u << 2,
+	/* Fail instead of falling back to epoll mode when io_uring is
+	 * refused or too old. */
+	TW_LOOP_URING_ONLY = 1u << 3,
 };
 
 struct twheel_loop_config {
@@ -507,6 +513,7 @@ TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 enum {
 	TW_LOOP_FEAT_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
 	TW_LOOP_FEAT_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
+	TW_LOOP_FEAT_EPOLL = 1u << 2,         /* epoll mode: no io_uring, no I/O calls */
 };
 
 /* Returns the TW_LOOP_FEAT_* in use. O(1); any thread. */
