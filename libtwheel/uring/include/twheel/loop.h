@@ -8,7 +8,8 @@
  * thread: the "loop thread", the first thread that calls twheel_loop_run()
  * or twheel_loop_run_once(). Each iteration waits in the kernel until the
  * next wheel expiry or an I/O completion, whichever comes first; nothing
- * ticks while nothing is due.
+ * ticks while nothing is due. Where io_uring is refused, the same loop runs
+ * its timer half on epoll (see twheel_loop_create()).
  *
  * Time is the loop clock in nanoseconds (CLOCK_MONOTONIC unless replaced),
  * mapped onto wheel ticks of a configurable length (1 us .. 1 s, default
@@ -62,7 +63,7 @@ struct twheel_loop;
 struct tw_loop_node {
 	struct tw_loop_node *_next; /* atomic */
 	uint32_t _kind;             /* TW__NODE_TIMER or TW__NODE_WORK */
-	uint32_t _state;            /* atomic; see TW__T_* in loop.c */
+	uint32_t _state;            /* atomic; private */
 };
 
 /* ---- Timers ----------------------------------------------------------- */
@@ -233,7 +234,7 @@ enum {
 struct twheel_loop_config {
 	uint64_t tick_ns;        /* wheel tick, 1,000 .. 1,000,000,000; 0 = 1 ms */
 	unsigned entries;        /* SQ entries; 0 = 256 */
-	unsigned flags;          /* TWHEEL_LOOP_* config flags */
+	unsigned flags;          /* TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING, TW_LOOP_URING_ONLY */
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
 	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none */
 	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
@@ -256,20 +257,34 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
 
 /*
  * Create a loop (@cfg NULL = defaults) and store it in *@loopp.
- * Kernel support, probed at run time:
- *   - Linux 5.11 or later is required: every wait passes its timeout as an
- *     argument of io_uring_enter() (IORING_FEAT_EXT_ARG); older kernels get
- *     -EOPNOTSUPP.
- *   - IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (6.1) is asked for unless
+ * Modes, chosen at run time:
+ *   - io_uring mode needs Linux 5.11 or later: every wait passes its
+ *     timeout as an argument of io_uring_enter() (IORING_FEAT_EXT_ARG).
+ *     IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (6.1) is asked for unless
  *     TW_LOOP_NO_DEFER_TASKRUN; a kernel that refuses it gets a plain ring
  *     (completions are then posted from interrupt context: same behaviour,
- *     a little more overhead). twheel_loop_features() tells which.
+ *     a little more overhead).
+ *   - epoll mode (TW_LOOP_FEAT_EPOLL) runs the timer half without
+ *     io_uring: one-shot, periodic and deferrable timers, executor
+ *     hand-off, posted work, cross-thread schedule/cancel, stop and drain
+ *     behave as in io_uring mode (the wait is epoll_pwait2(), or
+ *     epoll_wait() rounded up to the millisecond where that is missing);
+ *     twheel_loop_get_sqe() returns NULL, twheel_loop_submit() -EOPNOTSUPP
+ *     and twheel_loop_ring() NULL. It is used with TW_LOOP_NO_URING, and
+ *     automatically when io_uring is refused (-EPERM: a container's
+ *     seccomp profile, kernel.io_uring_disabled), absent (-ENOSYS) or
+ *     older than 5.11 (-EOPNOTSUPP), unless TW_LOOP_URING_ONLY asks for
+ *     that error instead. @msg then says why io_uring is not used.
+ *   twheel_loop_features() tells which mode and features are in use.
  * Returns 0, or
- *   -EINVAL  bad tick or flags, or @loopp NULL;
+ *   -EINVAL  bad tick or flags (unknown, or NO_URING with URING_ONLY), or
+ *            @loopp NULL;
+ * and with TW_LOOP_URING_ONLY:
  *   -ENOSYS  the kernel has no io_uring (or a filter claims so);
  *   -EPERM   io_uring refused: seccomp profile, kernel.io_uring_disabled;
- *   -ENOMEM, -EMFILE, -ENFILE  out of memory (RLIMIT_MEMLOCK) or fds;
- *   -EOPNOTSUPP  the kernel is older than 5.11 (no IORING_FEAT_EXT_ARG).
+ *   -EOPNOTSUPP  the kernel is older than 5.11 (no IORING_FEAT_EXT_ARG);
+ * in every mode:
+ *   -ENOMEM, -EMFILE, -ENFILE  out of memory (RLIMIT_MEMLOCK) or fds.
  * On failure a one-line message naming the cause is written to @msg (up to
  * @len bytes, NUL-terminated) when @msg is not NULL.
  * Allocates the loop, its two wheels (twheel_create()) and the rings.
@@ -341,7 +356,8 @@ TWHEEL_LOOP_API int twheel_loop_run(struct twheel_loop *loop);
 /*
  * Ask the loop to stop: twheel_loop_run() returns after the current
  * iteration, later twheel_loop_run_once() calls return -ESHUTDOWN, and
- * twheel_loop_schedule()/twheel_loop_post() fail with -ESHUTDOWN. Final:
+ * every arming call (add, mod, schedule, post) fails with -ESHUTDOWN;
+ * del and cancel still work. Final:
  * a stopped loop cannot be restarted; drain or destroy it. Items already
  * queued stay owned and are handed back by twheel_loop_drain().
  * Returns 0 (or -EINVAL for NULL). Wakes the loop if it may be asleep.
@@ -494,17 +510,20 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
  * user_data is set; prepare it with any io_uring_prep_*() that does not
  * overwrite user_data, and do not set user_data yourself). It is submitted
  * at the start of the next wait, or by twheel_loop_submit().
- * Returns NULL if the submission queue is still full after submitting it.
+ * Returns NULL if the submission queue is still full after submitting it,
+ * if an argument is NULL, or in epoll mode (no ring).
  * O(1); the loop thread.
  */
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
 							 struct tw_loop_io *io);
 
-/* Submit prepared SQEs now. Returns the number submitted or -errno. The
- * loop thread (once it ran; before that the ring is not enabled: -EBADFD). */
+/* Submit prepared SQEs now. Returns the number submitted or -errno: -EINVAL
+ * (NULL), -EBADFD (the loop never ran: the ring is not enabled yet),
+ * -EOPNOTSUPP (epoll mode). The loop thread. */
 TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
 
-/* The loop's ring, for registering files or buffers. The loop thread. */
+/* The loop's ring, for registering files or buffers; NULL in epoll mode.
+ * The loop thread. */
 TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
 /* ---- Inspection -------------------------------------------------------- */
