@@ -50,19 +50,6 @@ extern "C" {
 #define TWHEEL_API
 #endif
 
-/*
- * The wheel is struct twheel. In C++ the name twheel is the namespace of
- * <twheel/twheel.hpp>, so C++ sees the same struct under the tag twheel_c
- * (the functions are extern "C": the tag does not change linkage, and the
- * C and C++ headers may be included in any order). Until the matching
- * pop_macro at the end of this header, "twheel" alone means twheel_c there.
- */
-#ifdef __cplusplus
-#pragma push_macro("twheel")
-#undef twheel
-#define twheel twheel_c
-#endif
-
 /* Absolute time, in ticks. */
 typedef uint64_t tw_tick_t;
 #define TW_TICK_MAX UINT64_MAX
@@ -303,7 +290,6 @@ TWHEEL_API twheel_misuse_fn twheel_set_misuse_handler(twheel_misuse_fn fn);
 
 #ifdef __cplusplus
 }
-#pragma pop_macro("twheel")
 #endif
 
 #endif /* TWHEEL_TWHEEL_H */
