@@ -192,16 +192,9 @@ public:
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		twheel_loop *l = live("tw::LoopTimer::arm_in");
-		const std::uint64_t ns = ticks_ceil(d, std::chrono::nanoseconds(1));
-		if (ns == 0) {
-			// twheel_loop_mod() rounds a delay of 0 up to the next tick;
-			// a deadline on the current tick's boundary is due now
-			const std::uint64_t now = twheel_loop_clock(l);
-			return check(twheel_loop_mod_at(l, &b_->t, now - now % twheel_loop_tick(l)),
-				     "tw::LoopTimer::arm_in");
-		}
-		return check(twheel_loop_mod(l, &b_->t, ns), "tw::LoopTimer::arm_in");
+		return check(twheel_loop_mod(live("tw::LoopTimer::arm_in"), &b_->t,
+					     ticks_ceil(d, std::chrono::nanoseconds(1))),
+			     "tw::LoopTimer::arm_in");
 	}
 
 	/// Arms (or re-arms) the timer for loop-clock time @tp, rounded up to
