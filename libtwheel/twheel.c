@@ -464,6 +464,35 @@ int twheel_del(struct twheel *w, struct tw_timer *t)
 	return 1;
 }
 
+/* ---- moving a timer ------------------------------------------------------ */
+
+int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
+{
+	if (unlikely(!dst || !src))
+		return -EINVAL;
+	const bool pending = src->_idx != IDX_NONE;
+	if (dst == src)
+		return pending;
+	if (unlikely(pending && !w))
+		return -EINVAL;
+	if (pending && misused(w, src))
+		return -EINVAL;
+#if TWHEEL_DEBUG_CHECKS
+	if (MISUSE(dst->_magic != TW_MAGIC, "twheel_move() to a timer not initialised with tw_timer_init()"))
+		return -EINVAL;
+#endif
+	if (unlikely(dst->_idx != IDX_NONE))
+		return -EBUSY;
+	*dst = *src;
+	if (pending) {
+		/* take @src's place in its list: the neighbours point at @dst */
+		dst->entry.prev->next = &dst->entry;
+		dst->entry.next->prev = &dst->entry;
+	}
+	mark_not_pending(src);
+	return pending;
+}
+
 /* ---- advancing ----------------------------------------------------------- */
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The twheel::TimerHook example from docs/cpp.md: an intrusive, RAII timer
+// The tw::TimerHook example from docs/cpp.md: an intrusive, RAII timer
 // with the C API's cost (the hook is the 40-byte C node + a wheel pointer).
 // Built and run by `meson test` so that the documentation cannot rot.
 #include <twheel/twheel.hpp>
@@ -8,11 +8,11 @@
 #include <memory>
 #include <vector>
 
-struct Session : twheel::TimerHook<Session> { // public base
+struct Session : tw::TimerHook<Session> { // public base
 	int id;
 	int *expired;
 
-	Session(twheel::Wheel &w, int id, int *expired) : TimerHook(w), id(id), expired(expired) {}
+	Session(tw::Wheel &w, int id, int *expired) : TimerHook(w), id(id), expired(expired) {}
 	void on_timer() noexcept // called directly by the C callback; may delete *this
 	{
 		std::printf("session %d expired\n", id);
@@ -22,12 +22,12 @@ struct Session : twheel::TimerHook<Session> { // public base
 
 int main()
 {
-	twheel::Wheel wheel(0);
+	tw::Wheel wheel(0);
 	int expired = 0;
 	std::vector<std::unique_ptr<Session>> sessions;
 	for (int i = 0; i < 4; i++) {
 		sessions.push_back(std::make_unique<Session>(wheel, i, &expired));
-		sessions.back()->arm_at(100 + static_cast<twheel::tick_t>(i));
+		sessions.back()->arm_at(100 + static_cast<tw::tick_t>(i));
 	}
 	sessions[1]->arm_at(500);     // re-arm: O(1)
 	sessions.erase(sessions.begin() + 2); // destroyed: cancelled, never fires

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The twheel++ loop example from docs/cpp.md: timers, a periodic tick, work
+// The C++ layer's loop example from docs/cpp.md: timers, a periodic tick, work
 // posted from another thread and one I/O request on an io_uring loop.
 // Built and run by `meson test`; exits 77 (skip) where io_uring is refused.
 #include <twheel/loop.hpp>
@@ -13,14 +13,14 @@ using namespace std::chrono_literals;
 int main()
 {
 	try {
-		twheel::Loop loop; // 1 ms tick, CLOCK_MONOTONIC
+		tw::Loop loop; // 1 ms tick, CLOCK_MONOTONIC
 		int ticks = 0;
 
 		// Periodic: every 5 ms; if the loop falls behind, run once.
-		twheel::Loop::Timer tick = loop.every(5ms, [&] { ticks++; }, twheel::misfire::once);
+		tw::LoopTimer tick = loop.every(5ms, [&] { ticks++; }, tw::misfire::once);
 
 		// One-shot, 30 ms from now (rounded up: never early).
-		twheel::Loop::Timer done = loop.after(30ms, [&] { loop.stop(); });
+		tw::LoopTimer done = loop.after(30ms, [&] { loop.stop(); });
 
 		// Another thread hands work to the loop thread.
 		std::thread producer([&] { loop.post([] { std::puts("posted from another thread"); }); });

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The twheel++ example from docs/cpp.md: idle timeouts for connections.
+// The C++ layer's example from docs/cpp.md: idle timeouts for connections.
 // Built and run by `meson test` so that the documentation cannot rot.
 #include <twheel/twheel.hpp>
 
@@ -12,12 +12,12 @@ using namespace std::chrono_literals;
 
 struct Connection {
 	std::string peer;
-	twheel::Timer idle; // cancels itself when the connection goes away
+	tw::Timer idle; // cancels itself when the connection goes away
 };
 
 int main()
 {
-	twheel::Wheel wheel(0, 1ms); // virtual time, 1 tick = 1 ms
+	tw::Wheel wheel(0, 1ms); // virtual time, 1 tick = 1 ms
 	std::map<int, Connection> conns;
 	int closed = 0;
 	struct Server {
@@ -29,8 +29,8 @@ int main()
 		Connection &c = conns[fd];
 		c.peer = "10.0.0." + std::to_string(fd);
 		// Captures up to Timer::inline_capacity (16) bytes, here a pointer
-		// and an int: no allocation. (twheel::BasicTimer<N> holds N.)
-		c.idle = twheel::Timer(wheel, [&srv, fd] {
+		// and an int: no allocation.
+		c.idle = tw::Timer(wheel, [&srv, fd] {
 			std::printf("closing idle %s\n", srv.conns[fd].peer.c_str());
 			srv.conns.erase(fd); // destroys this very timer: safe
 			srv.closed++;

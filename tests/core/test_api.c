@@ -864,6 +864,130 @@ static void version_matches_macros(void **state)
 			 TWHEEL_VERSION_MAJOR * 10000 + TWHEEL_VERSION_MINOR * 100 + TWHEEL_VERSION_PATCH);
 }
 
+/* ---- twheel_move ------------------------------------------------------------- */
+
+static void move_not_pending_copies_the_timer(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	a.t.expires = 77;
+	a.t.flags = 5;
+	/* no wheel needed for a timer that is not pending */
+	assert_int_equal(twheel_move(NULL, &b.t, &a.t), 0);
+	assert_int_equal(b.t.expires, 77);
+	assert_int_equal(b.t.flags, 5);
+	assert_ptr_equal(b.t.func, on_rec);
+	assert_false(tw_timer_pending(&a.t));
+	assert_false(tw_timer_pending(&b.t));
+	assert_int_equal(twheel_add(W, &b.t, 3), 0);
+	assert_int_equal(adv(3), 1);
+	assert_int_equal(b.fired, 1);
+}
+
+static void move_pending_keeps_its_place_and_fires_once(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c, moved;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	rec_init(&moved, 2);
+	assert_int_equal(twheel_add(W, &a.t, 300), 0);
+	assert_int_equal(twheel_add(W, &b.t, 300), 0);
+	assert_int_equal(twheel_add(W, &c.t, 300), 0);
+	assert_int_equal(twheel_move(W, &moved.t, &b.t), 1);
+	assert_false(tw_timer_pending(&b.t));
+	assert_true(tw_timer_pending(&moved.t));
+	assert_int_equal(tw_timer_expires(&moved.t), 300);
+	assert_int_equal(twheel_count(W), 3);
+	check_ok();
+	/* the old address is free: deleting it is harmless, the moved one stays */
+	assert_int_equal(twheel_del(W, &b.t), 0);
+	assert_int_equal(adv(299), 0);
+	assert_int_equal(adv(300), 3);
+	assert_int_equal(a.fired + b.fired + c.fired + moved.fired, 3);
+	assert_int_equal(moved.fired, 1);
+	assert_int_equal(b.fired, 0);
+	check_ok();
+}
+
+static void move_errors(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	assert_int_equal(twheel_move(W, NULL, &a.t), -EINVAL);
+	assert_int_equal(twheel_move(W, &a.t, NULL), -EINVAL);
+	assert_int_equal(twheel_add(W, &a.t, 10), 0);
+	assert_int_equal(twheel_move(NULL, &b.t, &a.t), -EINVAL); /* pending needs its wheel */
+	assert_int_equal(twheel_move(W, &a.t, &a.t), 1);         /* to itself: nothing */
+	assert_int_equal(twheel_add(W, &b.t, 20), 0);
+	assert_int_equal(twheel_move(W, &b.t, &a.t), -EBUSY);    /* would lose b */
+	assert_true(tw_timer_pending(&a.t));
+	assert_true(tw_timer_pending(&b.t));
+	assert_int_equal(adv(20), 2);
+	assert_int_equal(a.fired + b.fired, 2);
+}
+
+/* A C owner whose timers live in an array that grows: move each, free the old. */
+static void move_into_a_grown_array(void **state)
+{
+	(void)state;
+	enum { N = 300 };
+	struct rec_timer *v = calloc(N, sizeof(*v));
+	assert_non_null(v);
+	for (int i = 0; i < N; i++) {
+		rec_init(&v[i], i);
+		assert_int_equal(twheel_add(W, &v[i].t, 1 + (tw_tick_t)i * 37), 0);
+	}
+	struct rec_timer *bigger = calloc(2 * N, sizeof(*bigger));
+	assert_non_null(bigger);
+	for (int i = 0; i < N; i++) {
+		rec_init(&bigger[i], i);
+		assert_int_equal(twheel_move(W, &bigger[i].t, &v[i].t), 1);
+	}
+	free(v);
+	check_ok();
+	assert_int_equal(adv(N * 37), N);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(bigger[i].fired, 1);
+	for (int i = 1; i < N; i++)
+		assert_true(order[i - 1] < order[i]); /* distinct expiries, in order */
+	free(bigger);
+}
+
+/* From a callback, move a timer that is due in the same advance. */
+static struct rec_timer move_dst;
+
+static void act_move_other(struct rec_timer *r)
+{
+	rec_init(&move_dst, r->other->id);
+	assert_int_equal(twheel_move(W, &move_dst.t, &r->other->t), 1);
+}
+
+static void move_from_callback_while_its_slot_fires(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	/* equal expiries: whichever fires first moves the other one */
+	a.action = act_move_other;
+	a.other = &b;
+	b.action = act_move_other;
+	b.other = &a;
+	assert_int_equal(twheel_add(W, &a.t, 5), 0);
+	assert_int_equal(twheel_add(W, &b.t, 5), 0);
+	assert_int_equal(adv(10), 2);
+	assert_int_equal(a.fired + b.fired, 1);
+	assert_int_equal(move_dst.fired, 1);
+	assert_int_equal(twheel_count(W), 0);
+	check_ok();
+}
+
 /*
  * Destroying a wheel with pending timers is legal (they are unlinked) and
  * some tests do it on purpose; a debug_checks build reports it, so accept
@@ -912,6 +1036,11 @@ int main(void)
 		T(check_reports_corruption),
 		T(inspect_reports_levels),
 		T(version_matches_macros),
+		T(move_not_pending_copies_the_timer),
+		T(move_pending_keeps_its_place_and_fires_once),
+		T(move_errors),
+		T(move_into_a_grown_array),
+		T(move_from_callback_while_its_slot_fires),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// GoogleTest suite for twheel::Loop and twheel::LoopTimer (<twheel/loop.hpp>),
+// GoogleTest suite for tw::Loop and tw::LoopTimer (<twheel/loop.hpp>),
 // on a real io_uring and with an injected clock. Skipped (GTEST_SKIP) where
 // the kernel refuses io_uring.
 #include <twheel/loop.hpp>
@@ -19,14 +19,14 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using twheel::Loop;
-using twheel::LoopTimer;
+using tw::Loop;
+using tw::LoopTimer;
 using time_point = Loop::time_point;
 
 namespace {
 
 // Creates a loop, or tells the caller to skip when io_uring is refused.
-std::optional<Loop> make_loop(const twheel::loop_options &opt, std::string *why)
+std::optional<Loop> make_loop(const tw::loop_options &opt, std::string *why)
 {
 	try {
 		return Loop(opt);
@@ -50,9 +50,9 @@ std::optional<Loop> make_loop(const twheel::loop_options &opt, std::string *why)
 // A clock the test moves by hand (any thread may read it).
 struct FakeClock {
 	std::atomic<std::int64_t> ns{1'000'000'000};
-	twheel::loop_options options(std::chrono::nanoseconds tick = 1ms)
+	tw::loop_options options(std::chrono::nanoseconds tick = 1ms)
 	{
-		twheel::loop_options o;
+		tw::loop_options o;
 		o.tick = tick;
 		o.clock = [this] { return time_point(std::chrono::nanoseconds(ns.load())); };
 		return o;
@@ -63,7 +63,7 @@ struct FakeClock {
 
 struct Caught {
 	std::vector<std::string> what;
-	twheel::exception_handler handler()
+	tw::exception_handler handler()
 	{
 		return [this](std::exception_ptr e) {
 			try {
@@ -81,7 +81,7 @@ struct Caught {
 
 TEST(LoopReal, AfterFiresNeverEarly)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	const time_point start = loop.clock_now();
 	time_point fired{};
 	LoopTimer t = loop.after(20ms, [&] {
@@ -97,7 +97,7 @@ TEST(LoopReal, AfterFiresNeverEarly)
 
 TEST(LoopReal, PostFromSeveralThreads)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	constexpr int threads = 4, per_thread = 5000;
 	long ran = 0; // touched only on the loop thread: TSan checks the handoff
 	std::vector<int> last(threads, -1);
@@ -127,7 +127,7 @@ TEST(LoopReal, PostFromSeveralThreads)
 
 TEST(LoopReal, TimersCreatedFromPostedWork)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	std::vector<LoopTimer> timers; // loop thread only
 	std::atomic<int> fired{0};
 	std::thread producer([&] {
@@ -146,7 +146,7 @@ TEST(LoopReal, TimersCreatedFromPostedWork)
 
 TEST(LoopReal, EveryRunsPeriodicallyAndCancelsFromItsCallback)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	int runs = 0;
 	LoopTimer t = loop.every(2ms, [&](LoopTimer &self) {
 		if (++runs == 5) {
@@ -163,7 +163,7 @@ TEST(LoopReal, EveryRunsPeriodicallyAndCancelsFromItsCallback)
 
 TEST(LoopReal, IoNopAndPipeRead)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	int fds[2];
 	ASSERT_EQ(pipe(fds), 0);
 	ASSERT_EQ(write(fds[1], "hi", 2), 2);
@@ -187,7 +187,7 @@ TEST(LoopReal, IoNopAndPipeRead)
 
 TEST(LoopReal, IoPrepThrowingNeverCallsTheHandler)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	bool called = false;
 	EXPECT_THROW(loop.submit([](io_uring_sqe &) { throw std::runtime_error("prep"); },
 				 [&](const io_uring_cqe &) { called = true; }),
@@ -203,7 +203,7 @@ TEST(LoopReal, DestroyWithIoInFlightFreesTheHandler)
 	int fds[2];
 	ASSERT_EQ(pipe(fds), 0);
 	{
-		MAKE_LOOP(loop, twheel::loop_options());
+		MAKE_LOOP(loop, tw::loop_options());
 		loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_poll_add(&sqe, fds[0], POLLIN); },
 			    [alive](const io_uring_cqe &) { ADD_FAILURE() << "never completes"; });
 		LoopTimer t = loop.after(2ms, [&] { loop.stop(); });
@@ -217,7 +217,7 @@ TEST(LoopReal, DestroyWithIoInFlightFreesTheHandler)
 
 TEST(LoopReal, ExceptionsGoToTheLoopHandler)
 {
-	MAKE_LOOP(loop, twheel::loop_options());
+	MAKE_LOOP(loop, tw::loop_options());
 	Caught c;
 	loop.on_exception(c.handler());
 	LoopTimer t = loop.after(1ms, [] { throw std::runtime_error("timer"); });
@@ -255,7 +255,7 @@ TEST(LoopClock, AtAndReArm)
 	MAKE_LOOP(loop, clk.options());
 	std::vector<time_point> at;
 	LoopTimer t = loop.at(clk.at(5ms), [&] { at.push_back(loop.now()); });
-	EXPECT_EQ(t.deadline(), std::optional<time_point>(clk.at(5ms)));
+	EXPECT_EQ(t.deadline(), clk.at(5ms));
 	EXPECT_TRUE(t.arm_at(clk.at(8ms))); // re-arm a pending timer
 	clk.set(6ms);
 	loop.run_once(false);
@@ -301,7 +301,7 @@ TEST(LoopClock, DestroyPendingAndDestroyInsideOwnCallback)
 	std::string tag(50, 'x'), seen;
 	*self_owned = loop.after(5ms, [&, tag] {
 		self_owned.reset();
-		seen = tag; // captures alive: the callable was lent
+		seen = tag; // captures alive until the callback returns
 	});
 	auto periodic = std::make_unique<LoopTimer>();
 	int runs = 0;
@@ -330,7 +330,7 @@ TEST(LoopClock, MovePendingAndMoveAssignOverPending)
 	ta.on_cancel([&] { cancelled_a++; });
 	LoopTimer tb = loop.after(7ms, [&] { b++; });
 	std::vector<LoopTimer> v;
-	v.push_back(std::move(tb)); // pending: re-linked
+	v.push_back(std::move(tb)); // pending: the handle moves, the timer does not
 	EXPECT_FALSE(tb.pending()); // NOLINT(bugprone-use-after-move)
 	EXPECT_TRUE(v[0].pending());
 	for (int i = 0; i < 20; i++)
@@ -354,7 +354,7 @@ TEST(LoopClock, MovePeriodicInsideItsOwnCallback)
 	std::optional<LoopTimer> moved;
 	std::vector<time_point> runs;
 	LoopTimer t = loop.every(10ms, [&](LoopTimer &self) {
-		runs.push_back(self.deadline().value());
+		runs.push_back(self.deadline());
 		if (!moved)
 			moved.emplace(std::move(self));
 	});
@@ -371,11 +371,11 @@ TEST(LoopClock, MovePeriodicInsideItsOwnCallback)
 TEST(LoopClock, MisfirePolicies)
 {
 	struct Case {
-		twheel::misfire m;
+		tw::misfire m;
 		std::vector<std::uint32_t> missed; // one entry per run
 	};
-	for (const Case &c : {Case{twheel::misfire::skip, {}}, Case{twheel::misfire::once, {4}},
-			      Case{twheel::misfire::all, {4, 3, 2, 1, 0}}}) {
+	for (const Case &c : {Case{tw::misfire::skip, {}}, Case{tw::misfire::once, {4}},
+			      Case{tw::misfire::all, {4, 3, 2, 1, 0}}}) {
 		FakeClock clk;
 		MAKE_LOOP(loop, clk.options());
 		std::vector<std::uint32_t> missed;
@@ -385,7 +385,7 @@ TEST(LoopClock, MisfirePolicies)
 			loop.run_once(false);
 		EXPECT_EQ(missed, c.missed) << static_cast<int>(c.m);
 		EXPECT_TRUE(t.pending());
-		EXPECT_EQ(t.deadline(), std::optional<time_point>(clk.at(60ms))) << static_cast<int>(c.m);
+		EXPECT_EQ(t.deadline(), clk.at(60ms)) << static_cast<int>(c.m);
 	}
 }
 
@@ -401,7 +401,10 @@ TEST(LoopClock, PeriodShorterThanTickIsRejected)
 	}
 }
 
-TEST(LoopClock, DestructionCancelsTimersAndRunsPosts)
+// Every observer of a handle is correct once its loop is gone, whether the
+// timer was armed then or not (not-armed handles used to keep a dangling
+// pointer that operator bool accepted).
+TEST(LoopClock, HandlesAreSafeAfterTheLoopIsDestroyed)
 {
 	FakeClock clk;
 	int cancelled = 0, posted = 0, fired = 0;
@@ -412,25 +415,71 @@ TEST(LoopClock, DestructionCancelsTimersAndRunsPosts)
 		survivor.on_cancel([&] { cancelled++; });
 		fired_one = loop.after(1ms, [&] { fired++; });
 		fired_one.on_cancel([&] { cancelled += 100; });
-		never_armed = loop.timer([] {});
+		never_armed = loop.timer([&] { fired += 10; });
 		clk.set(2ms);
 		loop.run_once(false);
 		loop.post([&] { posted++; });
 	}
 	EXPECT_EQ(fired, 1);
-	// fired_one and never_armed outlive the loop: destroying them is safe
-	// (ASan checks that their destructors do not touch the freed loop).
+	EXPECT_EQ(cancelled, 1); // the armed one only
+	EXPECT_EQ(posted, 1);    // a post promises a call
+	for (LoopTimer *t : {&survivor, &fired_one, &never_armed}) {
+		EXPECT_FALSE(static_cast<bool>(*t));
+		EXPECT_FALSE(t->pending());
+		EXPECT_FALSE(t->cancel());
+		if (*t)
+			t->arm_in(1ms); // the careless user's pattern: must not run
+		EXPECT_THROW(t->arm_in(1ms), std::logic_error);
+		EXPECT_THROW(t->arm_at(clk.at(1ms)), std::logic_error);
+	}
+	LoopTimer moved(std::move(never_armed));
+	EXPECT_FALSE(static_cast<bool>(moved));
 	EXPECT_EQ(cancelled, 1);
-	EXPECT_EQ(posted, 1); // a post promises a call
-	EXPECT_FALSE(static_cast<bool>(survivor));
-	EXPECT_FALSE(survivor.pending());
-	EXPECT_THROW(survivor.arm_in(1ms), std::logic_error);
 }
 
-TEST(LoopClock, SmallCallableTimersAreInline)
+// A zero or negative delay runs in the next iteration, even between ticks.
+TEST(LoopClock, ArmInZeroOrNegativeRunsInTheNextIteration)
 {
-	int x = 0;
-	auto small = [&x] { x++; };
-	static_assert(twheel::Timer::stores_inline<decltype(small)>);
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	clk.set(10'400us); // not on a tick boundary
+	loop.run_once(false);
+	int fired = 0;
+	LoopTimer zero = loop.after(0ms, [&] { fired++; });
+	LoopTimer negative = loop.timer([&] { fired += 10; });
+	negative.arm_in(-5ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 11);
+	zero.arm_in(std::chrono::duration<double>(-1.0));
+	loop.run_once(false);
+	EXPECT_EQ(fired, 12);
+}
+
+// Durations whose period is not a whole number of nanoseconds convert
+// exactly and saturate: a timer 65 years away does not fire now.
+TEST(LoopClock, OddPeriodsNeverFireEarly)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	using frames = std::chrono::duration<std::int64_t, std::ratio<1, 90>>;
+	const frames years65(std::int64_t{65} * 365 * 86400 * 90);
+	int fired = 0;
+	LoopTimer far = loop.after(years65, [&] { fired++; });
+	LoopTimer max = loop.after(frames::max(), [&] { fired++; });
+	LoopTimer third = loop.after(std::chrono::duration<std::int64_t, std::ratio<1, 3000>>(1), [&] { fired += 10; });
+	EXPECT_EQ(far.deadline(), clk.at(std::chrono::hours(24 * 365 * 65)));
+	clk.set(333us); // 1/3000 s is 333,333.3 ns: not yet
+	loop.run_once(false);
+	EXPECT_EQ(fired, 0);
+	clk.set(1ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 10);
+	EXPECT_TRUE(far.pending());
+	EXPECT_TRUE(max.pending());
+}
+
+TEST(LoopClock, SmallCallablesLiveInTheTimersBlock)
+{
+	static_assert(sizeof(LoopTimer) == sizeof(void *));
 	EXPECT_EQ(LoopTimer::inline_capacity, 48u);
 }

@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: MIT
 //
-// bench_cpp - the cost of the twheel++ layer over the C API, like for like,
+// bench_cpp - the cost of the C++ layer over the C API, like for like,
 // in one process: the add_cancel and rearm workloads of docs/bench.md
-// (virtual time, splitmix64 seed 42), each run
-// through five kinds of timer object, in rotation, for several repetitions:
+// (virtual time, splitmix64 seed 42), each run through five kinds of timer
+// object, in rotation, for several repetitions:
 //
 //   a  C, bare       struct tw_timer alone (40 B); the callback uses globals
 //   b  C, context    what a C user writes for the same job: struct tw_timer
 //                    + a pointer to the state the callback uses (48 B),
 //                    reached with tw_container_of()
-//   c  C++ Timer     twheel::Timer with a lambda capturing one pointer (64 B)
-//   d  C++ hook      a struct deriving from twheel::TimerHook<> with the
+//   c  C++ Timer     tw::Timer with a lambda capturing one pointer (80 B)
+//   d  C++ hook      a struct deriving from tw::TimerHook<> with the
 //                    same pointer as a member (48 B hook + 8 = 56 B)
-//   e  C, padded     (a)'s code over nodes padded to sizeof(twheel::Timer)
-//                    (64 B): the footprint alone, no layer
-//   f  C++ Timer<8>  twheel::BasicTimer<8> with the same lambda (56 B)
+//   e  C, padded     (a)'s code over nodes padded to sizeof(tw::Timer)
+//                    (80 B): the footprint alone, no layer
 //
 // Every kind does the same work: the same expiries, cancel order and random
 // picks; the C kinds call twheel_add()/twheel_mod()/twheel_del() with the
@@ -25,7 +24,7 @@
 //
 //   bench_cpp            N = 1,000,000, M = 10,000,000 re-arms, 7 repetitions
 //   bench_cpp --quick    a smoke test (N = 10,000, M = 100,000, 3 repetitions)
-//   bench_cpp --reps R --n N --m M --only abcdef --workload add_cancel|rearm|both
+//   bench_cpp --reps R --n N --m M --only abcde --workload add_cancel|rearm|both
 //
 // Every run checks its result (no callback fires in add_cancel; in rearm no
 // timer fires early and the wheel holds exactly N timers minus those fired);
@@ -94,7 +93,7 @@ void fail(const char *what)
 }
 
 struct AddCancelInput {
-	std::vector<twheel::tick_t> expiry; // relative to now
+	std::vector<tw::tick_t> expiry; // relative to now
 	std::vector<std::uint32_t> order;   // cancel order (a permutation)
 };
 
@@ -113,14 +112,14 @@ AddCancelInput make_add_cancel(std::size_t n)
 	return in;
 }
 
-constexpr twheel::tick_t kStart = 1'000'000;
-constexpr twheel::tick_t kRearmDelay = 30'000;
+constexpr tw::tick_t kStart = 1'000'000;
+constexpr tw::tick_t kRearmDelay = 30'000;
 
 // What every callback updates: fires, and fires before their expiry.
 struct Counters {
 	long fired = 0;
 	long early = 0;
-	twheel_c *w = nullptr;
+	twheel *w = nullptr;
 };
 
 #define NOINLINE __attribute__((noinline))
@@ -147,7 +146,7 @@ struct CTimerT<sizeof(struct tw_timer)> {
 };
 
 template <std::size_t Size>
-NOINLINE void timed_c_add_cancel(twheel_c *w, CTimerT<Size> *ts, const AddCancelInput &in)
+NOINLINE void timed_c_add_cancel(twheel *w, CTimerT<Size> *ts, const AddCancelInput &in)
 {
 	const std::size_t n = in.expiry.size();
 	for (std::size_t i = 0; i < n; i++)
@@ -157,10 +156,10 @@ NOINLINE void timed_c_add_cancel(twheel_c *w, CTimerT<Size> *ts, const AddCancel
 }
 
 template <std::size_t Size>
-NOINLINE void timed_c_rearm(twheel_c *w, CTimerT<Size> *ts, std::size_t n, std::size_t m)
+NOINLINE void timed_c_rearm(twheel *w, CTimerT<Size> *ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
-	twheel::tick_t now = kStart;
+	tw::tick_t now = kStart;
 	for (std::size_t k = 1; k <= m; k++) {
 		twheel_mod(w, &ts[r.below(n)].t, now + kRearmDelay);
 		if (k % 1000 == 0)
@@ -176,7 +175,7 @@ struct CBare {
 		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
 		for (std::size_t i = 0; i < n; i++)
 			tw_timer_init(&ts[i].t, c_cb);
-		twheel_c *w = twheel_create(kStart);
+		twheel *w = twheel_create(kStart);
 		g_c = Counters{0, 0, w};
 		const Stamp t0 = now_ns();
 		timed_c_add_cancel<Size>(w, ts.get(), in);
@@ -190,7 +189,7 @@ struct CBare {
 	static Sample rearm(std::size_t n, std::size_t m)
 	{
 		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
-		twheel_c *w = twheel_create(kStart);
+		twheel *w = twheel_create(kStart);
 		g_c = Counters{0, 0, w};
 		for (std::size_t i = 0; i < n; i++) {
 			tw_timer_init(&ts[i].t, c_cb);
@@ -222,7 +221,7 @@ void cctx_cb(struct tw_timer *t)
 		o->ctx->early++;
 }
 
-NOINLINE void timed_cctx_add_cancel(twheel_c *w, CCtxTimer *ts, const AddCancelInput &in)
+NOINLINE void timed_cctx_add_cancel(twheel *w, CCtxTimer *ts, const AddCancelInput &in)
 {
 	const std::size_t n = in.expiry.size();
 	for (std::size_t i = 0; i < n; i++)
@@ -231,10 +230,10 @@ NOINLINE void timed_cctx_add_cancel(twheel_c *w, CCtxTimer *ts, const AddCancelI
 		twheel_del(w, &ts[in.order[i]].t);
 }
 
-NOINLINE void timed_cctx_rearm(twheel_c *w, CCtxTimer *ts, std::size_t n, std::size_t m)
+NOINLINE void timed_cctx_rearm(twheel *w, CCtxTimer *ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
-	twheel::tick_t now = kStart;
+	tw::tick_t now = kStart;
 	for (std::size_t k = 1; k <= m; k++) {
 		twheel_mod(w, &ts[r.below(n)].t, now + kRearmDelay);
 		if (k % 1000 == 0)
@@ -252,7 +251,7 @@ struct CCtx {
 			tw_timer_init(&ts[i].t, cctx_cb);
 			ts[i].ctx = &c;
 		}
-		twheel_c *w = twheel_create(kStart);
+		twheel *w = twheel_create(kStart);
 		c.w = w;
 		const Stamp t0 = now_ns();
 		timed_cctx_add_cancel(w, ts.get(), in);
@@ -267,7 +266,7 @@ struct CCtx {
 	{
 		Counters c;
 		std::unique_ptr<CCtxTimer[]> ts(new CCtxTimer[n]);
-		twheel_c *w = twheel_create(kStart);
+		twheel *w = twheel_create(kStart);
 		c.w = w;
 		for (std::size_t i = 0; i < n; i++) {
 			tw_timer_init(&ts[i].t, cctx_cb);
@@ -285,7 +284,7 @@ struct CCtx {
 	}
 };
 
-// ---- c: twheel::Timer, lambda capturing one pointer -----------------------------
+// ---- c: tw::Timer, lambda capturing one pointer -----------------------------
 
 template <class T>
 NOINLINE void timed_timer_add_cancel(std::vector<T> &ts, const AddCancelInput &in)
@@ -298,10 +297,10 @@ NOINLINE void timed_timer_add_cancel(std::vector<T> &ts, const AddCancelInput &i
 }
 
 template <class T>
-NOINLINE void timed_timer_rearm(twheel::Wheel &w, std::vector<T> &ts, std::size_t n, std::size_t m)
+NOINLINE void timed_timer_rearm(tw::Wheel &w, std::vector<T> &ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
-	twheel::tick_t now = kStart;
+	tw::tick_t now = kStart;
 	for (std::size_t k = 1; k <= m; k++) {
 		ts[r.below(n)].arm_at(now + kRearmDelay);
 		if (k % 1000 == 0)
@@ -324,7 +323,7 @@ struct CppTimer {
 		static_assert(T::template stores_inline<decltype(callback(nullptr))>);
 		static_assert(sizeof(decltype(callback(nullptr))) == sizeof(void *));
 		const std::size_t n = in.expiry.size();
-		twheel::Wheel w(kStart);
+		tw::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
 		std::vector<T> ts;
@@ -341,7 +340,7 @@ struct CppTimer {
 
 	static Sample rearm(std::size_t n, std::size_t m)
 	{
-		twheel::Wheel w(kStart);
+		tw::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
 		std::vector<T> ts;
@@ -359,11 +358,11 @@ struct CppTimer {
 	}
 };
 
-// ---- d: twheel::TimerHook, the same pointer as a member -----------------------
+// ---- d: tw::TimerHook, the same pointer as a member -----------------------
 
-struct HookTimer : twheel::TimerHook<HookTimer> {
+struct HookTimer : tw::TimerHook<HookTimer> {
 	Counters *c;
-	HookTimer(twheel::Wheel &w, Counters *cc) : TimerHook(w), c(cc) {}
+	HookTimer(tw::Wheel &w, Counters *cc) : TimerHook(w), c(cc) {}
 	void on_timer() noexcept
 	{
 		c->fired++;
@@ -381,10 +380,10 @@ NOINLINE void timed_hook_add_cancel(std::vector<HookTimer> &ts, const AddCancelI
 		ts[in.order[i]].cancel();
 }
 
-NOINLINE void timed_hook_rearm(twheel::Wheel &w, std::vector<HookTimer> &ts, std::size_t n, std::size_t m)
+NOINLINE void timed_hook_rearm(tw::Wheel &w, std::vector<HookTimer> &ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
-	twheel::tick_t now = kStart;
+	tw::tick_t now = kStart;
 	for (std::size_t k = 1; k <= m; k++) {
 		ts[r.below(n)].arm_at(now + kRearmDelay);
 		if (k % 1000 == 0)
@@ -396,7 +395,7 @@ struct CppHook {
 	static Sample add_cancel(const AddCancelInput &in)
 	{
 		const std::size_t n = in.expiry.size();
-		twheel::Wheel w(kStart);
+		tw::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
 		std::vector<HookTimer> ts;
@@ -413,7 +412,7 @@ struct CppHook {
 
 	static Sample rearm(std::size_t n, std::size_t m)
 	{
-		twheel::Wheel w(kStart);
+		tw::Wheel w(kStart);
 		Counters c;
 		c.w = w.native_handle();
 		std::vector<HookTimer> ts;
@@ -483,7 +482,7 @@ void print(const char *workload, const char *unit, std::size_t n, std::size_t m,
 int main(int argc, char **argv)
 {
 	std::size_t n = 1'000'000, m = 10'000'000, reps = 7;
-	std::string only = "abcdef", workload = "both";
+	std::string only = "abcde", workload = "both";
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -502,7 +501,7 @@ int main(int argc, char **argv)
 			workload = argv[++i];
 		} else {
 			std::fprintf(stderr,
-				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcdef] "
+				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcde] "
 				     "[--workload add_cancel|rearm|both]\n",
 				     argv[0]);
 			return 2;
@@ -518,13 +517,11 @@ int main(int argc, char **argv)
 		{'a', "C bare", sizeof(CTimerT<sizeof(tw_timer)>), &CBare<sizeof(tw_timer)>::add_cancel,
 		 &CBare<sizeof(tw_timer)>::rearm, {}, {}, {}, {}},
 		{'b', "C +ctx", sizeof(CCtxTimer), &CCtx::add_cancel, &CCtx::rearm, {}, {}, {}, {}},
-		{'c', "C++ Timer", sizeof(twheel::Timer), &CppTimer<twheel::Timer>::add_cancel,
-		 &CppTimer<twheel::Timer>::rearm, {}, {}, {}, {}},
+		{'c', "C++ Timer", sizeof(tw::Timer), &CppTimer<tw::Timer>::add_cancel,
+		 &CppTimer<tw::Timer>::rearm, {}, {}, {}, {}},
 		{'d', "C++ hook", sizeof(HookTimer), &CppHook::add_cancel, &CppHook::rearm, {}, {}, {}, {}},
-		{'f', "C++ Timer<8>", sizeof(twheel::BasicTimer<8>), &CppTimer<twheel::BasicTimer<8>>::add_cancel,
-		 &CppTimer<twheel::BasicTimer<8>>::rearm, {}, {}, {}, {}},
-		{'e', "C padded", sizeof(CTimerT<sizeof(twheel::Timer)>), &CBare<sizeof(twheel::Timer)>::add_cancel,
-		 &CBare<sizeof(twheel::Timer)>::rearm, {}, {}, {}, {}},
+		{'e', "C padded", sizeof(CTimerT<sizeof(tw::Timer)>), &CBare<sizeof(tw::Timer)>::add_cancel,
+		 &CBare<sizeof(tw::Timer)>::rearm, {}, {}, {}, {}},
 	};
 	std::vector<Kind> kinds;
 	for (Kind &k : all)
@@ -534,10 +531,10 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "bench_cpp: nothing to run\n");
 		return 2;
 	}
-	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(twheel::Timer)=%zu, "
-		    "sizeof(twheel::TimerHook<>)=%zu\n",
-		    twheel_version(), sizeof(struct tw_timer), sizeof(twheel::Timer),
-		    sizeof(twheel::TimerHook<HookTimer>));
+	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(tw::Timer)=%zu, "
+		    "sizeof(tw::TimerHook<>)=%zu\n",
+		    twheel_version(), sizeof(struct tw_timer), sizeof(tw::Timer),
+		    sizeof(tw::TimerHook<HookTimer>));
 
 	const AddCancelInput in = make_add_cancel(n);
 	const std::size_t kn = kinds.size();

@@ -4,7 +4,7 @@
 // the showcase for C++ users. Same protocol, flags, STATS line and exit
 // codes as the C variant idle_server.c (scripts/demo.sh runs either).
 //
-// Every connection owns a twheel::Loop::Timer: armed when the connection is
+// Every connection owns a tw::LoopTimer: armed when the connection is
 // accepted, re-armed with arm_in() on every read (O(1), kernel mod_timer()),
 // and when it fires the connection was silent for the whole idle timeout and
 // is closed. The timer is a member of the connection, so destroying the
@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <system_error>
 #include <unordered_map>
@@ -48,7 +49,7 @@ struct Conn {
 
 	Server *s;
 	int fd;
-	twheel::Loop::Timer idle; // cancelled when the connection goes
+	tw::LoopTimer idle; // cancelled when the connection goes
 	std::uint8_t inflight = 0;
 	State state = open;
 	bool seen_data = false;
@@ -67,7 +68,7 @@ struct Conn {
 };
 
 struct Server {
-	twheel::Loop &loop;
+	tw::Loop &loop;
 	int lfd, sfd;
 	unsigned worker;
 	std::chrono::nanoseconds idle;
@@ -76,7 +77,7 @@ struct Server {
 	std::size_t nconns = 0; // data connections (control ones excluded)
 	unsigned ios = 0;       // server-level requests in flight
 	bool accepting = false, paused = false, stopping = false;
-	twheel::Loop::Timer backoff, deadline;
+	tw::LoopTimer backoff, deadline;
 	signalfd_siginfo si{};
 	std::uint64_t accepted = 0, idle_closed = 0, peer_closed = 0, resets = 0, errors = 0,
 		      protocol_errors = 0, emfile = 0, emfile_unreported = 0, control = 0, last_emfile_msg = 0;
@@ -84,7 +85,7 @@ struct Server {
 	std::uint64_t max_ran = 0;
 	FILE *trace = nullptr;
 
-	Server(twheel::Loop &l, int lf, int sf, unsigned w)
+	Server(tw::Loop &l, int lf, int sf, unsigned w)
 		: loop(l), lfd(lf), sfd(sf), worker(w), idle(std::chrono::milliseconds(o.idle_ms))
 	{
 		rlimit rl;
@@ -497,10 +498,10 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	std::size_t left_conns = 0, left_timers = 0;
 	int status = 0;
 	try {
-		twheel::loop_options lo;
+		tw::loop_options lo;
 		lo.tick = std::chrono::microseconds(o.tick_us);
 		lo.entries = 4096;
-		twheel::Loop loop(lo);
+		tw::Loop loop(lo);
 		Server s(loop, lfd, sfd, worker);
 		if (o.trace) {
 			char path[4096];

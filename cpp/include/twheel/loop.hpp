@@ -1,31 +1,36 @@
 // SPDX-License-Identifier: MIT
 //
-// twheel/loop.hpp - twheel++ over the io_uring event loop (<twheel/loop.h>).
-// Header-only; link with twheel-uring. C++17 or later.
+// twheel/loop.hpp - the thin C++17 layer over the io_uring event loop
+// (<twheel/loop.h>); header-only, link with twheel-uring.
 //
-//   twheel::Loop        owns a struct twheel_loop; move-only.
-//   twheel::LoopTimer   (also twheel::Loop::Timer) a move-only handle that
-//                       embeds the C struct tw_loop_timer and the callback;
-//                       cancels itself when destroyed.
+//   tw::Loop       owns a struct twheel_loop; move-only.
+//   tw::LoopTimer  a move-only handle on one loop timer; cancels it when
+//                  destroyed.
+//
+// A LoopTimer owns one heap block: the C struct tw_loop_timer, the callable
+// (48 bytes inline in the block, else one more allocation) and the
+// cancellation callback (16 bytes inline). The block never moves, so moving
+// a handle is a pointer copy, in any state, from any callback. Arming,
+// cancelling and periodic scheduling are the C loop's (twheel_loop_mod,
+// _mod_at, _del, tw_loop_timer_init_periodic).
 //
 // Threads: a Loop, its timers and its I/O belong to the loop thread (the
-// thread that calls run(); before the first run and after it returned, the
-// thread that owns the Loop). Only post(), stop() and stopped() may be
-// called from any thread; post() is how other threads get work, including
-// creating timers, onto the loop.
+// thread that runs it; before the first run and after it returned, the
+// thread that owns the Loop). post(), stop() and stopped() may be called
+// from any thread; post() is how other threads get work, timers included,
+// onto the loop.
 //
-// Time: the loop clock, in nanoseconds, shown as
-// std::chrono::steady_clock::time_point. With the default clock
-// (CLOCK_MONOTONIC, which is what libstdc++ and libc++ use for steady_clock
-// on Linux) these are ordinary steady_clock time points; with an injected
-// clock (loop_options::clock) they are whatever that clock returns.
-// Deadlines are rounded up to the loop's tick: nothing fires early.
+// Time is the loop clock in nanoseconds shown as
+// std::chrono::steady_clock::time_point (with the default clock,
+// CLOCK_MONOTONIC, these are ordinary steady_clock time points). Deadlines
+// are rounded up to the loop's tick: nothing fires early.
 //
-// Storage, lending of callbacks while they run, exceptions and the
-// cancellation callback work as for twheel::Timer (see <twheel/twheel.hpp>),
-// except that a LoopTimer stores 48 bytes of callable inline (no allocation
-// below that) and 16 bytes of cancellation callback beside it; exceptions go to
-// the handler set with Loop::on_exception(), by default printed to stderr.
+// Lifetime, exceptions and callbacks follow <twheel/twheel.hpp>: a handle is
+// safe to observe after its Loop is destroyed (operator bool and pending()
+// false, cancel() false, arming throws std::logic_error); exceptions escaping
+// callbacks, posted functions, I/O handlers and cancellation callbacks go to
+// Loop::on_exception(); a callback may destroy or move its own handle and
+// still use its captures (the block lives until the callback returns).
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -33,21 +38,16 @@
 
 #include <twheel/loop.h>
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <functional>
-#include <optional>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
-namespace twheel {
-
-class Loop;
-class LoopTimer;
+namespace tw {
 
 /// How a periodic timer catches up after the loop fell a period or more
 /// behind (the C TW_LOOP_MISFIRE_*).
@@ -57,13 +57,13 @@ enum class misfire {
 	all,  ///< run every missed one, one per loop iteration, then resume
 };
 
-/// When a periodic timer's next deadline is counted from.
+/// Where a periodic timer's next deadline is counted from.
 enum class schedule {
-	fixed_rate,  ///< previous deadline + period
-	fixed_delay, ///< end of the previous run + period
+	fixed_rate,  ///< the previous deadline + period
+	fixed_delay, ///< the end of the previous run + period
 };
 
-/// Loop configuration (see struct twheel_loop_config).
+/// Loop configuration (struct twheel_loop_config).
 struct loop_options {
 	/// Wheel tick, 1 us .. 1 s. Deadlines are rounded up to it.
 	std::chrono::nanoseconds tick = std::chrono::milliseconds(1);
@@ -71,515 +71,419 @@ struct loop_options {
 	unsigned entries = 0;
 	/// Inbox items (posts) handled per iteration; 0 = 4096.
 	unsigned batch = 0;
-	/// Raw TW_LOOP_* config flags (e.g. TW_LOOP_NO_DEFER_TASKRUN).
+	/// Raw C config flags (e.g. TW_LOOP_NO_DEFER_TASKRUN).
 	unsigned flags = 0;
 	/// The loop clock; empty = CLOCK_MONOTONIC. Called from any thread,
 	/// concurrently; must be monotonic and must not throw (an exception
-	/// escaping it calls std::terminate, as it would cross C frames).
+	/// would cross C frames: std::terminate).
 	std::function<std::chrono::steady_clock::time_point()> clock;
 };
+
+class Loop;
 
 namespace detail {
 
-struct io_op_base;
-
-// The heap-allocated state of a Loop (its address never changes).
-struct loop_state {
+// What a Loop shares with its handles and requests: the C loop (nullptr
+// once the Loop is gone), the exception handler, the clock, the in-flight
+// I/O requests, the timer block whose callback runs, the owner count.
+struct loop_ctx {
 	twheel_loop *loop = nullptr;
 	exception_handler on_exception;
 	std::function<std::chrono::steady_clock::time_point()> clock;
-	io_op_base *io_head = nullptr; // in-flight I/O requests (loop thread)
-
-	void report(std::exception_ptr e) noexcept { detail::report(&on_exception, e); }
+	tw_list io;
+	const void *firing = nullptr;
+	std::size_t refs = 1;
 };
 
-// One I/O request in flight: the C handler node plus the user's handler.
-struct io_op_base {
-	tw_loop_io io;
-	loop_state *st;
-	io_op_base *prev = nullptr, *next = nullptr;
-	bool cancelled = false; // preparation threw: complete silently
-	void (*destroy)(io_op_base *) noexcept;
+inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
+{
+	const auto d = std::chrono::nanoseconds(
+		static_cast<std::int64_t>(std::min<std::uint64_t>(ns, std::numeric_limits<std::int64_t>::max())));
+	return std::chrono::steady_clock::time_point(
+		std::chrono::duration_cast<std::chrono::steady_clock::duration>(d));
+}
 
-	void link() noexcept
-	{
-		next = st->io_head;
-		if (next)
-			next->prev = this;
-		st->io_head = this;
-	}
-	void unlink() noexcept
-	{
-		if (prev)
-			prev->next = next;
-		else
-			st->io_head = next;
-		if (next)
-			next->prev = prev;
-		prev = next = nullptr;
-	}
-};
-
-template <class H>
-struct io_op final : io_op_base {
-	H handler;
-
-	template <class A>
-	io_op(loop_state *s, A &&h) : io_op_base{{&complete}, s, nullptr, nullptr, false, &destroy_me},
-				      handler(std::forward<A>(h))
-	{
-	}
-
-	static void destroy_me(io_op_base *b) noexcept { delete static_cast<io_op *>(b); }
-
-	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
-	{
-		auto *op = static_cast<io_op *>(reinterpret_cast<io_op_base *>(io));
-		const bool last = !(cqe->flags & IORING_CQE_F_MORE);
-		if (last)
-			op->unlink(); // the handler may now outlive nothing but itself
-		if (!op->cancelled) {
-			try {
-				(void)std::invoke(op->handler, *cqe);
-			} catch (...) {
-				op->st->report(std::current_exception());
-			}
-		}
-		if (last)
-			delete op;
-	}
-};
-
-// A posted call: the C work node plus the callable.
-struct work_base {
-	tw_loop_work w; // first: pointer-interconvertible with the base
-	loop_state *st;
-};
-
-template <class F>
-struct work_item final : work_base {
-	F f;
-
-	template <class A>
-	work_item(loop_state *s, A &&a) : work_base{{}, s}, f(std::forward<A>(a))
-	{
-		tw_loop_work_init(&w, &run);
-	}
-
-	static void run(tw_loop_work *w) noexcept
-	{
-		auto *item = static_cast<work_item *>(reinterpret_cast<work_base *>(w));
-		try {
-			(void)std::invoke(item->f);
-		} catch (...) {
-			item->st->report(std::current_exception());
-		}
-		delete item;
-	}
-};
-
-static_assert(std::is_standard_layout_v<io_op_base> && std::is_standard_layout_v<work_base>);
-
-inline std::uint64_t ns_since_epoch_ceil(std::chrono::steady_clock::time_point tp) noexcept
+inline std::uint64_t to_ns(std::chrono::steady_clock::time_point tp) noexcept
 {
 	return ticks_ceil(tp.time_since_epoch(), std::chrono::nanoseconds(1));
 }
 
-inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
-{
-	using namespace std::chrono;
-	if (ns > static_cast<std::uint64_t>(nanoseconds::max().count()))
-		return steady_clock::time_point::max();
-	return steady_clock::time_point(duration_cast<steady_clock::duration>(
-		nanoseconds(static_cast<std::int64_t>(ns))));
-}
+// A function posted to the loop: the C work item and the callable.
+struct work {
+	tw_loop_work w; // first: the C node leads back here
+	loop_ctx *ctx;
+	fn<32> f;
+
+	static void run(tw_loop_work *w) noexcept
+	{
+		auto *it = reinterpret_cast<work *>(w);
+		guarded(it->ctx->on_exception, it->f);
+		delete it;
+	}
+};
+
+// An I/O request in flight: the C handler, the user's handler, a link in
+// the loop's list (so that ~Loop frees those that never complete).
+struct io_op {
+	tw_loop_io io; // first
+	loop_ctx *ctx;
+	tw_list link;
+	bool dead = false; // its SQE was turned into a no-op
+	fn<32, const io_uring_cqe &> h;
+
+	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
+	{
+		auto *op = reinterpret_cast<io_op *>(io);
+		if (!op->dead)
+			guarded(op->ctx->on_exception, op->h, *cqe);
+		if (!(cqe->flags & IORING_CQE_F_MORE)) {
+			tw_list_del(&op->link);
+			delete op;
+		}
+	}
+};
 
 } // namespace detail
 
-/// A timer on a Loop: a move-only handle embedding the C struct
-/// tw_loop_timer (96 bytes), the callback (inline_capacity = 48 bytes
-/// inline) and an optional cancellation callback. Built by Loop::after(),
-/// at(), every() or timer(). All members: the loop thread only.
-///
-/// The callback is invocable as f() or f(LoopTimer &) and runs on the loop
-/// thread. It may arm, cancel, move or destroy this or any other timer; its
-/// captures stay alive until it returns (the callable is lent out of the
-/// handle while it runs).
+/// A timer on a Loop, built by Loop::after(), at(), every() or timer().
+/// The callback is invocable as f() or f(tw::LoopTimer &) and runs on the
+/// loop thread. All members: the loop thread; 8 bytes (one pointer).
 class LoopTimer {
 public:
-	/// Callable bytes stored inline: a callable of at most 48 bytes,
-	/// alignment at most alignof(void *) and a noexcept move constructor
-	/// is not heap-allocated.
+	/// Callable bytes stored in the timer's block without a further
+	/// allocation (pointer alignment, noexcept move).
 	static constexpr std::size_t inline_capacity = 48;
-	/// Cancellation callable bytes stored inline.
-	static constexpr std::size_t cancel_inline_capacity = 16;
 
-	/// An empty handle: not pending, cancel() a no-op, arming throws.
-	LoopTimer() noexcept : node_{}, st_(nullptr) { clear_node(); }
-
-	/// Moves @o here. If @o was armed, this handle is armed at the same
-	/// deadline (the wheel node is re-linked in place, O(1)) and fires once.
-	/// Moving a periodic timer from inside its own callback re-arms the new
-	/// handle at the next deadline of its schedule (fixed rate: exactly as
-	/// the loop would; fixed delay: counted from the move rather than from
-	/// the end of the run). @o is left empty. noexcept.
-	LoopTimer(LoopTimer &&o) noexcept : node_{}, st_(o.st_)
+	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
+	LoopTimer() noexcept = default;
+	/// Takes @o's timer, in whatever state; @o is left empty. noexcept.
+	LoopTimer(LoopTimer &&o) noexcept : b_(std::exchange(o.b_, nullptr))
 	{
-		take_node(o);
-		fn_.take(o.fn_);
-		cancel_.take(o.cancel_);
-		o.st_ = nullptr;
+		if (b_)
+			b_->owner = this;
 	}
-
-	/// Cancels this timer (running its cancellation callback if it was
-	/// armed), destroys its callbacks, then moves @o here as the move
-	/// constructor does. Self-assignment does nothing. noexcept.
+	/// Cancels and frees this timer (as the destructor), then takes @o's.
 	LoopTimer &operator=(LoopTimer &&o) noexcept
 	{
-		if (this == &o)
-			return *this;
-		cancel();
-		fn_.reset();
-		cancel_.reset();
-		st_ = o.st_;
-		take_node(o);
-		fn_.take(o.fn_);
-		cancel_.take(o.cancel_);
-		o.st_ = nullptr;
+		if (this != &o) {
+			reset();
+			b_ = std::exchange(o.b_, nullptr);
+			if (b_)
+				b_->owner = this;
+		}
 		return *this;
 	}
-
 	LoopTimer(const LoopTimer &) = delete;
 	LoopTimer &operator=(const LoopTimer &) = delete;
 
-	/// Cancels the timer (as cancel()), then destroys its callbacks. Safe
-	/// inside any callback, including its own (a periodic timer destroyed
-	/// there does not run again). O(1); the loop thread. noexcept.
-	~LoopTimer() { cancel(); }
+	/// Cancels the timer (as cancel()) and frees it (after its callback
+	/// returns, if called from there: a periodic timer then does not run
+	/// again). O(1); the loop thread. noexcept.
+	~LoopTimer() { reset(); }
 
 	/// Arms (or re-arms) the timer @d after a fresh reading of the loop
-	/// clock, @d rounded up to whole nanoseconds and the deadline up to the
-	/// tick: never early. Zero or negative: the next iteration. A periodic
-	/// timer keeps its period after this run. Returns true if it was armed.
-	/// O(1), no system call; the loop thread (callbacks included). Throws
-	/// std::logic_error on an empty handle, std::system_error with the C
-	/// error otherwise (EINVAL: period shorter than the tick; ENOSPC).
+	/// clock (twheel_loop_mod()), @d rounded up to whole nanoseconds and the
+	/// deadline up to the tick: never early. Zero or negative: the next
+	/// loop iteration. A periodic timer keeps its period. Returns true if it
+	/// was armed. O(1), no system call; the loop thread, callbacks
+	/// included. Throws std::logic_error on an empty handle or once the loop
+	/// is gone; std::system_error with the C error (ENOSPC; ESHUTDOWN: the
+	/// loop was stopped).
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		return check(twheel_loop_mod(loop(), &node_, ticks_ceil(d, std::chrono::nanoseconds(1))));
+		return check(twheel_loop_mod(live("tw::LoopTimer::arm_in"), &b_->t,
+					     ticks_ceil(d, std::chrono::nanoseconds(1))),
+			     "tw::LoopTimer::arm_in");
 	}
 
-	/// Arms (or re-arms) the timer for the loop-clock time @tp (rounded up
-	/// to the tick). A time in the past fires in the next iteration.
-	/// Returns true if it was armed. Cost, thread, exceptions: as arm_in().
+	/// Arms (or re-arms) the timer for loop-clock time @tp, rounded up to
+	/// the tick (twheel_loop_mod_at()); a time past fires in the next
+	/// iteration. As arm_in() otherwise.
 	bool arm_at(std::chrono::steady_clock::time_point tp)
 	{
-		return check(twheel_loop_mod_at(loop(), &node_, detail::ns_since_epoch_ceil(tp)));
+		return check(twheel_loop_mod_at(live("tw::LoopTimer::arm_at"), &b_->t, detail::to_ns(tp)),
+			     "tw::LoopTimer::arm_at");
 	}
 
-	/// Disarms the timer. Returns true if it was armed, or is a periodic
-	/// timer whose callback is running now (it will not run again); then
-	/// the cancellation callback runs before cancel() returns. Never runs
-	/// the expiry callback. O(1); the loop thread. noexcept: exceptions from
-	/// the cancellation callback go to the loop's exception handler.
+	/// Disarms the timer (twheel_loop_del()). Returns true if it was armed,
+	/// or is a periodic timer whose callback is running (it will not run
+	/// again); then the cancellation callback runs before cancel() returns.
+	/// O(1); the loop thread. noexcept: exceptions of the cancellation
+	/// callback go to the loop's handler.
 	bool cancel() noexcept
 	{
-		// Ownership is checked first: a timer the loop does not own may
-		// outlive the loop (and its state).
-		if (!st_ || !tw_loop_timer_busy(&node_) || twheel_loop_del(st_->loop, &node_) != 1)
+		if (!*this || twheel_loop_del(b_->ctx->loop, &b_->t) != 1)
 			return false;
-		if (!cancel_.empty())
-			cancel_.call_lent_erased(&st_->on_exception);
+		cancelled(b_);
 		return true;
 	}
 
-	/// True if the timer is armed on the loop's wheel (false inside its own
+	/// True if the timer is armed on the loop (false inside its own
 	/// callback, even for a periodic timer, which the loop re-arms when the
-	/// callback returns). O(1); the loop thread; noexcept.
-	bool pending() const noexcept { return tw_timer_pending(&node_.timer); }
+	/// callback returns; false once the loop is gone). O(1); noexcept.
+	bool pending() const noexcept { return *this && twheel_loop_pending(b_->ctx->loop, &b_->t); }
 
-	/// The deadline the timer is armed for; inside its callback, the
-	/// deadline being served. nullopt otherwise. noexcept.
-	std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept
+	/// The deadline it is (or was last) armed for; inside its callback, the
+	/// deadline being served. The epoch if empty. noexcept.
+	std::chrono::steady_clock::time_point deadline() const noexcept
 	{
-		if (!st_ || !(pending() || fn_.lent()))
-			return std::nullopt;
-		return detail::from_ns(node_.deadline);
+		return detail::from_ns(b_ ? b_->t.deadline : 0);
 	}
-
 	/// The period (zero for a one-shot timer). noexcept.
 	std::chrono::nanoseconds period() const noexcept
 	{
-		return std::chrono::nanoseconds(static_cast<std::int64_t>(node_.period));
+		return std::chrono::nanoseconds(b_ ? static_cast<std::int64_t>(b_->t.period) : 0);
 	}
-
 	/// Inside a periodic callback: how many further deadlines had also
-	/// passed when it ran (0 when the loop kept up). noexcept.
-	std::uint32_t missed() const noexcept { return node_.missed; }
+	/// passed (0 when the loop kept up). noexcept.
+	std::uint32_t missed() const noexcept { return b_ ? b_->t.missed : 0; }
 
-	/// Sets the cancellation callback (invocable as g(); nullptr removes
-	/// it). Runs once each time the timer stops being armed without firing:
-	/// cancel() returning true, destruction or assignment over an armed
-	/// timer, destruction of the loop. Never on expiry or re-arm. It must
-	/// not destroy or move its own timer while that timer's destructor or
-	/// assignment runs it. Allocates only above cancel_inline_capacity.
+	/// Sets the cancellation callback g() (nullptr removes it), run each
+	/// time the timer stops being armed without firing: cancel() returning
+	/// true, destruction or assignment over an armed timer, destruction of
+	/// the loop. Never on expiry or re-arm. Allocates only if g exceeds 16
+	/// bytes. Throws std::logic_error on an empty handle.
 	template <class G>
 	void on_cancel(G &&g)
 	{
-		using D = std::decay_t<G>;
-		cancel_.reset();
-		if constexpr (!std::is_same_v<D, std::nullptr_t>) {
-			static_assert(std::is_invocable_v<D &>, "a cancellation callback is invocable as g()");
-			using R = std::remove_cv_t<std::remove_reference_t<G>>;
-			if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-				if (g == nullptr)
-					return;
-			}
-			cancel_.template emplace<D>(std::forward<G>(g));
-		}
+		if (!b_)
+			throw std::logic_error("tw::LoopTimer::on_cancel on an empty timer");
+		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>)
+			b_->on_cancel.reset();
+		else
+			b_->on_cancel.emplace(std::forward<G>(g));
 	}
 
-	/// True if the handle has a loop and a callback. noexcept.
-	explicit operator bool() const noexcept { return st_ != nullptr; }
+	/// True if the handle has a timer and its loop still exists. noexcept.
+	explicit operator bool() const noexcept { return b_ && b_->ctx->loop; }
 
-	/// The embedded C timer (read-only). noexcept.
-	const tw_loop_timer *native_handle() const noexcept { return &node_; }
+	/// The C timer (read-only), nullptr if empty. noexcept.
+	const tw_loop_timer *native_handle() const noexcept { return b_ ? &b_->t : nullptr; }
 
 private:
-	friend class Loop;
+	struct block {
+		tw_loop_timer t; // first: the C node leads back here
+		detail::loop_ctx *ctx;
+		LoopTimer *owner;
+		detail::fn<inline_capacity, LoopTimer &> f;
+		detail::fn<16> on_cancel;
+	};
 
+	// A timer of loop @c running @f; periodic if @period_ns is not 0.
 	template <class F>
-	LoopTimer(detail::loop_state *st, F &&f, std::uint64_t period_ns, unsigned flags)
-		: node_{}, st_(st)
+	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags) : b_(new block)
 	{
-		using D = std::decay_t<F>;
-		using R = std::remove_cv_t<std::remove_reference_t<F>>;
-		if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-			if (f == nullptr)
-				throw std::invalid_argument("twheel::LoopTimer: null function pointer");
+		b_->ctx = detail::retain(c);
+		b_->owner = this;
+		const int r = period_ns ? tw_loop_timer_init_periodic(&b_->t, &fire, period_ns, flags)
+					: tw_loop_timer_init(&b_->t, &fire, flags);
+		if (r < 0) {
+			destroy();
+			detail::throw_errno(r, "tw::Loop: bad timer");
 		}
-		const int r = period_ns ? tw_loop_timer_init_periodic(&node_, &fire<D>, period_ns, flags)
-					: tw_loop_timer_init(&node_, &fire<D>, flags);
-		if (r < 0)
-			throw std::system_error(-r, std::generic_category(), "tw_loop_timer_init");
-		fn_.template emplace<D>(std::forward<F>(f));
+		try {
+			b_->f.emplace(std::forward<F>(f));
+		} catch (...) {
+			destroy();
+			throw;
+		}
+		if (!b_->f) {
+			destroy();
+			throw std::invalid_argument("tw::Loop: empty callable");
+		}
 	}
 
-	static LoopTimer *from_node(tw_loop_timer *n) noexcept { return reinterpret_cast<LoopTimer *>(n); }
-
-	template <class D>
-	static void fire(tw_loop_timer *n) noexcept
+	twheel_loop *live(const char *what) const
 	{
-		LoopTimer *self = from_node(n);
-		detail::loop_state *st = self->st_;
-		self->fn_.template call_lent<D>([self, st](D &f) noexcept {
-			(void)self;
-			try {
-				if constexpr (std::is_invocable_v<D &, LoopTimer &>)
-					(void)std::invoke(f, *self);
-				else
-					(void)std::invoke(f);
-			} catch (...) {
-				st->report(std::current_exception());
-			}
-		});
+		if (!*this)
+			throw std::logic_error(std::string(what) + (b_ ? ": the loop was destroyed" : ": empty timer"));
+		return b_->ctx->loop;
 	}
 
-	twheel_loop *loop() const
-	{
-		if (!st_)
-			throw std::logic_error("twheel::LoopTimer used while empty");
-		return st_->loop;
-	}
-
-	static bool check(int r)
+	static bool check(int r, const char *what)
 	{
 		if (r < 0)
-			throw std::system_error(-r, std::generic_category(), "twheel::LoopTimer arm");
+			detail::throw_errno(r, what);
 		return r == 1;
 	}
 
-	void clear_node() noexcept
+	void destroy() noexcept
 	{
-		std::memset(&node_, 0, sizeof node_);
-		tw_timer_init(&node_.timer, nullptr);
+		detail::release(b_->ctx);
+		delete std::exchange(b_, nullptr);
 	}
 
-	// Takes over @o's C node; see the move constructor.
-	void take_node(LoopTimer &o) noexcept
+	void reset() noexcept
 	{
-		bool rearm = false;
-		std::uint64_t next = 0;
-		if (o.st_ && o.node_.period && o.fn_.lent() && !tw_timer_pending(&o.node_.timer)) {
-			// Possibly the periodic timer whose callback runs now: the loop
-			// would re-arm the old address after the callback, so take it
-			// off the loop and re-arm the new handle ourselves.
-			const tw_loop_timer &t = o.node_;
-			const std::uint64_t p = t.period;
-			if (t.timer.flags & TW_LOOP_FIXED_DELAY) {
-				next = detail::add_sat(twheel_loop_clock(o.st_->loop), p);
-			} else {
-				const unsigned policy = t.timer.flags & TW_LOOP_MISFIRE_MASK;
-				const std::uint64_t k = (t.missed && policy != TW_LOOP_MISFIRE_ALL) ? t.missed + 1u : 1u;
-				std::uint64_t step;
-				next = __builtin_mul_overflow(k, p, &step) ? tick_max : detail::add_sat(t.deadline, step);
-			}
-			rearm = twheel_loop_del(o.st_->loop, &o.node_) == 1;
+		if (!b_)
+			return;
+		cancel();
+		if (b_->ctx->firing != b_) {
+			destroy();
+			return;
 		}
-		node_ = o.node_;
-		if (tw_timer_pending(&node_.timer)) {
-			node_.timer.entry.prev->next = &node_.timer.entry;
-			node_.timer.entry.next->prev = &node_.timer.entry;
-		}
-		o.clear_node();
-		if (rearm)
-			(void)twheel_loop_add_at(st_->loop, &node_, next);
+		b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
+		b_ = nullptr;
 	}
 
-	// Called by ~Loop on each timer the loop hands back.
-	static void drained(tw_loop_timer *n, void *arg) noexcept
+	static void cancelled(block *b) noexcept
 	{
-		LoopTimer *t = from_node(n);
-		t->st_ = nullptr; // the loop is going away: no re-arming
-		t->cancel_.call_lent_erased(&static_cast<detail::loop_state *>(arg)->on_exception);
+		if (b->on_cancel)
+			detail::guarded(b->ctx->on_exception, b->on_cancel);
 	}
 
-	tw_loop_timer node_; // first member: pointer-interconvertible with *this
-	detail::loop_state *st_;
-	detail::slot<inline_capacity> fn_;
-	detail::slot<cancel_inline_capacity> cancel_;
+	static void fire(tw_loop_timer *t) noexcept
+	{
+		auto *b = reinterpret_cast<block *>(t);
+		detail::loop_ctx *c = b->ctx; // kept alive by the running Loop
+		c->firing = b;
+		detail::guarded(c->on_exception, b->f, *b->owner);
+		if (c->firing == b) {
+			c->firing = nullptr;
+		} else { // the handle was destroyed meanwhile
+			LoopTimer orphan;
+			orphan.b_ = b;
+			orphan.destroy();
+		}
+	}
+
+	block *b_ = nullptr;
+
+	friend class Loop;
 };
 
-static_assert(std::is_standard_layout_v<LoopTimer>, "LoopTimer must be standard-layout");
-
-/// An io_uring event loop driving a timer wheel: owns a struct twheel_loop.
-/// Move-only; timers and in-flight I/O keep working across a move.
+/// An io_uring event loop driving a timer wheel: owns a struct
+/// twheel_loop. Move-only; timers and I/O keep working across a move.
 class Loop {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
-	using Timer = LoopTimer;
 
-	/// Creates the loop (one io_uring, two wheels, an eventfd). Throws
-	/// std::system_error with the C error (EPERM or ENOSYS: io_uring refused
-	/// or absent; EINVAL: bad tick; ENOMEM...) and the C library's one-line
-	/// explanation in what(); std::bad_alloc. Any thread.
-	explicit Loop(const loop_options &opt = loop_options()) : st_(new detail::loop_state)
+	/// Creates the loop (twheel_loop_create(): one io_uring, two wheels, an
+	/// eventfd). Throws std::system_error with the C error (EPERM, ENOSYS:
+	/// io_uring refused or absent; EINVAL: bad tick; ENOMEM...) and the C
+	/// library's one-line explanation; std::bad_alloc. Any thread.
+	explicit Loop(const loop_options &opt = loop_options()) : ctx_(new detail::loop_ctx)
 	{
+		tw_list_init(&ctx_->io);
 		twheel_loop_config cfg;
 		twheel_loop_config_init(&cfg);
-		// a non-positive tick becomes 1 ns, which the C library rejects (EINVAL)
 		cfg.tick_ns = opt.tick.count() > 0 ? static_cast<std::uint64_t>(opt.tick.count()) : 1u;
 		cfg.entries = opt.entries;
 		cfg.batch = opt.batch;
 		cfg.flags = opt.flags;
 		if (opt.clock) {
-			st_->clock = opt.clock;
-			cfg.clock = &clock_trampoline;
-			cfg.clock_arg = st_;
+			ctx_->clock = opt.clock;
+			cfg.clock = [](void *arg) noexcept {
+				return detail::to_ns(static_cast<detail::loop_ctx *>(arg)->clock());
+			};
+			cfg.clock_arg = ctx_;
 		}
 		char msg[256] = "";
-		const int r = twheel_loop_create(&st_->loop, &cfg, msg, sizeof msg);
+		const int r = twheel_loop_create(&ctx_->loop, &cfg, msg, sizeof msg);
 		if (r < 0) {
-			delete st_;
-			throw std::system_error(-r, std::generic_category(),
-						std::string("twheel::Loop: ") + msg);
+			delete ctx_;
+			throw std::system_error(-r, std::generic_category(), std::string("tw::Loop: ") + msg);
 		}
 	}
 
-	/// Moves the loop; @o is left empty (only destruction and assignment
-	/// are valid on it). Not while it runs. noexcept.
-	Loop(Loop &&o) noexcept : st_(std::exchange(o.st_, nullptr)) {}
+	/// Moves the loop; @o is left empty. Not while it runs. noexcept.
+	Loop(Loop &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
+	/// Destroys this loop (as the destructor), then takes @o's.
 	Loop &operator=(Loop &&o) noexcept
 	{
 		if (this != &o) {
 			close();
-			st_ = std::exchange(o.st_, nullptr);
+			ctx_ = std::exchange(o.ctx_, nullptr);
 		}
 		return *this;
 	}
 	Loop(const Loop &) = delete;
 	Loop &operator=(const Loop &) = delete;
 
-	/// Destroys the loop: runs posts not yet run (a post promises a call),
-	/// cancels every armed timer (running its cancellation callback; the
-	/// handle becomes empty), closes the ring (in-flight I/O is cancelled,
-	/// its handlers are not called but are destroyed). Must not run while
-	/// run() runs on another thread, nor from a callback. The loop thread.
+	/// Stops the loop, runs the posts not yet run (a post promises a call),
+	/// cancels every armed timer (its cancellation callback runs), closes
+	/// the ring (in-flight I/O is cancelled: handlers are destroyed, not
+	/// called). Handles outlive it safely. Not while run() runs on another
+	/// thread, nor from a callback. The loop thread.
 	~Loop() { close(); }
 
-	/// A one-shot timer running @f @d from now: @d (any duration) rounded
-	/// up to whole nanoseconds, the deadline up to the tick; never early.
-	/// O(1), no system call; allocates only if @f exceeds
-	/// LoopTimer::inline_capacity. The loop thread. Throws std::invalid_argument
-	/// (null function pointer), std::system_error (the C error), what
-	/// constructing @f throws, std::logic_error on a moved-from Loop.
+	/// A one-shot timer running @f @d from now (as LoopTimer::arm_in()).
+	/// O(1), no system call; allocates the timer's block. The loop thread.
+	/// Throws std::invalid_argument (empty callable), std::system_error
+	/// (the C error), what constructing @f throws, std::logic_error if
+	/// empty.
 	template <class Rep, class Period, class F>
 	LoopTimer after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
-		LoopTimer t(state(), std::forward<F>(f), 0, 0);
+		LoopTimer t = timer(std::forward<F>(f));
 		t.arm_in(d);
 		return t;
 	}
 
-	/// A one-shot timer running @f at loop-clock time @tp (rounded up to
-	/// the tick; a time past fires in the next iteration). As after().
+	/// A one-shot timer running @f at loop-clock time @tp (as
+	/// LoopTimer::arm_at()). As after() otherwise.
 	template <class F>
 	LoopTimer at(time_point tp, F &&f)
 	{
-		LoopTimer t(state(), std::forward<F>(f), 0, 0);
+		LoopTimer t = timer(std::forward<F>(f));
 		t.arm_at(tp);
 		return t;
 	}
 
 	/// A periodic timer running @f every @period (rounded up to whole
 	/// nanoseconds), first @period from now, with misfire policy @m and
-	/// schedule @s. @period must be at least the loop's tick
-	/// (std::system_error EINVAL otherwise). As after().
+	/// schedule @s (tw_loop_timer_init_periodic()). @period must be at
+	/// least the tick (std::system_error EINVAL otherwise). As after().
 	template <class Rep, class Period, class F>
 	LoopTimer every(std::chrono::duration<Rep, Period> period, F &&f, misfire m = misfire::skip,
 			schedule s = schedule::fixed_rate)
 	{
 		const std::uint64_t p = ticks_ceil(period, std::chrono::nanoseconds(1));
 		if (p == 0)
-			throw std::system_error(EINVAL, std::generic_category(), "twheel::Loop::every: zero period");
-		unsigned flags = (s == schedule::fixed_delay ? TW_LOOP_FIXED_DELAY : TW_LOOP_FIXED_RATE);
-		flags |= m == misfire::once ? TW_LOOP_MISFIRE_ONCE
-		       : m == misfire::all  ? TW_LOOP_MISFIRE_ALL
-					    : TW_LOOP_MISFIRE_SKIP;
-		LoopTimer t(state(), std::forward<F>(f), p, flags);
-		LoopTimer::check(twheel_loop_add(st_->loop, &t.node_, p));
+			throw std::system_error(EINVAL, std::generic_category(), "tw::Loop::every: zero period");
+		const unsigned flags = (s == schedule::fixed_delay ? TW_LOOP_FIXED_DELAY : TW_LOOP_FIXED_RATE) |
+				       (m == misfire::once  ? TW_LOOP_MISFIRE_ONCE
+					: m == misfire::all ? TW_LOOP_MISFIRE_ALL
+							    : TW_LOOP_MISFIRE_SKIP);
+		LoopTimer t(get(), std::forward<F>(f), p, flags);
+		LoopTimer::check(twheel_loop_add(ctx_->loop, &t.b_->t, p), "tw::Loop::every");
 		return t;
 	}
 
 	/// A one-shot timer running @f, not armed (arm it with arm_in() or
-	/// arm_at(); re-arming an existing timer is the cheap way to keep an
-	/// idle timeout moving). As after(), without arming.
+	/// arm_at(); re-arming one timer is the cheap way to keep an idle
+	/// timeout moving). As after() otherwise.
 	template <class F>
 	LoopTimer timer(F &&f)
 	{
-		return LoopTimer(state(), std::forward<F>(f), 0, 0);
+		return LoopTimer(get(), std::forward<F>(f), 0, 0);
 	}
 
-	/// Runs @f() on the loop thread at its next iteration (in order with
-	/// other posts from the same thread). Any thread; lock-free apart from
-	/// one allocation (the callable plus 32 bytes). Returns false, and
-	/// destroys @f without calling it, if the loop was stopped. Posts not yet
-	/// run when the loop is destroyed run then. Exceptions from @f go to the
-	/// loop's exception handler. Throws std::bad_alloc, what copying @f
-	/// throws, std::logic_error on a moved-from Loop.
+	/// Runs @f() on the loop thread at its next iteration (twheel_loop_post(),
+	/// in order with other posts from the same thread). Any thread;
+	/// lock-free apart from allocating the item. Returns false, and destroys
+	/// @f without calling it, if the loop was stopped. Exceptions from @f
+	/// go to the loop's handler. Throws std::bad_alloc, what copying @f
+	/// throws, std::logic_error if empty.
 	template <class F>
 	bool post(F &&f)
 	{
-		using D = std::decay_t<F>;
-		static_assert(std::is_invocable_v<D &>, "post() takes a callable invocable as f()");
-		auto *item = new detail::work_item<D>(state(), std::forward<F>(f));
-		const int r = twheel_loop_post(st_->loop, &item->w);
+		static_assert(std::is_invocable_v<std::decay_t<F> &>, "post() takes a callable invocable as f()");
+		auto *it = new detail::work{{}, get(), {}};
+		try {
+			it->f.emplace(std::forward<F>(f));
+		} catch (...) {
+			delete it;
+			throw;
+		}
+		tw_loop_work_init(&it->w, &detail::work::run);
+		const int r = twheel_loop_post(ctx_->loop, &it->w);
 		if (r < 0) {
-			delete item;
+			delete it;
 			if (r == -ESHUTDOWN)
 				return false;
-			throw std::system_error(-r, std::generic_category(), "twheel_loop_post");
+			detail::throw_errno(r, "tw::Loop::post");
 		}
 		return true;
 	}
@@ -587,133 +491,124 @@ public:
 	/// Submits one I/O request: @prep(io_uring_sqe &) prepares it with any
 	/// io_uring_prep_*() (do not set user_data); @handler(const
 	/// io_uring_cqe &) runs on the loop thread for each completion (several
-	/// for a multishot request; the last has no IORING_CQE_F_MORE, then the
-	/// handler is destroyed). The SQE goes to the kernel at the next wait.
-	/// Returns the request's user_data key (for io_uring_prep_cancel64()).
-	/// Allocates the handler once. The loop thread. Throws std::system_error
-	/// EBUSY if the submission queue is full, and whatever @prep throws (the
+	/// for a multishot request; after the last, without IORING_CQE_F_MORE,
+	/// the handler is destroyed). The SQE goes to the kernel at the next
+	/// wait. Returns the request's user_data (for io_uring_prep_cancel64()).
+	/// Allocates the request. The loop thread. Throws std::system_error
+	/// EBUSY if the submission queue is full, and what @prep throws (the
 	/// SQE then becomes a no-op and @handler is never called).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
-		using D = std::decay_t<H>;
-		static_assert(std::is_invocable_v<D &, const io_uring_cqe &>,
-			      "an I/O handler is invocable as h(const io_uring_cqe &)");
-		auto *op = new detail::io_op<D>(state(), std::forward<H>(handler));
-		io_uring_sqe *sqe = twheel_loop_get_sqe(st_->loop, &op->io);
+		auto *op = new detail::io_op{{&detail::io_op::complete}, get(), {}, false, {}};
+		try {
+			op->h.emplace(std::forward<H>(handler));
+		} catch (...) {
+			delete op;
+			throw;
+		}
+		io_uring_sqe *sqe = twheel_loop_get_sqe(ctx_->loop, &op->io);
 		if (!sqe) {
 			delete op;
-			throw std::system_error(EBUSY, std::generic_category(), "twheel::Loop::submit: queue full");
+			throw std::system_error(EBUSY, std::generic_category(), "tw::Loop::submit: queue full");
 		}
-		op->link();
+		tw_list_add(&op->link, &ctx_->io);
+		const std::uint64_t key = sqe->user_data;
 		try {
 			std::forward<Prep>(prep)(*sqe);
 		} catch (...) {
 			io_uring_prep_nop(sqe);
-			op->cancelled = true;
-			io_uring_sqe_set_data(sqe, &op->io);
+			sqe->user_data = key;
+			op->dead = true;
 			throw;
 		}
-		io_uring_sqe_set_data(sqe, &op->io);
-		return reinterpret_cast<std::uintptr_t>(&op->io);
+		return key;
 	}
 
-	/// Runs the loop until stop(). Each iteration sleeps until the next
-	/// timer, an I/O completion or a post. Returns when stopped. The calling
+	/// Runs the loop until stop() (twheel_loop_run()): each iteration sleeps
+	/// until the next timer, an I/O completion or a post. The calling
 	/// thread becomes the loop thread. Throws std::system_error on an
-	/// io_uring error (EBUSY: called from a callback). Exceptions from
-	/// callbacks go to the exception handler.
+	/// io_uring error (EBUSY: called from a callback).
 	void run()
 	{
-		const int r = twheel_loop_run(handle());
+		const int r = twheel_loop_run(get()->loop);
 		if (r < 0)
-			throw std::system_error(-r, std::generic_category(), "twheel::Loop::run");
+			detail::throw_errno(r, "tw::Loop::run");
 	}
 
-	/// Runs one iteration; with @wait false, does not sleep (polls). Returns
-	/// the number of callbacks run (0 once stopped). As run() otherwise.
+	/// Runs one iteration; with @wait false, does not sleep. Returns the
+	/// number of callbacks run (0 once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
-		const int r = twheel_loop_run_once(handle(), wait ? 0u : static_cast<unsigned>(TW_LOOP_NOWAIT));
+		const int r = twheel_loop_run_once(get()->loop, wait ? 0u : unsigned{TW_LOOP_NOWAIT});
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)
-			throw std::system_error(-r, std::generic_category(), "twheel::Loop::run_once");
+			detail::throw_errno(r, "tw::Loop::run_once");
 		return static_cast<std::size_t>(r);
 	}
 
-	/// Asks the loop to stop after the current iteration; final (posts then
-	/// fail, run_once() returns 0). Any thread, callbacks included;
-	/// lock-free; noexcept.
+	/// Asks the loop to stop after the current iteration; final (posts and
+	/// arming then fail). Any thread, callbacks included; lock-free.
 	void stop() noexcept
 	{
-		if (st_)
-			twheel_loop_stop(st_->loop);
+		if (ctx_)
+			twheel_loop_stop(ctx_->loop);
 	}
+	/// True once stop() was called (or if empty). Any thread; noexcept.
+	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop); }
 
-	/// True once stop() was called. Any thread; noexcept.
-	bool stopped() const noexcept { return !st_ || twheel_loop_stopped(st_->loop); }
-
-	/// The loop clock read at the start of the current (or last) iteration;
-	/// not updated while callbacks run. O(1); the loop thread; noexcept.
-	time_point now() const noexcept { return st_ ? detail::from_ns(twheel_loop_now(st_->loop)) : time_point(); }
-
-	/// A fresh reading of the loop clock. O(1); any thread; noexcept.
-	time_point clock_now() const noexcept
-	{
-		return st_ ? detail::from_ns(twheel_loop_clock(st_->loop)) : time_point();
-	}
-
-	/// The tick length. O(1); any thread; noexcept.
+	/// The loop clock at the start of the current (or last) iteration; not
+	/// updated while callbacks run. The loop thread; noexcept.
+	time_point now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_now(ctx_->loop) : 0); }
+	/// A fresh reading of the loop clock. Any thread; noexcept.
+	time_point clock_now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_clock(ctx_->loop) : 0); }
+	/// The tick length. Any thread; noexcept.
 	std::chrono::nanoseconds tick() const noexcept
 	{
-		return std::chrono::nanoseconds(st_ ? static_cast<std::int64_t>(twheel_loop_tick(st_->loop)) : 0);
+		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(twheel_loop_tick(ctx_->loop)) : 0);
 	}
+	/// Timers armed on the loop. The loop thread; noexcept.
+	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop) : 0; }
 
-	/// Number of timers armed on the loop. O(1); the loop thread; noexcept.
-	std::size_t size() const noexcept { return st_ ? twheel_loop_count(st_->loop) : 0; }
+	/// Sets the handler of exceptions escaping callbacks, posted functions,
+	/// I/O handlers and cancellation callbacks (it runs on the loop
+	/// thread); empty restores the default (print to stderr). The loop
+	/// thread, while no callback runs.
+	void on_exception(exception_handler h) { get()->on_exception = std::move(h); }
 
-	/// Sets the handler for exceptions escaping timer callbacks, posted
-	/// functions, I/O handlers and cancellation callbacks (it runs on the
-	/// loop thread); empty restores the default (print what() to stderr,
-	/// carry on). The loop thread, while no callback runs.
-	void on_exception(exception_handler h) { state()->on_exception = std::move(h); }
-
-	/// The C loop, for calls this class does not wrap. nullptr if moved-from.
-	twheel_loop *native_handle() const noexcept { return st_ ? st_->loop : nullptr; }
+	/// The C loop, for calls this class does not wrap. nullptr if empty.
+	twheel_loop *native_handle() const noexcept { return ctx_ ? ctx_->loop : nullptr; }
 
 private:
-	detail::loop_state *state() const
+	detail::loop_ctx *get() const
 	{
-		if (!st_)
-			throw std::logic_error("twheel::Loop used after being moved from");
-		return st_;
-	}
-	twheel_loop *handle() const { return state()->loop; }
-
-	static std::uint64_t clock_trampoline(void *arg) noexcept
-	{
-		auto *st = static_cast<detail::loop_state *>(arg);
-		const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(st->clock().time_since_epoch());
-		return ns.count() > 0 ? static_cast<std::uint64_t>(ns.count()) : 0;
+		if (!ctx_)
+			throw std::logic_error("tw::Loop used after being moved from");
+		return ctx_;
 	}
 
 	void close() noexcept
 	{
-		if (!st_)
+		if (!ctx_)
 			return;
-		twheel_loop_destroy(st_->loop, &LoopTimer::drained, nullptr, st_);
-		while (detail::io_op_base *op = st_->io_head) {
-			op->unlink();
-			op->destroy(op);
+		twheel_loop_stop(ctx_->loop); // arming from the callbacks below fails
+		twheel_loop_destroy(
+			ctx_->loop,
+			[](tw_loop_timer *t, void *) { LoopTimer::cancelled(reinterpret_cast<LoopTimer::block *>(t)); },
+			nullptr, nullptr);
+		ctx_->loop = nullptr;
+		while (!tw_list_empty(&ctx_->io)) {
+			tw_list *l = ctx_->io.next;
+			tw_list_del(l);
+			delete tw_list_entry(l, detail::io_op, link);
 		}
-		delete st_;
-		st_ = nullptr;
+		detail::release(std::exchange(ctx_, nullptr));
 	}
 
-	detail::loop_state *st_;
+	detail::loop_ctx *ctx_;
 };
 
-} // namespace twheel
+} // namespace tw
 
 #endif // TWHEEL_LOOP_HPP

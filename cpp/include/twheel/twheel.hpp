@@ -1,74 +1,42 @@
 // SPDX-License-Identifier: MIT
 //
-// twheel/twheel.hpp - twheel++: thin, header-only RAII handles over the
-// libtwheel C wheel (<twheel/twheel.h>). C++17 or later.
+// twheel/twheel.hpp - a thin, header-only C++17 layer over the libtwheel
+// wheel (<twheel/twheel.h>), in namespace tw:
 //
-//   twheel::Wheel   owns a struct twheel; move-only.
-//   twheel::Timer   a move-only handle that embeds the struct tw_timer and the
-//                   callback; cancels itself when destroyed. (BasicTimer<16>;
-//                   twheel::BasicTimer<N> stores N bytes of callable inline.)
-//   twheel::TimerHook<Derived>
-//                   an intrusive RAII timer: derive from it, write on_timer().
+//   tw::Wheel               owns a struct twheel; move-only.
+//   tw::Timer               a move-only handle: a struct tw_timer plus a
+//                           callable stored inline (16 bytes) or on the heap;
+//                           cancels itself when destroyed.
+//   tw::TimerHook<Derived>  an intrusive timer: derive from it, write
+//                           on_timer(); no callable is stored.
 //
-// Design
-// ======
-// A Timer is the C timer plus the callable, in one object (64 bytes on LP64
-// in a release build):
+// Each handle is a struct tw_timer driven through the public C API only:
+// twheel_add/mod/del, twheel_move() when a handle moves (a pending handle
+// stays pending at the same expiry and fires once, from its new address),
+// twheel_drain() when the wheel goes away.
 //
-//     offset  size  field
-//          0     8  context *ctx_          (the wheel and its exception handler)
-//          8    40  struct tw_timer node_  (func = a trampoline typed on the
-//                                            callable; flags = how it is stored)
-//         48    16  callable storage
+// Lifetime. A Wheel and its handles share a small control block; the
+// handles keep it alive, so every handle stays safe to observe after its
+// Wheel is destroyed: operator bool and pending() are false, cancel()
+// returns false, the destructor and moves work, arming throws
+// std::logic_error. Destroying a Wheel cancels its pending Timers (their
+// cancellation callbacks run) without firing them.
 //
-// There is no type-erasure pointer: the trampoline in node_.func, which
-// fires the timer as the C callback, also moves, destroys and boxes the
-// callable when this layer calls it with a fake node flagged node_manage
-// (tw_timer.flags is the owner's: the C core never reads or writes it).
-// Callables of at most Timer::inline_capacity (16) bytes, alignment at most
-// alignof(void *) and a noexcept move constructor are stored inline: no
-// heap allocation. twheel::BasicTimer<N> stores N bytes (sizeof 48 + N).
-// Larger callables live in a heap block (the "box"), allocated once when the
-// Timer is built; the cancellation callback lives in the box too, which the
-// first on_cancel() allocates for an inline callable (moving it there).
+// Callbacks run inside Wheel::advance() on the wheel's thread, with the
+// timer already not pending. A Timer's callable is moved out of the handle
+// for the duration of the call and moved back afterwards (unless the handle
+// was destroyed or given a new callable meanwhile): a callback may destroy,
+// move or re-assign its own handle and still use its captures.
 //
-// twheel::TimerHook<Derived> is the intrusive variant: the context pointer
-// and the C node (48 bytes), a trampoline that calls Derived::on_timer()
-// directly. It costs what the C API costs plus one pointer.
+// Exceptions never cross a C frame: whatever escapes a callback or a
+// cancellation callback is caught and handed to the wheel's exception
+// handler (Wheel::on_exception(); by default what() is printed to stderr),
+// and the advance carries on.
 //
-// Moving a pending Timer re-links its intrusive node in place (the wheel holds
-// no other reference to a timer than the list links), so the moved-to handle
-// stays pending at the same expiry, in the same position, and fires once.
-// This is O(1) and works from inside any callback, even while the wheel is
-// firing the list the timer is on.
-//
-// Callbacks are lent: before a callback runs, the trampoline moves the
-// callable out of the Timer onto its own stack frame (Boost.Asio does the
-// same with handlers). The callback may therefore destroy, move or re-arm its
-// own Timer and go on using its captures; when it returns the callable goes
-// back into whichever Timer now owns it, or is destroyed if none does. A
-// boxed callable stays in its box, which a handle destroyed meanwhile leaves
-// to the trampoline to free when the call returns.
-//
-// Exceptions never unwind through C frames: every exception that escapes a
-// callback (or a cancellation callback) is caught in C++ and handed to the
-// wheel's exception handler (Wheel::on_exception()); the default prints
-// what() to stderr and carries on with the next timer.
-//
-// Threads: as for the C API, a wheel and its timers belong to one thread at a
-// time; nothing here locks. "The wheel's thread" below means that thread.
-//
-// Lifetime: a Timer must not be armed after its Wheel is destroyed. Destroying
-// a Wheel cancels every pending Timer (running its cancellation callback) and
-// leaves it empty; Timers that were not pending may still be destroyed or
-// moved after the Wheel, nothing else.
+// Threads: as in C, a wheel and its handles belong to one thread at a time.
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
-// The C API names its wheel `struct twheel`, which would collide with
-// namespace twheel: in C++, <twheel/twheel.h> itself names it `twheel_c`
-// (the functions are extern "C", so the tag does not affect linkage), and
-// the C and C++ headers may be included in any order.
 #include <twheel/twheel.h>
 
 #include <cerrno>
@@ -76,480 +44,332 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <ratio>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
-namespace twheel {
+namespace tw {
 
 /// Absolute time on a wheel, in ticks (the C tw_tick_t).
 using tick_t = tw_tick_t;
 
-/// The C wheel type (the C API's struct twheel, seen from C++).
-using c_wheel = ::twheel_c;
-
-/// The largest tick; saturating conversions stop here.
+/// The largest tick; conversions saturate here.
 inline constexpr tick_t tick_max = TW_TICK_MAX;
 
-/// Receives every exception that escapes a callback. Runs on the thread that
-/// ran the callback, inside the advance (or cancel) that ran it. Anything it
-/// throws is printed to stderr and dropped.
+/// Receives every exception that escapes a callback, on the thread that ran
+/// the callback. Whatever it throws is printed to stderr and dropped.
 using exception_handler = std::function<void(std::exception_ptr)>;
 
-class Wheel;
-template <std::size_t InlineBytes>
-class BasicTimer;
-template <class Derived, class Tag>
-class TimerHook;
-
-/// Converts a duration @d to a whole number of ticks of length @tick,
-/// rounding up, so that a timer armed d from now never fires early.
-/// Zero, negative and NaN durations give 0; durations beyond the range of
-/// tick_t saturate at tick_max. @tick must be positive. O(1), any thread,
-/// noexcept. Works for every std::chrono::duration (integer or floating Rep,
-/// any period, including periods finer than a nanosecond).
+/// Converts @d to whole ticks of length @tick (positive), rounding up so
+/// that a timer armed @d from now never fires early. Zero, negative and NaN
+/// durations give 0; anything beyond the range of tick_t gives tick_max.
+/// Exact for every integer std::chrono::duration (any period, no overflow);
+/// floating-point durations are converted through long double.
+/// O(1); any thread.
 template <class Rep, class Period>
 tick_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
 {
-	using namespace std::chrono;
-	if (!(d > d.zero()))
+	static_assert(std::is_arithmetic_v<Rep>, "ticks_ceil() takes an arithmetic duration");
+	if (!(d.count() > 0) || tick.count() <= 0)
 		return 0;
-	const auto t = static_cast<std::uint64_t>(tick.count());
-	// Values near or beyond nanoseconds::max() would overflow the integer
-	// conversion: compute those in long double and saturate.
-	using ldns = duration<long double, std::nano>;
-	const long double ns = duration_cast<ldns>(d).count();
-	if (ns >= static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 2)) {
-		const long double n = ns / static_cast<long double>(t);
-		if (n >= static_cast<long double>(tick_max))
+	// d in nanoseconds is count * N / D
+	using ns = std::ratio_divide<Period, std::nano>;
+	if constexpr (std::is_floating_point_v<Rep>) {
+		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den / tick.count();
+		if (!(t < static_cast<long double>(tick_max)))
 			return tick_max;
-		const auto whole = static_cast<tick_t>(n);
-		return static_cast<long double>(whole) < n ? whole + 1 : whole;
+		const auto whole = static_cast<tick_t>(t);
+		return static_cast<long double>(whole) < t ? whole + 1 : whole;
+	} else {
+		static_assert(sizeof(Rep) <= 8, "ticks_ceil() takes a duration of at most 64 bits");
+		__extension__ using u128 = unsigned __int128;
+		// each factor is below 2^64: neither product overflows 128 bits
+		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) *
+			       static_cast<std::uint64_t>(ns::num);
+		const u128 q = static_cast<u128>(static_cast<std::uint64_t>(ns::den)) *
+			       static_cast<std::uint64_t>(tick.count());
+		const u128 n = p / q + (p % q != 0);
+		return n >= tick_max ? tick_max : static_cast<tick_t>(n);
 	}
-	const auto n = static_cast<std::uint64_t>(ceil<nanoseconds>(d).count());
-	return n / t + (n % t != 0 ? 1 : 0);
 }
+
+class Wheel;
+class Timer;
 
 namespace detail {
 
-inline void default_exception_handler(std::exception_ptr e) noexcept
+inline void report(const exception_handler &h, std::exception_ptr e) noexcept
 {
 	try {
-		if (e)
+		if (h)
+			h(e);
+		else
 			std::rethrow_exception(e);
 	} catch (const std::exception &x) {
-		std::fprintf(stderr, "twheel: a timer callback threw: %s\n", x.what());
+		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
 	} catch (...) {
-		std::fprintf(stderr, "twheel: a timer callback threw a non-std exception\n");
+		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
 	}
 }
 
-// Hands @e to @h (nullptr or empty: the default handler). Never throws.
-inline void report(const exception_handler *h, std::exception_ptr e) noexcept
+// Calls @f(args...); an exception goes to @h. Never throws.
+template <class F, class... A>
+void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 {
-	if (!h || !*h) {
-		default_exception_handler(e);
-		return;
-	}
 	try {
-		(*h)(e);
+		f(std::forward<A>(args)...);
 	} catch (...) {
-		std::fprintf(stderr, "twheel: the exception handler threw; ignored\n");
+		report(h, std::current_exception());
 	}
 }
 
-// What a Timer needs of its wheel: the C wheel, how long a tick is, and
-// where exceptions go. Owned by a Wheel (or a Loop), at a stable address.
-struct context {
-	c_wheel *w = nullptr;
-	std::chrono::nanoseconds tick{std::chrono::milliseconds(1)};
-	exception_handler on_exception;
-	// Reads the current time for arm_in(); the loop installs one that
-	// refreshes its clock first. nullptr: use twheel_now(w).
-	tick_t (*now_fn)(context *) = nullptr;
-
-	tick_t now() noexcept { return now_fn ? now_fn(this) : twheel_now(w); }
-
-	void report(std::exception_ptr e) noexcept { detail::report(&on_exception, e); }
-};
-
-inline tick_t add_sat(tick_t a, tick_t b) noexcept
+[[noreturn]] inline void throw_errno(int neg, const char *what)
 {
-	return b > tick_max - a ? tick_max : a + b;
+	throw std::system_error(-neg, std::generic_category(), what);
 }
 
-// Type-erased operations on a stored callable. Tables are 8-aligned, so a
-// slot can tag the low bit of its ops pointer to mean "lent".
-struct slot_ops {
-	void (*relocate)(void *dst, void *src) noexcept; // move to dst, destroy src
-	void (*destroy)(void *p) noexcept;
-	void (*invoke)(void *p); // call with no arguments (cancellation slots)
-};
+// The one way this layer stores a callable: a move-only, type-erased
+// function of (A...), kept in N bytes inline when it fits (size, alignment
+// and a noexcept move), else in one heap block.
+template <std::size_t N, class... A>
+class fn {
+	static_assert(N >= sizeof(void *), "fn stores at least a pointer inline");
 
-// Where a lent callable's slot is now (nullptr once the slot is gone).
-struct lend_guard {
-	void *slot;
-};
-
-template <class F>
-inline constexpr bool nothrow_relocatable = std::is_nothrow_move_constructible_v<F>;
-
-template <class F>
-void invoke0(void *p)
-{
-	if constexpr (std::is_invocable_v<F &>)
-		(*static_cast<F *>(p))();
-	else
-		(void)p;
-}
-
-template <class F>
-struct inline_ops {
-	static F *get(void *p) noexcept { return std::launder(static_cast<F *>(p)); }
-	static void relocate(void *dst, void *src) noexcept
+	struct ops {
+		void (*call)(void *, A...);
+		void (*move)(void *dst, void *src) noexcept; // and destroy src
+		void (*destroy)(void *) noexcept;
+	};
+	template <class F>
+	static void call_f(F &f, A... a)
 	{
-		F *s = get(src);
-		::new (dst) F(std::move(*s));
-		s->~F();
+		if constexpr (std::is_invocable_v<F &, A...>)
+			f(a...);
+		else
+			f(); // the callable ignores the arguments
 	}
-	static void destroy(void *p) noexcept { get(p)->~F(); }
-	static void invoke(void *p) { invoke0<F>(get(p)); }
-	static constexpr slot_ops table{&relocate, &destroy, &invoke};
-};
-
-template <class F>
-struct heap_ops {
-	static F *get(void *p) noexcept
-	{
-		F *f;
-		std::memcpy(&f, p, sizeof f);
-		return f;
-	}
-	static void relocate(void *dst, void *src) noexcept { std::memcpy(dst, src, sizeof(F *)); }
-	static void destroy(void *p) noexcept { delete get(p); }
-	static void invoke(void *p) { invoke0<F>(get(p)); }
-	static constexpr slot_ops table{&relocate, &destroy, &invoke};
-};
-
-// Storage for one callable: N bytes inline, else one heap block.
-template <std::size_t N>
-class slot {
-	static_assert(N >= sizeof(void *), "a slot must hold at least a pointer");
+	template <class F>
+	struct inline_ops {
+		static F *get(void *p) noexcept { return std::launder(static_cast<F *>(p)); }
+		static void call(void *p, A... a) { call_f(*get(p), a...); }
+		static void move(void *d, void *s) noexcept
+		{
+			::new (d) F(std::move(*get(s)));
+			get(s)->~F();
+		}
+		static void destroy(void *p) noexcept { get(p)->~F(); }
+		static constexpr ops table{&call, &move, &destroy};
+	};
+	template <class F>
+	struct heap_ops {
+		static F *&get(void *p) noexcept { return *std::launder(static_cast<F **>(p)); }
+		static void call(void *p, A... a) { call_f(*get(p), a...); }
+		static void move(void *d, void *s) noexcept { ::new (d) F *(get(s)); }
+		static void destroy(void *p) noexcept { delete get(p); }
+		static constexpr ops table{&call, &move, &destroy};
+	};
 
 public:
 	template <class F>
-	static constexpr bool stores_inline = sizeof(F) <= N && alignof(F) <= alignof(void *) &&
-					      nothrow_relocatable<F>;
+	static constexpr bool fits = sizeof(F) <= N && alignof(F) <= alignof(void *) &&
+				     std::is_nothrow_move_constructible_v<F>;
 
-	slot() noexcept = default;
-	slot(const slot &) = delete;
-	slot &operator=(const slot &) = delete;
-	slot(slot &&o) noexcept { take(o); }
-	slot &operator=(slot &&) = delete;
-	~slot() { reset(); }
-
-	bool empty() const noexcept { return ops_ == 0; }
-
-	// Store @f; the slot must be empty. Throws what F's constructor or
-	// operator new throws; the slot stays empty then.
-	template <class F, class A>
-	void emplace(A &&f)
+	fn() noexcept = default;
+	fn(fn &&o) noexcept { take(o); }
+	fn &operator=(fn &&o) noexcept
 	{
-		if constexpr (stores_inline<F>) {
-			::new (static_cast<void *>(buf_)) F(std::forward<A>(f));
-			set_ops(&inline_ops<F>::table);
+		if (this != &o) {
+			reset();
+			take(o);
+		}
+		return *this;
+	}
+	fn(const fn &) = delete;
+	fn &operator=(const fn &) = delete;
+	~fn() { reset(); }
+
+	// Stores @f (a null function pointer or empty std::function gives an
+	// empty fn). Throws what copying @f or operator new throws.
+	template <class F>
+	void emplace(F &&f)
+	{
+		using D = std::decay_t<F>;
+		static_assert(std::is_invocable_v<D &, A...> || std::is_invocable_v<D &>,
+			      "the callable must be invocable with the documented arguments, or none");
+		reset();
+		if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>)
+			if (f == nullptr)
+				return;
+		if constexpr (fits<D>) {
+			::new (static_cast<void *>(buf_)) D(std::forward<F>(f));
+			ops_ = &inline_ops<D>::table;
 		} else {
-			F *p = new F(std::forward<A>(f));
-			std::memcpy(buf_, &p, sizeof p);
-			set_ops(&heap_ops<F>::table);
+			::new (static_cast<void *>(buf_)) D *(new D(std::forward<F>(f)));
+			ops_ = &heap_ops<D>::table;
 		}
 	}
-
-	// Move the contents of @o (possibly lent) here; this slot must be empty.
-	void take(slot &o) noexcept
-	{
-		ops_ = o.ops_;
-		if (!ops_)
-			return;
-		if (lent()) {
-			lend_guard *g = o.guard();
-			std::memcpy(buf_, &g, sizeof g);
-			g->slot = this;
-		} else {
-			ops()->relocate(buf_, o.buf_);
-		}
-		o.ops_ = 0;
-	}
-
-	// Destroy the callable (or, if it is lent, let its borrower destroy it).
 	void reset() noexcept
 	{
-		if (!ops_)
-			return;
-		if (lent())
-			guard()->slot = nullptr;
-		else
-			ops()->destroy(buf_);
-		ops_ = 0;
+		if (ops_)
+			std::exchange(ops_, nullptr)->destroy(buf_);
 	}
-
-	// Lend the callable, known to be of type F, to @call(F &) and take it
-	// back afterwards into whatever slot then owns it. @call must not throw.
-	template <class F, class Call>
-	void call_lent(Call &&call) noexcept
-	{
-		lend_guard g{this};
-		const std::uintptr_t ops = ops_;
-		if constexpr (stores_inline<F>) {
-			F *src = std::launder(reinterpret_cast<F *>(buf_));
-			alignas(F) unsigned char tmp[sizeof(F)];
-			F *f = ::new (static_cast<void *>(tmp)) F(std::move(*src));
-			src->~F();
-			lend(&g);
-			call(*f);
-			if (g.slot) {
-				auto *s = static_cast<slot *>(g.slot);
-				::new (static_cast<void *>(s->buf_)) F(std::move(*f));
-				s->ops_ = ops;
-			}
-			f->~F();
-		} else {
-			F *f = heap_ops<F>::get(buf_);
-			lend(&g);
-			call(*f);
-			if (g.slot) {
-				auto *s = static_cast<slot *>(g.slot);
-				std::memcpy(s->buf_, &f, sizeof f);
-				s->ops_ = ops;
-			} else {
-				delete f;
-			}
-		}
-	}
-
-	// As call_lent() for a callable of unknown type, called with no
-	// arguments; exceptions go to @h (nullptr: the default handler).
-	void call_lent_erased(const exception_handler *h) noexcept
-	{
-		if (!ops_ || lent())
-			return; // empty, or already running (re-entrant cancel)
-		lend_guard g{this};
-		const std::uintptr_t ops = ops_;
-		const slot_ops *o = this->ops();
-		alignas(void *) unsigned char tmp[N];
-		o->relocate(tmp, buf_);
-		lend(&g);
-		try {
-			o->invoke(tmp);
-		} catch (...) {
-			report(h, std::current_exception());
-		}
-		if (g.slot) {
-			auto *s = static_cast<slot *>(g.slot);
-			o->relocate(s->buf_, tmp);
-			s->ops_ = ops;
-		} else {
-			o->destroy(tmp);
-		}
-	}
-
-	// True while the callable is lent out (its call is running).
-	bool lent() const noexcept { return (ops_ & 1u) != 0; }
+	explicit operator bool() const noexcept { return ops_ != nullptr; }
+	void operator()(A... a) { ops_->call(buf_, a...); }
 
 private:
-	const slot_ops *ops() const noexcept
+	void take(fn &o) noexcept
 	{
-		return reinterpret_cast<const slot_ops *>(ops_ & ~std::uintptr_t{1});
-	}
-	void set_ops(const slot_ops *o) noexcept { ops_ = reinterpret_cast<std::uintptr_t>(o); }
-	lend_guard *guard() const noexcept
-	{
-		lend_guard *g;
-		std::memcpy(&g, buf_, sizeof g);
-		return g;
-	}
-	void lend(lend_guard *g) noexcept
-	{
-		ops_ |= 1u;
-		std::memcpy(buf_, &g, sizeof g);
+		if (o.ops_) {
+			o.ops_->move(buf_, o.buf_);
+			ops_ = std::exchange(o.ops_, nullptr);
+		}
 	}
 
-	std::uintptr_t ops_ = 0; // const slot_ops *, low bit set while lent
+	const ops *ops_ = nullptr;
 	alignas(void *) unsigned char buf_[N];
 };
 
-
-// ---- Timer internals -------------------------------------------------------
-//
-// Bits of tw_timer.flags, a field the C core never reads or writes (it is the
-// owner's). Every node owned by this layer carries node_cpp; a manager call
-// (below) is recognised by node_manage, which only fake nodes carry.
-inline constexpr std::uint32_t node_lent = 1u;      // inline callable lent out (running)
-inline constexpr std::uint32_t node_boxed = 2u;     // storage holds a box_base *
-inline constexpr std::uint32_t node_cancel = 4u;    // the box has a cancellation callback
-inline constexpr std::uint32_t node_trivial = 8u;   // inline callable is trivially relocatable
-inline constexpr std::uint32_t node_manage = 1u << 30;
-inline constexpr std::uint32_t node_cpp = 1u << 31;
-
-// The same test as tw_timer_pending(), inlined (the encoding is the one
-// <twheel/twheel.h> declares: _idx is TW__IDX_NONE when not pending), so
-// that cancel() costs no call beyond twheel_del().
-inline bool node_pending(const tw_timer *t) noexcept { return t->_idx != TW__IDX_NONE; }
-
-// Leaves *t initialised, not pending, without a callback. (tw_timer_init()
-// itself must not see a node that still looks pending: after a move the
-// old node does.)
-inline void node_clear(tw_timer *t) noexcept
-{
-	tw_timer fresh;
-	tw_timer_init(&fresh, nullptr);
-	*t = fresh;
-}
-
-// A timer's tw_timer.func is a trampoline typed on its callable; the same
-// function also performs the few type-specific operations on the stored
-// callable (move it, destroy it, box it, the wheel is going away), so a
-// handle needs no separate table pointer. Such a call passes a fake node
-// whose flags carry node_manage; the request follows it.
-enum class op : unsigned char { relocate, destroy, box, drained };
-
-struct mgr_req {
-	tw_timer fake; // first: pointer-interconvertible with the request
-	op what;
-	bool ok;
-	void *a, *b;
+// What a Wheel shares with its handles: the C wheel (nullptr once the
+// Wheel is gone), the tick, the exception handler, the Timer whose callback
+// is running, and a count of owners (the Wheel and each bound handle).
+struct wheel_ctx {
+	::twheel *w = nullptr;
+	std::chrono::nanoseconds tick{};
+	exception_handler on_exception;
+	const void *firing = nullptr;
+	std::size_t refs = 1;
 };
 
-inline void manage(void (*fn)(tw_timer *), op what, void *a, void *b = nullptr, bool *ok = nullptr) noexcept
+// Counting the owners of a control block (a wheel_ctx, a loop_ctx).
+template <class C>
+C *retain(C *c) noexcept
 {
-	mgr_req r;
-	std::memset(&r.fake, 0, sizeof r.fake);
-	r.fake.flags = node_manage;
-	r.what = what;
-	r.ok = true;
-	r.a = a;
-	r.b = b;
-	fn(&r.fake);
-	if (ok)
-		*ok = r.ok;
+	if (c)
+		c->refs++;
+	return c;
 }
 
-inline constexpr std::size_t box_cancel_capacity = 16;
+template <class C>
+void release(C *c) noexcept
+{
+	if (c && --c->refs == 0)
+		delete c;
+}
 
-// The heap part of a timer whose callable is large, or that has a
-// cancellation callback (allocated on the first on_cancel()). Stable
-// address: while its callable runs the box stays where it is.
-struct box_base {
-	slot<box_cancel_capacity> cancel;
-	void (*destroy)(box_base *) noexcept;
-	// The callable's owner was boxed while its inline callable was lent
-	// out: the lend guard lives here until the callable comes back.
-	lend_guard *guard = nullptr;
-	bool has_fn = false;   // fn is constructed
-	bool running = false;  // fn (in the box) is running
-	bool orphaned = false; // the owner let go while it ran: delete after
+// The part Timer and TimerHook share: a struct tw_timer and the control
+// block of its wheel. Standard-layout, so that the C node leads back to it.
+class handle {
+public:
+	handle(const handle &) = delete;
+	handle &operator=(const handle &) = delete;
 
-	explicit box_base(void (*d)(box_base *) noexcept) noexcept : destroy(d) {}
-};
+	/// True if the handle is bound to a wheel that still exists (and, for
+	/// a Timer, has a callable). O(1); noexcept.
+	explicit operator bool() const noexcept { return ctx_ && ctx_->w && node_.func; }
 
-template <class D>
-struct box final : box_base {
-	alignas(D) unsigned char fn_buf[sizeof(D)];
+	/// True if the timer is armed and has neither fired nor been
+	/// cancelled; false inside its own callback unless re-armed there, and
+	/// false once the wheel is gone. O(1); noexcept.
+	bool pending() const noexcept { return ctx_ && ctx_->w && tw_timer_pending(&node_); }
 
-	box() noexcept : box_base(&destroy_me) {}
-	D *fn() noexcept { return std::launder(reinterpret_cast<D *>(fn_buf)); }
-	static void destroy_me(box_base *b) noexcept
+	/// The tick the timer is armed for, or std::nullopt if not pending.
+	std::optional<tick_t> expiry() const noexcept
 	{
-		auto *self = static_cast<box *>(b);
-		if (self->has_fn)
-			self->fn()->~D();
-		delete self;
+		return pending() ? std::optional<tick_t>(tw_timer_expires(&node_)) : std::nullopt;
 	}
+
+	/// The C timer, read-only (tw_timer_pending(), expires...). noexcept.
+	const tw_timer *native_handle() const noexcept { return &node_; }
+
+protected:
+	explicit handle(void (*fire)(tw_timer *), wheel_ctx *c = nullptr) noexcept : ctx_(retain(c))
+	{
+		tw_timer_init(&node_, fire);
+	}
+	~handle() { release(ctx_); }
+
+	// Takes @o's wheel and timer; this handle must not be pending.
+	void take(handle &o) noexcept
+	{
+		release(std::exchange(ctx_, std::exchange(o.ctx_, nullptr)));
+		twheel_move(ctx_ ? ctx_->w : nullptr, &node_, &o.node_);
+	}
+
+	::twheel *live(const char *what) const
+	{
+		if (!ctx_ || !ctx_->w || !node_.func)
+			throw std::logic_error(std::string(what) +
+					       (ctx_ && !ctx_->w ? ": the wheel was destroyed" : ": no wheel or callback"));
+		return ctx_->w;
+	}
+
+	bool arm(tick_t expiry, const char *what)
+	{
+		const int r = twheel_mod(live(what), &node_, expiry);
+		if (r < 0)
+			throw_errno(r, what);
+		return r == 1;
+	}
+
+	template <class Rep, class Period>
+	bool arm_after(std::chrono::duration<Rep, Period> d, const char *what)
+	{
+		const tick_t now = twheel_now(live(what));
+		const tick_t n = ticks_ceil(d, ctx_->tick);
+		return arm(n > tick_max - now ? tick_max : now + n, what);
+	}
+
+	// Disarms; true if it was pending. No-op once the wheel is gone.
+	bool del() noexcept { return ctx_ && ctx_->w && twheel_del(ctx_->w, &node_) == 1; }
+
+	static handle *from(tw_timer *n) noexcept
+	{
+		return reinterpret_cast<handle *>(reinterpret_cast<char *>(n) - offsetof(handle, node_));
+	}
+
+	wheel_ctx *ctx_;
+	tw_timer node_;
+
+	friend class tw::Wheel;
 };
-
-// twheel_drain() callback of ~Wheel: hands each pending node of this layer
-// to its own trampoline (nodes of C timers armed on native_handle() are
-// left unlinked, as twheel_destroy() would).
-inline void drained(tw_timer *n, void *) noexcept
-{
-	if (n->flags & node_cpp)
-		manage(n->func, op::drained, n);
-}
-
-[[noreturn]] inline void throw_empty(const char *what) { throw std::logic_error(what); }
-[[noreturn]] inline void throw_errno(int r, const char *what)
-{
-	throw std::system_error(-r, std::generic_category(), what);
-}
-
-#if defined(__GNUC__)
-#define TWHEEL_CPP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define TWHEEL_CPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define TWHEEL_CPP_LIKELY(x) (x)
-#define TWHEEL_CPP_UNLIKELY(x) (x)
-#endif
-
-// Arms @t on @w at @e: twheel_add() when it is not pending (the C program
-// doing the same job knows it is not), else twheel_mod(). Returns whether
-// it was pending. Throws only on a C error (a misuse in a debug build).
-inline bool arm_node(c_wheel *w, tw_timer *t, tick_t e)
-{
-	if (!node_pending(t)) {
-		const int r = twheel_add(w, t, e);
-		if (TWHEEL_CPP_UNLIKELY(r < 0))
-			throw_errno(r, "twheel_add");
-		return false;
-	}
-	const int r = twheel_mod(w, t, e);
-	if (TWHEEL_CPP_UNLIKELY(r < 0))
-		throw_errno(r, "twheel_mod");
-	return true;
-}
 
 } // namespace detail
 
 /// A timer wheel: owns one C struct twheel and the exception handler of the
-/// timers on it. Move-only. Time is virtual: the wheel's clock moves only
-/// when advance() is called; a tick lasts tick_length() (for converting
-/// std::chrono durations in Timer::arm_in()).
+/// timers on it. Move-only; timers stay bound and pending across a move.
+/// Time is virtual: it moves only when advance() is called; one tick lasts
+/// tick_length(), which arm_in() uses to convert std::chrono durations.
 class Wheel {
 public:
-	/// Creates a wheel whose time starts at @start ticks; one tick lasts
-	/// @tick (default 1 ms). Allocates once (about 11.5 KiB for the C wheel
-	/// plus the context). Throws std::bad_alloc, or std::invalid_argument if
-	/// @tick is not positive. Any thread.
-	explicit Wheel(tick_t start = 0,
-		       std::chrono::nanoseconds tick = std::chrono::milliseconds(1))
-		: ctx_(new detail::context)
+	/// Creates a wheel whose time starts at @start; one tick lasts @tick.
+	/// Allocates the C wheel (about 14 KiB) and a control block. Throws
+	/// std::invalid_argument if @tick is not positive, std::bad_alloc.
+	/// Any thread.
+	explicit Wheel(tick_t start = 0, std::chrono::nanoseconds tick = std::chrono::milliseconds(1))
 	{
-		if (tick.count() <= 0) {
-			delete ctx_;
-			throw std::invalid_argument("twheel::Wheel: tick length must be positive");
-		}
-		ctx_->tick = tick;
-		ctx_->w = twheel_create(start);
-		if (!ctx_->w) {
-			delete ctx_;
+		if (tick.count() <= 0)
+			throw std::invalid_argument("tw::Wheel: the tick length must be positive");
+		auto c = std::make_unique<detail::wheel_ctx>();
+		c->tick = tick;
+		c->w = twheel_create(start);
+		if (!c->w)
 			throw std::bad_alloc();
-		}
+		ctx_ = c.release();
 	}
 
-	/// Moves the wheel; Timers on it stay valid and pending (they refer to
-	/// the wheel's context, which does not move). @o is left empty: only
-	/// destruction, assignment and the const queries (which return 0 or
-	/// nullopt) are valid on it. O(1), noexcept.
+	/// Moves the wheel; @o is left empty (size() 0, advance() throws
+	/// std::logic_error). O(1); noexcept.
 	Wheel(Wheel &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-
-	/// Destroys this wheel (as the destructor does), then takes @o's.
+	/// Destroys this wheel as the destructor does, then takes @o's.
 	Wheel &operator=(Wheel &&o) noexcept
 	{
 		if (this != &o) {
@@ -558,771 +378,309 @@ public:
 		}
 		return *this;
 	}
-
 	Wheel(const Wheel &) = delete;
 	Wheel &operator=(const Wheel &) = delete;
 
-	/// Cancels every pending Timer (each one's cancellation callback runs
-	/// once; the Timer becomes empty and must not be armed again), then frees
-	/// the wheel. No expiry callback runs. O(pending timers). The wheel's
-	/// thread; must not run inside one of the wheel's callbacks. noexcept:
-	/// exceptions from cancellation callbacks go to the exception handler.
+	/// Cancels every pending Timer (its cancellation callback runs; a timer
+	/// re-armed by one is dropped) and TimerHook, without firing any, then
+	/// frees the C wheel. Handles outlive it safely (see the top of this
+	/// header). O(pending timers); the wheel's thread, not from one of its
+	/// callbacks.
 	~Wheel() { close(); }
 
 	/// Advances the wheel's time to @now, running in nondecreasing order of
-	/// expiry the callback of every timer whose expiry is <= @now; each fires
-	/// exactly on the first advance that reaches its expiry. Returns the
-	/// number of callbacks run. Cost: O(levels) per tick with work plus O(1)
-	/// per timer fired or cascaded; idle ticks are free. The wheel's thread.
-	/// Throws std::system_error with EINVAL if @now is earlier than now(),
-	/// EBUSY if called from one of this wheel's callbacks, and
-	/// std::logic_error on a moved-from wheel. Exceptions thrown by
-	/// callbacks do not propagate: they go to the exception handler.
+	/// expiry the callback of every timer whose expiry is <= @now, each on
+	/// the first advance that reaches it. Returns the number run. Cost:
+	/// O(levels) per tick with work plus O(1) per timer fired or cascaded.
+	/// Throws std::system_error EINVAL if @now is earlier than now(), EBUSY
+	/// from one of this wheel's callbacks; std::logic_error if empty.
 	std::size_t advance(tick_t now)
 	{
-		const long r = twheel_advance(handle(), now);
+		const long r = twheel_advance(get(), now);
 		if (r < 0)
-			throw std::system_error(static_cast<int>(-r), std::generic_category(),
-						r == -EBUSY ? "twheel::Wheel::advance from a callback"
-							    : "twheel::Wheel::advance backwards");
+			detail::throw_errno(static_cast<int>(r), "tw::Wheel::advance");
 		return static_cast<std::size_t>(r);
 	}
 
-	/// Returns std::nullopt when no timer is pending. Otherwise a tick no
-	/// later than the earliest expiry at which advance() has work to do:
-	/// that expiry, or a cascade tick before it (advancing to the returned
-	/// tick repeatedly reaches the earliest timer in at most
-	/// TWHEEL_LEVELS + 1 calls). A result <= now() means a timer is already
-	/// due. O(levels); the wheel's thread; noexcept.
+	/// std::nullopt when nothing is pending, else twheel_next_expiry(): a
+	/// tick no later than the earliest expiry at which advance() has work.
+	/// O(levels); noexcept.
 	std::optional<tick_t> next_expiry() const noexcept
 	{
-		if (!ctx_ || twheel_count(ctx_->w) == 0)
+		if (size() == 0)
 			return std::nullopt;
 		return twheel_next_expiry(ctx_->w);
 	}
 
-	/// Returns the wheel's time in ticks (0 if moved-from). O(1); noexcept.
+	/// The wheel's time (0 if empty). O(1); noexcept.
 	tick_t now() const noexcept { return ctx_ ? twheel_now(ctx_->w) : 0; }
-
-	/// Returns the number of pending timers (0 if moved-from). O(1); noexcept.
+	/// Pending timers (0 if empty). O(1); noexcept.
 	std::size_t size() const noexcept { return ctx_ ? twheel_count(ctx_->w) : 0; }
+	/// The length of a tick (zero if empty). O(1); noexcept.
+	std::chrono::nanoseconds tick_length() const noexcept { return ctx_ ? ctx_->tick : std::chrono::nanoseconds{}; }
 
-	/// Returns the length of one tick. O(1); noexcept.
-	std::chrono::nanoseconds tick_length() const noexcept
-	{
-		return ctx_ ? ctx_->tick : std::chrono::nanoseconds::zero();
-	}
-
-	/// Converts @d to ticks of this wheel, rounding up (see ticks_ceil()).
-	template <class Rep, class Period>
-	tick_t to_ticks(std::chrono::duration<Rep, Period> d) const noexcept
-	{
-		return ticks_ceil(d, ctx_ ? ctx_->tick : std::chrono::nanoseconds(1));
-	}
-
-	/// Sets the handler that receives exceptions escaping this wheel's
-	/// callbacks and cancellation callbacks; an empty function restores the
-	/// default (print what() to stderr, carry on). Not while one of the
-	/// wheel's callbacks runs the handler. The wheel's thread. Throws
-	/// std::logic_error on a moved-from wheel.
+	/// Sets the handler of exceptions escaping this wheel's callbacks and
+	/// cancellation callbacks; an empty one restores the default (print to
+	/// stderr). Not from inside the handler. Throws std::logic_error if
+	/// empty.
 	void on_exception(exception_handler h)
 	{
-		if (!ctx_)
-			throw std::logic_error("twheel::Wheel::on_exception on a moved-from wheel");
+		get();
 		ctx_->on_exception = std::move(h);
 	}
 
 	/// The C wheel, for calls this class does not wrap (twheel_check(),
-	/// twheel_get_stats()). Do not destroy it. nullptr if moved-from.
-	c_wheel *native_handle() const noexcept { return ctx_ ? ctx_->w : nullptr; }
+	/// twheel_get_stats()); do not destroy it. nullptr if empty.
+	::twheel *native_handle() const noexcept { return ctx_ ? ctx_->w : nullptr; }
 
 private:
-	template <std::size_t>
-	friend class BasicTimer;
-	template <class, class>
-	friend class TimerHook;
-
-	c_wheel *handle() const
+	::twheel *get() const
 	{
 		if (!ctx_)
-			throw std::logic_error("twheel::Wheel used after being moved from");
+			throw std::logic_error("tw::Wheel used after being moved from");
 		return ctx_->w;
 	}
-
 	inline void close() noexcept;
 
-	detail::context *ctx_;
+	detail::wheel_ctx *ctx_ = nullptr;
+
+	friend class Timer;
+	template <class, class>
+	friend class TimerHook;
 };
 
-/// A timer: a move-only handle that embeds the C struct tw_timer and the
-/// callback; bound to one wheel for life; the destructor cancels it.
-/// twheel::Timer is BasicTimer<16>; @InlineBytes is how many bytes of
-/// callable are stored inside the handle (at least 8).
-///
-/// Layout (LP64, release build): the wheel's context pointer (8), the
-/// 40-byte tw_timer (its func is a trampoline typed on the callable, its
-/// flags field says how the callable is stored), then InlineBytes of
-/// storage; sizeof(BasicTimer<N>) == 48 + N rounded up to 8 bytes, so
-/// sizeof(Timer) == 64, one cache line. A callable that does not fit, and
-/// the cancellation callback, live in one heap block ("box").
-///
-/// The callback is any callable invocable as f() or as f(BasicTimer &) (the
-/// second form gets the handle it fired from, e.g. to re-arm itself). Its
-/// result is ignored. It runs inside Wheel::advance() on the wheel's thread
-/// with the timer already not pending; it may arm, cancel, move or destroy
-/// this or any other timer of the wheel; its captures stay alive until it
-/// returns even if it destroys its own handle (an inline callable is moved
-/// onto the firing stack frame while it runs, a boxed one stays in its box).
-/// Timers armed from a callback fire in a later advance.
-template <std::size_t InlineBytes>
-class BasicTimer {
-	static_assert(InlineBytes >= sizeof(void *), "inline storage must hold at least a pointer");
-
+/// A timer owning its callback: a move-only handle bound to one wheel for
+/// life. The callable is invocable as f() or f(tw::Timer &) (the handle it
+/// fired from, e.g. to re-arm itself); its result is ignored. A callable of
+/// at most inline_capacity bytes, pointer alignment and a noexcept move
+/// constructor is stored in the handle, a larger one in one heap block.
+/// sizeof(Timer) is 80 bytes on LP64 (release build).
+class Timer : public detail::handle {
 public:
-	/// Bytes of callable stored inline (no heap allocation): a callable with
-	/// sizeof <= inline_capacity, alignof <= alignof(void *) and a noexcept
-	/// move constructor. For Timer: 16 bytes, e.g. [this], [this, id],
-	/// [&a, &b], a function pointer. Larger callables are heap-allocated
-	/// once, when the handle is built (use BasicTimer<N> for more room).
-	static constexpr std::size_t inline_capacity = InlineBytes;
-	/// Bytes of cancellation callback stored without a further allocation
-	/// in the box that on_cancel() allocates (two pointers).
-	static constexpr std::size_t cancel_inline_capacity = detail::box_cancel_capacity;
-
-	/// True if callables of type F are stored without a heap allocation.
+	/// Bytes of callable stored without allocating: [this, id], a function
+	/// pointer, a std::reference_wrapper...
+	static constexpr std::size_t inline_capacity = 16;
+	/// True if a callable of type F is stored without allocating.
 	template <class F>
-	static constexpr bool stores_inline = sizeof(std::decay_t<F>) <= InlineBytes &&
-					      alignof(std::decay_t<F>) <= alignof(void *) &&
-					      std::is_nothrow_move_constructible_v<std::decay_t<F>>;
+	static constexpr bool stores_inline = detail::fn<inline_capacity, Timer &>::template fits<F>;
 
-	/// An empty handle: no wheel, no callback; pending() is false, cancel()
-	/// a no-op, arming throws. noexcept.
-	BasicTimer() noexcept : ctx_(nullptr) { detail::node_clear(&node_); }
+	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
+	Timer() noexcept : handle(nullptr) {}
 
-	/// A timer on @wheel that runs @f when it expires; not armed. O(1);
-	/// allocates only if @f does not fit inline (see inline_capacity). The
-	/// wheel's thread. Throws what copying/moving @f throws, std::bad_alloc,
-	/// std::invalid_argument if @f is a null function pointer, and
-	/// std::logic_error if @wheel was moved from.
-	template <class F, class D = std::decay_t<F>,
-		  class = std::enable_if_t<!std::is_same_v<D, BasicTimer> &&
-					   (std::is_invocable_v<D &> || std::is_invocable_v<D &, BasicTimer &>)>>
-	BasicTimer(Wheel &wheel, F &&f);
-
-	/// Moves @o here. If @o was pending, this handle is pending at the same
-	/// expiry (the node is re-linked in place, O(1)) and fires once, from
-	/// this handle. @o is left empty. Safe inside any callback, including
-	/// @o's own (the running callback then returns into this handle).
-	/// noexcept.
-	BasicTimer(BasicTimer &&o) noexcept : ctx_(o.ctx_), node_(o.node_)
+	/// A timer on @wheel that runs @f when it fires; not armed. O(1);
+	/// allocates only if @f does not fit inline. The wheel's thread. Throws
+	/// std::invalid_argument if @f is empty (a null function pointer), what
+	/// copying @f throws, std::bad_alloc, std::logic_error if @wheel is
+	/// empty.
+	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Timer>>>
+	Timer(Wheel &wheel, F &&f) : handle(&fire)
 	{
-		relink();
-		take_storage(o);
-		detail::node_clear(&o.node_);
-		o.ctx_ = nullptr;
+		fn_.emplace(std::forward<F>(f));
+		if (!fn_)
+			throw std::invalid_argument("tw::Timer: empty callable");
+		wheel.get();
+		ctx_ = detail::retain(wheel.ctx_);
 	}
 
-	/// Cancels this timer (its cancellation callback runs if it was
-	/// pending), destroys its callbacks, then moves @o here as the move
-	/// constructor does. Self-assignment does nothing. noexcept.
-	BasicTimer &operator=(BasicTimer &&o) noexcept
-	{
-		if (this == &o)
-			return *this;
-		cancel();
-		release_storage();
-		node_ = o.node_;
-		ctx_ = o.ctx_;
-		relink();
-		take_storage(o);
-		detail::node_clear(&o.node_);
-		o.ctx_ = nullptr;
-		return *this;
-	}
+	/// Moves @o here: if @o was pending this handle is, at the same expiry,
+	/// and fires once (twheel_move(), O(1)). @o is left empty. Safe inside
+	/// any callback, including @o's own. noexcept.
+	Timer(Timer &&o) noexcept : handle(&fire) { take(o); }
 
-	BasicTimer(const BasicTimer &) = delete;
-	BasicTimer &operator=(const BasicTimer &) = delete;
-
-	/// Cancels the timer if it is pending (running its cancellation
-	/// callback), then destroys the callbacks. O(1); the wheel's thread;
-	/// safe inside any callback, including this timer's own. noexcept.
-	~BasicTimer()
-	{
-		cancel();
-		release_storage();
-	}
-
-	/// Arms the timer to fire at tick @expiry, whether or not it is pending
-	/// (twheel_add() if it is not, twheel_mod() if it is). An expiry at or
-	/// before the wheel's time fires in the next advance. Returns true if it
-	/// was pending (a re-arm). O(1): one C call, nothing loaded but the
-	/// handle's wheel pointer (in the same cache line as the node in a
-	/// 64-byte-aligned handle). The wheel's thread, callbacks included.
-	/// Throws std::logic_error on an empty handle; no other exception.
-	bool arm_at(tick_t expiry)
-	{
-		detail::context *c = ctx_;
-		if (TWHEEL_CPP_UNLIKELY(!c))
-			detail::throw_empty("twheel::Timer::arm_at on an empty timer");
-		return detail::arm_node(c->w, &node_, expiry);
-	}
-
-	/// Arms the timer to fire @d after the wheel's current time, @d rounded
-	/// up to whole ticks (never early; zero or negative means the next
-	/// advance; saturates at tick_max). Returns true if it was pending.
-	/// O(1); the wheel's thread. Throws as arm_at().
-	template <class Rep, class Period>
-	bool arm_in(std::chrono::duration<Rep, Period> d)
-	{
-		detail::context *c = ctx_;
-		if (TWHEEL_CPP_UNLIKELY(!c))
-			detail::throw_empty("twheel::Timer::arm_in on an empty timer");
-		return detail::arm_node(c->w, &node_, detail::add_sat(c->now(), ticks_ceil(d, c->tick)));
-	}
-
-	/// Disarms the timer. Returns true if it was pending; then the
-	/// cancellation callback (if any) runs before cancel() returns. Never
-	/// runs the expiry callback. Harmless on a timer that is not pending.
-	/// O(1): one C call (none if not pending); the cancellation callback's
-	/// box is only touched if there is one. The wheel's thread, callbacks
-	/// included. noexcept: exceptions from the cancellation callback go to
-	/// the wheel's exception handler.
-	bool cancel() noexcept
-	{
-		// Pending is checked first: a timer that is not pending may
-		// outlive its wheel, and its context with it.
-		if (!detail::node_pending(&node_))
-			return false;
-		twheel_del(ctx_->w, &node_);
-		if (TWHEEL_CPP_UNLIKELY(node_.flags & detail::node_cancel))
-			run_cancel(ctx_);
-		return true;
-	}
-
-	/// Returns true if the timer is armed and has neither fired nor been
-	/// cancelled. False inside its own callback (unless re-armed there).
-	/// O(1); noexcept.
-	bool pending() const noexcept { return detail::node_pending(&node_); }
-
-	/// Returns the tick the timer is armed for, or std::nullopt if it is
-	/// not pending. O(1); noexcept.
-	std::optional<tick_t> expiry() const noexcept
-	{
-		if (!pending())
-			return std::nullopt;
-		return tw_timer_expires(&node_);
-	}
-
-	/// Sets the cancellation callback, invocable as g(); nullptr removes it.
-	/// It runs once each time this timer stops being pending without firing:
-	/// cancel() that returns true, destruction or assignment over a pending
-	/// timer, destruction of the wheel. Never on expiry, never on a re-arm.
-	/// It must not destroy or move its own handle while the handle's
-	/// destructor or assignment runs it. The first call on a handle whose
-	/// callable is inline allocates the box (the callable moves into it);
-	/// @g itself is stored in the box if it has at most
-	/// cancel_inline_capacity bytes, else allocated once more. Throws as
-	/// the constructor does for @f, and std::logic_error on a handle without
-	/// a callback (default-constructed or moved from).
-	template <class G>
-	void on_cancel(G &&g)
-	{
-		using D = std::decay_t<G>;
-		if constexpr (std::is_same_v<D, std::nullptr_t>) {
-			clear_cancel();
-		} else {
-			static_assert(std::is_invocable_v<D &>, "a cancellation callback is invocable as g()");
-			using R = std::remove_cv_t<std::remove_reference_t<G>>;
-			if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-				if (g == nullptr) {
-					clear_cancel();
-					return;
-				}
-			}
-			detail::box_base *b = ensure_box();
-			b->cancel.reset();
-			node_.flags &= ~detail::node_cancel;
-			b->cancel.template emplace<D>(std::forward<G>(g));
-			node_.flags |= detail::node_cancel;
-		}
-	}
-
-	/// True if the handle has a wheel and a callback (false when default
-	/// constructed, moved from, or its wheel was destroyed). noexcept.
-	explicit operator bool() const noexcept { return ctx_ != nullptr; }
-
-	/// The embedded C timer (read-only). noexcept.
-	const tw_timer *native_handle() const noexcept { return &node_; }
-
-private:
-	static BasicTimer *from_node(tw_timer *n) noexcept
-	{
-		return reinterpret_cast<BasicTimer *>(reinterpret_cast<char *>(n) - offsetof(BasicTimer, node_));
-	}
-
-	void *buf() noexcept { return static_cast<void *>(buf_); }
-	template <class P>
-	P *load_ptr() const noexcept
-	{
-		P *p;
-		std::memcpy(&p, buf_, sizeof p);
-		return p;
-	}
-	template <class P>
-	void store_ptr(P *p) noexcept
-	{
-		std::memcpy(buf_, &p, sizeof p);
-	}
-
-	// Fixes the neighbours' links after node_ was copied from a pending node.
-	void relink() noexcept
-	{
-		if (detail::node_pending(&node_)) {
-			node_.entry.prev->next = &node_.entry;
-			node_.entry.next->prev = &node_.entry;
-		}
-	}
-
-	// Takes @o's callable (node_ already holds a copy of o.node_, flags
-	// included). @o's storage is left dead; the caller clears o.node_.
-	void take_storage(BasicTimer &o) noexcept
-	{
-		const std::uint32_t f = node_.flags;
-		if (!node_.func)
-			return;
-		if (f & detail::node_boxed) {
-			store_ptr(o.template load_ptr<detail::box_base>());
-			if (f & detail::node_lent)
-				load_ptr<detail::box_base>()->guard->slot = this;
-		} else if (f & detail::node_lent) {
-			store_ptr(o.template load_ptr<detail::lend_guard>());
-			load_ptr<detail::lend_guard>()->slot = this;
-		} else if (f & detail::node_trivial) {
-			std::memcpy(buf_, o.buf_, InlineBytes);
-		} else {
-			detail::manage(node_.func, detail::op::relocate, o.buf(), buf());
-		}
-	}
-
-	// Destroys the callable and the box (or, if the callable is running,
-	// lets the trampoline do so when it returns). node_ keeps its func.
-	void release_storage() noexcept
-	{
-		const std::uint32_t f = node_.flags;
-		if (!node_.func)
-			return;
-		if (f & detail::node_boxed) {
-			auto *b = load_ptr<detail::box_base>();
-			if (f & detail::node_lent)
-				b->guard->slot = nullptr; // the trampoline destroys the callable
-			if (b->running)
-				b->orphaned = true; // the trampoline deletes the box
-			else
-				b->destroy(b);
-		} else if (f & detail::node_lent) {
-			load_ptr<detail::lend_guard>()->slot = nullptr;
-		} else if (!(f & detail::node_trivial)) {
-			detail::manage(node_.func, detail::op::destroy, buf());
-		}
-		node_.flags = f & ~(detail::node_boxed | detail::node_lent | detail::node_cancel);
-	}
-
-	detail::box_base *ensure_box()
-	{
-		if (!node_.func)
-			detail::throw_empty("twheel::Timer::on_cancel on a timer without a callback");
-		if (!(node_.flags & detail::node_boxed)) {
-			bool ok = true;
-			detail::manage(node_.func, detail::op::box, this, nullptr, &ok);
-			if (!ok)
-				throw std::bad_alloc();
-		}
-		return load_ptr<detail::box_base>();
-	}
-
-	void clear_cancel() noexcept
-	{
-		if (node_.flags & detail::node_cancel) {
-			load_ptr<detail::box_base>()->cancel.reset();
-			node_.flags &= ~detail::node_cancel;
-		}
-	}
-
-	// Runs the cancellation callback (cold: only timers that have one).
-	void run_cancel(detail::context *ctx) noexcept
-	{
-		load_ptr<detail::box_base>()->cancel.call_lent_erased(ctx ? &ctx->on_exception : nullptr);
-	}
-
-	template <class D>
-	static void invoke(D &f, BasicTimer &self, detail::context *ctx) noexcept
-	{
-		try {
-			if constexpr (std::is_invocable_v<D &, BasicTimer &>)
-				(void)std::invoke(f, self);
-			else
-				(void)std::invoke(f);
-		} catch (...) {
-			if (ctx)
-				ctx->report(std::current_exception());
-			else
-				detail::report(nullptr, std::current_exception());
-		}
-	}
-
-	// The C callback (and the manager) of timers holding a D.
-	template <class D>
-	static void trampoline(tw_timer *n) noexcept
-	{
-		if (TWHEEL_CPP_UNLIKELY(n->flags & detail::node_manage)) {
-			manage_op<D>(*reinterpret_cast<detail::mgr_req *>(n));
-			return;
-		}
-		BasicTimer *self = from_node(n);
-		detail::context *ctx = self->ctx_;
-		if constexpr (stores_inline<D>) {
-			if (TWHEEL_CPP_LIKELY(!(n->flags & detail::node_boxed))) {
-				// Lend the callable: move it onto this frame, leave a
-				// guard that follows the handle through moves.
-				D *src = std::launder(reinterpret_cast<D *>(self->buf_));
-				alignas(D) unsigned char tmp[sizeof(D)];
-				D *f = ::new (static_cast<void *>(tmp)) D(std::move(*src));
-				src->~D();
-				detail::lend_guard g{self};
-				self->store_ptr(&g);
-				n->flags |= detail::node_lent;
-				invoke<D>(*f, *self, ctx);
-#if defined(__GNUC__)
-				// The callback may have moved, boxed or destroyed the
-				// handle: forget what the compiler knows about it (else
-				// GCC's -Warray-bounds takes the guard for the box).
-				__asm__ __volatile__("" : : "r"(&g) : "memory");
-#endif
-				if (g.slot) {
-					auto *owner = static_cast<BasicTimer *>(g.slot);
-					if (owner->node_.flags & detail::node_boxed) {
-						// boxed (on_cancel()) while it ran
-						auto *b = static_cast<detail::box<D> *>(owner->template load_ptr<detail::box_base>());
-						::new (static_cast<void *>(b->fn_buf)) D(std::move(*f));
-						b->has_fn = true;
-						b->guard = nullptr;
-					} else {
-						::new (owner->buf()) D(std::move(*f));
-					}
-					owner->node_.flags &= ~detail::node_lent;
-				}
-				f->~D();
-				return;
-			}
-		}
-		auto *b = static_cast<detail::box<D> *>(self->template load_ptr<detail::box_base>());
-		b->running = true;
-		invoke<D>(*b->fn(), *self, ctx);
-		if (b->orphaned)
-			b->destroy(b);
-		else
-			b->running = false;
-	}
-
-	template <class D>
-	static void manage_op(detail::mgr_req &r) noexcept
-	{
-		switch (r.what) {
-		case detail::op::relocate:
-			if constexpr (stores_inline<D>) {
-				D *s = std::launder(static_cast<D *>(r.a));
-				::new (r.b) D(std::move(*s));
-				s->~D();
-			}
-			break;
-		case detail::op::destroy:
-			if constexpr (stores_inline<D>)
-				std::launder(static_cast<D *>(r.a))->~D();
-			break;
-		case detail::op::box: {
-			auto *self = static_cast<BasicTimer *>(r.a);
-			detail::box<D> *b;
-			try {
-				b = new detail::box<D>(); // the replaceable operator new
-			} catch (...) {
-				r.ok = false; // on_cancel() throws std::bad_alloc
-				break;
-			}
-			if constexpr (stores_inline<D>) {
-				if (self->node_.flags & detail::node_lent) {
-					// The callable is running: it comes back into the box.
-					b->guard = self->template load_ptr<detail::lend_guard>();
-				} else {
-					D *s = std::launder(reinterpret_cast<D *>(self->buf_));
-					::new (static_cast<void *>(b->fn_buf)) D(std::move(*s));
-					s->~D();
-					b->has_fn = true;
-				}
-			}
-			self->store_ptr(static_cast<detail::box_base *>(b));
-			self->node_.flags = (self->node_.flags & ~detail::node_trivial) | detail::node_boxed;
-			break;
-		}
-		case detail::op::drained: {
-			BasicTimer *t = from_node(static_cast<tw_timer *>(r.a));
-			detail::context *ctx = t->ctx_;
-			t->ctx_ = nullptr; // the wheel is going away: no re-arming
-			if (t->node_.flags & detail::node_cancel)
-				t->run_cancel(ctx);
-			break;
-		}
-		}
-	}
-
-	// The wheel pointer right before the node: a re-arm touches the
-	// context pointer and the node's first 16 bytes, 24 contiguous bytes
-	// (one cache line far more often than if the pointer followed the node).
-	detail::context *ctx_;
-	tw_timer node_;
-	alignas(void *) unsigned char buf_[InlineBytes];
-};
-
-/// The timer handle: 16 bytes of callable inline, 64 bytes in all (LP64,
-/// release build).
-using Timer = BasicTimer<16>;
-
-template <std::size_t N>
-template <class F, class D, class>
-BasicTimer<N>::BasicTimer(Wheel &wheel, F &&f) : ctx_(wheel.ctx_), node_{}
-{
-	if (!ctx_)
-		detail::throw_empty("twheel::Timer on a moved-from wheel");
-	using R = std::remove_cv_t<std::remove_reference_t<F>>;
-	if constexpr (std::is_pointer_v<R> || std::is_member_pointer_v<R>) {
-		if (f == nullptr)
-			throw std::invalid_argument("twheel::Timer: null function pointer");
-	}
-	std::uint32_t flags = detail::node_cpp;
-	if constexpr (stores_inline<D>) {
-		::new (buf()) D(std::forward<F>(f));
-		if constexpr (std::is_trivially_copyable_v<D> && std::is_trivially_destructible_v<D>)
-			flags |= detail::node_trivial;
-	} else {
-		auto *b = new detail::box<D>();
-		try {
-			::new (static_cast<void *>(b->fn_buf)) D(std::forward<F>(f));
-		} catch (...) {
-			delete b;
-			throw;
-		}
-		b->has_fn = true;
-		store_ptr(static_cast<detail::box_base *>(b));
-		flags |= detail::node_boxed;
-	}
-	tw_timer_init(&node_, &trampoline<D>);
-	node_.flags = flags;
-}
-
-#if !TWHEEL_DEBUG_CHECKS && UINTPTR_MAX == UINT64_MAX
-static_assert(sizeof(Timer) == 64, "Timer is documented as 64 bytes on LP64");
-static_assert(sizeof(BasicTimer<24>) == 72 && sizeof(BasicTimer<48>) == 96);
-#endif
-static_assert(std::is_standard_layout_v<Timer>, "Timer must be standard-layout for offsetof in from_node()");
-static_assert(std::is_nothrow_move_constructible_v<Timer> && std::is_nothrow_move_assignable_v<Timer>);
-
-/// An intrusive timer for the C API's cost with RAII: derive from
-/// TimerHook<Derived> (publicly) and give Derived a member on_timer() (or
-/// on_timer(Tag) when Tag is not void; several hooks with different tags may
-/// live in one object). The hook is the C tw_timer plus the wheel's context
-/// pointer: 48 bytes, no callable, no type erasure; the C callback is
-/// resolved at compile time and calls Derived::on_timer() directly.
-///
-/// Semantics as for Timer: the destructor cancels (it runs after
-/// ~Derived, so on_timer() never runs on a destroyed object); moving a
-/// pending hook re-links its node (Derived's move constructor and move
-/// assignment must move the base, as the defaulted ones do); move
-/// assignment cancels the target first; self-assignment does nothing.
-/// on_timer() runs inside Wheel::advance() with the hook not pending and may
-/// re-arm, cancel, move or destroy its own object (even `delete this`):
-/// nothing touches the object after on_timer() returns. Exceptions from
-/// on_timer() go to the wheel's exception handler (a noexcept on_timer()
-/// costs no handler at all). There is no cancellation callback: cancel()
-/// says whether the timer was pending, and the owner knows it is being
-/// destroyed. All members: the wheel's thread.
-template <class Derived, class Tag = void>
-class TimerHook {
-public:
-	/// An unbound hook: arming throws until bind(). noexcept.
-	TimerHook() noexcept : ctx_(nullptr), node_{} { init(); }
-
-	/// A hook on @wheel, not armed. Throws std::logic_error if @wheel was
-	/// moved from. O(1).
-	explicit TimerHook(Wheel &wheel) : ctx_(wheel.ctx_), node_{}
-	{
-		if (!ctx_)
-			detail::throw_empty("twheel::TimerHook on a moved-from wheel");
-		init();
-	}
-
-	/// Re-links a pending hook into this object (O(1)); @o is left unbound
-	/// and not pending. noexcept.
-	TimerHook(TimerHook &&o) noexcept : ctx_(o.ctx_), node_(o.node_)
-	{
-		relink();
-		detail::node_clear(&o.node_);
-		o.node_.flags = detail::node_cpp;
-		o.node_.func = &trampoline;
-		o.ctx_ = nullptr;
-	}
-
-	/// Cancels this hook, then takes @o's as the move constructor does.
-	/// Self-assignment does nothing. noexcept.
-	TimerHook &operator=(TimerHook &&o) noexcept
+	/// Cancels this timer (as cancel()), then moves @o here. noexcept.
+	Timer &operator=(Timer &&o) noexcept
 	{
 		if (this != &o) {
 			cancel();
-			node_ = o.node_;
-			ctx_ = o.ctx_;
-			relink();
-			detail::node_clear(&o.node_);
-			o.node_.flags = detail::node_cpp;
-			o.node_.func = &trampoline;
-			o.ctx_ = nullptr;
+			forget();
+			take(o);
 		}
 		return *this;
 	}
 
-	TimerHook(const TimerHook &) = delete;
-	TimerHook &operator=(const TimerHook &) = delete;
-
-	/// Cancels the timer if pending. O(1); noexcept.
-	~TimerHook() { cancel(); }
-
-	/// Binds the hook to @wheel (cancelling it first if pending). Throws
-	/// std::logic_error if @wheel was moved from.
-	void bind(Wheel &wheel)
+	/// Cancels the timer (as cancel()) and destroys its callables. O(1);
+	/// safe inside any callback, including its own. noexcept.
+	~Timer()
 	{
-		if (!wheel.ctx_)
-			detail::throw_empty("twheel::TimerHook::bind to a moved-from wheel");
 		cancel();
-		ctx_ = wheel.ctx_;
+		forget();
 	}
 
-	/// As Timer::arm_at(): twheel_add() or twheel_mod(); true if it was
-	/// pending. Throws std::logic_error on an unbound hook.
-	bool arm_at(tick_t expiry)
+	/// Arms the timer to fire at tick @expiry whether or not it is pending
+	/// (twheel_mod()); an expiry at or before now fires in the next
+	/// advance(). Returns true if it was pending. O(1); the wheel's thread,
+	/// callbacks included. Throws std::logic_error on an empty handle or
+	/// once the wheel is gone.
+	bool arm_at(tick_t expiry) { return arm(expiry, "tw::Timer::arm_at"); }
+
+	/// Arms the timer @d after the wheel's time, rounded up to whole ticks
+	/// (never early; zero or negative: the next advance; saturates at
+	/// tick_max). As arm_at() otherwise.
+	template <class Rep, class Period>
+	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		detail::context *c = ctx_;
-		if (TWHEEL_CPP_UNLIKELY(!c))
-			detail::throw_empty("twheel::TimerHook::arm_at on an unbound hook");
-		return detail::arm_node(c->w, &node_, expiry);
+		return arm_after(d, "tw::Timer::arm_in");
 	}
 
+	/// Disarms the timer. Returns true if it was pending, and then runs the
+	/// cancellation callback before returning. Never runs the callback.
+	/// O(1); the wheel's thread, callbacks included. noexcept: exceptions
+	/// of the cancellation callback go to the wheel's handler.
+	bool cancel() noexcept
+	{
+		if (!del())
+			return false;
+		cancelled();
+		return true;
+	}
+
+	/// Sets the cancellation callback g(), run each time the timer stops
+	/// being pending without firing: cancel() returning true, destruction
+	/// or assignment over a pending timer, destruction of the wheel; never
+	/// on expiry or re-arm. nullptr removes it. Allocates a block for it
+	/// on the first call (a g above inline_capacity bytes: one more).
+	/// Throws as the constructor does, std::logic_error on an empty handle.
+	template <class G>
+	void on_cancel(G &&g)
+	{
+		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
+			on_cancel_.reset();
+		} else {
+			if (!ctx_)
+				throw std::logic_error("tw::Timer::on_cancel on an empty timer");
+			if (!on_cancel_)
+				on_cancel_ = std::make_unique<detail::fn<inline_capacity>>();
+			on_cancel_->emplace(std::forward<G>(g));
+		}
+	}
+
+private:
+	void take(Timer &o) noexcept
+	{
+		handle::take(o);
+		fn_ = std::move(o.fn_);
+		on_cancel_ = std::move(o.on_cancel_);
+		if (ctx_ && ctx_->firing == &o)
+			ctx_->firing = this;
+	}
+
+	// Lets go of the callables and the wheel (this handle is not pending).
+	void forget() noexcept
+	{
+		if (ctx_ && ctx_->firing == this)
+			ctx_->firing = nullptr;
+		fn_.reset();
+		on_cancel_.reset();
+		detail::release(std::exchange(ctx_, nullptr));
+	}
+
+	void cancelled() noexcept
+	{
+		if (on_cancel_ && *on_cancel_)
+			detail::guarded(ctx_->on_exception, *on_cancel_);
+	}
+
+	// The C callback of every Timer: lend the callable to this frame, call
+	// it, then give it back to whichever handle now owns the timer.
+	static void fire(tw_timer *n) noexcept
+	{
+		auto *t = static_cast<Timer *>(from(n));
+		detail::wheel_ctx *c = t->ctx_; // kept alive by the advancing Wheel
+		detail::fn<inline_capacity, Timer &> f = std::move(t->fn_);
+		c->firing = t;
+		detail::guarded(c->on_exception, f, *t);
+		if (auto *now = static_cast<Timer *>(const_cast<void *>(c->firing))) {
+			if (!now->fn_)
+				now->fn_ = std::move(f);
+			c->firing = nullptr;
+		}
+	}
+
+	detail::fn<inline_capacity, Timer &> fn_;
+	std::unique_ptr<detail::fn<inline_capacity>> on_cancel_;
+
+	friend class Wheel;
+};
+
+/// An intrusive timer: derive from TimerHook<Derived> and give Derived a
+/// member on_timer() (or on_timer(Tag), so that one object can hold several
+/// hooks). No callable is stored: the hook is the C node plus one pointer
+/// (48 bytes on LP64), and its C callback calls Derived::on_timer()
+/// directly. Arming, cancel(), pending(), expiry(), moves and lifetime are
+/// as for Timer; a hook has no cancellation callback. The destructor
+/// cancels (after ~Derived: nothing fires in between on the wheel's
+/// thread). on_timer() runs with the hook not pending and may re-arm,
+/// move or destroy the object (then it must not touch it again).
+template <class Derived, class Tag = void>
+class TimerHook : public detail::handle {
+public:
+	/// Binds the hook to @wheel (a hook built without one is bound later
+	/// by assigning it a bound hook, e.g. *this = TimerHook(wheel) in
+	/// Derived). Throws std::logic_error if @wheel is empty.
+	explicit TimerHook(Wheel &wheel) : handle(&fire)
+	{
+		wheel.get();
+		ctx_ = detail::retain(wheel.ctx_);
+	}
+	/// An unbound hook: operator bool false, arming throws.
+	TimerHook() noexcept : handle(&fire) {}
+	/// Moves @o's binding and pending state here (twheel_move()). noexcept.
+	TimerHook(TimerHook &&o) noexcept : handle(&fire) { take(o); }
+	/// Cancels this hook, then takes @o's binding and pending state.
+	TimerHook &operator=(TimerHook &&o) noexcept
+	{
+		if (this != &o) {
+			del();
+			take(o);
+		}
+		return *this;
+	}
+	~TimerHook() { del(); }
+
+	/// As Timer::arm_at().
+	bool arm_at(tick_t expiry) { return arm(expiry, "tw::TimerHook::arm_at"); }
 	/// As Timer::arm_in().
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		detail::context *c = ctx_;
-		if (TWHEEL_CPP_UNLIKELY(!c))
-			detail::throw_empty("twheel::TimerHook::arm_in on an unbound hook");
-		return detail::arm_node(c->w, &node_, detail::add_sat(c->now(), ticks_ceil(d, c->tick)));
+		return arm_after(d, "tw::TimerHook::arm_in");
 	}
-
-	/// Disarms; true if it was pending. O(1): one C call (none if not
-	/// pending). noexcept.
-	bool cancel() noexcept
-	{
-		if (!detail::node_pending(&node_))
-			return false;
-		twheel_del(ctx_->w, &node_);
-		return true;
-	}
-
-	/// Armed and neither fired nor cancelled. noexcept.
-	bool pending() const noexcept { return detail::node_pending(&node_); }
-
-	/// The tick it is armed for, or nullopt. noexcept.
-	std::optional<tick_t> expiry() const noexcept
-	{
-		if (!pending())
-			return std::nullopt;
-		return tw_timer_expires(&node_);
-	}
-
-	/// True if bound to a (live) wheel. noexcept.
-	explicit operator bool() const noexcept { return ctx_ != nullptr; }
-
-	/// The embedded C timer (read-only). noexcept.
-	const tw_timer *native_handle() const noexcept { return &node_; }
+	/// Disarms the hook; true if it was pending. O(1); noexcept.
+	bool cancel() noexcept { return del(); }
 
 private:
-	void init() noexcept
+	static void fire(tw_timer *n) noexcept
 	{
-		tw_timer_init(&node_, &trampoline);
-		node_.flags = detail::node_cpp;
-	}
-
-	void relink() noexcept
-	{
-		if (detail::node_pending(&node_)) {
-			node_.entry.prev->next = &node_.entry;
-			node_.entry.next->prev = &node_.entry;
+		auto *h = static_cast<TimerHook *>(from(n));
+		const exception_handler &eh = h->ctx_->on_exception; // the wheel holds it
+		try {
+			if constexpr (std::is_void_v<Tag>)
+				static_cast<Derived *>(h)->on_timer();
+			else
+				static_cast<Derived *>(h)->on_timer(Tag{});
+		} catch (...) {
+			detail::report(eh, std::current_exception());
 		}
 	}
-
-	static TimerHook *from_node(tw_timer *n) noexcept
-	{
-		return reinterpret_cast<TimerHook *>(reinterpret_cast<char *>(n) - offsetof(TimerHook, node_));
-	}
-
-	static constexpr bool call_noexcept() noexcept
-	{
-		if constexpr (std::is_void_v<Tag>)
-			return noexcept(std::declval<Derived &>().on_timer());
-		else
-			return noexcept(std::declval<Derived &>().on_timer(Tag{}));
-	}
-
-	static void call(Derived &d)
-	{
-		if constexpr (std::is_void_v<Tag>)
-			d.on_timer();
-		else
-			d.on_timer(Tag{});
-	}
-
-	static void trampoline(tw_timer *n) noexcept
-	{
-		if (TWHEEL_CPP_UNLIKELY(n->flags & detail::node_manage)) {
-			auto &r = *reinterpret_cast<detail::mgr_req *>(n);
-			if (r.what == detail::op::drained)
-				from_node(static_cast<tw_timer *>(r.a))->ctx_ = nullptr;
-			return;
-		}
-		TimerHook *h = from_node(n);
-		Derived &d = static_cast<Derived &>(*h);
-		static_assert(std::is_standard_layout_v<TimerHook>, "from_node() needs a standard-layout hook");
-		if constexpr (call_noexcept()) {
-			call(d);
-		} else {
-			detail::context *ctx = h->ctx_; // the object may be gone afterwards
-			try {
-				call(d);
-			} catch (...) {
-				detail::report(ctx ? &ctx->on_exception : nullptr, std::current_exception());
-			}
-		}
-	}
-
-	detail::context *ctx_; // right before the node, as in BasicTimer
-	tw_timer node_;
 };
 
 inline void Wheel::close() noexcept
 {
 	if (!ctx_)
 		return;
-	twheel_drain(ctx_->w, &detail::drained, nullptr);
-	twheel_destroy(ctx_->w);
-	delete ctx_;
-	ctx_ = nullptr;
+	twheel_drain(
+		ctx_->w,
+		[](tw_timer *n, void *) {
+			if (n->func == &Timer::fire)
+				static_cast<Timer *>(detail::handle::from(n))->cancelled();
+		},
+		nullptr);
+	// drop what a cancellation callback re-armed; then no handle reaches the wheel
+	twheel_drain(ctx_->w, [](tw_timer *, void *) {}, nullptr);
+	twheel_destroy(std::exchange(ctx_->w, nullptr));
+	detail::release(std::exchange(ctx_, nullptr));
 }
 
-} // namespace twheel
+} // namespace tw
 
 #endif // TWHEEL_TWHEEL_HPP

@@ -52,12 +52,6 @@
 extern "C" {
 #endif
 
-#ifdef __cplusplus
-#pragma push_macro("twheel")
-#undef twheel
-#define twheel twheel_c
-#endif
-
 /* A wait of this many ns means "no timer pending: sleep until other work". */
 #define TWHEEL_RT_FOREVER UINT64_MAX
 
@@ -205,7 +199,6 @@ struct twheel_rt_stats {
 };
 
 #ifdef __cplusplus
-#pragma pop_macro("twheel")
 }
 #endif
 

@@ -50,19 +50,6 @@ extern "C" {
 #define TWHEEL_API
 #endif
 
-/*
- * The wheel is struct twheel. In C++ the name twheel is the namespace of
- * <twheel/twheel.hpp>, so C++ sees the same struct under the tag twheel_c
- * (the functions are extern "C": the tag does not change linkage, and the
- * C and C++ headers may be included in any order). Until the matching
- * pop_macro at the end of this header, "twheel" alone means twheel_c there.
- */
-#ifdef __cplusplus
-#pragma push_macro("twheel")
-#undef twheel
-#define twheel twheel_c
-#endif
-
 /* Absolute time, in ticks. */
 typedef uint64_t tw_tick_t;
 #define TW_TICK_MAX UINT64_MAX
@@ -207,6 +194,26 @@ TWHEEL_API size_t twheel_count(const struct twheel *w);
 TWHEEL_API void twheel_drain(struct twheel *w,
 			     void (*fn)(struct tw_timer *t, void *arg), void *arg);
 
+/* ---- Moving a timer ------------------------------------------------------- */
+
+/*
+ * Move the timer at @src to the address @dst, for owners that relocate
+ * their objects (a C array of timers that grows, a C++ handle that is
+ * moved). @dst takes @src's expiry, callback and flags and, if @src is
+ * pending on @w, its place on @w: it stays pending at the same expiry, in
+ * the same position among equal expiries, and fires once, as @dst. @src is
+ * left not pending (its other fields unchanged). @dst must have been
+ * initialised with tw_timer_init() and must not be pending; its previous
+ * contents are overwritten. @w may be NULL when @src is not pending.
+ * @dst == @src changes nothing.
+ * Returns 1 if @src was pending, 0 if not, or
+ *   -EINVAL  @dst or @src is NULL, or @src is pending and @w is NULL;
+ *   -EBUSY   @dst is pending (and is not @src).
+ * O(1); the wheel's thread, callbacks included: a timer moved while the
+ * advance is firing its slot still fires in that advance, as @dst.
+ */
+TWHEEL_API int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src);
+
 /* ---- Inspection, statistics and version ---------------------------------- */
 
 /*
@@ -283,7 +290,6 @@ TWHEEL_API twheel_misuse_fn twheel_set_misuse_handler(twheel_misuse_fn fn);
 
 #ifdef __cplusplus
 }
-#pragma pop_macro("twheel")
 #endif
 
 #endif /* TWHEEL_TWHEEL_H */
