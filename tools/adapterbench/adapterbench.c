@@ -125,8 +125,9 @@ static struct tw_timer *timers(uint32_t n)
 	return t;
 }
 
-static int rearm(uint32_t c, uint32_t m, double *ns)
+static int rearm(const struct peer_input *in, double *ns)
 {
+	uint32_t c = in->n, m = in->m;
 	struct twheel_host *h = host_open();
 	struct tw_timer *t = timers(c);
 	int rc = 0;
@@ -153,8 +154,10 @@ static int rearm(uint32_t c, uint32_t m, double *ns)
 	return rc;
 }
 
-static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, double *ns)
+static int add_cancel(const struct peer_input *in, double *ns)
 {
+	uint32_t n = in->n;
+	const uint32_t *off = in->off, *perm = in->perm;
 	struct twheel_host *h = host_open();
 	struct tw_timer *t = timers(n);
 	int rc = 0;
@@ -176,35 +179,22 @@ static int add_cancel(uint32_t n, const uint32_t *off, const uint32_t *perm, dou
 	return rc;
 }
 
+static const struct peer_ops adapter_ops = {
+	.name = IMPL,
+	.rearm = { rearm,
+		   "twheel_host_mod(30 s) (one clock reading each) on a pending timer, the host loop "
+		   "run once without blocking every 1,000 re-arms (none fires); wall ns per re-arm",
+		   "an operation failed or a timer fired" },
+	.add_cancel = { add_cancel,
+			"twheel_host_add (ms offsets), then twheel_host_del in random order; "
+			"wall ns per pair",
+			"an operation failed or a timer fired" },
+	.add_expire = { NULL, "real-time adapters: the span would be 65 s of waiting", NULL },
+};
+
 int main(int argc, char **argv)
 {
-	struct peer_args a;
-	double v[64];
-	int failed = 0;
+	const struct peer_ops *ops[] = { &adapter_ops };
 
-	peer_parse(argc, argv, &a);
-	if (peer_want(&a, "rearm")) {
-		int ok = 1;
-
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !rearm(a.n, a.m, &v[i]);
-		if (ok)
-			peer_result("rearm", IMPL, a.n, "ns/op", v, (int)a.reps);
-		else
-			peer_fail("rearm", IMPL, "an operation failed or a timer fired"), failed = 1;
-	}
-	if (peer_want(&a, "add_cancel")) {
-		uint32_t *off = peer_offsets(a.n), *perm = peer_perm(a.n);
-		int ok = 1;
-
-		for (uint32_t i = 0; i < a.reps && ok; i++)
-			ok = !add_cancel(a.n, off, perm, &v[i]);
-		if (ok)
-			peer_result("add_cancel", IMPL, a.n, "ns/op", v, (int)a.reps);
-		else
-			peer_fail("add_cancel", IMPL, "an operation failed or a timer fired"), failed = 1;
-		free(off);
-		free(perm);
-	}
-	return failed;
+	return peer_main(argc, argv, ops, 1);
 }
