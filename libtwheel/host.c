@@ -70,9 +70,24 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 	return 0;
 }
 
-/* @t was armed at tick @e (if @rc says so): wake the host earlier if needed. */
-static inline int host_armed(struct twheel_host *h, int rc, tw_tick_t e, uint64_t now)
+/*
+ * Arm @t at @ns: a delay from a fresh clock reading, or a deadline
+ * (@deadline); with twheel_add() or twheel_mod() (@mod). Wake the host
+ * timer earlier if @t became the earliest timer.
+ */
+static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
+			  bool mod)
 {
+	uint64_t now;
+	tw_tick_t e;
+	int rc;
+
+	if (!h)
+		return -EINVAL;
+	now = twheel_rt_now(&h->_rt);
+	e = deadline ? twheel_rt_deadline_tick(&h->_rt, ns, now)
+		     : twheel_rt_delay_tick(&h->_rt, ns, now);
+	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
 	if (rc >= 0 && e < h->_armed && !h->_in_run)
 		host_rearm(h, now);
 	return rc;
@@ -80,50 +95,22 @@ static inline int host_armed(struct twheel_host *h, int rc, tw_tick_t e, uint64_
 
 int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
 {
-	uint64_t now;
-	tw_tick_t e;
-
-	if (!h)
-		return -EINVAL;
-	now = twheel_rt_now(&h->_rt);
-	e = twheel_rt_delay_tick(&h->_rt, delay_ns, now);
-	return host_armed(h, twheel_add(h->_w, t, e), e, now);
+	return host_arm_timer(h, t, delay_ns, false, false);
 }
 
 int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
 {
-	uint64_t now;
-	tw_tick_t e;
-
-	if (!h)
-		return -EINVAL;
-	now = twheel_rt_now(&h->_rt);
-	e = twheel_rt_delay_tick(&h->_rt, delay_ns, now);
-	return host_armed(h, twheel_mod(h->_w, t, e), e, now);
+	return host_arm_timer(h, t, delay_ns, false, true);
 }
 
 int twheel_host_add_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
 {
-	uint64_t now;
-	tw_tick_t e;
-
-	if (!h)
-		return -EINVAL;
-	now = twheel_rt_now(&h->_rt);
-	e = twheel_rt_deadline_tick(&h->_rt, deadline_ns, now);
-	return host_armed(h, twheel_add(h->_w, t, e), e, now);
+	return host_arm_timer(h, t, deadline_ns, true, false);
 }
 
 int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
 {
-	uint64_t now;
-	tw_tick_t e;
-
-	if (!h)
-		return -EINVAL;
-	now = twheel_rt_now(&h->_rt);
-	e = twheel_rt_deadline_tick(&h->_rt, deadline_ns, now);
-	return host_armed(h, twheel_mod(h->_w, t, e), e, now);
+	return host_arm_timer(h, t, deadline_ns, true, true);
 }
 
 int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
