@@ -279,6 +279,7 @@ static void timeout_ms_and_timespec_round_up(void **state)
 	assert_ptr_equal(twheel_rt_timeout_ts(&rt, w, 0, &ts), &ts);
 	assert_true(ts.tv_sec == 0 && ts.tv_nsec == 1);
 
+	twheel_del(w, &a);
 	twheel_destroy(w);
 
 	/* 10 us ticks, expiries on the first level (no cascade tick first) */

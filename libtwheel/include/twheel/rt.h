@@ -186,7 +186,7 @@ TWHEEL_API struct timespec *twheel_rt_timeout_ts(const struct twheel_rt *rt,
 
 /*
  * What an adapter that drives a wheel from a host loop's timer counts
- * (twheel_uv_get_stats() and the like). "No-fire" wake-ups are expected:
+ * (twheel_host_get_stats() in <twheel/host.h>). "No-fire" wake-ups are expected:
  * a cascade tick before a far timer (at most TWHEEL_LEVELS per timer), or a
  * timer cancelled after the host timer was armed for it.
  */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adapters/epoll/epoll.c - one timerfd drives a wheel (see <twheel/epoll.h>).
+ * A zero it_value disarms a timerfd, so "now" is armed as 1 ns (absolute:
+ * long past, so the fd becomes readable at once).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "twheel/epoll.h"
+
+struct twheel_epoll {
+	struct twheel_host h; /* first: a host pointer is an adapter pointer */
+	int fd;
+};
+
+static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
+{
+	struct twheel_epoll *e = (struct twheel_epoll *)h;
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	int flags = 0;
+	uint64_t v;
+
+	if (twheel_host_rt(h)->clock == twheel_rt_clock_monotonic) {
+		flags = TFD_TIMER_ABSTIME;
+		v = wake;
+	} else {
+		v = wake - now;
+	}
+	if (!v)
+		v = 1;
+	its.it_value.tv_sec = (time_t)(v / 1000000000u);
+	its.it_value.tv_nsec = (long)(v % 1000000000u);
+	/* Cannot fail on a valid timerfd with a normalised value. */
+	timerfd_settime(e->fd, flags, &its, NULL);
+}
+
+static void host_stop(struct twheel_host *h)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	timerfd_settime(((struct twheel_epoll *)h)->fd, 0, &its, NULL);
+}
+
+static const struct twheel_host_ops epoll_ops = { host_arm, host_stop };
+
+struct twheel_host *twheel_epoll_create(const struct twheel_rt *rt)
+{
+	struct twheel_epoll *e = calloc(1, sizeof(*e));
+	int rc;
+
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (e->fd < 0) {
+		rc = errno;
+		free(e);
+		errno = rc;
+		return NULL;
+	}
+	rc = twheel_host_init(&e->h, rt, &epoll_ops);
+	if (rc) {
+		close(e->fd);
+		free(e);
+		errno = -rc;
+		return NULL;
+	}
+	return &e->h;
+}
+
+int twheel_epoll_fd(const struct twheel_host *h)
+{
+	if (!h || h->_ops != &epoll_ops)
+		return -EINVAL;
+	return ((const struct twheel_epoll *)h)->fd;
+}
+
+long twheel_epoll_dispatch(struct twheel_host *h)
+{
+	uint64_t expirations;
+
+	if (!h || h->_ops != &epoll_ops)
+		return -EINVAL;
+	/* EAGAIN when it was not readable: run anyway, it is harmless */
+	if (read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations)) < 0 &&
+	    errno != EAGAIN)
+		return -errno;
+	return twheel_host_run(h);
+}
+
+int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg),
+			 void *arg)
+{
+	struct twheel_epoll *e = (struct twheel_epoll *)h;
+	int rc;
+
+	if (!h || h->_ops != &epoll_ops)
+		return -EINVAL;
+	rc = twheel_host_fini(h, fn, arg);
+	if (rc)
+		return rc;
+	close(e->fd);
+	free(e);
+	return 0;
+}

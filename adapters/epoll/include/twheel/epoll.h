@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/epoll.h - libtwheel in a plain epoll (or poll, select) loop: one
+ * timerfd drives a wheel (library twheel-epoll, pkg-config twheel-epoll).
+ *
+ * Why a timerfd rather than the loop's wait timeout: the timerfd carries
+ * its own deadline, so the loop needs no change to its wait (a loop owned
+ * by other code, or one with several timer sources, just watches one more
+ * file descriptor), and with the default clock the deadline is absolute
+ * (TFD_TIMER_ABSTIME on CLOCK_MONOTONIC): no cached time, no rounding to
+ * milliseconds, no early wake-up. A loop that computes its own timeout can
+ * use <twheel/rt.h> directly instead (twheel_rt_timeout_ms()).
+ *
+ * Use: add twheel_epoll_fd() to your epoll set for EPOLLIN (level- or
+ * edge-triggered) and call twheel_epoll_dispatch() when it is readable.
+ * Arm and cancel timers with <twheel/host.h> (twheel_host_add() ...). The
+ * timerfd is disarmed whenever the wheel is empty: an idle wheel never
+ * makes the fd readable.
+ *
+ * Time: delays count from a fresh reading of the clock at the call. With
+ * an injected clock (struct twheel_rt), the timerfd is armed relative to
+ * that clock's reading, and a wake-up that comes early only re-arms it.
+ *
+ * Threads: a host belongs to the thread that runs the loop; every function
+ * may be called from the wheel's callbacks and the loop's other handlers,
+ * unless stated otherwise.
+ */
+#ifndef TWHEEL_EPOLL_H
+#define TWHEEL_EPOLL_H
+
+#include <twheel/host.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TWHEEL_ADAPTER_BUILDING) && defined(__GNUC__)
+#define TWHEEL_EPOLL_API __attribute__((visibility("default")))
+#else
+#define TWHEEL_EPOLL_API
+#endif
+
+/*
+ * Create a host: a wheel and a disarmed, non-blocking, close-on-exec
+ * timerfd on CLOCK_MONOTONIC. @rt gives the tick and clock (NULL: 1 ms,
+ * CLOCK_MONOTONIC); it is copied. Returns the host, or NULL with errno set
+ * (ENOMEM, or the errno of timerfd_create()). Allocates. Any thread.
+ */
+TWHEEL_EPOLL_API struct twheel_host *twheel_epoll_create(const struct twheel_rt *rt);
+
+/*
+ * The timerfd to watch for EPOLLIN (POLLIN), or -EINVAL if @h is NULL or
+ * not created by twheel_epoll_create(). O(1).
+ */
+TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
+
+/*
+ * The timerfd is readable (or might be): consume its expiry and run every
+ * due timer, then re-arm it. Harmless when it was not readable. Returns
+ * the number of timer callbacks run, or
+ *   -EINVAL  @h NULL or not created by twheel_epoll_create();
+ *   -EBUSY   called from one of the wheel's callbacks.
+ * Cost: one read(2), twheel_advance(), at most one timerfd_settime(2).
+ */
+TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
+
+/*
+ * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
+ * may be NULL, may free the timer; timers it arms again are dropped),
+ * close the timerfd (which removes it from every epoll set) and free @h.
+ * Returns 0, or
+ *   -EINVAL  @h NULL or not created by twheel_epoll_create();
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ * O(pending timers).
+ */
+TWHEEL_EPOLL_API int twheel_epoll_destroy(struct twheel_host *h,
+					  void (*fn)(struct tw_timer *t, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_EPOLL_H */

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adapters/ev/ev.c - one ev_timer drives a wheel (see <twheel/ev.h>).
+ *
+ * libev starts a timer at its cached monotonic time plus the delay and
+ * fires it once that time is passed. Reading our clock first and then
+ * ev_now_update() makes the cached time >= our reading, so the ev_timer
+ * fires no earlier than our reading plus the remaining time. The delay is
+ * rounded up to the microsecond so that double rounding cannot pull it
+ * below the wake-up time.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "twheel/ev.h"
+
+struct twheel_ev {
+	struct twheel_host h; /* first: a host pointer is an adapter pointer */
+	ev_timer timer;
+	struct ev_loop *loop;
+};
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	twheel_host_run(w->data);
+}
+
+static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
+{
+	struct twheel_ev *e = (struct twheel_ev *)h;
+	uint64_t us = (wake - now + 999) / 1000;
+
+	ev_timer_stop(e->loop, &e->timer);
+	ev_now_update(e->loop);
+	ev_timer_set(&e->timer, (ev_tstamp)us * 1e-6, 0.);
+	ev_timer_start(e->loop, &e->timer);
+}
+
+static void host_stop(struct twheel_host *h)
+{
+	struct twheel_ev *e = (struct twheel_ev *)h;
+
+	ev_timer_stop(e->loop, &e->timer);
+}
+
+static const struct twheel_host_ops ev_ops = { host_arm, host_stop };
+
+struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_rt *rt)
+{
+	struct twheel_ev *e;
+	int rc;
+
+	if (!loop) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = twheel_host_init(&e->h, rt, &ev_ops);
+	if (rc) {
+		free(e);
+		errno = -rc;
+		return NULL;
+	}
+	ev_timer_init(&e->timer, on_timer, 0., 0.);
+	e->timer.data = &e->h;
+	e->loop = loop;
+	return &e->h;
+}
+
+int twheel_ev_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
+{
+	struct twheel_ev *e = (struct twheel_ev *)h;
+	int rc;
+
+	if (!h || h->_ops != &ev_ops)
+		return -EINVAL;
+	rc = twheel_host_fini(h, fn, arg);
+	if (rc)
+		return rc;
+	ev_timer_stop(e->loop, &e->timer);
+	free(e);
+	return 0;
+}

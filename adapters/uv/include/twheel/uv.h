@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/uv.h - libtwheel inside a libuv loop: one uv_timer_t drives a
+ * wheel (library twheel-uv, pkg-config twheel-uv).
+ *
+ * The host (<twheel/host.h>) arms, re-arms and cancels timers; this header
+ * only creates and destroys it. Timers are struct tw_timer, embedded in
+ * your own objects; their callbacks run on the loop's thread from the
+ * uv_timer_t's callback, in nondecreasing order of expiry.
+ *
+ * Time. The clock is the struct twheel_rt passed to twheel_uv_create()
+ * (CLOCK_MONOTONIC and 1 ms ticks by default), read afresh by every
+ * twheel_host_add()/_mod(): a delay is relative to the moment of the call, not
+ * to the loop's cached uv_now(), so a timer armed after a long callback
+ * does not fire early (libuv's own timers do: they count from the time
+ * cached at the start of the iteration). A timer fires when the clock has
+ * reached its deadline, at most one tick plus the loop's wake-up latency
+ * later. The uv_timer_t is set in uv_now()'s milliseconds so that it
+ * never fires before the tick boundary it waits for.
+ *
+ * The uv_timer_t is active exactly while the wheel has pending timers: it
+ * keeps uv_run(UV_RUN_DEFAULT) running while something is pending and lets
+ * it return when nothing is, and an idle wheel costs no wake-ups. It is
+ * re-armed only when a timer earlier than the one it waits for is armed;
+ * re-arming and cancelling other timers never touches libuv.
+ *
+ * Threads: an adapter belongs to the thread that runs its uv loop. Calls
+ * from the wheel's callbacks and from any libuv callback on that thread
+ * are allowed unless stated otherwise.
+ */
+#ifndef TWHEEL_UV_H
+#define TWHEEL_UV_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include <twheel/host.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TWHEEL_ADAPTER_BUILDING) && defined(__GNUC__)
+#define TWHEEL_UV_API __attribute__((visibility("default")))
+#else
+#define TWHEEL_UV_API
+#endif
+
+/*
+ * Create a host on @loop: a wheel and one (inactive) uv_timer_t. Arm and
+ * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
+ * and the rest of <twheel/host.h>. @rt gives the tick and the clock
+ * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
+ * with errno set: EINVAL (@loop NULL, or uv_timer_init() failed), ENOMEM.
+ * Allocates. The loop's thread.
+ */
+TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt);
+
+/*
+ * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
+ * may be NULL, may free the timer; timers it arms again are dropped), stop
+ * and close the uv_timer_t. The memory is freed by the close callback, so
+ * the loop must run once more (as for any handle) before uv_loop_close()
+ * succeeds; @h must not be used after this returns 0. Returns 0, or
+ *   -EINVAL  @h NULL or not created by twheel_uv_create();
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ * O(pending timers). The loop's thread.
+ */
+TWHEEL_UV_API int twheel_uv_destroy(struct twheel_host *h,
+				    void (*fn)(struct tw_timer *t, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_UV_H */

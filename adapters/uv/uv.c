@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adapters/uv/uv.c - one uv_timer_t drives a wheel (see <twheel/uv.h>).
+ *
+ * libuv fires a timer when its loop time, uv_now() = floor(CLOCK_MONOTONIC
+ * (or its _COARSE variant, which never runs ahead of it) / 1 ms), reaches
+ * the start time plus the timeout. With the default clock the timeout is
+ * therefore ceil(wake / 1 ms) - uv_now(): however stale uv_now() is, the
+ * uv_timer_t fires only once the monotonic clock has reached @wake. With
+ * an injected clock the epochs differ: the loop time is refreshed and the
+ * remaining time rounded up to a whole millisecond.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "twheel/uv.h"
+
+#define NS_PER_MS UINT64_C(1000000)
+
+struct twheel_uv {
+	struct twheel_host h; /* first: a host pointer is an adapter pointer */
+	uv_timer_t timer;
+	uv_loop_t *loop;
+};
+
+static inline uint64_t ceil_ms(uint64_t ns)
+{
+	return ns / NS_PER_MS + (ns % NS_PER_MS != 0);
+}
+
+static void on_timer(uv_timer_t *timer)
+{
+	struct twheel_uv *u = timer->data;
+
+	twheel_host_run(&u->h);
+}
+
+static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
+{
+	struct twheel_uv *u = (struct twheel_uv *)h;
+	uint64_t ms;
+
+	if (twheel_host_rt(h)->clock == twheel_rt_clock_monotonic) {
+		uint64_t wake_ms = ceil_ms(wake), lnow = uv_now(u->loop);
+
+		ms = wake_ms > lnow ? wake_ms - lnow : 0;
+	} else {
+		uv_update_time(u->loop);
+		ms = ceil_ms(wake - now);
+	}
+	uv_timer_start(&u->timer, on_timer, ms, 0);
+}
+
+static void host_stop(struct twheel_host *h)
+{
+	uv_timer_stop(&((struct twheel_uv *)h)->timer);
+}
+
+static const struct twheel_host_ops uv_ops = { host_arm, host_stop };
+
+struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt)
+{
+	struct twheel_uv *u;
+	int rc;
+
+	if (!loop) {
+		errno = EINVAL;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = twheel_host_init(&u->h, rt, &uv_ops);
+	if (rc == 0 && uv_timer_init(loop, &u->timer)) {
+		twheel_host_fini(&u->h, NULL, NULL);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		free(u);
+		errno = -rc;
+		return NULL;
+	}
+	u->timer.data = u;
+	u->loop = loop;
+	return &u->h;
+}
+
+static void on_close(uv_handle_t *handle)
+{
+	free(handle->data);
+}
+
+int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
+{
+	struct twheel_uv *u = (struct twheel_uv *)h;
+	int rc;
+
+	if (!h || h->_ops != &uv_ops)
+		return -EINVAL;
+	rc = twheel_host_fini(h, fn, arg);
+	if (rc)
+		return rc;
+	uv_close((uv_handle_t *)&u->timer, on_close);
+	return 0;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - one wheel driven by one host-loop timer; <twheel/host.h> says
+ * when the host timer is touched. _armed is the tick the host timer waits
+ * for: an arm earlier than it re-arms the host timer, later ones do not.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "twheel/host.h"
+
+/* Arm the host timer for the wheel's next tick with work, or stop it. */
+static void host_rearm(struct twheel_host *h, uint64_t now)
+{
+	uint64_t timeout = twheel_rt_timeout_ns(&h->_rt, h->_w, now);
+
+	if (timeout == TWHEEL_RT_FOREVER) {
+		/* empty, or beyond any 64-bit clock reading */
+		if (h->_armed != TW_TICK_MAX) {
+			h->_ops->stop(h);
+			h->_st.host_stops++;
+			h->_armed = TW_TICK_MAX;
+		}
+		return;
+	}
+	h->_armed = twheel_next_expiry(h->_w);
+	h->_ops->arm(h, now + timeout, now);
+	h->_st.host_arms++;
+}
+
+int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
+		     const struct twheel_host_ops *ops)
+{
+	if (!h || !ops || !ops->arm || !ops->stop)
+		return -EINVAL;
+	memset(h, 0, sizeof(*h));
+	if (rt)
+		h->_rt = *rt;
+	twheel_rt_init(&h->_rt, h->_rt.tick_ns, h->_rt.clock, h->_rt.clock_arg);
+	h->_ops = ops;
+	h->_armed = TW_TICK_MAX;
+	h->_w = twheel_create(twheel_rt_floor(&h->_rt, twheel_rt_now(&h->_rt)));
+	return h->_w ? 0 : -ENOMEM;
+}
+
+static void drop(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+}
+
+int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
+{
+	if (!h || !h->_w)
+		return -EINVAL;
+	if (h->_in_run)
+		return -EBUSY;
+	h->_in_run = true; /* @fn may arm timers again: no host timer for them */
+	twheel_drain(h->_w, fn ? fn : drop, arg);
+	while (twheel_count(h->_w))
+		twheel_drain(h->_w, drop, NULL);
+	h->_in_run = false;
+	if (h->_armed != TW_TICK_MAX) {
+		h->_ops->stop(h);
+		h->_armed = TW_TICK_MAX;
+	}
+	twheel_destroy(h->_w);
+	h->_w = NULL;
+	return 0;
+}
+
+/*
+ * Arm @t at @ns: a delay from a fresh clock reading, or a deadline
+ * (@deadline); with twheel_add() or twheel_mod() (@mod). Wake the host
+ * timer earlier if @t became the earliest timer.
+ */
+static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
+			  bool mod)
+{
+	uint64_t now;
+	tw_tick_t e;
+	int rc;
+
+	if (!h)
+		return -EINVAL;
+	now = twheel_rt_now(&h->_rt);
+	e = deadline ? twheel_rt_deadline_tick(&h->_rt, ns, now)
+		     : twheel_rt_delay_tick(&h->_rt, ns, now);
+	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
+	if (rc >= 0 && e < h->_armed && !h->_in_run)
+		host_rearm(h, now);
+	return rc;
+}
+
+int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
+{
+	return host_arm_timer(h, t, delay_ns, false, false);
+}
+
+int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
+{
+	return host_arm_timer(h, t, delay_ns, false, true);
+}
+
+int twheel_host_add_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
+{
+	return host_arm_timer(h, t, deadline_ns, true, false);
+}
+
+int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
+{
+	return host_arm_timer(h, t, deadline_ns, true, true);
+}
+
+int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
+{
+	int rc;
+
+	if (!h)
+		return -EINVAL;
+	rc = twheel_del(h->_w, t);
+	if (rc == 1 && !h->_in_run && h->_armed != TW_TICK_MAX && !twheel_count(h->_w)) {
+		h->_ops->stop(h);
+		h->_st.host_stops++;
+		h->_armed = TW_TICK_MAX;
+	}
+	return rc;
+}
+
+long twheel_host_run(struct twheel_host *h)
+{
+	long n;
+
+	if (!h)
+		return -EINVAL;
+	if (h->_in_run)
+		return -EBUSY;
+	h->_armed = TW_TICK_MAX; /* the one-shot host timer has fired */
+	h->_in_run = true;
+	n = twheel_rt_advance(&h->_rt, h->_w, twheel_rt_now(&h->_rt));
+	h->_in_run = false;
+	h->_st.wakeups++;
+	if (n > 0)
+		h->_st.fired += (uint64_t)n;
+	else
+		h->_st.idle_wakeups++;
+	/* a fresh reading: the callbacks took time, and a stale one oversleeps */
+	host_rearm(h, twheel_rt_now(&h->_rt));
+	return n;
+}
+
+uint64_t twheel_host_now(const struct twheel_host *h)
+{
+	return h ? twheel_rt_now(&h->_rt) : 0;
+}
+
+struct twheel *twheel_host_wheel(const struct twheel_host *h)
+{
+	return h ? h->_w : NULL;
+}
+
+const struct twheel_rt *twheel_host_rt(const struct twheel_host *h)
+{
+	return h ? &h->_rt : NULL;
+}
+
+int twheel_host_get_stats(const struct twheel_host *h, struct twheel_rt_stats *st)
+{
+	if (!h || !st)
+		return -EINVAL;
+	*st = h->_st;
+	return 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/host.h - drive a wheel from one timer of a host event loop.
+ * Part of the core library (libc only); the libuv, libev, libevent and
+ * epoll adapters are built on it, and so can an adapter for any other loop.
+ *
+ * A struct twheel_host is a wheel, the real-time rules of <twheel/rt.h>
+ * and one host timer (a uv_timer_t, an ev_timer, a timerfd...) that the
+ * host loop runs. The adapter supplies two operations, arm and stop; the
+ * host calls twheel_host_run() when the host timer fires. The host timer
+ * is touched only when it must be:
+ *   - arming a timer earlier than the tick the host timer waits for (or
+ *     while it is stopped) re-arms it; other arms never touch it;
+ *   - cancelling leaves it alone unless the wheel becomes empty; then it is
+ *     stopped, so an idle wheel costs no wake-ups. A cancelled earliest
+ *     timer costs at most one wake-up that runs nothing;
+ *   - while twheel_host_run() runs the due timers nothing is re-armed;
+ *     afterwards the host timer is armed once, from a fresh clock reading.
+ * The host timer is one-shot: after it fired, the host considers it
+ * stopped until arm is called again.
+ *
+ * Time: a delay is relative to a fresh reading of the clock at the call
+ * (never to a host loop's cached "now", which may be old), a deadline is a
+ * clock reading. A timer fires when twheel_host_run() finds the clock at
+ * or past its deadline (never early), at most one tick plus the host's
+ * wake-up latency later.
+ *
+ * Threads: a host belongs to the thread that runs its loop. Every function
+ * may be called from the wheel's callbacks and from the host loop's own
+ * handlers on that thread, unless stated otherwise.
+ */
+#ifndef TWHEEL_HOST_H
+#define TWHEEL_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <twheel/rt.h>
+#include <twheel/twheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct twheel_host;
+
+/* What an adapter does to its host loop's timer. */
+struct twheel_host_ops {
+	/*
+	 * Start (or restart) the host timer so that it fires once, when the
+	 * rt clock reads @wake_ns or later. @now_ns is the fresh reading
+	 * @wake_ns was computed from (@wake_ns == @now_ns: fire as soon as
+	 * possible). A host whose timer counts from a cached time must make
+	 * sure it does not fire before @wake_ns (see the adapters).
+	 */
+	void (*arm)(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns);
+	/* Stop the host timer (it is armed). */
+	void (*stop)(struct twheel_host *h);
+};
+
+/* Embed in the adapter's own struct; fields are private. */
+struct twheel_host {
+	struct twheel_rt _rt;
+	struct twheel *_w;
+	const struct twheel_host_ops *_ops;
+	tw_tick_t _armed;     /* the tick the host timer waits for; TW_TICK_MAX: stopped */
+	bool _in_run;
+	struct twheel_rt_stats _st;
+};
+
+/*
+ * Initialise @h with a new wheel at the clock's current tick. @rt gives
+ * the tick and clock (NULL: 1 ms, CLOCK_MONOTONIC) and is copied; @ops
+ * must outlive @h. Returns 0, or
+ *   -EINVAL  @h or @ops NULL, or an op missing;
+ *   -ENOMEM  the wheel could not be allocated.
+ * Allocates the wheel (twheel_create()). Any thread.
+ */
+TWHEEL_API int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
+				const struct twheel_host_ops *ops);
+
+/*
+ * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
+ * may be NULL; it may free the timer; timers it arms again are dropped,
+ * not pending, when this returns), stop the host timer if armed, destroy
+ * the wheel. Returns 0, or
+ *   -EINVAL  @h NULL or not initialised;
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ * O(pending timers).
+ */
+TWHEEL_API int twheel_host_fini(struct twheel_host *h,
+				void (*fn)(struct tw_timer *t, void *arg), void *arg);
+
+/*
+ * Arm @t to fire @delay_ns after a fresh clock reading (_add, _mod), or
+ * when the clock reaches @deadline_ns (_add_at, _mod_at; a deadline that
+ * has passed fires in the next run). _add requires @t not pending; _mod
+ * re-arms it whether or not it is. Returns 0 (_add, _add_at), 1 if @t was
+ * pending or 0 if not (_mod, _mod_at), or
+ *   -EINVAL  @h or @t NULL, or @t has no callback;
+ *   -EBUSY   (_add, _add_at) @t is already pending.
+ * O(1) plus one clock reading, plus the host's arm when @t becomes the
+ * earliest timer.
+ */
+TWHEEL_API int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
+TWHEEL_API int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
+TWHEEL_API int twheel_host_add_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns);
+TWHEEL_API int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns);
+
+/*
+ * Cancel @t. Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t
+ * NULL). O(1), plus the host's stop when the wheel becomes empty.
+ */
+TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
+
+/*
+ * The host timer fired: advance the wheel to the clock's current tick
+ * (running every due timer), then arm the host timer for the next tick
+ * with work, or leave it stopped if the wheel is empty. Returns the
+ * number of timer callbacks run, or
+ *   -EINVAL  @h NULL;
+ *   -EBUSY   called from one of the wheel's callbacks.
+ * Cost: that of twheel_advance() plus two clock readings.
+ */
+TWHEEL_API long twheel_host_run(struct twheel_host *h);
+
+/* A fresh reading of @h's clock (ns); 0 if @h is NULL. O(1). */
+TWHEEL_API uint64_t twheel_host_now(const struct twheel_host *h);
+
+/*
+ * The wheel, for the read-only calls of <twheel/twheel.h> (twheel_count,
+ * twheel_next_expiry, twheel_get_stats...); arm and cancel through @h, or
+ * the host timer is not kept in step. NULL if @h is NULL. O(1).
+ */
+TWHEEL_API struct twheel *twheel_host_wheel(const struct twheel_host *h);
+
+/* @h's real-time configuration; NULL if @h is NULL. O(1). */
+TWHEEL_API const struct twheel_rt *twheel_host_rt(const struct twheel_host *h);
+
+/* Copy @h's counters into @st. 0, or -EINVAL (either NULL). O(1). */
+TWHEEL_API int twheel_host_get_stats(const struct twheel_host *h, struct twheel_rt_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_HOST_H */

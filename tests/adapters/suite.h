@@ -1,0 +1,408 @@
+/*
+ * suite.h - the behaviour every host-loop adapter must show, written once
+ * and run on each real host library (test_uv.c, test_ev.c, test_event.c,
+ * test_epoll.c supply a struct host_loop and call suite_main()):
+ *
+ *   - no timer fires before its deadline on CLOCK_MONOTONIC, each fires
+ *     exactly once, none fires grossly late;
+ *   - timer callbacks that re-arm themselves, cancel others and arm new
+ *     ones; the same from the host loop's own handlers;
+ *   - a delay counts from the call, not from the loop's cached time;
+ *   - no wake-ups while the wheel is empty (counted), and the host loop
+ *     returns when nothing is pending (the host timer was stopped);
+ *   - shutdown hands every pending timer back exactly once;
+ *   - an injected clock; bad input gives -EINVAL / -EBUSY.
+ */
+#ifndef TESTS_ADAPTERS_SUITE_H
+#define TESTS_ADAPTERS_SUITE_H
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <twheel/host.h>
+
+/* What a test needs from a host loop; each function acts on "the" loop
+ * that setup() created for the current test. */
+struct host_loop {
+	const char *name;
+	void (*setup)(void);    /* create the loop */
+	void (*teardown)(void); /* close it: must find nothing left open */
+	struct twheel_host *(*create)(const struct twheel_rt *rt);
+	int (*destroy)(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg);
+	/* run until the loop has nothing to do (the host timer stopped) */
+	void (*run)(void);
+	/* run for @ms milliseconds of real time, whatever is pending */
+	void (*run_for)(unsigned ms);
+	/* have @fn(@arg) called from one of the loop's own handlers (a native
+	 * zero timer or the like) during the next run */
+	void (*call_soon)(void (*fn)(void *arg), void *arg);
+};
+
+static const struct host_loop *HL;
+static struct twheel_host *H;
+
+#define TICK_NS UINT64_C(1000000)
+/* Generous: CI machines are shared. Early is the hard rule. */
+#define LATE_SLACK_NS UINT64_C(200000000)
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct ttimer {
+	struct tw_timer t;
+	uint64_t deadline; /* CLOCK_MONOTONIC ns */
+	uint64_t fired_at;
+	int fired;
+	int id;
+	int rearms;        /* re-arm itself this many more times */
+	struct ttimer *victim; /* cancel this one when firing */
+	struct ttimer *spawn;  /* arm this one (2 ms) when firing */
+};
+
+static int early, late;
+
+static void t_cb(struct tw_timer *t)
+{
+	struct ttimer *x = tw_container_of(t, struct ttimer, t);
+	uint64_t now = mono_ns();
+
+	x->fired++;
+	x->fired_at = now;
+	if (now < x->deadline)
+		early++;
+	if (now > x->deadline + TICK_NS + LATE_SLACK_NS)
+		late++;
+	if (x->victim)
+		assert_int_equal(twheel_host_del(H, &x->victim->t), 1);
+	if (x->spawn) {
+		x->spawn->deadline = mono_ns() + 2 * TICK_NS;
+		assert_int_equal(twheel_host_add(H, &x->spawn->t, 2 * TICK_NS), 0);
+	}
+	if (x->rearms > 0) {
+		x->rearms--;
+		x->deadline = mono_ns() + 3 * TICK_NS;
+		assert_int_equal(twheel_host_mod(H, t, 3 * TICK_NS), 0);
+	}
+}
+
+static void arm(struct ttimer *x, uint64_t delay_ns)
+{
+	x->deadline = mono_ns() + delay_ns;
+	assert_int_equal(twheel_host_add(H, &x->t, delay_ns), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	early = late = 0;
+	HL->setup();
+	H = HL->create(NULL);
+	assert_non_null(H);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (H)
+		assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	H = NULL;
+	HL->teardown();
+	return 0;
+}
+
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+#define NT 300
+
+static void fires_once_never_early(void **state)
+{
+	static struct ttimer tm[NT];
+	struct twheel_rt_stats st;
+
+	(void)state;
+	memset(tm, 0, sizeof(tm));
+	for (int i = 0; i < NT; i++) {
+		tw_timer_init(&tm[i].t, t_cb);
+		if (i % 3 == 0) {
+			/* absolute deadlines, some already passed */
+			uint64_t now = twheel_host_now(H);
+
+			tm[i].deadline = now + rnd() % (40 * TICK_NS) - 5 * TICK_NS;
+			assert_int_equal(twheel_host_add_at(H, &tm[i].t, tm[i].deadline), 0);
+		} else {
+			/* 0 .. 40 ms, many of them within a tick */
+			arm(&tm[i], rnd() % (40 * TICK_NS));
+		}
+	}
+	HL->run(); /* returns only once the host timer is stopped */
+	for (int i = 0; i < NT; i++)
+		assert_int_equal(tm[i].fired, 1);
+	assert_int_equal(early, 0);
+	assert_int_equal(late, 0);
+	assert_true(twheel_count(twheel_host_wheel(H)) == 0);
+	assert_int_equal(twheel_host_get_stats(H, &st), 0);
+	assert_true(st.fired == NT);
+	/* every wake-up that ran nothing is a cascade tick: few */
+	assert_true(st.idle_wakeups <= 2 * TWHEEL_LEVELS);
+}
+
+static void callbacks_rearm_cancel_and_arm(void **state)
+{
+	static struct ttimer a, b, c, d, e;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	memset(&d, 0, sizeof(d));
+	memset(&e, 0, sizeof(e));
+	tw_timer_init(&a.t, t_cb);
+	tw_timer_init(&b.t, t_cb);
+	tw_timer_init(&c.t, t_cb);
+	tw_timer_init(&d.t, t_cb);
+	tw_timer_init(&e.t, t_cb);
+	a.rearms = 5;    /* fires 6 times */
+	b.victim = &c;   /* b (3 ms) cancels c (30 ms) */
+	b.spawn = &d;    /* and arms d */
+	e.rearms = 1;    /* e re-arms itself once */
+	arm(&a, 2 * TICK_NS);
+	arm(&b, 3 * TICK_NS);
+	arm(&c, 30 * TICK_NS);
+	arm(&e, 1 * TICK_NS);
+	HL->run();
+	assert_int_equal(a.fired, 6);
+	assert_int_equal(b.fired, 1);
+	assert_int_equal(c.fired, 0);
+	assert_int_equal(d.fired, 1);
+	assert_int_equal(e.fired, 2);
+	assert_int_equal(early, 0);
+	assert_int_equal(late, 0);
+}
+
+/* ---- from the host loop's own handlers ------------------------------------- */
+
+static struct ttimer hx[3];
+
+static void from_handler(void *arg)
+{
+	(void)arg;
+	arm(&hx[0], 2 * TICK_NS);
+	arm(&hx[1], 4 * TICK_NS);
+	arm(&hx[2], 6 * TICK_NS);
+	assert_int_equal(twheel_host_del(H, &hx[1].t), 1);
+	hx[2].deadline = mono_ns() + 1 * TICK_NS;
+	assert_int_equal(twheel_host_mod(H, &hx[2].t, 1 * TICK_NS), 1);
+}
+
+static void host_handlers_arm_and_cancel(void **state)
+{
+	(void)state;
+	memset(hx, 0, sizeof(hx));
+	for (int i = 0; i < 3; i++)
+		tw_timer_init(&hx[i].t, t_cb);
+	HL->call_soon(from_handler, NULL);
+	HL->run();
+	assert_int_equal(hx[0].fired, 1);
+	assert_int_equal(hx[1].fired, 0);
+	assert_int_equal(hx[2].fired, 1);
+	assert_true(hx[2].fired_at < hx[0].fired_at);
+	assert_int_equal(early, 0);
+}
+
+/* A handler that ran long: the loop's cached time is 20 ms old. */
+static struct ttimer slow_t;
+static void slow_handler(void *arg)
+{
+	uint64_t end = mono_ns() + 20 * TICK_NS;
+
+	(void)arg;
+	while (mono_ns() < end)
+		;
+	arm(&slow_t, 5 * TICK_NS);
+}
+
+static void delay_counts_from_the_call_not_the_cached_time(void **state)
+{
+	(void)state;
+	memset(&slow_t, 0, sizeof(slow_t));
+	tw_timer_init(&slow_t.t, t_cb);
+	HL->call_soon(slow_handler, NULL);
+	HL->run();
+	assert_int_equal(slow_t.fired, 1);
+	assert_true(slow_t.fired_at >= slow_t.deadline);
+	assert_int_equal(early, 0);
+}
+
+static void no_wakeups_while_idle(void **state)
+{
+	static struct ttimer a;
+	struct twheel_rt_stats s0, s1;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	tw_timer_init(&a.t, t_cb);
+
+	/* armed then cancelled: the host timer is stopped at once */
+	arm(&a, 5 * TICK_NS);
+	assert_int_equal(twheel_host_del(H, &a.t), 1);
+	HL->run_for(30);
+	assert_int_equal(twheel_host_get_stats(H, &s0), 0);
+	assert_true(s0.wakeups == 0);
+	assert_true(s0.host_arms == 1 && s0.host_stops == 1);
+
+	/* after the last timer fired: nothing more */
+	arm(&a, 2 * TICK_NS);
+	HL->run();
+	assert_int_equal(a.fired, 1);
+	assert_int_equal(twheel_host_get_stats(H, &s0), 0);
+	HL->run_for(30);
+	assert_int_equal(twheel_host_get_stats(H, &s1), 0);
+	assert_true(s1.wakeups == s0.wakeups);
+	assert_true(s0.wakeups >= 1);
+}
+
+static int drained[16];
+static void drain_fn(struct tw_timer *t, void *arg)
+{
+	struct ttimer *x = tw_container_of(t, struct ttimer, t);
+
+	assert_false(tw_timer_pending(t));
+	drained[x->id]++;
+	(*(int *)arg)++;
+	/* arming again during shutdown is dropped, not leaked */
+	twheel_host_add(H, t, TICK_NS);
+}
+
+static void shutdown_hands_back_pending_timers(void **state)
+{
+	static struct ttimer tm[16];
+	int n = 0;
+
+	(void)state;
+	memset(tm, 0, sizeof(tm));
+	memset(drained, 0, sizeof(drained));
+	for (int i = 0; i < 16; i++) {
+		tw_timer_init(&tm[i].t, t_cb);
+		tm[i].id = i;
+		arm(&tm[i], (uint64_t)(i + 1) * 1000 * TICK_NS);
+	}
+	assert_int_equal(HL->destroy(H, drain_fn, &n), 0);
+	H = NULL;
+	assert_int_equal(n, 16);
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(drained[i], 1);
+		assert_false(tw_timer_pending(&tm[i].t));
+		assert_int_equal(tm[i].fired, 0);
+	}
+	HL->run(); /* completes the close; teardown checks nothing is left */
+}
+
+static struct twheel_host *busy_h;
+static int busy_rc = 1;
+static void destroy_from_callback(struct tw_timer *t)
+{
+	(void)t;
+	busy_rc = HL->destroy(busy_h, NULL, NULL);
+}
+
+static void bad_input(void **state)
+{
+	struct tw_timer t, nocb;
+
+	(void)state;
+	tw_timer_init(&t, destroy_from_callback);
+	tw_timer_init(&nocb, NULL);
+	assert_int_equal(HL->destroy(NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(twheel_host_add(NULL, &t, 0), -EINVAL);
+	assert_int_equal(twheel_host_add(H, NULL, 0), -EINVAL);
+	assert_int_equal(twheel_host_add(H, &nocb, 0), -EINVAL);
+	assert_int_equal(twheel_host_mod(NULL, &t, 0), -EINVAL);
+	assert_int_equal(twheel_host_add_at(NULL, &t, 0), -EINVAL);
+	assert_int_equal(twheel_host_mod_at(NULL, &t, 0), -EINVAL);
+	assert_int_equal(twheel_host_del(NULL, &t), -EINVAL);
+	assert_int_equal(twheel_host_del(H, NULL), -EINVAL);
+	assert_int_equal(twheel_host_run(NULL), -EINVAL);
+	assert_int_equal(twheel_host_get_stats(H, NULL), -EINVAL);
+	assert_null(twheel_host_wheel(NULL));
+	assert_true(twheel_host_now(NULL) == 0);
+	assert_int_equal(twheel_host_del(H, &t), 0);
+
+	/* destroying from a timer callback is refused */
+	busy_h = H;
+	assert_int_equal(twheel_host_add(H, &t, 0), 0);
+	assert_int_equal(twheel_host_add(H, &t, 0), -EBUSY);
+	HL->run();
+	assert_int_equal(busy_rc, -EBUSY);
+}
+
+/* An injected clock: CLOCK_MONOTONIC plus a large offset (another epoch). */
+#define FAKE_OFFSET (UINT64_C(1) << 50)
+static uint64_t offset_clock(void *arg)
+{
+	(void)arg;
+	return mono_ns() + FAKE_OFFSET;
+}
+
+static void injected_clock(void **state)
+{
+	static struct ttimer tm[20];
+	struct twheel_rt rt;
+
+	(void)state;
+	assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	twheel_rt_init(&rt, 500000, offset_clock, NULL); /* 0.5 ms ticks */
+	H = HL->create(&rt);
+	assert_non_null(H);
+	assert_true(twheel_host_now(H) >= FAKE_OFFSET);
+	memset(tm, 0, sizeof(tm));
+	for (int i = 0; i < 20; i++) {
+		tw_timer_init(&tm[i].t, t_cb);
+		arm(&tm[i], (uint64_t)i * 700000);
+	}
+	HL->run();
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(tm[i].fired, 1);
+	assert_int_equal(early, 0);
+	assert_int_equal(late, 0);
+}
+
+static int suite_main(const struct host_loop *hl)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(fires_once_never_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(callbacks_rearm_cancel_and_arm, setup, teardown),
+		cmocka_unit_test_setup_teardown(host_handlers_arm_and_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(delay_counts_from_the_call_not_the_cached_time, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(injected_clock, setup, teardown),
+	};
+
+	HL = hl;
+	return cmocka_run_group_tests_name(hl->name, tests, NULL, NULL);
+}
+
+#endif

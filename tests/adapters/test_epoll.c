@@ -1,0 +1,123 @@
+/*
+ * test_epoll - the adapter suite (suite.h) on a plain epoll loop watching
+ * the adapter's timerfd, plus its own arguments and its fd being silent
+ * while the wheel is empty.
+ */
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <twheel/epoll.h>
+
+#include "suite.h"
+
+static int epfd = -1;
+static struct twheel_host *cur;
+
+#define MAXSOON 8
+static struct {
+	void (*fn)(void *arg);
+	void *arg;
+} soon[MAXSOON];
+static int nsoon;
+
+static void ep_setup(void)
+{
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(epfd >= 0);
+	nsoon = 0;
+}
+
+static void ep_teardown(void)
+{
+	assert_int_equal(nsoon, 0);
+	close(epfd);
+}
+
+static struct twheel_host *ep_create(const struct twheel_rt *rt)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct twheel_host *h = twheel_epoll_create(rt);
+
+	if (h) {
+		ev.data.ptr = h;
+		assert_int_equal(epoll_ctl(epfd, EPOLL_CTL_ADD, twheel_epoll_fd(h), &ev), 0);
+	}
+	cur = h;
+	return h;
+}
+
+static int ep_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
+{
+	int rc = twheel_epoll_destroy(h, fn, arg);
+
+	if (rc == 0)
+		cur = NULL;
+	return rc;
+}
+
+/* The timerfd is armed, or has expired and not been read. */
+static int fd_busy(void)
+{
+	struct itimerspec its;
+	struct epoll_event ev;
+
+	if (!cur)
+		return 0;
+	timerfd_gettime(twheel_epoll_fd(cur), &its);
+	if (its.it_value.tv_sec || its.it_value.tv_nsec)
+		return 1;
+	return epoll_wait(epfd, &ev, 1, 0) > 0;
+}
+
+/* One iteration: run queued handlers, else wait up to @ms (-1: forever). */
+static void ep_once(int ms)
+{
+	struct epoll_event ev[4];
+	int n;
+
+	if (nsoon) {
+		int k = nsoon;
+
+		nsoon = 0;
+		for (int i = 0; i < k; i++)
+			soon[i].fn(soon[i].arg);
+		return;
+	}
+	n = epoll_wait(epfd, ev, 4, ms);
+	for (int i = 0; i < n; i++)
+		assert_true(twheel_epoll_dispatch(ev[i].data.ptr) >= 0);
+}
+
+static void ep_run(void)
+{
+	while (nsoon || fd_busy())
+		ep_once(-1);
+}
+
+static void ep_run_for(unsigned ms)
+{
+	uint64_t end = mono_ns() + (uint64_t)ms * 1000000u;
+
+	for (uint64_t now; (now = mono_ns()) < end;)
+		ep_once((int)((end - now + 999999) / 1000000));
+}
+
+static void ep_call_soon(void (*fn)(void *arg), void *arg)
+{
+	assert_true(nsoon < MAXSOON);
+	soon[nsoon].fn = fn;
+	soon[nsoon].arg = arg;
+	nsoon++;
+}
+
+static const struct host_loop ep_host = {
+	"epoll", ep_setup, ep_teardown, ep_create, ep_destroy, ep_run, ep_run_for, ep_call_soon,
+};
+
+int main(void)
+{
+	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
+		return 1;
+	return suite_main(&ep_host);
+}
