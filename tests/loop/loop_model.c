@@ -1,0 +1,1305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_model.c - the loop's API, single-threaded on a fake clock, checked
+ * against a model of what loop.h promises.
+ *
+ * The model keeps, per timer, the state the header describes (idle, fired,
+ * queued, armed, cancelled and not yet released, handed to the executor,
+ * handed back by it) and, while armed, the wheel tick it fires at:
+ *
+ *   - a deadline d still ahead of the reference time fires in the first
+ *     iteration whose clock reading now has floor(now / tick) >= ceil(d /
+ *     tick); one at or before it fires in the next iteration. The
+ *     reference is a fresh clock reading for the delay calls, the last
+ *     iteration's time (twheel_loop_now()) for add_at/mod_at, and the time
+ *     of the iteration that takes a schedule from the inbox;
+ *   - an iteration runs the inbox items in order (work, schedules,
+ *     cancels), then the due normal timers by expiry tick, then the due
+ *     deferrable ones; timers armed by callbacks wait for a later
+ *     iteration (checked: the inbox part in exact order, the timers as a
+ *     set whose expiry ticks do not decrease, normal before deferrable);
+ *   - periodic timers follow the schedule, fixed rate or fixed delay, and
+ *     the misfire policy; the callback sees t->deadline and t->missed;
+ *   - every return value, tw_loop_timer_busy(), twheel_loop_pending(),
+ *     twheel_loop_count(), and that the drain hands back each owned timer
+ *     exactly once.
+ *
+ * Callbacks act on their own timer (delete, re-arm, cancel, schedule) and
+ * work items re-post themselves, stop the loop or call run_once (-EBUSY).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <twheel/loop.h>
+
+#include "loop_model.h"
+
+/*
+ * Where the loop is known to disagree with its header, and the model is
+ * told so instead of failing every run. Each one is a bug in the loop (or
+ * the header): make it 0 when that is fixed.
+ *
+ * EXPIRED_COUNTED: twheel_loop_run_once() returns "the number of
+ * callbacks run", but counts every timer the wheel expired, also those
+ * that run no callback: a periodic run dropped by TW_LOOP_MISFIRE_SKIP,
+ * and a timer cancelled from another thread whose cancel is still in the
+ * inbox (cfg.batch ran out) when its tick comes.
+ */
+#define EXPIRED_COUNTED 1
+
+#define NT 8      /* timers */
+#define NW 3      /* work items */
+#define MAXEV 512 /* events per step */
+#define MAXQ 64   /* inbox entries */
+
+/* ---- Byte source ------------------------------------------------------- */
+
+void lm_src_bytes(struct lm_src *s, const uint8_t *data, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->data = data;
+	s->len = len;
+}
+
+void lm_src_prng(struct lm_src *s, uint64_t seed, size_t nbytes)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = seed;
+	s->limit = nbytes;
+}
+
+static bool src_more(const struct lm_src *s)
+{
+	return s->data ? s->pos < s->len : s->pos < s->limit;
+}
+
+static uint8_t u8(struct lm_src *s)
+{
+	uint64_t z;
+
+	if (s->data)
+		return s->pos < s->len ? s->data[s->pos++] : 0;
+	if (s->pos >= s->limit)
+		return 0;
+	s->pos++;
+	z = (s->state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint8_t)((z ^ (z >> 31)) >> 24);
+}
+
+static uint64_t u64(struct lm_src *s, unsigned nbytes)
+{
+	uint64_t v = 0;
+
+	while (nbytes--)
+		v = v << 8 | u8(s);
+	return v;
+}
+
+/* ---- State ------------------------------------------------------------- */
+
+enum mstate { S_IDLE, S_DONE, S_QUEUED, S_ARMED, S_CANCELLED, S_XRUN, S_PXRUN, S_RETURNED };
+
+/* What a callback does with its own timer (or a work item with itself). */
+enum action { A_NONE, A_DEL, A_MOD, A_ADD, A_CANCEL, A_SCHED, A_CLOCK, A_NACTIONS };
+enum waction { W_NONE, W_REPOST, W_RUN_ONCE, W_STOP, W_NACTIONS };
+
+struct mtimer {
+	struct tw_loop_timer t;
+	int idx;
+	bool inited;
+	bool periodic;
+	unsigned flags;
+	uint64_t period;
+	int action;
+	uint64_t action_arg;
+	/* the model */
+	enum mstate st;
+	bool linked;
+	uint64_t exp;      /* wheel tick, while linked */
+	uint64_t deadline; /* what t->deadline is */
+	uint64_t qdl;      /* queued: the deadline to arm */
+	uint32_t missed, backlog;
+	bool cancel_req;   /* periodic on the executor, cancelled during its run */
+};
+
+struct mwork {
+	struct tw_loop_work w;
+	int idx;
+	bool queued;
+	int action;  /* the model's copy */
+	int raction; /* the callback's copy (a re-post happens once) */
+};
+
+enum evkind { EV_WORK, EV_FIRE, EV_HANDOFF, EV_RELEASE, EV_DRAIN, EV_WDRAIN };
+
+struct ev {
+	int kind, idx;
+	uint64_t deadline;
+	uint32_t missed;
+	int ret;
+	uint64_t key; /* expected events of the wheel phase: wheel and expiry */
+};
+
+struct evlog {
+	struct ev e[MAXEV];
+	int n;
+};
+
+struct lm {
+	struct lm_src *src;
+	struct lm_result *res;
+	struct twheel_loop *l;
+	uint64_t rclk;      /* the fake clock the loop reads (callbacks move it) */
+	uint64_t clk;       /* the model's idea of it */
+	uint64_t tick, now; /* model: the last iteration's time */
+	size_t max_pending;
+	unsigned batch;
+	bool executor, hook, stopped, in_iter;
+	struct mtimer t[NT];
+	struct mwork w[NW];
+	/* the inbox: timers (0..NT-1) and work items (NT..) in push order */
+	int q[MAXQ];
+	int qn;
+	/* handed to the executor, in order: the real one and the model's */
+	int xq[NT], xn;
+	struct tw_loop_timer *rxq[NT];
+	int rxn;
+	struct evlog got, want;
+	bool failed;
+};
+
+static struct lm *M; /* the callbacks' way back */
+static int trace;    /* TWHEEL_LOOP_MODEL_TRACE=1: print each operation */
+
+#define TRACE(...)                                    \
+	do {                                          \
+		if (trace)                            \
+			fprintf(stderr, __VA_ARGS__); \
+	} while (0)
+
+static void failf(struct lm *m, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (m->failed)
+		return;
+	m->failed = true;
+	n = (size_t)snprintf(m->res->failure, sizeof(m->res->failure), "op %llu: ",
+			     (unsigned long long)m->res->ops);
+	va_start(ap, fmt);
+	if (n < sizeof(m->res->failure))
+		vsnprintf(m->res->failure + n, sizeof(m->res->failure) - n, fmt, ap);
+	va_end(ap);
+}
+
+#define EXPECT_RET(m, got, want, what)                                              \
+	do {                                                                        \
+		long g_ = (long)(got), w_ = (long)(want);                            \
+		TRACE("  %s -> %ld (model %ld)\n", (what), g_, w_);                 \
+		if (g_ != w_)                                                       \
+			failf((m), "%s returned %ld, the model says %ld", (what), g_, w_); \
+	} while (0)
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static uint64_t clock_read(void *arg)
+{
+	return ((struct lm *)arg)->rclk;
+}
+
+static bool owned(enum mstate s)
+{
+	return s != S_IDLE && s != S_DONE;
+}
+
+static size_t owned_count(const struct lm *m)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < NT; i++)
+		n += owned(m->t[i].st);
+	return n;
+}
+
+static void ev_add(struct evlog *g, int kind, int idx, uint64_t deadline, uint32_t missed,
+		   int ret, uint64_t key)
+{
+	if (g->n < MAXEV)
+		g->e[g->n++] = (struct ev){ kind, idx, deadline, missed, ret, key };
+}
+
+static void q_push(struct lm *m, int item)
+{
+	if (m->qn < MAXQ)
+		m->q[m->qn++] = item;
+	else
+		failf(m, "model inbox overflow");
+}
+
+/* ---- The model's rules --------------------------------------------------- */
+
+/* The tick a deadline fires at, given the reference time of the request. */
+static uint64_t expiry(const struct lm *m, uint64_t d, uint64_t ref)
+{
+	if (d <= ref)
+		return ref / m->tick;
+	return d / m->tick + (d % m->tick != 0);
+}
+
+static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
+{
+	x->deadline = d;
+	x->exp = expiry(m, d, ref);
+	x->linked = true;
+}
+
+/* The errors an arming call checks before the timer's state. */
+static int arm_check(const struct lm *m, const struct mtimer *x)
+{
+	if ((x->flags & TW_LOOP_EXECUTOR) && !m->executor)
+		return -EINVAL;
+	if (x->periodic && x->period < m->tick)
+		return -EINVAL;
+	if (m->stopped)
+		return -ESHUTDOWN;
+	return 0;
+}
+
+/* add / add_at / mod / mod_at (@ref: the reference time of the call). */
+static int m_add(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool mod,
+		 bool self_running)
+{
+	int ret = arm_check(m, x);
+
+	if (ret)
+		return ret;
+	if (self_running) { /* a periodic timer re-armed by its own callback */
+		x->backlog = 0;
+		x->st = S_ARMED;
+		m_link(m, x, d, ref);
+		return 0;
+	}
+	if (x->st == S_ARMED && mod) {
+		m_link(m, x, d, ref);
+		return 1;
+	}
+	if (owned(x->st))
+		return -EBUSY;
+	if (m->max_pending && owned_count(m) >= m->max_pending)
+		return -ENOSPC;
+	x->backlog = 0;
+	x->st = S_ARMED;
+	m_link(m, x, d, ref);
+	return 0;
+}
+
+static int m_schedule(struct lm *m, struct mtimer *x, uint64_t d)
+{
+	int ret = arm_check(m, x);
+
+	if (ret)
+		return ret;
+	if (owned(x->st))
+		return -EBUSY;
+	if (m->max_pending && owned_count(m) >= m->max_pending)
+		return -ENOSPC;
+	x->st = S_QUEUED;
+	x->qdl = d;
+	x->deadline = d;
+	x->backlog = 0;
+	q_push(m, x->idx);
+	return 0;
+}
+
+static int m_del(struct lm *m, struct mtimer *x, bool self_running)
+{
+	(void)m;
+	if (self_running) {
+		x->st = S_IDLE;
+		x->linked = false;
+		return 1;
+	}
+	switch (x->st) {
+	case S_ARMED:
+		x->st = S_IDLE;
+		x->linked = false;
+		return 1;
+	case S_QUEUED:
+	case S_RETURNED:
+		x->st = S_CANCELLED;
+		return 1;
+	case S_PXRUN:
+		if (x->cancel_req)
+			return 0;
+		x->cancel_req = true;
+		return 1;
+	default: /* idle, fired, cancelled, a one-shot on the executor */
+		return 0;
+	}
+}
+
+static int m_cancel(struct lm *m, struct mtimer *x, bool self_running)
+{
+	if (self_running) { /* lost to the running callback: no run after it */
+		x->cancel_req = true;
+		return 0;
+	}
+	switch (x->st) {
+	case S_IDLE:
+		return -ENOENT;
+	case S_DONE:
+	case S_XRUN:
+		return 0;
+	case S_CANCELLED:
+		return -EALREADY;
+	case S_QUEUED:
+	case S_RETURNED:
+		x->st = S_CANCELLED;
+		return 1;
+	case S_ARMED:
+		x->st = S_CANCELLED; /* stays linked until the loop takes the cancel */
+		q_push(m, x->idx);
+		return 1;
+	case S_PXRUN:
+		if (x->cancel_req)
+			return -EALREADY;
+		x->cancel_req = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The deadline after a run of periodic @x served at x->deadline. */
+static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x)
+{
+	unsigned policy = x->flags & TW_LOOP_MISFIRE_MASK;
+
+	if (!(x->flags & TW_LOOP_FIXED_DELAY))
+		return add_sat(x->deadline,
+			       mul_sat(1 + (policy == TW_LOOP_MISFIRE_ALL ? 0 : x->missed),
+				       x->period));
+	if (x->backlog)
+		return m->now; /* an owed run: due in the next iteration */
+	return add_sat(m->clk, x->period);
+}
+
+static void m_release(struct lm *m, struct mtimer *x)
+{
+	x->st = S_IDLE;
+	x->linked = false;
+	x->cancel_req = false;
+	if (m->hook)
+		ev_add(&m->want, EV_RELEASE, x->idx, 0, 0, 0, 0);
+}
+
+/* ---- The callbacks -------------------------------------------------------- */
+
+static void record_fire(struct mtimer *x, int ret)
+{
+	ev_add(&M->got, EV_FIRE, x->idx, x->t.deadline, x->periodic ? x->t.missed : 0, ret, 0);
+	M->res->fires++;
+}
+
+/* Do the callback's action on the real loop; returns what it returned. */
+static int act_real(struct mtimer *x)
+{
+	struct twheel_loop *l = M->l;
+
+	switch (x->action) {
+	case A_DEL:
+		return twheel_loop_del(l, &x->t);
+	case A_MOD:
+		return twheel_loop_mod(l, &x->t, x->action_arg);
+	case A_ADD:
+		return twheel_loop_add(l, &x->t, x->action_arg);
+	case A_CANCEL:
+		return twheel_loop_cancel(l, &x->t);
+	case A_SCHED:
+		return twheel_loop_schedule(l, &x->t, x->action_arg);
+	case A_CLOCK:
+		M->rclk += x->action_arg;
+		return 0;
+	}
+	return 0;
+}
+
+static void timer_cb(struct tw_loop_timer *t)
+{
+	struct mtimer *x = tw_container_of(t, struct mtimer, t);
+
+	/* busy() as the header promises: false in a one-shot's callback, true
+	 * in a periodic one's (the loop still owns it) */
+	if (tw_loop_timer_busy(t) != x->periodic)
+		failf(M, "timer %d: busy() %d inside its callback", x->idx, !x->periodic);
+	record_fire(x, act_real(x));
+}
+
+static void work_cb(struct tw_loop_work *w)
+{
+	struct mwork *y = tw_container_of(w, struct mwork, w);
+	int ret = 0;
+
+	switch (y->raction) {
+	case W_REPOST:
+		y->raction = W_NONE;
+		ret = twheel_loop_post(M->l, w);
+		break;
+	case W_RUN_ONCE:
+		ret = twheel_loop_run_once(M->l, TW_LOOP_NOWAIT);
+		break;
+	case W_STOP:
+		ret = twheel_loop_stop(M->l);
+		break;
+	}
+	ev_add(&M->got, EV_WORK, NT + y->idx, 0, 0, ret, 0);
+}
+
+static void release_cb(struct tw_loop_timer *t, void *arg)
+{
+	struct mtimer *x = tw_container_of(t, struct mtimer, t);
+
+	(void)arg;
+	if (tw_loop_timer_busy(t))
+		failf(M, "timer %d: busy() in the release hook", x->idx);
+	ev_add(&M->got, EV_RELEASE, x->idx, 0, 0, 0, 0);
+	M->res->releases++;
+}
+
+static void executor_cb(struct tw_loop_timer *t, void *arg)
+{
+	struct mtimer *x = tw_container_of(t, struct mtimer, t);
+
+	(void)arg;
+	if (M->rxn < NT)
+		M->rxq[M->rxn++] = t;
+	else
+		failf(M, "executor handed more timers than there are");
+	ev_add(&M->got, EV_HANDOFF, x->idx, 0, 0, 0, 0);
+}
+
+static void drain_cb(struct tw_loop_timer *t, void *arg)
+{
+	struct mtimer *x = tw_container_of(t, struct mtimer, t);
+
+	(void)arg;
+	if (tw_loop_timer_busy(t))
+		failf(M, "timer %d: busy() when the drain hands it back", x->idx);
+	ev_add(&M->got, EV_DRAIN, x->idx, 0, 0, 0, 0);
+	M->res->drained++;
+}
+
+static void work_drain_cb(struct tw_loop_work *w, void *arg)
+{
+	struct mwork *y = tw_container_of(w, struct mwork, w);
+
+	(void)arg;
+	ev_add(&M->got, EV_WDRAIN, NT + y->idx, 0, 0, 0, 0);
+}
+
+/* ---- Model of a callback's action ------------------------------------------ */
+
+/* A one-shot's callback: the timer is fired (idle) while it runs. */
+static int m_oneshot_act(struct lm *m, struct mtimer *x)
+{
+	switch (x->action) {
+	case A_DEL:
+		return m_del(m, x, false);
+	case A_MOD:
+		return m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, true, false);
+	case A_ADD:
+		return m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, false, false);
+	case A_CANCEL:
+		return m_cancel(m, x, false);
+	case A_SCHED:
+		return m_schedule(m, x, add_sat(m->clk, x->action_arg));
+	case A_CLOCK:
+		m->clk += x->action_arg;
+		return 0;
+	}
+	return 0;
+}
+
+/* A periodic timer's run on the loop thread, then what the loop does after. */
+static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
+{
+	int ret = 0;
+	bool gone = false;
+
+	switch (x->action) {
+	case A_DEL:
+		ret = m_del(m, x, true);
+		gone = true;
+		break;
+	case A_MOD:
+	case A_ADD:
+		if (m->stopped) {
+			ret = -ESHUTDOWN;
+			break;
+		}
+		ret = m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, x->action == A_MOD, true);
+		gone = true;
+		break;
+	case A_CANCEL:
+		ret = m_cancel(m, x, true);
+		break;
+	case A_SCHED: /* it is owned: a loop runs it */
+		ret = m->stopped ? -ESHUTDOWN : -EBUSY;
+		break;
+	case A_CLOCK:
+		m->clk += x->action_arg;
+		break;
+	}
+	ev_add(&m->want, EV_FIRE, x->idx, x->deadline, x->missed, ret, key);
+	if (gone)
+		return;
+	if (x->cancel_req) {
+		m_release(m, x);
+		return;
+	}
+	m_link(m, x, m_periodic_next(m, x), m->now);
+	x->st = S_ARMED;
+}
+
+/* A due periodic timer found by the wheel; returns whether it ran (or was
+ * handed to the executor). */
+static bool m_fire_periodic(struct lm *m, struct mtimer *x, uint64_t key)
+{
+	uint64_t now = m->now, d = x->deadline, p = x->period, missed;
+	unsigned policy = x->flags & TW_LOOP_MISFIRE_MASK;
+	bool rate = !(x->flags & TW_LOOP_FIXED_DELAY), run = true;
+
+	missed = now > d ? (now - d) / p : 0;
+	if (x->backlog) {
+		x->backlog--;
+		missed = x->backlog;
+	} else if (missed) {
+		if (policy == TW_LOOP_MISFIRE_SKIP)
+			run = false;
+		else if (policy == TW_LOOP_MISFIRE_ALL && !rate)
+			x->backlog = clamp32(missed);
+	}
+	x->missed = clamp32(missed);
+	if (!run) {
+		/* the first deadline of the schedule that lies in the future */
+		m_link(m, x, rate ? add_sat(d, mul_sat(missed + 1, p)) : add_sat(now, p), now);
+		return EXPIRED_COUNTED;
+	}
+	x->linked = false;
+	if (x->flags & TW_LOOP_EXECUTOR) {
+		x->st = S_PXRUN;
+		x->cancel_req = false;
+		ev_add(&m->want, EV_HANDOFF, x->idx, 0, 0, 0, key);
+		m->xq[m->xn++] = x->idx;
+		return true;
+	}
+	m_periodic_run(m, x, key);
+	return true;
+}
+
+/* A due timer found by the wheel; returns whether a callback ran (or was
+ * handed to the executor). */
+static bool m_fire(struct lm *m, struct mtimer *x, uint64_t key)
+{
+	int ret;
+
+	if (x->st == S_CANCELLED) {
+		x->linked = false; /* released by the next inbox run */
+		return EXPIRED_COUNTED;
+	}
+	if (x->periodic)
+		return m_fire_periodic(m, x, key);
+	x->linked = false;
+	if (x->flags & TW_LOOP_EXECUTOR) {
+		x->st = S_XRUN;
+		ev_add(&m->want, EV_HANDOFF, x->idx, 0, 0, 0, key);
+		m->xq[m->xn++] = x->idx;
+		return true;
+	}
+	x->st = S_DONE;
+	ret = m_oneshot_act(m, x);
+	ev_add(&m->want, EV_FIRE, x->idx, x->deadline, 0, ret, key);
+	return true;
+}
+
+/* ---- Comparing -------------------------------------------------------------- */
+
+static bool ev_eq(const struct ev *a, const struct ev *b)
+{
+	return a->kind == b->kind && a->idx == b->idx && a->deadline == b->deadline &&
+	       a->missed == b->missed && a->ret == b->ret;
+}
+
+static int ev_cmp(const void *pa, const void *pb)
+{
+	const struct ev *a = pa, *b = pb;
+
+	if (a->idx != b->idx)
+		return a->idx < b->idx ? -1 : 1;
+	return a->kind - b->kind;
+}
+
+static const char *ev_name(int k)
+{
+	static const char *names[] = { "work", "fire", "handoff", "release", "drain", "wdrain" };
+
+	return names[k];
+}
+
+static void ev_fmt(char *buf, size_t len, const struct ev *e)
+{
+	snprintf(buf, len, "%s(%d dl=%llu missed=%u ret=%d)", ev_name(e->kind), e->idx,
+		 (unsigned long long)e->deadline, e->missed, e->ret);
+}
+
+/*
+ * The first @ordered expected events must come first and in that order;
+ * the rest are compared as a set, and in the real order their keys (wheel,
+ * expiry) must not decrease.
+ */
+static void compare(struct lm *m, int ordered, const char *what)
+{
+	struct evlog *g = &m->got, *w = &m->want;
+	struct ev a[MAXEV], b[MAXEV];
+	char x[128], y[128];
+	int i, n;
+
+	for (i = 0; trace && (i < g->n || i < w->n); i++) {
+		x[0] = y[0] = '\0';
+		if (i < g->n)
+			ev_fmt(x, sizeof(x), &g->e[i]);
+		if (i < w->n)
+			ev_fmt(y, sizeof(y), &w->e[i]);
+		TRACE("  %s %d: loop %s, model %s\n", what, i, x, y);
+	}
+	if (g->n != w->n) {
+		x[0] = y[0] = '\0';
+		for (i = 0; i < g->n && i < w->n && ev_eq(&g->e[i], &w->e[i]); i++)
+			;
+		if (i < g->n)
+			ev_fmt(x, sizeof(x), &g->e[i]);
+		if (i < w->n)
+			ev_fmt(y, sizeof(y), &w->e[i]);
+		failf(m, "%s: %d callbacks, the model says %d; first difference at %d: "
+		      "loop %s, model %s", what, g->n, w->n, i, x, y);
+		return;
+	}
+	for (i = 0; i < ordered; i++) {
+		if (!ev_eq(&g->e[i], &w->e[i])) {
+			ev_fmt(x, sizeof(x), &g->e[i]);
+			ev_fmt(y, sizeof(y), &w->e[i]);
+			failf(m, "%s: callback %d is %s, the model says %s", what, i, x, y);
+			return;
+		}
+	}
+	n = g->n - ordered;
+	memcpy(a, g->e + ordered, (size_t)n * sizeof(a[0]));
+	memcpy(b, w->e + ordered, (size_t)n * sizeof(b[0]));
+	/* the keys of the real events, from the model's matching ones */
+	for (i = 0; i < n; i++) {
+		int j;
+
+		for (j = 0; j < n; j++)
+			if (b[j].idx == a[i].idx)
+				break;
+		if (j < n)
+			a[i].key = b[j].key;
+		if (i && a[i].key < a[i - 1].key) {
+			ev_fmt(x, sizeof(x), &a[i - 1]);
+			ev_fmt(y, sizeof(y), &a[i]);
+			failf(m, "%s: %s ran before %s, out of expiry order", what, x, y);
+			return;
+		}
+	}
+	qsort(a, (size_t)n, sizeof(a[0]), ev_cmp);
+	qsort(b, (size_t)n, sizeof(b[0]), ev_cmp);
+	for (i = 0; i < n; i++) {
+		if (!ev_eq(&a[i], &b[i])) {
+			ev_fmt(x, sizeof(x), &a[i]);
+			ev_fmt(y, sizeof(y), &b[i]);
+			failf(m, "%s: loop ran %s, the model says %s", what, x, y);
+			return;
+		}
+	}
+}
+
+static void logs_reset(struct lm *m)
+{
+	m->got.n = 0;
+	m->want.n = 0;
+}
+
+/* After every operation: what other threads and the loop thread can see. */
+static void check_all(struct lm *m)
+{
+	size_t count = 0;
+
+	for (int i = 0; i < NT && !m->failed; i++) {
+		struct mtimer *x = &m->t[i];
+
+		if (!x->inited)
+			continue;
+		count += x->linked;
+		if (tw_loop_timer_busy(&x->t) != owned(x->st))
+			failf(m, "timer %d: busy() %d, the model says state %d", i,
+			      tw_loop_timer_busy(&x->t), x->st);
+		/* a cancelled timer still on a wheel is left out: "armed"? */
+		if (x->st != S_CANCELLED && twheel_loop_pending(m->l, &x->t) != x->linked)
+			failf(m, "timer %d: pending() %d, the model says %d", i,
+			      twheel_loop_pending(m->l, &x->t), x->linked);
+		if (x->linked && x->t.deadline != x->deadline)
+			failf(m, "timer %d: deadline %llu, the model says %llu", i,
+			      (unsigned long long)x->t.deadline, (unsigned long long)x->deadline);
+	}
+	if (!m->failed && m->rclk != m->clk)
+		failf(m, "callbacks moved the clock to %llu, the model says %llu",
+		      (unsigned long long)m->rclk, (unsigned long long)m->clk);
+	if (!m->failed && twheel_loop_count(m->l) != count)
+		failf(m, "count() %zu, the model says %zu", twheel_loop_count(m->l), count);
+}
+
+/* ---- Operations ---------------------------------------------------------------- */
+
+/* A delay: 0, within a tick, whole ticks, ticks +- 1 ns, far, saturating. */
+static uint64_t pick_delay(struct lm *m)
+{
+	uint8_t b = u8(m->src);
+	uint64_t k = 1 + (u8(m->src) & 7), r = u64(m->src, 3);
+
+	switch (b % 8) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + r % m->tick;
+	case 2:
+		return k * m->tick;
+	case 3:
+		return k * m->tick + (b & 8 ? 1 : -1ull);
+	case 4:
+		return r % (16 * m->tick);
+	case 5:
+		return (r << 8 | u8(m->src)) % (m->tick << 20);
+	case 6:
+		return UINT64_MAX - r;
+	default:
+		return r % (3 * m->tick);
+	}
+}
+
+/* An absolute deadline around twheel_loop_now(): before, at, after. */
+static uint64_t pick_deadline(struct lm *m)
+{
+	uint8_t b = u8(m->src);
+
+	switch (b % 4) {
+	case 0:
+		return m->now - (u64(m->src, 3) % (m->now + 1));
+	case 1:
+		return m->now;
+	default:
+		return add_sat(m->now, pick_delay(m));
+	}
+}
+
+static void op_init(struct lm *m, struct mtimer *x)
+{
+	uint8_t b = u8(m->src), c = u8(m->src);
+	int ret;
+
+	if (x->inited && owned(x->st))
+		return; /* not allowed while a loop owns it */
+	memset(&x->t, 0x5a, sizeof(x->t));
+	x->periodic = b & 1;
+	x->flags = ((b & 2) ? TW_LOOP_DEFERRABLE : 0) | ((b & 4) ? TW_LOOP_EXECUTOR : 0);
+	if (x->periodic) {
+		unsigned policy = (b >> 4) % 3;
+
+		x->flags |= (b & 8 ? TW_LOOP_FIXED_DELAY : 0) |
+			    (policy == 1 ? TW_LOOP_MISFIRE_ONCE :
+			     policy == 2 ? TW_LOOP_MISFIRE_ALL : TW_LOOP_MISFIRE_SKIP);
+		switch (c % 4) {
+		case 0:
+			x->period = m->tick;
+			break;
+		case 1:
+			x->period = m->tick * (1 + c / 4 % 8);
+			break;
+		case 2:
+			x->period = m->tick * (1 + c / 4 % 4) + 1 + u8(m->src);
+			break;
+		default:
+			x->period = m->tick - 1; /* too short: -EINVAL when armed */
+		}
+		ret = tw_loop_timer_init_periodic(&x->t, timer_cb, x->period, x->flags);
+	} else {
+		x->period = 0;
+		ret = tw_loop_timer_init(&x->t, timer_cb, x->flags);
+	}
+	EXPECT_RET(m, ret, 0, "init");
+	TRACE("  init timer %d: periodic %d flags %#x period %llu\n", x->idx, x->periodic,
+	      x->flags, (unsigned long long)x->period);
+	x->inited = true;
+	x->st = S_IDLE;
+	x->linked = false;
+	x->deadline = 0;
+	x->cancel_req = false;
+	x->backlog = x->missed = 0;
+	x->action = A_NONE;
+}
+
+/* What the timer's callback will do with it. */
+static void op_action(struct lm *m, struct mtimer *x)
+{
+	uint8_t b = u8(m->src);
+	int a = b % A_NACTIONS;
+
+	if (x->flags & TW_LOOP_EXECUTOR) /* runs on "another thread": cancel only */
+		a = (a == A_CANCEL || a == A_CLOCK) ? a : A_NONE;
+	x->action = a;
+	x->action_arg = a == A_CLOCK ? u64(m->src, 2) % (4 * m->tick) : pick_delay(m);
+	TRACE("  action of timer %d: %d arg %llu\n", x->idx, a,
+	      (unsigned long long)x->action_arg);
+}
+
+/* Where a due timer sorts in an iteration: normal wheel first, by expiry. */
+static uint64_t timer_key(const struct mtimer *x)
+{
+	return (uint64_t)((x->flags & TW_LOOP_DEFERRABLE) != 0) << 63 | x->exp;
+}
+
+/* One iteration: run_once(TW_LOOP_NOWAIT) on the loop, the same on the model. */
+static void op_run_once(struct lm *m)
+{
+	int ran = 0, ordered, ret, i, j, order[NT], no = 0;
+	unsigned handled = 0;
+	uint64_t tick;
+	bool isdue[NT];
+
+	logs_reset(m);
+	ret = twheel_loop_run_once(m->l, TW_LOOP_NOWAIT);
+	m->res->iterations++;
+	if (m->stopped) {
+		EXPECT_RET(m, ret, -ESHUTDOWN, "run_once");
+		compare(m, 0, "stopped run_once");
+		return;
+	}
+	m->now = m->clk; /* the reading at the start of the iteration */
+	if (twheel_loop_now(m->l) != m->now)
+		failf(m, "now() %llu, the clock read %llu", (unsigned long long)twheel_loop_now(m->l),
+		      (unsigned long long)m->now);
+
+	/* the inbox, in order, up to batch items (including ones pushed meanwhile) */
+	while (m->qn && handled < m->batch) {
+		int item = m->q[0];
+
+		memmove(m->q, m->q + 1, (size_t)--m->qn * sizeof(m->q[0]));
+		handled++;
+		if (item >= NT) {
+			struct mwork *y = &m->w[item - NT];
+			int r = 0;
+
+			y->queued = false;
+			ran++;
+			switch (y->action) {
+			case W_REPOST:
+				y->action = W_NONE; /* once */
+				r = m->stopped ? -ESHUTDOWN : 0;
+				if (!r) {
+					y->queued = true;
+					q_push(m, item);
+				}
+				break;
+			case W_RUN_ONCE:
+				r = -EBUSY;
+				break;
+			case W_STOP:
+				m->stopped = true;
+				break;
+			}
+			ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
+			continue;
+		}
+		struct mtimer *x = &m->t[item];
+
+		if (x->st == S_QUEUED) {
+			m_link(m, x, x->qdl, m->now);
+			x->st = S_ARMED;
+		} else if (x->st == S_RETURNED) {
+			m_link(m, x, m_periodic_next(m, x), m->now);
+			x->st = S_ARMED;
+		} else if (x->st == S_CANCELLED) {
+			m_release(m, x);
+		}
+	}
+	ordered = m->want.n;
+
+	/*
+	 * The wheels: what is due now, armed before the advance. Where the
+	 * header leaves the order open (equal expiries) the model follows the
+	 * loop's order, which compare() checks against the expiry ticks:
+	 * callbacks that move the clock or arm timers depend on it.
+	 */
+	tick = m->now / m->tick;
+	for (i = 0; i < NT; i++)
+		isdue[i] = m->t[i].linked && m->t[i].exp <= tick;
+	for (j = ordered; j < m->got.n; j++) {
+		const struct ev *e = &m->got.e[j];
+
+		if (e->idx < NT && (e->kind == EV_FIRE || e->kind == EV_HANDOFF) && isdue[e->idx]) {
+			isdue[e->idx] = false;
+			order[no++] = e->idx;
+		}
+	}
+	for (;;) { /* the rest (no callback), by wheel and expiry */
+		int best = -1;
+
+		for (i = 0; i < NT; i++)
+			if (isdue[i] && (best < 0 || timer_key(&m->t[i]) < timer_key(&m->t[best])))
+				best = i;
+		if (best < 0)
+			break;
+		isdue[best] = false;
+		order[no++] = best;
+	}
+	for (i = 0; i < no; i++) {
+		struct mtimer *x = &m->t[order[i]];
+
+		ran += m_fire(m, x, timer_key(x));
+	}
+	compare(m, ordered, "run_once");
+	EXPECT_RET(m, ret, ran, "run_once");
+}
+
+/* The executor runs the first timer it was handed. */
+static void op_call(struct lm *m)
+{
+	struct mtimer *x;
+	struct tw_loop_timer *t;
+	int ret;
+
+	if (!m->xn)
+		return;
+	if (!m->rxn) {
+		failf(m, "the model handed timer %d to the executor, the loop nothing", m->xq[0]);
+		return;
+	}
+	x = &m->t[m->xq[0]];
+	t = m->rxq[0];
+	memmove(m->xq, m->xq + 1, (size_t)--m->xn * sizeof(m->xq[0]));
+	memmove(m->rxq, m->rxq + 1, (size_t)--m->rxn * sizeof(m->rxq[0]));
+	if (t != &x->t) {
+		failf(m, "executor: the loop handed timer %d, the model %d",
+		      tw_container_of(t, struct mtimer, t)->idx, x->idx);
+		return;
+	}
+	logs_reset(m);
+	tw_loop_timer_call(t);
+	if (!x->periodic) {
+		x->st = S_DONE;
+		ret = m_oneshot_act(m, x);
+		ev_add(&m->want, EV_FIRE, x->idx, x->deadline, 0, ret, 0);
+	} else {
+		ret = x->action == A_CANCEL ? m_cancel(m, x, false) : 0;
+		if (x->action == A_CLOCK)
+			m->clk += x->action_arg;
+		ev_add(&m->want, EV_FIRE, x->idx, x->deadline, x->missed, ret, 0);
+		x->st = x->cancel_req ? S_CANCELLED : S_RETURNED;
+		x->cancel_req = false;
+		q_push(m, x->idx);
+	}
+	compare(m, m->want.n, "tw_loop_timer_call");
+}
+
+static void op_clock(struct lm *m, uint8_t b)
+{
+	uint64_t t = m->tick, c = m->clk;
+
+	switch (b % 6) {
+	case 0: /* small */
+		m->clk += u64(m->src, 2) % (2 * t + 1);
+		break;
+	case 1: /* to the next tick boundary */
+		m->clk = (c / t + 1) * t;
+		break;
+	case 2: /* just before it */
+		m->clk = (c / t + 1) * t - 1 > c ? (c / t + 1) * t - 1 : c;
+		break;
+	case 3: /* mid-tick */
+		m->clk = (c / t + 1) * t + t / 2;
+		break;
+	case 4: /* many ticks: cascades */
+		m->clk += (u64(m->src, 3) % (1u << 22)) * t + u8(m->src);
+		break;
+	default: /* whole periods of the first timer */
+		m->clk += m->t[0].period ? (1 + u8(m->src) % 5) * m->t[0].period : t;
+	}
+	m->rclk = m->clk;
+}
+
+static void op_one(struct lm *m)
+{
+	uint8_t op = u8(m->src);
+	struct mtimer *x = &m->t[u8(m->src) % NT];
+	struct mwork *y = &m->w[op % NW];
+	uint64_t v;
+	int ret, want;
+
+	m->res->ops++;
+	if (!x->inited && op % 24 < 10)
+		op_init(m, x);
+	TRACE("op %llu: %u on timer %d (state %d) / work %d, clock %llu\n",
+	      (unsigned long long)m->res->ops, op % 24, x->idx, x->st, y->idx,
+	      (unsigned long long)m->clk);
+	switch (op % 24) {
+	case 0:
+		v = pick_delay(m);
+		ret = twheel_loop_add(m->l, &x->t, v);
+		want = m_add(m, x, add_sat(m->clk, v), m->clk, false, false);
+		EXPECT_RET(m, ret, want, "add");
+		break;
+	case 1:
+		v = pick_deadline(m);
+		ret = twheel_loop_add_at(m->l, &x->t, v);
+		want = m_add(m, x, v, m->now, false, false);
+		EXPECT_RET(m, ret, want, "add_at");
+		break;
+	case 2:
+		v = pick_delay(m);
+		ret = twheel_loop_mod(m->l, &x->t, v);
+		want = m_add(m, x, add_sat(m->clk, v), m->clk, true, false);
+		EXPECT_RET(m, ret, want, "mod");
+		break;
+	case 3:
+		v = pick_deadline(m);
+		ret = twheel_loop_mod_at(m->l, &x->t, v);
+		want = m_add(m, x, v, m->now, true, false);
+		EXPECT_RET(m, ret, want, "mod_at");
+		break;
+	case 4:
+		ret = twheel_loop_del(m->l, &x->t);
+		EXPECT_RET(m, ret, m_del(m, x, false), "del");
+		break;
+	case 5:
+		v = pick_delay(m);
+		ret = twheel_loop_schedule(m->l, &x->t, v);
+		EXPECT_RET(m, ret, m_schedule(m, x, add_sat(m->clk, v)), "schedule");
+		break;
+	case 6:
+		v = pick_deadline(m);
+		ret = twheel_loop_schedule_at(m->l, &x->t, v);
+		EXPECT_RET(m, ret, m_schedule(m, x, v), "schedule_at");
+		break;
+	case 7:
+	case 8:
+		ret = twheel_loop_cancel(m->l, &x->t);
+		EXPECT_RET(m, ret, m_cancel(m, x, false), "cancel");
+		break;
+	case 9:
+		op_action(m, x);
+		break;
+	case 10:
+		op_init(m, x);
+		break;
+	case 11:
+	case 12:
+		v = u8(m->src) % 8 < 5 ? W_NONE : 1 + u8(m->src) % (W_NACTIONS - 1);
+		if (v == W_STOP && u8(m->src) != 0)
+			v = W_NONE;
+		if (!y->queued)
+			y->raction = (int)v; /* before it can run */
+		ret = twheel_loop_post(m->l, &y->w);
+		want = m->stopped ? -ESHUTDOWN : y->queued ? -EBUSY : 0;
+		if (!want) {
+			y->action = (int)v;
+			y->queued = true;
+			q_push(m, NT + y->idx);
+		}
+		EXPECT_RET(m, ret, want, "post");
+		break;
+	case 13:
+	case 14:
+	case 15:
+		op_clock(m, u8(m->src));
+		break;
+	case 16:
+	case 17:
+	case 18:
+	case 19:
+	case 20:
+		op_run_once(m);
+		break;
+	case 21:
+		op_call(m);
+		break;
+	case 22: /* rare: the rest of the run is about a stopped loop */
+		if (u8(m->src) == 0 && u8(m->src) < 64) {
+			EXPECT_RET(m, twheel_loop_stop(m->l), 0, "stop");
+			m->stopped = true;
+		}
+		break;
+	default:
+		op_clock(m, 0);
+		op_run_once(m);
+	}
+	check_all(m);
+}
+
+/* Stop, let the executor finish, drain: each owned timer handed back once. */
+static void finish(struct lm *m)
+{
+	size_t n, want_n = 0;
+	int i, ordered;
+
+	while (m->xn && !m->failed) {
+		op_call(m);
+		check_all(m);
+	}
+	if (m->failed)
+		return;
+	twheel_loop_stop(m->l);
+	m->stopped = true;
+	logs_reset(m);
+	n = twheel_loop_drain(m->l, drain_cb, m->res->ops & 1 ? work_drain_cb : NULL, NULL);
+	/* the inbox in order, then the wheels */
+	for (i = 0; i < m->qn; i++) {
+		int item = m->q[i];
+
+		if (item >= NT) {
+			struct mwork *y = &m->w[item - NT];
+
+			y->queued = false;
+			if (m->res->ops & 1) {
+				ev_add(&m->want, EV_WDRAIN, item, 0, 0, 0, 0);
+			} else {
+				/* run: a post promises a call */
+				int r = y->action == W_REPOST ? -ESHUTDOWN :
+					y->action == W_RUN_ONCE ? -ESHUTDOWN : 0;
+
+				ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
+			}
+			continue;
+		}
+		struct mtimer *x = &m->t[item];
+
+		if (x->st == S_QUEUED || x->st == S_RETURNED) {
+			x->st = S_IDLE;
+			x->linked = false;
+			ev_add(&m->want, EV_DRAIN, x->idx, 0, 0, 0, 0);
+			want_n++;
+		} else if (x->st == S_CANCELLED) {
+			m_release(m, x);
+		}
+	}
+	m->qn = 0;
+	ordered = m->want.n;
+	for (i = 0; i < NT; i++) {
+		struct mtimer *x = &m->t[i];
+
+		if (x->linked && x->st == S_ARMED) {
+			x->st = S_IDLE;
+			x->linked = false;
+			ev_add(&m->want, EV_DRAIN, x->idx, 0, 0, 0, 1);
+			want_n++;
+		}
+	}
+	EXPECT_RET(m, n, want_n, "drain");
+	compare(m, ordered, "drain");
+	check_all(m);
+	for (i = 0; i < NT && !m->failed; i++)
+		if (m->t[i].inited && owned(m->t[i].st))
+			failf(m, "timer %d still owned (state %d) after the drain", i, m->t[i].st);
+	logs_reset(m);
+	EXPECT_RET(m, twheel_loop_drain(m->l, drain_cb, NULL, NULL), 0, "second drain");
+	if (m->got.n)
+		failf(m, "the second drain ran %d callbacks", m->got.n);
+}
+
+int lm_run(struct lm_src *src, struct lm_result *res)
+{
+	static const uint64_t ticks[] = { 1000, 1000000, 3000, 250000, 1000000000, 7919 };
+	struct twheel_loop_config cfg;
+	struct lm *m = calloc(1, sizeof(*m));
+	uint8_t b;
+	int ret, i;
+
+	memset(res, 0, sizeof(*res));
+	trace = getenv("TWHEEL_LOOP_MODEL_TRACE") != NULL;
+	if (!m) {
+		snprintf(res->failure, sizeof(res->failure), "out of memory");
+		return -1;
+	}
+	M = m;
+	m->src = src;
+	m->res = res;
+	b = u8(src);
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = ticks[b % 6];
+	cfg.max_pending = (b >> 3) % 4 == 0 ? 1 + u8(src) % NT : 0;
+	cfg.batch = (b >> 5) % 4 == 0 ? 1 + u8(src) % 3 : 0;
+	m->executor = !(b & 0x80);
+	m->hook = (u8(src) & 3) != 0;
+	cfg.clock = clock_read;
+	cfg.clock_arg = m;
+	cfg.executor = m->executor ? executor_cb : NULL;
+	cfg.release = m->hook ? release_cb : NULL;
+	TRACE("tick %llu max_pending %zu batch %u executor %d hook %d\n",
+	      (unsigned long long)cfg.tick_ns, cfg.max_pending, cfg.batch, m->executor, m->hook);
+	m->tick = cfg.tick_ns;
+	m->max_pending = cfg.max_pending;
+	m->batch = cfg.batch ? cfg.batch : 4096;
+	/* a start off the tick grid, or on it */
+	m->clk = 1000000000ull * (1 + u8(src) % 4) + (u8(src) & 1 ? u64(src, 3) % m->tick : 0);
+	m->now = m->rclk = m->clk;
+	ret = twheel_loop_create(&m->l, &cfg, NULL, 0);
+	if (ret) {
+		free(m);
+		M = NULL;
+		if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP)
+			return 1;
+		snprintf(res->failure, sizeof(res->failure), "twheel_loop_create: %d", ret);
+		return -1;
+	}
+	if (twheel_loop_now(m->l) != m->now)
+		failf(m, "now() %llu after create, the clock read %llu",
+		      (unsigned long long)twheel_loop_now(m->l), (unsigned long long)m->now);
+	for (i = 0; i < NT; i++)
+		m->t[i].idx = i;
+	for (i = 0; i < NW; i++) {
+		m->w[i].idx = i;
+		tw_loop_work_init(&m->w[i].w, work_cb);
+	}
+
+	while (src_more(src) && !m->failed)
+		op_one(m);
+	if (!m->failed)
+		finish(m);
+	/* hand back whatever is left (after a failure) without checking */
+	while (m->rxn)
+		tw_loop_timer_call(m->rxq[--m->rxn]);
+	twheel_loop_destroy(m->l, NULL, NULL, NULL);
+	ret = m->failed ? -1 : 0;
+	free(m);
+	M = NULL;
+	return ret;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_model.h - differential check of the io_uring loop's single-threaded
+ * API against a plain model written from loop.h's documented semantics,
+ * on a fake clock. Driven by a stream of bytes: libFuzzer's input
+ * (fuzz_loop) or a PRNG (test_loop_model).
+ */
+#ifndef TWHEEL_TESTS_LOOP_MODEL_H
+#define TWHEEL_TESTS_LOOP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A source of bytes: a buffer (0 once exhausted) or a PRNG. */
+struct lm_src {
+	const uint8_t *data;
+	size_t len, pos;
+	uint64_t state; /* PRNG when data is NULL */
+	size_t limit;   /* PRNG: bytes to hand out */
+};
+
+void lm_src_bytes(struct lm_src *s, const uint8_t *data, size_t len);
+void lm_src_prng(struct lm_src *s, uint64_t seed, size_t nbytes);
+
+struct lm_result {
+	uint64_t ops;        /* operations performed */
+	uint64_t fires;      /* timer callbacks run */
+	uint64_t iterations; /* twheel_loop_run_once() calls */
+	uint64_t releases;   /* release hook calls */
+	uint64_t drained;    /* timers handed back by the drain */
+	char failure[512];   /* empty when every check passed */
+};
+
+/*
+ * Create a loop on a fake clock, run the operations the source picks until
+ * it is exhausted, stop and drain it, checking every return value, every
+ * callback and what it sees against the model. Returns 0, 1 when io_uring
+ * is unavailable (nothing checked), or -1 with res->failure set.
+ */
+int lm_run(struct lm_src *src, struct lm_result *res);
+
+#endif

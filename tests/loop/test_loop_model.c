@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_loop_model - the body of fuzz_loop over fixed PRNG seeds, so that
+ * builds without clang (and the ASan build) check the loop against the
+ * model of loop_model.c too. TWHEEL_LOOP_MODEL_RUNS sets the number of
+ * seeds (default 3000). To replay one failure with a trace of every
+ * operation: TWHEEL_LOOP_MODEL_SEED=<seed> TWHEEL_LOOP_MODEL_BYTES=<bytes>
+ * TWHEEL_LOOP_MODEL_TRACE=1.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "loop_model.h"
+
+static unsigned runs(void)
+{
+	const char *s = getenv("TWHEEL_LOOP_MODEL_RUNS");
+
+	return s ? (unsigned)strtoul(s, NULL, 10) : 3000u;
+}
+
+/* @nbytes per seed: short runs see many configurations, long ones deep
+ * states (cascades, misfires, full inboxes). */
+static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
+{
+	uint64_t ops = 0, fires = 0, iters = 0, rel = 0, drained = 0;
+	const char *one = getenv("TWHEEL_LOOP_MODEL_SEED");
+
+	if (one) {
+		const char *b = getenv("TWHEEL_LOOP_MODEL_BYTES");
+
+		first = strtoull(one, NULL, 10);
+		n = 1;
+		nbytes = b ? strtoull(b, NULL, 10) : nbytes;
+	}
+
+	for (unsigned i = 0; i < n; i++) {
+		struct lm_src src;
+		struct lm_result res;
+
+		lm_src_prng(&src, first + i, nbytes);
+		if (lm_run(&src, &res) < 0)
+			fail_msg("seed %llu, %zu bytes: %s", (unsigned long long)(first + i),
+				 nbytes, res.failure);
+		ops += res.ops;
+		fires += res.fires;
+		iters += res.iterations;
+		rel += res.releases;
+		drained += res.drained;
+	}
+	print_message("%u seeds x %zu bytes: %llu ops, %llu iterations, %llu fires, "
+		      "%llu releases, %llu drained\n", n, nbytes, (unsigned long long)ops,
+		      (unsigned long long)iters, (unsigned long long)fires,
+		      (unsigned long long)rel, (unsigned long long)drained);
+	assert_true(fires > 0 && iters > 0 && drained > 0);
+}
+
+static void model_short_runs(void **state)
+{
+	(void)state;
+	run_seeds(1, runs(), 256);
+}
+
+static void model_long_runs(void **state)
+{
+	(void)state;
+	run_seeds(100000, runs() / 20 + 1, 8192);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_short_runs),
+		cmocka_unit_test(model_long_runs),
+	};
+
+	require_uring();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
