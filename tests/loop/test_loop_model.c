@@ -81,6 +81,5 @@ int main(void)
 		cmocka_unit_test(model_long_runs),
 	};
 
-	require_uring();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
