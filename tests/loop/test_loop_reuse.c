@@ -337,14 +337,14 @@ static void wait_fires(struct worker *wk)
 
 static unsigned pick_kind(struct worker *wk)
 {
-	for (;;) {
-		unsigned k = (unsigned)(next_rand(&wk->seed) % R_NKINDS);
+	/* every kind once first, then at random */
+	unsigned k = wk->round < R_NKINDS ? wk->round : (unsigned)(next_rand(&wk->seed) % R_NKINDS);
 
-		if (k == R_CANCEL_VS_DEL && g_hook_frees)
-			continue; /* the hook would free the timer under the del */
-		if (k == R_P_SELFDEL && wk->selfdel_sched - LOAD(&wk->selfdel) >= MAX_SELFDEL)
-			continue;
-		return k;
+	for (;;) {
+		if (!(k == R_CANCEL_VS_DEL && g_hook_frees) && /* the hook would free it under the del */
+		    !(k == R_P_SELFDEL && wk->selfdel_sched - LOAD(&wk->selfdel) >= MAX_SELFDEL))
+			return k;
+		k = (unsigned)(next_rand(&wk->seed) % R_NKINDS);
 	}
 }
 
@@ -517,7 +517,7 @@ static void *worker_thread(void *arg)
 	struct worker *wk = arg;
 	struct obj *o = NULL;
 
-	while (mono_now() < g_end) {
+	while (mono_now() < g_end || wk->round < R_NKINDS) {
 		if (!o) {
 			o = malloc(sizeof(*o));
 			CHECK(o, "malloc\n");
