@@ -125,15 +125,6 @@ static uint64_t g_end;         /* workers stop starting rounds after this */
 		}                                                               \
 	} while (0)
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* ---- Callbacks ------------------------------------------------------------ */
 
 /*
