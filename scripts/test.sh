@@ -23,7 +23,8 @@ root=${BUILD_ROOT:-$here/build-test}
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-30}
 export TWHEEL_MODEL_OPS=${TWHEEL_MODEL_OPS:-12000000}
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# allow_user_segv_handler=0: a crash is reported by ASan, not hidden by cmocka's handler
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allow_user_segv_handler=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 

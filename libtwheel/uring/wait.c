@@ -282,12 +282,12 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	tick = twheel_rt_target(&l->rt, l->wheel, l->now);
 	prev = twl_firing_loop; /* another loop may be running this one from a callback */
 	twl_firing_loop = l;
-	fired = twheel_advance(l->wheel, tick);
-	if (fired > 0)
-		ran += (int)fired;
-	fired = twheel_advance(l->dwheel, tick);
-	if (fired > 0)
-		ran += (int)fired;
+	/* callbacks run (or handed to the executor), not timers expired: a
+	 * skipped misfire or a timer cancelled meanwhile runs nothing */
+	fired = (long)l->st.timers_fired;
+	twheel_advance(l->wheel, tick);
+	twheel_advance(l->dwheel, tick);
+	ran += (int)((long)l->st.timers_fired - fired);
 	twl_firing_loop = prev;
 	l->in_callback = false;
 	return ran;

@@ -38,18 +38,6 @@
 
 #include "loop_model.h"
 
-/*
- * Where the loop is known to disagree with its header, and the model is
- * told so instead of failing every run. Each one is a bug in the loop (or
- * the header): make it 0 when that is fixed.
- *
- * EXPIRED_COUNTED: twheel_loop_run_once() returns "the number of
- * callbacks run", but counts every timer the wheel expired, also those
- * that run no callback: a periodic run dropped by TW_LOOP_MISFIRE_SKIP,
- * and a timer cancelled from another thread whose cancel is still in the
- * inbox (cfg.batch ran out) when its tick comes.
- */
-#define EXPIRED_COUNTED 1
 
 #define NT 8      /* timers */
 #define NW 3      /* work items */
@@ -608,7 +596,7 @@ static bool m_fire_periodic(struct lm *m, struct mtimer *x, uint64_t key)
 	if (!run) {
 		/* the first deadline of the schedule that lies in the future */
 		m_link(m, x, rate ? add_sat(d, mul_sat(missed + 1, p)) : add_sat(now, p), now);
-		return EXPIRED_COUNTED;
+		return false; /* expired, no callback: not counted */
 	}
 	x->linked = false;
 	if (x->flags & TW_LOOP_EXECUTOR) {
@@ -630,7 +618,7 @@ static bool m_fire(struct lm *m, struct mtimer *x, uint64_t key)
 
 	if (x->st == S_CANCELLED) {
 		x->linked = false; /* released by the next inbox run */
-		return EXPIRED_COUNTED;
+		return false; /* expired, no callback: not counted */
 	}
 	if (x->periodic)
 		return m_fire_periodic(m, x, key);

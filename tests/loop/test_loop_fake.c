@@ -286,6 +286,21 @@ static void test_misfire_skip(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* run_once() counts callbacks run, not timers expired: a skipped misfire
+ * runs nothing and counts nothing. */
+static void test_skipped_misfire_is_not_counted(void **state)
+{
+	struct twheel_loop *l;
+	struct fake_clock c;
+	struct rec r;
+
+	(void)state;
+	misfire_run(TW_LOOP_MISFIRE_SKIP, &l, &c, &r);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.n, 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_misfire_once(void **state)
 {
 	struct twheel_loop *l;
@@ -935,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_deferrable),
 		cmocka_unit_test(test_periodic_fixed_rate),
 		cmocka_unit_test(test_misfire_skip),
+		cmocka_unit_test(test_skipped_misfire_is_not_counted),
 		cmocka_unit_test(test_misfire_once),
 		cmocka_unit_test(test_misfire_all),
 		cmocka_unit_test(test_periodic_fixed_delay),

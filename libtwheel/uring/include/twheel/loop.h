@@ -100,6 +100,9 @@ enum {
 	 *   ALL:  run every missed one, back to back (one per loop iteration
 	 *         so that other timers and I/O interleave: each owed run is
 	 *         due in the iteration after the previous one), then resume.
+	 *         A fixed-rate run serves its own deadline of the schedule;
+	 *         an owed fixed-delay run's deadline is the loop's time of the
+	 *         iteration that found it owed.
 	 * @missed tells the callback how many deadlines were overdue.
 	 */
 	TW_LOOP_MISFIRE_SKIP = 0,
@@ -337,7 +340,9 @@ enum {
  * cross-thread request (not at all when something is already due); then
  * run I/O handlers, up to cfg.batch inbox items (schedules, cancels,
  * posted work) and every timer due at the loop clock's time.
- * Returns the number of callbacks run (timers, handlers, work), or
+ * Returns the number of callbacks run: timer callbacks run or handed to the
+ * executor (a skipped misfire or a cancelled timer runs none), I/O
+ * handlers and work items; or
  *   -ESHUTDOWN  the loop was stopped (nothing was run);
  *   -EBUSY      called from inside one of the loop's callbacks;
  *   another negative errno from io_uring_enter() (not -EINTR/-ETIME).
@@ -412,7 +417,8 @@ TWHEEL_LOOP_API int twheel_loop_add_at(struct twheel_loop *loop, struct tw_loop_
  * it was armed, 0 if it was idle, or the errors of twheel_loop_add(), with
  * -EBUSY meaning: queued by or cancelled from another thread and not yet
  * handled by the loop, or running on the executor; -EXDEV: armed on (or
- * owned by) another loop. O(1); the loop thread.
+ * owned by) another loop. A periodic timer re-armed from its own callback
+ * is not armed while the callback runs: 0. O(1); the loop thread.
  */
 TWHEEL_LOOP_API int twheel_loop_mod(struct twheel_loop *loop, struct tw_loop_timer *t,
 				    uint64_t delay_ns);
@@ -435,7 +441,9 @@ TWHEEL_LOOP_API int twheel_loop_mod_at(struct twheel_loop *loop, struct tw_loop_
 TWHEEL_LOOP_API int twheel_loop_del(struct twheel_loop *loop, struct tw_loop_timer *t);
 
 /* Returns true if @t is armed on @loop's wheels, false otherwise (NULL,
- * idle, queued, owned by another loop). O(1); the loop thread. */
+ * idle, queued, owned by another loop). A timer cancelled from another
+ * thread stays linked, and counted, until the loop handles the cancel at
+ * its next iteration. O(1); the loop thread. */
 TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
 					 const struct tw_loop_timer *t);
 
@@ -553,8 +561,9 @@ struct twheel_loop_stats {
 TWHEEL_LOOP_API int twheel_loop_get_stats(const struct twheel_loop *loop,
 					  struct twheel_loop_stats *st);
 
-/* Number of timers armed on the loop's two wheels (not counting those still
- * in the inbox). O(1); the loop thread. */
+/* Number of timers linked on the loop's two wheels: armed, or cancelled from
+ * another thread and not yet handled (see twheel_loop_pending()); those
+ * still in the inbox are not counted. O(1); the loop thread. */
 TWHEEL_LOOP_API size_t twheel_loop_count(const struct twheel_loop *loop);
 
 #ifdef __cplusplus
