@@ -4,7 +4,7 @@
  * the load generator share: the wire protocol, the STATS line, the file
  * descriptor limit, the clock and small parsers. Header-only, C11 and C++17.
  *
- * Protocol (TCP, loopback only)
+ * Protocol (TCP over IPv4 or IPv6, loopback only)
  *   echo mode       every byte read is written back.
  *   heartbeat mode  newline-terminated lines; "PING" is answered "PONG",
  *                   other lines are consumed; a line longer than
@@ -27,12 +27,16 @@
 #ifndef TWHEEL_DEMO_COMMON_H
 #define TWHEEL_DEMO_COMMON_H
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define DEMO_DEFAULT_PORT 7000
@@ -50,6 +54,83 @@
 
 /* Exit code of both programs when io_uring is refused (the meson "skip"). */
 #define DEMO_EXIT_NO_URING 77
+
+/*
+ * A loopback address of either family with a port: what --bind (servers)
+ * and --host (load generator) accept. @text is the address as given back
+ * to the user, with brackets around an IPv6 one ("[::1]") so that
+ * "text:port" reads unambiguously.
+ */
+struct demo_addr {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} u;
+	socklen_t len;
+	char text[INET6_ADDRSTRLEN + 2];
+};
+
+/*
+ * Parse @s as an IPv4 loopback address (127.x.y.z) or the IPv6 loopback
+ * address (::1, brackets optional) into @a with port @port. Returns 0, or
+ * -1 if @s is not one of them.
+ */
+static inline int demo_addr_parse(const char *s, uint16_t port, struct demo_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(s);
+	memset(a, 0, sizeof(*a));
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']' && n - 2 < sizeof(buf)) {
+		memcpy(buf, s + 1, n - 2);
+		buf[n - 2] = 0;
+		s = buf;
+	}
+	if (inet_pton(AF_INET, s, &a->u.in4.sin_addr) == 1) {
+		if ((ntohl(a->u.in4.sin_addr.s_addr) >> 24) != 127)
+			return -1;
+		a->u.in4.sin_family = AF_INET;
+		a->u.in4.sin_port = htons(port);
+		a->len = sizeof(a->u.in4);
+		inet_ntop(AF_INET, &a->u.in4.sin_addr, a->text, sizeof(a->text));
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &a->u.in6.sin6_addr) == 1) {
+		if (!IN6_IS_ADDR_LOOPBACK(&a->u.in6.sin6_addr))
+			return -1;
+		a->u.in6.sin6_family = AF_INET6;
+		a->u.in6.sin6_port = htons(port);
+		a->len = sizeof(a->u.in6);
+		strcpy(a->text, "[::1]");
+		return 0;
+	}
+	return -1;
+}
+
+static inline int demo_addr_family(const struct demo_addr *a)
+{
+	return a->u.sa.sa_family;
+}
+
+static inline void demo_addr_set_port(struct demo_addr *a, uint16_t port)
+{
+	if (demo_addr_family(a) == AF_INET6)
+		a->u.in6.sin6_port = htons(port);
+	else
+		a->u.in4.sin_port = htons(port);
+}
+
+/* The local port of a bound socket of either family (0 on error). */
+static inline uint16_t demo_sock_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
 
 static inline uint64_t demo_now_ns(void)
 {

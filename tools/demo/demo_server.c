@@ -25,19 +25,18 @@ struct demo_options demo_opts; /* defaults set by parse_args() */
 
 static int listen_socket(uint16_t port, bool reuseport)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct demo_addr *a = &demo_opts.bind;
+	int fd = socket(demo_addr_family(a), SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (reuseport)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr = demo_opts.bind;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, (int)demo_opts.backlog) != 0) {
+	if (demo_addr_family(a) == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	demo_addr_set_port(a, port);
+	if (bind(fd, &a->u.sa, a->len) != 0 || listen(fd, (int)demo_opts.backlog) != 0) {
 		int e = errno;
 		close(fd);
 		return -e;
@@ -45,19 +44,11 @@ static int listen_socket(uint16_t port, bool reuseport)
 	return fd;
 }
 
-static uint16_t bound_port(int fd)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	return ntohs(a.sin_port);
-}
-
 static void usage(FILE *f, const char *name)
 {
 	fprintf(f,
 		"usage: %s [options]\n"
-		"  --bind ADDR      listen address, loopback only (127.0.0.1)\n"
+		"  --bind ADDR      listen address, loopback only: 127.x.y.z or ::1 (127.0.0.1)\n"
 		"  --port N         port, 0 = any free one (%d)\n"
 		"  --idle-ms MS     close a connection silent this long (%d)\n"
 		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
@@ -95,15 +86,15 @@ static void parse_args(int argc, char **argv, const char *name)
 	demo_opts.tick_us = 1000;
 	demo_opts.workers = 1;
 	demo_opts.backlog = 4096;
-	inet_pton(AF_INET, "127.0.0.1", &demo_opts.bind);
+	demo_addr_parse("127.0.0.1", 0, &demo_opts.bind);
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		uint64_t v = 0;
 		int bad = 0;
 		switch (ch) {
 		case O_BIND:
-			if (inet_pton(AF_INET, optarg, &demo_opts.bind) != 1 || (ntohl(demo_opts.bind.s_addr) >> 24) != 127) {
-				fprintf(stderr, "idle-server: --bind must be an IPv4 loopback address (127.x.y.z)\n");
+			if (demo_addr_parse(optarg, 0, &demo_opts.bind) != 0) {
+				fprintf(stderr, "%s: --bind must be a loopback address (127.x.y.z or ::1)\n", name);
 				exit(2);
 			}
 			break;
@@ -160,17 +151,17 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 	for (unsigned i = 0; i < demo_opts.workers; i++) {
 		lfds[i] = listen_socket(port, demo_opts.workers > 1);
 		if (lfds[i] < 0) {
-			fprintf(stderr, "idle-server: listen on %s:%u: %s\n", inet_ntoa(demo_opts.bind), port, strerror(-lfds[i]));
+			fprintf(stderr, "idle-server: listen on %s:%u: %s\n", demo_opts.bind.text, port, strerror(-lfds[i]));
 			return 1;
 		}
-		port = bound_port(lfds[i]);
+		port = demo_sock_port(lfds[i]);
 	}
 	const char *banner = "idle-server: ready: listening on %s:%u, %u worker%s, idle timeout %" PRIu64
 			     " ms, %s mode, tick %" PRIu64 " us, RLIMIT_NOFILE %lu, pid %d\n";
 
 	if (demo_opts.workers == 1) {
 		if (!demo_opts.quiet) {
-			printf(banner, inet_ntoa(demo_opts.bind), port, 1u, "", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
+			printf(banner, demo_opts.bind.text, port, 1u, "", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
 			       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
 			fflush(stdout);
 		}
@@ -216,7 +207,7 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 		nready++;
 	close(ready[0]);
 	if (nready == demo_opts.workers && !demo_opts.quiet) {
-		printf(banner, inet_ntoa(demo_opts.bind), port, demo_opts.workers, "s", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
+		printf(banner, demo_opts.bind.text, port, demo_opts.workers, "s", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
 		       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
 		fflush(stdout);
 	}

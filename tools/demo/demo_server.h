@@ -15,12 +15,14 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 
+#include "demo_common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct demo_options {
-	struct in_addr bind;
+	struct demo_addr bind; /* its port is set per socket */
 	uint16_t port;
 	uint64_t idle_ms;
 	uint64_t tick_us;

@@ -117,7 +117,8 @@ struct proc_stats {
 };
 
 struct opts {
-	struct in_addr host;
+	struct demo_addr host; /* the server, port included */
+	unsigned family;       /* --family: 4 or 6, 0 = as --host says */
 	uint16_t port;
 	uint32_t conns;
 	double silent_frac;
@@ -342,7 +343,7 @@ static void conn_close(struct worker *w, struct conn *c, bool reset)
 
 static void start_connect(struct worker *w, struct conn *c)
 {
-	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	c->fd = socket(demo_addr_family(&o.host), SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		int e = errno;
 		fprintf(stderr, "idle-load: socket(): %s%s\n", strerror(e),
@@ -350,21 +351,22 @@ static void start_connect(struct worker *w, struct conn *c)
 		exit(1);
 	}
 	w->live++;
-	int one = 1;
-	setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + c->id / o.per_src);
-	if (bind(c->fd, (struct sockaddr *)&src, sizeof(src)) != 0) {
-		fprintf(stderr, "idle-load: bind(%s): %s\n", inet_ntoa(src.sin_addr), strerror(errno));
-		exit(1);
+	/* IPv4: spread the connections over 127.0.0.x source addresses, --per-src
+	 * each, for more than one source's worth of ports; IPv6 has only ::1
+	 * (parse_args() checks that one source is enough). */
+	if (demo_addr_family(&o.host) == AF_INET) {
+		int one = 1;
+		setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		struct sockaddr_in src = { .sin_family = AF_INET };
+		src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + c->id / o.per_src);
+		if (bind(c->fd, (struct sockaddr *)&src, sizeof(src)) != 0) {
+			fprintf(stderr, "idle-load: bind(%s): %s\n", inet_ntoa(src.sin_addr), strerror(errno));
+			exit(1);
+		}
 	}
-	static struct sockaddr_in dst;
-	dst.sin_family = AF_INET;
-	dst.sin_port = htons(o.port);
-	dst.sin_addr = o.host;
 
 	struct io_uring_sqe *sqe = get_sqe(w);
-	io_uring_prep_connect(sqe, c->fd, (struct sockaddr *)&dst, sizeof(dst));
+	io_uring_prep_connect(sqe, c->fd, &o.host.u.sa, o.host.len);
 	sqe->flags |= IOSQE_IO_LINK;
 	post(w, c, OP_CONNECT, sqe);
 	static struct __kernel_timespec cto;
@@ -802,16 +804,15 @@ struct server_view {
 /* One STATS request; returns 0 and fills @line, or -errno. */
 static int stats_once(char *line, size_t len)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(demo_addr_family(&o.host), SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	struct timeval tv = { 1, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(o.port), .sin_addr = o.host };
 	size_t got = 0;
 	int ret = 0;
-	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0 ||
+	if (connect(fd, &o.host.u.sa, o.host.len) != 0 ||
 	    send(fd, DEMO_STATS_REQ, DEMO_STATS_REQ_LEN, MSG_NOSIGNAL) != DEMO_STATS_REQ_LEN) {
 		ret = -errno;
 		goto out;
@@ -966,7 +967,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: idle-load [options]\n"
-		"  --host ADDR          server address, loopback only (127.0.0.1)\n"
+		"  --host ADDR          server address, loopback only: 127.x.y.z or ::1\n"
+		"                       (127.0.0.1, or ::1 with --family 6)\n"
+		"  --family 4|6         address family: IPv4 or IPv6 (as --host says; 4)\n"
 		"  --port N             server port (%d)\n"
 		"  --conns N            connections to open (10000)\n"
 		"  --silent PCT         percent of them left silent (50)\n"
@@ -980,7 +983,8 @@ static void usage(FILE *f)
 		"  --inflight N         connects in flight at once (256)\n"
 		"  --connect-timeout-ms MS  (5000)\n"
 		"  --per-proc N         connections per generator process (RLIMIT_NOFILE - 256)\n"
-		"  --per-src N          connections per loopback source address (10000)\n"
+		"  --per-src N          connections per loopback source address (10000);\n"
+		"                       IPv6 has one (::1), so at most N connections in all\n"
 		"  --no-stats           do not query the server's STATS (a foreign server)\n"
 		"  --server-pid PID     take server CPU from /proc/PID/stat (and its children)\n"
 		"  --seed N             PRNG seed (42)\n"
@@ -994,11 +998,12 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HOST = 256, O_PORT, O_CONNS, O_SILENT, O_ABRUPT, O_IDLE, O_PING, O_TOL, O_GRACE,
+	enum { O_HOST = 256, O_FAMILY, O_PORT, O_CONNS, O_SILENT, O_ABRUPT, O_IDLE, O_PING, O_TOL, O_GRACE,
 	       O_HOLD, O_HB, O_INFL, O_CTO, O_PERPROC, O_PERSRC, O_NOSTATS, O_SPID, O_SEED, O_QUIET,
 	       O_TRACE, O_HELP };
 	static const struct option lo[] = {
 		{ "host", required_argument, 0, O_HOST },
+		{ "family", required_argument, 0, O_FAMILY },
 		{ "port", required_argument, 0, O_PORT },
 		{ "conns", required_argument, 0, O_CONNS },
 		{ "silent", required_argument, 0, O_SILENT },
@@ -1022,17 +1027,16 @@ static void parse_args(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	bool ping_set = false, grace_set = false, hold_set = false;
-	inet_pton(AF_INET, "127.0.0.1", &o.host);
+	const char *host = NULL;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		uint64_t v = 0;
 		int bad = 0;
 		switch (ch) {
-		case O_HOST:
-			if (inet_pton(AF_INET, optarg, &o.host) != 1 || (ntohl(o.host.s_addr) >> 24) != 127) {
-				fprintf(stderr, "idle-load: --host must be an IPv4 loopback address (127.x.y.z)\n");
-				exit(2);
-			}
+		case O_HOST: host = optarg; break;
+		case O_FAMILY:
+			bad = demo_parse_u64(optarg, 4, 6, &v) || v == 5;
+			o.family = (unsigned)v;
 			break;
 		case O_PORT: bad = demo_parse_u64(optarg, 1, 65535, &v); o.port = (uint16_t)v; break;
 		case O_CONNS: bad = demo_parse_u64(optarg, 0, 10000000, &v); o.conns = (uint32_t)v; break;
@@ -1065,6 +1069,16 @@ static void parse_args(int argc, char **argv)
 		usage(stderr);
 		exit(2);
 	}
+	if (!host)
+		host = o.family == 6 ? "::1" : "127.0.0.1";
+	if (demo_addr_parse(host, o.port, &o.host) != 0) {
+		fprintf(stderr, "idle-load: --host must be a loopback address (127.x.y.z or ::1)\n");
+		exit(2);
+	}
+	if (o.family && (o.family == 6) != (demo_addr_family(&o.host) == AF_INET6)) {
+		fprintf(stderr, "idle-load: --host %s is not an IPv%u address\n", host, o.family);
+		exit(2);
+	}
 	if (!ping_set)
 		o.ping_ms = o.idle_ms / 4 ? o.idle_ms / 4 : 1;
 	if (!grace_set)
@@ -1076,8 +1090,10 @@ static void parse_args(int argc, char **argv)
 			o.ping_ms, o.idle_ms);
 		exit(2);
 	}
-	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= 254) {
-		fprintf(stderr, "idle-load: too many connections for --per-src %u\n", o.per_src);
+	unsigned nsrc = demo_addr_family(&o.host) == AF_INET6 ? 1 : 254;
+	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= nsrc) {
+		fprintf(stderr, "idle-load: too many connections for --per-src %u%s\n", o.per_src,
+			nsrc == 1 ? " (IPv6 has one loopback source address)" : "");
 		exit(2);
 	}
 }
@@ -1134,7 +1150,7 @@ int main(int argc, char **argv)
 	if (!o.quiet)
 		printf("idle-load: %u connections (%u silent, %u chatty, %u abrupt) to %s:%u, idle timeout %" PRIu64
 		       " ms, %u process%s\n",
-		       total, nsilent, o.conns - nsilent, o.abrupt, inet_ntoa(o.host), o.port, o.idle_ms, nprocs,
+		       total, nsilent, o.conns - nsilent, o.abrupt, o.host.text, o.port, o.idle_ms, nprocs,
 		       nprocs == 1 ? "" : "es");
 	fflush(stdout);
 
