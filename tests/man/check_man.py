@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Check that what `meson install` installs is documented by what it installs.
+
+usage: check_man.py BUILDDIR
+
+Everything is read from the build: the list of installed files comes from
+meson's introspection (meson-info/intro-installed.json), the exported
+symbols from the built shared libraries (nm -D). So a new function, macro,
+type, library or program without a man page fails here. Checks:
+
+  - every symbol a shared library exports carries a symbol version (it is
+    listed in the library's version script) and has a section 3 page;
+  - every public name of an installed C header has a section 3 page:
+    static inline functions, macros, struct tags, typedefs and enum
+    constants (names with a leading underscore or a double underscore are
+    private; NOT_API below lists the few other exceptions);
+  - every installed shared library and pkg-config file has a section 7
+    overview page named after it (libtwheel.so: twheel(7));
+  - every installed program has a section 1 page;
+  - every installed page renders without a warning (groff -ww), and every
+    ".so" page points at an installed page.
+Exit 0 pass, 1 fail.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Names a public header defines that are not API, with the reason.
+NOT_API = {
+    'TWHEEL_API': 'export attribute, used only while building the library',
+    'TWHEEL_LOOP_API': 'export attribute, used only while building the library',
+    'twheel': 'C++ only: maps the C tag twheel to twheel_c inside twheel.h',
+    'tw_loop_node': 'the private link of the loop inbox, embedded in public structs',
+}
+
+build = sys.argv[1]
+installed = json.load(open(os.path.join(build, 'meson-info', 'intro-installed.json')))
+errors = []
+pages = {}  # (name, section) -> path of the installed source
+for src, dst in installed.items():
+    m = re.search(r'/man([1-8])/([^/]+)\.([1-8])$', dst)
+    if m:
+        pages[(m.group(2), m.group(3))] = src
+
+
+def need(name, sec, why):
+    if (name, sec) not in pages:
+        errors.append(f'no {name}({sec}) page installed for {why}')
+
+
+nsyms = 0
+for src, dst in sorted(installed.items()):
+    base = os.path.basename(dst)
+    if re.fullmatch(r'lib(.+)\.so(\.\d+)+', base) and os.path.isfile(src):
+        lib = re.match(r'lib(.+?)\.so', base).group(1)
+        need(lib, '7', f'the library {base}')
+        out = subprocess.run(['nm', '-D', '--defined-only', src], check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) < 3 or parts[1] == 'A':  # A: a version node itself
+                continue
+            sym = parts[2]
+            name = re.split(r'@+', sym)[0]
+            nsyms += 1
+            if '@' not in sym:
+                errors.append(f'{base}: {name} is exported without a symbol version '
+                              '(add it to the library\'s version script)')
+            need(name, '3', f'{name}, exported by {base}')
+        print(f'{base}: symbols checked')
+    elif base.endswith('.pc'):
+        need(base[:-3], '7', f'the pkg-config package {base}')
+    elif re.search(r'/bin/[^/]+$', dst):
+        need(base, '1', f'the program {dst}')
+
+nnames = 0
+for src, dst in sorted(installed.items()):
+    if not dst.endswith('.h'):
+        continue
+    text = open(src, encoding='utf-8').read()
+    text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
+    text = re.sub(r'//[^\n]*', '', text)
+    names = set()
+    guard = re.search(r'#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b', text)
+    for m in re.finditer(r'^\s*#\s*define\s+(\w+)', text, re.M):
+        names.add(m.group(1))
+    if guard:
+        names.discard(guard.group(1))
+    names |= set(re.findall(r'static\s+inline\s+[\w\s\*]*?\b(\w+)\s*\(', text))
+    names |= set(re.findall(r'\bstruct\s+(\w+)\s*\{', text))
+    names |= set(re.findall(r'\btypedef\b[^;(]*?\b(\w+)\s*;', text))
+    names |= set(re.findall(r'\btypedef\b[^;]*?\(\s*\*\s*(\w+)\s*\)', text))
+    for body in re.findall(r'\benum\b[^{;]*\{(.*?)\}', text, re.S):
+        names |= set(re.findall(r'^\s*([A-Za-z]\w*)\s*[=,]?', body, re.M)) - {''}
+    for name in sorted(names):
+        if name.startswith('_') or '__' in name or name in NOT_API:
+            continue
+        nnames += 1
+        need(name, '3', f'{name}, declared in {os.path.basename(dst)}')
+
+for (name, sec), src in sorted(pages.items()):
+    with open(src, encoding='utf-8') as f:
+        first = f.readline().strip()
+    if first.startswith('.so '):
+        m = re.fullmatch(r'\.so man([1-8])/(.+)\.([1-8])', first)
+        if not m or (m.group(2), m.group(3)) not in pages:
+            errors.append(f'{name}({sec}): "{first}" does not point at an installed page')
+        continue
+    r = subprocess.run(['groff', '-man', '-ww', '-z', '-Tutf8', src],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or r.stderr.strip():
+        errors.append(f'{name}({sec}) does not render cleanly:\n{r.stderr.strip()}')
+
+print(f'{len(pages)} pages installed; {nsyms} exported symbols and {nnames} header names checked')
+for e in errors:
+    print('FAIL:', e)
+sys.exit(1 if errors else 0)
