@@ -1,0 +1,18 @@
+/* twheel::twheel-uring: the loop's header (with liburing's) and library. */
+#include <errno.h>
+#include <stdio.h>
+
+#include <twheel/loop.h>
+
+int main(void)
+{
+	struct twheel_loop_config cfg;
+	twheel_loop_config_init(&cfg);
+	/* A bad tick is refused before any io_uring is set up. */
+	struct twheel_loop *loop = NULL;
+	cfg.tick_ns = 1;
+	if (twheel_loop_create(&loop, &cfg, NULL, 0) != -EINVAL || loop)
+		return 1;
+	printf("use_loop: twheel_loop_create checks its configuration\n");
+	return 0;
+}
