@@ -77,7 +77,57 @@ static char *timers_new(const struct bench_ops *ops, uint32_t n)
 	return tm;
 }
 
-#define TIMER(i) (tm + (size_t)(i) * ops->timer_size)
+/* What a workload allocates before its timed region; NULL where not asked for or out of memory. */
+struct run {
+	uint64_t *exp;  /* RUN_EXP: n expiries */
+	uint32_t *perm; /* RUN_PERM: n indices */
+	char *tm;       /* n timers, initialised */
+	void *w;        /* the structure at BENCH_START, room for n */
+	int flags;      /* what run_open() was asked for */
+};
+
+enum { RUN_EXP = 1, RUN_PERM = 2 };
+
+/*
+ * Allocate, in this order, what @flags asks for, the timers and the
+ * structure; run_ok() says whether all of it was. Untimed, and before the
+ * workload's allocation mark.
+ */
+static struct run run_open(const struct bench_ops *ops, uint32_t n, int flags)
+{
+	struct run r = { .flags = flags };
+	if (flags & RUN_EXP)
+		r.exp = malloc((size_t)n * sizeof(*r.exp));
+	if (flags & RUN_PERM)
+		r.perm = malloc((size_t)n * sizeof(*r.perm));
+	r.tm = timers_new(ops, n);
+	r.w = ops->create(BENCH_START, n);
+	return r;
+}
+
+static bool run_ok(struct run r)
+{
+	return (r.exp || !(r.flags & RUN_EXP)) && (r.perm || !(r.flags & RUN_PERM)) && r.tm && r.w;
+}
+
+static void run_close(const struct bench_ops *ops, struct run r)
+{
+	if (r.w)
+		ops->destroy(r.w);
+	free(r.tm);
+	free(r.perm);
+	free(r.exp);
+}
+
+/* add_expire's and add_cancel's expiries: uniform in [now+1, now+SPAN] (stream 1). */
+static void uniform_expiries(uint64_t *exp, uint32_t n, uint64_t now)
+{
+	struct rng r = rng_seed(1);
+	for (uint32_t i = 0; i < n; i++)
+		exp[i] = now + 1 + rng_below(&r, BENCH_SPAN);
+}
+
+#define TIMER(i) (run.tm + (size_t)(i) * ops->timer_size)
 
 #define FAIL(...)                                                  \
 	do {                                                       \
@@ -109,22 +159,18 @@ int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
-	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
-	char *tm = timers_new(ops, n);
-	void *w = ops->create(now, n);
+	struct run run = run_open(ops, n, RUN_EXP);
 	ALLOC_MARK();
-	if (!exp || !tm || !w)
+	if (!run_ok(run))
 		FAIL("out of memory");
-	struct rng r = rng_seed(1);
-	for (uint32_t i = 0; i < n; i++)
-		exp[i] = now + 1 + rng_below(&r, BENCH_SPAN);
+	uniform_expiries(run.exp, n, now);
 	check_reset(now, now + BENCH_SPAN, 0);
 
 	uint64_t t0 = clock_ns();
 	long bad_add = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(w, TIMER(i), exp[i]);
-	long fired = ops->advance(w, now + BENCH_SPAN);
+		bad_add |= ops->add(run.w, TIMER(i), run.exp[i]);
+	long fired = ops->advance(run.w, now + BENCH_SPAN);
 	uint64_t t1 = clock_ns();
 
 	ALLOC_CHECK();
@@ -134,17 +180,14 @@ int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct
 		FAIL("fired %ld (callbacks %llu), expected %u", fired, (unsigned long long)g.fired, n);
 	if (g.bad)
 		FAIL("%llu timers fired early, late or out of order", (unsigned long long)g.bad);
-	if (ops->count(w))
-		FAIL("%zu timers still pending", (size_t)ops->count(w));
-	CHECK_STRUCT(w);
+	if (ops->count(run.w))
+		FAIL("%zu timers still pending", (size_t)ops->count(run.w));
+	CHECK_STRUCT(run.w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
-	free(exp);
+	run_close(ops, run);
 	return rc;
 }
 
@@ -157,25 +200,20 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
-	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
-	uint32_t *perm = malloc((size_t)n * sizeof(*perm));
-	char *tm = timers_new(ops, n);
-	void *w = ops->create(now, n);
+	struct run run = run_open(ops, n, RUN_EXP | RUN_PERM);
 	ALLOC_MARK();
-	if (!exp || !perm || !tm || !w)
+	if (!run_ok(run))
 		FAIL("out of memory");
-	struct rng r = rng_seed(1);
-	for (uint32_t i = 0; i < n; i++)
-		exp[i] = now + 1 + rng_below(&r, BENCH_SPAN);
-	rng_permutation(perm, n, 2);
+	uniform_expiries(run.exp, n, now);
+	rng_permutation(run.perm, n, 2);
 	check_reset(now, now, 0);
 
 	uint64_t t0 = clock_ns();
 	long bad_add = 0, dels = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(w, TIMER(i), exp[i]);
+		bad_add |= ops->add(run.w, TIMER(i), run.exp[i]);
 	for (uint32_t i = 0; i < n; i++)
-		dels += ops->del(w, TIMER(perm[i]));
+		dels += ops->del(run.w, TIMER(run.perm[i]));
 	uint64_t t1 = clock_ns();
 
 	ALLOC_CHECK();
@@ -185,18 +223,14 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 		FAIL("%ld deletes found their timer pending, expected %u", dels, n);
 	if (g.fired)
 		FAIL("%llu timers fired", (unsigned long long)g.fired);
-	if (ops->count(w))
-		FAIL("%zu timers still pending", (size_t)ops->count(w));
-	CHECK_STRUCT(w);
+	if (ops->count(run.w))
+		FAIL("%zu timers still pending", (size_t)ops->count(run.w));
+	CHECK_STRUCT(run.w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
-	free(perm);
-	free(exp);
+	run_close(ops, run);
 	return rc;
 }
 
@@ -211,15 +245,14 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	int rc = -1;
 	uint32_t c = p->n, m = p->m;
 	uint64_t now = BENCH_START;
-	char *tm = timers_new(ops, c);
-	void *w = ops->create(now, c);
+	struct run run = run_open(ops, c, 0);
 	ALLOC_MARK();
-	if (!tm || !w)
+	if (!run_ok(run))
 		FAIL("out of memory");
 	check_reset(now, now, 0);
 	long bad = 0;
 	for (uint32_t i = 0; i < c; i++)
-		bad |= ops->add(w, TIMER(i), now + BENCH_REARM_DELTA);
+		bad |= ops->add(run.w, TIMER(i), now + BENCH_REARM_DELTA);
 	if (bad)
 		FAIL("an add failed");
 
@@ -230,14 +263,14 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	for (uint32_t b = 0; b < blocks; b++) {
 		uint64_t e = now + BENCH_REARM_DELTA;
 		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
-			pend += ops->mod(w, TIMER(rng_below(&r, c)), e);
+			pend += ops->mod(run.w, TIMER(rng_below(&r, c)), e);
 		now++;
 		if (spikes) {
 			uint64_t s0 = clock_ns();
-			fired += ops->advance(w, now);
+			fired += ops->advance(run.w, now);
 			spikes[b] = (double)(clock_ns() - s0) / 1000.0;
 		} else {
-			fired += ops->advance(w, now);
+			fired += ops->advance(run.w, now);
 		}
 	}
 	uint64_t t1 = clock_ns();
@@ -250,17 +283,15 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	/* every timer stays at least DELTA - (ticks advanced) > 0 ahead: none fires */
 	if (fired || g.fired)
 		FAIL("%ld timers fired, expected none", fired);
-	if (ops->count(w) != c)
-		FAIL("%zu timers pending, expected %u", (size_t)ops->count(w), c);
-	CHECK_STRUCT(w);
+	if (ops->count(run.w) != c)
+		FAIL("%zu timers pending, expected %u", (size_t)ops->count(run.w), c);
+	CHECK_STRUCT(run.w);
 	o->ops = done;
 	o->value = (double)(t1 - t0) / (double)done;
-	o->extra[0] = done ? (double)ops->mods_fast(w) / (double)done : 0; /* fraction of re-arms that only stored the expiry */
+	o->extra[0] = done ? (double)ops->mods_fast(run.w) / (double)done : 0; /* fraction of re-arms that only stored the expiry */
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
+	run_close(ops, run);
 	return rc;
 }
 
@@ -310,12 +341,11 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 	int rc = -1;
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
-	uint64_t *exp = malloc((size_t)n * sizeof(*exp));
-	char *tm = timers_new(ops, n);
-	void *w = ops->create(now, n);
+	struct run run = run_open(ops, n, RUN_EXP);
 	ALLOC_MARK();
-	if (!exp || !tm || !w)
+	if (!run_ok(run))
 		FAIL("out of memory");
+	uint64_t *exp = run.exp;
 	struct rng r = rng_seed(4);
 	uint64_t last = now;
 	for (uint32_t i = 0; i < n; i++) {
@@ -324,19 +354,19 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 			last = exp[i];
 	}
 	check_reset(now, now, 1);
-	uint64_t c0 = ops->cascaded(w);
+	uint64_t c0 = ops->cascaded(run.w);
 
 	uint64_t t0 = clock_ns();
 	long bad_add = 0, fired = 0, advances = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(w, TIMER(i), exp[i]);
-	while (ops->count(w)) {
-		uint64_t t = ops->next_expiry(w);
+		bad_add |= ops->add(run.w, TIMER(i), exp[i]);
+	while (ops->count(run.w)) {
+		uint64_t t = ops->next_expiry(run.w);
 		if (t <= now) /* cannot happen: nothing here is armed in the past */
 			break;
 		g.lo = now;
 		g.hi = t;
-		fired += ops->advance(w, t);
+		fired += ops->advance(run.w, t);
 		now = t;
 		advances++;
 	}
@@ -351,8 +381,8 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 		FAIL("%llu timers did not fire on exactly their tick", (unsigned long long)g.bad);
 	if (now != last)
 		FAIL("ended at %llu, last expiry %llu", (unsigned long long)now, (unsigned long long)last);
-	CHECK_STRUCT(w);
-	uint64_t moved = ops->cascaded(w) - c0;
+	CHECK_STRUCT(run.w);
+	uint64_t moved = ops->cascaded(run.w) - c0;
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	o->extra[0] = (double)moved / n;
@@ -360,10 +390,7 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 	o->extra[2] = (double)advances;
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
-	free(exp);
+	run_close(ops, run);
 	return rc;
 }
 
@@ -377,21 +404,20 @@ int wl_idle_skip(const struct bench_ops *ops, const struct wl_params *p, struct 
 	int rc = -1;
 	uint32_t k = p->m;
 	uint64_t now = BENCH_START;
-	char *tm = timers_new(ops, 1);
-	void *w = ops->create(now, 1);
+	struct run run = run_open(ops, 1, 0);
 	ALLOC_MARK();
-	if (!tm || !w)
+	if (!run_ok(run))
 		FAIL("out of memory");
 	check_reset(now, now, 1);
 	long fired = 0, bad_add = 0;
-	uint64_t c0 = ops->cascaded(w);
+	uint64_t c0 = ops->cascaded(run.w);
 	uint64_t t0 = clock_ns();
 	for (uint32_t i = 0; i < k; i++) {
 		uint64_t e = now + BENCH_IDLE_TICKS;
-		bad_add |= ops->add(w, TIMER(0), e);
+		bad_add |= ops->add(run.w, TIMER(0), e);
 		g.lo = now;
 		g.hi = e;
-		fired += ops->advance(w, e);
+		fired += ops->advance(run.w, e);
 		now = e;
 	}
 	uint64_t t1 = clock_ns();
@@ -401,15 +427,13 @@ int wl_idle_skip(const struct bench_ops *ops, const struct wl_params *p, struct 
 	if (fired != (long)k || g.fired != k || g.bad)
 		FAIL("fired %ld (bad %llu), expected %u on their tick", fired,
 		     (unsigned long long)g.bad, k);
-	CHECK_STRUCT(w);
+	CHECK_STRUCT(run.w);
 	o->ops = k;
 	o->value = (double)(t1 - t0) / k;
-	o->extra[0] = (double)(ops->cascaded(w) - c0) / k; /* timers moved per skip */
+	o->extra[0] = (double)(ops->cascaded(run.w) - c0) / k; /* timers moved per skip */
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
+	run_close(ops, run);
 	return rc;
 }
 
@@ -506,10 +530,9 @@ int ops_selftest(const struct bench_ops *ops)
 	bool pend[NT] = { 0 };
 	uint64_t ex[NT] = { 0 }, now = 100;
 	struct rng r = rng_seed(9);
-	char *tm = timers_new(ops, NT);
-	void *w = ops->create(now, NT);
+	struct run run = { .tm = timers_new(ops, NT), .w = ops->create(now, NT) };
 	int rc = -1;
-	if (!tm || !w)
+	if (!run_ok(run))
 		goto out;
 	check_reset(now, now, 0);
 	for (int s = 0; s < STEPS; s++) {
@@ -517,18 +540,18 @@ int ops_selftest(const struct bench_ops *ops)
 		uint64_t e = now + 1 + rng_below(&r, 1000);
 		switch (rng_below(&r, 4)) {
 		case 0:
-			if (ops->add(w, TIMER(i), e) != (pend[i] ? -EBUSY : 0))
+			if (ops->add(run.w, TIMER(i), e) != (pend[i] ? -EBUSY : 0))
 				goto out;
 			if (!pend[i])
 				pend[i] = true, ex[i] = e;
 			break;
 		case 1:
-			if (ops->mod(w, TIMER(i), e) != (pend[i] ? 1 : 0))
+			if (ops->mod(run.w, TIMER(i), e) != (pend[i] ? 1 : 0))
 				goto out;
 			pend[i] = true, ex[i] = e;
 			break;
 		case 2:
-			if (ops->del(w, TIMER(i)) != (pend[i] ? 1 : 0))
+			if (ops->del(run.w, TIMER(i)) != (pend[i] ? 1 : 0))
 				goto out;
 			pend[i] = false;
 			break;
@@ -541,22 +564,20 @@ int ops_selftest(const struct bench_ops *ops)
 				if (pend[j] && ex[j] <= to)
 					due++, pend[j] = false;
 			}
-			if (ops->next_expiry(w) != want)
+			if (ops->next_expiry(run.w) != want)
 				goto out;
 			check_reset(now, to, 0);
 			now = to;
-			if (ops->advance(w, to) != (long)due || g.fired != due)
+			if (ops->advance(run.w, to) != (long)due || g.fired != due)
 				goto out;
 			break;
 		}
 		}
-		if (ops->check(w) || g.bad)
+		if (ops->check(run.w) || g.bad)
 			goto out;
 	}
 	rc = 0;
 out:
-	if (w)
-		ops->destroy(w);
-	free(tm);
+	run_close(ops, run);
 	return rc;
 }
