@@ -145,8 +145,9 @@ struct CTimerT<sizeof(struct tw_timer)> {
 	struct tw_timer t;
 };
 
-template <std::size_t Size>
-NOINLINE void timed_c_add_cancel(twheel *w, CTimerT<Size> *ts, const AddCancelInput &in)
+// The C kinds' timed loops, over any node with a struct tw_timer member t.
+template <class Node>
+NOINLINE void timed_c_add_cancel(twheel *w, Node *ts, const AddCancelInput &in)
 {
 	const std::size_t n = in.expiry.size();
 	for (std::size_t i = 0; i < n; i++)
@@ -155,8 +156,8 @@ NOINLINE void timed_c_add_cancel(twheel *w, CTimerT<Size> *ts, const AddCancelIn
 		twheel_del(w, &ts[in.order[i]].t);
 }
 
-template <std::size_t Size>
-NOINLINE void timed_c_rearm(twheel *w, CTimerT<Size> *ts, std::size_t n, std::size_t m)
+template <class Node>
+NOINLINE void timed_c_rearm(twheel *w, Node *ts, std::size_t n, std::size_t m)
 {
 	Rng r{42};
 	tw::tick_t now = kStart;
@@ -167,44 +168,63 @@ NOINLINE void timed_c_rearm(twheel *w, CTimerT<Size> *ts, std::size_t n, std::si
 	}
 }
 
-template <std::size_t Size>
-struct CBare {
+// A C kind: Traits::Node the node, Traits::init(node, counters) sets it up,
+// Traits::counters(local) the Counters its callback updates.
+template <class Traits>
+struct CKind {
+	using Node = typename Traits::Node;
+
 	static Sample add_cancel(const AddCancelInput &in)
 	{
 		const std::size_t n = in.expiry.size();
-		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
+		Counters local;
+		Counters &c = Traits::counters(local);
+		std::unique_ptr<Node[]> ts(new Node[n]);
 		for (std::size_t i = 0; i < n; i++)
-			tw_timer_init(&ts[i].t, c_cb);
+			Traits::init(ts[i], &c);
 		twheel *w = twheel_create(kStart);
-		g_c = Counters{0, 0, w};
+		c = Counters{0, 0, w};
 		const Stamp t0 = now_ns();
-		timed_c_add_cancel<Size>(w, ts.get(), in);
+		timed_c_add_cancel(w, ts.get(), in);
 		const Stamp t1 = now_ns();
-		if (twheel_count(w) != 0 || g_c.fired != 0)
-			fail("C add_cancel");
+		if (twheel_count(w) != 0 || c.fired != 0)
+			fail((std::string(Traits::name) + " add_cancel").c_str());
 		twheel_destroy(w);
 		return per_op(t0, t1, n);
 	}
 
 	static Sample rearm(std::size_t n, std::size_t m)
 	{
-		std::unique_ptr<CTimerT<Size>[]> ts(new CTimerT<Size>[n]);
+		Counters local;
+		Counters &c = Traits::counters(local);
+		std::unique_ptr<Node[]> ts(new Node[n]);
 		twheel *w = twheel_create(kStart);
-		g_c = Counters{0, 0, w};
+		c = Counters{0, 0, w};
 		for (std::size_t i = 0; i < n; i++) {
-			tw_timer_init(&ts[i].t, c_cb);
+			Traits::init(ts[i], &c);
 			twheel_add(w, &ts[i].t, kStart + kRearmDelay);
 		}
 		const Stamp t0 = now_ns();
-		timed_c_rearm<Size>(w, ts.get(), n, m);
+		timed_c_rearm(w, ts.get(), n, m);
 		const Stamp t1 = now_ns();
-		if (g_c.early != 0 || twheel_count(w) + static_cast<std::size_t>(g_c.fired) != n)
-			fail("C rearm");
+		if (c.early != 0 || twheel_count(w) + static_cast<std::size_t>(c.fired) != n)
+			fail((std::string(Traits::name) + " rearm").c_str());
 		twheel_drain(w, [](struct tw_timer *, void *) {}, nullptr);
 		twheel_destroy(w);
 		return per_op(t0, t1, m);
 	}
 };
+
+// a, e: the bare node; its callback reaches the global g_c.
+template <std::size_t Size>
+struct CBareTraits {
+	using Node = CTimerT<Size>;
+	static constexpr const char *name = "C";
+	static Counters &counters(Counters &) { return g_c; }
+	static void init(Node &x, Counters *) { tw_timer_init(&x.t, c_cb); }
+};
+template <std::size_t Size>
+using CBare = CKind<CBareTraits<Size>>;
 
 // ---- b: C, node + context pointer --------------------------------------------------
 
@@ -221,71 +241,33 @@ void cctx_cb(struct tw_timer *t)
 		o->ctx->early++;
 }
 
-NOINLINE void timed_cctx_add_cancel(twheel *w, CCtxTimer *ts, const AddCancelInput &in)
-{
-	const std::size_t n = in.expiry.size();
-	for (std::size_t i = 0; i < n; i++)
-		twheel_add(w, &ts[i].t, kStart + in.expiry[i]);
-	for (std::size_t i = 0; i < n; i++)
-		twheel_del(w, &ts[in.order[i]].t);
-}
-
-NOINLINE void timed_cctx_rearm(twheel *w, CCtxTimer *ts, std::size_t n, std::size_t m)
-{
-	Rng r{42};
-	tw::tick_t now = kStart;
-	for (std::size_t k = 1; k <= m; k++) {
-		twheel_mod(w, &ts[r.below(n)].t, now + kRearmDelay);
-		if (k % 1000 == 0)
-			twheel_advance(w, ++now);
-	}
-}
-
-struct CCtx {
-	static Sample add_cancel(const AddCancelInput &in)
+struct CCtxTraits {
+	using Node = CCtxTimer;
+	static constexpr const char *name = "C+ctx";
+	static Counters &counters(Counters &local) { return local; }
+	static void init(Node &x, Counters *c)
 	{
-		const std::size_t n = in.expiry.size();
-		Counters c;
-		std::unique_ptr<CCtxTimer[]> ts(new CCtxTimer[n]);
-		for (std::size_t i = 0; i < n; i++) {
-			tw_timer_init(&ts[i].t, cctx_cb);
-			ts[i].ctx = &c;
-		}
-		twheel *w = twheel_create(kStart);
-		c.w = w;
-		const Stamp t0 = now_ns();
-		timed_cctx_add_cancel(w, ts.get(), in);
-		const Stamp t1 = now_ns();
-		if (twheel_count(w) != 0 || c.fired != 0)
-			fail("C+ctx add_cancel");
-		twheel_destroy(w);
-		return per_op(t0, t1, n);
+		tw_timer_init(&x.t, cctx_cb);
+		x.ctx = c;
 	}
+};
+using CCtx = CKind<CCtxTraits>;
 
-	static Sample rearm(std::size_t n, std::size_t m)
+// ---- c: tw::Timer, lambda capturing one pointer -----------------------------
+// ---- d: tw::TimerHook, the same pointer as a member -----------------------
+
+struct HookTimer : tw::TimerHook<HookTimer> {
+	Counters *c;
+	HookTimer(tw::Wheel &w, Counters *cc) : TimerHook(w), c(cc) {}
+	void on_timer() noexcept
 	{
-		Counters c;
-		std::unique_ptr<CCtxTimer[]> ts(new CCtxTimer[n]);
-		twheel *w = twheel_create(kStart);
-		c.w = w;
-		for (std::size_t i = 0; i < n; i++) {
-			tw_timer_init(&ts[i].t, cctx_cb);
-			ts[i].ctx = &c;
-			twheel_add(w, &ts[i].t, kStart + kRearmDelay);
-		}
-		const Stamp t0 = now_ns();
-		timed_cctx_rearm(w, ts.get(), n, m);
-		const Stamp t1 = now_ns();
-		if (c.early != 0 || twheel_count(w) + static_cast<std::size_t>(c.fired) != n)
-			fail("C+ctx rearm");
-		twheel_drain(w, [](struct tw_timer *, void *) {}, nullptr);
-		twheel_destroy(w);
-		return per_op(t0, t1, m);
+		c->fired++;
+		if (native_handle()->expires > twheel_now(c->w))
+			c->early++;
 	}
 };
 
-// ---- c: tw::Timer, lambda capturing one pointer -----------------------------
-
+// The C++ kinds' timed loops, over tw::Timer or HookTimer.
 template <class T>
 NOINLINE void timed_timer_add_cancel(std::vector<T> &ts, const AddCancelInput &in)
 {
@@ -308,20 +290,40 @@ NOINLINE void timed_timer_rearm(tw::Wheel &w, std::vector<T> &ts, std::size_t n,
 	}
 }
 
-template <class T>
-struct CppTimer {
+// c: a tw::Timer whose lambda captures the Counters.
+struct CppTimerTraits {
+	using Handle = tw::Timer;
+	static constexpr const char *name = "C++ Timer";
 	static auto callback(Counters *c)
 	{
-		return [c](T &self) {
+		return [c](tw::Timer &self) {
 			c->fired++;
 			if (self.native_handle()->expires > twheel_now(c->w))
 				c->early++;
 		};
 	}
+	static void emplace(std::vector<tw::Timer> &ts, tw::Wheel &w, Counters *c)
+	{
+		static_assert(tw::Timer::stores_inline<decltype(callback(nullptr))>);
+		static_assert(sizeof(decltype(callback(nullptr))) == sizeof(void *));
+		ts.emplace_back(w, callback(c));
+	}
+};
+
+// d: a HookTimer holding the Counters.
+struct CppHookTraits {
+	using Handle = HookTimer;
+	static constexpr const char *name = "C++ hook";
+	static void emplace(std::vector<HookTimer> &ts, tw::Wheel &w, Counters *c) { ts.emplace_back(w, c); }
+};
+
+// A C++ kind: Traits::Handle the handle, Traits::emplace() constructs one.
+template <class Traits>
+struct CppKind {
+	using T = typename Traits::Handle;
+
 	static Sample add_cancel(const AddCancelInput &in)
 	{
-		static_assert(T::template stores_inline<decltype(callback(nullptr))>);
-		static_assert(sizeof(decltype(callback(nullptr))) == sizeof(void *));
 		const std::size_t n = in.expiry.size();
 		tw::Wheel w(kStart);
 		Counters c;
@@ -329,12 +331,12 @@ struct CppTimer {
 		std::vector<T> ts;
 		ts.reserve(n);
 		for (std::size_t i = 0; i < n; i++)
-			ts.emplace_back(w, callback(&c));
+			Traits::emplace(ts, w, &c);
 		const Stamp t0 = now_ns();
 		timed_timer_add_cancel(ts, in);
 		const Stamp t1 = now_ns();
 		if (w.size() != 0 || c.fired != 0)
-			fail("C++ Timer add_cancel");
+			fail((std::string(Traits::name) + " add_cancel").c_str());
 		return per_op(t0, t1, n);
 	}
 
@@ -346,89 +348,19 @@ struct CppTimer {
 		std::vector<T> ts;
 		ts.reserve(n);
 		for (std::size_t i = 0; i < n; i++) {
-			ts.emplace_back(w, callback(&c));
+			Traits::emplace(ts, w, &c);
 			ts.back().arm_at(kStart + kRearmDelay);
 		}
 		const Stamp t0 = now_ns();
 		timed_timer_rearm(w, ts, n, m);
 		const Stamp t1 = now_ns();
 		if (c.early != 0 || w.size() + static_cast<std::size_t>(c.fired) != n)
-			fail("C++ Timer rearm");
+			fail((std::string(Traits::name) + " rearm").c_str());
 		return per_op(t0, t1, m);
 	}
 };
-
-// ---- d: tw::TimerHook, the same pointer as a member -----------------------
-
-struct HookTimer : tw::TimerHook<HookTimer> {
-	Counters *c;
-	HookTimer(tw::Wheel &w, Counters *cc) : TimerHook(w), c(cc) {}
-	void on_timer() noexcept
-	{
-		c->fired++;
-		if (native_handle()->expires > twheel_now(c->w))
-			c->early++;
-	}
-};
-
-NOINLINE void timed_hook_add_cancel(std::vector<HookTimer> &ts, const AddCancelInput &in)
-{
-	const std::size_t n = in.expiry.size();
-	for (std::size_t i = 0; i < n; i++)
-		ts[i].arm_at(kStart + in.expiry[i]);
-	for (std::size_t i = 0; i < n; i++)
-		ts[in.order[i]].cancel();
-}
-
-NOINLINE void timed_hook_rearm(tw::Wheel &w, std::vector<HookTimer> &ts, std::size_t n, std::size_t m)
-{
-	Rng r{42};
-	tw::tick_t now = kStart;
-	for (std::size_t k = 1; k <= m; k++) {
-		ts[r.below(n)].arm_at(now + kRearmDelay);
-		if (k % 1000 == 0)
-			w.advance(++now);
-	}
-}
-
-struct CppHook {
-	static Sample add_cancel(const AddCancelInput &in)
-	{
-		const std::size_t n = in.expiry.size();
-		tw::Wheel w(kStart);
-		Counters c;
-		c.w = w.native_handle();
-		std::vector<HookTimer> ts;
-		ts.reserve(n);
-		for (std::size_t i = 0; i < n; i++)
-			ts.emplace_back(w, &c);
-		const Stamp t0 = now_ns();
-		timed_hook_add_cancel(ts, in);
-		const Stamp t1 = now_ns();
-		if (w.size() != 0 || c.fired != 0)
-			fail("C++ hook add_cancel");
-		return per_op(t0, t1, n);
-	}
-
-	static Sample rearm(std::size_t n, std::size_t m)
-	{
-		tw::Wheel w(kStart);
-		Counters c;
-		c.w = w.native_handle();
-		std::vector<HookTimer> ts;
-		ts.reserve(n);
-		for (std::size_t i = 0; i < n; i++) {
-			ts.emplace_back(w, &c);
-			ts.back().arm_at(kStart + kRearmDelay);
-		}
-		const Stamp t0 = now_ns();
-		timed_hook_rearm(w, ts, n, m);
-		const Stamp t1 = now_ns();
-		if (c.early != 0 || w.size() + static_cast<std::size_t>(c.fired) != n)
-			fail("C++ hook rearm");
-		return per_op(t0, t1, m);
-	}
-};
+using CppTimer = CppKind<CppTimerTraits>;
+using CppHook = CppKind<CppHookTraits>;
 
 // ---- Reporting -------------------------------------------------------------------
 
@@ -517,8 +449,7 @@ int main(int argc, char **argv)
 		{'a', "C bare", sizeof(CTimerT<sizeof(tw_timer)>), &CBare<sizeof(tw_timer)>::add_cancel,
 		 &CBare<sizeof(tw_timer)>::rearm, {}, {}, {}, {}},
 		{'b', "C +ctx", sizeof(CCtxTimer), &CCtx::add_cancel, &CCtx::rearm, {}, {}, {}, {}},
-		{'c', "C++ Timer", sizeof(tw::Timer), &CppTimer<tw::Timer>::add_cancel,
-		 &CppTimer<tw::Timer>::rearm, {}, {}, {}, {}},
+		{'c', "C++ Timer", sizeof(tw::Timer), &CppTimer::add_cancel, &CppTimer::rearm, {}, {}, {}, {}},
 		{'d', "C++ hook", sizeof(HookTimer), &CppHook::add_cancel, &CppHook::rearm, {}, {}, {}, {}},
 		{'e', "C padded", sizeof(CTimerT<sizeof(tw::Timer)>), &CBare<sizeof(tw::Timer)>::add_cancel,
 		 &CBare<sizeof(tw::Timer)>::rearm, {}, {}, {}, {}},
