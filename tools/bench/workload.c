@@ -84,14 +84,15 @@ struct run {
 	char *tm;       /* n timers, initialised */
 	void *w;        /* the structure at BENCH_START, room for n */
 	int flags;      /* what run_open() was asked for */
+	uint64_t alloc_mark; /* bench_alloc_calls once all of it was allocated */
 };
 
 enum { RUN_EXP = 1, RUN_PERM = 2 };
 
 /*
  * Allocate, in this order, what @flags asks for, the timers and the
- * structure; run_ok() says whether all of it was. Untimed, and before the
- * workload's allocation mark.
+ * structure, then take the allocation mark; run_ok() says whether all of it
+ * was allocated. Untimed.
  */
 static struct run run_open(const struct bench_ops *ops, uint32_t n, int flags)
 {
@@ -102,6 +103,7 @@ static struct run run_open(const struct bench_ops *ops, uint32_t n, int flags)
 		r.perm = malloc((size_t)n * sizeof(*r.perm));
 	r.tm = timers_new(ops, n);
 	r.w = ops->create(BENCH_START, n);
+	r.alloc_mark = bench_alloc_calls;
 	return r;
 }
 
@@ -136,12 +138,11 @@ static void uniform_expiries(uint64_t *exp, uint32_t n, uint64_t now)
 	} while (0)
 
 /* The structure allocated nothing between create and now. */
-#define ALLOC_MARK() uint64_t alloc_mark = bench_alloc_calls
 #define ALLOC_CHECK()                                                                      \
 	do {                                                                               \
-		if (bench_alloc_calls != alloc_mark)                                       \
+		if (bench_alloc_calls != run.alloc_mark)                                   \
 			FAIL("%llu allocations after create",                              \
-			     (unsigned long long)(bench_alloc_calls - alloc_mark));         \
+			     (unsigned long long)(bench_alloc_calls - run.alloc_mark));     \
 	} while (0)
 
 #define CHECK_STRUCT(w)                                                    \
@@ -160,7 +161,6 @@ int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	struct run run = run_open(ops, n, RUN_EXP);
-	ALLOC_MARK();
 	if (!run_ok(run))
 		FAIL("out of memory");
 	uniform_expiries(run.exp, n, now);
@@ -201,7 +201,6 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	struct run run = run_open(ops, n, RUN_EXP | RUN_PERM);
-	ALLOC_MARK();
 	if (!run_ok(run))
 		FAIL("out of memory");
 	uniform_expiries(run.exp, n, now);
@@ -246,7 +245,6 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	uint32_t c = p->n, m = p->m;
 	uint64_t now = BENCH_START;
 	struct run run = run_open(ops, c, 0);
-	ALLOC_MARK();
 	if (!run_ok(run))
 		FAIL("out of memory");
 	check_reset(now, now, 0);
@@ -342,7 +340,6 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 	uint32_t n = p->n;
 	uint64_t now = BENCH_START;
 	struct run run = run_open(ops, n, RUN_EXP);
-	ALLOC_MARK();
 	if (!run_ok(run))
 		FAIL("out of memory");
 	uint64_t *exp = run.exp;
@@ -405,7 +402,6 @@ int wl_idle_skip(const struct bench_ops *ops, const struct wl_params *p, struct 
 	uint32_t k = p->m;
 	uint64_t now = BENCH_START;
 	struct run run = run_open(ops, 1, 0);
-	ALLOC_MARK();
 	if (!run_ok(run))
 		FAIL("out of memory");
 	check_reset(now, now, 1);
