@@ -10,6 +10,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "twheel/epoll.h"
 
 struct twheel_epoll {
@@ -99,9 +100,7 @@ int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 	struct twheel_epoll *e = (struct twheel_epoll *)h;
 	int rc;
 
-	if (!h || h->_ops != &epoll_ops)
-		return -EINVAL;
-	rc = twheel_host_fini(h, fn, arg);
+	rc = twheel__adapter_fini(h, &epoll_ops, fn, arg);
 	if (rc)
 		return rc;
 	close(e->fd);

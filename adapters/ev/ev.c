@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "adapter.h"
 #include "twheel/ev.h"
 
 struct twheel_ev {
@@ -51,23 +52,14 @@ static const struct twheel_host_ops ev_ops = { host_arm, host_stop };
 struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_rt *rt)
 {
 	struct twheel_ev *e;
-	int rc;
 
 	if (!loop) {
 		errno = EINVAL;
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		errno = ENOMEM;
+	e = (struct twheel_ev *)twheel__adapter_new(sizeof(*e), rt, &ev_ops);
+	if (!e)
 		return NULL;
-	}
-	rc = twheel_host_init(&e->h, rt, &ev_ops);
-	if (rc) {
-		free(e);
-		errno = -rc;
-		return NULL;
-	}
 	ev_timer_init(&e->timer, on_timer, 0., 0.);
 	e->timer.data = &e->h;
 	e->loop = loop;
@@ -79,9 +71,7 @@ int twheel_ev_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	struct twheel_ev *e = (struct twheel_ev *)h;
 	int rc;
 
-	if (!h || h->_ops != &ev_ops)
-		return -EINVAL;
-	rc = twheel_host_fini(h, fn, arg);
+	rc = twheel__adapter_fini(h, &ev_ops, fn, arg);
 	if (rc)
 		return rc;
 	ev_timer_stop(e->loop, &e->timer);

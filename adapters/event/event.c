@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "adapter.h"
 #include "twheel/event.h"
 
 struct twheel_event {
@@ -61,30 +62,17 @@ static const struct twheel_host_ops event_ops = { host_arm, host_stop };
 struct twheel_host *twheel_event_create(struct event_base *base, const struct twheel_rt *rt)
 {
 	struct twheel_event *e;
-	int rc;
 
 	if (!base) {
 		errno = EINVAL;
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		errno = ENOMEM;
+	e = (struct twheel_event *)twheel__adapter_new(sizeof(*e), rt, &event_ops);
+	if (!e)
 		return NULL;
-	}
-	rc = twheel_host_init(&e->h, rt, &event_ops);
-	if (rc == 0) {
-		e->ev = evtimer_new(base, on_timer, &e->h);
-		if (!e->ev) {
-			twheel_host_fini(&e->h, NULL, NULL);
-			rc = -ENOMEM;
-		}
-	}
-	if (rc) {
-		free(e);
-		errno = -rc;
-		return NULL;
-	}
+	e->ev = evtimer_new(base, on_timer, &e->h);
+	if (!e->ev)
+		return twheel__adapter_abort(&e->h, ENOMEM);
 	e->base = base;
 	return &e->h;
 }
@@ -95,9 +83,7 @@ int twheel_event_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 	struct twheel_event *e = (struct twheel_event *)h;
 	int rc;
 
-	if (!h || h->_ops != &event_ops)
-		return -EINVAL;
-	rc = twheel_host_fini(h, fn, arg);
+	rc = twheel__adapter_fini(h, &event_ops, fn, arg);
 	if (rc)
 		return rc;
 	event_free(e->ev);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "adapter.h"
 #include "twheel/uv.h"
 
 #define NS_PER_MS UINT64_C(1000000)
@@ -62,27 +63,16 @@ static const struct twheel_host_ops uv_ops = { host_arm, host_stop };
 struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt)
 {
 	struct twheel_uv *u;
-	int rc;
 
 	if (!loop) {
 		errno = EINVAL;
 		return NULL;
 	}
-	u = calloc(1, sizeof(*u));
-	if (!u) {
-		errno = ENOMEM;
+	u = (struct twheel_uv *)twheel__adapter_new(sizeof(*u), rt, &uv_ops);
+	if (!u)
 		return NULL;
-	}
-	rc = twheel_host_init(&u->h, rt, &uv_ops);
-	if (rc == 0 && uv_timer_init(loop, &u->timer)) {
-		twheel_host_fini(&u->h, NULL, NULL);
-		rc = -EINVAL;
-	}
-	if (rc) {
-		free(u);
-		errno = -rc;
-		return NULL;
-	}
+	if (uv_timer_init(loop, &u->timer))
+		return twheel__adapter_abort(&u->h, EINVAL);
 	u->timer.data = u;
 	u->loop = loop;
 	return &u->h;
@@ -98,9 +88,7 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	struct twheel_uv *u = (struct twheel_uv *)h;
 	int rc;
 
-	if (!h || h->_ops != &uv_ops)
-		return -EINVAL;
-	rc = twheel_host_fini(h, fn, arg);
+	rc = twheel__adapter_fini(h, &uv_ops, fn, arg);
 	if (rc)
 		return rc;
 	uv_close((uv_handle_t *)&u->timer, on_close);
