@@ -121,6 +121,27 @@ static void parse_args(int argc, char **argv, const char *name)
 	}
 }
 
+int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len)
+{
+	unsigned pings = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = buf[i];
+		if (ch == '\n') {
+			if (*line_len == DEMO_PING_LEN - 1 && memcmp(line, DEMO_PING, DEMO_PING_LEN - 1) == 0)
+				pings++;
+			*line_len = 0;
+			continue;
+		}
+		if (*line_len < DEMO_PING_LEN)
+			line[*line_len] = ch;
+		if (++*line_len > DEMO_MAX_LINE)
+			return -1;
+	}
+	for (unsigned i = 0; i < pings; i++)
+		memcpy(buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
+	return (int)(pings * DEMO_PING_LEN);
+}
+
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker)
 {
 	parse_args(argc, argv, name);

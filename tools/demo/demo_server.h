@@ -11,6 +11,7 @@
 #define TWHEEL_DEMO_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -51,6 +52,16 @@ typedef int (*demo_worker_fn)(int lfd, unsigned worker, int ready_fd);
  * Returns the exit status.
  */
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker);
+
+/*
+ * The heartbeat protocol on @n received bytes at @buf: count the lines that
+ * are exactly DEMO_PING, carrying a line across calls in *@line_len (its
+ * length so far) and @line (its first DEMO_PING_LEN bytes); then write one
+ * DEMO_PONG per PING at the start of @buf (a PING takes as many bytes as a
+ * PONG, so they fit). Returns the bytes written, or -1 (nothing written)
+ * once a line is longer than DEMO_MAX_LINE.
+ */
+int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len);
 
 #ifdef __cplusplus
 }

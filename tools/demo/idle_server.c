@@ -280,24 +280,10 @@ static void on_idle(struct tw_loop_timer *t)
 /* Heartbeat protocol: consume @n bytes, write the PONGs into c->buf. */
 static bool heartbeat_input(struct conn *c, size_t n)
 {
-	unsigned pings = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = c->buf[i];
-		if (ch == '\n') {
-			if (c->line_len == DEMO_PING_LEN - 1 && memcmp(c->line, DEMO_PING, DEMO_PING_LEN - 1) == 0)
-				pings++;
-			c->line_len = 0;
-			continue;
-		}
-		if (c->line_len < DEMO_PING_LEN)
-			c->line[c->line_len] = ch;
-		if (++c->line_len > DEMO_MAX_LINE)
-			return false;
-	}
-	/* one PONG per PING, and a PING takes as many bytes as a PONG */
-	for (unsigned i = 0; i < pings; i++)
-		memcpy(c->buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
-	c->out_len = (uint16_t)(pings * DEMO_PING_LEN);
+	int out = demo_heartbeat_input(c->buf, n, c->line, &c->line_len);
+	if (out < 0)
+		return false;
+	c->out_len = (uint16_t)out;
 	c->out_off = 0;
 	return true;
 }

@@ -229,23 +229,10 @@ struct Server {
 	// Heartbeat protocol: consume @n bytes, write the PONGs into c->buf.
 	static bool heartbeat_input(Conn *c, std::size_t n)
 	{
-		unsigned pings = 0;
-		for (std::size_t i = 0; i < n; i++) {
-			char ch = c->buf[i];
-			if (ch == '\n') {
-				if (c->line_len == DEMO_PING_LEN - 1 && std::memcmp(c->line, DEMO_PING, DEMO_PING_LEN - 1) == 0)
-					pings++;
-				c->line_len = 0;
-				continue;
-			}
-			if (c->line_len < DEMO_PING_LEN)
-				c->line[c->line_len] = ch;
-			if (++c->line_len > DEMO_MAX_LINE)
-				return false;
-		}
-		for (unsigned i = 0; i < pings; i++)
-			std::memcpy(c->buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
-		c->out_len = static_cast<std::uint16_t>(pings * DEMO_PING_LEN);
+		const int out = demo_heartbeat_input(c->buf, n, c->line, &c->line_len);
+		if (out < 0)
+			return false;
+		c->out_len = static_cast<std::uint16_t>(out);
 		c->out_off = 0;
 		return true;
 	}
