@@ -3,6 +3,7 @@
  * tools/bench/common.h - what every benchmark program of tools/bench shares:
  * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), a
  * monotonic clock read outside timed regions, and the workload sizes.
+ * tools/demo/idle_load.c draws from the same PRNG with its own --seed.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -40,14 +41,20 @@ struct rng {
 	uint64_t s;
 };
 
-/* Seed stream @stream (0, 1, ...) from BENCH_SEED through splitmix64. */
-static inline struct rng rng_seed(uint64_t stream)
+/* Seed stream @stream (0, 1, ...) from @seed through splitmix64. */
+static inline struct rng rng_seed_from(uint64_t seed, uint64_t stream)
 {
-	uint64_t x = BENCH_SEED + stream * UINT64_C(0x632BE59BD9B4E019);
+	uint64_t x = seed + stream * UINT64_C(0x632BE59BD9B4E019);
 	struct rng r = { splitmix64(&x) };
 	if (!r.s)
 		r.s = 1;
 	return r;
+}
+
+/* Seed stream @stream (0, 1, ...) from BENCH_SEED. */
+static inline struct rng rng_seed(uint64_t stream)
+{
+	return rng_seed_from(BENCH_SEED, stream);
 }
 
 static inline uint64_t rng_next(struct rng *r)

@@ -75,6 +75,7 @@
 
 #include <twheel/twheel.h>
 
+#include "../bench/common.h"
 #include "demo_common.h"
 
 enum kind { K_SILENT, K_CHATTY, K_RESET, K_HALF, K_VANISH, K_FLOOD, K__N };
@@ -150,42 +151,11 @@ static struct opts o = {
 	.seed = 42,
 };
 
-/* ---- PRNG (splitmix64 seeds xorshift64*, as tools/bench/common.h) ------------------ */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-struct rng {
-	uint64_t s;
-};
-
-static struct rng rng_seed(uint64_t seed, uint64_t stream)
-{
-	uint64_t x = seed + stream * UINT64_C(0x632BE59BD9B4E019);
-	struct rng r = { splitmix64(&x) };
-	if (!r.s)
-		r.s = 1;
-	return r;
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-/* Uniform in [0, n) for n < 2^32, by multiply-high (bias < 2^-32). */
-static uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return ((rng_next(r) >> 32) * (n & 0xffffffffu)) >> 32;
-}
+/*
+ * ---- PRNG: tools/bench/common.h's (splitmix64 seeds xorshift64*), seeded
+ * with --seed through rng_seed_from(); rng_below() is uniform in [0, n) for
+ * n < 2^32.
+ */
 
 /* ---- One process's connections ------------------------------------------- */
 
@@ -642,7 +612,7 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 {
 	struct worker w = { .n = hi - lo, .ps = ps };
 	the_worker = &w;
-	w.rng = rng_seed(o.seed, 1000 + pidx);
+	w.rng = rng_seed_from(o.seed, 1000 + pidx);
 	int ret = ring_init(&w.ring, 4096, 65536);
 	if (ret < 0) {
 		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
@@ -1126,7 +1096,7 @@ int main(int argc, char **argv)
 	 * Kinds: the first nsilent of a seeded shuffle are silent, the rest of
 	 * the --conns chatty; the abrupt clients are spread among them.
 	 */
-	struct rng rng = rng_seed(o.seed, 0);
+	struct rng rng = rng_seed_from(o.seed, 0);
 	for (uint32_t i = 0; i < total; i++)
 		res[i].kind = K_CHATTY;
 	uint32_t *perm = malloc(sizeof(*perm) * (total ? total : 1));
