@@ -426,6 +426,17 @@ static int wl_add_expire(const struct lb_ops *ops, const struct lb_params *p, st
 	return r->ok ? 0 : -1;
 }
 
+void *lb_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		perror("calloc");
+		exit(1);
+	}
+	return p;
+}
+
 /* ---- the hand-over queue of loops without a thread-safe add ------------------ */
 
 void lb_queue_init(struct lb_queue *q)

@@ -68,6 +68,9 @@ struct lb_queue {
 	struct lb_qent *head, **tail;
 };
 
+/* calloc(@n, @size), or exit(1) after perror("calloc"): the tables' set-up cannot fail softly. */
+void *lb_calloc(size_t n, size_t size);
+
 void lb_queue_init(struct lb_queue *q);
 void lb_queue_push(struct lb_queue *q, struct lb_qent *e);
 struct lb_qent *lb_queue_take(struct lb_queue *q);

@@ -59,15 +59,10 @@ static void q_cb(struct ev_loop *loop, ev_async *w, int revents)
 
 static void *lbev_create(const struct lb_params *p, size_t n, char *err, size_t errlen)
 {
-	struct evl *l = calloc(1, sizeof(*l));
+	struct evl *l = lb_calloc(1, sizeof(*l));
 
 	(void)p;
-	if (l)
-		l->it = calloc(n, sizeof(*l->it));
-	if (!l || !l->it) {
-		perror("calloc");
-		exit(1);
-	}
+	l->it = lb_calloc(n, sizeof(*l->it));
 	l->loop = ev_loop_new(EVFLAG_AUTO);
 	if (!l->loop) {
 		snprintf(err, errlen, "ev_loop_new failed");

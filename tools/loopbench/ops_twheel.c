@@ -22,14 +22,9 @@ static void fire_cb(struct tw_loop_timer *t)
 static void *tw_create(const struct lb_params *p, size_t n, char *err, size_t errlen)
 {
 	struct twheel_loop_config cfg;
-	struct tw *l = calloc(1, sizeof(*l));
+	struct tw *l = lb_calloc(1, sizeof(*l));
 
-	if (l)
-		l->t = calloc(n, sizeof(*l->t));
-	if (!l || !l->t) {
-		perror("calloc");
-		exit(1);
-	}
+	l->t = lb_calloc(n, sizeof(*l->t));
 	for (size_t i = 0; i < n; i++)
 		tw_loop_timer_init(&l->t[i], fire_cb, 0);
 	twheel_loop_config_init(&cfg);

@@ -52,16 +52,11 @@ static void q_cb(uv_async_t *a)
 
 static void *lbuv_create(const struct lb_params *p, size_t n, char *err, size_t errlen)
 {
-	struct uvl *l = calloc(1, sizeof(*l));
+	struct uvl *l = lb_calloc(1, sizeof(*l));
 	int ret;
 
 	(void)p;
-	if (l)
-		l->it = calloc(n, sizeof(*l->it));
-	if (!l || !l->it) {
-		perror("calloc");
-		exit(1);
-	}
+	l->it = lb_calloc(n, sizeof(*l->it));
 	ret = uv_loop_init(&l->loop);
 	if (ret) {
 		snprintf(err, errlen, "uv_loop_init: %s", uv_strerror(ret));
