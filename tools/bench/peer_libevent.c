@@ -24,7 +24,9 @@ static void cb(evutil_socket_t fd, short what, void *arg)
 	fired++;
 }
 
+/* A base and n timer events on it: every workload's untimed set-up and tear-down. */
 struct evs {
+	struct event_base *base;
 	char *mem;
 	size_t sz;
 	uint8_t *count; /* fires per timer */
@@ -35,8 +37,25 @@ static struct event *ev_at(struct evs *e, uint32_t i)
 	return (struct event *)(void *)(e->mem + (size_t)i * e->sz);
 }
 
-static int evs_new(struct evs *e, struct event_base *base, uint32_t n)
+static struct event_base *new_base(void)
 {
+	struct event_config *cfg = event_config_new();
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
+	struct event_base *b = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (!b) {
+		printf("FAIL all libevent event_base_new failed\n");
+		exit(1);
+	}
+	return b;
+}
+
+/* A new base and n timer events on it; -1 if out of memory. */
+static int evs_new(struct evs *e, uint32_t n)
+{
+	struct event_base *base = new_base();
+
+	e->base = base;
 	e->sz = (event_get_struct_event_size() + 15) & ~(size_t)15;
 	e->mem = calloc(n, e->sz);
 	e->count = calloc(n, 1);
@@ -54,28 +73,16 @@ static void evs_free(struct evs *e, uint32_t n)
 		event_del(ev_at(e, i));
 	free(e->mem);
 	free(e->count);
-}
-
-static struct event_base *new_base(void)
-{
-	struct event_config *cfg = event_config_new();
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
-	struct event_base *b = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (!b) {
-		printf("FAIL all libevent event_base_new failed\n");
-		exit(1);
-	}
-	return b;
+	event_base_free(e->base);
 }
 
 static int rearm(const struct peer_input *in, int common, double *ns)
 {
 	uint32_t c = in->n, m = in->m;
-	struct event_base *base = new_base();
 	struct evs e;
-	if (evs_new(&e, base, c))
+	if (evs_new(&e, c))
 		return -1;
+	struct event_base *base = e.base;
 	struct timeval tv30 = { BENCH_REARM_DELTA / 1000, 0 };
 	const struct timeval *tv = common ? event_base_init_common_timeout(base, &tv30) : &tv30;
 	fired = 0;
@@ -95,7 +102,6 @@ static int rearm(const struct peer_input *in, int common, double *ns)
 		if (!event_pending(ev_at(&e, i), EV_TIMEOUT, NULL))
 			rc = -1;
 	evs_free(&e, c);
-	event_base_free(base);
 	*ns = (double)(t1 - t0) / ((double)blocks * BENCH_REARM_BLOCK);
 	return rc;
 }
@@ -104,9 +110,8 @@ static int add_cancel(const struct peer_input *in, double *ns)
 {
 	uint32_t n = in->n;
 	const uint32_t *off = in->off, *perm = in->perm;
-	struct event_base *base = new_base();
 	struct evs e;
-	if (evs_new(&e, base, n))
+	if (evs_new(&e, n))
 		return -1;
 	fired = 0;
 	uint64_t t0 = clock_ns();
@@ -122,7 +127,6 @@ static int add_cancel(const struct peer_input *in, double *ns)
 		if (event_pending(ev_at(&e, i), EV_TIMEOUT, NULL))
 			rc = -1;
 	evs_free(&e, n);
-	event_base_free(base);
 	*ns = (double)(t1 - t0) / n;
 	return rc;
 }
@@ -131,10 +135,10 @@ static int add_expire(const struct peer_input *in, double *ns)
 {
 	uint32_t n = in->n;
 	const uint32_t *off = in->off;
-	struct event_base *base = new_base();
 	struct evs e;
-	if (evs_new(&e, base, n))
+	if (evs_new(&e, n))
 		return -1;
+	struct event_base *base = e.base;
 	fired = 0;
 	uint64_t t0 = clock_ns();
 	for (uint32_t i = 0; i < n; i++) {
@@ -148,7 +152,6 @@ static int add_expire(const struct peer_input *in, double *ns)
 		if (e.count[i] != 1)
 			rc = -1;
 	evs_free(&e, n);
-	event_base_free(base);
 	*ns = (double)(t1 - t0) / n;
 	return rc;
 }
