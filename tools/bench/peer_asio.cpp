@@ -36,6 +36,16 @@ struct waiter {
 	}
 };
 
+// n timers on @ctx, none waiting yet (untimed set-up).
+std::vector<asio::steady_timer> timers(asio::io_context &ctx, uint32_t n)
+{
+	std::vector<asio::steady_timer> t;
+	t.reserve(n);
+	for (uint32_t i = 0; i < n; i++)
+		t.emplace_back(ctx);
+	return t;
+}
+
 int rearm(const peer_input *in, double *ns)
 {
 	uint32_t n = in->n, m = in->m;
@@ -75,10 +85,7 @@ int add_cancel(const peer_input *in, double *ns)
 	uint32_t n = in->n;
 	const uint32_t *off = in->off, *perm = in->perm;
 	asio::io_context ctx(1);
-	std::vector<asio::steady_timer> t;
-	t.reserve(n);
-	for (uint32_t i = 0; i < n; i++)
-		t.emplace_back(ctx);
+	std::vector<asio::steady_timer> t = timers(ctx, n);
 	counts c;
 	uint64_t t0 = clock_ns();
 	for (uint32_t i = 0; i < n; i++) {
@@ -98,10 +105,7 @@ int add_expire(const peer_input *in, double *ns)
 	uint32_t n = in->n;
 	const uint32_t *off = in->off;
 	asio::io_context ctx(1);
-	std::vector<asio::steady_timer> t;
-	t.reserve(n);
-	for (uint32_t i = 0; i < n; i++)
-		t.emplace_back(ctx);
+	std::vector<asio::steady_timer> t = timers(ctx, n);
 	counts c;
 	uint64_t t0 = clock_ns();
 	auto base = asio::steady_timer::clock_type::now();
