@@ -98,7 +98,7 @@ cc -std=c11 -Wall -Wextra -Werror -o "$tmp/idle_timeouts" "$here/examples/idle_t
 run "$tmp/idle_timeouts" >"$tmp/example.out" || fail "the README example failed"
 echo "README example (pkg-config twheel: $(pkg-config --libs twheel)) built and ran"
 # find_package(twheel) with every imported target.
-cmake -S "$here/tests/cmake/project" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root/usr" \
+cmake -G Ninja -S "$here/tests/cmake/project" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root/usr" \
   -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake configure"; }
 cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
 for p in use_core use_loop use_cpp; do run "$tmp/cmake/$p"; done
