@@ -393,8 +393,11 @@ TEST(Callables, SmallCapturesAreInlineLargeOnesAllocateOnce)
 {
 	Wheel w(0);
 	int n = 0;
-	auto small = [&n, p = &n] { n += *p == n ? 1 : 0; };
+	auto small = [p = &n] { ++*p; };
 	static_assert(Timer::stores_inline<decltype(small)>);
+	auto two = [&n, p = &n] { n += *p; };
+	static_assert(!Timer::stores_inline<decltype(two)>); // two pointers
+	static_assert(sizeof(Timer) == sizeof(tw_timer) + 3 * sizeof(void *)); // 64 bytes on LP64
 	long before = g_allocs.load();
 	Timer s(w, small);
 	EXPECT_EQ(g_allocs.load() - before, 0);
@@ -452,6 +455,45 @@ TEST(Callables, ReassignFromInsideTheRunningCallback)
 	w.advance(2);
 	EXPECT_EQ(first, 1);
 	EXPECT_EQ(second, 1);
+}
+
+TEST(Callables, OnCancelAllocatesOneBlockAndKeepsTheCallable)
+{
+	Wheel w(0);
+	int fired = 0, cancelled = 0;
+	Timer t(w, [&fired] { fired++; });
+	long before = g_allocs.load();
+	t.on_cancel([&cancelled] { cancelled++; });
+	EXPECT_EQ(g_allocs.load() - before, 1);
+	before = g_allocs.load();
+	t.on_cancel([&cancelled] { cancelled += 2; }); // replaced in place
+	EXPECT_EQ(g_allocs.load() - before, 0);
+	t.arm_at(1);
+	w.advance(1);
+	EXPECT_EQ(fired, 1);
+	Timer moved(std::move(t)); // the block moves with the handle
+	moved.arm_at(5);
+	EXPECT_TRUE(moved.cancel());
+	EXPECT_EQ(cancelled, 2);
+}
+
+TEST(Callables, OnCancelAndCancelFromInsideTheRunningCallback)
+{
+	Wheel w(0);
+	int fired = 0, cancelled = 0;
+	Timer t(w, [&](Timer &self) {
+		fired++;
+		self.on_cancel([&cancelled] { cancelled++; }); // the callable is lent out
+		self.arm_at(w.now() + 5);
+		EXPECT_TRUE(self.cancel());
+		self.arm_at(w.now() + 1);
+	});
+	t.arm_at(1);
+	w.advance(1);
+	EXPECT_EQ(cancelled, 1);
+	w.advance(2); // the callable came back into the handle, beside on_cancel
+	EXPECT_EQ(fired, 2);
+	EXPECT_EQ(cancelled, 2);
 }
 
 // ---- Exceptions --------------------------------------------------------------

@@ -1,36 +1,21 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/loop.hpp - the thin C++17 layer over the io_uring event loop
-// (<twheel/loop.h>); header-only, link with twheel-uring.
+// (<twheel/loop.h>, which states each call's semantics, errors and threads);
+// header-only, link with twheel-uring. docs/cpp.md is its manual.
 //
 //   tw::Loop       owns a struct twheel_loop; move-only.
-//   tw::LoopTimer  a move-only handle on one loop timer; cancels it when
-//                  destroyed.
+//   tw::LoopTimer  a move-only handle on one loop timer (a pointer to a heap
+//                  block holding the C timer and its callables, so moving
+//                  it is a pointer copy); cancels it when destroyed.
 //
-// A LoopTimer owns one heap block: the C struct tw_loop_timer, the callable
-// (48 bytes inline in the block, else one more allocation) and the
-// cancellation callback (16 bytes inline). The block never moves, so moving
-// a handle is a pointer copy, in any state, from any callback. Arming,
-// cancelling and periodic scheduling are the C loop's (twheel_loop_mod,
-// _mod_at, _del, tw_loop_timer_init_periodic).
-//
-// Threads: a Loop, its timers and its I/O belong to the loop thread (the
-// thread that runs it; before the first run and after it returned, the
-// thread that owns the Loop). post(), stop() and stopped() may be called
-// from any thread; post() is how other threads get work, timers included,
-// onto the loop.
-//
-// Time is the loop clock in nanoseconds shown as
-// std::chrono::steady_clock::time_point (with the default clock,
-// CLOCK_MONOTONIC, these are ordinary steady_clock time points). Deadlines
-// are rounded up to the loop's tick: nothing fires early.
-//
-// Lifetime, exceptions and callbacks follow <twheel/twheel.hpp>: a handle is
-// safe to observe after its Loop is destroyed (operator bool and pending()
-// false, cancel() false, arming throws std::logic_error); exceptions escaping
-// callbacks, posted functions, I/O handlers and cancellation callbacks go to
-// Loop::on_exception(); a callback may destroy or move its own handle and
-// still use its captures (the block lives until the callback returns).
+// Threads: everything on the loop thread, except Loop::post(), stop(),
+// stopped(), clock_now() and tick(). Time is the loop clock in nanoseconds
+// shown as std::chrono::steady_clock::time_point; deadlines are rounded up
+// to the tick (never early). Lifetime and exceptions as in
+// <twheel/twheel.hpp>: handles outlive their Loop safely, and exceptions
+// escaping callbacks, posts, I/O handlers and cancellation callbacks go to
+// Loop::on_exception().
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -39,43 +24,26 @@
 #include <twheel/loop.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <functional>
-#include <string>
-#include <system_error>
-#include <type_traits>
-#include <utility>
+#include <cerrno>
+#include <limits>
 
 namespace tw {
 
-/// How a periodic timer catches up after the loop fell a period or more
-/// behind (the C TW_LOOP_MISFIRE_*).
-enum class misfire {
-	skip, ///< drop the overdue runs, resume on the next future deadline
-	once, ///< run once now for all of them, then resume
-	all,  ///< run every missed one, one per loop iteration, then resume
-};
+/// How a periodic timer catches up after missing deadlines (TW_LOOP_MISFIRE_*).
+enum class misfire { skip, once, all };
 
-/// Where a periodic timer's next deadline is counted from.
-enum class schedule {
-	fixed_rate,  ///< the previous deadline + period
-	fixed_delay, ///< the end of the previous run + period
-};
+/// Where a periodic timer's next deadline counts from: the previous deadline
+/// (fixed_rate) or the end of the previous run (fixed_delay).
+enum class schedule { fixed_rate, fixed_delay };
 
-/// Loop configuration (struct twheel_loop_config).
+/// struct twheel_loop_config; zeros mean the C defaults.
 struct loop_options {
-	/// Wheel tick, 1 us .. 1 s. Deadlines are rounded up to it.
-	std::chrono::nanoseconds tick = std::chrono::milliseconds(1);
-	/// Submission queue entries; 0 = 256.
-	unsigned entries = 0;
-	/// Inbox items (posts) handled per iteration; 0 = 4096.
-	unsigned batch = 0;
-	/// Raw C config flags (e.g. TW_LOOP_NO_DEFER_TASKRUN).
-	unsigned flags = 0;
-	/// The loop clock; empty = CLOCK_MONOTONIC. Called from any thread,
-	/// concurrently; must be monotonic and must not throw (an exception
-	/// would cross C frames: std::terminate).
+	std::chrono::nanoseconds tick = std::chrono::milliseconds(1); ///< 1 us .. 1 s
+	unsigned entries = 0;                                         ///< SQ entries
+	unsigned batch = 0;                                           ///< posts per iteration
+	unsigned flags = 0;                                           ///< raw C config flags
+	/// The loop clock, empty for CLOCK_MONOTONIC. Called from any thread;
+	/// monotonic; must not throw (it would cross a C frame: terminate).
 	std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
@@ -83,9 +51,9 @@ class Loop;
 
 namespace detail {
 
-// What a Loop shares with its handles and requests: the C loop (nullptr
-// once the Loop is gone), the exception handler, the clock, the in-flight
-// I/O requests, the timer block whose callback runs, the owner count.
+// What a Loop shares with its handles and requests: the C loop (nullptr once
+// the Loop is gone), the exception handler, the clock, the in-flight I/O,
+// the timer block whose callback runs, the owner count.
 struct loop_ctx {
 	twheel_loop *loop = nullptr;
 	exception_handler on_exception;
@@ -108,7 +76,7 @@ inline std::uint64_t to_ns(std::chrono::steady_clock::time_point tp) noexcept
 	return ticks_ceil(tp.time_since_epoch(), std::chrono::nanoseconds(1));
 }
 
-// A function posted to the loop: the C work item and the callable.
+// A function posted to the loop.
 struct work {
 	tw_loop_work w; // first: the C node leads back here
 	loop_ctx *ctx;
@@ -122,8 +90,8 @@ struct work {
 	}
 };
 
-// An I/O request in flight: the C handler, the user's handler, a link in
-// the loop's list (so that ~Loop frees those that never complete).
+// An I/O request in flight, linked in the loop's list so that ~Loop frees
+// those that never complete.
 struct io_op {
 	tw_loop_io io; // first
 	loop_ctx *ctx;
@@ -145,72 +113,50 @@ struct io_op {
 
 } // namespace detail
 
-/// A timer on a Loop, built by Loop::after(), at(), every() or timer().
-/// The callback is invocable as f() or f(tw::LoopTimer &) and runs on the
-/// loop thread. All members: the loop thread; 8 bytes (one pointer).
+/// A timer on a Loop, made by Loop::after(), at(), every() or timer(). The
+/// callback is invocable as f() or f(tw::LoopTimer &). 8 bytes.
 class LoopTimer {
 public:
-	/// Callable bytes stored in the timer's block without a further
-	/// allocation (pointer alignment, noexcept move).
+	/// Callable bytes stored in the timer's block without another allocation.
 	static constexpr std::size_t inline_capacity = 48;
 
 	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
 	LoopTimer() noexcept = default;
-	/// Takes @o's timer, in whatever state; @o is left empty. noexcept.
-	LoopTimer(LoopTimer &&o) noexcept : b_(std::exchange(o.b_, nullptr))
-	{
-		if (b_)
-			b_->owner = this;
-	}
+	LoopTimer(LoopTimer &&o) noexcept { take(o); }
 	/// Cancels and frees this timer (as the destructor), then takes @o's.
 	LoopTimer &operator=(LoopTimer &&o) noexcept
 	{
 		if (this != &o) {
 			reset();
-			b_ = std::exchange(o.b_, nullptr);
-			if (b_)
-				b_->owner = this;
+			take(o);
 		}
 		return *this;
 	}
 	LoopTimer(const LoopTimer &) = delete;
 	LoopTimer &operator=(const LoopTimer &) = delete;
-
-	/// Cancels the timer (as cancel()) and frees it (after its callback
-	/// returns, if called from there: a periodic timer then does not run
-	/// again). O(1); the loop thread. noexcept.
+	/// Cancels the timer and frees it (after its callback returns, if called
+	/// from there: a periodic timer then does not run again).
 	~LoopTimer() { reset(); }
 
-	/// Arms (or re-arms) the timer @d after a fresh reading of the loop
-	/// clock (twheel_loop_mod()), @d rounded up to whole nanoseconds and the
-	/// deadline up to the tick: never early. Zero or negative: the next
-	/// loop iteration. A periodic timer keeps its period. Returns true if it
-	/// was armed. O(1), no system call; the loop thread, callbacks
-	/// included. Throws std::logic_error on an empty handle or once the loop
-	/// is gone; std::system_error with the C error (ENOSPC; ESHUTDOWN: the
-	/// loop was stopped).
+	/// Arms (or re-arms) it @d, rounded up to whole nanoseconds, after a
+	/// fresh clock reading (twheel_loop_mod(); zero or negative: the next
+	/// iteration); a periodic timer keeps its period. True if it was armed.
+	/// Throws std::logic_error on an empty handle or once the loop is gone,
+	/// std::system_error with the C error (ENOSPC, ESHUTDOWN...).
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		return check(twheel_loop_mod(live("tw::LoopTimer::arm_in"), &b_->t,
-					     ticks_ceil(d, std::chrono::nanoseconds(1))),
-			     "tw::LoopTimer::arm_in");
+		return arm(twheel_loop_mod, ticks_ceil(d, std::chrono::nanoseconds(1)), "tw::LoopTimer::arm_in");
 	}
-
-	/// Arms (or re-arms) the timer for loop-clock time @tp, rounded up to
-	/// the tick (twheel_loop_mod_at()); a time past fires in the next
-	/// iteration. As arm_in() otherwise.
+	/// Arms (or re-arms) it for loop-clock time @tp (twheel_loop_mod_at());
+	/// as arm_in() otherwise.
 	bool arm_at(std::chrono::steady_clock::time_point tp)
 	{
-		return check(twheel_loop_mod_at(live("tw::LoopTimer::arm_at"), &b_->t, detail::to_ns(tp)),
-			     "tw::LoopTimer::arm_at");
+		return arm(twheel_loop_mod_at, detail::to_ns(tp), "tw::LoopTimer::arm_at");
 	}
 
-	/// Disarms the timer (twheel_loop_del()). Returns true if it was armed,
-	/// or is a periodic timer whose callback is running (it will not run
-	/// again); then the cancellation callback runs before cancel() returns.
-	/// O(1); the loop thread. noexcept: exceptions of the cancellation
-	/// callback go to the loop's handler.
+	/// twheel_loop_del(): true if it was armed (or is a periodic timer whose
+	/// callback runs), and then the cancellation callback has run.
 	bool cancel() noexcept
 	{
 		if (!*this || twheel_loop_del(b_->ctx->loop, &b_->t) != 1)
@@ -219,31 +165,24 @@ public:
 		return true;
 	}
 
-	/// True if the timer is armed on the loop (false inside its own
-	/// callback, even for a periodic timer, which the loop re-arms when the
-	/// callback returns; false once the loop is gone). O(1); noexcept.
+	/// Armed on the loop (false inside its own callback, even when periodic).
 	bool pending() const noexcept { return *this && twheel_loop_pending(b_->ctx->loop, &b_->t); }
-
-	/// The deadline it is (or was last) armed for; inside its callback, the
-	/// deadline being served. The epoch if empty. noexcept.
+	/// The deadline it is (or was last) armed for, or is being served.
 	std::chrono::steady_clock::time_point deadline() const noexcept
 	{
 		return detail::from_ns(b_ ? b_->t.deadline : 0);
 	}
-	/// The period (zero for a one-shot timer). noexcept.
+	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept
 	{
 		return std::chrono::nanoseconds(b_ ? static_cast<std::int64_t>(b_->t.period) : 0);
 	}
-	/// Inside a periodic callback: how many further deadlines had also
-	/// passed (0 when the loop kept up). noexcept.
+	/// Inside a periodic callback: how many further deadlines had passed.
 	std::uint32_t missed() const noexcept { return b_ ? b_->t.missed : 0; }
 
-	/// Sets the cancellation callback g() (nullptr removes it), run each
-	/// time the timer stops being armed without firing: cancel() returning
-	/// true, destruction or assignment over an armed timer, destruction of
-	/// the loop. Never on expiry or re-arm. Allocates only if g exceeds 16
-	/// bytes. Throws std::logic_error on an empty handle.
+	/// Sets the cancellation callback g() (nullptr removes it), run as for
+	/// tw::Timer::on_cancel(); allocates only if g exceeds 16 bytes. Throws
+	/// std::logic_error on an empty handle.
 	template <class G>
 	void on_cancel(G &&g)
 	{
@@ -255,10 +194,9 @@ public:
 			b_->on_cancel.emplace(std::forward<G>(g));
 	}
 
-	/// True if the handle has a timer and its loop still exists. noexcept.
+	/// Has a timer, and its loop still exists.
 	explicit operator bool() const noexcept { return b_ && b_->ctx->loop; }
-
-	/// The C timer (read-only), nullptr if empty. noexcept.
+	/// The C timer (read-only), nullptr if empty.
 	const tw_loop_timer *native_handle() const noexcept { return b_ ? &b_->t : nullptr; }
 
 private:
@@ -272,33 +210,34 @@ private:
 
 	// A timer of loop @c running @f; periodic if @period_ns is not 0.
 	template <class F>
-	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags) : b_(new block)
+	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags)
+		: b_(new block{{}, detail::retain(c), this, {}, {}})
 	{
-		b_->ctx = detail::retain(c);
-		b_->owner = this;
 		const int r = period_ns ? tw_loop_timer_init_periodic(&b_->t, &fire, period_ns, flags)
 					: tw_loop_timer_init(&b_->t, &fire, flags);
-		if (r < 0) {
-			destroy();
-			detail::throw_errno(r, "tw::Loop: bad timer");
-		}
 		try {
+			if (r < 0)
+				detail::throw_errno(r, "tw::Loop: bad timer");
 			b_->f.emplace(std::forward<F>(f));
+			if (!b_->f)
+				throw std::invalid_argument("tw::Loop: empty callable");
 		} catch (...) {
 			destroy();
 			throw;
 		}
-		if (!b_->f) {
-			destroy();
-			throw std::invalid_argument("tw::Loop: empty callable");
-		}
 	}
 
-	twheel_loop *live(const char *what) const
+	void take(LoopTimer &o) noexcept
+	{
+		if ((b_ = std::exchange(o.b_, nullptr)))
+			b_->owner = this;
+	}
+
+	bool arm(int (*mod)(twheel_loop *, tw_loop_timer *, std::uint64_t), std::uint64_t ns, const char *what)
 	{
 		if (!*this)
 			throw std::logic_error(std::string(what) + (b_ ? ": the loop was destroyed" : ": empty timer"));
-		return b_->ctx->loop;
+		return check(mod(b_->ctx->loop, &b_->t, ns), what);
 	}
 
 	static bool check(int r, const char *what)
@@ -319,10 +258,8 @@ private:
 		if (!b_)
 			return;
 		cancel();
-		if (b_->ctx->firing != b_) {
-			destroy();
-			return;
-		}
+		if (b_->ctx->firing != b_)
+			return destroy();
 		b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
 		b_ = nullptr;
 	}
@@ -353,16 +290,15 @@ private:
 	friend class Loop;
 };
 
-/// An io_uring event loop driving a timer wheel: owns a struct
-/// twheel_loop. Move-only; timers and I/O keep working across a move.
+/// An io_uring event loop driving a timer wheel: owns a struct twheel_loop.
+/// Move-only; timers and I/O keep working across a move.
 class Loop {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
-	/// Creates the loop (twheel_loop_create(): one io_uring, two wheels, an
-	/// eventfd). Throws std::system_error with the C error (EPERM, ENOSYS:
-	/// io_uring refused or absent; EINVAL: bad tick; ENOMEM...) and the C
-	/// library's one-line explanation; std::bad_alloc. Any thread.
+	/// twheel_loop_create(). Throws std::system_error with the C error
+	/// (EPERM, ENOSYS: io_uring refused or absent; EINVAL...) and the C
+	/// library's explanation; std::bad_alloc.
 	explicit Loop(const loop_options &opt = loop_options()) : ctx_(new detail::loop_ctx)
 	{
 		tw_list_init(&ctx_->io);
@@ -387,9 +323,8 @@ public:
 		}
 	}
 
-	/// Moves the loop; @o is left empty. Not while it runs. noexcept.
+	/// @o is left empty. Not while it runs.
 	Loop(Loop &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Destroys this loop (as the destructor), then takes @o's.
 	Loop &operator=(Loop &&o) noexcept
 	{
 		if (this != &o) {
@@ -401,18 +336,15 @@ public:
 	Loop(const Loop &) = delete;
 	Loop &operator=(const Loop &) = delete;
 
-	/// Stops the loop, runs the posts not yet run (a post promises a call),
-	/// cancels every armed timer (its cancellation callback runs), closes
-	/// the ring (in-flight I/O is cancelled: handlers are destroyed, not
-	/// called). Handles outlive it safely. Not while run() runs on another
-	/// thread, nor from a callback. The loop thread.
+	/// Stops the loop, runs the posts not yet run, cancels every armed timer
+	/// (cancellation callbacks run), closes the ring (in-flight handlers are
+	/// destroyed, not called). Not while run() runs, nor from a callback.
 	~Loop() { close(); }
 
-	/// A one-shot timer running @f @d from now (as LoopTimer::arm_in()).
-	/// O(1), no system call; allocates the timer's block. The loop thread.
-	/// Throws std::invalid_argument (empty callable), std::system_error
-	/// (the C error), what constructing @f throws, std::logic_error if
-	/// empty.
+	/// A one-shot timer running @f @d from now (LoopTimer::arm_in()).
+	/// Allocates its block. Throws std::invalid_argument (empty callable),
+	/// std::system_error (the C error), what copying @f throws,
+	/// std::logic_error if empty.
 	template <class Rep, class Period, class F>
 	LoopTimer after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
@@ -420,9 +352,7 @@ public:
 		t.arm_in(d);
 		return t;
 	}
-
-	/// A one-shot timer running @f at loop-clock time @tp (as
-	/// LoopTimer::arm_at()). As after() otherwise.
+	/// A one-shot timer running @f at loop-clock time @tp; as after().
 	template <class F>
 	LoopTimer at(time_point tp, F &&f)
 	{
@@ -430,11 +360,9 @@ public:
 		t.arm_at(tp);
 		return t;
 	}
-
-	/// A periodic timer running @f every @period (rounded up to whole
-	/// nanoseconds), first @period from now, with misfire policy @m and
-	/// schedule @s (tw_loop_timer_init_periodic()). @period must be at
-	/// least the tick (std::system_error EINVAL otherwise). As after().
+	/// A periodic timer running @f every @period (rounded up to whole ns,
+	/// at least the tick: else std::system_error EINVAL), first @period from
+	/// now (tw_loop_timer_init_periodic()); as after().
 	template <class Rep, class Period, class F>
 	LoopTimer every(std::chrono::duration<Rep, Period> period, F &&f, misfire m = misfire::skip,
 			schedule s = schedule::fixed_rate)
@@ -450,22 +378,17 @@ public:
 		LoopTimer::check(twheel_loop_add(ctx_->loop, &t.b_->t, p), "tw::Loop::every");
 		return t;
 	}
-
-	/// A one-shot timer running @f, not armed (arm it with arm_in() or
-	/// arm_at(); re-arming one timer is the cheap way to keep an idle
-	/// timeout moving). As after() otherwise.
+	/// A one-shot timer running @f, not armed; as after().
 	template <class F>
 	LoopTimer timer(F &&f)
 	{
 		return LoopTimer(get(), std::forward<F>(f), 0, 0);
 	}
 
-	/// Runs @f() on the loop thread at its next iteration (twheel_loop_post(),
-	/// in order with other posts from the same thread). Any thread;
-	/// lock-free apart from allocating the item. Returns false, and destroys
-	/// @f without calling it, if the loop was stopped. Exceptions from @f
-	/// go to the loop's handler. Throws std::bad_alloc, what copying @f
-	/// throws, std::logic_error if empty.
+	/// Runs @f() on the loop thread at its next iteration
+	/// (twheel_loop_post()). Any thread; one allocation. Returns false, and
+	/// destroys @f uncalled, once the loop is stopped. Throws
+	/// std::bad_alloc, what copying @f throws, std::logic_error if empty.
 	template <class F>
 	bool post(F &&f)
 	{
@@ -488,15 +411,12 @@ public:
 		return true;
 	}
 
-	/// Submits one I/O request: @prep(io_uring_sqe &) prepares it with any
-	/// io_uring_prep_*() (do not set user_data); @handler(const
-	/// io_uring_cqe &) runs on the loop thread for each completion (several
-	/// for a multishot request; after the last, without IORING_CQE_F_MORE,
-	/// the handler is destroyed). The SQE goes to the kernel at the next
-	/// wait. Returns the request's user_data (for io_uring_prep_cancel64()).
-	/// Allocates the request. The loop thread. Throws std::system_error
-	/// EBUSY if the submission queue is full, and what @prep throws (the
-	/// SQE then becomes a no-op and @handler is never called).
+	/// One I/O request: @prep(io_uring_sqe &) prepares it (any
+	/// io_uring_prep_*(); not user_data), @handler(const io_uring_cqe &)
+	/// gets each completion (multishot: until one lacks IORING_CQE_F_MORE).
+	/// Returns its user_data. Allocates the request. Throws
+	/// std::system_error EBUSY (queue full), and what @prep throws (the SQE
+	/// becomes a no-op, @handler is never called).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
@@ -525,19 +445,16 @@ public:
 		return key;
 	}
 
-	/// Runs the loop until stop() (twheel_loop_run()): each iteration sleeps
-	/// until the next timer, an I/O completion or a post. The calling
-	/// thread becomes the loop thread. Throws std::system_error on an
-	/// io_uring error (EBUSY: called from a callback).
+	/// twheel_loop_run() until stop(); the calling thread becomes the loop
+	/// thread. Throws std::system_error (EBUSY: from a callback).
 	void run()
 	{
 		const int r = twheel_loop_run(get()->loop);
 		if (r < 0)
 			detail::throw_errno(r, "tw::Loop::run");
 	}
-
-	/// Runs one iteration; with @wait false, does not sleep. Returns the
-	/// number of callbacks run (0 once stopped). As run() otherwise.
+	/// One iteration, sleeping only if @wait; returns the callbacks run (0
+	/// once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
 		const int r = twheel_loop_run_once(get()->loop, wait ? 0u : unsigned{TW_LOOP_NOWAIT});
@@ -548,33 +465,30 @@ public:
 		return static_cast<std::size_t>(r);
 	}
 
-	/// Asks the loop to stop after the current iteration; final (posts and
-	/// arming then fail). Any thread, callbacks included; lock-free.
+	/// Stops the loop after the current iteration, for good. Any thread.
 	void stop() noexcept
 	{
 		if (ctx_)
 			twheel_loop_stop(ctx_->loop);
 	}
-	/// True once stop() was called (or if empty). Any thread; noexcept.
+	/// True once stop() was called (or if empty). Any thread.
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop); }
 
-	/// The loop clock at the start of the current (or last) iteration; not
-	/// updated while callbacks run. The loop thread; noexcept.
+	/// The loop clock at the start of the current (or last) iteration.
 	time_point now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_now(ctx_->loop) : 0); }
-	/// A fresh reading of the loop clock. Any thread; noexcept.
+	/// A fresh reading of the loop clock. Any thread.
 	time_point clock_now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_clock(ctx_->loop) : 0); }
-	/// The tick length. Any thread; noexcept.
+	/// The tick. Any thread.
 	std::chrono::nanoseconds tick() const noexcept
 	{
 		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(twheel_loop_tick(ctx_->loop)) : 0);
 	}
-	/// Timers armed on the loop. The loop thread; noexcept.
+	/// Timers armed on the loop.
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop) : 0; }
 
-	/// Sets the handler of exceptions escaping callbacks, posted functions,
-	/// I/O handlers and cancellation callbacks (it runs on the loop
-	/// thread); empty restores the default (print to stderr). The loop
-	/// thread, while no callback runs.
+	/// Sets the handler of exceptions escaping callbacks, posts, I/O
+	/// handlers and cancellation callbacks; empty restores the default
+	/// (print to stderr). While no callback runs.
 	void on_exception(exception_handler h) { get()->on_exception = std::move(h); }
 
 	/// The C loop, for calls this class does not wrap. nullptr if empty.

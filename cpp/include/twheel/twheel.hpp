@@ -1,53 +1,32 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/twheel.hpp - a thin, header-only C++17 layer over the libtwheel
-// wheel (<twheel/twheel.h>), in namespace tw:
+// wheel (<twheel/twheel.h>, whose comments state each call's semantics,
+// errors and cost), in namespace tw; docs/cpp.md is its manual.
 //
 //   tw::Wheel               owns a struct twheel; move-only.
-//   tw::Timer               a move-only handle: a struct tw_timer plus a
-//                           callable stored inline (16 bytes) or on the heap;
-//                           cancels itself when destroyed.
+//   tw::Timer               a struct tw_timer plus a callable; cancels
+//                           itself when destroyed. 64 bytes on LP64.
 //   tw::TimerHook<Derived>  an intrusive timer: derive from it, write
 //                           on_timer(); no callable is stored.
 //
-// Each handle is a struct tw_timer driven through the public C API only:
-// twheel_add/mod/del, twheel_move() when a handle moves (a pending handle
-// stays pending at the same expiry and fires once, from its new address),
-// twheel_drain() when the wheel goes away.
-//
-// Lifetime. A Wheel and its handles share a small control block; the
-// handles keep it alive, so every handle stays safe to observe after its
-// Wheel is destroyed: operator bool and pending() are false, cancel()
-// returns false, the destructor and moves work, arming throws
-// std::logic_error. Destroying a Wheel cancels its pending Timers (their
-// cancellation callbacks run) without firing them.
-//
-// Callbacks run inside Wheel::advance() on the wheel's thread, with the
-// timer already not pending. A Timer's callable is moved out of the handle
-// for the duration of the call and moved back afterwards (unless the handle
-// was destroyed or given a new callable meanwhile): a callback may destroy,
-// move or re-assign its own handle and still use its captures.
-//
-// Exceptions never cross a C frame: whatever escapes a callback or a
-// cancellation callback is caught and handed to the wheel's exception
-// handler (Wheel::on_exception(); by default what() is printed to stderr),
-// and the advance carries on.
-//
-// Threads: as in C, a wheel and its handles belong to one thread at a time.
+// Handles use the public C API only. A pending handle that moves stays
+// pending and fires once, from its new address (twheel_move()). A Wheel and
+// its handles share a counted control block, so a handle outlives its Wheel
+// safely: operator bool and pending() false, cancel() false, arming throws
+// std::logic_error. Exceptions never cross a C frame: whatever escapes a
+// callback goes to Wheel::on_exception(). Threads: as in C.
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
 #include <twheel/twheel.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
-#include <limits>
-#include <memory>
 #include <new>
 #include <optional>
 #include <ratio>
@@ -59,30 +38,23 @@
 
 namespace tw {
 
-/// Absolute time on a wheel, in ticks (the C tw_tick_t).
 using tick_t = tw_tick_t;
-
-/// The largest tick; conversions saturate here.
 inline constexpr tick_t tick_max = TW_TICK_MAX;
 
 /// Receives every exception that escapes a callback, on the thread that ran
-/// the callback. Whatever it throws is printed to stderr and dropped.
+/// it. Whatever it throws is printed to stderr and dropped.
 using exception_handler = std::function<void(std::exception_ptr)>;
 
-/// Converts @d to whole ticks of length @tick (positive), rounding up so
-/// that a timer armed @d from now never fires early. Zero, negative and NaN
-/// durations give 0; anything beyond the range of tick_t gives tick_max.
-/// Exact for every integer std::chrono::duration (any period, no overflow);
-/// floating-point durations are converted through long double.
-/// O(1); any thread.
+/// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
+/// negative and NaN durations, tick_max beyond the range. Exact for every
+/// integer duration of any period; floating ones go through long double.
 template <class Rep, class Period>
 tick_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
 {
 	static_assert(std::is_arithmetic_v<Rep>, "ticks_ceil() takes an arithmetic duration");
 	if (!(d.count() > 0) || tick.count() <= 0)
 		return 0;
-	// d in nanoseconds is count * N / D
-	using ns = std::ratio_divide<Period, std::nano>;
+	using ns = std::ratio_divide<Period, std::nano>; // d in ns is count * num / den
 	if constexpr (std::is_floating_point_v<Rep>) {
 		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den / tick.count();
 		if (!(t < static_cast<long double>(tick_max)))
@@ -103,32 +75,25 @@ tick_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds
 }
 
 class Wheel;
-class Timer;
 
 namespace detail {
 
-inline void report(const exception_handler &h, std::exception_ptr e) noexcept
-{
-	try {
-		if (h)
-			h(e);
-		else
-			std::rethrow_exception(e);
-	} catch (const std::exception &x) {
-		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
-	} catch (...) {
-		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
-	}
-}
-
-// Calls @f(args...); an exception goes to @h. Never throws.
+// Calls @f(args...); an exception goes to @h (empty: print it). Never throws.
 template <class F, class... A>
 void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 {
 	try {
-		f(std::forward<A>(args)...);
+		try {
+			f(std::forward<A>(args)...);
+		} catch (...) {
+			if (!h)
+				throw;
+			h(std::current_exception());
+		}
+	} catch (const std::exception &x) {
+		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
 	} catch (...) {
-		report(h, std::current_exception());
+		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
 	}
 }
 
@@ -142,8 +107,6 @@ void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 // and a noexcept move), else in one heap block.
 template <std::size_t N, class... A>
 class fn {
-	static_assert(N >= sizeof(void *), "fn stores at least a pointer inline");
-
 	struct ops {
 		void (*call)(void *, A...);
 		void (*move)(void *dst, void *src) noexcept; // and destroy src
@@ -171,17 +134,20 @@ class fn {
 	};
 	template <class F>
 	struct heap_ops {
-		static F *&get(void *p) noexcept { return *std::launder(static_cast<F **>(p)); }
+		static F *get(void *p) noexcept { return *std::launder(static_cast<F **>(p)); }
 		static void call(void *p, A... a) { call_f(*get(p), a...); }
 		static void move(void *d, void *s) noexcept { ::new (d) F *(get(s)); }
 		static void destroy(void *p) noexcept { delete get(p); }
 		static constexpr ops table{&call, &move, &destroy};
 	};
+	template <class F>
+	using ops_of = std::conditional_t<sizeof(F) <= N && alignof(F) <= alignof(void *) &&
+						  std::is_nothrow_move_constructible_v<F>,
+					  inline_ops<F>, heap_ops<F>>;
 
 public:
 	template <class F>
-	static constexpr bool fits = sizeof(F) <= N && alignof(F) <= alignof(void *) &&
-				     std::is_nothrow_move_constructible_v<F>;
+	static constexpr bool fits = std::is_same_v<ops_of<F>, inline_ops<F>>;
 
 	fn() noexcept = default;
 	fn(fn &&o) noexcept { take(o); }
@@ -193,34 +159,41 @@ public:
 		}
 		return *this;
 	}
-	fn(const fn &) = delete;
-	fn &operator=(const fn &) = delete;
 	~fn() { reset(); }
 
-	// Stores @f (a null function pointer or empty std::function gives an
-	// empty fn). Throws what copying @f or operator new throws.
+	// Stores @f (a null function pointer gives an empty fn). Throws what
+	// copying @f or operator new throws; a heap-stored @f replaces the old
+	// callable only once it is built.
 	template <class F>
 	void emplace(F &&f)
 	{
 		using D = std::decay_t<F>;
 		static_assert(std::is_invocable_v<D &, A...> || std::is_invocable_v<D &>,
 			      "the callable must be invocable with the documented arguments, or none");
-		reset();
-		if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>)
+		if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>) {
 			if (f == nullptr)
-				return;
-		if constexpr (fits<D>) {
-			::new (static_cast<void *>(buf_)) D(std::forward<F>(f));
-			ops_ = &inline_ops<D>::table;
-		} else {
-			::new (static_cast<void *>(buf_)) D *(new D(std::forward<F>(f)));
-			ops_ = &heap_ops<D>::table;
+				return reset();
 		}
+		if constexpr (fits<D>) {
+			reset();
+			::new (static_cast<void *>(buf_)) D(std::forward<F>(f));
+		} else {
+			D *p = new D(std::forward<F>(f));
+			reset();
+			::new (static_cast<void *>(buf_)) D *(p);
+		}
+		ops_ = &ops_of<D>::table;
 	}
 	void reset() noexcept
 	{
 		if (ops_)
 			std::exchange(ops_, nullptr)->destroy(buf_);
+	}
+	// The stored callable if it is an F, else nullptr (std::function::target).
+	template <class F>
+	F *target() noexcept
+	{
+		return ops_ == &ops_of<F>::table ? ops_of<F>::get(buf_) : nullptr;
 	}
 	explicit operator bool() const noexcept { return ops_ != nullptr; }
 	void operator()(A... a) { ops_->call(buf_, a...); }
@@ -238,9 +211,9 @@ private:
 	alignas(void *) unsigned char buf_[N];
 };
 
-// What a Wheel shares with its handles: the C wheel (nullptr once the
-// Wheel is gone), the tick, the exception handler, the Timer whose callback
-// is running, and a count of owners (the Wheel and each bound handle).
+// What a Wheel shares with its handles: the C wheel (nullptr once the Wheel
+// is gone), the tick, the exception handler, the Timer whose callback runs,
+// and a count of owners (the Wheel and each bound handle).
 struct wheel_ctx {
 	::twheel *w = nullptr;
 	std::chrono::nanoseconds tick{};
@@ -265,33 +238,52 @@ void release(C *c) noexcept
 		delete c;
 }
 
-// The part Timer and TimerHook share: a struct tw_timer and the control
-// block of its wheel. Standard-layout, so that the C node leads back to it.
+// What Timer and TimerHook share: a struct tw_timer and the control block
+// of its wheel. Standard-layout, so that the C node leads back to it.
 class handle {
 public:
 	handle(const handle &) = delete;
 	handle &operator=(const handle &) = delete;
 
-	/// True if the handle is bound to a wheel that still exists (and, for
-	/// a Timer, has a callable). O(1); noexcept.
+	/// Bound to a wheel that still exists (and, for a Timer, not empty).
 	explicit operator bool() const noexcept { return ctx_ && ctx_->w && node_.func; }
 
-	/// True if the timer is armed and has neither fired nor been
-	/// cancelled; false inside its own callback unless re-armed there, and
-	/// false once the wheel is gone. O(1); noexcept.
+	/// Armed, and has neither fired nor been cancelled (tw_timer_pending());
+	/// false once the wheel is gone.
 	bool pending() const noexcept { return ctx_ && ctx_->w && tw_timer_pending(&node_); }
 
-	/// The tick the timer is armed for, or std::nullopt if not pending.
+	/// The tick it is armed for, std::nullopt if not pending.
 	std::optional<tick_t> expiry() const noexcept
 	{
 		return pending() ? std::optional<tick_t>(tw_timer_expires(&node_)) : std::nullopt;
 	}
 
-	/// The C timer, read-only (tw_timer_pending(), expires...). noexcept.
+	/// Arms the timer for tick @expiry whether or not it is pending
+	/// (twheel_mod()); true if it was pending. O(1); the wheel's thread,
+	/// callbacks included. Throws std::logic_error on an empty handle or
+	/// once the wheel is gone.
+	bool arm_at(tick_t expiry)
+	{
+		const int r = twheel_mod(live("tw::arm_at"), &node_, expiry);
+		if (r < 0)
+			throw_errno(r, "tw::arm_at");
+		return r == 1;
+	}
+
+	/// Arms it ticks_ceil(@d) after the wheel's time (never early,
+	/// saturating); as arm_at() otherwise.
+	template <class Rep, class Period>
+	bool arm_in(std::chrono::duration<Rep, Period> d)
+	{
+		const tick_t now = twheel_now(live("tw::arm_in")), n = ticks_ceil(d, ctx_->tick);
+		return arm_at(n > tick_max - now ? tick_max : now + n);
+	}
+
+	/// The C timer, read-only.
 	const tw_timer *native_handle() const noexcept { return &node_; }
 
 protected:
-	explicit handle(void (*fire)(tw_timer *), wheel_ctx *c = nullptr) noexcept : ctx_(retain(c))
+	explicit handle(void (*fire)(tw_timer *), wheel_ctx *c = nullptr) noexcept : ctx_(c)
 	{
 		tw_timer_init(&node_, fire);
 	}
@@ -306,26 +298,10 @@ protected:
 
 	::twheel *live(const char *what) const
 	{
-		if (!ctx_ || !ctx_->w || !node_.func)
+		if (!*this)
 			throw std::logic_error(std::string(what) +
-					       (ctx_ && !ctx_->w ? ": the wheel was destroyed" : ": no wheel or callback"));
+					       (ctx_ && !ctx_->w ? ": the wheel was destroyed" : ": empty handle"));
 		return ctx_->w;
-	}
-
-	bool arm(tick_t expiry, const char *what)
-	{
-		const int r = twheel_mod(live(what), &node_, expiry);
-		if (r < 0)
-			throw_errno(r, what);
-		return r == 1;
-	}
-
-	template <class Rep, class Period>
-	bool arm_after(std::chrono::duration<Rep, Period> d, const char *what)
-	{
-		const tick_t now = twheel_now(live(what));
-		const tick_t n = ticks_ceil(d, ctx_->tick);
-		return arm(n > tick_max - now ? tick_max : now + n, what);
 	}
 
 	// Disarms; true if it was pending. No-op once the wheel is gone.
@@ -344,32 +320,28 @@ protected:
 
 } // namespace detail
 
-/// A timer wheel: owns one C struct twheel and the exception handler of the
-/// timers on it. Move-only; timers stay bound and pending across a move.
-/// Time is virtual: it moves only when advance() is called; one tick lasts
-/// tick_length(), which arm_in() uses to convert std::chrono durations.
+/// A timer wheel: owns one C struct twheel and the exception handler of its
+/// timers. Move-only; timers stay bound and pending across a move. Time is
+/// virtual (it moves in advance()); tick_length() converts durations.
 class Wheel {
 public:
-	/// Creates a wheel whose time starts at @start; one tick lasts @tick.
-	/// Allocates the C wheel (about 14 KiB) and a control block. Throws
+	/// A wheel at time @start; one tick lasts @tick. Throws
 	/// std::invalid_argument if @tick is not positive, std::bad_alloc.
-	/// Any thread.
 	explicit Wheel(tick_t start = 0, std::chrono::nanoseconds tick = std::chrono::milliseconds(1))
+		: ctx_(new detail::wheel_ctx)
 	{
-		if (tick.count() <= 0)
-			throw std::invalid_argument("tw::Wheel: the tick length must be positive");
-		auto c = std::make_unique<detail::wheel_ctx>();
-		c->tick = tick;
-		c->w = twheel_create(start);
-		if (!c->w)
+		ctx_->tick = tick;
+		ctx_->w = tick.count() > 0 ? twheel_create(start) : nullptr;
+		if (!ctx_->w) {
+			delete ctx_;
+			if (tick.count() <= 0)
+				throw std::invalid_argument("tw::Wheel: the tick length must be positive");
 			throw std::bad_alloc();
-		ctx_ = c.release();
+		}
 	}
 
-	/// Moves the wheel; @o is left empty (size() 0, advance() throws
-	/// std::logic_error). O(1); noexcept.
+	/// @o is left empty (size() 0, advance() throws std::logic_error).
 	Wheel(Wheel &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Destroys this wheel as the destructor does, then takes @o's.
 	Wheel &operator=(Wheel &&o) noexcept
 	{
 		if (this != &o) {
@@ -381,19 +353,14 @@ public:
 	Wheel(const Wheel &) = delete;
 	Wheel &operator=(const Wheel &) = delete;
 
-	/// Cancels every pending Timer (its cancellation callback runs; a timer
-	/// re-armed by one is dropped) and TimerHook, without firing any, then
-	/// frees the C wheel. Handles outlive it safely (see the top of this
-	/// header). O(pending timers); the wheel's thread, not from one of its
-	/// callbacks.
+	/// Cancels every pending handle without firing it (a Timer's
+	/// cancellation callback runs; what it re-arms is dropped), then frees
+	/// the C wheel. O(pending); not from one of the wheel's callbacks.
 	~Wheel() { close(); }
 
-	/// Advances the wheel's time to @now, running in nondecreasing order of
-	/// expiry the callback of every timer whose expiry is <= @now, each on
-	/// the first advance that reaches it. Returns the number run. Cost:
-	/// O(levels) per tick with work plus O(1) per timer fired or cascaded.
-	/// Throws std::system_error EINVAL if @now is earlier than now(), EBUSY
-	/// from one of this wheel's callbacks; std::logic_error if empty.
+	/// twheel_advance(): runs every timer due up to @now; returns how many.
+	/// Throws std::system_error EINVAL (@now before now()), EBUSY (from a
+	/// callback); std::logic_error if empty.
 	std::size_t advance(tick_t now)
 	{
 		const long r = twheel_advance(get(), now);
@@ -402,9 +369,7 @@ public:
 		return static_cast<std::size_t>(r);
 	}
 
-	/// std::nullopt when nothing is pending, else twheel_next_expiry(): a
-	/// tick no later than the earliest expiry at which advance() has work.
-	/// O(levels); noexcept.
+	/// twheel_next_expiry(), std::nullopt when nothing is pending.
 	std::optional<tick_t> next_expiry() const noexcept
 	{
 		if (size() == 0)
@@ -412,25 +377,22 @@ public:
 		return twheel_next_expiry(ctx_->w);
 	}
 
-	/// The wheel's time (0 if empty). O(1); noexcept.
+	/// The wheel's time, pending timers, the tick (zeros if empty).
 	tick_t now() const noexcept { return ctx_ ? twheel_now(ctx_->w) : 0; }
-	/// Pending timers (0 if empty). O(1); noexcept.
 	std::size_t size() const noexcept { return ctx_ ? twheel_count(ctx_->w) : 0; }
-	/// The length of a tick (zero if empty). O(1); noexcept.
 	std::chrono::nanoseconds tick_length() const noexcept { return ctx_ ? ctx_->tick : std::chrono::nanoseconds{}; }
 
-	/// Sets the handler of exceptions escaping this wheel's callbacks and
-	/// cancellation callbacks; an empty one restores the default (print to
-	/// stderr). Not from inside the handler. Throws std::logic_error if
-	/// empty.
+	/// Sets the handler of exceptions escaping callbacks and cancellation
+	/// callbacks; empty restores the default (print to stderr). Not from
+	/// inside the handler. Throws std::logic_error if empty.
 	void on_exception(exception_handler h)
 	{
 		get();
 		ctx_->on_exception = std::move(h);
 	}
 
-	/// The C wheel, for calls this class does not wrap (twheel_check(),
-	/// twheel_get_stats()); do not destroy it. nullptr if empty.
+	/// The C wheel (twheel_check(), twheel_get_stats()...); do not destroy
+	/// it. nullptr if empty.
 	::twheel *native_handle() const noexcept { return ctx_ ? ctx_->w : nullptr; }
 
 private:
@@ -439,6 +401,11 @@ private:
 		if (!ctx_)
 			throw std::logic_error("tw::Wheel used after being moved from");
 		return ctx_->w;
+	}
+	detail::wheel_ctx *share() const
+	{
+		get();
+		return detail::retain(ctx_);
 	}
 	inline void close() noexcept;
 
@@ -449,45 +416,41 @@ private:
 	friend class TimerHook;
 };
 
-/// A timer owning its callback: a move-only handle bound to one wheel for
-/// life. The callable is invocable as f() or f(tw::Timer &) (the handle it
-/// fired from, e.g. to re-arm itself); its result is ignored. A callable of
-/// at most inline_capacity bytes, pointer alignment and a noexcept move
-/// constructor is stored in the handle, a larger one in one heap block.
-/// sizeof(Timer) is 80 bytes on LP64 (release build).
+/// A timer owning its callback, bound to one wheel for life. The callable is
+/// invocable as f() or f(tw::Timer &) (the handle it fired from); its result
+/// is ignored. One of at most inline_capacity bytes, pointer alignment and a
+/// noexcept move constructor is stored in the handle, a larger one in one
+/// heap block. While it runs, the callable is lent to the firing frame: the
+/// callback may destroy, move or reassign its own handle.
 class Timer : public detail::handle {
+	using callable = detail::fn<8, Timer &>;
+
 public:
-	/// Bytes of callable stored without allocating: [this, id], a function
-	/// pointer, a std::reference_wrapper...
-	static constexpr std::size_t inline_capacity = 16;
-	/// True if a callable of type F is stored without allocating.
+	/// Bytes of callable stored without allocating: one pointer ([this],
+	/// [&state], a function pointer, a std::reference_wrapper).
+	static constexpr std::size_t inline_capacity = 8;
 	template <class F>
-	static constexpr bool stores_inline = detail::fn<inline_capacity, Timer &>::template fits<F>;
+	static constexpr bool stores_inline = callable::fits<F>;
 
 	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
 	Timer() noexcept : handle(nullptr) {}
 
-	/// A timer on @wheel that runs @f when it fires; not armed. O(1);
-	/// allocates only if @f does not fit inline. The wheel's thread. Throws
-	/// std::invalid_argument if @f is empty (a null function pointer), what
-	/// copying @f throws, std::bad_alloc, std::logic_error if @wheel is
-	/// empty.
+	/// A timer on @wheel running @f, not armed. Allocates only if @f does
+	/// not fit inline. Throws std::invalid_argument if @f is empty (a null
+	/// function pointer), what copying @f throws, std::bad_alloc,
+	/// std::logic_error if @wheel is empty.
 	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Timer>>>
-	Timer(Wheel &wheel, F &&f) : handle(&fire)
+	Timer(Wheel &wheel, F &&f) : handle(&fire, wheel.share())
 	{
 		fn_.emplace(std::forward<F>(f));
 		if (!fn_)
 			throw std::invalid_argument("tw::Timer: empty callable");
-		wheel.get();
-		ctx_ = detail::retain(wheel.ctx_);
 	}
 
-	/// Moves @o here: if @o was pending this handle is, at the same expiry,
-	/// and fires once (twheel_move(), O(1)). @o is left empty. Safe inside
-	/// any callback, including @o's own. noexcept.
+	/// Moves @o here, pending or not, even from @o's own callback; @o is
+	/// left empty.
 	Timer(Timer &&o) noexcept : handle(&fire) { take(o); }
-
-	/// Cancels this timer (as cancel()), then moves @o here. noexcept.
+	/// Cancels this timer (as cancel()), then moves @o here.
 	Timer &operator=(Timer &&o) noexcept
 	{
 		if (this != &o) {
@@ -497,35 +460,16 @@ public:
 		}
 		return *this;
 	}
-
-	/// Cancels the timer (as cancel()) and destroys its callables. O(1);
-	/// safe inside any callback, including its own. noexcept.
+	/// Cancels the timer (as cancel()) and destroys its callables; safe
+	/// inside any callback, its own included.
 	~Timer()
 	{
 		cancel();
 		forget();
 	}
 
-	/// Arms the timer to fire at tick @expiry whether or not it is pending
-	/// (twheel_mod()); an expiry at or before now fires in the next
-	/// advance(). Returns true if it was pending. O(1); the wheel's thread,
-	/// callbacks included. Throws std::logic_error on an empty handle or
-	/// once the wheel is gone.
-	bool arm_at(tick_t expiry) { return arm(expiry, "tw::Timer::arm_at"); }
-
-	/// Arms the timer @d after the wheel's time, rounded up to whole ticks
-	/// (never early; zero or negative: the next advance; saturates at
-	/// tick_max). As arm_at() otherwise.
-	template <class Rep, class Period>
-	bool arm_in(std::chrono::duration<Rep, Period> d)
-	{
-		return arm_after(d, "tw::Timer::arm_in");
-	}
-
-	/// Disarms the timer. Returns true if it was pending, and then runs the
-	/// cancellation callback before returning. Never runs the callback.
-	/// O(1); the wheel's thread, callbacks included. noexcept: exceptions
-	/// of the cancellation callback go to the wheel's handler.
+	/// Disarms the timer; true if it was pending, and then the cancellation
+	/// callback has run. Exceptions it throws go to the wheel's handler.
 	bool cancel() noexcept
 	{
 		if (!del())
@@ -537,29 +481,55 @@ public:
 	/// Sets the cancellation callback g(), run each time the timer stops
 	/// being pending without firing: cancel() returning true, destruction
 	/// or assignment over a pending timer, destruction of the wheel; never
-	/// on expiry or re-arm. nullptr removes it. Allocates a block for it
-	/// on the first call (a g above inline_capacity bytes: one more).
+	/// on expiry or re-arm. nullptr removes it. The first call moves the
+	/// callable into a heap block beside it (a g above 16 bytes: one more).
 	/// Throws as the constructor does, std::logic_error on an empty handle.
 	template <class G>
 	void on_cancel(G &&g)
 	{
+		auto *b = fn_.target<with_cancel>();
 		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
-			on_cancel_.reset();
+			if (b)
+				b->g.reset();
 		} else {
 			if (!ctx_)
 				throw std::logic_error("tw::Timer::on_cancel on an empty timer");
-			if (!on_cancel_)
-				on_cancel_ = std::make_unique<detail::fn<inline_capacity>>();
-			on_cancel_->emplace(std::forward<G>(g));
+			if (!b) {
+				callable boxed;
+				boxed.emplace(with_cancel{});
+				b = boxed.target<with_cancel>();
+				b->f = std::move(fn_);
+				fn_ = std::move(boxed);
+			}
+			b->g.emplace(std::forward<G>(g));
 		}
 	}
 
 private:
+	// The store once on_cancel() was called: the callable and g.
+	struct with_cancel {
+		callable f;
+		detail::fn<16> g;
+		void operator()(Timer &t) { f(t); }
+	};
+
+	void cancelled() noexcept
+	{
+		if (auto *b = fn_.target<with_cancel>(); b && b->g)
+			detail::guarded(ctx_->on_exception, b->g);
+	}
+
+	// Where the callable is: in fn_, or in fn_'s with_cancel block.
+	callable &own() noexcept
+	{
+		auto *b = fn_.target<with_cancel>();
+		return b ? b->f : fn_;
+	}
+
 	void take(Timer &o) noexcept
 	{
 		handle::take(o);
 		fn_ = std::move(o.fn_);
-		on_cancel_ = std::move(o.on_cancel_);
 		if (ctx_ && ctx_->firing == &o)
 			ctx_->firing = this;
 	}
@@ -570,14 +540,7 @@ private:
 		if (ctx_ && ctx_->firing == this)
 			ctx_->firing = nullptr;
 		fn_.reset();
-		on_cancel_.reset();
 		detail::release(std::exchange(ctx_, nullptr));
-	}
-
-	void cancelled() noexcept
-	{
-		if (on_cancel_ && *on_cancel_)
-			detail::guarded(ctx_->on_exception, *on_cancel_);
 	}
 
 	// The C callback of every Timer: lend the callable to this frame, call
@@ -586,45 +549,35 @@ private:
 	{
 		auto *t = static_cast<Timer *>(from(n));
 		detail::wheel_ctx *c = t->ctx_; // kept alive by the advancing Wheel
-		detail::fn<inline_capacity, Timer &> f = std::move(t->fn_);
+		callable f = std::move(t->own());
 		c->firing = t;
 		detail::guarded(c->on_exception, f, *t);
 		if (auto *now = static_cast<Timer *>(const_cast<void *>(c->firing))) {
-			if (!now->fn_)
-				now->fn_ = std::move(f);
+			if (callable &slot = now->own(); !slot)
+				slot = std::move(f);
 			c->firing = nullptr;
 		}
 	}
 
-	detail::fn<inline_capacity, Timer &> fn_;
-	std::unique_ptr<detail::fn<inline_capacity>> on_cancel_;
+	callable fn_;
 
 	friend class Wheel;
 };
 
-/// An intrusive timer: derive from TimerHook<Derived> and give Derived a
-/// member on_timer() (or on_timer(Tag), so that one object can hold several
-/// hooks). No callable is stored: the hook is the C node plus one pointer
-/// (48 bytes on LP64), and its C callback calls Derived::on_timer()
-/// directly. Arming, cancel(), pending(), expiry(), moves and lifetime are
-/// as for Timer; a hook has no cancellation callback. The destructor
-/// cancels (after ~Derived: nothing fires in between on the wheel's
-/// thread). on_timer() runs with the hook not pending and may re-arm,
-/// move or destroy the object (then it must not touch it again).
+/// An intrusive timer: derive from TimerHook<Derived> and give Derived
+/// on_timer() (or on_timer(Tag), so that one object can hold several hooks),
+/// called directly by the C callback. The C node plus one pointer (48 bytes
+/// on LP64); no callable, no cancellation callback. Arming, moves and
+/// lifetime are as for Timer. The destructor cancels (after ~Derived: nothing
+/// fires in between). on_timer() may re-arm, move or destroy the object
+/// (then it must not touch it again).
 template <class Derived, class Tag = void>
 class TimerHook : public detail::handle {
 public:
-	/// Binds the hook to @wheel (a hook built without one is bound later
-	/// by assigning it a bound hook, e.g. *this = TimerHook(wheel) in
-	/// Derived). Throws std::logic_error if @wheel is empty.
-	explicit TimerHook(Wheel &wheel) : handle(&fire)
-	{
-		wheel.get();
-		ctx_ = detail::retain(wheel.ctx_);
-	}
-	/// An unbound hook: operator bool false, arming throws.
+	/// Bound to @wheel. Throws std::logic_error if @wheel is empty.
+	explicit TimerHook(Wheel &wheel) : handle(&fire, wheel.share()) {}
+	/// Unbound (operator bool false); bind it by assigning a bound hook.
 	TimerHook() noexcept : handle(&fire) {}
-	/// Moves @o's binding and pending state here (twheel_move()). noexcept.
 	TimerHook(TimerHook &&o) noexcept : handle(&fire) { take(o); }
 	/// Cancels this hook, then takes @o's binding and pending state.
 	TimerHook &operator=(TimerHook &&o) noexcept
@@ -637,30 +590,20 @@ public:
 	}
 	~TimerHook() { del(); }
 
-	/// As Timer::arm_at().
-	bool arm_at(tick_t expiry) { return arm(expiry, "tw::TimerHook::arm_at"); }
-	/// As Timer::arm_in().
-	template <class Rep, class Period>
-	bool arm_in(std::chrono::duration<Rep, Period> d)
-	{
-		return arm_after(d, "tw::TimerHook::arm_in");
-	}
-	/// Disarms the hook; true if it was pending. O(1); noexcept.
+	/// Disarms the hook; true if it was pending.
 	bool cancel() noexcept { return del(); }
 
 private:
 	static void fire(tw_timer *n) noexcept
 	{
 		auto *h = static_cast<TimerHook *>(from(n));
-		const exception_handler &eh = h->ctx_->on_exception; // the wheel holds it
-		try {
+		auto call = [d = static_cast<Derived *>(h)] {
 			if constexpr (std::is_void_v<Tag>)
-				static_cast<Derived *>(h)->on_timer();
+				d->on_timer();
 			else
-				static_cast<Derived *>(h)->on_timer(Tag{});
-		} catch (...) {
-			detail::report(eh, std::current_exception());
-		}
+				d->on_timer(Tag{});
+		};
+		detail::guarded(h->ctx_->on_exception, call); // the wheel holds the handler
 	}
 };
 
