@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <memory>
 
 namespace tw {
 
@@ -206,25 +207,22 @@ private:
 		LoopTimer *owner;
 		detail::fn<inline_capacity, LoopTimer &> f;
 		detail::fn<16> on_cancel;
+		~block() { detail::release(ctx); }
 	};
 
 	// A timer of loop @c running @f; periodic if @period_ns is not 0.
 	template <class F>
 	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags)
-		: b_(new block{{}, detail::retain(c), this, {}, {}})
 	{
-		const int r = period_ns ? tw_loop_timer_init_periodic(&b_->t, &fire, period_ns, flags)
-					: tw_loop_timer_init(&b_->t, &fire, flags);
-		try {
-			if (r < 0)
-				detail::throw_errno(r, "tw::Loop: bad timer");
-			b_->f.emplace(std::forward<F>(f));
-			if (!b_->f)
-				throw std::invalid_argument("tw::Loop: empty callable");
-		} catch (...) {
-			destroy();
-			throw;
-		}
+		std::unique_ptr<block> b(new block{{}, detail::retain(c), this, {}, {}});
+		const int r = period_ns ? tw_loop_timer_init_periodic(&b->t, &fire, period_ns, flags)
+					: tw_loop_timer_init(&b->t, &fire, flags);
+		if (r < 0)
+			detail::throw_errno(r, "tw::Loop: bad timer");
+		b->f.emplace(std::forward<F>(f));
+		if (!b->f)
+			throw std::invalid_argument("tw::Loop: empty callable");
+		b_ = b.release();
 	}
 
 	void take(LoopTimer &o) noexcept
@@ -247,20 +245,15 @@ private:
 		return r == 1;
 	}
 
-	void destroy() noexcept
-	{
-		detail::release(b_->ctx);
-		delete std::exchange(b_, nullptr);
-	}
-
 	void reset() noexcept
 	{
 		if (!b_)
 			return;
 		cancel();
-		if (b_->ctx->firing != b_)
-			return destroy();
-		b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
+		if (b_->ctx->firing == b_)
+			b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
+		else
+			delete b_;
 		b_ = nullptr;
 	}
 
@@ -276,13 +269,10 @@ private:
 		detail::loop_ctx *c = b->ctx; // kept alive by the running Loop
 		c->firing = b;
 		detail::guarded(c->on_exception, b->f, *b->owner);
-		if (c->firing == b) {
+		if (c->firing == b)
 			c->firing = nullptr;
-		} else { // the handle was destroyed meanwhile
-			LoopTimer orphan;
-			orphan.b_ = b;
-			orphan.destroy();
-		}
+		else // the handle was destroyed meanwhile
+			delete b;
 	}
 
 	block *b_ = nullptr;
@@ -393,21 +383,15 @@ public:
 	bool post(F &&f)
 	{
 		static_assert(std::is_invocable_v<std::decay_t<F> &>, "post() takes a callable invocable as f()");
-		auto *it = new detail::work{{}, get(), {}};
-		try {
-			it->f.emplace(std::forward<F>(f));
-		} catch (...) {
-			delete it;
-			throw;
-		}
+		std::unique_ptr<detail::work> it(new detail::work{{}, get(), {}});
+		it->f.emplace(std::forward<F>(f));
 		tw_loop_work_init(&it->w, &detail::work::run);
 		const int r = twheel_loop_post(ctx_->loop, &it->w);
-		if (r < 0) {
-			delete it;
-			if (r == -ESHUTDOWN)
-				return false;
+		if (r == -ESHUTDOWN)
+			return false;
+		if (r < 0)
 			detail::throw_errno(r, "tw::Loop::post");
-		}
+		it.release();
 		return true;
 	}
 
@@ -420,18 +404,12 @@ public:
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
-		auto *op = new detail::io_op{{&detail::io_op::complete}, get(), {}, false, {}};
-		try {
-			op->h.emplace(std::forward<H>(handler));
-		} catch (...) {
-			delete op;
-			throw;
-		}
-		io_uring_sqe *sqe = twheel_loop_get_sqe(ctx_->loop, &op->io);
-		if (!sqe) {
-			delete op;
+		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, get(), {}, false, {}});
+		p->h.emplace(std::forward<H>(handler));
+		io_uring_sqe *sqe = twheel_loop_get_sqe(ctx_->loop, &p->io);
+		if (!sqe)
 			throw std::system_error(EBUSY, std::generic_category(), "tw::Loop::submit: queue full");
-		}
+		detail::io_op *op = p.release();
 		tw_list_add(&op->link, &ctx_->io);
 		const std::uint64_t key = sqe->user_data;
 		try {

@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/twheel.hpp - a thin, header-only C++17 layer over the libtwheel
-// wheel (<twheel/twheel.h>, whose comments state each call's semantics,
-// errors and cost), in namespace tw; docs/cpp.md is its manual.
-//
-//   tw::Wheel               owns a struct twheel; move-only.
-//   tw::Timer               a struct tw_timer plus a callable; cancels
-//                           itself when destroyed. 64 bytes on LP64.
-//   tw::TimerHook<Derived>  an intrusive timer: derive from it, write
-//                           on_timer(); no callable is stored.
-//
-// Handles use the public C API only. A pending handle that moves stays
-// pending and fires once, from its new address (twheel_move()). A Wheel and
-// its handles share a counted control block, so a handle outlives its Wheel
-// safely: operator bool and pending() false, cancel() false, arming throws
-// std::logic_error. Exceptions never cross a C frame: whatever escapes a
-// callback goes to Wheel::on_exception(). Threads: as in C.
+// wheel, in namespace tw, over the public C API only: <twheel/twheel.h>
+// states each call's semantics, errors, cost and threads; docs/cpp.md is
+// the manual. tw::Wheel owns a struct twheel; tw::Timer is a move-only
+// tw_timer with a callable (64 bytes on LP64); tw::TimerHook<Derived> is an
+// intrusive one. A moved pending handle stays pending (twheel_move()). A
+// Wheel and its handles share a counted control block, so handles outlive
+// it safely. No exception crosses a C frame: they go to Wheel::on_exception().
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
@@ -27,6 +19,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <ratio>
@@ -104,7 +97,7 @@ void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 
 // The one way this layer stores a callable: a move-only, type-erased
 // function of (A...), kept in N bytes inline when it fits (size, alignment
-// and a noexcept move), else in one heap block.
+// and a noexcept move), else in one heap block that the N bytes point to.
 template <std::size_t N, class... A>
 class fn {
 	struct ops {
@@ -133,21 +126,15 @@ class fn {
 		static constexpr ops table{&call, &move, &destroy};
 	};
 	template <class F>
-	struct heap_ops {
-		static F *get(void *p) noexcept { return *std::launder(static_cast<F **>(p)); }
-		static void call(void *p, A... a) { call_f(*get(p), a...); }
-		static void move(void *d, void *s) noexcept { ::new (d) F *(get(s)); }
-		static void destroy(void *p) noexcept { delete get(p); }
-		static constexpr ops table{&call, &move, &destroy};
+	struct on_heap {
+		std::unique_ptr<F> p;
+		void operator()(A... a) { call_f(*p, a...); }
 	};
-	template <class F>
-	using ops_of = std::conditional_t<sizeof(F) <= N && alignof(F) <= alignof(void *) &&
-						  std::is_nothrow_move_constructible_v<F>,
-					  inline_ops<F>, heap_ops<F>>;
 
 public:
 	template <class F>
-	static constexpr bool fits = std::is_same_v<ops_of<F>, inline_ops<F>>;
+	static constexpr bool fits = sizeof(F) <= N && alignof(F) <= alignof(void *) &&
+				     std::is_nothrow_move_constructible_v<F>;
 
 	fn() noexcept = default;
 	fn(fn &&o) noexcept { take(o); }
@@ -174,15 +161,13 @@ public:
 			if (f == nullptr)
 				return reset();
 		}
-		if constexpr (fits<D>) {
+		if constexpr (!fits<D>) {
+			emplace(on_heap<D>{std::make_unique<D>(std::forward<F>(f))});
+		} else {
 			reset();
 			::new (static_cast<void *>(buf_)) D(std::forward<F>(f));
-		} else {
-			D *p = new D(std::forward<F>(f));
-			reset();
-			::new (static_cast<void *>(buf_)) D *(p);
+			ops_ = &inline_ops<D>::table;
 		}
-		ops_ = &ops_of<D>::table;
 	}
 	void reset() noexcept
 	{
@@ -193,7 +178,12 @@ public:
 	template <class F>
 	F *target() noexcept
 	{
-		return ops_ == &ops_of<F>::table ? ops_of<F>::get(buf_) : nullptr;
+		if constexpr (fits<F>) {
+			return ops_ == &inline_ops<F>::table ? inline_ops<F>::get(buf_) : nullptr;
+		} else {
+			auto *h = target<on_heap<F>>();
+			return h ? h->p.get() : nullptr;
+		}
 	}
 	explicit operator bool() const noexcept { return ops_ != nullptr; }
 	void operator()(A... a) { ops_->call(buf_, a...); }
@@ -212,8 +202,7 @@ private:
 };
 
 // What a Wheel shares with its handles: the C wheel (nullptr once the Wheel
-// is gone), the tick, the exception handler, the Timer whose callback runs,
-// and a count of owners (the Wheel and each bound handle).
+// is gone), the Timer whose callback runs, the count of owners.
 struct wheel_ctx {
 	::twheel *w = nullptr;
 	std::chrono::nanoseconds tick{};
@@ -230,7 +219,6 @@ C *retain(C *c) noexcept
 		c->refs++;
 	return c;
 }
-
 template <class C>
 void release(C *c) noexcept
 {
@@ -248,8 +236,7 @@ public:
 	/// Bound to a wheel that still exists (and, for a Timer, not empty).
 	explicit operator bool() const noexcept { return ctx_ && ctx_->w && node_.func; }
 
-	/// Armed, and has neither fired nor been cancelled (tw_timer_pending());
-	/// false once the wheel is gone.
+	/// tw_timer_pending(); false once the wheel is gone.
 	bool pending() const noexcept { return ctx_ && ctx_->w && tw_timer_pending(&node_); }
 
 	/// The tick it is armed for, std::nullopt if not pending.
@@ -258,10 +245,9 @@ public:
 		return pending() ? std::optional<tick_t>(tw_timer_expires(&node_)) : std::nullopt;
 	}
 
-	/// Arms the timer for tick @expiry whether or not it is pending
-	/// (twheel_mod()); true if it was pending. O(1); the wheel's thread,
-	/// callbacks included. Throws std::logic_error on an empty handle or
-	/// once the wheel is gone.
+	/// twheel_mod(): arms it for tick @expiry, pending or not; true if it
+	/// was. Throws std::logic_error on an empty handle or once the wheel is
+	/// gone.
 	bool arm_at(tick_t expiry)
 	{
 		const int r = twheel_mod(live("tw::arm_at"), &node_, expiry);
@@ -270,8 +256,7 @@ public:
 		return r == 1;
 	}
 
-	/// Arms it ticks_ceil(@d) after the wheel's time (never early,
-	/// saturating); as arm_at() otherwise.
+	/// Arms it ticks_ceil(@d) after now() (saturating); as arm_at().
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
@@ -279,7 +264,6 @@ public:
 		return arm_at(n > tick_max - now ? tick_max : now + n);
 	}
 
-	/// The C timer, read-only.
 	const tw_timer *native_handle() const noexcept { return &node_; }
 
 protected:
@@ -325,8 +309,7 @@ protected:
 /// virtual (it moves in advance()); tick_length() converts durations.
 class Wheel {
 public:
-	/// A wheel at time @start; one tick lasts @tick. Throws
-	/// std::invalid_argument if @tick is not positive, std::bad_alloc.
+	/// Throws std::invalid_argument if @tick is not positive, std::bad_alloc.
 	explicit Wheel(tick_t start = 0, std::chrono::nanoseconds tick = std::chrono::milliseconds(1))
 		: ctx_(new detail::wheel_ctx)
 	{
@@ -353,14 +336,12 @@ public:
 	Wheel(const Wheel &) = delete;
 	Wheel &operator=(const Wheel &) = delete;
 
-	/// Cancels every pending handle without firing it (a Timer's
-	/// cancellation callback runs; what it re-arms is dropped), then frees
-	/// the C wheel. O(pending); not from one of the wheel's callbacks.
+	/// Cancels every pending handle unfired (a Timer's cancellation
+	/// callback runs; what it re-arms is dropped). Not from a callback.
 	~Wheel() { close(); }
 
-	/// twheel_advance(): runs every timer due up to @now; returns how many.
-	/// Throws std::system_error EINVAL (@now before now()), EBUSY (from a
-	/// callback); std::logic_error if empty.
+	/// twheel_advance(); throws its error as std::system_error,
+	/// std::logic_error if empty.
 	std::size_t advance(tick_t now)
 	{
 		const long r = twheel_advance(get(), now);
@@ -382,17 +363,16 @@ public:
 	std::size_t size() const noexcept { return ctx_ ? twheel_count(ctx_->w) : 0; }
 	std::chrono::nanoseconds tick_length() const noexcept { return ctx_ ? ctx_->tick : std::chrono::nanoseconds{}; }
 
-	/// Sets the handler of exceptions escaping callbacks and cancellation
-	/// callbacks; empty restores the default (print to stderr). Not from
-	/// inside the handler. Throws std::logic_error if empty.
+	/// Sets the handler of exceptions escaping callbacks (empty: print them
+	/// to stderr). Not from inside the handler. Throws std::logic_error if
+	/// empty.
 	void on_exception(exception_handler h)
 	{
 		get();
 		ctx_->on_exception = std::move(h);
 	}
 
-	/// The C wheel (twheel_check(), twheel_get_stats()...); do not destroy
-	/// it. nullptr if empty.
+	/// The C wheel (twheel_check()...), nullptr if empty; do not destroy it.
 	::twheel *native_handle() const noexcept { return ctx_ ? ctx_->w : nullptr; }
 
 private:
@@ -416,18 +396,16 @@ private:
 	friend class TimerHook;
 };
 
-/// A timer owning its callback, bound to one wheel for life. The callable is
-/// invocable as f() or f(tw::Timer &) (the handle it fired from); its result
-/// is ignored. One of at most inline_capacity bytes, pointer alignment and a
-/// noexcept move constructor is stored in the handle, a larger one in one
-/// heap block. While it runs, the callable is lent to the firing frame: the
-/// callback may destroy, move or reassign its own handle.
+/// A timer owning its callback f() or f(tw::Timer &), bound to one wheel for
+/// life. A callable of at most inline_capacity bytes, pointer alignment and
+/// a noexcept move is stored in the handle, a larger one in one heap block.
+/// While it runs it is lent to the firing frame: the callback may destroy,
+/// move or reassign its own handle.
 class Timer : public detail::handle {
 	using callable = detail::fn<8, Timer &>;
 
 public:
-	/// Bytes of callable stored without allocating: one pointer ([this],
-	/// [&state], a function pointer, a std::reference_wrapper).
+	/// One pointer: [this], [&state], a function pointer, std::ref(x).
 	static constexpr std::size_t inline_capacity = 8;
 	template <class F>
 	static constexpr bool stores_inline = callable::fits<F>;
@@ -435,10 +413,9 @@ public:
 	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
 	Timer() noexcept : handle(nullptr) {}
 
-	/// A timer on @wheel running @f, not armed. Allocates only if @f does
-	/// not fit inline. Throws std::invalid_argument if @f is empty (a null
-	/// function pointer), what copying @f throws, std::bad_alloc,
-	/// std::logic_error if @wheel is empty.
+	/// Not armed. Throws std::invalid_argument if @f is a null function
+	/// pointer, what copying @f throws, std::bad_alloc, std::logic_error if
+	/// @wheel is empty.
 	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Timer>>>
 	Timer(Wheel &wheel, F &&f) : handle(&fire, wheel.share())
 	{
@@ -447,8 +424,7 @@ public:
 			throw std::invalid_argument("tw::Timer: empty callable");
 	}
 
-	/// Moves @o here, pending or not, even from @o's own callback; @o is
-	/// left empty.
+	/// Moves @o here, pending or not, even from @o's callback; @o is empty.
 	Timer(Timer &&o) noexcept : handle(&fire) { take(o); }
 	/// Cancels this timer (as cancel()), then moves @o here.
 	Timer &operator=(Timer &&o) noexcept
@@ -460,16 +436,15 @@ public:
 		}
 		return *this;
 	}
-	/// Cancels the timer (as cancel()) and destroys its callables; safe
-	/// inside any callback, its own included.
+	/// Cancels it (as cancel()); safe in any callback, its own included.
 	~Timer()
 	{
 		cancel();
 		forget();
 	}
 
-	/// Disarms the timer; true if it was pending, and then the cancellation
-	/// callback has run. Exceptions it throws go to the wheel's handler.
+	/// Disarms it; true if it was pending, and then the cancellation
+	/// callback has run.
 	bool cancel() noexcept
 	{
 		if (!del())
@@ -478,12 +453,11 @@ public:
 		return true;
 	}
 
-	/// Sets the cancellation callback g(), run each time the timer stops
-	/// being pending without firing: cancel() returning true, destruction
-	/// or assignment over a pending timer, destruction of the wheel; never
-	/// on expiry or re-arm. nullptr removes it. The first call moves the
-	/// callable into a heap block beside it (a g above 16 bytes: one more).
-	/// Throws as the constructor does, std::logic_error on an empty handle.
+	/// Sets (nullptr: removes) g(), run whenever the timer stops being
+	/// pending unfired: cancel() true, destruction of it or its wheel,
+	/// assignment over it. The first call moves the callable into a heap
+	/// block beside g (g over 16 bytes: one more). Throws as the
+	/// constructor does.
 	template <class G>
 	void on_cancel(G &&g)
 	{
@@ -564,19 +538,15 @@ private:
 	friend class Wheel;
 };
 
-/// An intrusive timer: derive from TimerHook<Derived> and give Derived
-/// on_timer() (or on_timer(Tag), so that one object can hold several hooks),
-/// called directly by the C callback. The C node plus one pointer (48 bytes
-/// on LP64); no callable, no cancellation callback. Arming, moves and
-/// lifetime are as for Timer. The destructor cancels (after ~Derived: nothing
-/// fires in between). on_timer() may re-arm, move or destroy the object
-/// (then it must not touch it again).
+/// An intrusive timer: Derived gives on_timer() (or on_timer(Tag), for
+/// several hooks in one object), called directly by the C callback; it may
+/// re-arm, move or destroy the object (then not touch it again). The C node
+/// plus one pointer; no cancellation callback. Otherwise as Timer.
 template <class Derived, class Tag = void>
 class TimerHook : public detail::handle {
 public:
-	/// Bound to @wheel. Throws std::logic_error if @wheel is empty.
 	explicit TimerHook(Wheel &wheel) : handle(&fire, wheel.share()) {}
-	/// Unbound (operator bool false); bind it by assigning a bound hook.
+	/// Unbound; bind it by assigning a bound hook.
 	TimerHook() noexcept : handle(&fire) {}
 	TimerHook(TimerHook &&o) noexcept : handle(&fire) { take(o); }
 	/// Cancels this hook, then takes @o's binding and pending state.
@@ -590,7 +560,6 @@ public:
 	}
 	~TimerHook() { del(); }
 
-	/// Disarms the hook; true if it was pending.
 	bool cancel() noexcept { return del(); }
 
 private:
