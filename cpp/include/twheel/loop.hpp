@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/loop.hpp - the thin C++17 layer over the io_uring event loop
-// (<twheel/loop.h>, which states each call's semantics, errors and threads);
-// header-only, link with twheel-uring. docs/cpp.md is its manual.
-//
-//   tw::Loop       owns a struct twheel_loop; move-only.
-//   tw::LoopTimer  a move-only handle on one loop timer (a pointer to a heap
-//                  block holding the C timer and its callables, so moving
-//                  it is a pointer copy); cancels it when destroyed.
-//
-// Threads: everything on the loop thread, except Loop::post(), stop(),
-// stopped(), clock_now() and tick(). Time is the loop clock in nanoseconds
-// shown as std::chrono::steady_clock::time_point; deadlines are rounded up
-// to the tick (never early). Lifetime and exceptions as in
-// <twheel/twheel.hpp>: handles outlive their Loop safely, and exceptions
-// escaping callbacks, posts, I/O handlers and cancellation callbacks go to
-// Loop::on_exception().
+// (<twheel/loop.h> states each call's semantics, errors and threads);
+// header-only, link with twheel-uring; docs/cpp.md is the manual. tw::Loop
+// owns a struct twheel_loop; tw::LoopTimer points to a heap block holding
+// the C timer and its callables. All on the loop thread except post(),
+// stop(), stopped(), clock_now() and tick(). Loop time is the loop clock in
+// ns as a steady_clock::time_point. Lifetime and exceptions as in
+// <twheel/twheel.hpp>.
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -52,9 +44,8 @@ class Loop;
 
 namespace detail {
 
-// What a Loop shares with its handles and requests: the C loop (nullptr once
-// the Loop is gone), the exception handler, the clock, the in-flight I/O,
-// the timer block whose callback runs, the owner count.
+// What a Loop shares with its handles and requests (as wheel_ctx), the
+// clock and the in-flight I/O.
 struct loop_ctx {
 	twheel_loop *loop = nullptr;
 	exception_handler on_exception;
@@ -133,24 +124,18 @@ public:
 		}
 		return *this;
 	}
-	LoopTimer(const LoopTimer &) = delete;
-	LoopTimer &operator=(const LoopTimer &) = delete;
-	/// Cancels the timer and frees it (after its callback returns, if called
-	/// from there: a periodic timer then does not run again).
+	/// Cancels and frees it (once its callback returns, if called there).
 	~LoopTimer() { reset(); }
 
-	/// Arms (or re-arms) it @d, rounded up to whole nanoseconds, after a
-	/// fresh clock reading (twheel_loop_mod(); zero or negative: the next
-	/// iteration); a periodic timer keeps its period. True if it was armed.
-	/// Throws std::logic_error on an empty handle or once the loop is gone,
-	/// std::system_error with the C error (ENOSPC, ESHUTDOWN...).
+	/// twheel_loop_mod() with @d rounded up to whole ns; true if it was
+	/// armed. Throws std::logic_error on an empty handle or once the loop
+	/// is gone, std::system_error with the C error.
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
 		return arm(twheel_loop_mod, ticks_ceil(d, std::chrono::nanoseconds(1)), "tw::LoopTimer::arm_in");
 	}
-	/// Arms (or re-arms) it for loop-clock time @tp (twheel_loop_mod_at());
-	/// as arm_in() otherwise.
+	/// twheel_loop_mod_at(); as arm_in().
 	bool arm_at(std::chrono::steady_clock::time_point tp)
 	{
 		return arm(twheel_loop_mod_at, detail::to_ns(tp), "tw::LoopTimer::arm_at");
@@ -169,10 +154,7 @@ public:
 	/// Armed on the loop (false inside its own callback, even when periodic).
 	bool pending() const noexcept { return *this && twheel_loop_pending(b_->ctx->loop, &b_->t); }
 	/// The deadline it is (or was last) armed for, or is being served.
-	std::chrono::steady_clock::time_point deadline() const noexcept
-	{
-		return detail::from_ns(b_ ? b_->t.deadline : 0);
-	}
+	std::chrono::steady_clock::time_point deadline() const noexcept { return detail::from_ns(b_ ? b_->t.deadline : 0); }
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept
 	{
@@ -323,8 +305,6 @@ public:
 		}
 		return *this;
 	}
-	Loop(const Loop &) = delete;
-	Loop &operator=(const Loop &) = delete;
 
 	/// Stops the loop, runs the posts not yet run, cancels every armed timer
 	/// (cancellation callbacks run), closes the ring (in-flight handlers are

@@ -333,8 +333,6 @@ public:
 		}
 		return *this;
 	}
-	Wheel(const Wheel &) = delete;
-	Wheel &operator=(const Wheel &) = delete;
 
 	/// Cancels every pending handle unfired (a Timer's cancellation
 	/// callback runs; what it re-arms is dropped). Not from a callback.
@@ -416,7 +414,7 @@ public:
 	/// Not armed. Throws std::invalid_argument if @f is a null function
 	/// pointer, what copying @f throws, std::bad_alloc, std::logic_error if
 	/// @wheel is empty.
-	template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Timer>>>
+	template <class F>
 	Timer(Wheel &wheel, F &&f) : handle(&fire, wheel.share())
 	{
 		fn_.emplace(std::forward<F>(f));
@@ -480,7 +478,8 @@ public:
 	}
 
 private:
-	// The store once on_cancel() was called: the callable and g.
+	// The store once on_cancel() was called: the callable and g. (Never
+	// called as a whole: fire() lends f alone.)
 	struct with_cancel {
 		callable f;
 		detail::fn<16> g;
