@@ -233,8 +233,8 @@ public:
 	handle(const handle &) = delete;
 	handle &operator=(const handle &) = delete;
 
-	/// Bound to a wheel that still exists (and, for a Timer, not empty).
-	explicit operator bool() const noexcept { return ctx_ && ctx_->w && node_.func; }
+	/// Bound to a wheel that still exists.
+	explicit operator bool() const noexcept { return ctx_ && ctx_->w; }
 
 	/// tw_timer_pending(); false once the wheel is gone.
 	bool pending() const noexcept { return ctx_ && ctx_->w && tw_timer_pending(&node_); }
@@ -409,7 +409,7 @@ public:
 	static constexpr bool stores_inline = callable::fits<F>;
 
 	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
-	Timer() noexcept : handle(nullptr) {}
+	Timer() noexcept : handle(&fire) {}
 
 	/// Not armed. Throws std::invalid_argument if @f is a null function
 	/// pointer, what copying @f throws, std::bad_alloc, std::logic_error if
