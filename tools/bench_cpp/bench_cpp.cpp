@@ -9,11 +9,11 @@
 //   b  C, context    what a C user writes for the same job: struct tw_timer
 //                    + a pointer to the state the callback uses (48 B),
 //                    reached with tw_container_of()
-//   c  C++ Timer     tw::Timer with a lambda capturing one pointer (80 B)
+//   c  C++ Timer     tw::Timer with a lambda capturing one pointer (64 B)
 //   d  C++ hook      a struct deriving from tw::TimerHook<> with the
 //                    same pointer as a member (48 B hook + 8 = 56 B)
 //   e  C, padded     (a)'s code over nodes padded to sizeof(tw::Timer)
-//                    (80 B): the footprint alone, no layer
+//                    (64 B): the footprint alone, no layer
 //
 // Every kind does the same work: the same expiries, cancel order and random
 // picks; the C kinds call twheel_add()/twheel_mod()/twheel_del() with the
