@@ -6,7 +6,8 @@ pkgs=(meson ninja-build pkg-config gcc g++ clang lld
       libcmocka-dev liburing-dev libgtest-dev libgmock-dev libbenchmark-dev
       libuv1-dev libev-dev libevent-dev libboost-dev
       libnetty-java default-jdk-headless gnuplot-nox valgrind
-      libclang-rt-dev groff-base cmake)
+      libclang-rt-dev groff-base cmake
+      dpkg-dev)  # meson asks dpkg-architecture for Debian's multiarch libdir
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -472,9 +472,13 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 
 	case R_X_PERIODIC:
 	case R_P_CANCEL:
+		/* MISFIRE_ONCE: a loop that is late by a period (2 ticks, 100 us:
+		 * easily, under a sanitizer on a busy machine) still runs it, where
+		 * the default SKIP would drop every run and the wait below hang */
 		CHECK(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
 						  (kind == R_X_PERIODIC ? TW_LOOP_EXECUTOR : 0) |
-						  (r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0)) == 0,
+						  (r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0) |
+						  TW_LOOP_MISFIRE_ONCE) == 0,
 		      "init\n");
 		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
 		wk->periodic++;
@@ -492,7 +496,8 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 
 	case R_P_SELFDEL:
 		CHECK(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
-						  r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0) == 0, "init\n");
+						  (r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0) |
+						  TW_LOOP_MISFIRE_ONCE) == 0, "init\n");
 		o->stop_at = 1 + (uint32_t)((r64 >> 16) % 8);
 		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
 		wk->periodic++;
