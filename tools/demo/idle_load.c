@@ -848,7 +848,7 @@ static struct server_view query_server(uint64_t ms)
 			v.seen = seen;
 			if (seen == nw)
 				break;
-		} else if (ret != 0 && !o.quiet) {
+		} else if (ret != 0 && ret != -EINTR && !o.quiet) { /* EINTR: just ask again */
 			fprintf(stderr, "idle-load: STATS request: %s\n", strerror(-ret));
 		}
 		usleep(20000);
