@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/adapterbench/probe_clock.c - what a clock read does to a random
+ * re-arm: a read-modify-write of a random one of 10^6 40-byte nodes,
+ * 10^7 per repetition, 5 repetitions, ns per operation:
+ *   node    the node only;
+ *   clock   a clock_gettime(CLOCK_MONOTONIC) per operation, one hot node;
+ *   both    the clock read and the random node (what an adapter's
+ *           twheel_host_mod() with a delay does).
+ * usage: probe_clock node|clock|both   (pin it with taskset)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct node {
+	uint64_t e, pad[4];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	enum { N = 1000000, M = 10000000, REPS = 5 };
+	const char *m = argc > 1 ? argv[1] : "";
+	int clk = !strcmp(m, "clock") || !strcmp(m, "both");
+	int random = !strcmp(m, "node") || !strcmp(m, "both");
+	struct node *a = calloc(N, sizeof(*a));
+	uint64_t x = 42;
+
+	if ((!clk && !random) || !a) {
+		fprintf(stderr, "usage: probe_clock node|clock|both\n");
+		return 2;
+	}
+	for (int rep = 0; rep < REPS; rep++) {
+		uint64_t t0 = now_ns();
+
+		for (size_t i = 0; i < M; i++) {
+			struct node *p;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			p = &a[random ? x % N : 0];
+			p->e = (clk ? now_ns() : i) + 30000000000u + (p->e & 1);
+		}
+		printf("%s %.1f ns/op\n", m, (double)(now_ns() - t0) / M);
+	}
+	free(a);
+	return 0;
+}
