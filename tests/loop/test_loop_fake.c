@@ -844,6 +844,66 @@ static void test_executor_oneshot_busy_until_called(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * One call per hand-off holds for a periodic executor timer too: a second
+ * tw_loop_timer_call() while the first one runs (here from the callback
+ * itself, as a careless executor that dispatched a timer twice would) is
+ * refused with -EINVAL and runs nothing, and the timer is handed back to
+ * the loop once (a second hand-back would push its node onto the inbox
+ * while it is still there, and turn the run into a cancel).
+ */
+static int reenter_runs, reenter_ret = 1;
+static void reenter_fn(struct tw_loop_timer *t)
+{
+	if (++reenter_runs == 1)
+		reenter_ret = tw_loop_timer_call(t);
+}
+
+static void test_executor_periodic_one_call_per_handoff(void **state)
+{
+	struct fake_clock c;
+	struct tw_loop_timer t;
+	struct held h = { .n = 0 };
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.executor = hold_executor;
+	cfg.executor_arg = &h;
+	l = fake_loop(&c, 1000 * MS, &cfg);
+	assert_int_equal(tw_loop_timer_init_periodic(&t, reenter_fn, 10 * MS, TW_LOOP_EXECUTOR), 0);
+	assert_int_equal(twheel_loop_add(l, &t, 10 * MS), 0);
+	run_until(l, &c, 1010 * MS, MS);
+	assert_int_equal(h.n, 1);
+	assert_int_equal(tw_loop_timer_call(h.t[0]), 0);
+	assert_int_equal(reenter_runs, 1);
+	assert_int_equal(reenter_ret, -EINVAL);
+	/* handed back once, as a finished run: re-armed, not released */
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	assert_true(tw_loop_timer_busy(&t));
+	assert_true(twheel_loop_pending(l, &t));
+	assert_int_equal(t.deadline, 1020 * MS);
+	run_until(l, &c, 1020 * MS, MS);
+	assert_int_equal(h.n, 2);
+	assert_int_equal(tw_loop_timer_call(h.t[1]), 0);
+	assert_int_equal(reenter_runs, 2);
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	/* cancelled while handed over: still one call, then released once */
+	run_until(l, &c, 1030 * MS, MS);
+	assert_int_equal(h.n, 3);
+	assert_int_equal(twheel_loop_cancel(l, &t), 0);
+	reenter_runs = 0;
+	reenter_ret = 1;
+	assert_int_equal(tw_loop_timer_call(h.t[2]), 0);
+	assert_int_equal(reenter_ret, -EINVAL);
+	assert_int_equal(reenter_runs, 1);
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	assert_false(tw_loop_timer_busy(&t));
+	assert_int_equal(twheel_loop_drain(l, NULL, NULL, NULL), 0); /* owns nothing */
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A timer owned by one loop is refused by another, whatever the state,
  * and neither loop's accounting moves. */
 static void test_foreign_loop_is_refused(void **state)
@@ -965,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
 		cmocka_unit_test(test_executor_oneshot_busy_until_called),
+		cmocka_unit_test(test_executor_periodic_one_call_per_handoff),
 		cmocka_unit_test(test_foreign_loop_is_refused),
 		cmocka_unit_test(test_stopped_loop_refuses_arming),
 	};
