@@ -55,6 +55,7 @@
 #define TW__T_CLAIMED 6u
 #define TW__T_RETURNED 7u
 #define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
+#define TW__T_CALLED 0x200u     /* or-ed into RUNNING: tw_loop_timer_call() runs it */
 
 /* Internal: in timer.flags, so that firing reads only the first cache line. */
 #define TW__LOOP_PERIODIC (1u << 31)

@@ -13,11 +13,16 @@
  *	ARMED ──fires (one-shot)──▶ DONE                 (callback owns the timer)
  *	ARMED ──fires (executor)──▶ RUNNING ──tw_loop_timer_call()──▶ DONE
  *	ARMED ──fires (periodic)──▶ RUNNING ──run ends──▶ ARMED (re-linked first)
- *	ARMED ──fires (periodic, executor)──▶ RUNNING ──run ends──▶ RETURNED (pushed)
- *	                                  ──loop pops──▶ ARMED (re-linked first)
+ *	ARMED ──fires (periodic, executor)──▶ RUNNING ──tw_loop_timer_call()──▶
+ *	        RUNNING|CALLED ──run ends──▶ RETURNED (pushed) ──loop pops──▶ ARMED
+ *	        (re-linked first)
  *	QUEUED/RETURNED ──cancel──▶ CANCELLED (already in the inbox) ─┐ loop pops:
  *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─────────┴▶ unlink, IDLE
  *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──run ends──▶ unlink, IDLE
+ *
+ * CALLED (or-ed into RUNNING, CANCEL_REQ or not) makes the start of a
+ * periodic executor run a compare-and-swap as well, so that a hand-off is
+ * run and handed back once however many times it is called.
  *
  * The rule that keeps other threads' memory safe: a state that lets another
  * thread reuse the timer (IDLE, DONE) or that announces fields (QUEUED,
@@ -174,12 +179,19 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 		func(t); /* DONE is published: the callback owns @t */
 		return 0;
 	}
-	if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
-		return -EINVAL;
+	/* the one call the hand-off allows: RUNNING -> RUNNING|CALLED, once
+	 * (a cancel may or CANCEL_REQ in at any time) */
+	for (;;) {
+		if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
+			return -EINVAL;
+		if (state_cas(&t->_node, s, s | TW__T_CALLED))
+			break;
+		s = state_load(&t->_node);
+	}
 	func(t);
 	/* Hand it back to the loop, which re-arms it (or releases it if it
 	 * was cancelled during the run); then never touch it again. */
-	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_RETURNED))
+	if (!state_cas(&t->_node, TW__T_RUNNING | TW__T_CALLED, TW__T_RETURNED))
 		state_store(&t->_node, TW__T_CANCELLED);
 	twl_inbox_push(l, &t->_node);
 	twl_wake(l);
@@ -293,11 +305,13 @@ int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
 		return state_cas(&t->_node, s, TW__T_CANCELLED) ? 1 : 0;
 	case TW__T_RUNNING:
 	case TW__T_RUNNING | TW__T_CANCEL_REQ:
+	case TW__T_RUNNING | TW__T_CALLED:
+	case TW__T_RUNNING | TW__T_CALLED | TW__T_CANCEL_REQ:
 		if (!(t->timer.flags & TW__LOOP_PERIODIC))
 			return 0; /* a one-shot on the executor: it has fired */
 		if (t != l->cur) /* periodic, on the executor: released when it returns */
-			return state_cas(&t->_node, TW__T_RUNNING,
-					 TW__T_RUNNING | TW__T_CANCEL_REQ) ? 1 : 0;
+			return !(s & TW__T_CANCEL_REQ) &&
+			       state_cas(&t->_node, s, s | TW__T_CANCEL_REQ) ? 1 : 0;
 		if (l->cur_gone)
 			return 0;
 		/* its own callback is running on this thread: the loop will not
@@ -358,6 +372,7 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 			return 0;
 		case TW__T_CANCELLED:
 		case TW__T_RUNNING | TW__T_CANCEL_REQ:
+		case TW__T_RUNNING | TW__T_CALLED | TW__T_CANCEL_REQ:
 			return -EALREADY;
 		case TW__T_QUEUED:
 		case TW__T_RETURNED:
@@ -373,9 +388,10 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 			}
 			break;
 		case TW__T_RUNNING:
+		case TW__T_RUNNING | TW__T_CALLED:
 			if (!(t->timer.flags & TW__LOOP_PERIODIC))
 				return 0; /* a one-shot handed to the executor: fired */
-			if (state_cas(&t->_node, s, TW__T_RUNNING | TW__T_CANCEL_REQ))
+			if (state_cas(&t->_node, s, s | TW__T_CANCEL_REQ))
 				return 0;
 			break;
 		default:
