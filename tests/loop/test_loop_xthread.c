@@ -308,11 +308,153 @@ static void test_xthread_max_pending(void **state)
 	stress(300);
 }
 
+/*
+ * twheel_loop_del() on the loop thread racing the executor's run of a
+ * periodic timer (tw_loop_timer_call() on another thread starting the run
+ * or handing the timer back): the timer is armed, running or handed back,
+ * never idle nor cancelled, so the delete must return 1 and the timer must
+ * then stop for good (not busy once the executor has returned, no run
+ * handed over after that). A delete that lost a compare-and-swap to the
+ * executor and returned 0 would leave it running forever.
+ */
+#define DX_ROUNDS 20000
+#define DX_NS (1500 * MS) /* or until DX_ROUNDS, whichever comes first */
+
+static struct {
+	struct twheel_loop *l;
+	struct tw_loop_timer t;
+	struct tw_loop_work w;
+	struct tw_loop_timer *slot; /* atomic: the executor's mailbox */
+	uint32_t handed;            /* atomic: hand-offs so far */
+	uint32_t go;                /* atomic: the round whose delete starts */
+	uint32_t done;              /* atomic: the round whose delete returned */
+	uint32_t round;             /* atomic */
+	int del_ret;                /* atomic */
+	bool quit;                  /* atomic */
+	uint64_t seed_x, seed_w;
+} dx;
+
+static void dx_spin(uint64_t *seed)
+{
+	for (unsigned i = (unsigned)(next_rand(seed) % 256); i; i--)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+static void dx_fn(struct tw_loop_timer *t)
+{
+	(void)t;
+}
+
+static void dx_executor(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&dx.slot, t, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&dx.handed, 1, __ATOMIC_RELEASE);
+}
+
+static void *dx_executor_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct tw_loop_timer *t = __atomic_exchange_n(&dx.slot, NULL, __ATOMIC_ACQ_REL);
+		uint32_t round;
+		int ret;
+
+		if (!t) {
+			if (__atomic_load_n(&dx.quit, __ATOMIC_ACQUIRE))
+				return NULL;
+			continue;
+		}
+		/* start the call when the round's delete starts, give or take */
+		round = __atomic_load_n(&dx.round, __ATOMIC_ACQUIRE);
+		while (__atomic_load_n(&dx.go, __ATOMIC_ACQUIRE) != round &&
+		       __atomic_load_n(&dx.done, __ATOMIC_ACQUIRE) != round &&
+		       !__atomic_load_n(&dx.quit, __ATOMIC_ACQUIRE))
+			;
+		dx_spin(&dx.seed_x);
+		ret = tw_loop_timer_call(t);
+		CHECK(ret == 0, "tw_loop_timer_call returned %d\n", ret);
+	}
+}
+
+static void dx_work(struct tw_loop_work *w)
+{
+	uint32_t round = __atomic_load_n(&dx.round, __ATOMIC_ACQUIRE);
+
+	(void)w;
+	__atomic_store_n(&dx.go, round, __ATOMIC_RELEASE);
+	dx_spin(&dx.seed_w);
+	__atomic_store_n(&dx.del_ret, twheel_loop_del(dx.l, &dx.t), __ATOMIC_RELEASE);
+	__atomic_store_n(&dx.done, round, __ATOMIC_RELEASE);
+}
+
+static void test_xthread_del_vs_executor_run(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct looper lp;
+	pthread_t lth, xth;
+	uint64_t start = mono_now();
+	uint32_t round, handed, won = 0;
+
+	(void)state;
+	memset(&dx, 0, sizeof(dx));
+	dx.seed_x = 1;
+	dx.seed_w = 2;
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = 10 * US;
+	cfg.executor = dx_executor;
+	cfg.flags = test_loop_flags();
+	assert_int_equal(twheel_loop_create(&dx.l, &cfg, NULL, 0), 0);
+	tw_loop_work_init(&dx.w, dx_work);
+	lp.l = dx.l;
+	lp.ret = -1;
+	assert_int_equal(pthread_create(&lth, NULL, loop_thread, &lp), 0);
+	assert_int_equal(pthread_create(&xth, NULL, dx_executor_thread, NULL), 0);
+
+	for (round = 1; round <= DX_ROUNDS && mono_now() - start < DX_NS; round++) {
+		uint64_t t0;
+
+		__atomic_store_n(&dx.round, round, __ATOMIC_RELEASE);
+		assert_int_equal(tw_loop_timer_init_periodic(&dx.t, dx_fn, 10 * US,
+							     TW_LOOP_EXECUTOR | TW_LOOP_MISFIRE_ONCE), 0);
+		handed = __atomic_load_n(&dx.handed, __ATOMIC_ACQUIRE);
+		assert_int_equal(twheel_loop_schedule(dx.l, &dx.t, 0), 0);
+		/* its first run is on the executor, which waits for the delete */
+		while (__atomic_load_n(&dx.handed, __ATOMIC_ACQUIRE) == handed)
+			sched_yield();
+		assert_int_equal(twheel_loop_post(dx.l, &dx.w), 0);
+		while (__atomic_load_n(&dx.done, __ATOMIC_ACQUIRE) != round)
+			sched_yield();
+		if (__atomic_load_n(&dx.del_ret, __ATOMIC_ACQUIRE) != 1)
+			fail_msg("round %u: del of a periodic timer running on the executor "
+				 "returned %d", round, __atomic_load_n(&dx.del_ret, __ATOMIC_ACQUIRE));
+		/* stopped for good: idle once the executor gives it back */
+		t0 = mono_now();
+		while (tw_loop_timer_busy(&dx.t)) {
+			if (mono_now() - t0 > 5000 * MS)
+				fail_msg("round %u: still busy after its delete", round);
+			sched_yield();
+		}
+		handed = __atomic_load_n(&dx.handed, __ATOMIC_ACQUIRE);
+		won++;
+	}
+	printf("# %u rounds: each delete stopped a periodic timer on the executor\n", won);
+	assert_int_equal(twheel_loop_stop(dx.l), 0);
+	pthread_join(lth, NULL);
+	__atomic_store_n(&dx.quit, true, __ATOMIC_RELEASE);
+	pthread_join(xth, NULL);
+	assert_int_equal(lp.ret, 0);
+	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	assert_int_equal(twheel_loop_drain(dx.l, NULL, NULL, NULL), 0);
+	twheel_loop_destroy(dx.l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xthread_every_item_once),
 		cmocka_unit_test(test_xthread_max_pending),
+		cmocka_unit_test(test_xthread_del_vs_executor_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
