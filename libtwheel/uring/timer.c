@@ -288,6 +288,7 @@ int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
 
 	if (!l || !t)
 		return -EINVAL;
+again:
 	s = state_load(&t->_node);
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
@@ -309,9 +310,13 @@ int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
 	case TW__T_RUNNING | TW__T_CALLED | TW__T_CANCEL_REQ:
 		if (!(t->timer.flags & TW__LOOP_PERIODIC))
 			return 0; /* a one-shot on the executor: it has fired */
-		if (t != l->cur) /* periodic, on the executor: released when it returns */
-			return !(s & TW__T_CANCEL_REQ) &&
-			       state_cas(&t->_node, s, s | TW__T_CANCEL_REQ) ? 1 : 0;
+		if (t != l->cur) { /* periodic, on the executor: released when it returns */
+			if (s & TW__T_CANCEL_REQ)
+				return 0;
+			if (state_cas(&t->_node, s, s | TW__T_CANCEL_REQ))
+				return 1;
+			goto again; /* its run started or ended meanwhile */
+		}
 		if (l->cur_gone)
 			return 0;
 		/* its own callback is running on this thread: the loop will not
