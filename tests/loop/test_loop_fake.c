@@ -321,6 +321,38 @@ static void test_misfire_once(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* ONCE runs once however many deadlines passed, more than t->missed (a
+ * uint32_t, saturated) can count included: the schedule then resumes on
+ * its next deadline that lies ahead, not on one that has passed too. */
+static void test_misfire_once_beyond_u32(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	const uint64_t gap = ((1ull << 32) + 1000) * US; /* 2^32 + 1000 periods */
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = US;
+	l = fake_loop(&c, 1000 * MS, &cfg);
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, US, TW_LOOP_MISFIRE_ONCE), 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, US), 0);
+	fake_clock_add(&c, gap);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.missed[0], UINT32_MAX); /* saturated */
+	assert_true(r.t.deadline > fake_clock_read(&c));
+	/* the clock has not moved: nothing is due */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.n, 1);
+	fake_clock_add(&c, US);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.missed[1], 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_misfire_all(void **state)
 {
 	struct twheel_loop *l;
@@ -1012,6 +1044,7 @@ int main(void)
 		cmocka_unit_test(test_misfire_skip),
 		cmocka_unit_test(test_skipped_misfire_is_not_counted),
 		cmocka_unit_test(test_misfire_once),
+		cmocka_unit_test(test_misfire_once_beyond_u32),
 		cmocka_unit_test(test_misfire_all),
 		cmocka_unit_test(test_periodic_fixed_delay),
 		cmocka_unit_test(test_periodic_self_del_and_rearm),
