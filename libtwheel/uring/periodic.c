@@ -59,9 +59,15 @@ uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
 {
 	unsigned policy = t->timer.flags & TW_LOOP_MISFIRE_MASK;
 
-	if (!(t->timer.flags & TW_LOOP_FIXED_DELAY)) /* ALL: the next one, maybe due */
-		return rate_next(t->deadline, t->period,
-				 policy == TW_LOOP_MISFIRE_ALL ? 0 : t->missed);
+	if (!(t->timer.flags & TW_LOOP_FIXED_DELAY)) { /* ALL: the next one, maybe due */
+		uint64_t skip = policy == TW_LOOP_MISFIRE_ALL ? 0 : t->missed;
+
+		/* t->missed saturates at UINT32_MAX: count the passed deadlines
+		 * again, so that the next one lies ahead */
+		if (skip == UINT32_MAX && now > t->deadline)
+			skip = (now - t->deadline) / t->period;
+		return rate_next(t->deadline, t->period, skip);
+	}
 	if (t->_backlog)
 		return now; /* owed: due again in the next iteration */
 	return add_sat(loop_clock(l), t->period);
