@@ -271,8 +271,8 @@ void twheel_loop_destroy(struct twheel_loop *l,
 			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
 			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
 {
-	if (!l)
-		return;
+	if (!l || l->in_callback)
+		return; /* from one of its own callbacks: the loop is in use */
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
 	if (loop_epoll(l))
 		close(l->epfd);

@@ -193,6 +193,15 @@ static inline void pending_dec(struct twheel_loop *l)
 		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
 }
 
+/* Take back a pending_dec() made before a compare-and-swap that then lost
+ * (the count drops before the state that frees the timer is published, so
+ * that a thread reusing it at once is not refused -ENOSPC). */
+static inline void pending_undo(struct twheel_loop *l)
+{
+	if (l->max_pending)
+		__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- What one concern offers the others --------------------------------- */
 
 /* inbox.c */

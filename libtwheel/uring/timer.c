@@ -152,10 +152,12 @@ void twl_timer_fire(struct tw_timer *tt)
 		}
 		return;
 	}
-	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE))
+	pending_dec(l); /* before DONE: whoever reuses @t may count on it */
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE)) {
+		pending_undo(l);
 		return; /* cancelled by another thread: the inbox releases it */
+	}
 	/* DONE is published: @t belongs to its callback now, not to us */
-	pending_dec(l);
 	l->st.timers_fired++;
 	func(t);
 }
@@ -173,9 +175,13 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 	s = state_load(&t->_node);
 	if (!(t->timer.flags & TW__LOOP_PERIODIC)) {
 		/* the one call the hand-off allows: RUNNING -> DONE, once */
-		if (s != TW__T_RUNNING || !state_cas(&t->_node, s, TW__T_DONE))
+		if (s != TW__T_RUNNING)
 			return -EINVAL;
-		pending_dec(l);
+		pending_dec(l); /* before DONE, as in twl_timer_fire() */
+		if (!state_cas(&t->_node, s, TW__T_DONE)) {
+			pending_undo(l);
+			return -EINVAL;
+		}
 		func(t); /* DONE is published: the callback owns @t */
 		return 0;
 	}
@@ -296,9 +302,11 @@ again:
 	case TW__T_ARMED:
 		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);
-		if (!state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE))
-			return 0; /* a cancel from another thread won; it releases */
 		pending_dec(l);
+		if (!state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
+			pending_undo(l);
+			return 0; /* a cancel from another thread won; it releases */
+		}
 		return 1;
 	case TW__T_QUEUED:
 	case TW__T_RETURNED:
@@ -386,9 +394,14 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 			break;
 		case TW__T_ARMED:
 			if (state_cas(&t->_node, s, TW__T_CANCELLED)) {
-				/* Ask the loop to unlink and release it. */
-				twl_inbox_push(l, &t->_node);
-				twl_wake(l);
+				/* Ask the owning loop to unlink and release it: the
+				 * owner, read again, because between the check above
+				 * and the swap @t may have fired on @l and been armed
+				 * on another loop, which the swap then cancelled. */
+				struct twheel_loop *owner = timer_owner(t);
+
+				twl_inbox_push(owner, &t->_node);
+				twl_wake(owner);
 				return 1;
 			}
 			break;

@@ -1017,6 +1017,37 @@ static void test_stopped_loop_refuses_arming(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* Destroying the loop from one of its own callbacks does nothing: the
+ * loop is in use (under ASan, the old code's free was a use-after-free). */
+static struct twheel_loop *destroy_loop;
+static void destroy_fn(struct tw_loop_timer *t)
+{
+	(void)t;
+	twheel_loop_destroy(destroy_loop, NULL, NULL, NULL);
+}
+
+static void test_destroy_from_callback_is_refused(void **state)
+{
+	struct fake_clock c;
+	struct tw_loop_timer t, u;
+	struct rec r = { .clk = &c };
+
+	(void)state;
+	destroy_loop = fake_loop(&c, START, NULL);
+	tw_loop_timer_init(&t, destroy_fn, 0);
+	tw_loop_timer_init(&u, destroy_fn, TW_LOOP_DEFERRABLE);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(destroy_loop, &t, MS), 0);
+	assert_int_equal(twheel_loop_add(destroy_loop, &u, MS), 0);
+	assert_int_equal(twheel_loop_add(destroy_loop, &r.t, 2 * MS), 0);
+	run_until(destroy_loop, &c, START + 2 * MS, MS); /* t and u fire */
+	assert_int_equal(twheel_loop_count(destroy_loop), 1);
+	assert_int_equal(r.n, 0);
+	run_until(destroy_loop, &c, START + 4 * MS, MS);
+	assert_int_equal(r.n, 1);
+	twheel_loop_destroy(destroy_loop, NULL, NULL, NULL);
+}
+
 /* TWHEEL_TEST_EPOLL=1 runs this whole suite in epoll mode. */
 static void test_mode_is_the_one_asked(void **state)
 {
@@ -1061,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(test_executor_periodic_one_call_per_handoff),
 		cmocka_unit_test(test_foreign_loop_is_refused),
 		cmocka_unit_test(test_stopped_loop_refuses_arming),
+		cmocka_unit_test(test_destroy_from_callback_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -319,8 +319,9 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
  * twheel_loop_drain() with the same arguments, then free the loop, its
  * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O is
  * cancelled by closing the ring (handlers are not called). No other thread
- * may use the loop any more. O(owned timers + ring size); the loop thread,
- * not from a callback.
+ * may use the loop any more. Called from one of the loop's own callbacks
+ * it does nothing (the loop is in use; stop it and destroy it after
+ * twheel_loop_run() returned). O(owned timers + ring size); the loop thread.
  */
 TWHEEL_LOOP_API void twheel_loop_destroy(struct twheel_loop *loop,
 					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
