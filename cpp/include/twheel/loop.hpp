@@ -164,8 +164,9 @@ public:
 	std::uint32_t missed() const noexcept { return b_ ? b_->t.missed : 0; }
 
 	/// Sets the cancellation callback g() (nullptr removes it), run as for
-	/// tw::Timer::on_cancel(); allocates only if g exceeds 16 bytes. Throws
-	/// std::logic_error on an empty handle.
+	/// tw::Timer::on_cancel() and with its rule (g must not destroy, move or
+	/// assign over this handle); allocates only if g exceeds 16 bytes.
+	/// Throws std::logic_error on an empty handle.
 	template <class G>
 	void on_cancel(G &&g)
 	{

@@ -455,7 +455,9 @@ public:
 	/// pending unfired: cancel() true, destruction of it or its wheel,
 	/// assignment over it. The first call moves the callable into a heap
 	/// block beside g (g over 16 bytes: one more). Throws as the
-	/// constructor does.
+	/// constructor does. g runs from inside cancel(), the destructor or the
+	/// assignment, so it must not destroy, move or assign over this handle
+	/// (its timer callback may; g may not).
 	template <class G>
 	void on_cancel(G &&g)
 	{
