@@ -10,6 +10,13 @@
 
 #include "twheel/host.h"
 
+/* A fresh clock reading, remembered as the latest one. */
+static uint64_t host_clock(struct twheel_host *h)
+{
+	h->_seen = twheel_rt_now(&h->_rt);
+	return h->_seen;
+}
+
 /* Arm the host timer for the wheel's next tick with work, or stop it. */
 static void host_rearm(struct twheel_host *h, uint64_t now)
 {
@@ -40,7 +47,7 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 	twheel_rt_init(&h->_rt, h->_rt.tick_ns, h->_rt.clock, h->_rt.clock_arg);
 	h->_ops = ops;
 	h->_armed = TW_TICK_MAX;
-	h->_w = twheel_create(twheel_rt_floor(&h->_rt, twheel_rt_now(&h->_rt)));
+	h->_w = twheel_create(twheel_rt_floor(&h->_rt, host_clock(h)));
 	return h->_w ? 0 : -ENOMEM;
 }
 
@@ -74,22 +81,32 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * Arm @t at @ns: a delay from a fresh clock reading, or a deadline
  * (@deadline); with twheel_add() or twheel_mod() (@mod). Wake the host
  * timer earlier if @t became the earliest timer.
+ *
+ * A deadline needs no clock reading: it is compared with the latest one,
+ * _seen, which is never ahead of the clock. A deadline at or before _seen
+ * has passed and is due in the next run; any other is placed at the tick
+ * boundary at or after it, which cannot be early whatever the clock reads
+ * now (if it passed since _seen, it fires at that boundary: within one
+ * tick). The clock is read only when the host timer must be re-armed.
  */
 static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
 			  bool mod)
 {
-	uint64_t now;
+	uint64_t now = 0;
 	tw_tick_t e;
 	int rc;
 
 	if (!h)
 		return -EINVAL;
-	now = twheel_rt_now(&h->_rt);
-	e = deadline ? twheel_rt_deadline_tick(&h->_rt, ns, now)
-		     : twheel_rt_delay_tick(&h->_rt, ns, now);
+	if (deadline) {
+		e = twheel_rt_deadline_tick(&h->_rt, ns, h->_seen);
+	} else {
+		now = host_clock(h);
+		e = twheel_rt_delay_tick(&h->_rt, ns, now);
+	}
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
 	if (rc >= 0 && e < h->_armed && !h->_in_run)
-		host_rearm(h, now);
+		host_rearm(h, deadline ? host_clock(h) : now);
 	return rc;
 }
 
@@ -138,7 +155,7 @@ long twheel_host_run(struct twheel_host *h)
 		return -EBUSY;
 	h->_armed = TW_TICK_MAX; /* the one-shot host timer has fired */
 	h->_in_run = true;
-	n = twheel_rt_advance(&h->_rt, h->_w, twheel_rt_now(&h->_rt));
+	n = twheel_rt_advance(&h->_rt, h->_w, host_clock(h));
 	h->_in_run = false;
 	h->_st.wakeups++;
 	if (n > 0)
@@ -146,7 +163,7 @@ long twheel_host_run(struct twheel_host *h)
 	else
 		h->_st.idle_wakeups++;
 	/* a fresh reading: the callbacks took time, and a stale one oversleeps */
-	host_rearm(h, twheel_rt_now(&h->_rt));
+	host_rearm(h, host_clock(h));
 	return n;
 }
 

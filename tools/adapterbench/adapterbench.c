@@ -9,12 +9,19 @@
  * workloads, and run.sh puts the two side by side.
  *
  * rearm: N live timers 30 s out, then M re-arms of a random timer to 30 s
- * from now (twheel_host_mod(), which reads the clock every time), the host
- * loop run once without blocking every 1,000 re-arms; none fires.
- * add_cancel: N timers 1..65,536 ms out (twheel_host_add()), then each
- * cancelled in a random order (twheel_host_del()). Figure: wall ns per
- * operation on the calling thread, host loop included.
+ * from now, the host loop run once without blocking every 1,000 re-arms;
+ * none fires. add_cancel: N timers 1..65,536 ms out, then each cancelled in
+ * a random order (twheel_host_del()). Figure: wall ns per operation on the
+ * calling thread, host loop included.
+ *
+ * Two implementations per host: IMPL arms by delay (twheel_host_mod(),
+ * twheel_host_add(): a fresh clock reading each, so a timer never counts
+ * from an old time); IMPL-at arms by deadline from one clock reading per
+ * host loop iteration (twheel_host_mod_at(), twheel_host_add_at(): no
+ * reading per operation), which is what the hosts' own timers do with
+ * their cached time (uv_now(), libev's monotonic now, libevent's cache).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "../bench/peer.h"
@@ -125,7 +132,13 @@ static struct tw_timer *timers(uint32_t n)
 	return t;
 }
 
-static int rearm(const struct peer_input *in, double *ns)
+/*
+ * @at: re-arm by deadline, the loop iteration's clock reading plus the
+ * delay (twheel_host_mod_at(), no clock reading per re-arm), the way the
+ * host loops' own timers count from their cached time; otherwise by delay
+ * (twheel_host_mod(), a fresh reading per re-arm).
+ */
+static int rearm_impl(const struct peer_input *in, double *ns, bool at)
 {
 	uint32_t c = in->n, m = in->m;
 	struct twheel_host *h = host_open();
@@ -141,8 +154,15 @@ static int rearm(const struct peer_input *in, double *ns)
 	uint32_t blocks = m / BENCH_REARM_BLOCK;
 	uint64_t t0 = clock_ns();
 	for (uint32_t b = 0; b < blocks; b++) {
-		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
-			twheel_host_mod(h, &t[rng_below(&r, c)], BENCH_REARM_DELTA * NS_PER_MS);
+		if (at) {
+			uint64_t deadline = twheel_host_now(h) + BENCH_REARM_DELTA * NS_PER_MS;
+
+			for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
+				twheel_host_mod_at(h, &t[rng_below(&r, c)], deadline);
+		} else {
+			for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
+				twheel_host_mod(h, &t[rng_below(&r, c)], BENCH_REARM_DELTA * NS_PER_MS);
+		}
 		host_pump();
 	}
 	uint64_t t1 = clock_ns();
@@ -154,7 +174,18 @@ static int rearm(const struct peer_input *in, double *ns)
 	return rc;
 }
 
-static int add_cancel(const struct peer_input *in, double *ns)
+static int rearm(const struct peer_input *in, double *ns)
+{
+	return rearm_impl(in, ns, false);
+}
+
+static int rearm_at(const struct peer_input *in, double *ns)
+{
+	return rearm_impl(in, ns, true);
+}
+
+/* @at: add by deadline from one clock reading, else by delay (a reading each). */
+static int add_cancel_impl(const struct peer_input *in, double *ns, bool at)
 {
 	uint32_t n = in->n;
 	const uint32_t *off = in->off, *perm = in->perm;
@@ -166,8 +197,15 @@ static int add_cancel(const struct peer_input *in, double *ns)
 		return -1;
 	fired = 0;
 	uint64_t t0 = clock_ns();
-	for (uint32_t i = 0; i < n; i++)
-		rc |= twheel_host_add(h, &t[i], off[i] * NS_PER_MS);
+	if (at) {
+		uint64_t base = twheel_host_now(h);
+
+		for (uint32_t i = 0; i < n; i++)
+			rc |= twheel_host_add_at(h, &t[i], base + off[i] * NS_PER_MS);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			rc |= twheel_host_add(h, &t[i], off[i] * NS_PER_MS);
+	}
 	for (uint32_t i = 0; i < n; i++)
 		rc |= twheel_host_del(h, &t[perm[i]]) != 1;
 	uint64_t t1 = clock_ns();
@@ -177,6 +215,16 @@ static int add_cancel(const struct peer_input *in, double *ns)
 	free(t);
 	*ns = (double)(t1 - t0) / n;
 	return rc;
+}
+
+static int add_cancel(const struct peer_input *in, double *ns)
+{
+	return add_cancel_impl(in, ns, false);
+}
+
+static int add_cancel_at(const struct peer_input *in, double *ns)
+{
+	return add_cancel_impl(in, ns, true);
 }
 
 static const struct peer_ops adapter_ops = {
@@ -192,9 +240,23 @@ static const struct peer_ops adapter_ops = {
 	.add_expire = { NULL, "real-time adapters: the span would be 65 s of waiting", NULL },
 };
 
+static const struct peer_ops adapter_at_ops = {
+	.name = IMPL "-at",
+	.rearm = { rearm_at,
+		   "twheel_host_mod_at(the iteration's clock reading + 30 s) on a pending timer: "
+		   "one clock reading per host loop iteration, as the hosts' cached time; the host "
+		   "loop run once without blocking every 1,000 re-arms (none fires); wall ns per re-arm",
+		   "an operation failed or a timer fired" },
+	.add_cancel = { add_cancel_at,
+			"twheel_host_add_at (one clock reading + ms offsets), then twheel_host_del in "
+			"random order; wall ns per pair",
+			"an operation failed or a timer fired" },
+	.add_expire = { NULL, "real-time adapters: the span would be 65 s of waiting", NULL },
+};
+
 int main(int argc, char **argv)
 {
-	const struct peer_ops *ops[] = { &adapter_ops };
+	const struct peer_ops *ops[] = { &adapter_ops, &adapter_at_ops };
 
-	return peer_main(argc, argv, ops, 1);
+	return peer_main(argc, argv, ops, 2);
 }

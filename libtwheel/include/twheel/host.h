@@ -21,7 +21,7 @@
  *
  * Time: a delay is relative to a fresh reading of the clock at the call
  * (never to a host loop's cached "now", which may be old), a deadline is a
- * clock reading. A timer fires when twheel_host_run() finds the clock at
+ * clock reading (arming by deadline reads no clock). A timer fires when twheel_host_run() finds the clock at
  * or past its deadline (never early), at most one tick plus the host's
  * wake-up latency later.
  *
@@ -64,6 +64,7 @@ struct twheel_host {
 	struct twheel *_w;
 	const struct twheel_host_ops *_ops;
 	tw_tick_t _armed;     /* the tick the host timer waits for; TW_TICK_MAX: stopped */
+	uint64_t _seen;       /* the latest clock reading this host took */
 	bool _in_run;
 	struct twheel_rt_stats _st;
 };
@@ -93,14 +94,26 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
 
 /*
  * Arm @t to fire @delay_ns after a fresh clock reading (_add, _mod), or
- * when the clock reaches @deadline_ns (_add_at, _mod_at; a deadline that
- * has passed fires in the next run). _add requires @t not pending; _mod
- * re-arms it whether or not it is. Returns 0 (_add, _add_at), 1 if @t was
- * pending or 0 if not (_mod, _mod_at), or
+ * when the clock reaches @deadline_ns (_add_at, _mod_at). _add requires @t
+ * not pending; _mod re-arms it whether or not it is.
+ *
+ * The _at forms read no clock (unless @t becomes the earliest timer and
+ * the host timer is re-armed): a loop that already has the time, read once
+ * per iteration with twheel_host_now() or taken from the host loop, arms
+ * each timer at that time plus its delay for the cost of the wheel
+ * operation alone. Such a deadline is as old as that reading: like the host
+ * loop's own timers, it counts from the iteration, not from the call. A
+ * deadline at or before the host's latest clock reading (taken by
+ * twheel_host_run() and the delay forms) has passed and fires in the next
+ * run; any later one fires once the clock has reached the tick boundary at
+ * or after it (one that passed since that reading: within a tick).
+ *
+ * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
+ * _mod_at), or
  *   -EINVAL  @h or @t NULL, or @t has no callback;
  *   -EBUSY   (_add, _add_at) @t is already pending.
- * O(1) plus one clock reading, plus the host's arm when @t becomes the
- * earliest timer.
+ * O(1); the delay forms also read the clock once; any form calls the
+ * host's arm (after a clock reading) when @t becomes the earliest timer.
  */
 TWHEEL_API int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
 TWHEEL_API int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);

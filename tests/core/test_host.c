@@ -1,0 +1,254 @@
+/*
+ * test_host - <twheel/host.h> against an injected clock and a fake host
+ * timer: arming by deadline reads no clock unless the host timer must be
+ * re-armed, a delay reads it once, passed deadlines are due in the next
+ * run, and a simulated host loop that wakes exactly when told sees every
+ * timer fire once, never before its deadline and at most one tick after
+ * it, and none after it was cancelled (tick 1 ms).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <twheel/host.h>
+
+#define TICK UINT64_C(1000000)
+
+static uint64_t fake_ns;
+static unsigned clock_reads;
+static uint64_t fake_clock(void *arg)
+{
+	(void)arg;
+	clock_reads++;
+	return fake_ns;
+}
+
+/* the fake host timer: one-shot, armed for wake_ns, or stopped */
+static bool host_armed;
+static uint64_t host_wake;
+static unsigned host_arms, host_stops;
+
+static void fake_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	(void)h;
+	assert_true(wake_ns >= now_ns);
+	host_armed = true;
+	host_wake = wake_ns;
+	host_arms++;
+}
+
+static void fake_stop(struct twheel_host *h)
+{
+	(void)h;
+	assert_true(host_armed);
+	host_armed = false;
+	host_stops++;
+}
+
+static const struct twheel_host_ops fake_ops = { fake_arm, fake_stop };
+
+struct ht {
+	struct tw_timer t;
+	uint64_t deadline; /* ns; the timer must not run before it */
+	uint64_t due;      /* ns; it must run by one tick after this */
+	uint64_t fired_at;
+	int fired;
+};
+
+static void ht_cb(struct tw_timer *t)
+{
+	struct ht *x = tw_container_of(t, struct ht, t);
+
+	x->fired++;
+	x->fired_at = fake_ns;
+	assert_true(fake_ns >= x->deadline);
+	if (x->due)
+		assert_true(fake_ns - x->due <= TICK);
+}
+
+static struct twheel_host H;
+
+static void host_open(uint64_t start_ns)
+{
+	struct twheel_rt rt;
+
+	fake_ns = start_ns;
+	host_armed = false;
+	host_arms = host_stops = 0;
+	twheel_rt_init(&rt, TICK, fake_clock, NULL);
+	assert_int_equal(twheel_host_init(&H, &rt, &fake_ops), 0);
+	clock_reads = 0;
+}
+
+static void ht_init(struct ht *x, size_t n)
+{
+	memset(x, 0, n * sizeof(*x));
+	for (size_t i = 0; i < n; i++)
+		tw_timer_init(&x[i].t, ht_cb);
+}
+
+/* The host timer fires: the loop runs the wheel (the host's arm is one-shot). */
+static long host_fire(void)
+{
+	assert_true(host_armed);
+	host_armed = false;
+	return twheel_host_run(&H);
+}
+
+static void deadline_arms_read_no_clock(void **state)
+{
+	enum { N = 1000 };
+	struct ht *x = malloc(N * sizeof(*x));
+
+	(void)state;
+	assert_non_null(x);
+	ht_init(x, N);
+	host_open(100 * TICK + 123);
+	/* the first timer re-arms the host timer: one reading for that */
+	assert_int_equal(twheel_host_add_at(&H, &x[0].t, 150 * TICK), 0);
+	assert_int_equal(clock_reads, 1);
+	assert_true(host_armed);
+	assert_int_equal(host_wake, 150 * TICK);
+	/* later ones, and re-arms later still, never touch the clock */
+	for (int i = 1; i < N; i++)
+		assert_int_equal(twheel_host_add_at(&H, &x[i].t, 200 * TICK + (uint64_t)i), 0);
+	for (int r = 0; r < 3; r++)
+		for (int i = 1; i < N; i++)
+			assert_int_equal(twheel_host_mod_at(&H, &x[i].t, 300 * TICK + (uint64_t)(r * N + i)), 1);
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(host_arms, 1);
+	/* a delay reads the clock once */
+	assert_int_equal(twheel_host_mod(&H, &x[1].t, 500 * TICK), 1);
+	assert_int_equal(clock_reads, 2);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	free(x);
+}
+
+static void passed_deadline_is_due_in_next_run(void **state)
+{
+	struct ht x[3];
+
+	(void)state;
+	ht_init(x, 3);
+	host_open(10 * TICK + TICK / 2); /* the host's latest reading: 10.5 ticks */
+	x[0].deadline = 10 * TICK + TICK / 5; /* passed before that reading */
+	x[1].deadline = 3 * TICK;             /* long passed */
+	assert_int_equal(twheel_host_add_at(&H, &x[0].t, x[0].deadline), 0);
+	assert_int_equal(twheel_host_add_at(&H, &x[1].t, x[1].deadline), 0);
+	assert_true(host_armed);
+	assert_int_equal(host_wake, fake_ns); /* as soon as possible */
+	fake_ns += 1000; /* still inside tick 10 */
+	assert_int_equal(host_fire(), 2);
+	assert_int_equal(x[0].fired + x[1].fired, 2);
+	assert_false(host_armed); /* empty: stopped, no idle wake-up */
+
+	/* a deadline that passed after the latest reading: never early, and due
+	 * at the tick boundary after it */
+	x[2].deadline = fake_ns + 100; /* 10.5 ticks + a little */
+	fake_ns += 2000;                /* it has passed, but no reading saw it */
+	assert_int_equal(twheel_host_add_at(&H, &x[2].t, x[2].deadline), 0);
+	assert_true(host_armed);
+	assert_int_equal(host_wake, 11 * TICK);
+	fake_ns = 11 * TICK;
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x[2].fired, 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/*
+ * Random arms (delay or deadline, passed or not), re-arms and cancels while
+ * time moves on in random steps; the host timer fires exactly at the time
+ * it was armed for. Each fire: not before the deadline, at most one tick
+ * after it (or after the arm, for a deadline that had passed). Cancelled
+ * timers never fire; nothing is left at the end.
+ */
+static void simulated_loop_never_early_fires_once(void **state)
+{
+	enum { N = 256, STEPS = 200000 };
+	struct ht x[N];
+	struct twheel_rt_stats st;
+	long runs = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		rng_state = seed;
+		ht_init(x, N);
+		host_open(seed * 7777777);
+		for (int s = 0; s < STEPS; s++) {
+			struct ht *p = &x[rnd() % N];
+			uint64_t r = rnd();
+			uint64_t d = (r >> 8) % (r & 1 ? 5 * TICK : 3000 * TICK);
+			int rc;
+
+			switch (r % 7) {
+			case 0:
+			case 1:
+				rc = twheel_host_mod(&H, &p->t, d);
+				p->deadline = fake_ns + d;
+				break;
+			case 2:
+			case 3: { /* deadlines around now, some passed */
+				uint64_t base = twheel_host_now(&H);
+				p->deadline = (r & 2) && base > d ? base - d / 8 : base + d;
+				rc = twheel_host_mod_at(&H, &p->t, p->deadline);
+				break;
+			}
+			case 4:
+				rc = twheel_host_del(&H, &p->t);
+				p->deadline = UINT64_MAX;
+				break;
+			default: /* time passes; the host timer fires if it is due */
+				rc = 0;
+				{
+					uint64_t next = fake_ns + (r >> 8) % (2 * TICK);
+					if (host_armed && host_wake <= next) {
+						fake_ns = host_wake > fake_ns ? host_wake : fake_ns;
+						assert_true(host_fire() >= 0);
+						runs++;
+					} else {
+						fake_ns = next;
+					}
+				}
+				continue;
+			}
+			assert_true(rc >= 0);
+			p->due = p->deadline > fake_ns ? p->deadline : fake_ns;
+		}
+		/* let everything run out */
+		while (host_armed) {
+			fake_ns = host_wake > fake_ns ? host_wake : fake_ns;
+			assert_true(host_fire() >= 0);
+			runs++;
+		}
+		assert_int_equal(twheel_count(twheel_host_wheel(&H)), 0);
+		assert_int_equal(twheel_host_get_stats(&H, &st), 0);
+		assert_true(st.fired > (uint64_t)STEPS / 10);
+		assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	}
+	assert_true(runs > 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(deadline_arms_read_no_clock),
+		cmocka_unit_test(passed_deadline_is_due_in_next_run),
+		cmocka_unit_test(simulated_loop_never_early_fires_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
