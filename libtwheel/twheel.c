@@ -17,7 +17,9 @@
  *	slot    = (e >> shift(k)) & mask(k),  shift(0) = 0, shift(k) = 6k + 2
  *
  * i.e. slots are indexed by bits of the *absolute* expiry, as in 2.6, so a
- * re-arm that stays within the same slot span need not move the timer.
+ * re-arm that stays within the same slot span need not move the timer; nor
+ * does a re-arm to a later expiry above level 0 (it moves at its slot's
+ * cascade).
  *
  *	level  bits     slots  span of one slot   range (e - n < ...)   at 1 ms/tick
  *	    0   0..7      256  1 tick             256                   256 ms
@@ -34,17 +36,20 @@
  *
  * Nothing is capped and nothing fires early: the full 64-bit range is exact.
  * The wide first level keeps short timers (the common case) out of cascades
- * and makes a slot of level k span 2^(6k+2) ticks, so an idle timeout
- * re-armed to "now + T" stays in its slot, and costs one store, for a
- * quarter of a slot span or more of elapsed time (about T/4 to T/2).
+ * and makes a slot of level k span 2^(6k+2) ticks. An idle timeout
+ * re-armed to "now + T" (T over 256 ticks) stays in its slot and costs one
+ * store; it moves when that slot's cascade comes, at most once per slot
+ * span of elapsed time.
  *
  * Invariants (checked by twheel_check()):
  *   - a level-0 timer in slot s has now < e <= now + 256 and e & 255 == s,
  *     so its slot is processed exactly at tick e;
- *   - a level-k timer (k >= 1) in slot s has its slot's cascade tick
- *     C = e with the low shift(k) bits cleared, and now < C <= now + range(k):
- *     C is the first tick after now that is a multiple of the slot span and
- *     has (C >> shift(k)) & 63 == s;
+ *   - a level-k timer (k >= 1) in slot s waits for its slot's cascade tick
+ *     C, the first tick after now that is a multiple of the slot span and
+ *     has (C >> shift(k)) & 63 == s; now < C <= now + range(k) and C <= e.
+ *     When it was placed, C was e with the low shift(k) bits cleared; a
+ *     re-arm to a later expiry only stores e (see twheel_mod()), so e may
+ *     lie beyond C's span since;
  *   - the bit of a slot in the occupancy bitmap is set iff the slot is
  *     non-empty;
  *   - timers armed at or before the wheel's time (or, during an advance,
@@ -53,11 +58,12 @@
  *
  * Cascading: when time reaches a tick C that is a multiple of the level-k
  * span, the level-k slot (C >> shift(k)) & 63 is emptied and each of its
- * timers re-inserted relative to C - 1: every one of them has
- * C <= e < C + span(k), so it drops
- * to a lower level (those with e == C land in the level-0 slot that is
- * fired at C). A timer therefore moves at most once per level, and is
- * fired from level 0 exactly on its tick.
+ * timers re-inserted relative to C - 1 by its expiry: one with
+ * C <= e < C + span(k) drops to a lower level (those with e == C land in
+ * the level-0 slot that is fired at C), one re-armed later since it was
+ * placed goes wherever e now belongs. A timer that is not re-armed later
+ * therefore moves at most once per level, and every timer is fired from
+ * level 0 exactly on its tick.
  *
  * Tickless advance: the next tick with work is the minimum over levels of
  * the next occupied slot's tick (level 0: its expiry; level k: its cascade
@@ -427,19 +433,26 @@ int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 	if (misused(w, t))
 		return -EINVAL;
 	/*
-	 * The re-arm of a pending timer is the hot path (idle timeouts). When
-	 * the new expiry lies in the same slot span as the old one (the same
-	 * tick on level 0), the timer is already where it belongs: its slot is
-	 * fired or cascaded no later than the new expiry, and its expiry bits
-	 * still select that slot. Only the expiry is stored. This reads the
-	 * first 16 bytes of the timer (one cache line) and a dozen
-	 * instructions, so that independent re-arms overlap in memory. The
-	 * exception: from a callback, a re-arm at or before the advance's
-	 * target must wait for a later advance (mod_slow moves it).
+	 * The re-arm of a pending timer is the hot path (idle timeouts). The
+	 * timer stays where it is, and only the expiry is stored, when its
+	 * slot is processed no later than the new expiry:
+	 *   - the new expiry lies in the same slot span as the stored one (the
+	 *     same tick on level 0);
+	 *   - or the timer is on a level >= 1 and the new expiry is later: the
+	 *     slot's cascade (at or before the stored expiry) re-inserts it by
+	 *     its expiry, wherever that now belongs ("re-armed later, moved
+	 *     when its slot comes up", as Go's runtime timers did). Level-0
+	 *     slots are fired, not cascaded, so their timers always move.
+	 * This reads the first 16 bytes of the timer (one cache line) and a
+	 * dozen instructions, so that independent re-arms overlap in memory;
+	 * an idle timeout pushed back on every request never touches another
+	 * timer. The exception: from a callback, a re-arm at or before the
+	 * advance's target must wait for a later advance (mod_slow moves it).
 	 */
 	uint32_t old = t->_idx;
-	if (likely(old < NSLOTS) && !((expires ^ t->expires) >> word_shift[old / 64]) &&
-	    likely(expires > w->due_limit)) {
+	if (likely(old < NSLOTS) && likely(expires > w->due_limit) &&
+	    ((expires >= t->expires && old >= L0_SIZE) ||
+	     !((expires ^ t->expires) >> word_shift[old / 64]))) {
 		t->expires = expires;
 		w->st.mods_fast++;
 		return 1;
@@ -855,17 +868,21 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 						 (unsigned long long)w->now);
 			if (wheel_idx(w, e) != idx) {
 				/*
-				 * Legal only for a level >= 1 timer still waiting for
-				 * its slot's cascade tick C: after now, within range.
+				 * Legal only for a level >= 1 timer whose slot's next
+				 * cascade tick C (after now, within the level's range)
+				 * is at or before its expiry: one placed by expiry and
+				 * waiting for C, or one re-armed later since.
 				 */
 				if (lvl == 0)
 					return violation(msg, len, "timer %p (expiry %llu) in level-0 slot %u (now %llu)",
 							 (const void *)t, (unsigned long long)e, s,
 							 (unsigned long long)w->now);
-				tw_tick_t c = e & ~((UINT64_C(1) << shift) - 1);
+				tw_tick_t base = (w->now >> shift) + 1;
+				tw_tick_t k = (s - base) & LVL_MASK;
+				tw_tick_t c = (base + k) << shift;
 				tw_tick_t range = shift + LVL_BITS >= 64 ? TW_TICK_MAX
 									  : UINT64_C(1) << (shift + LVL_BITS);
-				if (((e >> shift) & LVL_MASK) != s || c <= w->now || c - w->now > range)
+				if ((base + k) >> (64 - shift) || c <= w->now || c - w->now > range || c > e)
 					return violation(msg, len, "timer %p (expiry %llu) misplaced in slot %u:%u (now %llu)",
 							 (const void *)t, (unsigned long long)e, lvl, s,
 							 (unsigned long long)w->now);

@@ -80,6 +80,7 @@ struct model {
 	bool *pending;         /* model: is timer id pending */
 	bool *deferred;        /* armed during the current advance */
 	tw_tick_t *exp;        /* model: expiry of timer id */
+	bool *later;           /* re-armed to a later expiry while pending (may wait in its old slot) */
 	uint32_t *ver;         /* bumped on every re-arm/delete */
 	struct heap_ent *heap; /* eligible pending timers (lazy deletion) */
 	size_t hlen, hcap;
@@ -226,6 +227,7 @@ static void model_disarm(struct model *m, uint32_t id)
 	if (m->pending[id])
 		m->count--;
 	m->pending[id] = false;
+	m->later[id] = false;
 	m->ver[id]++;
 }
 
@@ -349,6 +351,8 @@ static void op_mod(struct model *m, uint32_t id, tw_tick_t e)
 	int rc = twheel_mod(m->w, &m->objs[id]->t, e);
 	int want = m->pending[id] ? 1 : 0;
 	CHECK(m, rc == want, "mod(%u, %" PRIu64 ") = %d, want %d", id, e, rc, want);
+	if (m->pending[id] && e > m->exp[id])
+		m->later[id] = true;
 	model_arm(m, id, e);
 }
 
@@ -406,7 +410,10 @@ static void check_next_expiry(struct model *m)
 		      next, m->now);
 }
 
-/* Advance to next_expiry() repeatedly: the earliest timer fires within LEVELS+1 steps. */
+/*
+ * Advance to next_expiry() repeatedly: the earliest timer fires within
+ * LEVELS+1 steps, plus one per pending timer re-armed later (twheel.h).
+ */
 static void op_chase(struct model *m)
 {
 	tw_tick_t min;
@@ -419,7 +426,10 @@ static void op_chase(struct model *m)
 		return;
 	}
 	uint64_t before = m->res->fires;
-	for (int step = 0; step <= TWHEEL_LEVELS && !m->failed; step++) {
+	int allowed = TWHEEL_LEVELS + 1;
+	for (unsigned i = 0; i < m->n; i++)
+		allowed += m->pending[i] && m->later[i];
+	for (int step = 0; step < allowed && !m->failed; step++) {
 		tw_tick_t next = twheel_next_expiry(m->w);
 		CHECK(m, next > m->now && next <= min, "chase: next_expiry %" PRIu64 " (now %" PRIu64
 		      ", earliest %" PRIu64 ")", next, m->now, min);
@@ -428,7 +438,7 @@ static void op_chase(struct model *m)
 			return;
 	}
 	CHECK(m, m->res->fires > before, "earliest timer %" PRIu64 " not reached in %d advances",
-	      min, TWHEEL_LEVELS + 1);
+	      min, allowed);
 }
 
 static void on_drain(struct tw_timer *t, void *arg)
@@ -457,9 +467,10 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	m->deferred = calloc(ntimers, sizeof(bool));
 	m->drained_seen = calloc(ntimers, sizeof(bool));
 	m->exp = calloc(ntimers, sizeof(tw_tick_t));
+	m->later = calloc(ntimers, sizeof(bool));
 	m->ver = calloc(ntimers, sizeof(uint32_t));
 	m->defer_list = calloc(ntimers, sizeof(uint32_t));
-	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->ver || !m->defer_list ||
+	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->later || !m->ver || !m->defer_list ||
 	    !m->drained_seen)
 		abort();
 	for (unsigned i = 0; i < ntimers; i++) {
@@ -490,8 +501,11 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 		} else if (op < 450) {
 			op_mod(m, id, rnd_expiry(m));
 		} else if (op < 500) {
-			/* same expiry, or one close to it (likely the same slot) */
-			tw_tick_t e = m->objs[id]->t.expires + rnd_below(m, 3) * rnd_below(m, 1000);
+			/* same expiry, one close to it (likely the same slot), or a
+			 * later one anywhere (an idle timeout pushed back) */
+			tw_tick_t d = rnd_below(m, 2) ? rnd_below(m, 3) * rnd_below(m, 1000)
+						       : rnd(m) >> (16 + rnd_below(m, 48));
+			tw_tick_t e = m->objs[id]->t.expires + d;
 			op_mod(m, id, e < m->objs[id]->t.expires ? TW_TICK_MAX : e);
 		} else if (op < 650) {
 			op_del(m, id);
@@ -562,6 +576,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	free(m->deferred);
 	free(m->drained_seen);
 	free(m->exp);
+	free(m->later);
 	free(m->ver);
 	free(m->defer_list);
 	free(m->heap);

@@ -219,18 +219,116 @@ static void mod_within_slot_only_stores_expiry(void **state)
 	/* still exact */
 	assert_int_equal(adv(10099), 0);
 	assert_int_equal(adv(10100), 1);
-	/* a move to another slot is not fast */
+	/* above level 0, a re-arm later into another slot only stores too */
 	assert_int_equal(twheel_add(W, &a.t, 20000), 0);
 	twheel_get_stats(W, &st0);
 	assert_int_equal(twheel_mod(W, &a.t, 30000), 1);
 	twheel_get_stats(W, &st1);
+	assert_int_equal(st1.mods_fast - st0.mods_fast, 1);
+	check_ok();
+	/* a re-arm earlier into another slot moves the timer */
+	assert_int_equal(twheel_mod(W, &a.t, 15000), 1);
+	twheel_get_stats(W, &st0);
+	assert_int_equal(st0.mods_fast - st1.mods_fast, 0);
+	check_ok();
+	assert_int_equal(adv(14999), 0);
+	assert_int_equal(adv(15000), 1);
+	/* on level 0 (within 256 ticks) a re-arm to another tick moves it */
+	assert_int_equal(twheel_add(W, &a.t, 15100), 0);
+	twheel_get_stats(W, &st0);
+	assert_int_equal(twheel_mod(W, &a.t, 15200), 1);
+	twheel_get_stats(W, &st1);
 	assert_int_equal(st1.mods_fast - st0.mods_fast, 0);
 	check_ok();
-	assert_int_equal(adv(29999), 0);
-	assert_int_equal(adv(30000), 1);
+	assert_int_equal(adv(15199), 0);
+	assert_int_equal(adv(15200), 1);
+}
+
+/*
+ * A timer re-armed later without moving waits in its old slot; that slot's
+ * cascade re-inserts it wherever its expiry now belongs, on any level, and
+ * it fires exactly on its last expiry. Re-arms earlier again, while it sits
+ * in the old slot, are exact too.
+ */
+static void mod_later_moves_at_its_slots_cascade(void **state)
+{
+	(void)state;
+	static const tw_tick_t to[][4] = {
+		/* first, then re-arms; 0 ends a row */
+		{ 300, 1000, 100000, 0 },                 /* level 1 -> 1 -> 3 */
+		{ 5000, 5001, 2000000000, 0 },            /* level 1 -> level 4 */
+		{ 20000, UINT64_C(1) << 40, 70000, 0 },  /* later, then earlier again */
+		{ 20000, 20500, 36000, 36001 },           /* level 2, several slots */
+		{ 300, TW_TICK_MAX - 5, 0, 0 },           /* to the top level */
+	};
+	for (size_t r = 0; r < sizeof(to) / sizeof(to[0]); r++) {
+		struct rec_timer a;
+		struct twheel_stats st;
+		twheel_destroy(W);
+		W = twheel_create(0);
+		rec_init(&a, 1);
+		assert_int_equal(twheel_add(W, &a.t, to[r][0]), 0);
+		tw_tick_t last = to[r][0];
+		for (int i = 1; i < 4 && to[r][i]; i++) {
+			assert_int_equal(twheel_mod(W, &a.t, to[r][i]), 1);
+			last = to[r][i];
+			check_ok();
+		}
+		/* chase it: every step moves or fires it, and it fires on its tick */
+		int steps = 0;
+		while (!a.fired) {
+			tw_tick_t n = twheel_next_expiry(W);
+			assert_true(n > twheel_now(W) && n <= last);
+			assert_true(twheel_advance(W, n) >= 0);
+			check_ok();
+			assert_true(++steps <= TWHEEL_LEVELS + 2);
+		}
+		assert_int_equal(twheel_now(W), last);
+		assert_int_equal(a.fired, 1);
+		twheel_get_stats(W, &st);
+		assert_int_equal(st.fires, 1);
+	}
 }
 
 /* ---- del ---------------------------------------------------------------------- */
+
+/*
+ * twheel_next_expiry()'s bound with timers re-armed later: each may add one
+ * step (the cascade of the slot it waits in), never more, and the earliest
+ * timer still fires exactly.
+ */
+static void chase_bound_counts_timers_rearmed_later(void **state)
+{
+	(void)state;
+	enum { K = 20 };
+	struct rec_timer lazy[K], e;
+	twheel_destroy(W);
+	W = twheel_create(0);
+	rec_init(&e, 99);
+	assert_int_equal(twheel_add(W, &e.t, 100000), 0);
+	for (int i = 0; i < K; i++) {
+		rec_init(&lazy[i], i);
+		/* level 1, one slot each (span 256) */
+		assert_int_equal(twheel_add(W, &lazy[i].t, 300 + 256 * (tw_tick_t)i), 0);
+		assert_int_equal(twheel_mod(W, &lazy[i].t, 200000 + (tw_tick_t)i), 1);
+	}
+	check_ok();
+	int steps = 0;
+	while (!e.fired) {
+		tw_tick_t n = twheel_next_expiry(W);
+		assert_true(n > twheel_now(W) && n <= 100000);
+		assert_int_equal(adv(n), n == 100000);
+		steps++;
+	}
+	assert_true(steps > TWHEEL_LEVELS + 1); /* the old slots were visited */
+	assert_true(steps <= TWHEEL_LEVELS + 1 + K);
+	for (int i = 0; i < K; i++)
+		assert_int_equal(lazy[i].fired, 0);
+	for (int i = 0; i < K; i++) {
+		assert_int_equal(adv(200000 + (tw_tick_t)i), 1);
+		assert_int_equal(lazy[i].fired, 1);
+	}
+}
 
 static void del_returns_whether_it_was_pending(void **state)
 {
@@ -1011,6 +1109,8 @@ int main(void)
 		T(add_in_past_or_at_now_fires_on_next_advance),
 		T(mod_returns_whether_it_was_pending),
 		T(mod_within_slot_only_stores_expiry),
+		T(mod_later_moves_at_its_slots_cascade),
+		T(chase_bound_counts_timers_rearmed_later),
 		T(del_returns_whether_it_was_pending),
 		T(advance_errors),
 		T(advance_from_callback_is_ebusy),

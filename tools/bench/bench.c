@@ -192,7 +192,7 @@ static void run_one(const char *section, const char *workload, const struct benc
 	}
 	row_add(r, o.value);
 	if (!strcmp(workload, "rearm") && im == &ops_wheel)
-		row_note(r, "%.1f%% of re-arms only stored the expiry (same slot)", 100 * o.extra[0]);
+		row_note(r, "%.1f%% of re-arms only stored the expiry (did not move the timer)", 100 * o.extra[0]);
 	if (!strcmp(workload, "long_range") && im == &ops_wheel) {
 		struct row *m = row_get(section, "long_range_ns_per_moved", im->name, n_label, "ns/moved");
 		row_add(m, o.extra[1]);

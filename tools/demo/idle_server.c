@@ -4,8 +4,8 @@
  * (<twheel/loop.h>). The C++ build of the same server is idle_server.cpp.
  *
  * Every accepted connection embeds a loop timer; each read re-arms it with
- * twheel_loop_mod() (kernel mod_timer(): O(1), usually just a store when the
- * new expiry lands in the same slot), and when it fires the connection was
+ * twheel_loop_mod() (kernel mod_timer(): O(1), just a store when the timer
+ * is pushed later and more than 256 ticks out), and when it fires the connection was
  * silent for the whole idle timeout and is closed. All I/O goes through the
  * loop's ring: one multishot accept, one recv or send in flight per
  * connection (the echo is sent from the buffer it was read into, and the

@@ -135,8 +135,11 @@ TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expire
 
 /*
  * Arm @t at @expires whether or not it is pending (kernel mod_timer()).
- * Re-arming a pending timer to the same expiry, or to one in the same slot,
- * only stores the expiry. Returns 1 if @t was pending, 0 if it was not, or
+ * Re-arming a pending timer to the same expiry, to one in the same slot,
+ * or (for a timer more than 256 ticks away) to a later expiry only stores
+ * the expiry: the timer moves when its slot's cascade comes, and fires
+ * exactly at @expires all the same. Returns 1 if @t was pending, 0 if it
+ * was not, or
  *   -EINVAL  @w or @t is NULL, or @t has no callback.
  * O(1); the wheel's thread, callbacks included (as for twheel_add()).
  */
@@ -174,7 +177,10 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * still waiting to run in the current advance) the result is <= the
  * wheel's time: advance to twheel_now() to run it. Advancing repeatedly to
  * the returned tick reaches the earliest timer in at most
- * TWHEEL_LEVELS + 1 advances. O(levels); the wheel's thread.
+ * TWHEEL_LEVELS + 1 advances, plus at most one for each pending timer that
+ * twheel_mod() re-armed to a later expiry without moving it (see there):
+ * such a timer waits where it was, and the advance to that slot's cascade
+ * moves it. O(levels); the wheel's thread.
  */
 TWHEEL_API tw_tick_t twheel_next_expiry(const struct twheel *w);
 
