@@ -8,7 +8,10 @@
  * region with no clock read inside it, tears down (untimed), and checks its
  * result: it returns 0 and fills struct wl_out only if the check passed;
  * otherwise -1 with the reason in out->why. Every implementation is called
- * through the same table, so each pays the same indirect call per operation.
+ * through the same table. The timed loops use the _many operations, one
+ * indirect call per batch (the implementation calls its own add, mod or del
+ * directly for each timer), so that what is measured is the structure and
+ * not the harness's calls; every implementation is called the same way.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -29,6 +32,12 @@ struct bench_ops {
 	int (*mod)(void *w, void *t, uint64_t expires);  /* 1 if it was pending, 0 if not */
 	int (*del)(void *w, void *t);                    /* 1 if it was pending, 0 if not */
 	long (*advance)(void *w, uint64_t now);          /* timers fired, or -errno */
+	/* add timer i of the array @tm (timer_size apart) at @exp[i], i < @n: the adds' results or-ed */
+	long (*add_many)(void *w, char *tm, const uint64_t *exp, uint32_t n);
+	/* mod each of @t[0..@n) to @expires: the sum of the results */
+	long (*mod_many)(void *w, void *const *t, uint32_t n, uint64_t expires);
+	/* del timer @idx[i] of the array @tm, i < @n: the sum of the results */
+	long (*del_many)(void *w, char *tm, const uint32_t *idx, uint32_t n);
 	uint64_t (*next_expiry)(void *w);                /* UINT64_MAX if none */
 	size_t (*count)(void *w);                        /* pending timers */
 	int (*check)(void *w);                           /* 0 if every invariant holds */

@@ -257,6 +257,32 @@ INLINE int heap_check(void *w, size_t d)
 	return 0;
 }
 
+INLINE long heap_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n, size_t d)
+{
+	struct heap_timer *t = (struct heap_timer *)(void *)tm;
+	long bad = 0;
+	for (uint32_t i = 0; i < n; i++)
+		bad |= heap_add(w, &t[i], exp[i], d);
+	return bad;
+}
+
+INLINE long heap_mod_many(void *w, void *const *t, uint32_t n, uint64_t e, size_t d)
+{
+	long sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += heap_mod(w, t[i], e, d);
+	return sum;
+}
+
+INLINE long heap_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n, size_t d)
+{
+	struct heap_timer *t = (struct heap_timer *)(void *)tm;
+	long sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += heap_del(w, &t[idx[i]], d);
+	return sum;
+}
+
 static uint64_t zero(void *w)
 {
 	(void)w;
@@ -271,6 +297,9 @@ static int heap4_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 4)
 static int heap4_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 4); }
 static int heap4_del(void *w, void *t) { return heap_del(w, t, 4); }
 static long heap4_advance(void *w, uint64_t now) { return heap_advance(w, now, 4); }
+static long heap4_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n) { return heap_add_many(w, tm, exp, n, 4); }
+static long heap4_mod_many(void *w, void *const *t, uint32_t n, uint64_t e) { return heap_mod_many(w, t, n, e, 4); }
+static long heap4_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n) { return heap_del_many(w, tm, idx, n, 4); }
 static uint64_t heap4_next_expiry(void *w) { return heap_next_expiry(w, 4); }
 static int heap4_check(void *w) { return heap_check(w, 4); }
 
@@ -285,6 +314,9 @@ const struct bench_ops ops_heap4 = {
 	.mod = heap4_mod,
 	.del = heap4_del,
 	.advance = heap4_advance,
+	.add_many = heap4_add_many,
+	.mod_many = heap4_mod_many,
+	.del_many = heap4_del_many,
 	.next_expiry = heap4_next_expiry,
 	.count = heap_count,
 	.check = heap4_check,
@@ -300,6 +332,9 @@ static int heap2_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 2)
 static int heap2_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 2); }
 static int heap2_del(void *w, void *t) { return heap_del(w, t, 2); }
 static long heap2_advance(void *w, uint64_t now) { return heap_advance(w, now, 2); }
+static long heap2_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n) { return heap_add_many(w, tm, exp, n, 2); }
+static long heap2_mod_many(void *w, void *const *t, uint32_t n, uint64_t e) { return heap_mod_many(w, t, n, e, 2); }
+static long heap2_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n) { return heap_del_many(w, tm, idx, n, 2); }
 static uint64_t heap2_next_expiry(void *w) { return heap_next_expiry(w, 2); }
 static int heap2_check(void *w) { return heap_check(w, 2); }
 
@@ -314,6 +349,9 @@ const struct bench_ops ops_heap2 = {
 	.mod = heap2_mod,
 	.del = heap2_del,
 	.advance = heap2_advance,
+	.add_many = heap2_add_many,
+	.mod_many = heap2_mod_many,
+	.del_many = heap2_del_many,
 	.next_expiry = heap2_next_expiry,
 	.count = heap_count,
 	.check = heap2_check,

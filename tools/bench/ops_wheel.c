@@ -33,6 +33,32 @@ static int wheel_add(void *w, void *t, uint64_t e) { return twheel_add(w, t, e);
 static int wheel_mod(void *w, void *t, uint64_t e) { return twheel_mod(w, t, e); }
 static int wheel_del(void *w, void *t) { return twheel_del(w, t); }
 static long wheel_advance(void *w, uint64_t now) { return twheel_advance(w, now); }
+
+static long wheel_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
+{
+	struct tw_timer *t = (struct tw_timer *)(void *)tm;
+	long bad = 0;
+	for (uint32_t i = 0; i < n; i++)
+		bad |= twheel_add(w, &t[i], exp[i]);
+	return bad;
+}
+
+static long wheel_mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
+{
+	long sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += twheel_mod(w, t[i], e);
+	return sum;
+}
+
+static long wheel_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n)
+{
+	struct tw_timer *t = (struct tw_timer *)(void *)tm;
+	long sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += twheel_del(w, &t[idx[i]]);
+	return sum;
+}
 static uint64_t wheel_next_expiry(void *w) { return twheel_next_expiry(w); }
 static size_t wheel_count(void *w) { return twheel_count(w); }
 static int wheel_check(void *w) { return twheel_check(w, NULL, 0); }
@@ -62,6 +88,9 @@ const struct bench_ops ops_wheel = {
 	.mod = wheel_mod,
 	.del = wheel_del,
 	.advance = wheel_advance,
+	.add_many = wheel_add_many,
+	.mod_many = wheel_mod_many,
+	.del_many = wheel_del_many,
 	.next_expiry = wheel_next_expiry,
 	.count = wheel_count,
 	.check = wheel_check,

@@ -167,9 +167,7 @@ int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct
 	check_reset(now, now + BENCH_SPAN, 0);
 
 	uint64_t t0 = clock_ns();
-	long bad_add = 0;
-	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(run.w, TIMER(i), run.exp[i]);
+	long bad_add = ops->add_many(run.w, run.tm, run.exp, n);
 	long fired = ops->advance(run.w, now + BENCH_SPAN);
 	uint64_t t1 = clock_ns();
 
@@ -208,11 +206,8 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 	check_reset(now, now, 0);
 
 	uint64_t t0 = clock_ns();
-	long bad_add = 0, dels = 0;
-	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(run.w, TIMER(i), run.exp[i]);
-	for (uint32_t i = 0; i < n; i++)
-		dels += ops->del(run.w, TIMER(run.perm[i]));
+	long bad_add = ops->add_many(run.w, run.tm, run.exp, n);
+	long dels = ops->del_many(run.w, run.tm, run.perm, n);
 	uint64_t t1 = clock_ns();
 
 	ALLOC_CHECK();
@@ -257,11 +252,13 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	struct rng r = rng_seed(3);
 	long pend = 0, fired = 0;
 	uint32_t blocks = m / BENCH_REARM_BLOCK;
+	void *pick[BENCH_REARM_BLOCK];
 	uint64_t t0 = clock_ns();
 	for (uint32_t b = 0; b < blocks; b++) {
 		uint64_t e = now + BENCH_REARM_DELTA;
 		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
-			pend += ops->mod(run.w, TIMER(rng_below(&r, c)), e);
+			pick[k] = TIMER(rng_below(&r, c));
+		pend += ops->mod_many(run.w, pick, BENCH_REARM_BLOCK, e);
 		now++;
 		if (spikes) {
 			uint64_t s0 = clock_ns();
@@ -354,9 +351,7 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 	uint64_t c0 = ops->cascaded(run.w);
 
 	uint64_t t0 = clock_ns();
-	long bad_add = 0, fired = 0, advances = 0;
-	for (uint32_t i = 0; i < n; i++)
-		bad_add |= ops->add(run.w, TIMER(i), exp[i]);
+	long bad_add = ops->add_many(run.w, run.tm, exp, n), fired = 0, advances = 0;
 	while (ops->count(run.w)) {
 		uint64_t t = ops->next_expiry(run.w);
 		if (t <= now) /* cannot happen: nothing here is armed in the past */
@@ -444,8 +439,9 @@ struct floor_node {
 };
 
 /*
- * floor_rearm: over C nodes and the same random picks as rearm, read a
- * node's expiry and write the new one; the clock moves one tick every BLOCK.
+ * floor_rearm: over C nodes and the same random picks as rearm (made the
+ * same way, a block at a time), read a node's expiry and write the new one;
+ * the clock moves one tick every BLOCK.
  */
 int floor_rearm(uint32_t c, uint32_t m, double *ns)
 {
@@ -458,11 +454,15 @@ int floor_rearm(uint32_t c, uint32_t m, double *ns)
 	struct rng r = rng_seed(3);
 	uint64_t sum = 0;
 	uint32_t blocks = m / BENCH_REARM_BLOCK;
+	struct floor_node *pick[BENCH_REARM_BLOCK];
 	uint64_t t0 = clock_ns();
 	for (uint32_t b = 0; b < blocks; b++) {
 		uint64_t e = now + BENCH_REARM_DELTA;
+		/* the picks as rearm makes them, then the node reads and writes */
+		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++)
+			pick[k] = &a[rng_below(&r, c)];
 		for (uint32_t k = 0; k < BENCH_REARM_BLOCK; k++) {
-			struct floor_node *x = &a[rng_below(&r, c)];
+			struct floor_node *x = pick[k];
 			sum += x->expires;
 			x->expires = e;
 		}
