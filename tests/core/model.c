@@ -95,6 +95,7 @@ struct model {
 	bool failed;
 	bool cascade_heavy;    /* mode: log-uniform expiries and steps, many cascades */
 	unsigned drained;      /* timers handed back by twheel_drain */
+	uint64_t adds, mods, dels; /* what twheel_get_stats() must count */
 	bool *drained_seen;
 };
 
@@ -342,8 +343,10 @@ static void op_add(struct model *m, uint32_t id, tw_tick_t e)
 	int rc = twheel_add(m->w, &m->objs[id]->t, e);
 	int want = m->pending[id] ? -EBUSY : 0;
 	CHECK(m, rc == want, "add(%u, %" PRIu64 ") = %d, want %d", id, e, rc, want);
-	if (rc == 0)
+	if (rc == 0) {
+		m->adds++;
 		model_arm(m, id, e);
+	}
 }
 
 static void op_mod(struct model *m, uint32_t id, tw_tick_t e)
@@ -353,6 +356,10 @@ static void op_mod(struct model *m, uint32_t id, tw_tick_t e)
 	CHECK(m, rc == want, "mod(%u, %" PRIu64 ") = %d, want %d", id, e, rc, want);
 	if (m->pending[id] && e > m->exp[id])
 		m->later[id] = true;
+	if (m->pending[id])
+		m->mods++;
+	else
+		m->adds++;
 	model_arm(m, id, e);
 }
 
@@ -361,6 +368,7 @@ static void op_del(struct model *m, uint32_t id)
 	int rc = twheel_del(m->w, &m->objs[id]->t);
 	int want = m->pending[id] ? 1 : 0;
 	CHECK(m, rc == want, "del(%u) = %d, want %d", id, rc, want);
+	m->dels += rc == 1;
 	model_disarm(m, id);
 }
 
@@ -549,6 +557,24 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 			bool p = tw_timer_pending(&m->objs[id]->t);
 			if (p != m->pending[id])
 				fail(m, "pending(%u) = %d, model %d", id, p, m->pending[id]);
+		} else if (op < 995) {
+			/* counters and inspect() agree with the model */
+			struct twheel_stats st;
+			struct twheel_level_info li[TWHEEL_LEVELS];
+			size_t due = 0, sum;
+			twheel_get_stats(m->w, &st);
+			if (st.adds != m->adds || st.mods != m->mods || st.dels != m->dels ||
+			    st.fires != res->fires || st.mods_fast > st.mods)
+				fail(m, "stats adds %" PRIu64 " mods %" PRIu64 " (fast %" PRIu64 ") dels %" PRIu64
+				     " fires %" PRIu64 "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+				     st.adds, st.mods, st.mods_fast, st.dels, st.fires, m->adds, m->mods,
+				     m->dels, res->fires);
+			twheel_inspect(m->w, li, TWHEEL_LEVELS, &due);
+			sum = due;
+			for (unsigned l = 0; l < TWHEEL_LEVELS; l++)
+				sum += li[l].timers;
+			if (sum != m->count)
+				fail(m, "inspect counts %zu timers, model %zu", sum, m->count);
 		} else {
 			if (twheel_check(m->w, msg, sizeof(msg)))
 				fail(m, "twheel_check: %s", msg);
