@@ -136,8 +136,8 @@ TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expire
 /*
  * Arm @t at @expires whether or not it is pending (kernel mod_timer()).
  * Re-arming a pending timer to the same expiry, to one in the same slot,
- * or (for a timer more than 256 ticks away) to a later expiry only stores
- * the expiry: the timer moves when its slot's cascade comes, and fires
+ * or (for a timer on a level above the first: more than 256 ticks away
+ * when it was placed) to a later expiry only stores the expiry: the timer moves when its slot's cascade comes, and fires
  * exactly at @expires all the same. Returns 1 if @t was pending, 0 if it
  * was not, or
  *   -EINVAL  @w or @t is NULL, or @t has no callback.
@@ -237,8 +237,8 @@ struct twheel_stats {
 	uint64_t mods_fast; /* ...of which only stored the new expiry */
 	uint64_t dels;      /* twheel_del calls that disarmed a pending timer */
 	uint64_t fires;     /* callbacks run */
-	uint64_t cascades;  /* higher-level slots emptied into lower levels */
-	uint64_t cascaded;  /* timers moved by those cascades */
+	uint64_t cascades;  /* higher-level slots emptied (their timers re-inserted by expiry) */
+	uint64_t cascaded;  /* timers moved by those cascades (each time one is moved) */
 	uint64_t advances;  /* twheel_advance calls that succeeded */
 };
 
