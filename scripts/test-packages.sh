@@ -64,11 +64,11 @@ for a in uv ev event epoll; do
   has "libtwheel-${a}1" "$lib/libtwheel-$a\.so\.1" "$lib/libtwheel-$a\.so\.1\.0\.0"
 done
 has libtwheel-dev usr/include/twheel/twheel.h usr/include/twheel/list.h usr/include/twheel/config.h \
-  usr/include/twheel/loop.h usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp \
+  usr/include/twheel/loop.h usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp usr/include/twheel/asio.hpp \
   usr/include/twheel/rt.h usr/include/twheel/host.h usr/include/twheel/uv.h usr/include/twheel/epoll.h \
   "$lib/pkgconfig/twheel-uv\.pc" "$lib/pkgconfig/twheel-epoll\.pc" \
   "$lib/libtwheel\.so" "$lib/libtwheel-uring\.so" "$lib/libtwheel\.a" \
-  "$lib/pkgconfig/twheel\.pc" "$lib/pkgconfig/twheel-uring\.pc" "$lib/pkgconfig/twheel\+\+\.pc" \
+  "$lib/pkgconfig/twheel\.pc" "$lib/pkgconfig/twheel-uring\.pc" "$lib/pkgconfig/twheel\+\+\.pc" "$lib/pkgconfig/twheel-asio\+\+\.pc" \
   "$lib/cmake/twheel/twheelConfig\.cmake" "$lib/cmake/twheel/twheelConfigVersion\.cmake" \
   usr/share/man/man3/twheel_add\.3\.gz usr/share/man/man3/twheel_loop_add_at\.3\.gz \
   usr/share/man/man7/twheel\.7\.gz usr/share/man/man7/twheel-uv\.7\.gz usr/share/man/man3/twheel_epoll_fd\.3\.gz

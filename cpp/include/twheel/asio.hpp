@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+//
+// twheel/asio.hpp - libtwheel inside a Boost.Asio program: one
+// boost::asio::steady_timer drives a wheel, through the host driver of
+// <twheel/host.h> (read it: it states when the host timer is touched, what
+// a delay counts from, and the errors). Header-only, C++17, in namespace
+// tw; needs Boost.Asio (pkg-config twheel-asio++ adds libtwheel only).
+//
+// tw::AsioHost owns a struct twheel_host and its steady_timer. Timers are
+// C struct tw_timer embedded in your objects, armed and cancelled through
+// the host; their callbacks run from the steady_timer's completion handler,
+// in nondecreasing order of expiry. Re-arming and cancelling never touch
+// Asio unless a timer becomes the earliest one (the steady_timer is moved
+// earlier) or the wheel becomes empty (it is cancelled: an idle wheel keeps
+// no wait outstanding, so io_context::run() returns when nothing else is).
+//
+// Time: the default clock is CLOCK_MONOTONIC, which is what
+// std::chrono::steady_clock reads on Linux, so the steady_timer waits for
+// the absolute time point of the tick boundary it serves; with an injected
+// clock it waits for the remaining time. Either way no timer runs before
+// its deadline: a run advances the wheel only to what the clock says.
+//
+// Threads: every call, and the completion handler, on one thread at a
+// time: an io_context run by one thread, or a strand passed as the
+// executor (the handler is dispatched on it).
+//
+// Lifetime: the completion handler holds a weak reference to the host's
+// state and a generation number, so a wait that completes (or was
+// completed but not yet run) after a re-arm, a stop or the AsioHost's
+// destruction does nothing. Destroy the AsioHost before its io_context
+// (as any Asio I/O object).
+#ifndef TWHEEL_ASIO_HPP
+#define TWHEEL_ASIO_HPP
+
+#include <twheel/host.h>
+#include <twheel/twheel.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <system_error>
+#include <type_traits>
+
+namespace tw {
+
+static_assert(std::is_same_v<std::chrono::steady_clock::duration, std::chrono::nanoseconds>,
+	      "tw::AsioHost expects steady_clock in nanoseconds (CLOCK_MONOTONIC)");
+
+class AsioHost {
+public:
+	/// A host on @ex (an io_context's executor or a strand). @rt gives the
+	/// tick and the clock (nullptr: 1 ms, CLOCK_MONOTONIC) and is copied.
+	/// Throws std::bad_alloc, or std::system_error with what
+	/// twheel_host_init() refused.
+	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
+		: s_(std::make_shared<state>(ex))
+	{
+		s_->self = s_;
+		s_->hh.s = s_.get();
+		if (int rc = twheel_host_init(&s_->hh.h, rt, &ops); rc < 0)
+			throw std::system_error(-rc, std::generic_category(), "twheel_host_init");
+		s_->live = true;
+	}
+	explicit AsioHost(boost::asio::io_context &io, const twheel_rt *rt = nullptr)
+		: AsioHost(boost::asio::any_io_executor(io.get_executor()), rt)
+	{
+	}
+	AsioHost(const AsioHost &) = delete;
+	AsioHost &operator=(const AsioHost &) = delete;
+
+	/// shutdown(nullptr): pending timers are dropped (unlinked, not run).
+	~AsioHost() { shutdown(nullptr, nullptr); }
+
+	/// Hand every pending timer to @fn(@t, @arg) exactly once (@fn may be
+	/// nullptr, may free the timer; timers it arms again are dropped),
+	/// cancel the steady_timer. Afterwards every call fails with -EINVAL.
+	/// Returns 0, -EBUSY from one of the wheel's callbacks (nothing done),
+	/// or -EINVAL if already shut down. O(pending timers).
+	int shutdown(void (*fn)(tw_timer *t, void *arg), void *arg) noexcept
+	{
+		if (!s_->live)
+			return -EINVAL;
+		if (int rc = twheel_host_fini(&s_->hh.h, fn, arg); rc < 0)
+			return rc;
+		s_->live = false;
+		return 0;
+	}
+
+	/// The host, for the calls of <twheel/host.h>; nullptr after shutdown().
+	twheel_host *get() noexcept { return s_->live ? &s_->hh.h : nullptr; }
+
+	/// twheel_host_add() / twheel_host_mod() with @d rounded up to whole
+	/// nanoseconds (zero or negative: 0; beyond 2^64 ns: saturated).
+	template <class Rep, class Period>
+	int add(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
+	{
+		return twheel_host_add(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1)));
+	}
+	template <class Rep, class Period>
+	int mod(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
+	{
+		return twheel_host_mod(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1)));
+	}
+	/// twheel_host_del().
+	int del(tw_timer &t) noexcept { return twheel_host_del(get(), &t); }
+
+private:
+	struct state;
+	// Standard-layout, the host first: a host pointer converts to it.
+	struct hosted {
+		twheel_host h;
+		state *s;
+	};
+	struct state {
+		explicit state(const boost::asio::any_io_executor &ex) : timer(ex) {}
+		hosted hh{};                // the host, and the way back from it
+		boost::asio::steady_timer timer;
+		std::weak_ptr<state> self;  // for the completion handlers
+		std::uint64_t gen = 0;      // bumped by every arm and stop
+		bool live = false;
+	};
+
+	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
+
+	static void arm(twheel_host *h, std::uint64_t wake, std::uint64_t now)
+	{
+		state *s = of(h);
+		const std::uint64_t gen = ++s->gen;
+		using clock = std::chrono::steady_clock;
+		constexpr auto max = static_cast<std::uint64_t>(std::chrono::nanoseconds::max().count());
+		if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
+			// another epoch: wait for the remaining time from now on
+			const std::uint64_t left = wake - now;
+			if (left <= max && clock::now().time_since_epoch().count() <
+						   clock::duration::max().count() - static_cast<std::int64_t>(left))
+				wake = static_cast<std::uint64_t>((clock::now() + std::chrono::nanoseconds(left))
+								  .time_since_epoch()
+								  .count());
+			else
+				wake = UINT64_MAX;
+		}
+		// steady_clock is CLOCK_MONOTONIC in nanoseconds
+		s->timer.expires_at(wake <= max ? clock::time_point(std::chrono::nanoseconds(wake))
+						: clock::time_point::max());
+		s->timer.async_wait(boost::asio::bind_executor(
+			s->timer.get_executor(),
+			[w = s->self, gen](const boost::system::error_code &ec) {
+				auto p = w.lock();
+				if (ec || !p || !p->live || p->gen != gen)
+					return; // cancelled, re-armed, stopped or gone
+				twheel_host_run(&p->hh.h);
+			}));
+	}
+
+	static void stop(twheel_host *h)
+	{
+		state *s = of(h);
+		++s->gen;
+		s->timer.cancel();
+	}
+
+	static inline const twheel_host_ops ops = { arm, stop };
+
+	std::shared_ptr<state> s_;
+};
+
+} // namespace tw
+
+#endif // TWHEEL_ASIO_HPP
