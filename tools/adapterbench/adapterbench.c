@@ -4,7 +4,8 @@
  * tools/bench (same sizes, seeds and line protocol, see peer.h) run through
  * a host-loop adapter: libtwheel driven by one host timer, the way an
  * application on that loop would use it. Compiled once per host
- * (-DHOST_UV, -DHOST_EV, -DHOST_EVENT, -DHOST_EPOLL); the host's native
+ * (-DHOST_UV, -DHOST_EV, -DHOST_EVENT, -DHOST_EPOLL, or -DHOST_ASIO with
+ * host_asio.cpp); the host's native
  * timers are measured by tools/bench's bench-peer-<host> on the same
  * workloads, and run.sh puts the two side by side.
  *
@@ -110,8 +111,15 @@ static void host_close(struct twheel_host *h)
 	twheel_epoll_destroy(h, NULL, NULL);
 	close(epfd);
 }
+#elif defined(HOST_ASIO)
+/* host_asio.cpp: a tw::AsioHost on a boost::asio::io_context */
+#include <twheel/host.h>
+#define IMPL "twheel-asio"
+struct twheel_host *host_open(void);
+void host_pump(void);
+void host_close(struct twheel_host *h);
 #else
-#error "define one of HOST_UV, HOST_EV, HOST_EVENT, HOST_EPOLL"
+#error "define one of HOST_UV, HOST_EV, HOST_EVENT, HOST_EPOLL, HOST_ASIO"
 #endif
 
 #define NS_PER_MS UINT64_C(1000000)

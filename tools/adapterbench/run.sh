@@ -23,7 +23,7 @@ fi
 ninja -C "$build" >/dev/null
 cpu=${BENCH_CPU:-1}
 raw=$(mktemp)
-for h in uv:libuv ev:libev event:libevent epoll:; do
+for h in uv:libuv ev:libev event:libevent epoll: asio:asio; do
 	a=${h%%:*} p=${h#*:}
 	if [ -n "$p" ] && [ -x "$build/tools/bench/bench-peer-$p" ]; then
 		taskset -c "$cpu" "$build/tools/bench/bench-peer-$p" --workload rearm,add_cancel "$@" >>"$raw"
