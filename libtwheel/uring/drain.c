@@ -61,7 +61,8 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		}
 		t = tw_container_of(n, struct tw_loop_timer, _node);
 		s = state_load(n);
-		if ((s == TW__T_QUEUED || s == TW__T_RETURNED) && state_cas(n, s, TW__T_IDLE)) {
+		if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
+		    state_cas(n, s, TW__T_IDLE)) {
 			pending_dec(l);
 			c.n++;
 			if (timer_fn)
