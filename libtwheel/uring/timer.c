@@ -23,12 +23,12 @@
  *
  * A schedule with a delay does not read the clock: it queues the timer as
  * QUEUED_DELAY with the delay in t->deadline, and the loop makes it a
- * deadline from a clock reading it takes after popping the timer (at most
- * one per batch of popped items). That reading is no earlier than the
+ * deadline from a clock reading it takes after popping the timer (one per
+ * chunk of popped items, inbox.c). That reading is no earlier than the
  * schedule call, so the timer still never fires before call + delay. A
  * schedule_at() queues QUEUED with its deadline as given. Until the loop
- * arms it, nothing else reads t->deadline of a queued timer; a timer
- * cancelled or drained before that keeps the delay there.
+ * arms it (or drain hands it back), nothing reads t->deadline of a queued
+ * timer; a timer cancelled before that keeps the delay there.
  *
  * CALLED (or-ed into RUNNING, CANCEL_REQ or not) makes the start of a
  * periodic executor run a compare-and-swap as well, so that a hand-off is

@@ -701,6 +701,35 @@ static void test_stop_drains_every_timer(void **state)
 	assert_int_equal(work_drained, 1);
 }
 
+/* A timer scheduled with a delay and drained before the loop armed it is
+ * handed back with a deadline, counted from a clock reading taken by the
+ * drain (like an armed timer's), not with the bare delay. */
+static uint64_t drained_deadline;
+
+static void deadline_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	drained_deadline = t->deadline;
+}
+
+static void test_drain_hands_back_a_queued_delay_as_a_deadline(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_schedule(l, &r.t, 5 * MS), 0);
+	fake_clock_add(&c, 2 * MS);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	drained_deadline = 0;
+	assert_int_equal(twheel_loop_drain(l, deadline_drain_fn, NULL, NULL), 1);
+	assert_int_equal(drained_deadline, START + 7 * MS);
+	assert_false(tw_loop_timer_busy(&r.t));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* ---- contracts a careless or hostile caller relies on --------------------- */
 
 /* Fixed delay + ALL off a tick boundary: the owed runs come one per
@@ -1163,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
+		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),

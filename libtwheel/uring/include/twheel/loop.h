@@ -122,8 +122,9 @@ enum {
  *   deadline  the deadline in loop-clock nanoseconds it is (or was last)
  *             armed for; inside the callback: the deadline being served.
  *             A twheel_loop_schedule() stores its delay here, which the
- *             loop turns into the deadline when it arms the timer (a timer
- *             cancelled or drained before that keeps the delay).
+ *             loop turns into the deadline when it arms the timer or hands
+ *             it back from twheel_loop_drain() (a timer cancelled before
+ *             that keeps the delay).
  *   period    nanoseconds between runs, 0 for a one-shot timer.
  *   missed    inside a periodic callback: how many further deadlines had
  *             also passed (0 when the loop kept up).
@@ -303,7 +304,9 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
 /*
  * Hand back every timer the loop still owns (armed in either wheel, queued
  * by another thread, or between runs) to @timer_fn, exactly once each, left
- * idle so that @timer_fn may free or re-arm it; hand every posted work item
+ * idle so that @timer_fn may free or re-arm it, with its deadline in
+ * t->deadline (for a twheel_loop_schedule() delay not yet armed: counted
+ * from a clock reading taken now); hand every posted work item
  * not yet run to @work_fn (or, if @work_fn is NULL, run it: a post promises
  * a call). Timers cancelled but not yet released are released (the release
  * hook is called). @timer_fn NULL: timers are just dropped (left idle).
