@@ -6,7 +6,10 @@
  * first (queued timers and periodic runs the executor handed back go to
  * the caller, cancelled ones are released, posted work runs or goes to the
  * caller), then the two wheels (twheel_drain()), each timer made idle
- * before the caller sees it, so that the caller may free it at once.
+ * before the caller sees it, so that the caller may free it at once. A
+ * queued delay becomes a deadline, counted from a clock reading taken after
+ * the pop as the loop would have, so that every timer handed back carries
+ * one in t->deadline.
  */
 #include "loop_impl.h"
 
@@ -61,7 +64,10 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		}
 		t = tw_container_of(n, struct tw_loop_timer, _node);
 		s = state_load(n);
-		if ((s == TW__T_QUEUED || s == TW__T_RETURNED) && state_cas(n, s, TW__T_IDLE)) {
+		if (s == TW__T_QUEUED_DELAY) /* a deadline, as a drained armed timer has */
+			t->deadline = add_sat(loop_clock(l), t->deadline);
+		if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
+		    state_cas(n, s, TW__T_IDLE)) {
 			pending_dec(l);
 			c.n++;
 			if (timer_fn)

@@ -54,6 +54,7 @@
 #define TW__T_RUNNING 5u
 #define TW__T_CLAIMED 6u
 #define TW__T_RETURNED 7u
+#define TW__T_QUEUED_DELAY 8u /* QUEUED, t->deadline holding a delay (timer.c) */
 #define TW__T_CANCEL_REQ 0x100u /* or-ed into RUNNING */
 #define TW__T_CALLED 0x200u     /* or-ed into RUNNING: tw_loop_timer_call() runs it */
 
@@ -68,6 +69,8 @@
 #define DEFAULT_TICK 1000000ull
 #define DEFAULT_ENTRIES 256u
 #define DEFAULT_BATCH 4096u
+/* Inbox items popped before one clock reading (inbox.c). */
+#define INBOX_CHUNK 64u
 /* I/O handlers run per iteration before the wheels are advanced. */
 #define CQE_BATCH 256u
 
@@ -219,7 +222,7 @@ void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 		    uint64_t ref);
 void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
 void twl_timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from);
-void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t);
+void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref);
 
 /* periodic.c */
 void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t);

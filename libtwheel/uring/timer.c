@@ -9,6 +9,7 @@
  * loop firing the timer have exactly one winner:
  *
  *	IDLE/DONE ──schedule──▶ CLAIMED ──fields written──▶ QUEUED ──loop pops──▶ ARMED
+ *	                                 (or QUEUED_DELAY, see below)
  *	IDLE/DONE ──loop add───▶ CLAIMED ──fields written, linked──────────────▶ ARMED
  *	ARMED ──fires (one-shot)──▶ DONE                 (callback owns the timer)
  *	ARMED ──fires (executor)──▶ RUNNING ──tw_loop_timer_call()──▶ DONE
@@ -16,9 +17,18 @@
  *	ARMED ──fires (periodic, executor)──▶ RUNNING ──tw_loop_timer_call()──▶
  *	        RUNNING|CALLED ──run ends──▶ RETURNED (pushed) ──loop pops──▶ ARMED
  *	        (re-linked first)
- *	QUEUED/RETURNED ──cancel──▶ CANCELLED (already in the inbox) ─┐ loop pops:
+ *	QUEUED(_DELAY)/RETURNED ──cancel──▶ CANCELLED (in the inbox) ─┐ loop pops:
  *	ARMED  ──cancel──▶ CANCELLED + pushed onto the inbox ─────────┴▶ unlink, IDLE
  *	RUNNING ──cancel──▶ RUNNING|CANCEL_REQ ──run ends──▶ unlink, IDLE
+ *
+ * A schedule with a delay does not read the clock: it queues the timer as
+ * QUEUED_DELAY with the delay in t->deadline, and the loop makes it a
+ * deadline from a clock reading it takes after popping the timer (one per
+ * chunk of popped items, inbox.c). That reading is no earlier than the
+ * schedule call, so the timer still never fires before call + delay. A
+ * schedule_at() queues QUEUED with its deadline as given. Until the loop
+ * arms it (or drain hands it back), nothing reads t->deadline of a queued
+ * timer; a timer cancelled before that keeps the delay there.
  *
  * CALLED (or-ed into RUNNING, CANCEL_REQ or not) makes the start of a
  * periodic executor run a compare-and-swap as well, so that a hand-off is
@@ -205,12 +215,16 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 }
 
 /* The loop took @t from the inbox: arm what was queued or handed back by
- * the executor, release what was cancelled. */
-void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t)
+ * the executor, release what was cancelled. @ref is a clock reading taken
+ * after @t was popped: a queued delay counts from it. */
+void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref)
 {
 	uint32_t s = state_load(&t->_node);
 
-	if (s == TW__T_QUEUED) {
+	if (s == TW__T_QUEUED_DELAY) {
+		twl_timer_link(l, t, add_sat(ref, t->deadline), ref);
+		twl_timer_publish_armed(l, t, s);
+	} else if (s == TW__T_QUEUED) {
 		twl_timer_link(l, t, t->deadline, l->now);
 		twl_timer_publish_armed(l, t, s);
 	} else if (s == TW__T_RETURNED) {
@@ -309,6 +323,7 @@ again:
 		}
 		return 1;
 	case TW__T_QUEUED:
+	case TW__T_QUEUED_DELAY:
 	case TW__T_RETURNED:
 		/* Still on the inbox: the loop releases it when it gets there. */
 		return state_cas(&t->_node, s, TW__T_CANCELLED) ? 1 : 0;
@@ -345,8 +360,9 @@ bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer
 
 /* ---- From any thread ---------------------------------------------------- */
 
-int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
-			    uint64_t deadline_ns)
+/* Queue @t for @l in @state (QUEUED or QUEUED_DELAY) with @v in t->deadline. */
+static int timer_queue(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v,
+		       uint32_t state)
 {
 	int ret = timer_check(l, t);
 
@@ -354,18 +370,23 @@ int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
 		ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	t->deadline = deadline_ns;
-	state_store(&t->_node, TW__T_QUEUED);
+	t->deadline = v;
+	state_store(&t->_node, state);
 	twl_inbox_push(l, &t->_node);
 	twl_wake(l);
 	return 0;
 }
 
+int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
+			    uint64_t deadline_ns)
+{
+	return timer_queue(l, t, deadline_ns, TW__T_QUEUED);
+}
+
+/* The delay counts from a clock reading the loop takes when it pops @t. */
 int twheel_loop_schedule(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
 {
-	if (!l)
-		return -EINVAL;
-	return twheel_loop_schedule_at(l, t, add_sat(loop_clock(l), delay_ns));
+	return timer_queue(l, t, delay_ns, TW__T_QUEUED_DELAY);
 }
 
 int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
@@ -388,6 +409,7 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 		case TW__T_RUNNING | TW__T_CALLED | TW__T_CANCEL_REQ:
 			return -EALREADY;
 		case TW__T_QUEUED:
+		case TW__T_QUEUED_DELAY:
 		case TW__T_RETURNED:
 			if (state_cas(&t->_node, s, TW__T_CANCELLED))
 				return 1; /* the loop releases it when it pops it */

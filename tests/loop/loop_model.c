@@ -12,7 +12,9 @@
  *     tick); one at or before it fires in the next iteration. The
  *     reference is a fresh clock reading for the delay calls, the last
  *     iteration's time (twheel_loop_now()) for add_at/mod_at, and the time
- *     of the iteration that takes a schedule from the inbox;
+ *     of the iteration that takes a schedule_at from the inbox; the delay
+ *     of a schedule counts from a clock reading taken when the loop takes
+ *     it from the inbox, which is also its reference;
  *   - an iteration runs the inbox items in order (work, schedules,
  *     cancels), then the due normal timers by expiry tick, then the due
  *     deferrable ones; timers armed by callbacks wait for a later
@@ -111,7 +113,8 @@ struct mtimer {
 	bool linked;
 	uint64_t exp;      /* wheel tick, while linked */
 	uint64_t deadline; /* what t->deadline is */
-	uint64_t qdl;      /* queued: the deadline to arm */
+	uint64_t qdl;      /* queued: the deadline to arm, or the delay (qdelay) */
+	bool qdelay;
 	uint32_t missed, backlog;
 	bool cancel_req;   /* periodic on the executor, cancelled during its run */
 };
@@ -307,7 +310,8 @@ static int m_add(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool 
 	return 0;
 }
 
-static int m_schedule(struct lm *m, struct mtimer *x, uint64_t d)
+/* schedule (@delay: @v is a delay) / schedule_at (@v is a deadline) */
+static int m_schedule(struct lm *m, struct mtimer *x, uint64_t v, bool delay)
 {
 	int ret = arm_check(m, x);
 
@@ -318,8 +322,9 @@ static int m_schedule(struct lm *m, struct mtimer *x, uint64_t d)
 	if (m->max_pending && owned_count(m) >= m->max_pending)
 		return -ENOSPC;
 	x->st = S_QUEUED;
-	x->qdl = d;
-	x->deadline = d;
+	x->qdl = v;
+	x->qdelay = delay;
+	x->deadline = v;
 	x->backlog = 0;
 	q_push(m, x->idx);
 	return 0;
@@ -525,7 +530,7 @@ static int m_oneshot_act(struct lm *m, struct mtimer *x)
 	case A_CANCEL:
 		return m_cancel(m, x, false);
 	case A_SCHED:
-		return m_schedule(m, x, add_sat(m->clk, x->action_arg));
+		return m_schedule(m, x, x->action_arg, true);
 	case A_CLOCK:
 		m->clk += x->action_arg;
 		return 0;
@@ -935,7 +940,12 @@ static void op_run_once(struct lm *m)
 		struct mtimer *x = &m->t[item];
 
 		if (x->st == S_QUEUED) {
-			m_link(m, x, x->qdl, m->now);
+			/* the clock read after the pop: callbacks of this
+			 * iteration have not moved it yet */
+			if (x->qdelay)
+				m_link(m, x, add_sat(m->clk, x->qdl), m->clk);
+			else
+				m_link(m, x, x->qdl, m->now);
 			x->st = S_ARMED;
 		} else if (x->st == S_RETURNED) {
 			m_link(m, x, m_periodic_next(m, x), m->now);
@@ -1097,12 +1107,12 @@ static void op_one(struct lm *m)
 	case 5:
 		v = pick_delay(m);
 		ret = twheel_loop_schedule(m->l, &x->t, v);
-		EXPECT_RET(m, ret, m_schedule(m, x, add_sat(m->clk, v)), "schedule");
+		EXPECT_RET(m, ret, m_schedule(m, x, v, true), "schedule");
 		break;
 	case 6:
 		v = pick_deadline(m);
 		ret = twheel_loop_schedule_at(m->l, &x->t, v);
-		EXPECT_RET(m, ret, m_schedule(m, x, v), "schedule_at");
+		EXPECT_RET(m, ret, m_schedule(m, x, v, false), "schedule_at");
 		break;
 	case 7:
 	case 8:

@@ -701,6 +701,35 @@ static void test_stop_drains_every_timer(void **state)
 	assert_int_equal(work_drained, 1);
 }
 
+/* A timer scheduled with a delay and drained before the loop armed it is
+ * handed back with a deadline, counted from a clock reading taken by the
+ * drain (like an armed timer's), not with the bare delay. */
+static uint64_t drained_deadline;
+
+static void deadline_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	drained_deadline = t->deadline;
+}
+
+static void test_drain_hands_back_a_queued_delay_as_a_deadline(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_schedule(l, &r.t, 5 * MS), 0);
+	fake_clock_add(&c, 2 * MS);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	drained_deadline = 0;
+	assert_int_equal(twheel_loop_drain(l, deadline_drain_fn, NULL, NULL), 1);
+	assert_int_equal(drained_deadline, START + 7 * MS);
+	assert_false(tw_loop_timer_busy(&r.t));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* ---- contracts a careless or hostile caller relies on --------------------- */
 
 /* Fixed delay + ALL off a tick boundary: the owed runs come one per
@@ -749,6 +778,84 @@ static void test_due_deadline_fires_next_iteration(void **state)
 	fake_clock_set(&c, 1001 * MS);
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
 	assert_int_equal(r[3].n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A schedule's delay counts from the clock reading the loop takes when it
+ * takes the timer from the inbox (no earlier than the call); a
+ * schedule_at() deadline stays absolute. */
+static void test_schedule_delay_counts_from_the_pop(void **state)
+{
+	struct fake_clock c;
+	struct rec r[2] = { { .clk = &c }, { .clk = &c } };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		tw_loop_timer_init(&r[i].t, rec_fn, 0);
+	assert_int_equal(twheel_loop_schedule(l, &r[0].t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_schedule_at(l, &r[1].t, START + 5 * MS), 0);
+	fake_clock_add(&c, 3 * MS); /* the loop takes them 3 ms later */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r[0].t.deadline, START + 8 * MS);
+	assert_int_equal(r[1].t.deadline, START + 5 * MS);
+	run_until(l, &c, START + 10 * MS, 10 * US);
+	assert_int_equal(r[0].n, 1);
+	assert_int_equal(r[1].n, 1);
+	assert_true(r[0].fired_at[0] >= START + 8 * MS);
+	assert_true(r[1].fired_at[0] >= START + 5 * MS);
+	assert_true(r[1].fired_at[0] < START + 7 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A schedule made after the loop read its clock for the iteration but
+ * before it popped the inbox: here from an I/O handler (they run between
+ * the two), which moves the clock first. The delay counts from the later
+ * reading, so the timer does not fire before call + delay. */
+struct sched_io {
+	struct tw_loop_io io;
+	struct twheel_loop *l;
+	struct fake_clock *c;
+	struct rec *r;
+	int calls;
+};
+
+static void sched_io_fn(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct sched_io *s = tw_container_of(io, struct sched_io, io);
+
+	(void)cqe;
+	s->calls++;
+	fake_clock_add(s->c, 3 * MS);
+	assert_int_equal(twheel_loop_schedule(s->l, &s->r->t, 5 * MS), 0);
+}
+
+static void test_schedule_after_the_iterations_reading(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	struct sched_io s = { .io.func = sched_io_fn, .l = l, .c = &c, .r = &r };
+	struct io_uring_sqe *sqe;
+
+	(void)state;
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	sqe = twheel_loop_get_sqe(l, &s.io);
+	if (!sqe) { /* epoll mode: no I/O */
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+		skip();
+	}
+	io_uring_prep_nop(sqe);
+	for (int i = 0; i < 100 && !s.calls; i++)
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	assert_int_equal(s.calls, 1);
+	/* the handler scheduled at START + 3 ms; the loop took it at once */
+	assert_int_equal(r.t.deadline, START + 8 * MS);
+	run_until(l, &c, START + 8 * MS - 10 * US, 10 * US);
+	assert_int_equal(r.n, 0);
+	run_until(l, &c, START + 10 * MS, 10 * US);
+	assert_int_equal(r.n, 1);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
@@ -1085,8 +1192,11 @@ int main(void)
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
+		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
+		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
+		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
 		cmocka_unit_test(test_executor_oneshot_busy_until_called),
 		cmocka_unit_test(test_executor_periodic_one_call_per_handoff),

@@ -449,12 +449,97 @@ static void test_xthread_del_vs_executor_run(void **state)
 	twheel_loop_destroy(dx.l, NULL, NULL, NULL);
 }
 
+/* ---- Never early across threads -------------------------------------- */
+
+/*
+ * Two producers schedule timers with delays of 0..300 us (not whole ticks)
+ * onto a running loop with a 1 us tick, noting the clock just before each
+ * call. Each callback checks that the loop's time of the iteration that
+ * fires it is at least call + delay: the delay counts from a reading the
+ * loop takes after it popped the timer, never from an earlier one.
+ */
+#define NE_PROD 2
+#define NE_N 20000
+
+struct ne_item {
+	struct tw_loop_timer t;
+	uint64_t called; /* the clock before the schedule call (producer) */
+	uint64_t delay;
+};
+
+static struct ne_item ne_items[NE_PROD][NE_N];
+static struct twheel_loop *ne_loop;
+static uint32_t ne_fired;
+
+static void ne_fire(struct tw_loop_timer *t)
+{
+	struct ne_item *it = tw_container_of(t, struct ne_item, t);
+	uint64_t now = twheel_loop_now(ne_loop);
+
+	CHECK(now >= it->called + it->delay,
+	      "fired %llu ns early (delay %llu)\n",
+	      (unsigned long long)(it->called + it->delay - now), (unsigned long long)it->delay);
+	__atomic_fetch_add(&ne_fired, 1, __ATOMIC_RELEASE);
+}
+
+static void *ne_producer(void *arg)
+{
+	struct ne_item *items = arg;
+	uint64_t seed = (uint64_t)(uintptr_t)arg;
+
+	for (int i = 0; i < NE_N; i++) {
+		struct ne_item *it = &items[i];
+
+		it->delay = next_rand(&seed) % (300 * US);
+		it->called = mono_now();
+		CHECK(twheel_loop_schedule(ne_loop, &it->t, it->delay) == 0, "schedule failed\n");
+	}
+	return NULL;
+}
+
+static void test_xthread_schedule_never_early(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct looper lp;
+	pthread_t lth, pth[NE_PROD];
+	uint64_t t0;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = 1 * US; /* the finest: rounding up hides little */
+	cfg.flags = test_loop_flags();
+	assert_int_equal(twheel_loop_create(&ne_loop, &cfg, NULL, 0), 0);
+	for (int k = 0; k < NE_PROD; k++)
+		for (int i = 0; i < NE_N; i++)
+			tw_loop_timer_init(&ne_items[k][i].t, ne_fire, 0);
+	lp.l = ne_loop;
+	lp.ret = -1;
+	assert_int_equal(pthread_create(&lth, NULL, loop_thread, &lp), 0);
+	for (int k = 0; k < NE_PROD; k++)
+		assert_int_equal(pthread_create(&pth[k], NULL, ne_producer, ne_items[k]), 0);
+	for (int k = 0; k < NE_PROD; k++)
+		pthread_join(pth[k], NULL);
+	t0 = mono_now();
+	while (__atomic_load_n(&ne_fired, __ATOMIC_ACQUIRE) < NE_PROD * NE_N) {
+		if (mono_now() - t0 > 10000 * MS)
+			fail_msg("%u of %d timers fired", __atomic_load_n(&ne_fired, __ATOMIC_ACQUIRE),
+				 NE_PROD * NE_N);
+		usleep(1000);
+	}
+	assert_int_equal(twheel_loop_stop(ne_loop), 0);
+	pthread_join(lth, NULL);
+	assert_int_equal(lp.ret, 0);
+	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	twheel_loop_destroy(ne_loop, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xthread_every_item_once),
 		cmocka_unit_test(test_xthread_max_pending),
 		cmocka_unit_test(test_xthread_del_vs_executor_run),
+		cmocka_unit_test(test_xthread_schedule_never_early),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

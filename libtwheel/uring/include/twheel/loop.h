@@ -121,6 +121,10 @@ enum {
  *   func      the callback, run on the loop thread (or by the executor).
  *   deadline  the deadline in loop-clock nanoseconds it is (or was last)
  *             armed for; inside the callback: the deadline being served.
+ *             A twheel_loop_schedule() stores its delay here, which the
+ *             loop turns into the deadline when it arms the timer or hands
+ *             it back from twheel_loop_drain() (a timer cancelled before
+ *             that keeps the delay).
  *   period    nanoseconds between runs, 0 for a one-shot timer.
  *   missed    inside a periodic callback: how many further deadlines had
  *             also passed (0 when the loop kept up).
@@ -300,7 +304,9 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
 /*
  * Hand back every timer the loop still owns (armed in either wheel, queued
  * by another thread, or between runs) to @timer_fn, exactly once each, left
- * idle so that @timer_fn may free or re-arm it; hand every posted work item
+ * idle so that @timer_fn may free or re-arm it, with its deadline in
+ * t->deadline (for a twheel_loop_schedule() delay not yet armed: counted
+ * from a clock reading taken now); hand every posted work item
  * not yet run to @work_fn (or, if @work_fn is NULL, run it: a post promises
  * a call). Timers cancelled but not yet released are released (the release
  * hook is called). @timer_fn NULL: timers are just dropped (left idle).
@@ -466,17 +472,21 @@ TWHEEL_LOOP_API int tw_loop_timer_call(struct tw_loop_timer *t);
 /* ---- Any thread -------------------------------------------------------- */
 
 /*
- * Schedule @t onto the loop from any thread: @delay_ns after a fresh
- * reading of the loop clock, or at @deadline_ns (_at). The timer is pushed
- * onto the lock-free inbox (no allocation, one atomic exchange) and armed
- * by the loop at its next iteration; the loop is woken (eventfd write) only
- * if it may be asleep. Returns 0, or
+ * Schedule @t onto the loop from any thread: @delay_ns after a reading of
+ * the loop clock that the loop takes when it takes @t from the inbox (after
+ * this call, so the timer never fires before @delay_ns after it; the caller
+ * does not read the clock), or at the absolute @deadline_ns (_at). The
+ * timer is pushed onto the lock-free inbox (no allocation, one atomic
+ * exchange) and armed by the loop at its next iteration; the loop is woken
+ * (eventfd write) only if it may be asleep. Returns 0, or
  *   -EINVAL     NULL argument or bad timer (see twheel_loop_add());
  *   -EBUSY      @t is owned by a loop already;
  *   -ENOSPC     cfg.max_pending timers are owned already;
  *   -ESHUTDOWN  the loop was stopped.
  * The loop arms it with the rules of twheel_loop_add_at(), the loop's time
- * being that of the iteration that takes it from the inbox.
+ * being that of the iteration that takes it from the inbox (for a delay:
+ * the reading the delay counts from, so that a delay of 0 fires in that
+ * iteration or the next).
  * From then on the loop owns @t until its callback runs, it is handed back
  * by twheel_loop_drain(), or it is cancelled and released.
  * O(1), lock-free; any thread, the loop thread included.
