@@ -288,7 +288,7 @@ static void add_all(const uint64_t *d, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		/* the request time first, as a caller sees it; then the loop's */
 		run.recs[i].due = lb_now() + d[i];
-		run.ops->add(run.loop, i, d[i]);
+		run.ops->add(run.loop, i, d[i], run.recs[i].due);
 	}
 }
 
@@ -685,11 +685,12 @@ int main(int argc, char **argv)
 		.ae_n = 1000000, .ae_span_ms = 1000,
 		.tick_ns = NS_PER_MS, .reps = 5,
 	};
-	const char *impls = "twheel,libuv,libev,netty";
+	const char *impls = "twheel,twheel-at,libuv,libev,netty";
 	const char *workloads = "lateness,idle_wakeups,xthread,add_expire";
 	const char *csv = NULL, *java_src = LOOPBENCH_SRCDIR;
 	const struct lb_ops *all[] = {
 		&lb_twheel,
+		&lb_twheel_at,
 #ifdef LB_HAVE_LIBUV
 		&lb_libuv,
 #endif

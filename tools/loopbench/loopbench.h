@@ -36,8 +36,13 @@ struct lb_ops {
 	const char *name;
 	/* A loop and n timers; NULL (with the reason in err) if it cannot. */
 	void *(*create)(const struct lb_params *p, size_t n, char *err, size_t errlen);
-	/* Arm timer i @delay_ns from now, on the loop thread before run. */
-	void (*add)(void *l, size_t i, uint64_t delay_ns);
+	/*
+	 * Arm timer i @delay_ns from now, on the loop thread before run.
+	 * @due_ns is the harness's request time (CLOCK_MONOTONIC, read just
+	 * before the call) plus the delay: a loop whose API takes a deadline
+	 * may arm at it instead of reading a clock itself.
+	 */
+	void (*add)(void *l, size_t i, uint64_t delay_ns, uint64_t due_ns);
 	/* Arm timer i from another thread while the loop runs; 0 or -errno. */
 	int (*schedule)(void *l, size_t i, uint64_t delay_ns);
 	void (*run)(void *l);       /* until stop or wake_stop */
@@ -48,7 +53,7 @@ struct lb_ops {
 	bool never_early;
 };
 
-extern const struct lb_ops lb_twheel, lb_libuv, lb_libev;
+extern const struct lb_ops lb_twheel, lb_twheel_at, lb_libuv, lb_libev;
 
 /* What every loop's timer callback calls. */
 void lb_fired(size_t i);

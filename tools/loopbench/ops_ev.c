@@ -81,9 +81,10 @@ static void *lbev_create(const struct lb_params *p, size_t n, char *err, size_t 
 	return l;
 }
 
-static void lbev_add(void *p, size_t i, uint64_t delay_ns)
+static void lbev_add(void *p, size_t i, uint64_t delay_ns, uint64_t due_ns)
 {
 	struct evl *l = p;
+	(void)due_ns; /* ev_timer_start() takes a delay from the loop's time */
 
 	ev_now_update(l->loop);
 	ev_timer_set(&l->it[i].w, (double)delay_ns / 1e9, 0.);

@@ -39,10 +39,20 @@ static void *tw_create(const struct lb_params *p, size_t n, char *err, size_t er
 	return l;
 }
 
-static void tw_add(void *l, size_t i, uint64_t delay_ns)
+/* twheel: by delay, from a fresh reading of the loop clock (never early from the call) */
+static void tw_add(void *l, size_t i, uint64_t delay_ns, uint64_t due_ns)
 {
 	struct tw *t = l;
+	(void)due_ns;
 	twheel_loop_add(t->loop, &t->t[i], delay_ns);
+}
+
+/* twheel-at: by deadline, the caller's own reading plus the delay (no clock read) */
+static void tw_add_at(void *l, size_t i, uint64_t delay_ns, uint64_t due_ns)
+{
+	struct tw *t = l;
+	(void)delay_ns;
+	twheel_loop_add_at(t->loop, &t->t[i], due_ns);
 }
 
 static int tw_schedule(void *l, size_t i, uint64_t delay_ns)
@@ -71,6 +81,19 @@ const struct lb_ops lb_twheel = {
 	.run = tw_run,
 	.stop = tw_stop,
 	.wake_stop = tw_stop, /* twheel_loop_stop() may be called from any thread */
+	.destroy = tw_destroy,
+	.never_early = true,
+};
+
+/* The same loop, armed with twheel_loop_add_at() from the harness's request time. */
+const struct lb_ops lb_twheel_at = {
+	.name = "twheel-at",
+	.create = tw_create,
+	.add = tw_add_at,
+	.schedule = tw_schedule,
+	.run = tw_run,
+	.stop = tw_stop,
+	.wake_stop = tw_stop,
 	.destroy = tw_destroy,
 	.never_early = true,
 };

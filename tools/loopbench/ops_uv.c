@@ -73,9 +73,10 @@ static void *lbuv_create(const struct lb_params *p, size_t n, char *err, size_t 
 	return l;
 }
 
-static void lbuv_add(void *p, size_t i, uint64_t delay_ns)
+static void lbuv_add(void *p, size_t i, uint64_t delay_ns, uint64_t due_ns)
 {
 	struct uvl *l = p;
+	(void)due_ns; /* uv_timer_start() takes a timeout from the loop's time */
 
 	uv_update_time(&l->loop);
 	uv_timer_start(&l->it[i].h, fire_cb, delay_ns / NS_PER_MS, 0);
