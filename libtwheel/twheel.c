@@ -260,12 +260,17 @@ static inline void link_timer(struct twheel *w, struct tw_timer *t, tw_tick_t e,
 	tw_list_add_tail(&t->entry, &w->due);
 }
 
-/* Unlink pending @t from whatever list holds it and keep bitmaps right. */
+/*
+ * Unlink pending @t from whatever list holds it and keep bitmaps right.
+ * @t was its list's only timer iff both its links point at the list head,
+ * i.e. at the same node: that test reads only @t, not the slot's head.
+ */
 static inline void unlink_timer(struct twheel *w, struct tw_timer *t)
 {
 	uint32_t idx = t->_idx;
+	bool last = t->entry.next == t->entry.prev;
 	tw_list_del(&t->entry);
-	if (idx < NSLOTS && tw_list_empty(&w->slots[idx]))
+	if (last && idx < NSLOTS)
 		clear_bit_idx(w, idx);
 }
 
