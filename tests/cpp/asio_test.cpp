@@ -187,3 +187,32 @@ TEST(AsioHost, ChronoIsRoundedUpAndSaturated)
 }
 
 } // namespace
+
+// Destroyed from one of its timers' callbacks: the wheel is shut down when
+// that run returns (the timer far away is dropped, not left linked to a
+// freed wheel; LeakSanitizer sees no wheel left behind).
+TEST(AsioHost, DestroyedFromItsOwnCallback)
+{
+	boost::asio::io_context io;
+	struct Killer {
+		tw_timer t{};
+		std::unique_ptr<tw::AsioHost> *host = nullptr;
+		int fired = 0;
+	} k;
+	auto host = std::make_unique<tw::AsioHost>(io);
+	k.host = &host;
+	tw_timer_init(&k.t, [](tw_timer *t) {
+		Killer *k = tw_container_of(t, Killer, t);
+		k->fired++;
+		k->host->reset();
+	});
+	Rec far;
+	far.arm(*host, 1h);
+	ASSERT_EQ(host->add(k.t, 1ms), 0);
+	io.run_for(200ms);
+	EXPECT_EQ(k.fired, 1);
+	EXPECT_EQ(host, nullptr);
+	EXPECT_FALSE(tw_timer_pending(&far.t));
+	EXPECT_EQ(far.fired, 0);
+	io.run(); // nothing outstanding
+}

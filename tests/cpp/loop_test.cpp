@@ -321,6 +321,58 @@ TEST(LoopClock, DestroyPendingAndDestroyInsideOwnCallback)
 	EXPECT_EQ(seen, tag);
 }
 
+// A cancellation callback that re-arms its own timer: the destructor and
+// an assignment over it drop that re-arm (nothing of a freed block is left
+// armed on the loop).
+TEST(LoopClock, ReArmByTheCancellationCallbackIsDroppedByDestroyAndAssign)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	int fired = 0, g_runs = 0;
+	auto t = std::make_unique<LoopTimer>(loop.after(5ms, [&] { fired++; }));
+	LoopTimer *tp = t.get();
+	t->on_cancel([&, tp] {
+		g_runs++;
+		tp->arm_in(1ms);
+	});
+	t.reset();
+	EXPECT_EQ(g_runs, 1);
+	EXPECT_EQ(loop.size(), 0u);
+
+	LoopTimer u = loop.after(5ms, [&] { fired += 10; });
+	LoopTimer *up = &u;
+	u.on_cancel([&, up] {
+		g_runs++;
+		up->arm_in(1ms);
+	});
+	u = loop.after(2ms, [&] { fired += 100; });
+	EXPECT_EQ(g_runs, 2);
+	EXPECT_EQ(loop.size(), 1u);
+	for (int ms = 1; ms <= 10; ms++) {
+		clk.set(std::chrono::milliseconds(ms));
+		loop.run_once(false);
+	}
+	EXPECT_EQ(fired, 100);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
+// loop_options: a zero tick is the C default (1 ms); a period beyond
+// nanoseconds::max() reads back saturated, never negative.
+TEST(LoopClock, ZeroTickIsTheDefaultAndHugePeriodsSaturate)
+{
+	FakeClock clk;
+	tw::loop_options opt = clk.options();
+	opt.tick = 0ns;
+	MAKE_LOOP(loop, opt);
+	EXPECT_EQ(loop.tick(), 1ms);
+	LoopTimer p = loop.every(std::chrono::hours::max(), [] {});
+	EXPECT_EQ(p.period(), std::chrono::nanoseconds::max());
+	LoopTimer q = loop.every(std::chrono::duration<double>(1e300), [] {});
+	EXPECT_EQ(q.period(), std::chrono::nanoseconds::max());
+	LoopTimer r = loop.every(3ms, [] {});
+	EXPECT_EQ(r.period(), 3ms);
+}
+
 TEST(LoopClock, MovePendingAndMoveAssignOverPending)
 {
 	FakeClock clk;

@@ -240,6 +240,43 @@ TEST(Lifetime, DestroyPendingNeverFiresAndRunsItsCancellation)
 	EXPECT_EQ(cancelled, 1);
 }
 
+// A cancellation callback that re-arms its own timer: the destructor and
+// an assignment over it drop that re-arm (no node of a freed handle, or of
+// an unbound one, is left on the wheel).
+TEST(Lifetime, ReArmByTheCancellationCallbackIsDroppedByDestroyAndAssign)
+{
+	Wheel w(0);
+	int fired = 0, g_runs = 0;
+	auto t = std::make_unique<Timer>(w, [&] { fired++; });
+	Timer *tp = t.get();
+	t->on_cancel([&, tp] {
+		g_runs++;
+		tp->arm_at(50);
+	});
+	t->arm_at(10);
+	t.reset();
+	EXPECT_EQ(g_runs, 1);
+	EXPECT_EQ(w.size(), 0u);
+
+	auto u = std::make_unique<Timer>(w, [&] { fired += 10; });
+	Timer *up = u.get();
+	u->on_cancel([&, up] {
+		g_runs++;
+		up->arm_at(60);
+	});
+	u->arm_at(10);
+	Timer other(w, [&] { fired += 100; });
+	other.arm_at(20);
+	*u = std::move(other);
+	EXPECT_EQ(g_runs, 2);
+	EXPECT_EQ(w.size(), 1u);
+	EXPECT_TRUE(u->pending());
+	EXPECT_EQ(u->expiry(), std::optional<tw::tick_t>(20));
+	w.advance(100);
+	EXPECT_EQ(fired, 100);
+	EXPECT_EQ(w.size(), 0u);
+}
+
 TEST(Lifetime, DestroyInsideOwnCallbackKeepsCapturesAlive)
 {
 	Wheel w(0);

@@ -76,7 +76,14 @@ public:
 	AsioHost &operator=(const AsioHost &) = delete;
 
 	/// shutdown(nullptr): pending timers are dropped (unlinked, not run).
-	~AsioHost() { shutdown(nullptr, nullptr); }
+	/// From one of its timers' callbacks, the shutdown happens when the
+	/// run that called it returns: the timers due in that run still run
+	/// (they must not use this AsioHost), the others are dropped.
+	~AsioHost()
+	{
+		if (shutdown(nullptr, nullptr) == -EBUSY)
+			s_->closing = true;
+	}
 
 	/// Hand every pending timer to @fn(@t, @arg) exactly once (@fn may be
 	/// nullptr, may free the timer; timers it arms again are dropped),
@@ -125,6 +132,7 @@ private:
 		std::weak_ptr<state> self;  // for the completion handlers
 		std::uint64_t gen = 0;      // bumped by every arm and stop
 		bool live = false;
+		bool closing = false;       // destroyed from a callback: fini after the run
 	};
 
 	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
@@ -156,6 +164,10 @@ private:
 				if (ec || !p || !p->live || p->gen != gen)
 					return; // cancelled, re-armed, stopped or gone
 				twheel_host_run(&p->hh.h);
+				if (p->closing) {
+					twheel_host_fini(&p->hh.h, nullptr, nullptr);
+					p->live = false;
+				}
 			}));
 	}
 

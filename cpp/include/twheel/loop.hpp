@@ -31,7 +31,7 @@ enum class schedule { fixed_rate, fixed_delay };
 
 /// struct twheel_loop_config; zeros mean the C defaults.
 struct loop_options {
-	std::chrono::nanoseconds tick = std::chrono::milliseconds(1); ///< 1 us .. 1 s
+	std::chrono::nanoseconds tick = std::chrono::milliseconds(1); ///< 1 us .. 1 s; 0: 1 ms
 	unsigned entries = 0;                                         ///< SQ entries
 	unsigned batch = 0;                                           ///< posts per iteration
 	unsigned flags = 0;                                           ///< raw C config flags
@@ -124,7 +124,8 @@ public:
 		}
 		return *this;
 	}
-	/// Cancels and frees it (once its callback returns, if called there).
+	/// Cancels and frees it (once its callback returns, if called there);
+	/// what the cancellation callback re-arms is dropped.
 	~LoopTimer() { reset(); }
 
 	/// twheel_loop_mod() with @d rounded up to whole ns; true if it was
@@ -155,10 +156,14 @@ public:
 	bool pending() const noexcept { return *this && twheel_loop_pending(b_->ctx->loop, &b_->t); }
 	/// The deadline it is (or was last) armed for, or is being served.
 	std::chrono::steady_clock::time_point deadline() const noexcept { return detail::from_ns(b_ ? b_->t.deadline : 0); }
-	/// The period, zero for a one-shot timer.
+	/// The period, zero for a one-shot timer (nanoseconds::max() for one
+	/// beyond it: every() saturates at 2^64 - 1 ns).
 	std::chrono::nanoseconds period() const noexcept
 	{
-		return std::chrono::nanoseconds(b_ ? static_cast<std::int64_t>(b_->t.period) : 0);
+		const std::uint64_t p = b_ ? b_->t.period : 0;
+		return p > static_cast<std::uint64_t>(std::chrono::nanoseconds::max().count())
+			       ? std::chrono::nanoseconds::max()
+			       : std::chrono::nanoseconds(static_cast<std::int64_t>(p));
 	}
 	/// Inside a periodic callback: how many further deadlines had passed.
 	std::uint32_t missed() const noexcept { return b_ ? b_->t.missed : 0; }
@@ -233,6 +238,8 @@ private:
 		if (!b_)
 			return;
 		cancel();
+		if (*this) // drop what the cancellation callback re-armed
+			twheel_loop_del(b_->ctx->loop, &b_->t);
 		if (b_->ctx->firing == b_)
 			b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
 		else
@@ -277,7 +284,8 @@ public:
 		tw_list_init(&ctx_->io);
 		twheel_loop_config cfg;
 		twheel_loop_config_init(&cfg);
-		cfg.tick_ns = opt.tick.count() > 0 ? static_cast<std::uint64_t>(opt.tick.count()) : 1u;
+		// zero: the C default; negative: 1 ns, which the C library refuses
+		cfg.tick_ns = opt.tick.count() >= 0 ? static_cast<std::uint64_t>(opt.tick.count()) : 1u;
 		cfg.entries = opt.entries;
 		cfg.batch = opt.batch;
 		cfg.flags = opt.flags;

@@ -424,20 +424,24 @@ public:
 
 	/// Moves @o here, pending or not, even from @o's callback; @o is empty.
 	Timer(Timer &&o) noexcept : handle(&fire) { take(o); }
-	/// Cancels this timer (as cancel()), then moves @o here.
+	/// Cancels this timer (as cancel(); what the cancellation callback
+	/// re-arms is dropped), then moves @o here.
 	Timer &operator=(Timer &&o) noexcept
 	{
 		if (this != &o) {
 			cancel();
+			del();
 			forget();
 			take(o);
 		}
 		return *this;
 	}
-	/// Cancels it (as cancel()); safe in any callback, its own included.
+	/// Cancels it (as cancel(); what the cancellation callback re-arms is
+	/// dropped); safe in any callback, its own included.
 	~Timer()
 	{
 		cancel();
+		del();
 		forget();
 	}
 
