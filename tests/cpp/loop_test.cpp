@@ -356,6 +356,26 @@ TEST(LoopClock, ReArmByTheCancellationCallbackIsDroppedByDestroyAndAssign)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+// The cancellation callback of the timer assigned over destroys the
+// source: the assignment has already taken the source's timer.
+TEST(LoopClock, AssignmentWhoseCancellationDestroysTheSource)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	int fired = 0;
+	auto src = std::make_unique<LoopTimer>(loop.after(3ms, [&] { fired++; }));
+	LoopTimer t = loop.after(2ms, [] {});
+	t.on_cancel([&] { src.reset(); });
+	t = std::move(*src);
+	EXPECT_EQ(src, nullptr);
+	EXPECT_TRUE(t.pending());
+	for (int ms = 1; ms <= 5; ms++) {
+		clk.set(std::chrono::milliseconds(ms));
+		loop.run_once(false);
+	}
+	EXPECT_EQ(fired, 1);
+}
+
 // loop_options: a zero tick is the C default (1 ms); a period beyond
 // nanoseconds::max() reads back saturated, never negative.
 TEST(LoopClock, ZeroTickIsTheDefaultAndHugePeriodsSaturate)

@@ -277,6 +277,43 @@ TEST(Lifetime, ReArmByTheCancellationCallbackIsDroppedByDestroyAndAssign)
 	EXPECT_EQ(w.size(), 0u);
 }
 
+// The cancellation callback, or the old callable's destructor, of the
+// timer assigned over destroys the source: the assignment has already
+// moved the source's timer out of it.
+TEST(Lifetime, AssignmentWhoseCancellationOrOldCallableDestroysTheSource)
+{
+	Wheel w(0);
+	int fired = 0;
+	auto src = std::make_unique<Timer>(w, [&] { fired++; });
+	src->arm_at(3);
+	Timer t(w, [] {});
+	t.arm_at(2);
+	t.on_cancel([&] { src.reset(); });
+	t = std::move(*src);
+	EXPECT_EQ(src, nullptr);
+	EXPECT_EQ(t.expiry(), std::optional<tw::tick_t>(3));
+
+	struct Killer {
+		std::unique_ptr<Timer> *victim;
+		void operator()() {}
+		explicit Killer(std::unique_ptr<Timer> *v) : victim(v) {}
+		Killer(Killer &&k) noexcept : victim(std::exchange(k.victim, nullptr)) {}
+		~Killer()
+		{
+			if (victim)
+				victim->reset();
+		}
+	};
+	auto src2 = std::make_unique<Timer>(w, [&] { fired += 10; });
+	src2->arm_at(4);
+	Timer u(w, Killer(&src2));
+	u = std::move(*src2);
+	EXPECT_EQ(src2, nullptr);
+	EXPECT_EQ(u.expiry(), std::optional<tw::tick_t>(4));
+	w.advance(10);
+	EXPECT_EQ(fired, 11);
+}
+
 TEST(Lifetime, DestroyInsideOwnCallbackKeepsCapturesAlive)
 {
 	Wheel w(0);

@@ -115,12 +115,15 @@ public:
 	/// An empty handle: operator bool false, cancel() a no-op, arming throws.
 	LoopTimer() noexcept = default;
 	LoopTimer(LoopTimer &&o) noexcept { take(o); }
-	/// Cancels and frees this timer (as the destructor), then takes @o's.
+	/// Takes @o's timer out of @o first (so that the cancellation callback
+	/// may destroy @o), cancels and frees this timer (as the destructor),
+	/// then keeps what was @o's.
 	LoopTimer &operator=(LoopTimer &&o) noexcept
 	{
 		if (this != &o) {
+			LoopTimer from(std::move(o));
 			reset();
-			take(o);
+			take(from);
 		}
 		return *this;
 	}
@@ -170,7 +173,8 @@ public:
 
 	/// Sets the cancellation callback g() (nullptr removes it), run as for
 	/// tw::Timer::on_cancel() and with its rule (g must not destroy, move or
-	/// assign over this handle); allocates only if g exceeds 16 bytes.
+	/// assign over this handle, nor call its on_cancel()); allocates only if
+	/// g exceeds 16 bytes.
 	/// Throws std::logic_error on an empty handle.
 	template <class G>
 	void on_cancel(G &&g)

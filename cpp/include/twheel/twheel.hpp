@@ -424,15 +424,17 @@ public:
 
 	/// Moves @o here, pending or not, even from @o's callback; @o is empty.
 	Timer(Timer &&o) noexcept : handle(&fire) { take(o); }
-	/// Cancels this timer (as cancel(); what the cancellation callback
-	/// re-arms is dropped), then moves @o here.
+	/// Moves @o out first (so that the cancellation callback or the old
+	/// callable may destroy @o), cancels this timer (as cancel(); what the
+	/// cancellation callback re-arms is dropped), then takes what was @o's.
 	Timer &operator=(Timer &&o) noexcept
 	{
 		if (this != &o) {
+			Timer from(std::move(o));
 			cancel();
 			del();
 			forget();
-			take(o);
+			take(from);
 		}
 		return *this;
 	}
@@ -460,8 +462,8 @@ public:
 	/// assignment over it. The first call moves the callable into a heap
 	/// block beside g (g over 16 bytes: one more). Throws as the
 	/// constructor does. g runs from inside cancel(), the destructor or the
-	/// assignment, so it must not destroy, move or assign over this handle
-	/// (its timer callback may; g may not).
+	/// assignment, so it must not destroy, move or assign over this handle,
+	/// nor call its on_cancel() (its timer callback may; g may not).
 	template <class G>
 	void on_cancel(G &&g)
 	{
