@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <functional>
 #include <poll.h>
 #include <memory>
 #include <optional>
@@ -391,6 +392,21 @@ TEST(LoopClock, ZeroTickIsTheDefaultAndHugePeriodsSaturate)
 	EXPECT_EQ(q.period(), std::chrono::nanoseconds::max());
 	LoopTimer r = loop.every(3ms, [] {});
 	EXPECT_EQ(r.period(), 3ms);
+	EXPECT_THROW(loop.after(1ms, std::function<void()>()), std::invalid_argument);
+}
+
+// In epoll mode there is no ring: submit() says so (EOPNOTSUPP), not "queue full".
+TEST(LoopClock, SubmitInEpollModeSaysThereIsNoRing)
+{
+	tw::loop_options opt;
+	opt.flags = TW_LOOP_NO_URING;
+	MAKE_LOOP(loop, opt);
+	try {
+		loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, [](const io_uring_cqe &) {});
+		FAIL() << "submit() in epoll mode did not throw";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), EOPNOTSUPP);
+	}
 }
 
 TEST(LoopClock, MovePendingAndMoveAssignOverPending)

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <new>
 #include <random>
@@ -159,6 +160,7 @@ TEST(Timer, EmptyHandlesAndEmptyCallablesAreRejected)
 	EXPECT_THROW(t.on_cancel([] {}), std::logic_error);
 	void (*null_fn)() = nullptr;
 	EXPECT_THROW(Timer(w, null_fn), std::invalid_argument);
+	EXPECT_THROW(Timer(w, std::function<void()>()), std::invalid_argument);
 	Wheel gone(std::move(w));
 	EXPECT_THROW(Timer(w, [] {}), std::logic_error);
 }

@@ -310,6 +310,8 @@ public:
 
 	/// @o is left empty. Not while it runs.
 	Loop(Loop &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
+	/// Closes this loop as the destructor does (so not while it runs),
+	/// then takes @o's.
 	Loop &operator=(Loop &&o) noexcept
 	{
 		if (this != &o) {
@@ -392,14 +394,18 @@ public:
 	/// io_uring_prep_*(); not user_data), @handler(const io_uring_cqe &)
 	/// gets each completion (multishot: until one lacks IORING_CQE_F_MORE).
 	/// Returns its user_data. Allocates the request. Throws
-	/// std::system_error EBUSY (queue full), and what @prep throws (the SQE
-	/// becomes a no-op, @handler is never called).
+	/// std::system_error EOPNOTSUPP (epoll mode: the loop has no ring),
+	/// EBUSY (queue full), and what @prep throws (the SQE becomes a no-op,
+	/// @handler is never called).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
 		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, get(), {}, false, {}});
 		p->h.emplace(std::forward<H>(handler));
 		io_uring_sqe *sqe = twheel_loop_get_sqe(ctx_->loop, &p->io);
+		if (!sqe && (twheel_loop_features(ctx_->loop) & TW_LOOP_FEAT_EPOLL))
+			throw std::system_error(EOPNOTSUPP, std::generic_category(),
+						"tw::Loop::submit: epoll mode, no io_uring");
 		if (!sqe)
 			throw std::system_error(EBUSY, std::generic_category(), "tw::Loop::submit: queue full");
 		detail::io_op *op = p.release();

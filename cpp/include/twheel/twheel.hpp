@@ -148,8 +148,8 @@ public:
 	}
 	~fn() { reset(); }
 
-	// Stores @f (a null function pointer gives an empty fn). Throws what
-	// copying @f or operator new throws; a heap-stored @f replaces the old
+	// Stores @f (a null function pointer or an empty std::function gives
+	// an empty fn). Throws what copying @f or operator new throws; a heap-stored @f replaces the old
 	// callable only once it is built.
 	template <class F>
 	void emplace(F &&f)
@@ -159,6 +159,9 @@ public:
 			      "the callable must be invocable with the documented arguments, or none");
 		if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>) {
 			if (f == nullptr)
+				return reset();
+		} else if constexpr (std::is_constructible_v<bool, const D &>) {
+			if (!static_cast<bool>(f)) // an empty std::function
 				return reset();
 		}
 		if constexpr (!fits<D>) {
@@ -325,6 +328,8 @@ public:
 
 	/// @o is left empty (size() 0, advance() throws std::logic_error).
 	Wheel(Wheel &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
+	/// Closes this wheel as the destructor does (so not from one of its
+	/// callbacks), then takes @o's.
 	Wheel &operator=(Wheel &&o) noexcept
 	{
 		if (this != &o) {
@@ -412,8 +417,8 @@ public:
 	Timer() noexcept : handle(&fire) {}
 
 	/// Not armed. Throws std::invalid_argument if @f is a null function
-	/// pointer, what copying @f throws, std::bad_alloc, std::logic_error if
-	/// @wheel is empty.
+	/// pointer or an empty std::function, what copying @f throws,
+	/// std::bad_alloc, std::logic_error if @wheel is empty.
 	template <class F>
 	Timer(Wheel &wheel, F &&f) : handle(&fire, wheel.share())
 	{
