@@ -111,7 +111,7 @@ static inline unsigned idx_level(uint32_t idx)
 
 /* Where a pending timer is linked, beyond the wheel slots 0..NSLOTS-1. */
 #define IDX_DUE ((uint32_t)NSLOTS)      /* the due list */
-#define IDX_WORK ((uint32_t)NSLOTS + 1) /* the list being fired right now */
+#define IDX_WORK ((uint32_t)NSLOTS + 1) /* the due list's timers while it is fired */
 #define IDX_NONE TW__IDX_NONE
 
 #define TW_MAGIC 0x74776865u /* "twhe" */
@@ -137,6 +137,7 @@ struct twheel {
 	bool next_valid;     /* next_event is the wheel's next tick with work */
 	bool running;        /* inside twheel_advance() */
 	bool due_sorted;     /* due list is in nondecreasing expiry order */
+	uint32_t work_idx;   /* what the timers on the work list say in _idx */
 	tw_tick_t due_last;  /* expiry of the last timer appended to due */
 	tw_tick_t due_min;   /* <= every expiry on the due list */
 	uint64_t occupied[NWORDS]; /* bit idx set iff slots[idx] is non-empty */
@@ -262,15 +263,16 @@ static inline void link_timer(struct twheel *w, struct tw_timer *t, tw_tick_t e,
 
 /*
  * Unlink pending @t from whatever list holds it and keep bitmaps right.
- * @t was its list's only timer iff both its links point at the list head,
- * i.e. at the same node: that test reads only @t, not the slot's head.
+ * @t emptied slot @idx iff both its links point at that slot's head; the
+ * test reads only @t. (A timer on the list being fired may still carry the
+ * index of the slot it came from: its links point at w->work.)
  */
 static inline void unlink_timer(struct twheel *w, struct tw_timer *t)
 {
 	uint32_t idx = t->_idx;
-	bool last = t->entry.next == t->entry.prev;
+	struct tw_list *next = t->entry.next, *prev = t->entry.prev;
 	tw_list_del(&t->entry);
-	if (last && idx < NSLOTS)
+	if (unlikely(next == prev) && idx < NSLOTS && next == &w->slots[idx])
 		clear_bit_idx(w, idx);
 }
 
@@ -319,6 +321,7 @@ struct twheel *twheel_create(tw_tick_t now)
 	memset(w, 0, sizeof(*w));
 	w->now = now;
 	w->due_limit = now;
+	w->work_idx = IDX_WORK;
 	w->due_sorted = true;
 	tw_list_init(&w->due);
 	tw_list_init(&w->work);
@@ -698,24 +701,37 @@ static void sort_list(struct tw_list *h)
 	h->prev = prev;
 }
 
-/* Fire every timer on w->work, in list order. */
-static long fire_work(struct twheel *w)
+/*
+ * Fire every timer of @list (the due list or a level-0 slot) through w->work.
+ * A callback may re-arm or delete any timer still on w->work, so each one
+ * is taken off the list's current ends, never from a saved pointer.
+ *
+ * The due list is sorted by expiry: it fires from the front, and its timers
+ * are first marked IDX_WORK, so that a re-arm to the same expiry tells them
+ * from timers a callback puts on the due list (those stay). A level-0 slot's
+ * timers all expire at the same tick, in no particular order: they keep
+ * their slot's index (unlink_timer() tells the lists apart by their head),
+ * and fire from both ends in turn. Reaching the next timer is a cache miss
+ * known only once the one before it has arrived; taking from both ends
+ * keeps two such misses in flight, overlapped with the callbacks, instead
+ * of a separate marking pass over the list.
+ */
+static long fire_list(struct twheel *w, struct tw_list *list, uint32_t idx)
 {
 	long n = 0;
-	/* mark them (from both ends at once, as cascade() walks), then fire */
-	struct tw_list *f = w->work.next, *b = w->work.prev;
-	while (f != &w->work) {
-		tw_list_entry(f, struct tw_timer, entry)->_idx = IDX_WORK;
-		if (f == b)
-			break;
-		tw_list_entry(b, struct tw_timer, entry)->_idx = IDX_WORK;
-		if (f->next == b)
-			break;
-		f = f->next;
-		b = b->prev;
+	bool both_ends = idx < NSLOTS;
+
+	tw_list_splice_tail_init(list, &w->work);
+	w->work_idx = idx;
+	if (!both_ends) {
+		struct tw_list *p;
+		tw_list_for_each(p, &w->work)
+			tw_list_entry(p, struct tw_timer, entry)->_idx = IDX_WORK;
+		w->work_idx = IDX_WORK;
 	}
-	while (!tw_list_empty(&w->work)) {
-		struct tw_timer *t = tw_list_entry(w->work.next, struct tw_timer, entry);
+	for (bool back = false; !tw_list_empty(&w->work); back = both_ends && !back) {
+		struct tw_timer *t = tw_list_entry(back ? w->work.prev : w->work.next,
+						   struct tw_timer, entry);
 		tw_list_del(&t->entry);
 		mark_not_pending(t);
 		w->count--;
@@ -723,6 +739,7 @@ static long fire_work(struct twheel *w)
 		/* the wheel never touches t after this call: it may be freed */
 		t->func(t);
 	}
+	w->work_idx = IDX_WORK;
 	w->st.fires += (uint64_t)n;
 	return n;
 }
@@ -741,9 +758,8 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 	if (!tw_list_empty(&w->due)) {
 		if (!w->due_sorted)
 			sort_list(&w->due);
-		tw_list_splice_tail_init(&w->due, &w->work);
 		w->due_sorted = true;
-		fired += fire_work(w);
+		fired += fire_list(w, &w->due, IDX_DUE);
 	}
 
 	while (w->nonempty) {
@@ -763,9 +779,8 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 		w->now = e;
 		uint32_t s0 = (uint32_t)(e & L0_MASK);
 		if (bit_is_set(w, s0)) {
-			tw_list_splice_tail_init(&w->slots[s0], &w->work);
 			clear_bit_idx(w, s0);
-			fired += fire_work(w);
+			fired += fire_list(w, &w->slots[s0], s0);
 		}
 	}
 	w->now = target;
@@ -844,7 +859,10 @@ static int violation(char *msg, size_t len, const char *fmt, ...)
 	return -EUCLEAN;
 }
 
-/* Walk list @h; check links, and that each timer says it is at @idx. */
+/*
+ * Walk list @h; check links, and that each timer says it is at @idx (on the
+ * work list: what the advance put there, IDX_WORK or the fired slot's).
+ */
 static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t idx,
 		      size_t *count, char *msg, size_t len)
 {
@@ -857,7 +875,7 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 		if (n == h)
 			return 0;
 		const struct tw_timer *t = tw_list_entry(n, struct tw_timer, entry);
-		if (t->_idx != idx)
+		if (t->_idx != (idx == IDX_WORK ? w->work_idx : idx))
 			return violation(msg, len, "timer %p on list %u says it is on list %u",
 					 (const void *)t, idx, t->_idx);
 		if (!t->func)
