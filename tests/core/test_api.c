@@ -619,6 +619,67 @@ static void callback_deletes_timer_due_in_same_advance(void **state)
 	check_ok();
 }
 
+/*
+ * The timers of a level-0 slot fire off the work list but keep their slot's
+ * index: a callback that arms a timer for the next round of the same slot
+ * (256 ticks on), then deletes the last timer left on the work list, must
+ * not clear that slot's bit; deleting the next-round timers again must.
+ */
+static struct rec_timer round_next[2];
+static int round_first;
+
+static void act_same_slot_next_round(struct rec_timer *r)
+{
+	if (round_first++)
+		return; /* the second of the pair was deleted by the first */
+	tw_tick_t e = tw_timer_expires(&r->t) + 256; /* the same level-0 slot */
+	rec_init(&round_next[0], 10);
+	rec_init(&round_next[1], 11);
+	assert_int_equal(twheel_add(W, &round_next[0].t, e), 0);
+	assert_int_equal(twheel_add(W, &round_next[1].t, e), 0);
+	/* the other timer of the pair: the only one left on the work list */
+	assert_int_equal(twheel_del(W, &r->other->t), 1);
+	check_ok();
+	if (r->arg) { /* second round: empty the next-round slot again */
+		assert_int_equal(twheel_del(W, &round_next[0].t), 1);
+		assert_int_equal(twheel_del(W, &round_next[1].t), 1);
+		check_ok();
+	}
+}
+
+static void callback_arms_same_slot_next_round_and_deletes_last_fired(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	for (int round = 0; round < 2; round++) {
+		tw_tick_t at = 5 + 1000 * (tw_tick_t)round;
+		rec_init(&a, 1);
+		rec_init(&b, 2);
+		a.action = b.action = act_same_slot_next_round;
+		a.other = &b;
+		b.other = &a;
+		a.arg = b.arg = (tw_tick_t)round;
+		round_first = 0;
+		assert_int_equal(twheel_add(W, &a.t, at), 0);
+		assert_int_equal(twheel_add(W, &b.t, at), 0);
+		assert_int_equal(adv(at), 1);
+		assert_int_equal(a.fired + b.fired, 1);
+		check_ok();
+		if (round == 0) {
+			assert_int_equal(twheel_count(W), 2);
+			assert_int_equal(twheel_next_expiry(W), at + 256);
+			norder = 0;
+			assert_int_equal(adv(at + 300), 2); /* both on their exact tick */
+			assert_int_equal(order_exp[0], at + 256);
+			assert_int_equal(order_exp[1], at + 256);
+		} else {
+			assert_int_equal(twheel_count(W), 0);
+			assert_int_equal(twheel_next_expiry(W), TW_TICK_MAX);
+		}
+		check_ok();
+	}
+}
+
 static void mod_other(struct rec_timer *r)
 {
 	assert_int_equal(twheel_mod(W, &r->other->t, r->arg), 1);
@@ -1123,6 +1184,7 @@ int main(void)
 		T(callback_rearms_itself_into_the_past),
 		T(callback_rearms_itself_into_the_future),
 		T(callback_deletes_timer_due_in_same_advance),
+		T(callback_arms_same_slot_next_round_and_deletes_last_fired),
 		T(callback_modifies_others),
 		T(callback_frees_its_own_memory),
 		T(timer_armed_in_callback_fires_in_later_advance),
