@@ -83,11 +83,13 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * timer earlier if @t became the earliest timer.
  *
  * A deadline needs no clock reading: it is compared with the latest one,
- * _seen, which is never ahead of the clock. A deadline at or before _seen
- * has passed and is due in the next run; any other is placed at the tick
- * boundary at or after it, which cannot be early whatever the clock reads
- * now (if it passed since _seen, it fires at that boundary: within one
- * tick). The clock is read only when the host timer must be re-armed.
+ * _seen. A deadline at or before _seen has passed (the clock has shown it,
+ * even if it stepped back since) and is due in the next run; any other is
+ * placed at the tick boundary at or after it (twheel_rt_expiry(): after
+ * the wheel's time if the clock stepped back), which cannot be early
+ * whatever the clock reads now (if it passed since _seen, it fires at that
+ * boundary: within one tick). The clock is read only when the host timer
+ * must be re-armed.
  */
 static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
 			  bool mod)
@@ -99,10 +101,10 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 	if (!h)
 		return -EINVAL;
 	if (deadline) {
-		e = twheel_rt_deadline_tick(&h->_rt, ns, h->_seen);
+		e = twheel_rt_expiry(&h->_rt, h->_w, ns, h->_seen);
 	} else {
 		now = host_clock(h);
-		e = twheel_rt_delay_tick(&h->_rt, ns, now);
+		e = twheel_rt_expiry(&h->_rt, h->_w, ns > UINT64_MAX - now ? UINT64_MAX : now + ns, now);
 	}
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
 	if (rc >= 0 && e < h->_armed && !h->_in_run)

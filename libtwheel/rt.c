@@ -48,20 +48,45 @@ tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
 	return rt ? now_ns / rt_tick(rt) : 0;
 }
 
-tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
-				  uint64_t now_ns)
+/* twheel_rt_deadline_tick() for a non-NULL @rt. */
+static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				      uint64_t now_ns)
 {
+	uint64_t tick = rt_tick(rt);
 	tw_tick_t up, floor_now;
 
-	if (!rt)
-		return 0;
 	/* Cannot wrap: with tick 1 the remainder is 0. */
-	up = deadline_ns / rt_tick(rt) + (deadline_ns % rt_tick(rt) != 0);
+	up = deadline_ns / tick + (deadline_ns % tick != 0);
 	if (deadline_ns > now_ns)
 		return up;
 	/* Passed: due in the next advance, even inside now's own tick. */
-	floor_now = now_ns / rt_tick(rt);
+	floor_now = now_ns / tick;
 	return up < floor_now ? up : floor_now;
+}
+
+tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				  uint64_t now_ns)
+{
+	return rt ? deadline_tick(rt, deadline_ns, now_ns) : 0;
+}
+
+tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
+			   uint64_t deadline_ns, uint64_t now_ns)
+{
+	tw_tick_t e, wt;
+
+	if (!rt)
+		return 0;
+	e = deadline_tick(rt, deadline_ns, now_ns);
+	if (!w || deadline_ns <= now_ns)
+		return e;
+	/* Ahead of the clock, but a tick the wheel has reached (the clock
+	 * stepped back): the wheel is held there until the clock catches up,
+	 * so the first tick after it is the earliest that is not early. */
+	wt = twheel_now(w);
+	if (e <= wt)
+		e = wt < TW_TICK_MAX ? wt + 1 : TW_TICK_MAX;
+	return e;
 }
 
 tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns, uint64_t now_ns)

@@ -116,8 +116,10 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
 		       uint64_t ref)
 {
+	struct twheel *w = timer_wheel(l, t);
+
 	t->deadline = deadline;
-	twheel_mod(timer_wheel(l, t), &t->timer, twheel_rt_deadline_tick(&l->rt, deadline, ref));
+	twheel_mod(w, &t->timer, twheel_rt_expiry(&l->rt, w, deadline, ref));
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.

@@ -317,12 +317,47 @@ static void timeout_ms_and_timespec_round_up(void **state)
 	twheel_destroy(w);
 }
 
+/* After the clock stepped back behind the wheel: a deadline ahead of the
+ * clock goes after the wheel's time, never on a tick the wheel has reached. */
+static void expiry_after_clock_steps_back(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(10); /* the wheel saw 10 ms */
+
+	(void)state;
+	assert_non_null(w);
+	twheel_rt_init(&rt, 1000000, NULL, NULL);
+	/* the clock reads 3 ms: 5 ms is ahead of it, but tick 5 has passed */
+	assert_int_equal(twheel_rt_deadline_tick(&rt, 5000000, 3000000), 5);
+	assert_int_equal(twheel_rt_expiry(&rt, w, 5000000, 3000000), 11);
+	assert_int_equal(twheel_rt_expiry(&rt, w, 10000000, 3000000), 11);
+	assert_int_equal(twheel_rt_expiry(&rt, w, 10000001, 3000000), 11);
+	assert_int_equal(twheel_rt_expiry(&rt, w, 11000001, 3000000), 12);
+	/* passed deadlines stay due, in deadline order */
+	assert_int_equal(twheel_rt_expiry(&rt, w, 3000000, 3000000), 3);
+	assert_int_equal(twheel_rt_expiry(&rt, w, 2000000, 3000000), 2);
+	/* no step back: the same as twheel_rt_deadline_tick() */
+	for (uint64_t d = 9000000; d < 14000000; d += 250000)
+		assert_int_equal(twheel_rt_expiry(&rt, w, d, 10000000),
+				 twheel_rt_deadline_tick(&rt, d, 10000000));
+	/* no wheel, no rt */
+	assert_int_equal(twheel_rt_expiry(&rt, NULL, 5000000, 3000000), 5);
+	assert_int_equal(twheel_rt_expiry(NULL, w, 5000000, 3000000), 0);
+	twheel_destroy(w);
+	/* a wheel at the end of time saturates */
+	w = twheel_create(TW_TICK_MAX);
+	assert_non_null(w);
+	assert_true(twheel_rt_expiry(&rt, w, 5000000, 3000000) == TW_TICK_MAX);
+	twheel_destroy(w);
+}
+
 /* ---- a simulated event loop on an injected clock ----------------------------- */
 
 struct sim_timer {
 	struct tw_timer t;
 	uint64_t deadline; /* clock ns */
 	uint64_t armed_at;
+	uint64_t armed_high; /* the furthest clock reading before it was armed */
 	int fired;
 };
 
@@ -335,11 +370,15 @@ static void sim_cb(struct tw_timer *t)
 
 	s->fired++;
 	sim_fires++;
-	if (sim_high < s->deadline)
+	if (sim_now < s->deadline)
 		sim_bad_early++;
 	/* sleeping exactly as told: at most one tick after the deadline, or
-	 * at the first advance after arming when it was already due */
-	if (s->deadline > s->armed_at && sim_high >= s->deadline + sim_tick)
+	 * at the first advance after arming when it was already due. Armed
+	 * after the clock stepped back behind the wheel: by one tick after
+	 * the furthest reading before (the wheel is held there). */
+	if (s->deadline > s->armed_at &&
+	    (s->deadline > s->armed_high ? sim_high >= s->deadline + sim_tick
+					 : sim_high > s->armed_high + sim_tick))
 		sim_bad_late++;
 }
 
@@ -419,7 +458,9 @@ static void simulated_loop_never_early_never_spins(void **state)
 	}
 }
 
-/* Clock steps back and forth at random: never early, every timer once. */
+/* Clock steps back and forth at random, timers armed with
+ * twheel_rt_expiry(): never early by the clock's current reading, every
+ * timer once. */
 static void simulated_clock_steps_back(void **state)
 {
 	static struct sim_timer tm[SIM_N];
@@ -442,10 +483,9 @@ static void simulated_clock_steps_back(void **state)
 
 		tw_timer_init(&tm[i].t, sim_cb);
 		tm[i].armed_at = now;
-		/* after a step back the wheel stays at the furthest time seen
-		 * (sim_high): "never early" is relative to that */
+		tm[i].armed_high = sim_high;
 		tm[i].deadline = now + delay;
-		assert_int_equal(twheel_add(w, &tm[i].t, twheel_rt_delay_tick(&rt, delay, now)), 0);
+		assert_int_equal(twheel_add(w, &tm[i].t, twheel_rt_expiry(&rt, w, now + delay, now)), 0);
 		if (rnd() % 4 == 0) {
 			uint64_t to = twheel_rt_timeout_ns(&rt, w, now);
 
@@ -491,6 +531,7 @@ int main(void)
 		cmocka_unit_test(timeout_ns_cases),
 		cmocka_unit_test(timeout_ms_and_timespec_round_up),
 		cmocka_unit_test(simulated_loop_never_early_never_spins),
+		cmocka_unit_test(expiry_after_clock_steps_back),
 		cmocka_unit_test(simulated_clock_steps_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

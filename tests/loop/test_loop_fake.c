@@ -781,6 +781,36 @@ static void test_due_deadline_fires_next_iteration(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* The clock steps back behind the loop's wheel: timers armed then (by
+ * delay, by a deadline ahead of the loop's reading, by schedule) never
+ * fire before their deadline. */
+static void test_clock_steps_back_never_early(void **state)
+{
+	struct fake_clock c;
+	struct rec r[3] = { { .clk = &c }, { .clk = &c }, { .clk = &c } };
+	struct twheel_loop *l = fake_loop(&c, START + 10 * MS, NULL);
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		tw_loop_timer_init(&r[i].t, rec_fn, 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_set(&c, START + 3 * MS); /* 7 ms back */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0); /* the loop reads it */
+	assert_int_equal(twheel_loop_add(l, &r[0].t, 2 * MS), 0);
+	assert_int_equal(twheel_loop_add_at(l, &r[1].t, START + 4 * MS), 0);
+	assert_int_equal(twheel_loop_schedule(l, &r[2].t, 1 * MS), 0);
+	for (uint64_t t = START + 3 * MS; t <= START + 12 * MS; t += MS / 4) {
+		fake_clock_set(&c, t);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		for (int i = 0; i < 3; i++)
+			if (r[i].n)
+				assert_true(r[i].fired_at[0] >= r[i].t.deadline);
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A schedule's delay counts from the clock reading the loop takes when it
  * takes the timer from the inbox (no earlier than the call); a
  * schedule_at() deadline stays absolute. */
@@ -1195,6 +1225,7 @@ int main(void)
 		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
+		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
 		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),

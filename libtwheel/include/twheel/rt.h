@@ -61,7 +61,9 @@ extern "C" {
 /*
  * A clock: monotonic nanoseconds since an arbitrary origin. It must never go
  * backwards in normal operation (if it does, the rules above hold the wheel
- * still until it catches up). Same signature as the io_uring loop's clock.
+ * still until it catches up, and timers armed with twheel_rt_expiry()
+ * meanwhile are late, never early). Same signature as the io_uring loop's
+ * clock.
  */
 typedef uint64_t (*twheel_rt_clock_fn)(void *arg);
 
@@ -104,11 +106,28 @@ TWHEEL_API tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns
  * advance reaches only when the clock has reached @deadline_ns. Otherwise
  * (the deadline has passed): a tick <= floor(@now_ns / tick), so the timer
  * is due and fires in the next advance; earlier deadlines map to earlier or
- * equal ticks, so they still fire in deadline order. Never wraps.
+ * equal ticks, so they still fire in deadline order. Never wraps. (Ignores
+ * the wheel: if the clock has stepped back behind the wheel's time, see
+ * twheel_rt_expiry().)
  * Returns 0 if @rt is NULL. O(1); any thread.
  */
 TWHEEL_API tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
 					     uint64_t now_ns);
+
+/*
+ * The expiry tick to arm on @w for clock deadline @deadline_ns at clock time
+ * @now_ns: twheel_rt_deadline_tick(), except after the clock stepped back
+ * behind the wheel's time. The wheel is then held at its time until the
+ * clock catches up, so a deadline still ahead of @now_ns whose tick the
+ * wheel has already reached is placed on the first tick after the wheel's
+ * time: late (until the clock is back there), never early. Use it (or the
+ * host driver, or the io_uring loop, which do) rather than
+ * twheel_rt_deadline_tick() whenever the clock may step back. @w NULL:
+ * twheel_rt_deadline_tick(). Returns 0 if @rt is NULL. O(1); the wheel's
+ * thread.
+ */
+TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
+				      uint64_t deadline_ns, uint64_t now_ns);
 
 /*
  * The expiry tick for a timer @delay_ns after clock time @now_ns: the
