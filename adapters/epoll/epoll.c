@@ -84,14 +84,23 @@ int twheel_epoll_fd(const struct twheel_host *h)
 long twheel_epoll_dispatch(struct twheel_host *h)
 {
 	uint64_t expirations;
+	ssize_t n;
+	long rc;
 
 	if (!h || h->_ops != &epoll_ops)
 		return -EINVAL;
-	/* EAGAIN when it was not readable: run anyway, it is harmless */
-	if (read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations)) < 0 &&
-	    errno != EAGAIN)
+	n = read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations));
+	if (n < 0 && errno != EAGAIN)
 		return -errno;
-	return twheel_host_run(h);
+	rc = twheel_host_run(h);
+	/*
+	 * EAGAIN: it was not readable, so the timerfd may still be armed. The
+	 * run re-armed it if timers are left; if none is, the host counts it
+	 * stopped: disarm it, or an idle wheel's fd would become readable.
+	 */
+	if (n < 0 && rc >= 0 && !twheel_count(twheel_host_wheel(h)))
+		host_stop(h);
+	return rc;
 }
 
 int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg),

@@ -7,8 +7,10 @@
  * the start time plus the timeout. With the default clock the timeout is
  * therefore ceil(wake / 1 ms) - uv_now(): however stale uv_now() is, the
  * uv_timer_t fires only once the monotonic clock has reached @wake. With
- * an injected clock the epochs differ: the loop time is refreshed and the
- * remaining time rounded up to a whole millisecond.
+ * an injected clock the epochs differ: @wake is first moved to the
+ * CLOCK_MONOTONIC time that lies as far after a fresh uv_hrtime() reading
+ * (counting from uv_now() instead, truncated to the millisecond, would
+ * wake up to 1 ms before the tick boundary, for nothing).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -40,17 +42,19 @@ static void on_timer(uv_timer_t *timer)
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
 	struct twheel_uv *u = (struct twheel_uv *)h;
-	uint64_t ms;
+	uint64_t wake_ms, lnow;
 
-	if (twheel_host_rt(h)->clock == twheel_rt_clock_monotonic) {
-		uint64_t wake_ms = ceil_ms(wake), lnow = uv_now(u->loop);
+	if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
+		/* another epoch: the CLOCK_MONOTONIC time (uv_hrtime()) that
+		 * lies wake - now after a reading taken now (no earlier than
+		 * the injected clock's reading @now) */
+		uint64_t mono = uv_hrtime();
 
-		ms = wake_ms > lnow ? wake_ms - lnow : 0;
-	} else {
-		uv_update_time(u->loop);
-		ms = ceil_ms(wake - now);
+		wake = wake - now > UINT64_MAX - mono ? UINT64_MAX : mono + (wake - now);
 	}
-	uv_timer_start(&u->timer, on_timer, ms, 0);
+	wake_ms = ceil_ms(wake);
+	lnow = uv_now(u->loop);
+	uv_timer_start(&u->timer, on_timer, wake_ms > lnow ? wake_ms - lnow : 0, 0);
 }
 
 static void host_stop(struct twheel_host *h)

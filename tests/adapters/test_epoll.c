@@ -1,8 +1,10 @@
 /*
  * test_epoll - the adapter suite (suite.h) on a plain epoll loop watching
  * the adapter's timerfd, plus its own arguments and its fd being silent
- * while the wheel is empty.
+ * while the wheel is empty (also after a dispatch when it was not readable).
  */
+#include <poll.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -115,9 +117,60 @@ static const struct host_loop ep_host = {
 	"epoll", ep_setup, ep_teardown, ep_create, ep_destroy, ep_run, ep_run_for, ep_call_soon,
 };
 
+/*
+ * twheel_epoll_dispatch() when the fd was not readable (an injected clock
+ * that runs ahead of the timerfd): the run empties the wheel, and the
+ * timerfd must be left disarmed, not armed and readable later. 0 if so.
+ */
+static uint64_t spur_ns = UINT64_C(1000000000);
+static int spur_fired;
+
+static uint64_t spur_clock(void *arg)
+{
+	(void)arg;
+	return spur_ns;
+}
+
+static void spur_cb(struct tw_timer *t)
+{
+	(void)t;
+	spur_fired++;
+}
+
+static int dispatch_when_not_readable_leaves_idle_fd_silent(void)
+{
+	struct twheel_rt rt;
+	struct twheel_host *h;
+	struct tw_timer a;
+	struct itimerspec its;
+	struct pollfd p;
+	int bad = 0;
+
+	twheel_rt_init(&rt, 0, spur_clock, NULL);
+	h = twheel_epoll_create(&rt);
+	if (!h)
+		return 1;
+	tw_timer_init(&a, spur_cb);
+	bad |= twheel_host_add(h, &a, 10000000) != 0; /* 10 ms on the injected clock */
+	spur_ns += 20000000;                          /* the clock runs ahead of the timerfd */
+	bad |= twheel_epoll_dispatch(h) != 1;         /* the fd was not readable */
+	bad |= spur_fired != 1 || twheel_count(twheel_host_wheel(h)) != 0;
+	bad |= timerfd_gettime(twheel_epoll_fd(h), &its) != 0;
+	bad |= its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
+	p.fd = twheel_epoll_fd(h);
+	p.events = POLLIN;
+	bad |= poll(&p, 1, 30) != 0; /* idle: never readable */
+	bad |= twheel_epoll_destroy(h, NULL, NULL) != 0;
+	if (bad)
+		fprintf(stderr, "dispatch when not readable: the idle wheel's timerfd stayed armed\n");
+	return bad;
+}
+
 int main(void)
 {
 	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
+		return 1;
+	if (dispatch_when_not_readable_leaves_idle_fd_silent())
 		return 1;
 	return suite_main(&ep_host);
 }

@@ -1,7 +1,8 @@
 /*
  * test_uv - the adapter suite (suite.h) on Debian's libuv, plus what is
- * particular to libuv: bad arguments of twheel_uv_create/destroy, and the
- * loop closing cleanly (uv_loop_close() == 0) after every test.
+ * particular to libuv: bad arguments of twheel_uv_create/destroy, the loop
+ * closing cleanly (uv_loop_close() == 0) after every test, and an injected
+ * clock whose millisecond phase differs from uv_now()'s.
  */
 #include <twheel/uv.h>
 
@@ -77,6 +78,71 @@ static const struct host_loop uv_host = {
 	uv_run_all, uv_run_for, uv_call_soon,
 };
 
+/*
+ * An injected clock half a millisecond off CLOCK_MONOTONIC's millisecond
+ * phase, a busy loop (an idle handle) arming one timer at a time at odd
+ * moments, delays within the first level (no cascade ticks): the
+ * uv_timer_t must never wake before the tick boundary, so no wake-up runs
+ * nothing. 0 if so.
+ */
+static struct twheel_host *phase_h;
+static struct tw_timer phase_t;
+static int phase_left = 100;
+static uint64_t phase_x = 88172645463325252ull;
+
+static uint64_t phase_clock(void *arg)
+{
+	(void)arg;
+	return mono_ns() + 700000;
+}
+
+static void phase_cb(struct tw_timer *t)
+{
+	(void)t;
+	phase_left--;
+}
+
+static void phase_spin(uv_idle_t *i)
+{
+	if (phase_left <= 0) {
+		uv_idle_stop(i);
+		return;
+	}
+	phase_x ^= phase_x << 13;
+	phase_x ^= phase_x >> 7;
+	phase_x ^= phase_x << 17;
+	if (!tw_timer_pending(&phase_t) && phase_x % 50 == 0)
+		twheel_host_add(phase_h, &phase_t, 300000 + phase_x % 1500000);
+}
+
+static int injected_clock_never_wakes_before_the_tick(void)
+{
+	struct twheel_rt rt;
+	struct twheel_rt_stats st;
+	uv_idle_t idle;
+
+	uv_setup();
+	twheel_rt_init(&rt, 0, phase_clock, NULL);
+	phase_h = twheel_uv_create(&loop, &rt);
+	if (!phase_h)
+		return 1;
+	tw_timer_init(&phase_t, phase_cb);
+	uv_idle_init(&loop, &idle);
+	uv_idle_start(&idle, phase_spin);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	twheel_host_get_stats(phase_h, &st);
+	uv_close((uv_handle_t *)&idle, NULL);
+	twheel_uv_destroy(phase_h, NULL, NULL);
+	uv_teardown();
+	if (st.idle_wakeups || st.fired != 100) {
+		fprintf(stderr, "injected clock: %llu of %llu wake-ups ran nothing (fired %llu)\n",
+			(unsigned long long)st.idle_wakeups, (unsigned long long)st.wakeups,
+			(unsigned long long)st.fired);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	struct twheel_rt_stats st;
@@ -94,5 +160,7 @@ int main(void)
 		twheel_uv_destroy(h, NULL, NULL);
 	}
 	uv_teardown();
+	if (injected_clock_never_wakes_before_the_tick())
+		return 1;
 	return suite_main(&uv_host);
 }
