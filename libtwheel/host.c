@@ -151,7 +151,7 @@ long twheel_host_run(struct twheel_host *h)
 {
 	long n;
 
-	if (!h)
+	if (!h || !h->_w)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;

@@ -163,6 +163,28 @@ static void clock_steps_back_never_early(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/* A host shut down refuses every call with -EINVAL and counts nothing. */
+static void shut_down_host_refuses_and_counts_nothing(void **state)
+{
+	struct ht x;
+	struct twheel_rt_stats before, after;
+
+	(void)state;
+	ht_init(&x, 1);
+	host_open(10 * TICK);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	assert_int_equal(twheel_host_get_stats(&H, &before), 0);
+	assert_int_equal(twheel_host_run(&H), -EINVAL);
+	assert_int_equal(twheel_host_add(&H, &x.t, TICK), -EINVAL);
+	assert_int_equal(twheel_host_mod_at(&H, &x.t, 20 * TICK), -EINVAL);
+	assert_int_equal(twheel_host_del(&H, &x.t), -EINVAL);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), -EINVAL);
+	assert_int_equal(twheel_host_get_stats(&H, &after), 0);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_false(tw_timer_pending(&x.t));
+	assert_false(host_armed);
+}
+
 static void passed_deadline_is_due_in_next_run(void **state)
 {
 	struct ht x[3];
@@ -282,6 +304,7 @@ int main(void)
 		cmocka_unit_test(deadline_arms_read_no_clock),
 		cmocka_unit_test(passed_deadline_is_due_in_next_run),
 		cmocka_unit_test(clock_steps_back_never_early),
+		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

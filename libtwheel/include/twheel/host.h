@@ -110,7 +110,7 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  *
  * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
  * _mod_at), or
- *   -EINVAL  @h or @t NULL, or @t has no callback;
+ *   -EINVAL  @h or @t NULL, @h shut down, or @t has no callback;
  *   -EBUSY   (_add, _add_at) @t is already pending.
  * O(1); the delay forms also read the clock once; any form calls the
  * host's arm (after a clock reading) when @t becomes the earliest timer.
@@ -122,16 +122,19 @@ TWHEEL_API int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uin
 
 /*
  * Cancel @t. Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t
- * NULL). O(1), plus the host's stop when the wheel becomes empty.
+ * NULL, or @h shut down). O(1), plus the host's stop when the wheel
+ * becomes empty.
  */
 TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
 
 /*
  * The host timer fired: advance the wheel to the clock's current tick
  * (running every due timer), then arm the host timer for the next tick
- * with work, or leave it stopped if the wheel is empty. Returns the
- * number of timer callbacks run, or
- *   -EINVAL  @h NULL;
+ * with work, or leave it stopped if the wheel is empty. Call it from the
+ * host timer's callback: the host counts its timer stopped from here on
+ * (called while the host timer is still armed, that timer may wake once
+ * for nothing). Returns the number of timer callbacks run, or
+ *   -EINVAL  @h NULL or shut down (nothing counted);
  *   -EBUSY   called from one of the wheel's callbacks.
  * Cost: that of twheel_advance() plus two clock readings.
  */
