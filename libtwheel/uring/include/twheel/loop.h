@@ -220,7 +220,12 @@ struct tw_loop_io {
 
 /* ---- Configuration and lifetime --------------------------------------- */
 
-/* The loop clock: monotonic nanoseconds. Must be callable from any thread. */
+/*
+ * The loop clock: monotonic nanoseconds. Must be callable from any thread.
+ * If it steps back, the loop's wheel waits at its time until the clock
+ * catches up; timers armed meanwhile by delay, or for a deadline after
+ * the latest reading, fire late (once the clock is back), never early.
+ */
 typedef uint64_t (*twheel_clock_fn)(void *arg);
 
 /* Executor: run t->func(t) (tw_loop_timer_call()) on some other thread. */
