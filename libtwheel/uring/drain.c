@@ -42,6 +42,10 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 
 	if (!l || l->in_callback)
 		return 0;
+	/* What drain calls (work items, @timer_fn, @work_fn, the release hook)
+	 * is one of the loop's callbacks: a nested destroy, drain or run_once
+	 * must find the loop in use. */
+	l->in_callback = true;
 	/* The inbox first: cancels in it unlink timers from the wheels. */
 	while ((n = twl_inbox_pop(l))) {
 		struct tw_loop_timer *t;
@@ -78,5 +82,6 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 	}
 	twheel_drain(l->wheel, drain_one, &c);
 	twheel_drain(l->dwheel, drain_one, &c);
+	l->in_callback = false;
 	return c.n;
 }

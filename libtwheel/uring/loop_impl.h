@@ -226,7 +226,7 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 
 /* periodic.c */
 void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t);
-uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t, uint64_t now);
+uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t, uint64_t *ref);
 
 /* wait.c */
 extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */

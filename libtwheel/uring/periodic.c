@@ -52,12 +52,18 @@ static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip)
 	return add_sat(d, step);
 }
 
-/* The deadline after a run of periodic @t served at t->deadline, with
- * t->missed and t->_backlog as the firing left them; @now the loop's time. */
+/*
+ * The deadline after a run of periodic @t served at t->deadline, with
+ * t->missed and t->_backlog as the firing left them. *@ref is the loop's
+ * time on entry; a fixed delay counts from a fresh reading, which replaces
+ * it (the reading the deadline must be judged against: if the clock stepped
+ * back during the run, the loop's time is ahead of it).
+ */
 uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
-			      uint64_t now)
+			      uint64_t *ref)
 {
 	unsigned policy = t->timer.flags & TW_LOOP_MISFIRE_MASK;
+	uint64_t now = *ref;
 
 	if (!(t->timer.flags & TW_LOOP_FIXED_DELAY)) { /* ALL: the next one, maybe due */
 		uint64_t skip = policy == TW_LOOP_MISFIRE_ALL ? 0 : t->missed;
@@ -70,7 +76,8 @@ uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
 	}
 	if (t->_backlog)
 		return now; /* owed: due again in the next iteration */
-	return add_sat(loop_clock(l), t->period);
+	*ref = loop_clock(l);
+	return add_sat(*ref, t->period);
 }
 
 void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
@@ -117,7 +124,8 @@ void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 	if (l->cur_gone)
 		return; /* deleted or re-armed by its callback: not ours to touch */
 
-	twl_timer_link(l, t, twl_periodic_next(l, t, now), now);
+	next = twl_periodic_next(l, t, &now);
+	twl_timer_link(l, t, next, now);
 	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED))
 		twl_timer_release(l, t); /* cancelled from another thread during the run */
 }

@@ -232,7 +232,9 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 	} else if (s == TW__T_RETURNED) {
 		/* a periodic executor run ended; misfires are judged when the
 		 * next deadline is due */
-		twl_timer_link(l, t, twl_periodic_next(l, t, l->now), l->now);
+		uint64_t now = l->now, next = twl_periodic_next(l, t, &now);
+
+		twl_timer_link(l, t, next, now);
 		twl_timer_publish_armed(l, t, s);
 	} else if (s == TW__T_CANCELLED) {
 		twl_timer_release(l, t);

@@ -1208,9 +1208,10 @@ static void finish(struct lm *m)
 			if (m->res->ops & 1) {
 				ev_add(&m->want, EV_WDRAIN, item, 0, 0, 0, 0);
 			} else {
-				/* run: a post promises a call */
+				/* run: a post promises a call; drain's calls are
+				 * the loop's callbacks (run_once: -EBUSY) */
 				int r = y->action == W_REPOST ? -ESHUTDOWN :
-					y->action == W_RUN_ONCE ? -ESHUTDOWN : 0;
+					y->action == W_RUN_ONCE ? -EBUSY : 0;
 
 				ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
 			}

@@ -1185,6 +1185,101 @@ static void test_destroy_from_callback_is_refused(void **state)
 	twheel_loop_destroy(destroy_loop, NULL, NULL, NULL);
 }
 
+/*
+ * What drain calls is one of the loop's callbacks: a work item that
+ * destroy's drain runs may not destroy the loop again (it did, and the
+ * outer drain read the freed loop) nor run an iteration (-EBUSY); a timer
+ * that destroy's @timer_fn re-arms is refused (-ESHUTDOWN: destroy stops
+ * the loop first), not left owned by the freed loop.
+ */
+static int nested_rc[2];
+static int nested_n;
+
+static void destroy_from_work(struct tw_loop_work *w)
+{
+	(void)w;
+	twheel_loop_destroy(destroy_loop, NULL, NULL, NULL);
+	if (nested_n < 2)
+		nested_rc[nested_n++] = twheel_loop_run_once(destroy_loop, TW_LOOP_NOWAIT);
+}
+
+static int rearm_rc = 1;
+
+static void rearm_in_destroy(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	rearm_rc = twheel_loop_add(destroy_loop, t, MS);
+}
+
+static void test_destroy_from_what_drain_calls_does_nothing(void **state)
+{
+	struct fake_clock c;
+	struct tw_loop_work w[2];
+	struct rec r = { .clk = &c };
+
+	(void)state;
+	destroy_loop = fake_loop(&c, START, NULL);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(destroy_loop, &r.t, 5 * MS), 0);
+	for (int i = 0; i < 2; i++) {
+		tw_loop_work_init(&w[i], destroy_from_work);
+		assert_int_equal(twheel_loop_post(destroy_loop, &w[i]), 0);
+	}
+	nested_n = 0;
+	/* not stopped first: destroy runs the posts (NULL work_fn), hands back r */
+	twheel_loop_destroy(destroy_loop, rearm_in_destroy, NULL, NULL);
+	assert_int_equal(nested_n, 2);
+	assert_int_equal(nested_rc[0], -EBUSY);
+	assert_int_equal(nested_rc[1], -EBUSY);
+	assert_int_equal(rearm_rc, -ESHUTDOWN);
+	assert_false(tw_loop_timer_busy(&r.t));
+	assert_int_equal(r.n, 0);
+}
+
+/*
+ * A fixed-delay periodic timer whose callback steps the clock back: its
+ * next deadline counts from the end of the run, and it must not run
+ * before the clock reaches it (it ran in the next iteration).
+ */
+static struct fake_clock *back_clock;
+
+static void step_back_once(struct tw_loop_timer *t)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	rec_fn(t);
+	if (r->n == 1)
+		fake_clock_set(back_clock, fake_clock_read(back_clock) - 500 * MS);
+}
+
+static void test_fixed_delay_after_clock_steps_back_never_early(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	back_clock = &c;
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, step_back_once, 10 * MS,
+						     TW_LOOP_FIXED_DELAY),
+			 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	fake_clock_set(&c, START + 11 * MS); /* past the deadline's tick boundary */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1); /* steps back 500 ms */
+	uint64_t next = r.t.deadline;
+	assert_int_equal(next, START + 11 * MS - 500 * MS + 10 * MS);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.n, 1);
+	for (uint64_t t = fake_clock_read(&c); r.n < 3 && t < START + 100 * MS; t += MS / 2) {
+		fake_clock_set(&c, t);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	}
+	assert_int_equal(r.n, 3);
+	assert_true(r.fired_at[1] >= next);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* TWHEEL_TEST_EPOLL=1 runs this whole suite in epoll mode. */
 static void test_mode_is_the_one_asked(void **state)
 {
@@ -1234,6 +1329,8 @@ int main(void)
 		cmocka_unit_test(test_foreign_loop_is_refused),
 		cmocka_unit_test(test_stopped_loop_refuses_arming),
 		cmocka_unit_test(test_destroy_from_callback_is_refused),
+		cmocka_unit_test(test_fixed_delay_after_clock_steps_back_never_early),
+		cmocka_unit_test(test_destroy_from_what_drain_calls_does_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,8 +289,9 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
  *     that error instead. @msg then says why io_uring is not used.
  *   twheel_loop_features() tells which mode and features are in use.
  * Returns 0, or
- *   -EINVAL  bad tick or flags (unknown, or NO_URING with URING_ONLY), or
- *            @loopp NULL;
+ *   -EINVAL  bad tick or flags (unknown, or NO_URING with URING_ONLY),
+ *            @loopp NULL, or (io_uring mode) the kernel refused the ring's
+ *            size (cfg.entries too large);
  * and with TW_LOOP_URING_ONLY:
  *   -ENOSYS  the kernel has no io_uring (or a filter claims so);
  *   -EPERM   io_uring refused: seccomp profile, kernel.io_uring_disabled;
@@ -317,9 +318,11 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
  * hook is called). @timer_fn NULL: timers are just dropped (left idle).
  * Call it after the loop stopped, with no other thread still using it
  * (the executor included: every timer it was handed has been passed to
- * tw_loop_timer_call(), which has returned). Returns the number of timers
- * handed back. O(owned timers + queued items);
- * the loop thread, not from a callback.
+ * tw_loop_timer_call(), which has returned). What drain calls (@timer_fn,
+ * @work_fn, work items, the release hook) counts as one of the loop's
+ * callbacks: destroy does nothing there, drain returns 0, run_once
+ * -EBUSY. Returns the number of timers handed back. O(owned timers +
+ * queued items); the loop thread, not from a callback (then it returns 0).
  */
 TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
 					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
@@ -327,8 +330,9 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
 					 void *arg);
 
 /*
- * twheel_loop_drain() with the same arguments, then free the loop, its
- * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O is
+ * Stop the loop (so that what @timer_fn or a work item arms is refused
+ * with -ESHUTDOWN), twheel_loop_drain() with the same arguments, then free
+ * the loop, its wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O is
  * cancelled by closing the ring (handlers are not called). No other thread
  * may use the loop any more. Called from one of the loop's own callbacks
  * it does nothing (the loop is in use; stop it and destroy it after
