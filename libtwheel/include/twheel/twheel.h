@@ -137,11 +137,13 @@ TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expire
  * Arm @t at @expires whether or not it is pending (kernel mod_timer()).
  * Re-arming a pending timer to the same expiry, to one in the same slot,
  * or (for a timer on a level above the first: more than 256 ticks away
- * when it was placed) to a later expiry only stores the expiry: the timer moves when its slot's cascade comes, and fires
- * exactly at @expires all the same. Returns 1 if @t was pending, 0 if it
- * was not, or
+ * when it was placed) to a later expiry only stores the expiry: the timer
+ * moves when its slot's cascade comes, and fires exactly at @expires all
+ * the same. Returns 1 if @t was pending, 0 if it was not, or
  *   -EINVAL  @w or @t is NULL, or @t has no callback.
- * O(1); the wheel's thread, callbacks included (as for twheel_add()).
+ * O(1); the wheel's thread, callbacks included (as for twheel_add(): from
+ * a callback, a timer re-armed to an expiry at or before the advance's
+ * target, even its own unchanged expiry, fires in a later advance).
  */
 TWHEEL_API int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires);
 
@@ -174,8 +176,10 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * tick <= the earliest pending expiry at which an advance has work to do:
  * the earliest expiry itself, or a cascade tick before it. When a timer is
  * already due (armed at or before the wheel's time, or, from a callback,
- * still waiting to run in the current advance) the result is <= the
- * wheel's time: advance to twheel_now() to run it. Advancing repeatedly to
+ * waiting on the list of the tick being fired) the result is <= the
+ * wheel's time: advance to twheel_now() to run it. (From a callback,
+ * twheel_now() is the tick being fired; timers of later ticks that the
+ * same advance will still run give their expiry, as any pending timer.) Advancing repeatedly to
  * the returned tick reaches the earliest timer in at most
  * TWHEEL_LEVELS + 1 advances, plus at most one for each pending timer that
  * twheel_mod() re-armed to a later expiry without moving it (see there):
