@@ -722,12 +722,11 @@ static long fire_list(struct twheel *w, struct tw_list *list, uint32_t idx)
 	bool both_ends = idx < NSLOTS;
 
 	tw_list_splice_tail_init(list, &w->work);
-	w->work_idx = idx;
+	w->work_idx = both_ends ? idx : IDX_WORK;
 	if (!both_ends) {
 		struct tw_list *p;
 		tw_list_for_each(p, &w->work)
 			tw_list_entry(p, struct tw_timer, entry)->_idx = IDX_WORK;
-		w->work_idx = IDX_WORK;
 	}
 	for (bool back = false; !tw_list_empty(&w->work); back = both_ends && !back) {
 		struct tw_timer *t = tw_list_entry(back ? w->work.prev : w->work.next,

@@ -275,7 +275,7 @@ void twheel_loop_destroy(struct twheel_loop *l,
 		return; /* from one of its own callbacks: the loop is in use */
 	/* stopped first: what @timer_fn or a work item arms now is refused
 	 * (-ESHUTDOWN), not left owned by a loop about to be freed */
-	__atomic_store_n(&l->stop, 1, __ATOMIC_SEQ_CST);
+	twheel_loop_stop(l);
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
 	if (loop_epoll(l))
 		close(l->epfd);

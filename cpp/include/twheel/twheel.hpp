@@ -149,8 +149,8 @@ public:
 	~fn() { reset(); }
 
 	// Stores @f (a null function pointer or an empty std::function gives
-	// an empty fn). Throws what copying @f or operator new throws; a heap-stored @f replaces the old
-	// callable only once it is built.
+	// an empty fn). Throws what copying @f or operator new throws; a
+	// heap-stored @f replaces the old callable only once it is built.
 	template <class F>
 	void emplace(F &&f)
 	{

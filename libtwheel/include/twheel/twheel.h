@@ -179,12 +179,12 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * waiting on the list of the tick being fired) the result is <= the
  * wheel's time: advance to twheel_now() to run it. (From a callback,
  * twheel_now() is the tick being fired; timers of later ticks that the
- * same advance will still run give their expiry, as any pending timer.) Advancing repeatedly to
- * the returned tick reaches the earliest timer in at most
- * TWHEEL_LEVELS + 1 advances, plus at most one for each pending timer that
- * twheel_mod() re-armed to a later expiry without moving it (see there):
- * such a timer waits where it was, and the advance to that slot's cascade
- * moves it. O(levels); the wheel's thread.
+ * same advance will still run give their expiry, as any pending timer.)
+ * Advancing repeatedly to the returned tick reaches the earliest timer in
+ * at most TWHEEL_LEVELS + 1 advances, plus at most one for each pending
+ * timer that twheel_mod() re-armed to a later expiry without moving it
+ * (see there): such a timer waits where it was, and the advance to that
+ * slot's cascade moves it. O(levels); the wheel's thread.
  */
 TWHEEL_API tw_tick_t twheel_next_expiry(const struct twheel *w);
 

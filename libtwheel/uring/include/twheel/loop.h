@@ -332,8 +332,8 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
 /*
  * Stop the loop (so that what @timer_fn or a work item arms is refused
  * with -ESHUTDOWN), twheel_loop_drain() with the same arguments, then free
- * the loop, its wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O is
- * cancelled by closing the ring (handlers are not called). No other thread
+ * the loop, its wheels, its ring and its eventfd. NULL @loop is a no-op.
+ * In-flight I/O is cancelled by closing the ring (handlers are not called). No other thread
  * may use the loop any more. Called from one of the loop's own callbacks
  * it does nothing (the loop is in use; stop it and destroy it after
  * twheel_loop_run() returned). O(owned timers + ring size); the loop thread.
