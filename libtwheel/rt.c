@@ -80,10 +80,11 @@ tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 	e = deadline_tick(rt, deadline_ns, now_ns);
 	if (!w || deadline_ns <= now_ns)
 		return e;
-	/* Ahead of the clock, but a tick the wheel has reached (the clock
-	 * stepped back): the wheel is held there until the clock catches up,
-	 * so the first tick after it is the earliest that is not early. */
-	wt = twheel_now(w);
+	/* Ahead of the clock, but a tick the wheel has reached, or that the
+	 * advance now running (from a callback) will reach: the clock stepped
+	 * back. The wheel is held there until the clock catches up, so the
+	 * first tick after it is the earliest that is not early. */
+	wt = twheel_target(w);
 	if (e <= wt)
 		e = wt < TW_TICK_MAX ? wt + 1 : TW_TICK_MAX;
 	return e;
@@ -139,16 +140,21 @@ uint64_t twheel_rt_timeout_ns(const struct twheel_rt *rt, const struct twheel *w
 
 	if (!rt)
 		return 0;
-	if (!w)
+	/* Emptiness from the count: TW_TICK_MAX is also a timer's tick. */
+	if (!w || !twheel_count(w))
 		return TWHEEL_RT_FOREVER;
 	next = twheel_next_expiry(w);
-	if (next == TW_TICK_MAX)
-		return TWHEEL_RT_FOREVER;
 	if (next <= twheel_rt_target(rt, w, now_ns))
 		return 0;
-	/* next > floor(now / tick), so next * tick > now: no underflow. */
-	wake = twheel_rt_tick_ns(rt, next);
-	return wake == TWHEEL_RT_FOREVER ? TWHEEL_RT_FOREVER : wake - now_ns;
+	/* The boundary may be UINT64_MAX itself, a clock reading like any
+	 * other: only a product beyond 64 bits is never reached. */
+	if (__builtin_mul_overflow(next, rt_tick(rt), &wake))
+		return TWHEEL_RT_FOREVER;
+	/* next > floor(now / tick), so next * tick > now: no underflow. The
+	 * difference is the sentinel only for now 0 and a boundary at
+	 * UINT64_MAX: wait one ns less (the loop then asks again). */
+	wake -= now_ns;
+	return wake == TWHEEL_RT_FOREVER ? TWHEEL_RT_FOREVER - 1 : wake;
 }
 
 int twheel_rt_timeout_ms(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)

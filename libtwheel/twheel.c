@@ -793,6 +793,13 @@ tw_tick_t twheel_now(const struct twheel *w)
 	return w ? w->now : 0;
 }
 
+tw_tick_t twheel_target(const struct twheel *w)
+{
+	if (!w)
+		return 0;
+	return w->running ? w->due_limit : w->now;
+}
+
 size_t twheel_count(const struct twheel *w)
 {
 	return w ? w->count : 0;

@@ -317,6 +317,97 @@ static void timeout_ms_and_timespec_round_up(void **state)
 	twheel_destroy(w);
 }
 
+/*
+ * The top of the 64-bit range is a time like any other: a timer due on
+ * TW_TICK_MAX means "do not sleep", and a tick boundary at exactly
+ * UINT64_MAX ns is waited for (UINT64_MAX - 1 at most), not "forever".
+ */
+static void tick_max_is_not_a_sentinel(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(TW_TICK_MAX);
+	struct tw_timer a;
+	struct timespec ts;
+
+	(void)state;
+	tw_timer_init(&a, count_cb);
+	twheel_rt_init(&rt, 1, NULL, NULL);
+	assert_int_equal(twheel_add(w, &a, TW_TICK_MAX), 0);
+	assert_true(twheel_rt_timeout_ns(&rt, w, UINT64_MAX) == 0);
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, UINT64_MAX), 0);
+	assert_ptr_equal(twheel_rt_timeout_ts(&rt, w, UINT64_MAX, &ts), &ts);
+	/* even if the clock stepped back far behind the wheel */
+	assert_true(twheel_rt_timeout_ns(&rt, w, 5) == 0);
+	fired = 0;
+	assert_int_equal(twheel_rt_advance(&rt, w, UINT64_MAX), 1);
+	assert_int_equal(fired, 1);
+	assert_true(twheel_rt_timeout_ns(&rt, w, UINT64_MAX) == TWHEEL_RT_FOREVER);
+	twheel_destroy(w);
+
+	/* the next tick with work begins at UINT64_MAX ns exactly */
+	w = twheel_create(TW_TICK_MAX - 3);
+	assert_int_equal(twheel_add(w, &a, TW_TICK_MAX), 0);
+	assert_true(twheel_next_expiry(w) == TW_TICK_MAX);
+	assert_true(twheel_rt_timeout_ns(&rt, w, UINT64_MAX - 7) == 7);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 1) == UINT64_MAX - 1);
+	/* from 0 the wait is UINT64_MAX ns: one less, never the sentinel */
+	assert_true(twheel_rt_timeout_ns(&rt, w, 0) == UINT64_MAX - 1);
+	assert_non_null(twheel_rt_timeout_ts(&rt, w, 0, &ts));
+	assert_int_equal(twheel_rt_timeout_ms(&rt, w, 0), INT_MAX);
+	/* 3 ns ticks: the same tick begins beyond 64 bits: forever */
+	twheel_rt_init(&rt, 3, NULL, NULL);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 0) == TWHEEL_RT_FOREVER);
+	twheel_del(w, &a);
+	twheel_destroy(w);
+}
+
+/*
+ * twheel_target() is the tick the running advance goes to. From a callback
+ * of an advance to tick 115 run at tick 111, with the clock stepped back to
+ * 75 ms, a deadline 5 ms ahead must land after 115 (twheel_now() says 111:
+ * a tick from 112 to 115 would fire in this same advance, 35 ms early).
+ */
+static struct twheel_rt cb_rt;
+static tw_tick_t cb_now, cb_target, cb_expiry;
+static struct tw_timer cb_late;
+
+static struct twheel *cb_wheel;
+
+static void arm_from_callback_cb(struct tw_timer *t)
+{
+	(void)t;
+	cb_now = twheel_now(cb_wheel);
+	cb_target = twheel_target(cb_wheel);
+	cb_expiry = twheel_rt_expiry(&cb_rt, cb_wheel, 80 * 1000000, 75 * 1000000);
+	assert_int_equal(twheel_add(cb_wheel, &cb_late, cb_expiry), 0);
+	fired++;
+}
+
+static void expiry_from_callback_is_after_the_advance(void **state)
+{
+	struct tw_timer a;
+
+	(void)state;
+	cb_wheel = twheel_create(100);
+	assert_non_null(cb_wheel);
+	assert_true(twheel_target(cb_wheel) == 100);
+	assert_true(twheel_target(NULL) == 0);
+	twheel_rt_init(&cb_rt, 1000000, NULL, NULL);
+	tw_timer_init(&a, arm_from_callback_cb);
+	tw_timer_init(&cb_late, count_cb);
+	assert_int_equal(twheel_add(cb_wheel, &a, 111), 0);
+	fired = 0;
+	assert_int_equal(twheel_advance(cb_wheel, 115), 1);
+	assert_true(cb_now == 111);
+	assert_true(cb_target == 115);
+	assert_true(cb_expiry == 116);
+	assert_int_equal(fired, 1); /* cb_late did not run in that advance */
+	assert_true(twheel_target(cb_wheel) == 115);
+	assert_int_equal(twheel_advance(cb_wheel, 115), 0);
+	assert_int_equal(twheel_advance(cb_wheel, 116), 1);
+	twheel_destroy(cb_wheel);
+}
+
 /* After the clock stepped back behind the wheel: a deadline ahead of the
  * clock goes after the wheel's time, never on a tick the wheel has reached. */
 static void expiry_after_clock_steps_back(void **state)
@@ -532,6 +623,8 @@ int main(void)
 		cmocka_unit_test(timeout_ms_and_timespec_round_up),
 		cmocka_unit_test(simulated_loop_never_early_never_spins),
 		cmocka_unit_test(expiry_after_clock_steps_back),
+		cmocka_unit_test(tick_max_is_not_a_sentinel),
+		cmocka_unit_test(expiry_from_callback_is_after_the_advance),
 		cmocka_unit_test(simulated_clock_steps_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,8 +119,9 @@ TWHEEL_API tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_
  * @now_ns: twheel_rt_deadline_tick(), except after the clock stepped back
  * behind the wheel's time. The wheel is then held at its time until the
  * clock catches up, so a deadline still ahead of @now_ns whose tick the
- * wheel has already reached is placed on the first tick after the wheel's
- * time: late (until the clock is back there), never early. Use it (or the
+ * wheel has already reached (or, from a callback, the tick the running
+ * advance goes to: twheel_target()) is placed on the first tick after it:
+ * late (until the clock is back there), never early. Use it (or the
  * host driver, or the io_uring loop, which do) rather than
  * twheel_rt_deadline_tick() whenever the clock may step back. @w NULL:
  * twheel_rt_deadline_tick(). Returns 0 if @rt is NULL. O(1); the wheel's
@@ -171,9 +172,12 @@ TWHEEL_API uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick
  *   0                   a timer is due (its expiry is at or before
  *                       twheel_rt_target(@rt, @w, @now_ns)): do not sleep;
  *   TWHEEL_RT_FOREVER   nothing is pending (or @w is NULL), or the next
- *                       expiry lies beyond any 64-bit clock reading;
+ *                       tick with work begins beyond any 64-bit clock
+ *                       reading (its boundary does not fit in 64 bits);
  *   otherwise           twheel_next_expiry(@w) * tick - @now_ns, the exact
- *                       time until the next tick with work.
+ *                       time until the next tick with work (a timer on
+ *                       TW_TICK_MAX is pending like any other; a wait of
+ *                       UINT64_MAX ns is given as UINT64_MAX - 1).
  * Pass a fresh @now_ns: a stale one makes the loop oversleep by its age.
  * Returns 0 if @rt is NULL (so that a broken caller polls, never hangs).
  * O(levels); @w's thread.

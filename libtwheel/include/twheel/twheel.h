@@ -188,8 +188,23 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  */
 TWHEEL_API tw_tick_t twheel_next_expiry(const struct twheel *w);
 
-/* Returns the wheel's time (0 if @w is NULL). O(1); the wheel's thread. */
+/*
+ * Returns the wheel's time (0 if @w is NULL). Inside one of @w's callbacks
+ * it is the tick being fired, which the running advance may still go past:
+ * see twheel_target(). O(1); the wheel's thread.
+ */
 TWHEEL_API tw_tick_t twheel_now(const struct twheel *w);
+
+/*
+ * Returns the time @w will be at when no advance is running: inside one of
+ * @w's callbacks, the target of the running twheel_advance() (every expiry
+ * at or before it either fires in that advance or, armed from a callback,
+ * waits for the next one); otherwise twheel_now(). A caller that maps a
+ * real deadline onto a tick from a callback must pick a tick after this one
+ * to be sure the timer cannot run before the next advance (twheel_rt_expiry()
+ * does). 0 if @w is NULL. O(1); the wheel's thread.
+ */
+TWHEEL_API tw_tick_t twheel_target(const struct twheel *w);
 
 /* Returns the number of pending timers (0 if @w is NULL). O(1). */
 TWHEEL_API size_t twheel_count(const struct twheel *w);
