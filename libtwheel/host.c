@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * host.c - one wheel driven by one host-loop timer; <twheel/host.h> says
- * when the host timer is touched. _armed is the tick the host timer waits
- * for: an arm earlier than it re-arms the host timer, later ones do not.
+ * when the host timer is touched. While the host timer is armed (_on),
+ * _armed is the tick it waits for: an arm earlier than it re-arms the host
+ * timer, later ones do not. (_on is a flag of its own: TW_TICK_MAX is a
+ * tick a timer may wait for, not a "stopped" mark.)
  */
 #include <errno.h>
 #include <stddef.h>
@@ -17,6 +19,14 @@ static uint64_t host_clock(struct twheel_host *h)
 	return h->_seen;
 }
 
+/* Stop the armed host timer. */
+static void host_stop(struct twheel_host *h)
+{
+	h->_ops->stop(h);
+	h->_st.host_stops++;
+	h->_on = false;
+}
+
 /* Arm the host timer for the wheel's next tick with work, or stop it. */
 static void host_rearm(struct twheel_host *h, uint64_t now)
 {
@@ -24,14 +34,12 @@ static void host_rearm(struct twheel_host *h, uint64_t now)
 
 	if (timeout == TWHEEL_RT_FOREVER) {
 		/* empty, or beyond any 64-bit clock reading */
-		if (h->_armed != TW_TICK_MAX) {
-			h->_ops->stop(h);
-			h->_st.host_stops++;
-			h->_armed = TW_TICK_MAX;
-		}
+		if (h->_on)
+			host_stop(h);
 		return;
 	}
 	h->_armed = twheel_next_expiry(h->_w);
+	h->_on = true;
 	h->_ops->arm(h, now + timeout, now);
 	h->_st.host_arms++;
 }
@@ -46,7 +54,6 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 		h->_rt = *rt;
 	twheel_rt_init(&h->_rt, h->_rt.tick_ns, h->_rt.clock, h->_rt.clock_arg);
 	h->_ops = ops;
-	h->_armed = TW_TICK_MAX;
 	h->_w = twheel_create(twheel_rt_floor(&h->_rt, host_clock(h)));
 	return h->_w ? 0 : -ENOMEM;
 }
@@ -68,9 +75,9 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 	while (twheel_count(h->_w))
 		twheel_drain(h->_w, drop, NULL);
 	h->_in_run = false;
-	if (h->_armed != TW_TICK_MAX) {
+	if (h->_on) {
 		h->_ops->stop(h);
-		h->_armed = TW_TICK_MAX;
+		h->_on = false;
 	}
 	twheel_destroy(h->_w);
 	h->_w = NULL;
@@ -82,32 +89,40 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * (@deadline); with twheel_add() or twheel_mod() (@mod). Wake the host
  * timer earlier if @t became the earliest timer.
  *
- * A deadline needs no clock reading: it is compared with the latest one,
- * _seen. A deadline at or before _seen has passed (the clock has shown it,
- * even if it stepped back since) and is due in the next run; any other is
- * placed at the tick boundary at or after it (twheel_rt_expiry(): after
- * the wheel's time if the clock stepped back), which cannot be early
- * whatever the clock reads now (if it passed since _seen, it fires at that
- * boundary: within one tick). The clock is read only when the host timer
+ * A deadline after the latest reading, _seen, needs no clock reading: it
+ * is placed at the tick boundary at or after it (twheel_rt_expiry(): after
+ * the tick the wheel is at or going to if the clock stepped back), which
+ * cannot be early whatever the clock reads now (if it passed since _seen,
+ * it fires at that boundary: within one tick). A deadline at or before
+ * _seen looks passed, but the clock may have stepped back since: a fresh
+ * reading decides, so that it is due in the next run only if the clock
+ * has reached it. The clock is otherwise read only when the host timer
  * must be re-armed.
  */
 static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
 			  bool mod)
 {
-	uint64_t now = 0;
+	uint64_t now;
 	tw_tick_t e;
 	int rc;
 
 	if (!h)
 		return -EINVAL;
 	if (deadline) {
-		e = twheel_rt_expiry(&h->_rt, h->_w, ns, h->_seen);
+		now = h->_seen;
+		if (ns <= now) { /* looks passed: unless the clock stepped back */
+			uint64_t fresh = host_clock(h);
+
+			if (ns > fresh)
+				now = fresh;
+		}
 	} else {
 		now = host_clock(h);
-		e = twheel_rt_expiry(&h->_rt, h->_w, ns > UINT64_MAX - now ? UINT64_MAX : now + ns, now);
+		ns = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 	}
+	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
-	if (rc >= 0 && e < h->_armed && !h->_in_run)
+	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run)
 		host_rearm(h, deadline ? host_clock(h) : now);
 	return rc;
 }
@@ -139,11 +154,8 @@ int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
 	if (!h)
 		return -EINVAL;
 	rc = twheel_del(h->_w, t);
-	if (rc == 1 && !h->_in_run && h->_armed != TW_TICK_MAX && !twheel_count(h->_w)) {
-		h->_ops->stop(h);
-		h->_st.host_stops++;
-		h->_armed = TW_TICK_MAX;
-	}
+	if (rc == 1 && !h->_in_run && h->_on && !twheel_count(h->_w))
+		host_stop(h);
 	return rc;
 }
 
@@ -155,7 +167,7 @@ long twheel_host_run(struct twheel_host *h)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
-	h->_armed = TW_TICK_MAX; /* the one-shot host timer has fired */
+	h->_on = false; /* the one-shot host timer has fired */
 	h->_in_run = true;
 	n = twheel_rt_advance(&h->_rt, h->_w, host_clock(h));
 	h->_in_run = false;

@@ -163,6 +163,122 @@ static void clock_steps_back_never_early(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/*
+ * The clock steps back inside a callback. A timer due at tick 111 runs
+ * late, in the run that goes to tick 115; its callback steps the clock back
+ * 40 ms and arms one timer for a deadline 20 ms ahead of the new reading
+ * (the host's latest reading, 115.8 ms, says it has passed: a fresh one
+ * must decide) and one with a 5 ms delay. Inside the callback the wheel is
+ * at tick 111, but the run goes on to 115: a tick from 112 to 115 would
+ * fire in this same run, at a clock 40 ms behind. Neither may run before
+ * the clock reads its deadline (ht_cb checks), in this run or later ones.
+ */
+static struct ht back[3];
+
+static void step_back_cb(struct tw_timer *t)
+{
+	ht_cb(t);
+	fake_ns -= 40 * TICK;
+	back[1].deadline = fake_ns + 20 * TICK;
+	assert_int_equal(twheel_host_add_at(&H, &back[1].t, back[1].deadline), 0);
+	back[2].deadline = fake_ns + 5 * TICK;
+	assert_int_equal(twheel_host_add(&H, &back[2].t, 5 * TICK), 0);
+}
+
+static void clock_steps_back_in_callback_never_early(void **state)
+{
+	(void)state;
+	ht_init(back, 3);
+	tw_timer_init(&back[0].t, step_back_cb);
+	host_open(100 * TICK);
+	back[0].deadline = 111 * TICK;
+	assert_int_equal(twheel_host_add_at(&H, &back[0].t, back[0].deadline), 0);
+	assert_int_equal(host_wake, 111 * TICK);
+	fake_ns = 115 * TICK + 800000; /* the host loop woke 4.8 ms late */
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(back[1].fired + back[2].fired, 0);
+	/* the clock is behind the wheel's tick 115: the host timer waits,
+	 * and every run finds nothing early */
+	assert_true(host_armed);
+	for (int i = 0; i < 20 && host_armed; i++) {
+		fake_ns = host_wake > fake_ns ? host_wake : fake_ns + 1;
+		assert_true(host_fire() >= 0);
+	}
+	assert_int_equal(back[1].fired, 1);
+	assert_int_equal(back[2].fired, 1);
+	/* late only until the clock is back at the wheel's time: the first
+	 * tick after 115 */
+	assert_true(back[1].fired_at <= 117 * TICK);
+	assert_true(back[2].fired_at <= 117 * TICK);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+/* Arming by a deadline the latest reading has passed, after the clock
+ * stepped back behind it: a fresh reading finds it still ahead. */
+static void passed_deadline_after_step_back_is_not_due(void **state)
+{
+	struct ht x;
+
+	(void)state;
+	ht_init(&x, 1);
+	host_open(50 * TICK);  /* latest reading: 50 ms */
+	fake_ns = 20 * TICK;   /* the clock steps back, nothing reads it */
+	x.deadline = 30 * TICK; /* before the latest reading, after the clock */
+	assert_int_equal(twheel_host_add_at(&H, &x.t, x.deadline), 0);
+	assert_true(host_armed);
+	assert_true(host_wake > fake_ns);
+	for (int i = 0; i < 20 && host_armed; i++) {
+		fake_ns = host_wake > fake_ns ? host_wake : fake_ns + 1;
+		assert_true(host_fire() >= 0);
+	}
+	assert_int_equal(x.fired, 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+/*
+ * The top of the 64-bit range: with 1 ns ticks, UINT64_MAX is a clock
+ * reading and TW_TICK_MAX a tick like any other. A delay-0 timer armed
+ * there starts the host timer (it was left stopped: TW_TICK_MAX was the
+ * "stopped" mark) and runs in the next run.
+ */
+static void host_at_tick_max(void **state)
+{
+	struct twheel_rt rt;
+	struct ht x;
+
+	(void)state;
+	ht_init(&x, 1);
+	fake_ns = UINT64_MAX;
+	host_armed = false;
+	twheel_rt_init(&rt, 1, fake_clock, NULL);
+	assert_int_equal(twheel_host_init(&H, &rt, &fake_ops), 0);
+	assert_true(twheel_now(twheel_host_wheel(&H)) == TW_TICK_MAX);
+	x.deadline = UINT64_MAX;
+	assert_int_equal(twheel_host_add(&H, &x.t, 0), 0);
+	assert_true(host_armed);
+	assert_true(host_wake == UINT64_MAX);
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x.fired, 1);
+	assert_false(host_armed);
+	/* re-armed at the top again: the host timer starts again */
+	assert_int_equal(twheel_host_add_at(&H, &x.t, UINT64_MAX), 0);
+	assert_true(host_armed);
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x.fired, 2);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+
+	/* the clock at 0, a timer on the last tick: the host is armed (for
+	 * a cascade on the way), not left waiting forever */
+	fake_ns = 0;
+	assert_int_equal(twheel_host_init(&H, &rt, &fake_ops), 0);
+	x.deadline = UINT64_MAX;
+	assert_int_equal(twheel_host_add_at(&H, &x.t, UINT64_MAX), 0);
+	assert_true(host_armed);
+	assert_true(host_wake < UINT64_MAX);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	assert_false(host_armed);
+}
+
 /* A host shut down refuses every call with -EINVAL and counts nothing. */
 static void shut_down_host_refuses_and_counts_nothing(void **state)
 {
@@ -304,6 +420,9 @@ int main(void)
 		cmocka_unit_test(deadline_arms_read_no_clock),
 		cmocka_unit_test(passed_deadline_is_due_in_next_run),
 		cmocka_unit_test(clock_steps_back_never_early),
+		cmocka_unit_test(clock_steps_back_in_callback_never_early),
+		cmocka_unit_test(passed_deadline_after_step_back_is_not_due),
+		cmocka_unit_test(host_at_tick_max),
 		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 	};

@@ -21,9 +21,10 @@
  *
  * Time: a delay is relative to a fresh reading of the clock at the call
  * (never to a host loop's cached "now", which may be old), a deadline is a
- * clock reading (arming by deadline reads no clock). A timer fires when twheel_host_run() finds the clock at
- * or past its deadline (never early), at most one tick plus the host's
- * wake-up latency later.
+ * clock reading (arming by a deadline still ahead reads no clock). A timer
+ * fires when twheel_host_run() finds the clock at or past its deadline
+ * (never early, even if the clock stepped back), at most one tick plus the
+ * host's wake-up latency later.
  *
  * Threads: a host belongs to the thread that runs its loop. Every function
  * may be called from the wheel's callbacks and from the host loop's own
@@ -63,9 +64,10 @@ struct twheel_host {
 	struct twheel_rt _rt;
 	struct twheel *_w;
 	const struct twheel_host_ops *_ops;
-	tw_tick_t _armed;     /* the tick the host timer waits for; TW_TICK_MAX: stopped */
+	tw_tick_t _armed;     /* the tick the host timer waits for, if _on */
 	uint64_t _seen;       /* the latest clock reading this host took */
 	bool _in_run;
+	bool _on;             /* the host timer is armed */
 	struct twheel_rt_stats _st;
 };
 
@@ -104,9 +106,17 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * operation alone. Such a deadline is as old as that reading: like the host
  * loop's own timers, it counts from the iteration, not from the call. A
  * deadline at or before the host's latest clock reading (taken by
- * twheel_host_run() and the delay forms) has passed and fires in the next
- * run; any later one fires once the clock has reached the tick boundary at
- * or after it (one that passed since that reading: within a tick).
+ * twheel_host_run() and the delay forms) is checked against a fresh
+ * reading: if the clock has reached it, it fires in the next run; if the
+ * clock stepped back behind it, it is still ahead. A deadline ahead fires
+ * once the clock has reached the tick boundary at or after it (one that
+ * passed since the latest reading: within a tick).
+ *
+ * If the clock steps back (before the call, or inside a callback of the
+ * run that is going on), a timer armed meanwhile by either form fires late,
+ * never early: not before the clock reads its deadline, and not before the
+ * first tick after the one the wheel had reached or was being advanced to
+ * (twheel_target()), that is, once the clock is back there.
  *
  * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
  * _mod_at), or
