@@ -111,15 +111,28 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 	return 0;
 }
 
-/* Link @t on its wheel for @deadline, @ref being a clock reading taken no
- * earlier than the request (loop thread). */
+/*
+ * Link @t on its wheel for @deadline, @ref being a clock reading taken no
+ * earlier than the request (loop thread); a deadline at or before @ref is
+ * checked against a fresh reading. The tick comes from the main
+ * wheel whichever wheel @t goes on: both are advanced to the same tick in
+ * every iteration, and while either one fires, the main wheel's target
+ * (twheel_target()) is the tick this iteration goes to, which a deferrable
+ * timer armed from a main-wheel callback must not get (its wheel is still
+ * behind, so asking it would let the clock's step back fire it early).
+ */
 void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
 		       uint64_t ref)
 {
-	struct twheel *w = timer_wheel(l, t);
+	uint64_t fresh;
 
+	/* Passed by @ref (the iteration's time, for a deadline), unless the
+	 * clock stepped back since and a fresh reading finds it ahead. */
+	if (deadline <= ref && deadline > (fresh = loop_clock(l)))
+		ref = fresh;
 	t->deadline = deadline;
-	twheel_mod(w, &t->timer, twheel_rt_expiry(&l->rt, w, deadline, ref));
+	twheel_mod(timer_wheel(l, t), &t->timer,
+		   twheel_rt_expiry(&l->rt, l->wheel, deadline, ref));
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.

@@ -811,6 +811,76 @@ static void test_clock_steps_back_never_early(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * The clock steps back inside a callback. A timer due at tick 111 runs in
+ * an iteration that reads 115.8 ms (4.8 ms late); its callback steps the
+ * clock back 40 ms and arms, by a deadline 20 ms ahead of the new reading
+ * (before twheel_loop_now(): a fresh reading must decide), by a 5 ms delay,
+ * a deferrable timer by a 5 ms delay (its wheel is advanced after the main
+ * one, to the same tick) and a fixed-delay periodic timer of 5 ms. None
+ * may run before the clock reads its deadline, in this iteration or later.
+ */
+#define NBACK 5
+static struct rec back[NBACK];
+static struct twheel_loop *back_loop;
+
+static void step_back_fn(struct tw_loop_timer *t)
+{
+	struct fake_clock *c = back[0].clk;
+	uint64_t now;
+
+	rec_fn(t);
+	fake_clock_set(c, fake_clock_read(c) - 40 * MS);
+	now = fake_clock_read(c);
+	assert_int_equal(twheel_loop_add_at(back_loop, &back[1].t, now + 20 * MS), 0);
+	assert_int_equal(twheel_loop_add(back_loop, &back[2].t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_add(back_loop, &back[3].t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_add(back_loop, &back[4].t, 5 * MS), 0);
+}
+
+static void test_clock_steps_back_in_callback_never_early(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, 100 * MS, NULL);
+	uint64_t first[NBACK];
+
+	(void)state;
+	back_loop = l;
+	memset(back, 0, sizeof(back));
+	for (int i = 0; i < NBACK; i++)
+		back[i].clk = &c;
+	tw_loop_timer_init(&back[0].t, step_back_fn, 0);
+	tw_loop_timer_init(&back[1].t, rec_fn, 0);
+	tw_loop_timer_init(&back[2].t, rec_fn, 0);
+	tw_loop_timer_init(&back[3].t, rec_fn, TW_LOOP_DEFERRABLE);
+	/* held until tick 116, its first run is 35 ms behind by the clock:
+	 * MISFIRE_ONCE runs it then (SKIP would drop it, as documented) */
+	assert_int_equal(tw_loop_timer_init_periodic(&back[4].t, rec_fn, 5 * MS,
+						     TW_LOOP_FIXED_DELAY |
+							     TW_LOOP_MISFIRE_ONCE), 0);
+	assert_int_equal(twheel_loop_add_at(l, &back[0].t, 111 * MS), 0);
+	fake_clock_set(&c, 115 * MS + 800 * US);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	for (int i = 1; i < NBACK; i++) {
+		assert_int_equal(back[i].n, 0);
+		first[i] = back[i].t.deadline;
+	}
+	/* the clock goes on from 75.8 ms in 250 us steps */
+	for (uint64_t t = fake_clock_read(&c); t <= 130 * MS; t += MS / 4) {
+		fake_clock_set(&c, t);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		for (int i = 1; i < NBACK; i++)
+			if (back[i].n)
+				assert_true(back[i].fired_at[0] >= first[i]);
+	}
+	for (int i = 1; i < NBACK; i++) {
+		assert_true(back[i].n >= 1);
+		/* late only until the clock is back past tick 115 */
+		assert_true(back[i].fired_at[0] <= 117 * MS);
+	}
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A schedule's delay counts from the clock reading the loop takes when it
  * takes the timer from the inbox (no earlier than the call); a
  * schedule_at() deadline stays absolute. */
@@ -1321,6 +1391,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
+		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
 		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
