@@ -223,8 +223,12 @@ struct tw_loop_io {
 /*
  * The loop clock: monotonic nanoseconds. Must be callable from any thread.
  * If it steps back, the loop's wheel waits at its time until the clock
- * catches up; timers armed meanwhile by delay, or for a deadline after
- * the latest reading, fire late (once the clock is back), never early.
+ * catches up; timers armed meanwhile (by delay or deadline, callbacks
+ * included, even while the clock steps back inside the iteration that is
+ * firing), fire late (once the clock is back past the tick the loop had
+ * reached), never before the clock reads their deadline. A deadline at or
+ * before twheel_loop_now() is checked against a fresh reading: it has come
+ * only if the clock has reached it.
  */
 typedef uint64_t (*twheel_clock_fn)(void *arg);
 
@@ -411,8 +415,9 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * loop-clock deadline @deadline_ns (_at). A deadline still ahead is rounded
  * up to the tick: the timer fires in the first iteration that starts at or
  * after the start of that tick. A deadline that has come (a delay of 0, or
- * an _at deadline at or before twheel_loop_now()) fires in the next
- * iteration, whatever the tick.
+ * an _at deadline at or before twheel_loop_now() that a fresh clock
+ * reading confirms: see twheel_clock_fn for a clock that steps back) fires
+ * in the next iteration, whatever the tick.
  * Returns 0, or
  *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
  *               periodic timer with a period shorter than the tick;
