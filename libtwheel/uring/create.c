@@ -97,6 +97,26 @@ static void explain(char *msg, size_t len, int err)
  * Set up the ring (io_uring mode). Returns 0, or the negative errno of
  * io_uring_setup() (-EOPNOTSUPP: the kernel lacks EXT_ARG) with @msg set.
  */
+/*
+ * io_uring_queue_init_params() with @flags and a CQ ring of 2 * @entries
+ * but at least CQ_MIN_ENTRIES (IORING_SETUP_CQSIZE). The loop itself has
+ * one request in flight (the eventfd read; waits pass their timeout as an
+ * argument), so only a burst of the user's completions can fill the CQ:
+ * the kernel then keeps the excess on its overflow list (IORING_FEAT_NODROP,
+ * 5.5) until the loop flushes it (wait.c), but a multishot request that
+ * cannot post a CQE ends. The loop reaps CQE_BATCH completions per
+ * iteration; the floor leaves room for a few iterations' worth when
+ * cfg.entries is small.
+ */
+static int ring_setup(struct twheel_loop *l, unsigned entries, unsigned flags,
+		      struct io_uring_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->flags = flags | IORING_SETUP_CQSIZE;
+	p->cq_entries = entries > CQ_MIN_ENTRIES / 2 ? 2 * entries : CQ_MIN_ENTRIES;
+	return io_uring_queue_init_params(entries, &l->ring, p);
+}
+
 static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg, char *msg,
 		     size_t len)
 {
@@ -111,20 +131,18 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 	 * Older kernels reject the flags with EINVAL: retry without.
 	 */
 	if (!(cfg->flags & TW_LOOP_NO_DEFER_TASKRUN)) {
-		memset(&p, 0, sizeof(p));
-		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-			  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
-		ret = io_uring_queue_init_params(entries, &l->ring, &p);
+		ret = ring_setup(l, entries,
+				 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+					 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED,
+				 &p);
 		if (ret == 0) {
 			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
 			l->r_disabled = true;
 			l->taskrun_flag = true;
 		}
 	}
-	if (ret == -EINVAL) {
-		memset(&p, 0, sizeof(p));
-		ret = io_uring_queue_init_params(entries, &l->ring, &p);
-	}
+	if (ret == -EINVAL)
+		ret = ring_setup(l, entries, 0, &p);
 	if (ret < 0) {
 		explain(msg, len, ret);
 		l->features = 0;

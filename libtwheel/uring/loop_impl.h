@@ -73,6 +73,8 @@
 #define INBOX_CHUNK 64u
 /* I/O handlers run per iteration before the wheels are advanced. */
 #define CQE_BATCH 256u
+/* The least CQ ring size asked for (create.c): a few iterations' CQEs. */
+#define CQ_MIN_ENTRIES (4 * CQE_BATCH)
 
 struct twheel_loop {
 	/* Written by producers: the push end of the inbox, on its own line. */

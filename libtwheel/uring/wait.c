@@ -200,13 +200,13 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	if (loop_epoll(l))
 		return wait_epoll(l, timeout);
 	if (!timeout) {
-		/* Poll: enter the kernel only to submit, or when completions
+		/* Poll: enter the kernel only to submit, to flush completions
+		 * the kernel kept on its overflow list, or when completions
 		 * wait as deferred task work (or we cannot tell). */
-		bool enter = io_uring_sq_ready(&l->ring) ||
+		unsigned sqf = IO_URING_READ_ONCE(*l->ring.sq.kflags);
+		bool enter = io_uring_sq_ready(&l->ring) || (sqf & IORING_SQ_CQ_OVERFLOW) ||
 			     ((l->features & TW_LOOP_FEAT_DEFER_TASKRUN) &&
-			      (!l->taskrun_flag ||
-			       (IO_URING_READ_ONCE(*l->ring.sq.kflags) &
-				(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))));
+			      (!l->taskrun_flag || (sqf & IORING_SQ_TASKRUN)));
 
 		ret = enter ? io_uring_submit_and_get_events(&l->ring) : 0;
 		return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY ? ret : 0;

@@ -249,7 +249,7 @@ enum {
 
 struct twheel_loop_config {
 	uint64_t tick_ns;        /* wheel tick, 1,000 .. 1,000,000,000; 0 = 1 ms */
-	unsigned entries;        /* SQ entries; 0 = 256 */
+	unsigned entries;        /* SQ entries; 0 = 256; CQ 2 * entries, at least 1024 */
 	unsigned flags;          /* TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING, TW_LOOP_URING_ONLY */
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
 	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none */
