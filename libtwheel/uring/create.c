@@ -302,6 +302,7 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	close(l->efd);
 	twheel_destroy(l->wheel);
 	twheel_destroy(l->dwheel);
+	free(l->ms_tab);
 	free(l);
 }
 
@@ -327,13 +328,40 @@ unsigned twheel_loop_features(const struct twheel_loop *l)
 	return l ? l->features : 0;
 }
 
-int twheel_loop_get_stats(const struct twheel_loop *l, struct twheel_loop_stats *st)
+/*
+ * twheel_loop_get_stats() has one symbol version per size of struct
+ * twheel_loop_stats, which only grows at its end: a program built against
+ * an older header calls the version it was linked with, which writes no
+ * more than the struct it knows (as glibc versions its symbols).
+ */
+static int get_stats(const struct twheel_loop *l, void *st, size_t size)
 {
+	struct twheel_loop_stats now;
+
 	if (!l || !st)
 		return -EINVAL;
-	*st = l->st;
+	now = l->st;
+	if (!loop_epoll(l))
+		now.cq_dropped = IO_URING_READ_ONCE(*l->ring.cq.koverflow);
+	memcpy(st, &now, size);
 	return 0;
 }
+
+/* TWHEEL_URING_1.0: the counters up to misfires. */
+TWHEEL_LOOP_API int twl_get_stats_1_0(const struct twheel_loop *l, void *st);
+int twl_get_stats_1_0(const struct twheel_loop *l, void *st)
+{
+	return get_stats(l, st, offsetof(struct twheel_loop_stats, multishot_ends));
+}
+__asm__(".symver twl_get_stats_1_0, twheel_loop_get_stats@TWHEEL_URING_1.0");
+
+/* TWHEEL_URING_1.1 (the default): up to cq_dropped. */
+TWHEEL_LOOP_API int twl_get_stats_1_1(const struct twheel_loop *l, struct twheel_loop_stats *st);
+int twl_get_stats_1_1(const struct twheel_loop *l, struct twheel_loop_stats *st)
+{
+	return get_stats(l, st, sizeof(*st));
+}
+__asm__(".symver twl_get_stats_1_1, twheel_loop_get_stats@@TWHEEL_URING_1.1");
 
 size_t twheel_loop_count(const struct twheel_loop *l)
 {

@@ -9,6 +9,7 @@
  *	timer.c     the loop-timer state machine: add/mod/del, schedule/cancel, firing
  *	periodic.c  periodic timers and misfire policies
  *	wait.c      one iteration: the kernel wait, I/O completions, advancing the wheels
+ *	multishot.c which requests in flight are multishot, to count their ends
  *	create.c    creation, kernel probing and its error messages, destroy, inspection
  *	drain.c     handing back everything the loop owns
  *
@@ -120,6 +121,12 @@ struct twheel_loop {
 	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;
+
+	/* Multishot requests in flight, by user_data (multishot.c). */
+	unsigned sq_seen;  /* SQEs before this SQ index were looked at */
+	unsigned ms_bits;  /* the table has 2^ms_bits slots; 0: no table yet */
+	size_t ms_len;     /* keys in the table */
+	uint64_t *ms_tab;  /* 0: a free slot */
 
 	struct twheel_loop_stats st;
 	struct io_uring ring;
@@ -233,5 +240,9 @@ uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
 /* wait.c */
 extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
 void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
+
+/* multishot.c: scan before every submission; end only while ms_len > 0 */
+void twl_multishot_scan(struct twheel_loop *l);
+bool twl_multishot_end(struct twheel_loop *l, uint64_t user_data);
 
 #endif /* TWHEEL_LOOP_IMPL_H */

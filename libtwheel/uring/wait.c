@@ -42,6 +42,7 @@ static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
 	if (!sqe && l->started) {
+		twl_multishot_scan(l);
 		io_uring_submit(&l->ring);
 		sqe = io_uring_get_sqe(&l->ring);
 	}
@@ -65,6 +66,7 @@ int twheel_loop_submit(struct twheel_loop *l)
 		return -EOPNOTSUPP;
 	if (!l->started)
 		return -EBADFD;
+	twl_multishot_scan(l);
 	return io_uring_submit(&l->ring);
 }
 
@@ -95,7 +97,14 @@ void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	efd_arm(l);
 }
 
-/* Run the handlers of the CQEs available now; returns how many user ones. */
+/*
+ * Run the handlers of the CQEs available now; returns how many user ones.
+ * A CQE without IORING_CQE_F_MORE of a request submitted as multishot
+ * counts an end (multishot.c). A ring found overflowed (completions kept on
+ * the kernel's list because the CQ was full) is counted; liburing's peek
+ * enters the kernel to flush that list once the ring is empty, and the next
+ * loop_wait() does so at once.
+ */
 static int cqes_run(struct twheel_loop *l)
 {
 	unsigned budget = CQE_BATCH;
@@ -105,6 +114,8 @@ static int cqes_run(struct twheel_loop *l)
 	l->cq_more = false;
 	if (loop_epoll(l))
 		return 0;
+	if (IO_URING_READ_ONCE(*l->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+		l->st.cq_overflows++;
 	for (;;) {
 		if (io_uring_peek_cqe(&l->ring, &cqe) != 0)
 			break;
@@ -122,6 +133,9 @@ static int cqes_run(struct twheel_loop *l)
 			l->st.io_completions++;
 			ran++;
 		}
+		if (!(c.flags & IORING_CQE_F_MORE) && l->ms_len &&
+		    twl_multishot_end(l, c.user_data))
+			l->st.multishot_ends++;
 		io->func(io, &c);
 	}
 	return ran;
@@ -199,6 +213,7 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 
 	if (loop_epoll(l))
 		return wait_epoll(l, timeout);
+	twl_multishot_scan(l);
 	if (!timeout) {
 		/* Poll: enter the kernel only to submit, to flush completions
 		 * the kernel kept on its overflow list, or when completions

@@ -571,6 +571,11 @@ enum {
 /* Returns the TW_LOOP_FEAT_* in use. O(1); any thread. */
 TWHEEL_LOOP_API unsigned twheel_loop_features(const struct twheel_loop *loop);
 
+/*
+ * The loop's counters. The struct only grows, at its end; each growth is a
+ * new symbol version of twheel_loop_get_stats(), so that a program built
+ * with an older header gets the struct it knows.
+ */
 struct twheel_loop_stats {
 	uint64_t iterations;  /* twheel_loop_run_once() calls that ran */
 	uint64_t waits;       /* iterations that slept in the kernel */
@@ -580,6 +585,22 @@ struct twheel_loop_stats {
 	uint64_t inbox_items;     /* cross-thread items handled */
 	uint64_t eventfd_wakes;   /* wake-ups caused by another thread */
 	uint64_t misfires;        /* periodic runs found a period or more late */
+	/* Since TWHEEL_URING_1.1 (libtwheel-uring 1.1): */
+	/*
+	 * Multishot requests that ended: CQEs without IORING_CQE_F_MORE of
+	 * requests submitted multishot (poll, accept, recv, recvmsg, read and
+	 * timeout multishot, zero-copy receive), whatever the cause: the CQ
+	 * ring was full, an error, a cancel. A handler that does not re-arm
+	 * on such a CQE stops getting completions (see twheel_loop_submit()).
+	 */
+	uint64_t multishot_ends;
+	/* Iterations that found the CQ ring overflowed: the kernel kept
+	 * completions on its overflow list (IORING_SQ_CQ_OVERFLOW), which
+	 * the loop flushes; multishot requests end meanwhile. */
+	uint64_t cq_overflows;
+	/* Completions the kernel dropped (its CQ overflow counter): it could
+	 * not even keep them, out of memory. Never expected. */
+	uint64_t cq_dropped;
 };
 
 /* Copy the loop's counters. -EINVAL on NULL. O(1); the loop thread. */
