@@ -211,8 +211,10 @@ static inline void tw_loop_work_init(struct tw_loop_work *w, void (*func)(struct
  * @func with every CQE of that request, on the loop thread. A multishot
  * request (poll, accept, recv... multishot) keeps its handler: @func is
  * called for each CQE and the request is finished when a CQE arrives
- * without IORING_CQE_F_MORE in cqe->flags. The handler must stay valid
- * until then; it may be freed from inside that last call.
+ * without IORING_CQE_F_MORE in cqe->flags (that CQE may still carry a
+ * result, and the kernel may end the request at any CQE: re-arm there,
+ * see twheel_loop_submit()). The handler must stay valid until then; it
+ * may be freed from inside that last call.
  */
 struct tw_loop_io {
 	void (*func)(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
@@ -550,9 +552,21 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
 							 struct tw_loop_io *io);
 
-/* Submit prepared SQEs now. Returns the number submitted or -errno: -EINVAL
+/*
+ * Submit prepared SQEs now. Returns the number submitted or -errno: -EINVAL
  * (NULL), -EBADFD (the loop never ran: the ring is not enabled yet),
- * -EOPNOTSUPP (epoll mode). The loop thread. */
+ * -EOPNOTSUPP (epoll mode). The loop thread.
+ *
+ * A multishot request (accept, recv, poll... multishot) can end at any
+ * CQE: the kernel ends it when the CQ ring is full, on an error, or on a
+ * cancel. Its last CQE lacks IORING_CQE_F_MORE and may still carry a
+ * result: a final accept CQE with cqe->res >= 0 is an accepted fd. The
+ * handler must use that result, then re-arm (get an SQE, prepare the
+ * request again) unless it meant to stop; otherwise the request stays
+ * ended and nothing tells the program but the stats' multishot_ends.
+ * Submit through the loop (this call or its wait, not io_uring_submit()
+ * on twheel_loop_ring()) for multishot_ends to count every end.
+ */
 TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
 
 /* The loop's ring, for registering files or buffers; NULL in epoll mode.
