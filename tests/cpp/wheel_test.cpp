@@ -806,3 +806,58 @@ TEST(Mixed, WheelDestructionReachesEveryKindOfHandle)
 	EXPECT_FALSE(hook.pending());
 	EXPECT_FALSE(t.pending());
 }
+
+// ---- Hostile: copies that throw, owners destroyed from callbacks ----------
+
+namespace {
+
+// A callable whose copy throws once *armed is true (two pointers: stored
+// inline in a cancellation callback's 16 bytes).
+struct ThrowOnCopy {
+	bool *armed;
+	int *runs;
+	ThrowOnCopy(bool *a, int *r) : armed(a), runs(r) {}
+	ThrowOnCopy(const ThrowOnCopy &o) : armed(o.armed), runs(o.runs)
+	{
+		if (*armed)
+			throw std::runtime_error("copy");
+	}
+	ThrowOnCopy(ThrowOnCopy &&) noexcept = default;
+	void operator()() { ++*runs; }
+};
+
+} // namespace
+
+// on_cancel(g) whose copy throws keeps the cancellation callback it had
+// (the old one was destroyed before the copy: it ran 0 times), and the
+// timer callback.
+TEST(Hostile, OnCancelWhoseCopyThrowsKeepsThePreviousOne)
+{
+	Wheel w(0);
+	int fired = 0, old_runs = 0, new_runs = 0;
+	bool armed = true;
+	Timer t(w, [&fired] { fired++; });
+	t.on_cancel([&old_runs] { old_runs++; });
+	const ThrowOnCopy g(&armed, &new_runs);
+	EXPECT_THROW(t.on_cancel(g), std::runtime_error);
+	t.arm_at(1);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(old_runs, 1);
+	EXPECT_EQ(new_runs, 0);
+
+	Timer u(w, [&fired] { fired++; }); // no cancellation callback yet
+	EXPECT_THROW(u.on_cancel(g), std::runtime_error);
+	u.arm_at(2);
+	EXPECT_TRUE(u.cancel());
+	u.arm_at(3);
+	w.advance(3);
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(new_runs, 0);
+
+	armed = false;
+	t.on_cancel(g);
+	t.arm_at(5);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(old_runs, 1);
+	EXPECT_EQ(new_runs, 1);
+}

@@ -149,8 +149,8 @@ public:
 	~fn() { reset(); }
 
 	// Stores @f (a null function pointer or an empty std::function gives
-	// an empty fn). Throws what copying @f or operator new throws; a
-	// heap-stored @f replaces the old callable only once it is built.
+	// an empty fn). Throws what copying @f or operator new throws, and then
+	// the old callable is still there: it is replaced only once @f is built.
 	template <class F>
 	void emplace(F &&f)
 	{
@@ -167,9 +167,10 @@ public:
 		if constexpr (!fits<D>) {
 			emplace(on_heap<D>{std::make_unique<D>(std::forward<F>(f))});
 		} else {
-			reset();
-			::new (static_cast<void *>(buf_)) D(std::forward<F>(f));
-			ops_ = &inline_ops<D>::table;
+			fn built; // the old callable goes only once the new one is built
+			::new (static_cast<void *>(built.buf_)) D(std::forward<F>(f));
+			built.ops_ = &inline_ops<D>::table;
+			*this = std::move(built);
 		}
 	}
 	void reset() noexcept
