@@ -28,6 +28,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace tw {
 
@@ -179,6 +180,9 @@ public:
 			std::exchange(ops_, nullptr)->destroy(buf_);
 	}
 	// The stored callable if it is an F, else nullptr (std::function::target).
+	// It compares addresses of per-type tables, which differ between shared
+	// objects built with hidden visibility: use it only for an fn filled in
+	// the same shared object, else record what was stored (get_as()).
 	template <class F>
 	F *target() noexcept
 	{
@@ -188,6 +192,15 @@ public:
 			auto *h = target<on_heap<F>>();
 			return h ? h->p.get() : nullptr;
 		}
+	}
+	// The stored callable, which the caller knows to be an F (not empty).
+	template <class F>
+	F *get_as() noexcept
+	{
+		if constexpr (fits<F>)
+			return inline_ops<F>::get(buf_);
+		else
+			return inline_ops<on_heap<F>>::get(buf_)->p.get();
 	}
 	explicit operator bool() const noexcept { return ops_ != nullptr; }
 	void operator()(A... a) { ops_->call(buf_, a...); }
@@ -206,13 +219,36 @@ private:
 };
 
 // What a Wheel shares with its handles: the C wheel (nullptr once the Wheel
-// is gone), the Timer whose callback runs, the count of owners.
+// is gone), the Timer whose callback runs, the count of owners, and the C
+// callbacks of tw::Timer seen on this wheel. A Timer is told by its C
+// callback, and each shared object has its own copy of that inline
+// function (with hidden visibility): every copy is recorded here.
 struct wheel_ctx {
 	::twheel *w = nullptr;
 	std::chrono::nanoseconds tick{};
 	exception_handler on_exception;
 	const void *firing = nullptr;
 	std::size_t refs = 1;
+	void (*timer_fn)(tw_timer *) = nullptr;        // the first one seen
+	std::vector<void (*)(tw_timer *)> more_timer_fns; // other shared objects'
+
+	// Records @f as a Timer's C callback. Throws std::bad_alloc.
+	void note_timer_fn(void (*f)(tw_timer *))
+	{
+		if (!timer_fn)
+			timer_fn = f;
+		else if (f != timer_fn && !is_timer_fn(f))
+			more_timer_fns.push_back(f);
+	}
+	bool is_timer_fn(void (*f)(tw_timer *)) const noexcept
+	{
+		if (f == timer_fn)
+			return true;
+		for (auto *g : more_timer_fns)
+			if (g == f)
+				return true;
+		return false;
+	}
 };
 
 // Counting the owners of a control block (a wheel_ctx, a loop_ctx).
@@ -407,6 +443,9 @@ private:
 /// move or reassign its own handle.
 class Timer : public detail::handle {
 	using callable = detail::fn<8, Timer &>;
+	struct with_cancel;
+	// in node_.flags (the owner's): fn_ holds a with_cancel block
+	static constexpr std::uint32_t boxed = 1u << 31;
 
 public:
 	/// One pointer: [this], [&state], a function pointer, std::ref(x).
@@ -426,6 +465,7 @@ public:
 		fn_.emplace(std::forward<F>(f));
 		if (!fn_)
 			throw std::invalid_argument("tw::Timer: empty callable");
+		ctx_->note_timer_fn(&fire);
 	}
 
 	/// Moves @o here, pending or not, even from @o's callback; @o is empty.
@@ -473,7 +513,7 @@ public:
 	template <class G>
 	void on_cancel(G &&g)
 	{
-		auto *b = fn_.target<with_cancel>();
+		with_cancel *b = box();
 		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
 			if (b)
 				b->g.reset();
@@ -481,11 +521,12 @@ public:
 			if (!ctx_)
 				throw std::logic_error("tw::Timer::on_cancel on an empty timer");
 			if (!b) {
-				callable boxed;
-				boxed.emplace(with_cancel{});
-				b = boxed.target<with_cancel>();
+				callable blk;
+				blk.emplace(with_cancel{});
+				b = blk.get_as<with_cancel>();
 				b->f = std::move(fn_);
-				fn_ = std::move(boxed);
+				fn_ = std::move(blk);
+				node_.flags |= boxed;
 			}
 			b->g.emplace(std::forward<G>(g));
 		}
@@ -500,23 +541,32 @@ private:
 		void operator()(Timer &t) { f(t); }
 	};
 
+	// The with_cancel block, if on_cancel() made one. Told by a flag of the
+	// node, not by fn::target(): a Timer may be made in one shared object
+	// and cancelled in another.
+	with_cancel *box() noexcept
+	{
+		return (node_.flags & boxed) ? fn_.get_as<with_cancel>() : nullptr;
+	}
+
 	void cancelled() noexcept
 	{
-		if (auto *b = fn_.target<with_cancel>(); b && b->g)
+		if (with_cancel *b = box(); b && b->g)
 			detail::guarded(ctx_->on_exception, b->g);
 	}
 
 	// Where the callable is: in fn_, or in fn_'s with_cancel block.
 	callable &own() noexcept
 	{
-		auto *b = fn_.target<with_cancel>();
+		with_cancel *b = box();
 		return b ? b->f : fn_;
 	}
 
 	void take(Timer &o) noexcept
 	{
-		handle::take(o);
+		handle::take(o); // node_ takes o's flags
 		fn_ = std::move(o.fn_);
+		o.node_.flags &= ~boxed;
 		if (ctx_ && ctx_->firing == &o)
 			ctx_->firing = this;
 	}
@@ -527,6 +577,7 @@ private:
 		if (ctx_ && ctx_->firing == this)
 			ctx_->firing = nullptr;
 		fn_.reset();
+		node_.flags &= ~boxed;
 		detail::release(std::exchange(ctx_, nullptr));
 	}
 
@@ -595,11 +646,11 @@ inline void Wheel::close() noexcept
 		return;
 	twheel_drain(
 		ctx_->w,
-		[](tw_timer *n, void *) {
-			if (n->func == &Timer::fire)
+		[](tw_timer *n, void *arg) {
+			if (static_cast<detail::wheel_ctx *>(arg)->is_timer_fn(n->func))
 				static_cast<Timer *>(detail::handle::from(n))->cancelled();
 		},
-		nullptr);
+		ctx_);
 	// drop what a cancellation callback re-armed; then no handle reaches the wheel
 	twheel_drain(ctx_->w, [](tw_timer *, void *) {}, nullptr);
 	twheel_destroy(std::exchange(ctx_->w, nullptr));
