@@ -861,3 +861,160 @@ TEST(Hostile, OnCancelWhoseCopyThrowsKeepsThePreviousOne)
 	EXPECT_EQ(old_runs, 1);
 	EXPECT_EQ(new_runs, 1);
 }
+
+// The object that owns a Wheel and its Timers deletes itself from one of
+// those timers' callbacks: its Timers unlink themselves, the wheel closes
+// when the advance returns (a timer due in the same advance still runs,
+// the others are cancelled then). It used to drain and free the C wheel
+// from inside the advance (ASan: use-after-free; a misuse report with
+// debug checks; the timer due in the same advance did not run).
+TEST(Hostile, WheelDestroyedFromATimerCallbackClosesWhenTheAdvanceReturns)
+{
+	struct Owner {
+		Wheel w{0};
+		Timer bye, other;
+		int *gone;
+		~Owner() { ++*gone; }
+	};
+	int gone = 0, fired = 0, cancelled = 0, cancelled_before_same = -1;
+	auto *o = new Owner{Wheel(0), Timer(), Timer(), &gone};
+	o->bye = Timer(o->w, [o] { delete o; });
+	o->other = Timer(o->w, [&fired] { fired += 100; });
+	o->other.on_cancel([&cancelled] { cancelled += 100; });
+	Timer same(o->w, [&] { // due in the same advance, after the delete
+		fired++;
+		cancelled_before_same = cancelled;
+	});
+	Timer later(o->w, [&fired] { fired += 10; }); // pending when it closes
+	later.on_cancel([&] {
+		cancelled++;
+		later.arm_at(100); // dropped
+	});
+	o->bye.arm_at(5);
+	o->other.arm_at(6);
+	same.arm_at(7);
+	later.arm_at(50);
+	EXPECT_EQ(o->w.advance(10), 2u); // o->w is gone once this returns
+	EXPECT_EQ(gone, 1);
+	EXPECT_EQ(fired, 1);        // same ran; other was cancelled by its ~Timer
+	EXPECT_EQ(cancelled, 101);  // other when destroyed, later when closed
+	EXPECT_EQ(cancelled_before_same, 100); // later was cancelled after it
+	EXPECT_FALSE(later);
+	EXPECT_FALSE(later.pending());
+	EXPECT_FALSE(same);
+}
+
+// A cancellation callback destroys its own Timer, run by cancel() or by the
+// wheel's destruction: g is lent to the frame, so its captures live until
+// it returns (they were destroyed under it: ASan use-after-free).
+TEST(Hostile, CancellationCallbackDestroysItsOwnTimer)
+{
+	auto big = std::make_shared<std::string>(100, 'x');
+	std::string seen;
+	auto w = std::make_unique<Wheel>(0);
+	auto t = std::make_unique<Timer>(*w, [] {});
+	t->on_cancel([&t, big, &seen] {
+		t.reset();
+		seen = *big;
+	});
+	t->arm_at(5);
+	EXPECT_TRUE(t->cancel()); // t is gone when this returns
+	EXPECT_EQ(t, nullptr);
+	EXPECT_EQ(seen, *big);
+	EXPECT_EQ(big.use_count(), 1);
+
+	seen.clear();
+	t = std::make_unique<Timer>(*w, [] {});
+	t->on_cancel([&t, big, &seen] {
+		t.reset();
+		seen = *big;
+	});
+	t->arm_at(5);
+	w.reset();
+	EXPECT_EQ(t, nullptr);
+	EXPECT_EQ(seen, *big);
+	EXPECT_EQ(big.use_count(), 1);
+}
+
+// A cancellation callback that replaces or removes itself, or moves its
+// timer away: what it set stays (on_cancel(nullptr) destroyed the running
+// g: ASan use-after-free).
+TEST(Hostile, CancellationCallbackReplacesRemovesOrMovesItself)
+{
+	Wheel w(0);
+	int first = 0, second = 0;
+	Timer t(w, [] {});
+	auto big = std::make_shared<int>(7);
+	t.on_cancel([&, big] {
+		t.on_cancel(nullptr);
+		first += *big; // its captures live until it returns
+	});
+	t.arm_at(1);
+	EXPECT_TRUE(t.cancel());
+	t.arm_at(2);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(first, 7);
+	EXPECT_EQ(big.use_count(), 1);
+
+	t.on_cancel([&] {
+		first++;
+		t.on_cancel([&] { second++; });
+	});
+	t.arm_at(3);
+	EXPECT_TRUE(t.cancel());
+	t.arm_at(4);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(first, 8);
+	EXPECT_EQ(second, 1);
+
+	Timer keep;
+	t.on_cancel([&] {
+		first++;
+		keep = std::move(t);
+	});
+	t.arm_at(5);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_FALSE(t);
+	keep.arm_at(6);
+	EXPECT_TRUE(keep.cancel()); // g came back into the handle that owns it now
+	EXPECT_EQ(first, 10);
+}
+
+// Empty cancellation callbacks remove the one set, as nullptr does.
+TEST(Hostile, EmptyCancellationCallbacksRemoveIt)
+{
+	Wheel w(0);
+	int runs = 0;
+	Timer t(w, [] {});
+	void (*null_fn)() = nullptr;
+	t.on_cancel([&] { runs++; });
+	t.on_cancel(null_fn);
+	t.arm_at(1);
+	EXPECT_TRUE(t.cancel());
+	t.on_cancel([&] { runs++; });
+	t.on_cancel(std::function<void()>());
+	t.arm_at(1);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(runs, 0);
+}
+
+// A cancellation callback run by cancel() destroys the Wheel: the other
+// timers are cancelled, this one stays usable as an orphan.
+TEST(Hostile, CancellationCallbackDestroysTheWheel)
+{
+	auto w = std::make_unique<Wheel>(0);
+	int cancelled = 0;
+	Timer t(*w, [] {});
+	Timer other(*w, [] {});
+	other.on_cancel([&] { cancelled += 10; });
+	t.on_cancel([&] {
+		cancelled++;
+		w.reset();
+	});
+	t.arm_at(1);
+	other.arm_at(2);
+	EXPECT_TRUE(t.cancel());
+	EXPECT_EQ(cancelled, 11);
+	EXPECT_FALSE(t);
+	EXPECT_FALSE(other.pending());
+}

@@ -8,6 +8,10 @@
 // intrusive one. A moved pending handle stays pending (twheel_move()). A
 // Wheel and its handles share a counted control block, so handles outlive
 // it safely. No exception crosses a C frame: they go to Wheel::on_exception().
+// A callback lends its callable to the running frame, so it may destroy
+// its own handle, and a timer callback its Wheel. Handles made in one
+// shared object work in another (hidden visibility included): nothing is
+// told by the address of an inline function.
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
@@ -218,8 +222,18 @@ private:
 	alignas(void *) unsigned char buf_[N];
 };
 
+// A callable lent to a running frame (a Timer's callback or cancellation
+// callback), and the handle that owns it now: moves of the handle update
+// it, destroying the handle (or, for a cancellation callback, replacing it
+// with on_cancel()) clears it. Frames nest: a cancellation from a callback.
+struct lent_frame {
+	const void *owner;
+	lent_frame *up;
+	bool cancel;
+};
+
 // What a Wheel shares with its handles: the C wheel (nullptr once the Wheel
-// is gone), the Timer whose callback runs, the count of owners, and the C
+// is gone), the callables lent out, the count of owners, and the C
 // callbacks of tw::Timer seen on this wheel. A Timer is told by its C
 // callback, and each shared object has its own copy of that inline
 // function (with hidden visibility): every copy is recorded here.
@@ -227,8 +241,10 @@ struct wheel_ctx {
 	::twheel *w = nullptr;
 	std::chrono::nanoseconds tick{};
 	exception_handler on_exception;
-	const void *firing = nullptr;
+	lent_frame *lent = nullptr;
 	std::size_t refs = 1;
+	bool advancing = false; // inside Wheel::advance()
+	bool closing = false;   // the Wheel was destroyed from a callback
 	void (*timer_fn)(tw_timer *) = nullptr;        // the first one seen
 	std::vector<void (*)(tw_timer *)> more_timer_fns; // other shared objects'
 
@@ -248,6 +264,13 @@ struct wheel_ctx {
 			if (g == f)
 				return true;
 		return false;
+	}
+	// The handle @from is now @to (nullptr: gone) for the frames it lent to.
+	void relend(const void *from, const void *to, bool cancel_only = false) noexcept
+	{
+		for (lent_frame *f = lent; f; f = f->up)
+			if (f->owner == from && (f->cancel || !cancel_only))
+				f->owner = to;
 	}
 };
 
@@ -377,14 +400,30 @@ public:
 	}
 
 	/// Cancels every pending handle unfired (a Timer's cancellation
-	/// callback runs; what it re-arms is dropped). Not from a callback.
+	/// callback runs; what it re-arms is dropped). From one of its timer
+	/// callbacks (delete of the object that owns it) the wheel is closed so
+	/// when the running advance() returns: the timers still due in that
+	/// advance run (handles destroyed with the owner have unlinked
+	/// themselves), then the others are cancelled. Not from a cancellation
+	/// callback that this destructor runs.
 	~Wheel() { close(); }
 
 	/// twheel_advance(); throws its error as std::system_error,
-	/// std::logic_error if empty.
+	/// std::logic_error if empty. A callback may destroy this Wheel (see
+	/// the destructor); the advance then returns as usual.
 	std::size_t advance(tick_t now)
 	{
-		const long r = twheel_advance(get(), now);
+		get();
+		detail::wheel_ctx *c = detail::retain(ctx_); // outlives this Wheel
+		const bool outer = !c->advancing;
+		c->advancing = true;
+		const long r = twheel_advance(c->w, now);
+		if (outer) {
+			c->advancing = false;
+			if (c->closing)
+				shut(c); // destroyed from a callback
+		}
+		detail::release(c);
 		if (r < 0)
 			detail::throw_errno(static_cast<int>(r), "tw::Wheel::advance");
 		return static_cast<std::size_t>(r);
@@ -428,6 +467,7 @@ private:
 		return detail::retain(ctx_);
 	}
 	inline void close() noexcept;
+	static inline void shut(detail::wheel_ctx *c) noexcept;
 
 	detail::wheel_ctx *ctx_ = nullptr;
 
@@ -503,32 +543,42 @@ public:
 		return true;
 	}
 
-	/// Sets (nullptr: removes) g(), run whenever the timer stops being
-	/// pending unfired: cancel() true, destruction of it or its wheel,
-	/// assignment over it. The first call moves the callable into a heap
-	/// block beside g (g over 16 bytes: one more). Throws as the
-	/// constructor does. g runs from inside cancel(), the destructor or the
-	/// assignment, so it must not destroy, move or assign over this handle,
-	/// nor call its on_cancel() (its timer callback may; g may not).
+	/// Sets g(), run whenever the timer stops being pending unfired:
+	/// cancel() true, destruction of it or its wheel, assignment over it.
+	/// nullptr, a null function pointer or an empty std::function removes
+	/// it. The first call moves the callable into a heap block beside g (g
+	/// over 16 bytes: one more). Strong guarantee: throws what copying @g
+	/// throws, std::bad_alloc, and then the old g and callable stay;
+	/// std::logic_error on an empty handle. While it runs, g is lent to the
+	/// running frame, as the timer callback is: run by cancel() or by the
+	/// wheel's destruction, it may destroy, move or re-arm this handle and
+	/// call its on_cancel() (the new g is kept; g returns to whichever
+	/// handle owns the timer otherwise). Run by this handle's destructor or
+	/// an assignment over it, it must not destroy or assign over the handle
+	/// (that is destroying it twice), and what it re-arms is dropped.
 	template <class G>
 	void on_cancel(G &&g)
 	{
-		with_cancel *b = box();
 		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
-			if (b)
-				b->g.reset();
+			remove_cancel();
 		} else {
 			if (!ctx_)
 				throw std::logic_error("tw::Timer::on_cancel on an empty timer");
+			detail::fn<16> ng;
+			ng.emplace(std::forward<G>(g)); // may throw: nothing changed yet
+			if (!ng)
+				return remove_cancel();
+			with_cancel *b = box();
 			if (!b) {
 				callable blk;
-				blk.emplace(with_cancel{});
+				blk.emplace(with_cancel{}); // may throw: nothing changed yet
 				b = blk.get_as<with_cancel>();
 				b->f = std::move(fn_);
 				fn_ = std::move(blk);
 				node_.flags |= boxed;
 			}
-			b->g.emplace(std::forward<G>(g));
+			b->g = std::move(ng);
+			ctx_->relend(this, nullptr, true); // a running g is not put back
 		}
 	}
 
@@ -549,10 +599,30 @@ private:
 		return (node_.flags & boxed) ? fn_.get_as<with_cancel>() : nullptr;
 	}
 
+	void remove_cancel() noexcept
+	{
+		if (with_cancel *b = box())
+			b->g.reset();
+		if (ctx_)
+			ctx_->relend(this, nullptr, true);
+	}
+
+	// Runs g, lent to this frame (g may destroy or move this handle).
 	void cancelled() noexcept
 	{
-		if (with_cancel *b = box(); b && b->g)
-			detail::guarded(ctx_->on_exception, b->g);
+		with_cancel *b = box();
+		if (!b || !b->g)
+			return;
+		detail::wheel_ctx *c = detail::retain(ctx_);
+		detail::fn<16> g = std::move(b->g);
+		detail::lent_frame fr{this, c->lent, true};
+		c->lent = &fr;
+		detail::guarded(c->on_exception, g);
+		c->lent = fr.up;
+		if (auto *now = static_cast<Timer *>(const_cast<void *>(fr.owner)))
+			if (with_cancel *nb = now->box(); nb && !nb->g)
+				nb->g = std::move(g);
+		detail::release(c);
 	}
 
 	// Where the callable is: in fn_, or in fn_'s with_cancel block.
@@ -567,15 +637,15 @@ private:
 		handle::take(o); // node_ takes o's flags
 		fn_ = std::move(o.fn_);
 		o.node_.flags &= ~boxed;
-		if (ctx_ && ctx_->firing == &o)
-			ctx_->firing = this;
+		if (ctx_)
+			ctx_->relend(&o, this);
 	}
 
 	// Lets go of the callables and the wheel (this handle is not pending).
 	void forget() noexcept
 	{
-		if (ctx_ && ctx_->firing == this)
-			ctx_->firing = nullptr;
+		if (ctx_)
+			ctx_->relend(this, nullptr);
 		fn_.reset();
 		node_.flags &= ~boxed;
 		detail::release(std::exchange(ctx_, nullptr));
@@ -586,15 +656,15 @@ private:
 	static void fire(tw_timer *n) noexcept
 	{
 		auto *t = static_cast<Timer *>(from(n));
-		detail::wheel_ctx *c = t->ctx_; // kept alive by the advancing Wheel
+		detail::wheel_ctx *c = t->ctx_; // kept alive by Wheel::advance()
 		callable f = std::move(t->own());
-		c->firing = t;
+		detail::lent_frame fr{t, c->lent, false};
+		c->lent = &fr;
 		detail::guarded(c->on_exception, f, *t);
-		if (auto *now = static_cast<Timer *>(const_cast<void *>(c->firing))) {
+		c->lent = fr.up;
+		if (auto *now = static_cast<Timer *>(const_cast<void *>(fr.owner)))
 			if (callable &slot = now->own(); !slot)
 				slot = std::move(f);
-			c->firing = nullptr;
-		}
 	}
 
 	callable fn_;
@@ -642,19 +712,30 @@ private:
 
 inline void Wheel::close() noexcept
 {
-	if (!ctx_)
+	detail::wheel_ctx *c = std::exchange(ctx_, nullptr);
+	if (!c)
 		return;
+	if (c->advancing)
+		c->closing = true; // advance() shuts it when it returns
+	else
+		shut(c);
+	detail::release(c);
+}
+
+// Cancels the pending handles, then destroys the C wheel: no handle
+// reaches it afterwards.
+inline void Wheel::shut(detail::wheel_ctx *c) noexcept
+{
 	twheel_drain(
-		ctx_->w,
+		c->w,
 		[](tw_timer *n, void *arg) {
 			if (static_cast<detail::wheel_ctx *>(arg)->is_timer_fn(n->func))
 				static_cast<Timer *>(detail::handle::from(n))->cancelled();
 		},
-		ctx_);
-	// drop what a cancellation callback re-armed; then no handle reaches the wheel
-	twheel_drain(ctx_->w, [](tw_timer *, void *) {}, nullptr);
-	twheel_destroy(std::exchange(ctx_->w, nullptr));
-	detail::release(std::exchange(ctx_, nullptr));
+		c);
+	// drop what a cancellation callback re-armed
+	twheel_drain(c->w, [](tw_timer *, void *) {}, nullptr);
+	twheel_destroy(std::exchange(c->w, nullptr));
 }
 
 } // namespace tw
