@@ -29,6 +29,15 @@
 // completed but not yet run) after a re-arm, a stop or the AsioHost's
 // destruction does nothing. Destroy the AsioHost before its io_context
 // (as any Asio I/O object).
+//
+// Errors: no exception crosses the C host. The host's arm and stop catch
+// what steady_timer throws (std::bad_alloc from async_wait, an Asio
+// system_error). A stop that fails costs at most one wake-up that runs
+// nothing. A wait that cannot be started is owed, never forgotten: the
+// add() or mod() that needed it undoes its arm and returns the error; one
+// needed after a run is rethrown from the completion handler, out of
+// io_context::run(); either way resume(), add(), mod() and del() start
+// the owed wait again, and the timers pending meanwhile stay pending.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
 
@@ -43,6 +52,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <memory>
 #include <new>
 #include <system_error>
@@ -104,19 +116,48 @@ public:
 	twheel_host *get() noexcept { return s_->live ? &s_->hh.h : nullptr; }
 
 	/// twheel_host_add() / twheel_host_mod() with @d rounded up to whole
-	/// nanoseconds (zero or negative: 0; beyond 2^64 ns: saturated).
+	/// nanoseconds (zero or negative: 0; beyond 2^64 ns: saturated). Also
+	/// -ENOMEM (std::bad_alloc), -errno of an Asio error, or -EIO (another
+	/// exception) if the steady_timer's wait that @t needs, or one owed
+	/// from before, cannot be started: then @t is not pending (a mod() of
+	/// a pending @t cancelled it), and the wait owed for the other timers
+	/// is retried by the next call (see resume()).
 	template <class Rep, class Period>
 	int add(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		return twheel_host_add(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1)));
+		if (int rc = resume(); rc < 0)
+			return rc;
+		return settle(t, twheel_host_add(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1))));
 	}
 	template <class Rep, class Period>
 	int mod(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		return twheel_host_mod(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1)));
+		if (int rc = resume(); rc < 0) {
+			twheel_host_del(get(), &t);
+			return rc;
+		}
+		return settle(t, twheel_host_mod(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1))));
 	}
-	/// twheel_host_del().
-	int del(tw_timer &t) noexcept { return twheel_host_del(get(), &t); }
+	/// twheel_host_del(); then retries an owed wait (see resume()).
+	int del(tw_timer &t) noexcept
+	{
+		const int rc = twheel_host_del(get(), &t);
+		resume();
+		return rc;
+	}
+
+	/// Starts the steady_timer's wait if one is owed: a failure to start it
+	/// (reported by add() or mod(), or thrown out of io_context::run() by
+	/// the completion handler) left the pending timers without a wait.
+	/// Returns 0 (also when nothing is owed or after shutdown()), or the
+	/// error of add(); then the wait is still owed. O(1).
+	int resume() noexcept
+	{
+		if (!s_->live || !s_->owed)
+			return 0;
+		wait(s_.get(), s_->owed_at);
+		return s_->owed ? s_->owed_err : 0;
+	}
 
 private:
 	struct state;
@@ -125,6 +166,7 @@ private:
 		twheel_host h;
 		state *s;
 	};
+	using clock = std::chrono::steady_clock;
 	struct state {
 		explicit state(const boost::asio::any_io_executor &ex) : timer(ex) {}
 		hosted hh{};                // the host, and the way back from it
@@ -133,15 +175,78 @@ private:
 		std::uint64_t gen = 0;      // bumped by every arm and stop
 		bool live = false;
 		bool closing = false;       // destroyed from a callback: fini after the run
+		bool owed = false;          // the host counts on a wait that failed to start
+		clock::time_point owed_at;  // what it was for
+		int owed_err = 0;           // and why (-errno)
+		std::exception_ptr owed_exc;
 	};
 
 	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
 
-	static void arm(twheel_host *h, std::uint64_t wake, std::uint64_t now)
+	// After an add or mod of @t returned @rc: if the wait it needed could
+	// not be started, undo it (the caller is told; @t must not be left
+	// pending without a wait) and retry the wait for the others.
+	int settle(tw_timer &t, int rc) noexcept
+	{
+		if (rc < 0 || !s_->owed)
+			return rc;
+		const int err = s_->owed_err;
+		twheel_host_del(&s_->hh.h, &t); // may stop: nothing owed then
+		resume();
+		return err;
+	}
+
+	// The -errno of the exception being handled.
+	static int error_of_current() noexcept
+	{
+		try {
+			throw;
+		} catch (const std::bad_alloc &) {
+			return -ENOMEM;
+		} catch (const boost::system::system_error &e) {
+			return e.code().value() > 0 ? -e.code().value() : -EIO;
+		} catch (const std::system_error &e) {
+			return e.code().value() > 0 ? -e.code().value() : -EIO;
+		} catch (...) {
+			return -EIO;
+		}
+	}
+
+	// Starts the one wait, for @at; remembers a failure to (owed).
+	static void wait(state *s, clock::time_point at) noexcept
+	{
+		const std::uint64_t gen = ++s->gen;
+		try {
+			s->timer.expires_at(at);
+			s->timer.async_wait(boost::asio::bind_executor(
+				s->timer.get_executor(),
+				[w = s->self, gen](const boost::system::error_code &ec) {
+					auto p = w.lock();
+					if (ec || !p || !p->live || p->gen != gen)
+						return; // cancelled, re-armed, stopped or gone
+					twheel_host_run(&p->hh.h);
+					if (p->closing) {
+						twheel_host_fini(&p->hh.h, nullptr, nullptr);
+						p->live = false;
+					} else if (p->owed) {
+						// the re-arm after the run failed: out of
+						// io_context::run(), never silently
+						std::rethrow_exception(p->owed_exc);
+					}
+				}));
+			s->owed = false;
+			s->owed_exc = nullptr;
+		} catch (...) {
+			s->owed = true;
+			s->owed_at = at;
+			s->owed_err = error_of_current();
+			s->owed_exc = std::current_exception();
+		}
+	}
+
+	static void arm(twheel_host *h, std::uint64_t wake, std::uint64_t now) noexcept
 	{
 		state *s = of(h);
-		const std::uint64_t gen = ++s->gen;
-		using clock = std::chrono::steady_clock;
 		constexpr auto max = static_cast<std::uint64_t>(std::chrono::nanoseconds::max().count());
 		if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
 			// another epoch: wait for the remaining time from now on
@@ -155,27 +260,21 @@ private:
 				wake = UINT64_MAX;
 		}
 		// steady_clock is CLOCK_MONOTONIC in nanoseconds
-		s->timer.expires_at(wake <= max ? clock::time_point(std::chrono::nanoseconds(wake))
-						: clock::time_point::max());
-		s->timer.async_wait(boost::asio::bind_executor(
-			s->timer.get_executor(),
-			[w = s->self, gen](const boost::system::error_code &ec) {
-				auto p = w.lock();
-				if (ec || !p || !p->live || p->gen != gen)
-					return; // cancelled, re-armed, stopped or gone
-				twheel_host_run(&p->hh.h);
-				if (p->closing) {
-					twheel_host_fini(&p->hh.h, nullptr, nullptr);
-					p->live = false;
-				}
-			}));
+		wait(s, wake <= max ? clock::time_point(std::chrono::nanoseconds(wake)) : clock::time_point::max());
 	}
 
-	static void stop(twheel_host *h)
+	// A cancel that throws leaves a wait outstanding, which the new
+	// generation turns into a wake-up that runs nothing.
+	static void stop(twheel_host *h) noexcept
 	{
 		state *s = of(h);
 		++s->gen;
-		s->timer.cancel();
+		s->owed = false;
+		s->owed_exc = nullptr;
+		try {
+			s->timer.cancel();
+		} catch (...) {
+		}
 	}
 
 	static inline const twheel_host_ops ops = { arm, stop };

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// asio_fail_test - tw::AsioHost when the steady_timer's wait cannot be
+// started: operator new fails on demand (Asio's recycling of handler
+// memory is off in this program, so every wait allocates). std::bad_alloc
+// used to escape through the C host: out of the noexcept add() (terminate)
+// and out of twheel_host_run(). Now add() and mod() undo their arm and
+// return -ENOMEM, a failure after a run is thrown out of io_context::run()
+// (outside any C frame), and no pending timer is lost: the wait is retried.
+#define BOOST_ASIO_DISABLE_SMALL_BLOCK_RECYCLING 1
+#include <twheel/asio.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+using namespace std::chrono_literals;
+
+static std::atomic<int> g_fail{0}; // fail this many of the next allocations
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete" // malloc/free pair by design
+
+void *operator new(std::size_t n)
+{
+	for (int f = g_fail.load(); f > 0;)
+		if (g_fail.compare_exchange_weak(f, f - 1))
+			throw std::bad_alloc();
+	if (void *p = std::malloc(n ? n : 1))
+		return p;
+	throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace {
+
+struct Rec {
+	tw_timer t{};
+	int fired = 0;
+	int fail_after = 0; // fail this many allocations when it fires
+	Rec()
+	{
+		tw_timer_init(&t, [](tw_timer *t) {
+			Rec *r = tw_container_of(t, Rec, t);
+			r->fired++;
+			g_fail = r->fail_after;
+		});
+	}
+};
+
+} // namespace
+
+// The add that needs a new wait cannot start it: -ENOMEM, the timer is
+// not pending, and the timer that was pending still fires (its wait,
+// cancelled by the failed re-arm, is started again).
+TEST(AsioHostFailure, AddWhoseWaitCannotStartFailsCleanly)
+{
+	boost::asio::io_context io;
+	tw::AsioHost h(io);
+	Rec late, early;
+	ASSERT_EQ(h.add(late.t, 30ms), 0);
+	g_fail = 1;
+	EXPECT_EQ(h.add(early.t, 1ms), -ENOMEM);
+	g_fail = 0;
+	EXPECT_FALSE(tw_timer_pending(&early.t));
+	EXPECT_TRUE(tw_timer_pending(&late.t));
+	io.run(); // returns once late has fired: its wait was started again
+	EXPECT_EQ(late.fired, 1);
+	EXPECT_EQ(early.fired, 0);
+
+	// the first timer of an idle host, and a mod: the same
+	g_fail = 1;
+	EXPECT_EQ(h.mod(early.t, 1ms), -ENOMEM);
+	EXPECT_FALSE(tw_timer_pending(&early.t));
+	EXPECT_EQ(h.add(early.t, 1ms), 0);
+	io.restart();
+	io.run();
+	EXPECT_EQ(early.fired, 1);
+}
+
+// The re-arm after a run fails: io_context::run() throws std::bad_alloc
+// (not through twheel_host_run()), the next timer stays pending, and
+// resume() starts its wait.
+TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
+{
+	boost::asio::io_context io;
+	tw::AsioHost h(io);
+	Rec first, second;
+	first.fail_after = 1;
+	ASSERT_EQ(h.add(first.t, 1ms), 0);
+	ASSERT_EQ(h.add(second.t, 20ms), 0);
+	EXPECT_THROW(io.run(), std::bad_alloc);
+	g_fail = 0;
+	EXPECT_EQ(first.fired, 1);
+	EXPECT_TRUE(tw_timer_pending(&second.t));
+	io.restart();
+	EXPECT_EQ(io.run_for(50ms), 0u); // no wait: nothing runs
+	EXPECT_EQ(second.fired, 0);
+	g_fail = 1;
+	EXPECT_EQ(h.resume(), -ENOMEM); // still owed
+	EXPECT_EQ(h.resume(), 0);
+	EXPECT_EQ(h.resume(), 0); // nothing owed
+	io.restart();
+	io.run();
+	EXPECT_EQ(second.fired, 1);
+}
