@@ -188,15 +188,16 @@ TEST(AsioHost, ChronoIsRoundedUpAndSaturated)
 
 } // namespace
 
-// Destroyed from one of its timers' callbacks: the wheel is shut down when
-// that run returns (the timer far away is dropped, not left linked to a
-// freed wheel; LeakSanitizer sees no wheel left behind).
+// Destroyed from one of its timers' callbacks with no timer left pending:
+// the wheel is shut down when that run returns (LeakSanitizer sees no
+// wheel left behind).
 TEST(AsioHost, DestroyedFromItsOwnCallback)
 {
 	boost::asio::io_context io;
 	struct Killer {
 		tw_timer t{};
 		std::unique_ptr<tw::AsioHost> *host = nullptr;
+		tw_timer *far = nullptr;
 		int fired = 0;
 	} k;
 	auto host = std::make_unique<tw::AsioHost>(io);
@@ -204,9 +205,11 @@ TEST(AsioHost, DestroyedFromItsOwnCallback)
 	tw_timer_init(&k.t, [](tw_timer *t) {
 		Killer *k = tw_container_of(t, Killer, t);
 		k->fired++;
+		EXPECT_EQ((*k->host)->del(*k->far), 1);
 		k->host->reset();
 	});
 	Rec far;
+	k.far = &far.t;
 	far.arm(*host, 1h);
 	ASSERT_EQ(host->add(k.t, 1ms), 0);
 	io.run_for(10s); // returns once no work is left: at once when the host is gone
@@ -214,5 +217,86 @@ TEST(AsioHost, DestroyedFromItsOwnCallback)
 	EXPECT_EQ(host, nullptr);
 	EXPECT_FALSE(tw_timer_pending(&far.t));
 	EXPECT_EQ(far.fired, 0);
+	io.run(); // nothing outstanding
+}
+
+namespace {
+
+// An object that owns an AsioHost and its timers, and deletes itself from
+// one of them ("delete this"). With @tidy its destructor cancels its
+// timers first, as ~AsioHost from a callback requires.
+struct Conn {
+	tw_timer bye{}; // first: a tw_timer * is a Conn *
+	tw_timer idle{};
+	tw::AsioHost host;
+	bool tidy;
+	int *gone;
+	Conn(boost::asio::io_context &io, bool tidy, int *gone) : host(io), tidy(tidy), gone(gone)
+	{
+		tw_timer_init(&bye, [](tw_timer *t) { delete reinterpret_cast<Conn *>(t); });
+		tw_timer_init(&idle, [](tw_timer *) {});
+	}
+	~Conn()
+	{
+		if (tidy)
+			host.del(idle);
+		++*gone;
+	}
+};
+
+void delete_this(bool tidy)
+{
+	boost::asio::io_context io;
+	int gone = 0;
+	auto *c = new Conn(io, tidy, &gone);
+	ASSERT_EQ(c->host.add(c->bye, 1ms), 0);
+	ASSERT_EQ(c->host.add(c->idle, 1h), 0);
+	io.run(); // returns once the host is gone
+	EXPECT_EQ(gone, 1);
+}
+
+} // namespace
+
+// The idiom with the owner's timers cancelled in its destructor: ASan and
+// LSan clean, io_context::run() returns.
+TEST(AsioHost, DeleteThisFromACallbackAfterCancellingItsTimers)
+{
+	delete_this(true);
+}
+
+// The idiom with a timer still pending: the deferred shutdown used to
+// unlink it from the freed object (ASan: heap-use-after-free). A timer
+// pending then cannot be unlinked from inside the callback, so ~AsioHost
+// refuses loudly.
+TEST(AsioHostDeathTest, DeleteThisFromACallbackWithATimerPendingIsRefused)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_DEATH(delete_this(false), "destroyed from one of its callbacks with 1 timer\\(s\\) pending");
+}
+
+// shutdown()'s fn destroys the AsioHost (its last timer handed back): the
+// shutdown finishes on the state it holds (it wrote to the destroyed
+// AsioHost: ASan heap-use-after-free).
+TEST(AsioHost, ShutdownWhoseFnDestroysTheHost)
+{
+	boost::asio::io_context io;
+	auto host = std::make_unique<tw::AsioHost>(io);
+	Rec r;
+	r.arm(*host, 1h);
+	struct Ctx {
+		std::unique_ptr<tw::AsioHost> *host;
+		int handed;
+	} ctx{&host, 0};
+	EXPECT_EQ(host->shutdown(
+			  [](tw_timer *, void *arg) {
+				  auto *c = static_cast<Ctx *>(arg);
+				  c->handed++;
+				  c->host->reset();
+			  },
+			  &ctx),
+		  0);
+	EXPECT_EQ(ctx.handed, 1);
+	EXPECT_EQ(host, nullptr);
+	EXPECT_FALSE(tw_timer_pending(&r.t));
 	io.run(); // nothing outstanding
 }

@@ -28,7 +28,8 @@
 // state and a generation number, so a wait that completes (or was
 // completed but not yet run) after a re-arm, a stop or the AsioHost's
 // destruction does nothing. Destroy the AsioHost before its io_context
-// (as any Asio I/O object).
+// (as any Asio I/O object). Destroyed from one of its callbacks, it needs
+// no timer pending (see ~AsioHost()).
 //
 // Errors: no exception crosses the C host. The host's arm and stop catch
 // what steady_timer throws (std::bad_alloc from async_wait, an Asio
@@ -88,13 +89,26 @@ public:
 	AsioHost &operator=(const AsioHost &) = delete;
 
 	/// shutdown(nullptr): pending timers are dropped (unlinked, not run).
-	/// From one of its timers' callbacks, the shutdown happens when the
-	/// run that called it returns: the timers due in that run still run
-	/// (they must not use this AsioHost), the others are dropped.
+	/// From one of its callbacks (a timer's, or shutdown()'s fn), the wheel
+	/// cannot be drained until that callback returns, and a timer left
+	/// pending would be touched then, after the object that owns this
+	/// AsioHost (and, in the idiom "delete this", the timer) is freed. So
+	/// there it must have no timer pending (del() them first, e.g. in the
+	/// owner's destructor): the shutdown then happens when the run returns.
+	/// With timers still pending it refuses: it prints how many to stderr
+	/// and aborts, as a misuse (a use-after-free otherwise).
 	~AsioHost()
 	{
-		if (shutdown(nullptr, nullptr) == -EBUSY)
-			s_->closing = true;
+		if (shutdown(nullptr, nullptr) != -EBUSY)
+			return;
+		if (const std::size_t n = twheel_count(twheel_host_wheel(&s_->hh.h))) {
+			std::fprintf(stderr,
+				     "tw::AsioHost destroyed from one of its callbacks with %zu timer(s) "
+				     "pending: del() them first\n",
+				     n);
+			std::abort();
+		}
+		s_->closing = true;
 	}
 
 	/// Hand every pending timer to @fn(@t, @arg) exactly once (@fn may be
@@ -104,11 +118,12 @@ public:
 	/// or -EINVAL if already shut down. O(pending timers).
 	int shutdown(void (*fn)(tw_timer *t, void *arg), void *arg) noexcept
 	{
-		if (!s_->live)
+		const std::shared_ptr<state> s = s_; // @fn may destroy this AsioHost
+		if (!s->live)
 			return -EINVAL;
-		if (int rc = twheel_host_fini(&s_->hh.h, fn, arg); rc < 0)
+		if (int rc = twheel_host_fini(&s->hh.h, fn, arg); rc < 0)
 			return rc;
-		s_->live = false;
+		s->live = false;
 		return 0;
 	}
 
