@@ -32,7 +32,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
 	struct twheel_ev *e = (struct twheel_ev *)h;
-	uint64_t us = (wake - now + 999) / 1000;
+	uint64_t us = (wake - now) / 1000 + ((wake - now) % 1000 != 0);
 
 	ev_timer_stop(e->loop, &e->timer);
 	ev_now_update(e->loop);

@@ -5,13 +5,15 @@
  *
  * event_add() sets the deadline at libevent's time (the per-iteration
  * cache, or a fresh reading of the base's clock) plus the timeout, and the
- * event fires once the base's clock reaches it. With the default clock,
- * the base's clock is read (B) before the cache is refreshed (C >= B), and
- * the timeout is ceil(wake) - B in microseconds: the deadline
- * C + ceil(wake) - B >= wake on the base's clock, which never runs ahead
- * of CLOCK_MONOTONIC (it is either CLOCK_MONOTONIC or its _COARSE variant,
- * same origin). With an injected clock, the cache is refreshed and the
- * remaining time rounded up to a microsecond.
+ * event fires once the base's clock reaches it. The base's clock is read
+ * (B) before the cache is refreshed (C >= B), and the timeout is
+ * ceil(wake) - B in microseconds: the deadline C + ceil(wake) - B >= wake
+ * on the base's clock, which never runs ahead of CLOCK_MONOTONIC (it is
+ * either CLOCK_MONOTONIC or its _COARSE variant, same origin). With an
+ * injected clock, @wake is first moved to the CLOCK_MONOTONIC time that
+ * lies as far after a fresh reading (taken after the injected clock's
+ * @now): counting the remaining time from the base's clock instead would
+ * start from a coarse time up to a few ms old, and fire that much early.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -36,12 +38,17 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
 	struct twheel_event *e = (struct twheel_event *)h;
-	uint64_t us = (wake - now + 999) / 1000;
+	uint64_t us = (wake - now) / 1000 + ((wake - now) % 1000 != 0);
 	struct timeval tv, b;
 
-	if (twheel_host_rt(h)->clock == twheel_rt_clock_monotonic &&
-	    event_gettime_monotonic(e->base, &b) == 0) {
-		uint64_t wake_us = (wake + 999) / 1000;
+	if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
+		/* another epoch: as far after a CLOCK_MONOTONIC reading */
+		uint64_t mono = twheel_rt_clock_monotonic(NULL);
+
+		wake = wake - now > UINT64_MAX - mono ? UINT64_MAX : mono + (wake - now);
+	}
+	if (event_gettime_monotonic(e->base, &b) == 0) {
+		uint64_t wake_us = wake / 1000 + (wake % 1000 != 0);
 		uint64_t base_us = (uint64_t)b.tv_sec * 1000000u + (uint64_t)b.tv_usec;
 
 		us = wake_us > base_us ? wake_us - base_us : 0;

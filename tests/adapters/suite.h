@@ -11,7 +11,9 @@
  *   - no wake-ups while the wheel is empty (counted), and the host loop
  *     returns when nothing is pending (the host timer was stopped);
  *   - shutdown hands every pending timer back exactly once;
- *   - an injected clock; bad input gives -EINVAL / -EBUSY.
+ *   - an injected clock (another epoch, or CLOCK_MONOTONIC through a
+ *     function of its own: no host wake-up before its time);
+ *   - bad input gives -EINVAL / -EBUSY.
  */
 #ifndef TESTS_ADAPTERS_SUITE_H
 #define TESTS_ADAPTERS_SUITE_H
@@ -44,6 +46,10 @@ struct host_loop {
 	/* have @fn(@arg) called from one of the loop's own handlers (a native
 	 * zero timer or the like) during the next run */
 	void (*call_soon)(void (*fn)(void *arg), void *arg);
+	/* optional: keep the loop waking every 100 us with a native timer of
+	 * its own until *@until changes (the host loop refreshes its cached
+	 * time all along) */
+	void (*busy)(const int *until);
 };
 
 static const struct host_loop *HL;
@@ -387,6 +393,73 @@ static void injected_clock(void **state)
 	assert_int_equal(late, 0);
 }
 
+/*
+ * An injected clock that is CLOCK_MONOTONIC itself, through a function of
+ * the test's own (so the adapter cannot tell). Armed from a native handler
+ * late in a tick of the kernel's coarse clock, when a host loop that counts
+ * from its coarse cached time lags most: the host timer must still not wake
+ * before its wake time, so no wake-up runs nothing (no cascade is due:
+ * every delay is a few ticks).
+ */
+static uint64_t mono_clock(void *arg)
+{
+	(void)arg;
+	return mono_ns();
+}
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct ttimer lag_t;
+
+static void arm_when_coarse_lags(void *arg)
+{
+	struct timespec res;
+	uint64_t c0, start, lag;
+
+	(void)arg;
+	clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+	lag = (uint64_t)res.tv_nsec * 9 / 10; /* 0.9 ms (HZ 1000) to 9 ms (HZ 100) */
+	/* wait for the coarse clock to tick, then for most of its period */
+	c0 = coarse_ns();
+	while (coarse_ns() == c0)
+		;
+	start = mono_ns();
+	while (mono_ns() - start < lag && coarse_ns() - c0 < 2 * (uint64_t)res.tv_nsec)
+		;
+	arm(&lag_t, 2 * TICK_NS);
+	if (HL->busy)
+		HL->busy(&lag_t.fired);
+}
+
+static void injected_monotonic_never_wakes_early(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel_rt_stats st;
+
+	(void)state;
+	assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	twheel_rt_init(&rt, TICK_NS, mono_clock, NULL);
+	H = HL->create(&rt);
+	assert_non_null(H);
+	memset(&lag_t, 0, sizeof(lag_t));
+	tw_timer_init(&lag_t.t, t_cb);
+	for (int i = 0; i < 16; i++) {
+		HL->call_soon(arm_when_coarse_lags, NULL);
+		HL->run();
+		assert_int_equal(lag_t.fired, i + 1);
+	}
+	assert_int_equal(early, 0);
+	assert_int_equal(twheel_host_get_stats(H, &st), 0);
+	assert_int_equal(st.wakeups, 16);
+	assert_int_equal(st.idle_wakeups, 0);
+}
+
 static int suite_main(const struct host_loop *hl)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +472,8 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_clock, setup, teardown),
+		cmocka_unit_test_setup_teardown(injected_monotonic_never_wakes_early, setup,
+						teardown),
 	};
 
 	HL = hl;

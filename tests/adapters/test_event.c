@@ -72,15 +72,43 @@ static void event_call_soon(void (*fn)(void *arg), void *arg)
 	assert_int_equal(event_base_once(base, -1, EV_TIMEOUT, on_soon, s, &zero), 0);
 }
 
+/* A native persistent 100 us timer, until *until changes. */
+static struct event *ticker;
+static const int *ticker_until;
+static int ticker_start;
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (*ticker_until != ticker_start) {
+		event_free(ticker);
+		ticker = NULL;
+	}
+}
+
+static void event_busy(const int *until)
+{
+	struct timeval tv = { 0, 100 };
+
+	assert_null(ticker);
+	ticker_until = until;
+	ticker_start = *until;
+	ticker = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+	assert_non_null(ticker);
+	assert_int_equal(event_add(ticker, &tv), 0);
+}
+
 int main(void)
 {
 	static const struct host_loop coarse = {
 		"libevent (default base)", event_setup, event_teardown, event_create,
-		twheel_event_destroy, event_run_all, event_run_for, event_call_soon,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy,
 	};
 	static const struct host_loop fine = {
 		"libevent (precise timer)", event_setup, event_teardown, event_create,
-		twheel_event_destroy, event_run_all, event_run_for, event_call_soon,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy,
 	};
 	int rc;
 
