@@ -7,7 +7,8 @@
 // the C timer and its callables. All on the loop thread except post(),
 // stop(), stopped(), clock_now() and tick(). Loop time is the loop clock in
 // ns as a steady_clock::time_point. Lifetime and exceptions as in
-// <twheel/twheel.hpp>.
+// <twheel/twheel.hpp>; an empty callable is refused (std::invalid_argument)
+// before anything is allocated or queued.
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -35,7 +36,8 @@ struct loop_options {
 	unsigned entries = 0;                                         ///< SQ entries
 	unsigned batch = 0;                                           ///< posts per iteration
 	unsigned flags = 0;                                           ///< raw C config flags
-	/// The loop clock, empty for CLOCK_MONOTONIC. Called from any thread;
+	/// The loop clock, empty (a null function pointer makes it empty too)
+	/// for CLOCK_MONOTONIC. Copied by the Loop. Called from any thread;
 	/// monotonic; must not throw (it would cross a C frame: terminate).
 	std::function<std::chrono::steady_clock::time_point()> clock;
 };
@@ -54,6 +56,27 @@ struct loop_ctx {
 	const void *firing = nullptr;
 	std::size_t refs = 1;
 };
+
+// True for what the callable store takes as empty: a null function or
+// member pointer, an empty std::function (any callable whose bool
+// conversion is false). Takes the decayed type: a function is never null.
+template <class D>
+bool empty_callable(const D &f) noexcept
+{
+	if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>)
+		return f == nullptr;
+	else if constexpr (std::is_constructible_v<bool, const D &>)
+		return !static_cast<bool>(f);
+	else
+		return false;
+}
+
+template <class F>
+void refuse_empty(const F &f, const char *what)
+{
+	if (empty_callable<std::decay_t<F>>(f))
+		throw std::invalid_argument(std::string(what) + ": empty callable");
+}
 
 inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
 {
@@ -206,6 +229,7 @@ private:
 	template <class F>
 	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags)
 	{
+		detail::refuse_empty(f, "tw::Loop");
 		std::unique_ptr<block> b(new block{{}, detail::retain(c), this, {}, {}});
 		const int r = period_ns ? tw_loop_timer_init_periodic(&b->t, &fire, period_ns, flags)
 					: tw_loop_timer_init(&b->t, &fire, flags);
@@ -327,9 +351,9 @@ public:
 	~Loop() { close(); }
 
 	/// A one-shot timer running @f @d from now (LoopTimer::arm_in()).
-	/// Allocates its block. Throws std::invalid_argument (empty callable),
-	/// std::system_error (the C error), what copying @f throws,
-	/// std::logic_error if empty.
+	/// Allocates its block. Throws std::invalid_argument (empty callable:
+	/// nothing allocated), std::system_error (the C error), what copying @f
+	/// throws, std::logic_error if empty.
 	template <class Rep, class Period, class F>
 	LoopTimer after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
@@ -371,14 +395,19 @@ public:
 	}
 
 	/// Runs @f() on the loop thread at its next iteration
-	/// (twheel_loop_post()). Any thread; one allocation. Returns false, and
-	/// destroys @f uncalled, once the loop is stopped. Throws
-	/// std::bad_alloc, what copying @f throws, std::logic_error if empty.
+	/// (twheel_loop_post()); what @f throws goes to the exception handler.
+	/// Any thread; one allocation. Returns false, and destroys @f uncalled,
+	/// once the loop is stopped. A post queued when the loop is destroyed
+	/// runs then. Throws std::invalid_argument (empty callable: nothing
+	/// allocated or queued), std::bad_alloc, what copying @f throws,
+	/// std::logic_error if empty.
 	template <class F>
 	bool post(F &&f)
 	{
 		static_assert(std::is_invocable_v<std::decay_t<F> &>, "post() takes a callable invocable as f()");
-		std::unique_ptr<detail::work> it(new detail::work{{}, get(), {}});
+		detail::loop_ctx *c = get();
+		detail::refuse_empty(f, "tw::Loop::post");
+		std::unique_ptr<detail::work> it(new detail::work{{}, c, {}});
 		it->f.emplace(std::forward<F>(f));
 		tw_loop_work_init(&it->w, &detail::work::run);
 		const int r = twheel_loop_post(ctx_->loop, &it->w);
@@ -394,18 +423,25 @@ public:
 	/// io_uring_prep_*(); not user_data), @handler(const io_uring_cqe &)
 	/// gets each completion (multishot: until one lacks IORING_CQE_F_MORE).
 	/// Returns its user_data. Allocates the request. Throws
-	/// std::system_error EOPNOTSUPP (epoll mode: the loop has no ring),
-	/// EBUSY (queue full), and what @prep throws (the SQE becomes a no-op,
-	/// @handler is never called).
+	/// std::invalid_argument (empty @prep or @handler: nothing allocated or
+	/// queued), std::system_error EOPNOTSUPP (epoll mode: the loop has no
+	/// ring), EBUSY (queue full), what copying @handler throws (nothing
+	/// queued), and what @prep throws (the SQE becomes a no-op, @handler is
+	/// never called).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
-		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, get(), {}, false, {}});
-		p->h.emplace(std::forward<H>(handler));
-		io_uring_sqe *sqe = twheel_loop_get_sqe(ctx_->loop, &p->io);
-		if (!sqe && (twheel_loop_features(ctx_->loop) & TW_LOOP_FEAT_EPOLL))
+		static_assert(std::is_invocable_v<Prep &&, io_uring_sqe &>,
+			      "submit() takes a prep invocable as prep(io_uring_sqe &)");
+		detail::loop_ctx *c = get();
+		detail::refuse_empty(prep, "tw::Loop::submit");
+		detail::refuse_empty(handler, "tw::Loop::submit");
+		if (twheel_loop_features(c->loop) & TW_LOOP_FEAT_EPOLL)
 			throw std::system_error(EOPNOTSUPP, std::generic_category(),
 						"tw::Loop::submit: epoll mode, no io_uring");
+		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, c, {}, false, {}});
+		p->h.emplace(std::forward<H>(handler));
+		io_uring_sqe *sqe = twheel_loop_get_sqe(c->loop, &p->io);
 		if (!sqe)
 			throw std::system_error(EBUSY, std::generic_category(), "tw::Loop::submit: queue full");
 		detail::io_op *op = p.release();
