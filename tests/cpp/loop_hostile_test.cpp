@@ -125,3 +125,14 @@ TEST(LoopEmpty, CallablesWhoseCopyThrowsQueueNothing)
 	EXPECT_EQ(loop.size(), 0u);
 	EXPECT_EQ(loop.run_once(false), 0u);
 }
+
+// A clock whose copy throws: Loop() throws it and leaks nothing (the
+// control block leaked: LSan).
+TEST(LoopEmpty, ClockWhoseCopyThrowsLeaksNothing)
+{
+	tw::loop_options opt;
+	opt.clock = [c = ThrowsOnCopy()] { return c.now(); };
+	ThrowsOnCopy::armed = true;
+	EXPECT_THROW(Loop{opt}, std::runtime_error);
+	ThrowsOnCopy::armed = false;
+}

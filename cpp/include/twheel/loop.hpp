@@ -306,10 +306,12 @@ public:
 
 	/// twheel_loop_create(). Throws std::system_error with the C error
 	/// (EPERM, ENOSYS: io_uring refused or absent; EINVAL...) and the C
-	/// library's explanation; std::bad_alloc.
-	explicit Loop(const loop_options &opt = loop_options()) : ctx_(new detail::loop_ctx)
+	/// library's explanation; what copying @opt.clock throws;
+	/// std::bad_alloc. Nothing is leaked on a throw.
+	explicit Loop(const loop_options &opt = loop_options())
 	{
-		tw_list_init(&ctx_->io);
+		std::unique_ptr<detail::loop_ctx> c(new detail::loop_ctx);
+		tw_list_init(&c->io);
 		twheel_loop_config cfg;
 		twheel_loop_config_init(&cfg);
 		// zero: the C default; negative: 1 ns, which the C library refuses
@@ -318,18 +320,17 @@ public:
 		cfg.batch = opt.batch;
 		cfg.flags = opt.flags;
 		if (opt.clock) {
-			ctx_->clock = opt.clock;
+			c->clock = opt.clock;
 			cfg.clock = [](void *arg) noexcept {
 				return detail::to_ns(static_cast<detail::loop_ctx *>(arg)->clock());
 			};
-			cfg.clock_arg = ctx_;
+			cfg.clock_arg = c.get();
 		}
 		char msg[256] = "";
-		const int r = twheel_loop_create(&ctx_->loop, &cfg, msg, sizeof msg);
-		if (r < 0) {
-			delete ctx_;
+		const int r = twheel_loop_create(&c->loop, &cfg, msg, sizeof msg);
+		if (r < 0)
 			throw std::system_error(-r, std::generic_category(), std::string("tw::Loop: ") + msg);
-		}
+		ctx_ = c.release();
 	}
 
 	/// @o is left empty. Not while it runs.
@@ -533,7 +534,7 @@ private:
 		detail::release(std::exchange(ctx_, nullptr));
 	}
 
-	detail::loop_ctx *ctx_;
+	detail::loop_ctx *ctx_ = nullptr;
 };
 
 } // namespace tw
