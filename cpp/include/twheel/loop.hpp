@@ -304,10 +304,14 @@ class Loop {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
-	/// twheel_loop_create(). Throws std::system_error with the C error
-	/// (EPERM, ENOSYS: io_uring refused or absent; EINVAL...) and the C
-	/// library's explanation; what copying @opt.clock throws;
-	/// std::bad_alloc. Nothing is leaked on a throw.
+	/// twheel_loop_create(): io_uring mode, or epoll mode (timers and posts,
+	/// no I/O requests: features() has TW_LOOP_FEAT_EPOLL) where io_uring is
+	/// refused (EPERM), absent (ENOSYS) or older than 5.11 (EOPNOTSUPP), or
+	/// with TW_LOOP_NO_URING. Throws std::system_error with the C error
+	/// and the C library's explanation: EINVAL (bad tick or flags, entries
+	/// too large), ENOMEM, EMFILE, ENFILE, and with TW_LOOP_URING_ONLY the
+	/// io_uring errors above instead of epoll mode; what copying
+	/// @opt.clock throws; std::bad_alloc. Nothing is leaked on a throw.
 	explicit Loop(const loop_options &opt = loop_options())
 	{
 		std::unique_ptr<detail::loop_ctx> c(new detail::loop_ctx);
@@ -499,6 +503,10 @@ public:
 	}
 	/// Timers armed on the loop.
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop) : 0; }
+	/// The TW_LOOP_FEAT_* in use (twheel_loop_features()): TW_LOOP_FEAT_EPOLL
+	/// in epoll mode, where submit() throws EOPNOTSUPP. 0 if empty. Any
+	/// thread.
+	unsigned features() const noexcept { return ctx_ ? twheel_loop_features(ctx_->loop) : 0; }
 
 	/// Sets the handler of exceptions escaping callbacks, posts, I/O
 	/// handlers and cancellation callbacks; empty restores the default
