@@ -26,10 +26,38 @@ using tw::LoopTimer;
 
 namespace {
 
+// Open descriptors of this process.
+int count_fds()
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	while (const dirent *e = readdir(d))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; // the DIR's own
+}
+
 bool has_ring(const Loop &loop)
 {
 	return !(twheel_loop_features(loop.native_handle()) & TW_LOOP_FEAT_EPOLL);
 }
+
+struct Caught {
+	std::vector<std::string> what;
+	tw::exception_handler handler()
+	{
+		return [this](std::exception_ptr e) {
+			try {
+				std::rethrow_exception(e);
+			} catch (const std::exception &x) {
+				what.push_back(x.what());
+			}
+		};
+	}
+};
 
 // A callable whose copies throw once armed (its moves do not).
 struct ThrowsOnCopy {
@@ -43,6 +71,50 @@ struct ThrowsOnCopy {
 	ThrowsOnCopy(ThrowsOnCopy &&) noexcept = default;
 	void operator()() const {}
 	Loop::time_point now() const { return Loop::time_point(1s); }
+};
+
+// What a destroyed Loop must have finished: the cancellation callback of a
+// pending timer run once, a queued post run, an I/O handler in flight
+// destroyed, every descriptor of the loop closed.
+struct Doomed {
+	int fds_before = -1;
+	int pipe_fds[2] = {-1, -1};
+	int cancelled = 0, posted = 0;
+	std::shared_ptr<int> io_alive = std::make_shared<int>(0);
+	std::unique_ptr<Loop> loop;
+	LoopTimer pending;
+
+	Doomed()
+	{
+		EXPECT_EQ(pipe(pipe_fds), 0);
+		fds_before = count_fds();
+		loop = std::make_unique<Loop>();
+		pending = loop->after(1h, [] { ADD_FAILURE() << "fired"; });
+		pending.on_cancel([this] { cancelled++; });
+		if (has_ring(*loop))
+			loop->submit([this](io_uring_sqe &sqe) { io_uring_prep_poll_add(&sqe, pipe_fds[0], POLLIN); },
+				     [a = io_alive](const io_uring_cqe &) { ADD_FAILURE() << "never completes"; });
+	}
+	~Doomed()
+	{
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+	}
+	// From a callback: queue a post, then destroy the loop.
+	void destroy_from_callback()
+	{
+		loop->post([this] { posted++; });
+		loop.reset();
+	}
+	void check()
+	{
+		EXPECT_EQ(loop, nullptr);
+		EXPECT_EQ(cancelled, 1);
+		EXPECT_EQ(posted, 1);
+		EXPECT_EQ(io_alive.use_count(), 1);
+		EXPECT_EQ(count_fds(), fds_before);
+		EXPECT_FALSE(static_cast<bool>(pending));
+	}
 };
 
 } // namespace
@@ -135,4 +207,246 @@ TEST(LoopEmpty, ClockWhoseCopyThrowsLeaksNothing)
 	ThrowsOnCopy::armed = true;
 	EXPECT_THROW(Loop{opt}, std::runtime_error);
 	ThrowsOnCopy::armed = false;
+}
+
+// ---- ~Loop ------------------------------------------------------------------
+
+// What a cancellation callback arms while ~Loop cancels its timer is
+// dropped: no exception (ESHUTDOWN reached the handler), nothing left.
+TEST(LoopClose, ArmingFromACancellationCallbackDuringDestroyIsDropped)
+{
+	auto loop = std::make_unique<Loop>();
+	Loop *lp = loop.get();
+	Caught caught;
+	loop->on_exception(caught.handler());
+	int g = 0;
+	bool posted = false;
+	std::vector<LoopTimer> made;
+	LoopTimer t = loop->after(1h, [] {});
+	LoopTimer *tp = &t;
+	t.on_cancel([&, tp, lp] {
+		g++;
+		EXPECT_FALSE(tp->arm_in(1ms));
+		EXPECT_FALSE(tp->arm_at(lp->now()));
+		made.push_back(lp->after(1ms, [] {}));
+		made.push_back(lp->every(1ms, [] {}));
+		EXPECT_FALSE(lp->post([&] { posted = true; }));
+	});
+	loop.reset();
+	EXPECT_EQ(g, 1);
+	EXPECT_EQ(caught.what, std::vector<std::string>{});
+	EXPECT_FALSE(posted);
+	for (const LoopTimer &m : made)
+		EXPECT_FALSE(m.pending());
+}
+
+TEST(LoopClose, DestroyFromATimerCallback)
+{
+	Doomed d;
+	LoopTimer killer = d.loop->after(1ms, [&] { d.destroy_from_callback(); });
+	d.loop->run();
+	d.check();
+	EXPECT_FALSE(static_cast<bool>(killer));
+}
+
+TEST(LoopClose, DestroyFromATimerCallbackUnderRunOnce)
+{
+	Doomed d;
+	bool fired = false;
+	LoopTimer killer = d.loop->after(1ms, [&] {
+		fired = true;
+		d.destroy_from_callback();
+	});
+	while (!fired)
+		d.loop->run_once();
+	d.check();
+}
+
+TEST(LoopClose, DestroyFromAPeriodicCallback)
+{
+	Doomed d;
+	int runs = 0, g = 0;
+	LoopTimer killer = d.loop->every(
+		2ms,
+		[&] {
+			if (++runs == 3)
+				d.destroy_from_callback();
+		},
+		tw::misfire::once);
+	killer.on_cancel([&] { g++; });
+	d.loop->run();
+	d.check();
+	EXPECT_EQ(runs, 3);
+	EXPECT_EQ(g, 1); // it was to run again: cancelled by the destruction
+}
+
+TEST(LoopClose, DestroyFromAnIoHandler)
+{
+	Doomed d;
+	if (!has_ring(*d.loop))
+		GTEST_SKIP() << "io_uring refused: epoll mode";
+	auto alive = std::make_shared<int>(0);
+	d.loop->submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); },
+		       [&, alive](const io_uring_cqe &) { d.destroy_from_callback(); });
+	d.loop->run();
+	d.check();
+	EXPECT_EQ(alive.use_count(), 1);
+}
+
+TEST(LoopClose, DestroyFromPostedWork)
+{
+	Doomed d;
+	d.loop->post([&] { d.destroy_from_callback(); });
+	d.loop->run();
+	d.check();
+}
+
+// A cancellation callback run by cancel() in a timer callback.
+TEST(LoopClose, DestroyFromACancellationCallback)
+{
+	Doomed d;
+	LoopTimer victim = d.loop->after(1h, [] {});
+	victim.on_cancel([&] { d.destroy_from_callback(); });
+	LoopTimer killer = d.loop->after(1ms, [&] { EXPECT_TRUE(victim.cancel()); });
+	d.loop->run();
+	d.check();
+}
+
+// The exception handler is one of the loop's callbacks too.
+TEST(LoopClose, DestroyFromTheExceptionHandler)
+{
+	Doomed d;
+	d.loop->on_exception([&](std::exception_ptr) { d.destroy_from_callback(); });
+	LoopTimer thrower = d.loop->after(1ms, [] { throw std::runtime_error("boom"); });
+	d.loop->run();
+	d.check();
+}
+
+// Outside any callback (the loop does not run), a cancellation callback
+// run by cancel() may destroy the loop at once.
+TEST(LoopClose, DestroyFromACancellationCallbackOutsideTheLoop)
+{
+	Doomed d;
+	LoopTimer victim = d.loop->after(1h, [] {});
+	victim.on_cancel([&] {
+		d.loop->post([&] { d.posted++; });
+		d.loop.reset();
+	});
+	EXPECT_TRUE(victim.cancel());
+	d.check();
+}
+
+// ---- LoopTimer handles in their own callbacks ------------------------------
+
+// cancel() runs g, which destroys g's own handle: the block (and g's
+// captures) live until g returns (they were freed under it: ASan
+// use-after-free).
+TEST(LoopHandle, CancellationCallbackDestroysItsHandleFromCancel)
+{
+	Loop loop;
+	auto t = std::make_unique<LoopTimer>(loop.after(1h, [] {}));
+	std::string seen;
+	const std::string tag(40, 'g'); // g on the heap, beside the block
+	t->on_cancel([&, tag] {
+		t.reset();
+		seen = tag;
+	});
+	EXPECT_TRUE(t->cancel());
+	EXPECT_EQ(t, nullptr);
+	EXPECT_EQ(seen, tag);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
+// The common clean-up: each connection's cancellation callback erases the
+// connection, its timer included, while ~Loop cancels them.
+TEST(LoopHandle, CancellationCallbacksEraseTheirOwnersDuringDestroy)
+{
+	std::map<int, LoopTimer> conns;
+	std::vector<std::string> seen;
+	{
+		Loop loop;
+		for (int fd = 3; fd < 8; fd++) {
+			LoopTimer &t = conns[fd];
+			t = loop.after(std::chrono::seconds(fd), [] {});
+			t.on_cancel([&conns, &seen, fd, tag = std::string(32, char('a' + fd))] {
+				conns.erase(fd);
+				seen.push_back(tag);
+			});
+		}
+	}
+	EXPECT_TRUE(conns.empty());
+	std::sort(seen.begin(), seen.end()); // g's captures were alive: each saw its tag
+	std::vector<std::string> want;
+	for (int fd = 3; fd < 8; fd++)
+		want.emplace_back(32, char('a' + fd));
+	EXPECT_EQ(seen, want);
+}
+
+// g moves its handle while the destructor runs g: the timer lives on in
+// the new handle (the destructor read the emptied handle: SIGSEGV).
+TEST(LoopHandle, CancellationCallbackMovesItsHandleDuringItsDestructor)
+{
+	Loop loop;
+	LoopTimer rescued;
+	int g = 0;
+	auto t = std::make_unique<LoopTimer>(loop.after(1h, [] {}));
+	LoopTimer *tp = t.get();
+	t->on_cancel([&, tp] {
+		if (g++ == 0)
+			rescued = std::move(*tp);
+	});
+	t.reset();
+	EXPECT_EQ(g, 1);
+	EXPECT_TRUE(static_cast<bool>(rescued));
+	EXPECT_FALSE(rescued.pending());
+	EXPECT_FALSE(rescued.arm_in(1h));
+	EXPECT_TRUE(rescued.cancel());
+	EXPECT_EQ(g, 2);
+}
+
+// A one-shot callback moves its handle away, then assigns a new timer to
+// the moved-to handle, then destroys it: each step from inside its own
+// callback.
+TEST(LoopHandle, OneShotMovedAssignedAndDestroyedFromItsOwnCallback)
+{
+	Loop loop;
+	std::unique_ptr<LoopTimer> moved;
+	int next = 0;
+	const std::string tag(60, 'f'); // a heap-stored callable
+	std::string seen;
+	LoopTimer t = loop.after(0ms, [&, tag](LoopTimer &self) {
+		moved = std::make_unique<LoopTimer>(std::move(self));
+		*moved = loop.after(0ms, [&] { next++; });
+		moved.reset();
+		seen = tag;
+		loop.stop();
+	});
+	loop.run();
+	EXPECT_FALSE(static_cast<bool>(t));
+	EXPECT_EQ(seen, tag);
+	EXPECT_EQ(next, 0);
+}
+
+// What each kind of callback throws goes to the handler, the loop goes on.
+TEST(LoopHandle, ThrowingCallablesReachTheHandler)
+{
+	Loop loop;
+	Caught caught;
+	loop.on_exception(caught.handler());
+	LoopTimer c = loop.after(1h, [] {});
+	c.on_cancel([] { throw std::runtime_error("on_cancel"); });
+	int runs = 0;
+	LoopTimer p = loop.every(
+		2ms,
+		[&] {
+			if (++runs == 2) {
+				c.cancel();
+				loop.stop();
+			}
+			throw std::runtime_error("periodic");
+		},
+		tw::misfire::once);
+	loop.post([] { throw std::runtime_error("post"); });
+	loop.run();
+	EXPECT_EQ(caught.what, (std::vector<std::string>{"post", "periodic", "on_cancel", "periodic"}));
 }

@@ -8,7 +8,9 @@
 // stop(), stopped(), clock_now() and tick(). Loop time is the loop clock in
 // ns as a steady_clock::time_point. Lifetime and exceptions as in
 // <twheel/twheel.hpp>; an empty callable is refused (std::invalid_argument)
-// before anything is allocated or queued.
+// before anything is allocated or queued. ~Loop may be called from one of
+// the loop's callbacks: it completes when the run() or run_once() that
+// called the callback returns.
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -47,14 +49,18 @@ class Loop;
 namespace detail {
 
 // What a Loop shares with its handles and requests (as wheel_ctx), the
-// clock and the in-flight I/O.
+// clock and the in-flight I/O. @running counts the run() and run_once()
+// frames on the loop thread: a ~Loop that finds one is called from a
+// callback, and the outermost frame finishes the destruction when the C
+// call returns. @closing: ~Loop has begun; arming is dropped from then on.
 struct loop_ctx {
 	twheel_loop *loop = nullptr;
 	exception_handler on_exception;
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io;
-	const void *firing = nullptr;
 	std::size_t refs = 1;
+	unsigned running = 0;
+	bool closing = false;
 };
 
 // True for what the callable store takes as empty: a null function or
@@ -150,13 +156,16 @@ public:
 		}
 		return *this;
 	}
-	/// Cancels and frees it (once its callback returns, if called there);
-	/// what the cancellation callback re-arms is dropped.
+	/// Cancels and frees it (once its callback or its cancellation callback
+	/// returns, if called there); what the cancellation callback re-arms is
+	/// dropped.
 	~LoopTimer() { reset(); }
 
 	/// twheel_loop_mod() with @d rounded up to whole ns; true if it was
-	/// armed. Throws std::logic_error on an empty handle or once the loop
-	/// is gone, std::system_error with the C error.
+	/// armed. While its Loop is being destroyed the arming is dropped
+	/// (false, no exception). Throws std::logic_error on an empty handle or
+	/// once the loop is gone, std::system_error with the C error (ESHUTDOWN
+	/// once the loop is stopped).
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
@@ -169,7 +178,8 @@ public:
 	}
 
 	/// twheel_loop_del(): true if it was armed (or is a periodic timer whose
-	/// callback runs), and then the cancellation callback has run.
+	/// callback runs), and then the cancellation callback has run (which
+	/// may destroy or move this handle: cancel() does not touch it after).
 	bool cancel() noexcept
 	{
 		if (!*this || twheel_loop_del(b_->ctx->loop, &b_->t) != 1)
@@ -194,11 +204,16 @@ public:
 	/// Inside a periodic callback: how many further deadlines had passed.
 	std::uint32_t missed() const noexcept { return b_ ? b_->t.missed : 0; }
 
-	/// Sets the cancellation callback g() (nullptr removes it), run as for
-	/// tw::Timer::on_cancel() and with its rule (g must not destroy, move or
-	/// assign over this handle, nor call its on_cancel()); allocates only if
-	/// g exceeds 16 bytes.
-	/// Throws std::logic_error on an empty handle.
+	/// Sets the cancellation callback g() (nullptr, a null function pointer
+	/// or an empty std::function removes it), run whenever the timer stops
+	/// being pending unfired, from inside cancel(), the destructor, an
+	/// assignment or ~Loop. Run by cancel() or ~Loop, g may destroy or move
+	/// this handle (the block is freed once g returns); run by the
+	/// destructor or an assignment, it must not destroy or assign over it.
+	/// It must never call this handle's on_cancel(). What it arms from the
+	/// destructor, an assignment or ~Loop is dropped. Allocates only if g
+	/// exceeds 16 bytes. Throws std::logic_error on an empty handle, what
+	/// copying g throws (the previous g then stays).
 	template <class G>
 	void on_cancel(G &&g)
 	{
@@ -216,12 +231,17 @@ public:
 	const tw_loop_timer *native_handle() const noexcept { return b_ ? &b_->t : nullptr; }
 
 private:
+	// @busy counts the calls of f and g running now; a handle that lets
+	// go of the block meanwhile marks it @orphan, and the last of those
+	// calls to return frees it.
 	struct block {
 		tw_loop_timer t; // first: the C node leads back here
 		detail::loop_ctx *ctx;
 		LoopTimer *owner;
 		detail::fn<inline_capacity, LoopTimer &> f;
 		detail::fn<16> on_cancel;
+		unsigned busy = 0;
+		bool orphan = false;
 		~block() { detail::release(ctx); }
 	};
 
@@ -251,6 +271,8 @@ private:
 	{
 		if (!*this)
 			throw std::logic_error(std::string(what) + (b_ ? ": the loop was destroyed" : ": empty timer"));
+		if (b_->ctx->closing)
+			return false; // ~Loop runs: dropped
 		return check(mod(b_->ctx->loop, &b_->t, ns), what);
 	}
 
@@ -261,36 +283,47 @@ private:
 		return r == 1;
 	}
 
+	// Cancels (g may re-arm, or move this handle: then the timer is the
+	// new handle's), drops a re-arm, lets go of the block.
 	void reset() noexcept
 	{
-		if (!b_)
+		block *b = b_;
+		if (!b)
 			return;
 		cancel();
+		if (b_ != b)
+			return;
 		if (*this) // drop what the cancellation callback re-armed
-			twheel_loop_del(b_->ctx->loop, &b_->t);
-		if (b_->ctx->firing == b_)
-			b_->ctx->firing = nullptr; // its callback runs: fire() frees the block
-		else
-			delete b_;
+			twheel_loop_del(b->ctx->loop, &b->t);
 		b_ = nullptr;
+		b->owner = nullptr;
+		if (b->busy)
+			b->orphan = true; // f or g runs: freed when it returns
+		else
+			delete b;
+	}
+
+	static void done(block *b) noexcept
+	{
+		if (--b->busy == 0 && b->orphan)
+			delete b;
 	}
 
 	static void cancelled(block *b) noexcept
 	{
-		if (b->on_cancel)
-			detail::guarded(b->ctx->on_exception, b->on_cancel);
+		if (!b->on_cancel)
+			return;
+		b->busy++;
+		detail::guarded(b->ctx->on_exception, b->on_cancel);
+		done(b);
 	}
 
 	static void fire(tw_loop_timer *t) noexcept
 	{
 		auto *b = reinterpret_cast<block *>(t);
-		detail::loop_ctx *c = b->ctx; // kept alive by the running Loop
-		c->firing = b;
-		detail::guarded(c->on_exception, b->f, *b->owner);
-		if (c->firing == b)
-			c->firing = nullptr;
-		else // the handle was destroyed meanwhile
-			delete b;
+		b->busy++; // the block's ctx is kept alive by the running Loop
+		detail::guarded(b->ctx->on_exception, b->f, *b->owner);
+		done(b);
 	}
 
 	block *b_ = nullptr;
@@ -351,14 +384,22 @@ public:
 	}
 
 	/// Stops the loop, runs the posts not yet run, cancels every armed timer
-	/// (cancellation callbacks run), closes the ring (in-flight handlers are
-	/// destroyed, not called). Not while run() runs, nor from a callback.
+	/// (cancellation callbacks run, once each; what they arm is dropped),
+	/// closes the ring and the loop's descriptors (in-flight handlers are
+	/// destroyed, not called). From one of the loop's callbacks (a timer,
+	/// a post, an I/O handler, a cancellation callback, the exception
+	/// handler) it stops the loop at once and does the rest when the run()
+	/// or run_once() that called the callback returns: the callbacks due in
+	/// the same iteration still run and must not use this Loop (their
+	/// LoopTimers work; their arming is dropped). Not from another thread
+	/// while the loop runs, nor with the loop run through native_handle().
 	~Loop() { close(); }
 
 	/// A one-shot timer running @f @d from now (LoopTimer::arm_in()).
 	/// Allocates its block. Throws std::invalid_argument (empty callable:
 	/// nothing allocated), std::system_error (the C error), what copying @f
-	/// throws, std::logic_error if empty.
+	/// throws, std::logic_error if empty. While ~Loop runs it returns a
+	/// timer that is not armed.
 	template <class Rep, class Period, class F>
 	LoopTimer after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
@@ -389,7 +430,8 @@ public:
 					: m == misfire::all ? TW_LOOP_MISFIRE_ALL
 							    : TW_LOOP_MISFIRE_SKIP);
 		LoopTimer t(get(), std::forward<F>(f), p, flags);
-		LoopTimer::check(twheel_loop_add(ctx_->loop, &t.b_->t, p), "tw::Loop::every");
+		if (!ctx_->closing) // ~Loop runs: dropped
+			LoopTimer::check(twheel_loop_add(ctx_->loop, &t.b_->t, p), "tw::Loop::every");
 		return t;
 	}
 	/// A one-shot timer running @f, not armed; as after().
@@ -427,12 +469,11 @@ public:
 	/// One I/O request: @prep(io_uring_sqe &) prepares it (any
 	/// io_uring_prep_*(); not user_data), @handler(const io_uring_cqe &)
 	/// gets each completion (multishot: until one lacks IORING_CQE_F_MORE).
-	/// Returns its user_data. Allocates the request. Throws
-	/// std::invalid_argument (empty @prep or @handler: nothing allocated or
-	/// queued), std::system_error EOPNOTSUPP (epoll mode: the loop has no
-	/// ring), EBUSY (queue full), what copying @handler throws (nothing
-	/// queued), and what @prep throws (the SQE becomes a no-op, @handler is
-	/// never called).
+	/// Returns its user_data. Allocates the request. Throws std::invalid_argument (empty @prep or @handler: nothing
+	/// allocated or queued), std::system_error EOPNOTSUPP (epoll mode: the
+	/// loop has no ring), EBUSY (queue full), what copying @handler throws
+	/// (nothing queued), and what @prep throws (the SQE becomes a no-op,
+	/// @handler is never called).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
@@ -464,10 +505,16 @@ public:
 	}
 
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
-	/// thread. Throws std::system_error (EBUSY: from a callback).
+	/// thread. Throws std::system_error (EBUSY: from a callback). If a
+	/// callback destroyed this Loop, it returns once the destruction is
+	/// complete (without touching *this).
 	void run()
 	{
-		const int r = twheel_loop_run(get()->loop);
+		int r;
+		{
+			const run_frame f(get());
+			r = twheel_loop_run(f.c->loop);
+		}
 		if (r < 0)
 			detail::throw_errno(r, "tw::Loop::run");
 	}
@@ -475,7 +522,11 @@ public:
 	/// once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
-		const int r = twheel_loop_run_once(get()->loop, wait ? 0u : unsigned{TW_LOOP_NOWAIT});
+		int r;
+		{
+			const run_frame f(get());
+			r = twheel_loop_run_once(f.c->loop, wait ? 0u : unsigned{TW_LOOP_NOWAIT});
+		}
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)
@@ -524,22 +575,49 @@ private:
 		return ctx_;
 	}
 
+	// A run() or run_once() call: holds the control block, and finishes a
+	// ~Loop that a callback called.
+	struct run_frame {
+		detail::loop_ctx *c;
+		explicit run_frame(detail::loop_ctx *ctx) noexcept : c(detail::retain(ctx)) { c->running++; }
+		run_frame(const run_frame &) = delete;
+		run_frame &operator=(const run_frame &) = delete;
+		~run_frame()
+		{
+			if (--c->running == 0 && c->closing && c->loop)
+				finish(c);
+			detail::release(c);
+		}
+	};
+
+	// Stops the loop (arming from the callbacks below is dropped); unless
+	// a run frame is below (a callback destroys the loop), finishes now,
+	// with ctx_ still set so that the callbacks may call this Loop.
 	void close() noexcept
 	{
-		if (!ctx_)
+		detail::loop_ctx *c = ctx_;
+		if (!c)
 			return;
-		twheel_loop_stop(ctx_->loop); // arming from the callbacks below fails
+		c->closing = true;
+		twheel_loop_stop(c->loop);
+		if (c->running == 0)
+			finish(c);
+		ctx_ = nullptr;
+		detail::release(c);
+	}
+
+	static void finish(detail::loop_ctx *c) noexcept
+	{
 		twheel_loop_destroy(
-			ctx_->loop,
+			c->loop,
 			[](tw_loop_timer *t, void *) { LoopTimer::cancelled(reinterpret_cast<LoopTimer::block *>(t)); },
 			nullptr, nullptr);
-		ctx_->loop = nullptr;
-		while (!tw_list_empty(&ctx_->io)) {
-			tw_list *l = ctx_->io.next;
+		c->loop = nullptr;
+		while (!tw_list_empty(&c->io)) {
+			tw_list *l = c->io.next;
 			tw_list_del(l);
 			delete tw_list_entry(l, detail::io_op, link);
 		}
-		detail::release(std::exchange(ctx_, nullptr));
 	}
 
 	detail::loop_ctx *ctx_ = nullptr;
