@@ -263,6 +263,7 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 
 	l->now = loop_clock(l);
 	now = twheel_rt_floor(&l->rt, l->now);
+	l->tick = now;
 	l->wheel = twheel_create(now);
 	l->dwheel = twheel_create(now);
 	if (!l->wheel || !l->dwheel) {

@@ -97,6 +97,9 @@ struct twheel_loop {
 	struct twheel *dwheel; /* deferrable timers */
 	struct twheel_rt rt;   /* tick length and clock: the real-time rules */
 	uint64_t now;          /* clock at the start of this iteration */
+	tw_tick_t tick;        /* the wheels' tick, or the one this iteration
+				* advances them to: timers armed meanwhile go
+				* after it (twl_timer_link) */
 
 	twheel_executor_fn executor;
 	void *executor_arg;

@@ -113,26 +113,27 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 
 /*
  * Link @t on its wheel for @deadline, @ref being a clock reading taken no
- * earlier than the request (loop thread); a deadline at or before @ref is
- * checked against a fresh reading. The tick comes from the main
- * wheel whichever wheel @t goes on: both are advanced to the same tick in
- * every iteration, and while either one fires, the main wheel's target
- * (twheel_target()) is the tick this iteration goes to, which a deferrable
- * timer armed from a main-wheel callback must not get (its wheel is still
- * behind, so asking it would let the clock's step back fire it early).
+ * earlier than the request (loop thread). A deadline at or before @ref has
+ * come, unless the clock stepped back since and a fresh reading finds it
+ * ahead. A deadline ahead goes on its tick (<twheel/rt.h>), or after
+ * l->tick if the clock stepped back behind that: during an iteration
+ * l->tick is the tick both wheels are being advanced to, from the I/O
+ * handlers on (they run before the advance), so a timer armed by any
+ * callback of the iteration cannot fire in it.
  */
 void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
 		       uint64_t ref)
 {
 	uint64_t fresh;
+	tw_tick_t e;
 
-	/* Passed by @ref (the iteration's time, for a deadline), unless the
-	 * clock stepped back since and a fresh reading finds it ahead. */
 	if (deadline <= ref && deadline > (fresh = loop_clock(l)))
 		ref = fresh;
+	e = twheel_rt_deadline_tick(&l->rt, deadline, ref);
+	if (deadline > ref && e <= l->tick)
+		e = l->tick < TW_TICK_MAX ? l->tick + 1 : TW_TICK_MAX;
 	t->deadline = deadline;
-	twheel_mod(timer_wheel(l, t), &t->timer,
-		   twheel_rt_expiry(&l->rt, l->wheel, deadline, ref));
+	twheel_mod(timer_wheel(l, t), &t->timer, e);
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.

@@ -290,11 +290,12 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 
 	l->in_callback = true;
 	l->now = loop_clock(l);
+	/* A replaced clock might step back; the wheels never do. Known
+	 * before any callback runs: what they arm goes after it. */
+	l->tick = tick = twheel_rt_target(&l->rt, l->wheel, l->now);
 	ran = cqes_run(l);
 	ran += twl_inbox_run(l);
 
-	/* A replaced clock might step back; the wheels never do. */
-	tick = twheel_rt_target(&l->rt, l->wheel, l->now);
 	prev = twl_firing_loop; /* another loop may be running this one from a callback */
 	twl_firing_loop = l;
 	/* callbacks run (or handed to the executor), not timers expired: a

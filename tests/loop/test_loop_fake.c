@@ -881,6 +881,54 @@ static void test_clock_steps_back_in_callback_never_early(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * The same from posted work, which runs before the wheels are advanced: the
+ * iteration reads 115.8 ms with the wheels at tick 100, so it goes to tick
+ * 115; the work item steps the clock back 40 ms and arms 5 ms ahead. The
+ * wheel still stands at 100 (a tick from 101 to 115 would fire in this
+ * iteration, 35 ms early).
+ */
+static void step_back_work_fn(struct tw_loop_work *w)
+{
+	struct fake_clock *c = back[0].clk;
+
+	(void)w;
+	fake_clock_set(c, fake_clock_read(c) - 40 * MS);
+	assert_int_equal(twheel_loop_add(back_loop, &back[1].t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_add(back_loop, &back[2].t, 5 * MS), 0);
+}
+
+static void test_clock_steps_back_in_posted_work_never_early(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, 100 * MS, NULL);
+	struct tw_loop_work w;
+
+	(void)state;
+	back_loop = l;
+	memset(back, 0, sizeof(back));
+	for (int i = 0; i < 3; i++)
+		back[i].clk = &c;
+	tw_loop_timer_init(&back[1].t, rec_fn, 0);
+	tw_loop_timer_init(&back[2].t, rec_fn, TW_LOOP_DEFERRABLE);
+	tw_loop_work_init(&w, step_back_work_fn);
+	assert_int_equal(twheel_loop_post(l, &w), 0);
+	fake_clock_set(&c, 115 * MS + 800 * US);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1); /* the work only */
+	assert_int_equal(back[1].n + back[2].n, 0);
+	for (uint64_t t = fake_clock_read(&c); t <= 130 * MS; t += MS / 4) {
+		fake_clock_set(&c, t);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		for (int i = 1; i < 3; i++)
+			if (back[i].n)
+				assert_true(back[i].fired_at[0] >= back[i].t.deadline);
+	}
+	assert_int_equal(back[1].n, 1);
+	assert_int_equal(back[2].n, 1);
+	assert_true(back[1].fired_at[0] <= 117 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A schedule's delay counts from the clock reading the loop takes when it
  * takes the timer from the inbox (no earlier than the call); a
  * schedule_at() deadline stays absolute. */
@@ -1392,6 +1440,7 @@ int main(void)
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),
+		cmocka_unit_test(test_clock_steps_back_in_posted_work_never_early),
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
 		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
