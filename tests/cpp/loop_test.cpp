@@ -7,10 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <atomic>
 #include <cerrno>
 #include <functional>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -191,6 +196,82 @@ TEST(LoopReal, IoNopAndPipeRead)
 	EXPECT_EQ(std::string(buf, 2), "hi");
 	close(fds[0]);
 	close(fds[1]);
+}
+
+// The multishot accept of docs/cpp.md: the fd of every CQE with res >= 0
+// is a connection, the last CQE's (no IORING_CQE_F_MORE) too, and a request
+// the kernel ended is submitted again.
+struct Acceptor {
+	Loop &loop;
+	int lfd;
+	std::function<void(int)> on_conn;
+	bool stopping = false;
+	LoopTimer backoff;
+
+	Acceptor(Loop &l, int fd, std::function<void(int)> f) : loop(l), lfd(fd), on_conn(std::move(f)) {}
+
+	void arm()
+	{
+		loop.submit([this](io_uring_sqe &sqe) {
+			io_uring_prep_multishot_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC);
+		}, [this](const io_uring_cqe &cqe) { on_cqe(cqe); });
+	}
+	void on_cqe(const io_uring_cqe &cqe)
+	{
+		if (cqe.res >= 0)
+			on_conn(cqe.res); // the last CQE may carry one too
+		if ((cqe.flags & IORING_CQE_F_MORE) || stopping)
+			return;
+		if (cqe.res >= 0)
+			arm(); // the kernel ended it (CQ overflow): accept on
+		else if (cqe.res == -EMFILE || cqe.res == -ENFILE)
+			backoff = loop.after(100ms, [this] {
+				if (!stopping)
+					arm();
+			});
+		else
+			std::fprintf(stderr, "accept: %s\n", std::strerror(-cqe.res));
+	}
+};
+
+TEST(LoopReal, MultishotAcceptKeepsTheLastCqesFdAndAcceptsAgain)
+{
+	MAKE_RING(loop, tw::loop_options());
+	const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_GE(lfd, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof a;
+	ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+	ASSERT_EQ(listen(lfd, 16), 0);
+	ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &len), 0);
+	std::vector<int> conns, clients;
+	Acceptor acc(loop, lfd, [&](int fd) {
+		conns.push_back(fd);
+		if (conns.size() == 3)
+			loop.stop();
+	});
+	// As if the kernel ended a multishot accept with a connection in its
+	// last CQE: the handler keeps the fd and submits the accept again.
+	io_uring_cqe last{};
+	last.res = dup(lfd);
+	last.flags = 0;
+	acc.on_cqe(last);
+	ASSERT_EQ(conns.size(), 1u);
+	for (int i = 0; i < 2; i++) {
+		clients.push_back(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+		ASSERT_EQ(connect(clients.back(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+	}
+	LoopTimer guard = loop.after(5s, [&] { loop.stop(); });
+	loop.run();
+	EXPECT_EQ(conns.size(), 3u); // both clients, accepted by the re-armed request
+	acc.stopping = true;
+	for (int fd : conns)
+		close(fd);
+	for (int fd : clients)
+		close(fd);
+	close(lfd);
 }
 
 TEST(LoopReal, IoPrepThrowingNeverCallsTheHandler)

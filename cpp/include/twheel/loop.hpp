@@ -112,7 +112,9 @@ struct work {
 };
 
 // An I/O request in flight, linked in the loop's list so that ~Loop frees
-// those that never complete.
+// those that never complete. The request ends with the first CQE without
+// IORING_CQE_F_MORE (a multishot one too, and that CQE may still carry a
+// result): the handler gets it, then the request is freed.
 struct io_op {
 	tw_loop_io io; // first
 	loop_ctx *ctx;
@@ -467,9 +469,16 @@ public:
 	}
 
 	/// One I/O request: @prep(io_uring_sqe &) prepares it (any
-	/// io_uring_prep_*(); not user_data), @handler(const io_uring_cqe &)
-	/// gets each completion (multishot: until one lacks IORING_CQE_F_MORE).
-	/// Returns its user_data. Allocates the request. Throws std::invalid_argument (empty @prep or @handler: nothing
+	/// io_uring_prep_*(); not user_data), called at once on this thread;
+	/// @handler(const io_uring_cqe &) gets each completion on the loop
+	/// thread, what it throws going to the exception handler. The request
+	/// ends with the first CQE without IORING_CQE_F_MORE: a multishot
+	/// request (accept, recv, poll...) may end so at any time (the kernel
+	/// ends it on a CQ overflow, an error, a cancel), and that last CQE may
+	/// still carry a result (an accepted fd, bytes) to handle: submit the
+	/// request again to go on. The handler is destroyed after that CQE, or
+	/// uncalled by ~Loop. Returns its user_data. Allocates the request.
+	/// Throws std::invalid_argument (empty @prep or @handler: nothing
 	/// allocated or queued), std::system_error EOPNOTSUPP (epoll mode: the
 	/// loop has no ring), EBUSY (queue full), what copying @handler throws
 	/// (nothing queued), and what @prep throws (the SQE becomes a no-op,
