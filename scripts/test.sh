@@ -5,7 +5,8 @@
 #   scripts/test.sh            everything: normal build, ASan+UBSan build
 #                              (with debug_checks), TSan build (cross-thread
 #                              suites), and a bounded run of each libFuzzer
-#                              target (the wheel's model, the loop's model)
+#                              target (the models of the wheel, the host
+#                              driver and the loop)
 #   scripts/test.sh --quick    the normal build only
 #
 # Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS (differential-test
@@ -71,7 +72,7 @@ if [ $quick -eq 0 ]; then
   step "libFuzzer: differential model checks, ${fuzz_seconds}s per target"
   CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false \
     -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized
-  targets=(tests/core/fuzz_model)
+  targets=(tests/core/fuzz_model tests/core/fuzz_host)
   if ninja -C "$root/fuzz" -t targets all | grep -q '^tests/loop/fuzz_loop:'; then
     targets+=(tests/loop/fuzz_loop)
   else

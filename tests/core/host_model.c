@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_model.c - the host driver on a clock that jumps forward, stands
+ * still and steps back, checked against host.h.
+ *
+ * The fake host timer is one-shot and fires exactly when the clock reaches
+ * the time it was armed for (the clock is the only time there is). The
+ * model keeps, per timer, whether it is pending, its deadline d, whether d
+ * had come when it was armed ("passed": the clock read d or later), and a
+ * bound b, the tick by which it must have fired:
+ *
+ *   b = max(ceil(d / tick), T + 1)
+ *
+ * where T is the tick the wheel is at, or, from a callback, the tick the
+ * running advance goes to: max(the wheel's tick, floor(r / tick)) for the
+ * run's reading r. The checks:
+ *
+ *   - never early: a timer that was not passed fires only in a run whose
+ *     reading r >= d, whatever the clock did meanwhile (a callback of that
+ *     run may step it back: r is what the run was judged by);
+ *   - never in the run that armed it; exactly once per arming;
+ *   - at most one tick late once the clock is back: when a run ends with
+ *     the wheel at or past b, a timer armed before that run has fired;
+ *   - the host timer: armed whenever a timer is pending, for a time no
+ *     later than max(the reading it was armed at, min(b) * tick), stopped
+ *     when none is; twheel_host_run() returns the callbacks it ran; the
+ *     wheel's count is the model's; nested run and fini give -EBUSY; fini
+ *     hands back each pending timer once.
+ *
+ * Callbacks arm, re-arm and cancel timers (themselves too) and move the
+ * clock, back included.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <twheel/host.h>
+
+#include "host_model.h"
+
+#define NT 16
+
+/* ---- Byte source ------------------------------------------------------- */
+
+void hm_src_bytes(struct hm_src *s, const uint8_t *data, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->data = data;
+	s->len = len;
+}
+
+void hm_src_prng(struct hm_src *s, uint64_t seed, size_t nbytes)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = seed;
+	s->limit = nbytes;
+}
+
+static bool src_more(const struct hm_src *s)
+{
+	return s->data ? s->pos < s->len : s->pos < s->limit;
+}
+
+static uint8_t u8(struct hm_src *s)
+{
+	uint64_t z;
+
+	if (s->data)
+		return s->pos < s->len ? s->data[s->pos++] : 0;
+	if (s->pos >= s->limit)
+		return 0;
+	s->pos++;
+	z = (s->state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint8_t)((z ^ (z >> 31)) >> 24);
+}
+
+static uint64_t u64(struct hm_src *s, unsigned nbytes)
+{
+	uint64_t v = 0;
+
+	while (nbytes--)
+		v = v << 8 | u8(s);
+	return v;
+}
+
+/* ---- State --------------------------------------------------------------- */
+
+struct htimer {
+	struct tw_timer t;
+	int idx;
+	bool pending;
+	bool passed;       /* its deadline had come when it was armed */
+	bool held;         /* armed while the clock stood behind the wheel */
+	uint64_t deadline;
+	uint64_t bound;    /* the tick by which it must have fired */
+	uint64_t run;      /* the run that armed it (0: outside runs) */
+	int handed;        /* times fini handed it back */
+};
+
+struct hm {
+	struct hm_src *src;
+	struct hm_result *res;
+	struct twheel_host h;
+	uint64_t tick;
+	uint64_t clk;       /* the fake clock */
+	bool armed;         /* the fake host timer */
+	uint64_t wake, armed_at;
+	uint64_t w;         /* model: the wheel's tick */
+	uint64_t target;    /* ...and during a run, the tick it goes to */
+	uint64_t run;       /* the running run's number, 0 outside runs */
+	uint64_t nruns;
+	uint64_t reading;   /* the running run's clock reading */
+	long fired;         /* callbacks of the running run */
+	int depth;          /* callbacks' own operations nest this deep */
+	struct htimer t[NT];
+	bool failed;
+};
+
+static struct hm *M; /* the callbacks' way back */
+
+static void failf(struct hm *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->failed)
+		return;
+	m->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(m->res->failure, sizeof(m->res->failure), fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t ceil_tick(const struct hm *m, uint64_t ns)
+{
+	return ns / m->tick + (ns % m->tick != 0);
+}
+
+/* ---- The fake clock and host timer --------------------------------------- */
+
+static uint64_t fake_clock(void *arg)
+{
+	return ((struct hm *)arg)->clk;
+}
+
+static void fake_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	(void)h;
+	if (wake_ns < now_ns)
+		failf(M, "host armed for %llu, before its reading %llu",
+		      (unsigned long long)wake_ns, (unsigned long long)now_ns);
+	if (now_ns != M->clk)
+		failf(M, "host armed from a reading %llu that is not the clock's %llu",
+		      (unsigned long long)now_ns, (unsigned long long)M->clk);
+	M->armed = true;
+	M->wake = wake_ns;
+	M->armed_at = now_ns;
+}
+
+static void fake_stop(struct twheel_host *h)
+{
+	(void)h;
+	if (!M->armed)
+		failf(M, "host timer stopped while not armed");
+	M->armed = false;
+}
+
+static const struct twheel_host_ops fake_ops = { fake_arm, fake_stop };
+
+/* ---- Operations ---------------------------------------------------------- */
+
+static void op(struct hm *m);
+
+/* The tick the wheel is at, or goes to in the running run. */
+static uint64_t cur_tick(const struct hm *m)
+{
+	return m->run ? m->target : m->w;
+}
+
+/* A delay: 0, within a tick, a few ticks, and far (cascades). */
+static uint64_t pick_delay(struct hm *m)
+{
+	switch (u8(m->src) % 6) {
+	case 0:
+		return 0;
+	case 1:
+		return u64(m->src, 4) % m->tick;
+	case 2:
+		return u64(m->src, 4) % (3 * m->tick) + 1;
+	case 3:
+		return u64(m->src, 4) % (256 * m->tick) + 1;
+	case 4:
+		return u64(m->src, 4) % (16384 * m->tick) + 1;
+	default:
+		return u64(m->src, 4) % (1u << 24) * m->tick + u8(m->src);
+	}
+}
+
+/* The model's side of a successful arm of @x for deadline @d. */
+static void m_armed(struct hm *m, struct htimer *x, uint64_t d)
+{
+	uint64_t e = ceil_tick(m, d), t = cur_tick(m);
+
+	x->pending = true;
+	x->deadline = d;
+	x->passed = d <= m->clk;
+	x->held = !x->passed && e <= t;
+	x->bound = e > t ? e : t + 1;
+	x->run = m->run;
+}
+
+static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
+{
+	uint64_t d, v;
+	int rc, want;
+
+	if (deadline) {
+		uint64_t base = u8(m->src) & 1 ? m->clk : m->reading;
+
+		v = pick_delay(m);
+		d = u8(m->src) & 1 ? add_sat(base, v) : (base > v ? base - v : 0);
+		rc = mod ? twheel_host_mod_at(&m->h, &x->t, d) : twheel_host_add_at(&m->h, &x->t, d);
+	} else {
+		v = pick_delay(m);
+		d = add_sat(m->clk, v);
+		rc = mod ? twheel_host_mod(&m->h, &x->t, v) : twheel_host_add(&m->h, &x->t, v);
+	}
+	want = mod ? x->pending : x->pending ? -EBUSY : 0;
+	if (rc != want) {
+		failf(m, "timer %d: %s%s returned %d, the model says %d", x->idx,
+		      mod ? "mod" : "add", deadline ? "_at" : "", rc, want);
+		return;
+	}
+	if (rc >= 0)
+		m_armed(m, x, d);
+}
+
+static void do_del(struct hm *m, struct htimer *x)
+{
+	int rc = twheel_host_del(&m->h, &x->t);
+
+	if (rc != x->pending)
+		failf(m, "timer %d: del returned %d, the model says %d", x->idx, rc, x->pending);
+	x->pending = false;
+}
+
+/* Forward, standing still, or back; or to the host timer's wake time. */
+static void move_clock(struct hm *m)
+{
+	uint64_t t = m->tick, v;
+
+	switch (u8(m->src) % 9) {
+	case 0:
+		break; /* stands still */
+	case 1:
+		m->clk = add_sat(m->clk, u64(m->src, 4) % t);
+		break;
+	case 2:
+		m->clk = add_sat(m->clk, u64(m->src, 4) % (3 * t) + 1);
+		break;
+	case 3:
+		m->clk = add_sat(m->clk, u64(m->src, 4) % (300 * t));
+		break;
+	case 4:
+		m->clk = add_sat(m->clk, u64(m->src, 4) % (65536 * t));
+		break;
+	case 5:
+		v = u64(m->src, 4) % (2 * t) + 1;
+		m->clk = m->clk > v ? m->clk - v : 0;
+		m->res->backs++;
+		break;
+	case 6:
+		v = u64(m->src, 4) % (50 * t) + 1;
+		m->clk = m->clk > v ? m->clk - v : 0;
+		m->res->backs++;
+		break;
+	default:
+		if (m->armed && m->wake > m->clk)
+			m->clk = m->wake;
+		else
+			m->clk = add_sat(m->clk, t);
+		break;
+	}
+}
+
+/* The fake host timer fires: the host runs the wheel. */
+static void host_fires(struct hm *m)
+{
+	uint64_t run, target;
+	long n;
+
+	m->armed = false;
+	m->nruns++;
+	run = m->run = m->nruns;
+	m->reading = m->clk;
+	target = m->clk / m->tick;
+	m->target = target > m->w ? target : m->w;
+	m->fired = 0;
+	n = twheel_host_run(&m->h);
+	m->w = m->target;
+	m->run = 0;
+	m->res->runs++;
+	if (n != m->fired)
+		failf(m, "run %llu returned %ld, %ld callbacks ran", (unsigned long long)run, n,
+		      m->fired);
+	for (int i = 0; i < NT; i++) {
+		struct htimer *x = &m->t[i];
+
+		if (x->pending && x->run != run && x->bound <= m->w)
+			failf(m, "timer %d late: deadline %llu, bound tick %llu, the wheel at %llu "
+				 "after run %llu (reading %llu)",
+			      i, (unsigned long long)x->deadline, (unsigned long long)x->bound,
+			      (unsigned long long)m->w, (unsigned long long)run,
+			      (unsigned long long)m->reading);
+	}
+}
+
+static void timer_cb(struct tw_timer *t)
+{
+	struct hm *m = M;
+	struct htimer *x = tw_container_of(t, struct htimer, t);
+	int n;
+
+	if (!m->run) {
+		failf(m, "timer %d ran outside a run", x->idx);
+		return;
+	}
+	if (!x->pending)
+		failf(m, "timer %d ran while not pending", x->idx);
+	else if (x->run == m->run)
+		failf(m, "timer %d ran in the run that armed it", x->idx);
+	else if (!x->passed && m->reading < x->deadline)
+		failf(m, "timer %d early: deadline %llu, run %llu read %llu", x->idx,
+		      (unsigned long long)x->deadline, (unsigned long long)m->run,
+		      (unsigned long long)m->reading);
+	if (x->held)
+		m->res->held++;
+	x->pending = false;
+	m->fired++;
+	m->res->fires++;
+	/* what the callback does: a few operations, clock moves included */
+	if (m->depth)
+		return;
+	m->depth++;
+	for (n = u8(m->src) % 4; n > 0 && !m->failed; n--)
+		op(m);
+	m->depth--;
+}
+
+/* One operation, from the top or from a callback. */
+static void op(struct hm *m)
+{
+	struct htimer *x = &m->t[u8(m->src) % NT];
+	uint8_t k = u8(m->src) % 12;
+
+	m->res->ops++;
+	switch (k) {
+	case 0:
+	case 1:
+		do_arm(m, x, false, k == 1);
+		break;
+	case 2:
+	case 3:
+		do_arm(m, x, true, k == 3);
+		break;
+	case 4:
+		do_arm(m, x, u8(m->src) & 1, false);
+		break;
+	case 5:
+		do_del(m, x);
+		break;
+	case 6:
+	case 7:
+	case 8:
+		move_clock(m);
+		break;
+	default:
+		if (m->run) {
+			/* from a callback: refused */
+			if (twheel_host_run(&m->h) != -EBUSY)
+				failf(m, "twheel_host_run() from a callback was not -EBUSY");
+			if (twheel_host_fini(&m->h, NULL, NULL) != -EBUSY)
+				failf(m, "twheel_host_fini() from a callback was not -EBUSY");
+		} else if (m->armed) {
+			if (m->clk < m->wake)
+				m->clk = m->wake;
+			host_fires(m);
+		}
+		break;
+	}
+}
+
+/* Outside runs: the wheel's count and the host timer as the model says. */
+static void check_host(struct hm *m)
+{
+	uint64_t bound = UINT64_MAX;
+	size_t n = 0;
+
+	for (int i = 0; i < NT; i++) {
+		if (!m->t[i].pending)
+			continue;
+		n++;
+		if (m->t[i].bound < bound)
+			bound = m->t[i].bound;
+	}
+	if (twheel_count(twheel_host_wheel(&m->h)) != n)
+		failf(m, "the wheel holds %zu timers, the model %zu",
+		      twheel_count(twheel_host_wheel(&m->h)), n);
+	if (n && !m->armed)
+		failf(m, "%zu timers pending, the host timer stopped", n);
+	if (!n && m->armed)
+		failf(m, "no timer pending, the host timer armed");
+	if (n && m->armed) {
+		uint64_t by = bound > UINT64_MAX / m->tick ? UINT64_MAX : bound * m->tick;
+
+		if (m->wake > (by > m->armed_at ? by : m->armed_at))
+			failf(m, "host timer armed for %llu (at %llu), a timer is due by tick "
+				 "%llu",
+			      (unsigned long long)m->wake, (unsigned long long)m->armed_at,
+			      (unsigned long long)bound);
+	}
+}
+
+static void hand_back(struct tw_timer *t, void *arg)
+{
+	struct hm *m = arg;
+	struct htimer *x = tw_container_of(t, struct htimer, t);
+
+	if (!x->pending)
+		failf(m, "fini handed back timer %d, which was not pending", x->idx);
+	x->handed++;
+	x->pending = false;
+	/* arming from here is dropped */
+	if (u8(m->src) & 1)
+		twheel_host_add(&m->h, t, m->tick);
+}
+
+int hm_run(struct hm_src *src, struct hm_result *res)
+{
+	static const uint64_t ticks[] = { 1000000, 1000, 1, 7, 3000001 };
+	struct twheel_rt rt;
+	struct hm *m = calloc(1, sizeof(*m));
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!m) {
+		snprintf(res->failure, sizeof(res->failure), "out of memory");
+		return -1;
+	}
+	M = m;
+	m->src = src;
+	m->res = res;
+	m->tick = ticks[u8(src) % 5];
+	m->clk = u64(src, 5) * (u8(src) & 1 ? 1 : m->tick);
+	m->reading = m->clk;
+	twheel_rt_init(&rt, m->tick, fake_clock, m);
+	rc = twheel_host_init(&m->h, &rt, &fake_ops);
+	if (rc) {
+		snprintf(res->failure, sizeof(res->failure), "twheel_host_init: %d", rc);
+		free(m);
+		return -1;
+	}
+	m->w = m->clk / m->tick;
+	for (int i = 0; i < NT; i++) {
+		m->t[i].idx = i;
+		tw_timer_init(&m->t[i].t, timer_cb);
+	}
+	while (src_more(src) && !m->failed) {
+		op(m);
+		check_host(m);
+	}
+	/* half the time, let everything run out before the shutdown */
+	if (u8(src) & 1)
+		for (int i = 0; i < 100000 && m->armed && !m->failed; i++) {
+			if (m->clk < m->wake)
+				m->clk = m->wake;
+			host_fires(m);
+			check_host(m);
+		}
+	rc = twheel_host_fini(&m->h, hand_back, m);
+	if (rc)
+		failf(m, "twheel_host_fini: %d", rc);
+	if (!m->failed) {
+		for (int i = 0; i < NT; i++) {
+			if (m->t[i].pending || m->t[i].handed > 1)
+				failf(m, "timer %d: fini handed it back %d times", i, m->t[i].handed);
+			if (tw_timer_pending(&m->t[i].t))
+				failf(m, "timer %d pending after fini", i);
+		}
+		if (m->armed)
+			failf(m, "the host timer is armed after fini");
+	}
+	rc = m->failed ? -1 : 0;
+	free(m);
+	M = NULL;
+	return rc;
+}
