@@ -7,14 +7,22 @@
  * queued, armed, cancelled and not yet released, handed to the executor,
  * handed back by it) and, while armed, the wheel tick it fires at:
  *
- *   - a deadline d still ahead of the reference time fires in the first
- *     iteration whose clock reading now has floor(now / tick) >= ceil(d /
- *     tick); one at or before it fires in the next iteration. The
- *     reference is a fresh clock reading for the delay calls, the last
- *     iteration's time (twheel_loop_now()) for add_at/mod_at, and the time
- *     of the iteration that takes a schedule_at from the inbox; the delay
- *     of a schedule counts from a clock reading taken when the loop takes
- *     it from the inbox, which is also its reference;
+ *   - the clock moves forward, stands still and steps back, between
+ *     iterations and from inside timer callbacks (on the loop and on the
+ *     executor) and posted work. An iteration reads it (now) and goes to
+ *     tick T = max(floor(now / tick), W), W being the wheels' tick, which
+ *     is T afterwards: the wheels never step back;
+ *   - a deadline d is linked with a reference time ref: a fresh clock
+ *     reading for the delay calls, the iteration's time (twheel_loop_now())
+ *     for add_at/mod_at and for a schedule_at taken from the inbox, and the
+ *     reading taken after the inbox pops (one per chunk) for the delay of
+ *     a schedule. A d at or before ref but after a fresh reading (the clock
+ *     stepped back) is judged against that reading. A d still ahead fires
+ *     in the first iteration whose T reaches ceil(d / tick), or T' + 1 if
+ *     that tick is not after the current one T' (W outside an iteration,
+ *     T inside): never before the clock reads d, at most one tick late
+ *     once it is back. One that has come fires at the first iteration whose
+ *     T reaches min(ceil(d / tick), floor(ref / tick));
  *   - an iteration runs the inbox items in order (work, schedules,
  *     cancels), then the due normal timers by expiry tick, then the due
  *     deferrable ones; timers armed by callbacks wait for a later
@@ -108,9 +116,12 @@ struct mtimer {
 	uint64_t period;
 	int action;
 	uint64_t action_arg;
+	int64_t move;      /* the callback moves the clock by this first */
 	/* the model */
 	enum mstate st;
 	bool linked;
+	bool come;         /* linked with a deadline that had come */
+	uint64_t link_iter; /* linked during this iteration (0: between two) */
 	uint64_t exp;      /* wheel tick, while linked */
 	uint64_t deadline; /* what t->deadline is */
 	uint64_t qdl;      /* queued: the deadline to arm, or the delay (qdelay) */
@@ -125,6 +136,7 @@ struct mwork {
 	bool queued;
 	int action;  /* the model's copy */
 	int raction; /* the callback's copy (a re-post happens once) */
+	int64_t move; /* the clock moves by this before the action */
 };
 
 enum evkind { EV_WORK, EV_FIRE, EV_HANDOFF, EV_RELEASE, EV_DRAIN, EV_WDRAIN };
@@ -149,6 +161,7 @@ struct lm {
 	uint64_t rclk;      /* the fake clock the loop reads (callbacks move it) */
 	uint64_t clk;       /* the model's idea of it */
 	uint64_t tick, now; /* model: the last iteration's time */
+	uint64_t wtick;     /* model: the wheels' tick W; T during an iteration */
 	size_t max_pending;
 	unsigned batch;
 	bool executor, hook, stopped, in_iter;
@@ -215,6 +228,16 @@ static uint32_t clamp32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* The clock after a move by @d ns (saturating; it cannot go below 0). */
+static uint64_t clock_moved(uint64_t c, int64_t d)
+{
+	uint64_t back = 0 - (uint64_t)d;
+
+	if (d >= 0)
+		return add_sat(c, (uint64_t)d);
+	return c > back ? c - back : 0;
+}
+
 static uint64_t clock_read(void *arg)
 {
 	return ((struct lm *)arg)->rclk;
@@ -251,23 +274,41 @@ static void q_push(struct lm *m, int item)
 
 /* ---- The model's rules --------------------------------------------------- */
 
-/* The tick a deadline fires at, given the reference time of the request:
- * ceil(d / tick) ahead; a passed one is due at once, at a tick no later
- * than ref's (so that due timers still run in deadline order). */
-static uint64_t expiry(const struct lm *m, uint64_t d, uint64_t ref)
+static uint64_t ceil_tick(const struct lm *m, uint64_t d)
 {
-	uint64_t up = d / m->tick + (d % m->tick != 0);
-
-	if (d > ref)
-		return up;
-	return up < ref / m->tick ? up : ref / m->tick;
+	return d / m->tick + (d % m->tick != 0);
 }
 
+/*
+ * Link @x for deadline @d with reference time @ref (a reading taken no
+ * earlier than the request). A d at or before ref has come, unless the
+ * clock stepped back since and reads less than d now (m->clk: the loop's
+ * fresh reading at this moment). One that has come is due at once, at a
+ * tick no later than ref's (so that due timers still run in deadline
+ * order). One still ahead goes on ceil(d / tick), or, if the clock stepped
+ * back behind the current tick (W, or T during an iteration), on the next
+ * one: the wheels are there already, and what a callback arms never fires
+ * in the advance that runs it.
+ */
 static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
 {
+	uint64_t up = ceil_tick(m, d);
+
+	if (d <= ref && d > m->clk)
+		ref = m->clk;
 	x->deadline = d;
-	x->exp = expiry(m, d, ref);
+	x->come = d <= ref;
+	x->link_iter = m->in_iter ? m->res->iterations : 0;
 	x->linked = true;
+	if (x->come) {
+		x->exp = up < ref / m->tick ? up : ref / m->tick;
+		return;
+	}
+	x->exp = up;
+	if (up <= m->wtick) {
+		x->exp = m->wtick < UINT64_MAX ? m->wtick + 1 : UINT64_MAX;
+		m->res->held++;
+	}
 }
 
 /* The errors an arming call checks before the timer's state. */
@@ -388,17 +429,21 @@ static int m_cancel(struct lm *m, struct mtimer *x, bool self_running)
 	return -EINVAL;
 }
 
-/* The deadline after a run of periodic @x served at x->deadline. */
-static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x)
+/* The deadline after a run of periodic @x served at x->deadline, and in
+ * *@ref its reference time: the iteration's, or for a fixed delay the
+ * reading it counts from. */
+static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x, uint64_t *ref)
 {
 	unsigned policy = x->flags & TW_LOOP_MISFIRE_MASK;
 
+	*ref = m->now;
 	if (!(x->flags & TW_LOOP_FIXED_DELAY))
 		return add_sat(x->deadline,
 			       mul_sat(1 + (policy == TW_LOOP_MISFIRE_ALL ? 0 : x->missed),
 				       x->period));
 	if (x->backlog)
-		return m->now; /* an owed run: due in the next iteration */
+		return m->now; /* an owed run: due, if the clock confirms it */
+	*ref = m->clk;
 	return add_sat(m->clk, x->period);
 }
 
@@ -424,6 +469,8 @@ static int act_real(struct mtimer *x)
 {
 	struct twheel_loop *l = M->l;
 
+	M->rclk = clock_moved(M->rclk, x->move);
+	M->res->steps_back += x->move < 0;
 	switch (x->action) {
 	case A_DEL:
 		return twheel_loop_del(l, &x->t);
@@ -435,11 +482,8 @@ static int act_real(struct mtimer *x)
 		return twheel_loop_cancel(l, &x->t);
 	case A_SCHED:
 		return twheel_loop_schedule(l, &x->t, x->action_arg);
-	case A_CLOCK:
-		M->rclk += x->action_arg;
-		return 0;
 	}
-	return 0;
+	return 0; /* A_CLOCK: the move only */
 }
 
 static void timer_cb(struct tw_loop_timer *t)
@@ -458,6 +502,8 @@ static void work_cb(struct tw_loop_work *w)
 	struct mwork *y = tw_container_of(w, struct mwork, w);
 	int ret = 0;
 
+	M->rclk = clock_moved(M->rclk, y->move);
+	M->res->steps_back += y->move < 0;
 	switch (y->raction) {
 	case W_REPOST:
 		y->raction = W_NONE;
@@ -520,6 +566,7 @@ static void work_drain_cb(struct tw_loop_work *w, void *arg)
 /* A one-shot's callback: the timer is fired (idle) while it runs. */
 static int m_oneshot_act(struct lm *m, struct mtimer *x)
 {
+	m->clk = clock_moved(m->clk, x->move);
 	switch (x->action) {
 	case A_DEL:
 		return m_del(m, x, false);
@@ -531,9 +578,6 @@ static int m_oneshot_act(struct lm *m, struct mtimer *x)
 		return m_cancel(m, x, false);
 	case A_SCHED:
 		return m_schedule(m, x, x->action_arg, true);
-	case A_CLOCK:
-		m->clk += x->action_arg;
-		return 0;
 	}
 	return 0;
 }
@@ -541,9 +585,11 @@ static int m_oneshot_act(struct lm *m, struct mtimer *x)
 /* A periodic timer's run on the loop thread, then what the loop does after. */
 static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 {
+	uint64_t next, ref;
 	int ret = 0;
 	bool gone = false;
 
+	m->clk = clock_moved(m->clk, x->move);
 	switch (x->action) {
 	case A_DEL:
 		ret = m_del(m, x, true);
@@ -564,9 +610,6 @@ static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 	case A_SCHED: /* it is owned: a loop runs it */
 		ret = m->stopped ? -ESHUTDOWN : -EBUSY;
 		break;
-	case A_CLOCK:
-		m->clk += x->action_arg;
-		break;
 	}
 	ev_add(&m->want, EV_FIRE, x->idx, x->deadline, x->missed, ret, key);
 	if (gone)
@@ -575,7 +618,8 @@ static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 		m_release(m, x);
 		return;
 	}
-	m_link(m, x, m_periodic_next(m, x), m->now);
+	next = m_periodic_next(m, x, &ref);
+	m_link(m, x, next, ref);
 	x->st = S_ARMED;
 }
 
@@ -625,6 +669,11 @@ static bool m_fire(struct lm *m, struct mtimer *x, uint64_t key)
 		x->linked = false; /* released by the next inbox run */
 		return false; /* expired, no callback: not counted */
 	}
+	/* never early: one whose deadline had not come when it was linked
+	 * fires only once a later iteration's reading has reached it */
+	if (!x->come && (m->now < x->deadline || x->link_iter == m->res->iterations))
+		failf(m, "the model fires timer %d early: the iteration read %llu, its deadline "
+		      "is %llu", x->idx, (unsigned long long)m->now, (unsigned long long)x->deadline);
 	if (x->periodic)
 		return m_fire_periodic(m, x, key);
 	x->linked = false;
@@ -804,18 +853,56 @@ static uint64_t pick_delay(struct lm *m)
 	}
 }
 
-/* An absolute deadline around twheel_loop_now(): before, at, after. */
+/* An absolute deadline around twheel_loop_now(), or around the clock
+ * when it stepped back behind that: before, at, after. */
 static uint64_t pick_deadline(struct lm *m)
 {
 	uint8_t b = u8(m->src);
+	uint64_t base = (b & 16) && m->clk < m->now ? m->clk : m->now;
 
 	switch (b % 4) {
 	case 0:
-		return m->now - (u64(m->src, 3) % (m->now + 1));
+		return base - (u64(m->src, 3) % (base + 1));
 	case 1:
-		return m->now;
+		return base;
 	default:
-		return add_sat(m->now, pick_delay(m));
+		return add_sat(base, pick_delay(m));
+	}
+}
+
+/* The size of a step back: a few ns, within a tick, whole ticks +- 1 ns,
+ * many ticks (the clock stops at 0). */
+static uint64_t pick_back(struct lm *m)
+{
+	uint8_t b = u8(m->src);
+	uint64_t t = m->tick, r = u64(m->src, 2);
+
+	switch (b % 4) {
+	case 0:
+		return 1 + r % 3;
+	case 1:
+		return 1 + r % t;
+	case 2:
+		return (1 + r % 8) * t + (b & 4 ? 1 : -1ull);
+	default:
+		return (1 + r % 4096) * t + u8(m->src);
+	}
+}
+
+/* How a callback or a work item moves the clock before its action:
+ * forward (within 4 ticks), not at all, or back. */
+static int64_t pick_move(struct lm *m)
+{
+	uint8_t b = u8(m->src);
+
+	switch (b % 8) {
+	case 0:
+		return 0;
+	case 1:
+	case 2:
+		return -(int64_t)pick_back(m);
+	default:
+		return (int64_t)(u64(m->src, 2) % (4 * m->tick));
 	}
 }
 
@@ -863,6 +950,7 @@ static void op_init(struct lm *m, struct mtimer *x)
 	x->cancel_req = false;
 	x->backlog = x->missed = 0;
 	x->action = A_NONE;
+	x->move = 0;
 }
 
 /* What the timer's callback will do with it. */
@@ -874,9 +962,10 @@ static void op_action(struct lm *m, struct mtimer *x)
 	if (x->flags & TW_LOOP_EXECUTOR) /* runs on "another thread": cancel only */
 		a = (a == A_CANCEL || a == A_CLOCK) ? a : A_NONE;
 	x->action = a;
-	x->action_arg = a == A_CLOCK ? u64(m->src, 2) % (4 * m->tick) : pick_delay(m);
-	TRACE("  action of timer %d: %d arg %llu\n", x->idx, a,
-	      (unsigned long long)x->action_arg);
+	x->action_arg = pick_delay(m);
+	x->move = a == A_CLOCK || u8(m->src) % 4 == 0 ? pick_move(m) : 0;
+	TRACE("  action of timer %d: %d arg %llu, clock move %lld first\n", x->idx, a,
+	      (unsigned long long)x->action_arg, (long long)x->move);
 }
 
 /* Where a due timer sorts in an iteration: normal wheel first, by expiry. */
@@ -885,11 +974,107 @@ static uint64_t timer_key(const struct mtimer *x)
 	return (uint64_t)((x->flags & TW_LOOP_DEFERRABLE) != 0) << 63 | x->exp;
 }
 
+/* A work item taken from the inbox: its move of the clock, its action. */
+static void m_work_run(struct lm *m, struct mwork *y)
+{
+	int item = NT + y->idx, r = 0;
+
+	y->queued = false;
+	m->clk = clock_moved(m->clk, y->move);
+	switch (y->action) {
+	case W_REPOST:
+		y->action = W_NONE; /* once */
+		r = m->stopped ? -ESHUTDOWN : 0;
+		if (!r) {
+			y->queued = true;
+			q_push(m, item);
+		}
+		break;
+	case W_RUN_ONCE:
+		r = -EBUSY;
+		break;
+	case W_STOP:
+		m->stopped = true;
+		break;
+	}
+	ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
+}
+
+/*
+ * The inbox part of an iteration: up to batch items in order, including
+ * ones pushed meanwhile, taken in chunks: the loop pops what is there (up
+ * to 64, more than this inbox ever holds, and what is left of the batch),
+ * reads the clock once, then handles the chunk. A queued delay counts from
+ * that reading, even if a work item of the chunk moved the clock before
+ * the timer's turn. Returns the callbacks run.
+ */
+static int m_inbox_run(struct lm *m)
+{
+	unsigned left = m->batch;
+	int ran = 0;
+
+	while (left && m->qn) {
+		unsigned k = (unsigned)m->qn < left ? (unsigned)m->qn : left;
+		uint64_t ref = m->clk, next, pref;
+
+		left -= k;
+		while (k--) {
+			int item = m->q[0];
+			struct mtimer *x = &m->t[item < NT ? item : 0];
+
+			memmove(m->q, m->q + 1, (size_t)--m->qn * sizeof(m->q[0]));
+			if (item >= NT) {
+				m_work_run(m, &m->w[item - NT]);
+				ran++;
+			} else if (x->st == S_QUEUED) {
+				if (x->qdelay)
+					m_link(m, x, add_sat(ref, x->qdl), ref);
+				else
+					m_link(m, x, x->qdl, m->now);
+				x->st = S_ARMED;
+			} else if (x->st == S_RETURNED) {
+				next = m_periodic_next(m, x, &pref);
+				m_link(m, x, next, pref);
+				x->st = S_ARMED;
+			} else if (x->st == S_CANCELLED) {
+				m_release(m, x);
+			}
+		}
+	}
+	return ran;
+}
+
+/*
+ * Never early, on what the loop did, before the model replays its wheels
+ * (so that a wrong tick in the model cannot hide it): a timer linked (before
+ * the iteration, or by its inbox), not cancelled, with a deadline that had
+ * not come, runs or is handed off only in an iteration whose reading, taken
+ * after it was linked, has reached its deadline.
+ */
+static void check_never_early(struct lm *m)
+{
+	for (int i = 0; i < m->got.n; i++) {
+		const struct ev *e = &m->got.e[i];
+		const struct mtimer *x = &m->t[e->idx < NT ? e->idx : 0];
+
+		if (e->idx >= NT || (e->kind != EV_FIRE && e->kind != EV_HANDOFF))
+			continue;
+		if (x->st != S_ARMED || !x->linked || x->come)
+			continue;
+		if (x->link_iter == m->res->iterations)
+			failf(m, "timer %d fired early: armed by this iteration, which read %llu "
+			      "before, by a clock behind its deadline %llu", x->idx,
+			      (unsigned long long)m->now, (unsigned long long)x->deadline);
+		else if (m->now < x->deadline)
+			failf(m, "timer %d fired early: the iteration read %llu, its deadline is %llu",
+			      x->idx, (unsigned long long)m->now, (unsigned long long)x->deadline);
+	}
+}
+
 /* One iteration: run_once(TW_LOOP_NOWAIT) on the loop, the same on the model. */
 static void op_run_once(struct lm *m)
 {
-	int ran = 0, ordered, ret, i, j, order[NT], no = 0;
-	unsigned handled = 0;
+	int ran, ordered, ret, i, j, order[NT], no = 0;
 	uint64_t tick;
 	bool isdue[NT];
 
@@ -905,56 +1090,17 @@ static void op_run_once(struct lm *m)
 	if (twheel_loop_now(m->l) != m->now)
 		failf(m, "now() %llu, the clock read %llu", (unsigned long long)twheel_loop_now(m->l),
 		      (unsigned long long)m->now);
+	/* the tick this iteration goes to, known before any callback runs:
+	 * the wheels stay where they are while the clock is behind them */
+	tick = m->now / m->tick;
+	if (tick < m->wtick)
+		tick = m->wtick;
+	m->wtick = tick;
+	m->in_iter = true;
 
-	/* the inbox, in order, up to batch items (including ones pushed meanwhile) */
-	while (m->qn && handled < m->batch) {
-		int item = m->q[0];
-
-		memmove(m->q, m->q + 1, (size_t)--m->qn * sizeof(m->q[0]));
-		handled++;
-		if (item >= NT) {
-			struct mwork *y = &m->w[item - NT];
-			int r = 0;
-
-			y->queued = false;
-			ran++;
-			switch (y->action) {
-			case W_REPOST:
-				y->action = W_NONE; /* once */
-				r = m->stopped ? -ESHUTDOWN : 0;
-				if (!r) {
-					y->queued = true;
-					q_push(m, item);
-				}
-				break;
-			case W_RUN_ONCE:
-				r = -EBUSY;
-				break;
-			case W_STOP:
-				m->stopped = true;
-				break;
-			}
-			ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
-			continue;
-		}
-		struct mtimer *x = &m->t[item];
-
-		if (x->st == S_QUEUED) {
-			/* the clock read after the pop: callbacks of this
-			 * iteration have not moved it yet */
-			if (x->qdelay)
-				m_link(m, x, add_sat(m->clk, x->qdl), m->clk);
-			else
-				m_link(m, x, x->qdl, m->now);
-			x->st = S_ARMED;
-		} else if (x->st == S_RETURNED) {
-			m_link(m, x, m_periodic_next(m, x), m->now);
-			x->st = S_ARMED;
-		} else if (x->st == S_CANCELLED) {
-			m_release(m, x);
-		}
-	}
+	ran = m_inbox_run(m);
 	ordered = m->want.n;
+	check_never_early(m);
 
 	/*
 	 * The wheels: what is due now, armed before the advance. Where the
@@ -962,7 +1108,6 @@ static void op_run_once(struct lm *m)
 	 * loop's order, which compare() checks against the expiry ticks:
 	 * callbacks that move the clock or arm timers depend on it.
 	 */
-	tick = m->now / m->tick;
 	for (i = 0; i < NT; i++)
 		isdue[i] = m->t[i].linked && m->t[i].exp <= tick;
 	for (j = ordered; j < m->got.n; j++) {
@@ -989,6 +1134,7 @@ static void op_run_once(struct lm *m)
 
 		ran += m_fire(m, x, timer_key(x));
 	}
+	m->in_iter = false;
 	compare(m, ordered, "run_once");
 	EXPECT_RET(m, ret, ran, "run_once");
 }
@@ -1024,9 +1170,8 @@ static void op_call(struct lm *m)
 		ret = m_oneshot_act(m, x);
 		ev_add(&m->want, EV_FIRE, x->idx, x->deadline, 0, ret, 0);
 	} else {
+		m->clk = clock_moved(m->clk, x->move);
 		ret = x->action == A_CANCEL ? m_cancel(m, x, false) : 0;
-		if (x->action == A_CLOCK)
-			m->clk += x->action_arg;
 		ev_add(&m->want, EV_FIRE, x->idx, x->deadline, x->missed, ret, 0);
 		x->st = x->cancel_req ? S_CANCELLED : S_RETURNED;
 		x->cancel_req = false;
@@ -1035,11 +1180,13 @@ static void op_call(struct lm *m)
 	compare(m, m->want.n, "tw_loop_timer_call");
 }
 
+/* Between iterations: forward in many ways, stand still, or step back. */
 static void op_clock(struct lm *m, uint8_t b)
 {
 	uint64_t t = m->tick, c = m->clk;
+	const struct mtimer *x;
 
-	switch (b % 6) {
+	switch (b % 8) {
 	case 0: /* small */
 		m->clk += u64(m->src, 2) % (2 * t + 1);
 		break;
@@ -1055,9 +1202,19 @@ static void op_clock(struct lm *m, uint8_t b)
 	case 4: /* many ticks: cascades */
 		m->clk += (u64(m->src, 3) % (1u << 22)) * t + u8(m->src);
 		break;
-	default: /* whole periods of the first timer */
+	case 5: /* whole periods of the first timer */
 		m->clk += m->t[0].period ? (1 + u8(m->src) % 5) * m->t[0].period : t;
+		break;
+	case 6: /* stand still */
+		break;
+	default: /* back: by some size, or to just before a timer's deadline */
+		x = &m->t[u8(m->src) % NT];
+		if (b & 8 && x->linked && x->deadline <= c)
+			m->clk = x->deadline - (x->deadline > 2 ? u8(m->src) % 3 : 0);
+		else
+			m->clk = clock_moved(c, -(int64_t)pick_back(m));
 	}
+	m->res->steps_back += m->clk < c;
 	m->rclk = m->clk;
 }
 
@@ -1130,8 +1287,10 @@ static void op_one(struct lm *m)
 		v = u8(m->src) % 8 < 5 ? W_NONE : 1 + u8(m->src) % (W_NACTIONS - 1);
 		if (v == W_STOP && u8(m->src) != 0)
 			v = W_NONE;
-		if (!y->queued)
-			y->raction = (int)v; /* before it can run */
+		if (!y->queued) { /* before it can run */
+			y->raction = (int)v;
+			y->move = u8(m->src) % 3 == 0 ? pick_move(m) : 0;
+		}
 		ret = twheel_loop_post(m->l, &y->w);
 		want = m->stopped ? -ESHUTDOWN : y->queued ? -EBUSY : 0;
 		if (!want) {
@@ -1213,6 +1372,7 @@ static void finish(struct lm *m)
 				int r = y->action == W_REPOST ? -ESHUTDOWN :
 					y->action == W_RUN_ONCE ? -EBUSY : 0;
 
+				m->clk = clock_moved(m->clk, y->move);
 				ev_add(&m->want, EV_WORK, item, 0, 0, r, 0);
 			}
 			continue;
@@ -1291,6 +1451,7 @@ int lm_run(struct lm_src *src, struct lm_result *res)
 	/* a start off the tick grid, or on it */
 	m->clk = 1000000000ull * (1 + u8(src) % 4) + (u8(src) & 1 ? u64(src, 3) % m->tick : 0);
 	m->now = m->rclk = m->clk;
+	m->wtick = m->clk / m->tick;
 	ret = twheel_loop_create(&m->l, &cfg, NULL, 0);
 	if (ret) {
 		free(m);

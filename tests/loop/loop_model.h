@@ -2,8 +2,9 @@
 /*
  * loop_model.h - differential check of the io_uring loop's single-threaded
  * API against a plain model written from loop.h's documented semantics,
- * on a fake clock. Driven by a stream of bytes: libFuzzer's input
- * (fuzz_loop) or a PRNG (test_loop_model).
+ * on a fake clock that moves forward, stands still and steps back, between
+ * iterations and inside callbacks. Driven by a stream of bytes: libFuzzer's
+ * input (fuzz_loop) or a PRNG (test_loop_model).
  */
 #ifndef TWHEEL_TESTS_LOOP_MODEL_H
 #define TWHEEL_TESTS_LOOP_MODEL_H
@@ -28,6 +29,9 @@ struct lm_result {
 	uint64_t iterations; /* twheel_loop_run_once() calls */
 	uint64_t releases;   /* release hook calls */
 	uint64_t drained;    /* timers handed back by the drain */
+	uint64_t steps_back; /* moves of the clock backwards */
+	uint64_t held;       /* timers linked a tick after the wheels' because
+			      * the clock was behind them */
 	char failure[512];   /* empty when every check passed */
 };
 

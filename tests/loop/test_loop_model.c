@@ -30,7 +30,7 @@ static unsigned runs(void)
  * states (cascades, misfires, full inboxes). */
 static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 {
-	uint64_t ops = 0, fires = 0, iters = 0, rel = 0, drained = 0;
+	uint64_t ops = 0, fires = 0, iters = 0, rel = 0, drained = 0, back = 0, held = 0;
 	const char *one = getenv("TWHEEL_LOOP_MODEL_SEED");
 
 	if (one) {
@@ -54,12 +54,19 @@ static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 		iters += res.iterations;
 		rel += res.releases;
 		drained += res.drained;
+		back += res.steps_back;
+		held += res.held;
 	}
 	print_message("%u seeds x %zu bytes: %llu ops, %llu iterations, %llu fires, "
-		      "%llu releases, %llu drained\n", n, nbytes, (unsigned long long)ops,
-		      (unsigned long long)iters, (unsigned long long)fires,
-		      (unsigned long long)rel, (unsigned long long)drained);
+		      "%llu releases, %llu drained, %llu steps back of the clock, "
+		      "%llu timers held after the wheels' tick\n", n, nbytes,
+		      (unsigned long long)ops, (unsigned long long)iters,
+		      (unsigned long long)fires, (unsigned long long)rel,
+		      (unsigned long long)drained, (unsigned long long)back,
+		      (unsigned long long)held);
 	assert_true(fires > 0 && iters > 0 && drained > 0);
+	if (!one)
+		assert_true(back > 0 && held > 0);
 }
 
 static void model_short_runs(void **state)
