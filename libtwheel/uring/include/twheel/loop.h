@@ -419,7 +419,13 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * after the start of that tick. A deadline that has come (a delay of 0, or
  * an _at deadline at or before twheel_loop_now() that a fresh clock
  * reading confirms: see twheel_clock_fn for a clock that steps back) fires
- * in the next iteration, whatever the tick.
+ * in the next iteration, whatever the tick, in deadline order with the
+ * others due, unless the clock steps back before that iteration (then once
+ * it is back at the reading that saw the deadline come). Armed from a
+ * callback, a timer never runs in the advance that is running; but a
+ * deferrable timer armed from a normal timer's callback runs in the same
+ * iteration if it is due: the deferrable wheel is advanced after the
+ * normal one.
  * Returns 0, or
  *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
  *               periodic timer with a period shorter than the tick;
