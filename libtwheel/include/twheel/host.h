@@ -107,8 +107,10 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * loop's own timers, it counts from the iteration, not from the call. A
  * deadline at or before the host's latest clock reading (taken by
  * twheel_host_run() and the delay forms) is checked against a fresh
- * reading: if the clock has reached it, it fires in the next run; if the
- * clock stepped back behind it, it is still ahead. A deadline ahead fires
+ * reading: if the clock has reached it, it fires in the next run (in
+ * deadline order with the others due; if the clock steps back before that
+ * run, once it is back at that reading); if the clock stepped back behind
+ * it, it is still ahead. A deadline ahead fires
  * once the clock has reached the tick boundary at or after it (one that
  * passed since the latest reading: within a tick).
  *
