@@ -404,8 +404,14 @@ int run(const char *path)
 	CHECK(code == 0, "server exit status %d", code);
 	CHECK(closed == kShutdown, "%u of %u connections closed on SIGTERM", closed, kShutdown);
 	CHECK(st("accepted") == total, "accepted %lu of %lu", st("accepted"), total);
-	CHECK(st("idle") >= idle_seen && st("idle") <= idle_seen + idle_closed,
-	      "server counted %lu idle closes, the clients saw %u (+%u)", st("idle"), idle_seen, idle_closed);
+	// A client that closed once echoed may be closed as idle too, if the
+	// server was so far behind that its timer fired before the EOF's CQE
+	// was handled: the clients see a lower bound.
+	std::printf("shutdown: %u of %u connections closed on SIGTERM; the server counted %lu idle "
+		    "closes, the clients saw %u\n",
+		    closed, kShutdown, st("idle"), idle_seen + idle_closed);
+	CHECK(st("idle") >= idle_seen + idle_closed, "server counted %lu idle closes, the clients saw %u",
+	      st("idle"), idle_seen + idle_closed);
 	CHECK(st("errors") == 0, "%lu connection errors", st("errors"));
 	CHECK(st("rearms") >= 1, "the kernel never ended the accept: the bursts did not fill the CQ");
 	CHECK(st("idle") + st("eof") + st("at_stop") == total, "closes do not add up");
