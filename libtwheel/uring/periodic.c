@@ -3,9 +3,10 @@
  * periodic.c - periodic loop timers and their misfire policies.
  *
  * A periodic timer keeps its schedule in t->deadline (the deadline being
- * served, or next to serve) and t->period. When it is found due at the
- * loop's time now, the deadlines d + k * period that have also passed are
- * counted (t->missed) and the misfire policy decides: SKIP drops them and
+ * served, or next to serve) and t->period. When it is found due, the
+ * deadlines d + k * period that are due in the same iteration (their tick
+ * reached: overdue()) are counted (t->missed) and the misfire policy
+ * decides: SKIP drops them and
  * does not run, ONCE runs once, ALL runs once now and owes the rest. The
  * next deadline is then, for a fixed rate, the next one of the schedule
  * (ALL: d + period, perhaps already due, so the owed runs come one per
@@ -53,6 +54,35 @@ static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip)
 }
 
 /*
+ * How many deadlines of a schedule after @d, every @p ns, are due in this
+ * iteration too: d + k * p, k >= 1, whose tick ceil((d + k * p) / tick) the
+ * iteration's tick l->tick has reached, that is d + k * p <= l->tick * tick.
+ * The loop is then a period or more behind. Counted by the clock instead
+ * (d + k * p <= now), the rounding up to the tick, which makes every timer
+ * up to a tick late, would count: with a period of one tick and deadlines
+ * just after tick boundaries, every run was a misfire.
+ */
+static uint64_t overdue(const struct twheel_loop *l, uint64_t d, uint64_t p)
+{
+	uint64_t edge = twheel_rt_tick_ns(&l->rt, l->tick); /* saturates */
+
+	return edge > d ? (edge - d) / p : 0;
+}
+
+/*
+ * After a misfire (@missed overdue deadlines), how many deadlines after @d
+ * to skip so that the next one lies ahead of the clock's @now as well (the
+ * tick may lag a reading by up to a tick). Without a misfire nothing is
+ * skipped: a fixed rate catches up on a deadline the rounding made pass.
+ */
+static uint64_t skip_ahead(uint64_t d, uint64_t p, uint64_t missed, uint64_t now)
+{
+	uint64_t passed = now > d ? (now - d) / p : 0;
+
+	return missed && passed > missed ? passed : missed;
+}
+
+/*
  * The deadline after a run of periodic @t served at t->deadline, with
  * t->missed and t->_backlog as the firing left them. *@ref is the loop's
  * time on entry; a fixed delay counts from a fresh reading, which replaces
@@ -68,11 +98,12 @@ uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t,
 	if (!(t->timer.flags & TW_LOOP_FIXED_DELAY)) { /* ALL: the next one, maybe due */
 		uint64_t skip = policy == TW_LOOP_MISFIRE_ALL ? 0 : t->missed;
 
-		/* t->missed saturates at UINT32_MAX: count the passed deadlines
-		 * again, so that the next one lies ahead */
-		if (skip == UINT32_MAX && now > t->deadline)
-			skip = (now - t->deadline) / t->period;
-		return rate_next(t->deadline, t->period, skip);
+		/* t->missed saturates at UINT32_MAX: count the overdue
+		 * deadlines again */
+		if (skip == UINT32_MAX)
+			skip = overdue(l, t->deadline, t->period);
+		return rate_next(t->deadline, t->period,
+				 skip_ahead(t->deadline, t->period, skip, now));
 	}
 	if (t->_backlog)
 		return now; /* owed: due again in the next iteration */
@@ -89,7 +120,7 @@ void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 	if (state_load(&t->_node) != TW__T_ARMED)
 		return; /* cancelled by another thread: the inbox releases it */
 
-	missed = now > d ? (now - d) / p : 0;
+	missed = overdue(l, d, p);
 	if (t->_backlog) {
 		/* fixed delay, MISFIRE_ALL: paying back missed runs */
 		t->_backlog--;
@@ -105,7 +136,7 @@ void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
 
 	if (!run) {
 		/* the first deadline of the schedule that lies in the future */
-		next = rate ? rate_next(d, p, missed) : add_sat(now, p);
+		next = rate ? rate_next(d, p, skip_ahead(d, p, missed, now)) : add_sat(now, p);
 		twl_timer_link(l, t, next, now);
 		return; /* still ARMED; a cancel meanwhile is handled by the inbox */
 	}

@@ -429,6 +429,15 @@ static int m_cancel(struct lm *m, struct mtimer *x, bool self_running)
 	return -EINVAL;
 }
 
+/* After a misfire, skip to the first deadline ahead of the clock's @now as
+ * well (the iteration's tick may lag it); without one, skip nothing. */
+static uint64_t m_skip_ahead(uint64_t d, uint64_t p, uint64_t missed, uint64_t now)
+{
+	uint64_t passed = now > d ? (now - d) / p : 0;
+
+	return missed && passed > missed ? passed : missed;
+}
+
 /* The deadline after a run of periodic @x served at x->deadline, and in
  * *@ref its reference time: the iteration's, or for a fixed delay the
  * reading it counts from. */
@@ -439,7 +448,9 @@ static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x, uint64_t *
 	*ref = m->now;
 	if (!(x->flags & TW_LOOP_FIXED_DELAY))
 		return add_sat(x->deadline,
-			       mul_sat(1 + (policy == TW_LOOP_MISFIRE_ALL ? 0 : x->missed),
+			       mul_sat(1 + m_skip_ahead(x->deadline, x->period,
+							policy == TW_LOOP_MISFIRE_ALL ? 0 : x->missed,
+							m->now),
 				       x->period));
 	if (x->backlog)
 		return m->now; /* an owed run: due, if the clock confirms it */
@@ -631,7 +642,9 @@ static bool m_fire_periodic(struct lm *m, struct mtimer *x, uint64_t key)
 	unsigned policy = x->flags & TW_LOOP_MISFIRE_MASK;
 	bool rate = !(x->flags & TW_LOOP_FIXED_DELAY), run = true;
 
-	missed = now > d ? (now - d) / p : 0;
+	/* the further deadlines due in this iteration too: their tick
+	 * reached (rounding up to the tick is no misfire) */
+	missed = mul_sat(m->wtick, m->tick) > d ? (mul_sat(m->wtick, m->tick) - d) / p : 0;
 	if (x->backlog) {
 		x->backlog--;
 		missed = x->backlog;
@@ -644,7 +657,9 @@ static bool m_fire_periodic(struct lm *m, struct mtimer *x, uint64_t key)
 	x->missed = clamp32(missed);
 	if (!run) {
 		/* the first deadline of the schedule that lies in the future */
-		m_link(m, x, rate ? add_sat(d, mul_sat(missed + 1, p)) : add_sat(now, p), now);
+		m_link(m, x, rate ? add_sat(d, mul_sat(m_skip_ahead(d, p, missed, now) + 1, p))
+				  : add_sat(now, p),
+		       now);
 		return false; /* expired, no callback: not counted */
 	}
 	x->linked = false;

@@ -929,6 +929,43 @@ static void test_clock_steps_back_in_posted_work_never_early(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A periodic timer whose period is the tick, its deadlines just after tick
+ * boundaries (k ms + 1.288 us): each runs in the iteration at the next
+ * boundary, nearly a period after its deadline. That lateness is the
+ * rounding to the tick, not a missed deadline: with the default policy
+ * (SKIP) every run must happen, though the loop wakes 5 us after each
+ * boundary (more than 1.288 us: counted by the clock, the next deadline
+ * would have passed too, and every run was skipped).
+ */
+static void test_rounding_to_the_tick_is_not_a_misfire(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+	struct rec r = { .clk = &c };
+	struct twheel_loop_stats st;
+
+	(void)state;
+	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, MS, 0), 0);
+	assert_int_equal(twheel_loop_add_at(l, &r.t, 1001 * MS + 1288), 0);
+	for (uint64_t k = 2; k <= 21; k++) {
+		fake_clock_set(&c, (1000 + k) * MS + 5 * US);
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	}
+	assert_int_equal(r.n, 20);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(r.missed[i], 0);
+	assert_int_equal(twheel_loop_get_stats(l, &st), 0);
+	assert_int_equal(st.misfires, 0);
+	/* a real miss: the loop sleeps through three ticks */
+	fake_clock_set(&c, 1025 * MS + 5 * US);
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	assert_int_equal(r.n, 20); /* SKIP */
+	assert_int_equal(twheel_loop_get_stats(l, &st), 0);
+	assert_int_equal(st.misfires, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A schedule's delay counts from the clock reading the loop takes when it
  * takes the timer from the inbox (no earlier than the call); a
  * schedule_at() deadline stays absolute. */
@@ -1441,6 +1478,7 @@ int main(void)
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_posted_work_never_early),
+		cmocka_unit_test(test_rounding_to_the_tick_is_not_a_misfire),
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
 		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),

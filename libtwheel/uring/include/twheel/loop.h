@@ -92,8 +92,10 @@ enum {
 	TW_LOOP_FIXED_DELAY = 1u << 2,
 	/*
 	 * Misfire policy of a periodic timer, applied when the loop fell
-	 * behind by a period or more (so that one or more further deadlines
-	 * have also passed when the timer is found due):
+	 * behind by a period or more: one or more further deadlines of the
+	 * schedule are due in the iteration that finds the timer due (their
+	 * tick reached; the rounding of a deadline up to its tick, up to a
+	 * tick late by design, never counts, even with a period of one tick):
 	 *   SKIP: drop the overdue runs, do not run now, resume on the next
 	 *         deadline of the schedule that lies in the future (default);
 	 *   ONCE: run once now for all of them, then resume as for SKIP;
