@@ -2,7 +2,7 @@
 # scripts/demo.sh - libtwheel's main demo, the README's main command.
 #
 # Installs what is missing (scripts/deps.sh), builds a release build in
-# build-demo/, starts the idle-timeout TCP server on the io_uring loop on
+# build-demo/ (-Ddemo=true), starts the idle-timeout TCP server on the io_uring loop on
 # 127.0.0.1, runs the load generator against it (N connections, a share of
 # them silent, the rest chatty), prints the generator's summary, stops the
 # server and exits with the generator's status (0: every silent connection
@@ -44,7 +44,7 @@ usage: scripts/demo.sh [options] [-- generator options]
   --port N         TCP port on 127.0.0.1 (7000)
   --build-dir DIR  build directory (build-demo/ at the repository root)
   --no-deps        do not run scripts/deps.sh
-Anything after -- goes to the load generator (see: build-demo/tools/demo/idle-load --help).
+Anything after -- goes to the load generator (see: build-demo/demo/idle-load --help).
 EOF
 }
 
@@ -79,25 +79,30 @@ fi
 if [ $deps -eq 1 ]; then
   "$here/deps.sh"
 fi
-if [ ! -f "$build_dir/build.ninja" ]; then
-  echo "demo: configuring $build_dir (release)"
-  meson setup "$build_dir" "$root" --buildtype=release >/dev/null
-fi
-echo "demo: building"
-targets=(tools/demo/idle-load tools/demo/idle-server-c)
+# The demo is a meson option of its own (-Ddemo=true): a build directory
+# without its targets is (re)configured with it.
 # (not "ninja | grep -q": with pipefail, grep closing the pipe early would
 # make the test fail whenever ninja gets SIGPIPE)
 all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
-if grep -q '^tools/demo/idle-server:' <<<"$all_targets"; then
-  targets+=(tools/demo/idle-server)
+if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
+  reconf=()
+  [ -f "$build_dir/build.ninja" ] && reconf=(--reconfigure)
+  echo "demo: configuring $build_dir (release, -Ddemo=true)"
+  meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true >/dev/null
+  all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
+fi
+echo "demo: building"
+targets=(demo/idle-load demo/idle-server-c)
+if grep -q '^demo/idle-server:' <<<"$all_targets"; then
+  targets+=(demo/idle-server)
 fi
 ninja -C "$build_dir" "${targets[@]}" >/dev/null
-load="$build_dir/tools/demo/idle-load"
+load="$build_dir/demo/idle-load"
 case $server_kind in
-  auto) if [ -x "$build_dir/tools/demo/idle-server" ]; then server="$build_dir/tools/demo/idle-server"
-        else server="$build_dir/tools/demo/idle-server-c"; fi ;;
-  c) server="$build_dir/tools/demo/idle-server-c" ;;
-  cpp) server="$build_dir/tools/demo/idle-server" ;;
+  auto) if [ -x "$build_dir/demo/idle-server" ]; then server="$build_dir/demo/idle-server"
+        else server="$build_dir/demo/idle-server-c"; fi ;;
+  c) server="$build_dir/demo/idle-server-c" ;;
+  cpp) server="$build_dir/demo/idle-server" ;;
   *) echo "demo: --server must be c or cpp" >&2; exit 2 ;;
 esac
 [ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }

@@ -50,13 +50,13 @@ run_suite() { # name dir meson-test-args...
 }
 
 step "normal build (warnings are errors)"
-setup "$root/normal" --werror -Dbuildtype=debugoptimized
+setup "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true
 ninja -C "$root/normal"
 run_suite normal "$root/normal"
 
 if [ $quick -eq 0 ]; then
   step "ASan + UBSan build with debug_checks"
-  setup "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true \
+  setup "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true -Ddemo=true \
     -Db_sanitize=address,undefined -Db_lundef=false
   ninja -C "$root/asan"
   run_suite asan+ubsan "$root/asan" --timeout-multiplier 3

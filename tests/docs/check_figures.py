@@ -48,7 +48,7 @@ for h in ('Timer', 'LoopTimer'):
                       'bytes are stored without an allocation')
     if cap is not None:
         vals[h + '_inline'] = cap
-demo_h = os.path.join(root, 'tools/demo/demo_common.h')
+demo_h = os.path.join(root, 'demo/demo_common.h')
 if os.path.exists(demo_h):
     m = re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())
     if m:

@@ -19,7 +19,9 @@ type, library or program without a man page fails here. Checks:
     overview page named after it (libtwheel.so: twheel(7));
   - every installed program has a section 1 page;
   - every installed page renders without a warning (groff -ww), and every
-    ".so" page points at an installed page.
+    ".so" page points at an installed page;
+  - every section 7 page, and the section 3 page of each main entry point
+    (NEED_EXAMPLE below), has an EXAMPLE section (tests/docs compiles it).
 Exit 0 pass, 1 fail.
 """
 import json
@@ -35,6 +37,14 @@ NOT_API = {
     'twheel': 'C++ only: maps the C tag twheel to twheel_c inside twheel.h',
     'tw_loop_node': 'the private link of the loop inbox, embedded in public structs',
 }
+
+# The section 3 pages a reader opens first: each shows a whole program.
+NEED_EXAMPLE = [
+    'twheel_create', 'twheel_add', 'twheel_mod', 'twheel_advance', 'twheel_next_expiry',
+    'twheel_host_init', 'twheel_host_add', 'twheel_loop_create', 'twheel_loop_add',
+    'twheel_loop_run', 'twheel_uv_create', 'twheel_ev_create', 'twheel_event_create',
+    'twheel_epoll_create',
+]
 
 build = sys.argv[1]
 installed = json.load(open(os.path.join(build, 'meson-info', 'intro-installed.json')))
@@ -113,6 +123,13 @@ for (name, sec), src in sorted(pages.items()):
                        capture_output=True, text=True)
     if r.returncode != 0 or r.stderr.strip():
         errors.append(f'{name}({sec}) does not render cleanly:\n{r.stderr.strip()}')
+
+for (name, sec), src in sorted(pages.items()):
+    if sec != '7' and not (sec == '3' and name in NEED_EXAMPLE):
+        continue
+    text = open(src, encoding='utf-8').read()
+    if not re.search(r'^\.SH\s+"?EXAMPLES?"?\s*$', text, re.M):
+        errors.append(f'{name}({sec}) has no EXAMPLE section')
 
 print(f'{len(pages)} pages installed; {nsyms} exported symbols and {nnames} header names checked')
 for e in errors:

@@ -18,7 +18,7 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then build=$1; shift; fi
 [ "${1:-}" = "--" ] && shift
 if [ -z "$build" ]; then
 	build=$(mktemp -d /tmp/twheel-adapterbench.XXXXXX)
-	meson setup "$build" "$src" -Dbuildtype=release -Dtests=false >/dev/null
+	meson setup "$build" "$src" -Dbuildtype=release -Dtools=true -Dtests=false >/dev/null
 fi
 ninja -C "$build" >/dev/null
 cpu=${BENCH_CPU:-1}

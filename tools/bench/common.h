@@ -3,7 +3,7 @@
  * tools/bench/common.h - what every benchmark program of tools/bench shares:
  * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), a
  * monotonic clock read outside timed regions, and the workload sizes.
- * tools/demo/idle_load.c draws from the same PRNG with its own --seed.
+ * demo/demo_common.h holds a copy of the PRNG for the load generator.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H

@@ -46,7 +46,7 @@ if [ -z "$build" ]; then
 	trap 'rm -rf "$build"' EXIT
 fi
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$src" -Dbuildtype=release -Dtests=false -Dexamples=false >"$out/meson-setup.log" 2>&1 ||
+	meson setup "$build" "$src" -Dbuildtype=release -Dtools=true -Dtests=false -Dexamples=false >"$out/meson-setup.log" 2>&1 ||
 		{ cat "$out/meson-setup.log" >&2; exit 1; }
 fi
 # build only the benchmark and its peer helpers

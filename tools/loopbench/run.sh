@@ -23,7 +23,7 @@ out=${OUT:-/tmp/twheel-loopbench}
 mkdir -p "$out"
 
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$src" --buildtype=release -Dtests=false -Dcpp=false \
+	meson setup "$build" "$src" --buildtype=release -Dtools=true -Dtests=false -Dcpp=false \
 		-Dexamples=false >/dev/null
 fi
 ninja -C "$build" tools/loopbench/loopbench >/dev/null

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/demo/demo_server.h - what the two idle-timeout servers (idle_server.c
+ * demo/demo_server.h - what the two idle-timeout servers (idle_server.c
  * on the C loop API, idle_server.cpp on twheel++) share besides the
  * protocol: their options, the listening sockets, the SO_REUSEPORT worker
  * processes and the parent that forwards signals and reaps them

@@ -75,7 +75,6 @@
 
 #include <twheel/twheel.h>
 
-#include "../bench/common.h"
 #include "demo_common.h"
 
 enum kind { K_SILENT, K_CHATTY, K_RESET, K_HALF, K_VANISH, K_FLOOD, K__N };
@@ -151,12 +150,6 @@ static struct opts o = {
 	.seed = 42,
 };
 
-/*
- * ---- PRNG: tools/bench/common.h's (splitmix64 seeds xorshift64*), seeded
- * with --seed through rng_seed_from(); rng_below() is uniform in [0, n) for
- * n < 2^32.
- */
-
 /* ---- One process's connections ------------------------------------------- */
 
 enum op { OP_CONNECT = 1, OP_RECV = 2, OP_SEND = 3 };
@@ -199,7 +192,7 @@ struct worker {
 	uint32_t live;         /* connections whose fd is still open */
 	uint64_t now;          /* ns, read once per loop iteration */
 	struct proc_stats *ps;
-	struct rng rng;
+	struct demo_rng rng;
 	bool ending;           /* chatty connections being closed */
 };
 
@@ -378,13 +371,13 @@ static void on_connected(struct worker *w, struct conn *c)
 	case K_CHATTY:
 		post_recv(w, c);
 		c->t_last_act = c->res->t_submit;
-		arm(w, c, w->now + ms_ns(1 + rng_below(&w->rng, o.ping_ms)));
+		arm(w, c, w->now + ms_ns(1 + demo_rng_below(&w->rng, o.ping_ms)));
 		break;
 	case K_RESET: {
 		/* half a message: the server is in the middle of reading one */
 		next_msg(c);
 		(void)!send(c->fd, c->sbuf, c->send_len / 2, MSG_DONTWAIT | MSG_NOSIGNAL);
-		arm(w, c, w->now + ms_ns(5 + rng_below(&w->rng, 45)));
+		arm(w, c, w->now + ms_ns(5 + demo_rng_below(&w->rng, 45)));
 		break;
 	}
 	case K_HALF:
@@ -409,7 +402,7 @@ static void on_connected(struct worker *w, struct conn *c)
 		while (off < sizeof(flood_buf) &&
 		       (r = send(c->fd, flood_buf + off, sizeof(flood_buf) - off, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
 			off += (size_t)r;
-		arm(w, c, w->now + ms_ns(20 + rng_below(&w->rng, 80)));
+		arm(w, c, w->now + ms_ns(20 + demo_rng_below(&w->rng, 80)));
 		break;
 	}
 	}
@@ -430,7 +423,7 @@ static void on_timer(struct tw_timer *t)
 		break;
 	case K_CHATTY: {
 		/* jitter of +-25% so the pings do not march in lockstep */
-		uint64_t next = o.ping_ms * 3 / 4 + rng_below(&w->rng, o.ping_ms / 2 + 1);
+		uint64_t next = o.ping_ms * 3 / 4 + demo_rng_below(&w->rng, o.ping_ms / 2 + 1);
 		arm(w, c, w->now + ms_ns(next ? next : 1));
 		if (c->ops & IN_SEND) {
 			w->ps->pings_skipped++;
@@ -612,7 +605,7 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 {
 	struct worker w = { .n = hi - lo, .ps = ps };
 	the_worker = &w;
-	w.rng = rng_seed_from(o.seed, 1000 + pidx);
+	w.rng = demo_rng_seed(o.seed, 1000 + pidx);
 	int ret = ring_init(&w.ring, 4096, 65536);
 	if (ret < 0) {
 		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
@@ -961,7 +954,7 @@ static void usage(FILE *f)
 		"  --quiet              only the summary\n"
 		"  --trace PREFIX       write each silent connection to PREFIX.<process>:\n"
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
-		"                       (tools/demo/trace_join.py joins it with idle-server --trace)\n"
+		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 77 io_uring unavailable\n",
 		DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
@@ -1096,7 +1089,7 @@ int main(int argc, char **argv)
 	 * Kinds: the first nsilent of a seeded shuffle are silent, the rest of
 	 * the --conns chatty; the abrupt clients are spread among them.
 	 */
-	struct rng rng = rng_seed_from(o.seed, 0);
+	struct demo_rng rng = demo_rng_seed(o.seed, 0);
 	for (uint32_t i = 0; i < total; i++)
 		res[i].kind = K_CHATTY;
 	uint32_t *perm = malloc(sizeof(*perm) * (total ? total : 1));
@@ -1105,7 +1098,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (uint32_t i = 0; i < total; i++) {
-		uint32_t j = (uint32_t)rng_below(&rng, (uint64_t)i + 1);
+		uint32_t j = (uint32_t)demo_rng_below(&rng, (uint64_t)i + 1);
 		perm[i] = perm[j];
 		perm[j] = i;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tools/demo/demo_server.c - see demo_server.h. */
+/* demo/demo_server.c - see demo_server.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +59,7 @@ static void usage(FILE *f, const char *name)
 		"  --quiet          no start-up line\n"
 		"  --trace PREFIX   write one line per idle-closed connection to PREFIX.<worker>:\n"
 		"                   peer accept_ns accept_queue_ms deadline_ns fire_ns fin_ns freed_ns\n"
-		"                   (CLOCK_MONOTONIC; tools/demo/trace_join.py joins it with idle-load --trace)\n"
+		"                   (CLOCK_MONOTONIC; demo/trace_join.py joins it with idle-load --trace)\n"
 		"signals: SIGUSR1 prints STATS lines, SIGTERM/SIGINT shut down gracefully\n",
 		name, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }

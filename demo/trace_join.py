@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/demo/trace_join.py - where the lateness of silent connections goes.
+"""demo/trace_join.py - where the lateness of silent connections goes.
 
 Joins the per-connection traces of a server run with --trace SPREFIX and of
 idle-load run with --trace LPREFIX (same machine, both CLOCK_MONOTONIC) on

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/demo/demo_common.h - what the idle-timeout servers (C and C++) and
+ * demo/demo_common.h - what the idle-timeout servers (C and C++) and
  * the load generator share: the wire protocol, the STATS line, the file
- * descriptor limit, the clock and small parsers. Header-only, C11 and C++17.
+ * descriptor limit, the clock, the PRNG and small parsers. Header-only, C11
+ * and C++17.
  *
  * Protocol (TCP over IPv4 or IPv6, loopback only)
  *   echo mode       every byte read is written back.
@@ -137,6 +138,35 @@ static inline uint64_t demo_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The generator's PRNG: splitmix64 seeds xorshift64* (the benchmarks' own,
+ * copied so that the demo stands alone). demo_rng_seed() gives stream
+ * @stream (0, 1, ...) of seed @seed; demo_rng_below() is uniform in [0, n)
+ * by multiply-high (bias < 2^-32).
+ */
+struct demo_rng {
+	uint64_t s; /* never 0 */
+};
+
+static inline struct demo_rng demo_rng_seed(uint64_t seed, uint64_t stream)
+{
+	uint64_t z = seed + stream * UINT64_C(0x632BE59BD9B4E019) + UINT64_C(0x9E3779B97F4A7C15);
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	struct demo_rng r = { z ^ (z >> 31) };
+	if (!r.s)
+		r.s = 1;
+	return r;
+}
+
+static inline uint32_t demo_rng_below(struct demo_rng *r, uint32_t n)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return (uint32_t)((((r->s * UINT64_C(0x2545F4914F6CDD1D)) >> 32) * (uint64_t)n) >> 32);
 }
 
 /*
