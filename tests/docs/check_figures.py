@@ -48,9 +48,9 @@ for h in ('Timer', 'LoopTimer'):
                       'bytes are stored without an allocation')
     if cap is not None:
         vals[h + '_inline'] = cap
-demo_h = os.path.join(root, 'demo/demo_common.h')
-if os.path.exists(demo_h):
-    m = re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())
+for demo_h in ('demo/demo_common.h', 'tools/demo/demo_common.h'):
+    demo_h = os.path.join(root, demo_h)
+    m = os.path.exists(demo_h) and re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())
     if m:
         vals['DEMO_MAX_LINE'] = int(m.group(1))
 
