@@ -8,8 +8,9 @@ its man pages of sections 3 and 7. Checked names:
 
   - C names with the project's prefixes (tw_, twheel_, TW_, TWHEEL_): each
     must be declared in a public header (libtwheel, the io_uring loop, the
-    adapters, the C++ layer), be a symbol version of a linker map, or be a
-    meson variable the build defines for parent projects (twheel_dep...);
+    adapters, the C++ layer), be a symbol version of a linker map, a meson
+    variable the build defines for parent projects (twheel_dep...) or a
+    variable of the CMake package (cmake/*.in);
   - C++ names: in A::B::C, A must be the namespace tw, a class of the C++
     layer, or (for CMake's imported targets, twheel::twheel...) a target
     the CMake package defines; each further part must be declared in the
@@ -59,8 +60,13 @@ for m in glob.glob(os.path.join(root, '**/meson.build'), recursive=True):
         for a in ('uv', 'ev', 'event', 'epoll'):
             c_names.add(pre + a + post)
 cmake_targets = set()
+cmake_patterns = set()  # TWHEEL_${_up}_LIBRARY: one variable per component
 for m in glob.glob(os.path.join(root, 'cmake/*.in')):
     cmake_targets |= set(re.findall(r'twheel::([\w+-]+)', read(m)))
+    # the CMake package's variables (cache entries a user may set)
+    c_names |= set(re.findall(r'\b(TWHEEL_\w+)\b', read(m)))
+    for pat in re.findall(r'\b(TWHEEL_(?:\w|\$\{\w+\})*\$\{\w+\}(?:\w|\$\{\w+\})*)', read(m)):
+        cmake_patterns.add(re.sub(r'\\\$\\\{\w+\\\}', '[A-Z0-9]+', re.escape(pat)))
 
 # The C++ layer: classes, their bases and their bodies.
 cpp_text = ''.join(strip_comments(read(h)) for h in cpp_headers)
@@ -133,7 +139,7 @@ for f in files:
                              r'(?![\w*]|\.(?:c|h|md|py|sh|cpp|hpp|map|in)\b)', line):
             name = m.group(1)
             nc += 1
-            if name not in c_names:
+            if name not in c_names and not any(re.fullmatch(p, name) for p in cmake_patterns):
                 errors.append(f'{where}: {name} is not declared in any public header')
 
 print(f'{nc} C names and {ncpp} C++ names checked')
