@@ -2,8 +2,8 @@
 /*
  * demo/demo_common.h - what the idle-timeout servers (C and C++) and
  * the load generator share: the wire protocol, the STATS line, the file
- * descriptor limit, the clock, the PRNG and small parsers. Header-only, C11
- * and C++17.
+ * descriptor limit, the clock, the PRNG and small parsers (the command line
+ * is args.h's). Header-only, C11 and C++17.
  *
  * Protocol (TCP over IPv4 or IPv6, loopback only)
  *   echo mode       every byte read is written back.
@@ -200,20 +200,6 @@ static inline rlim_t demo_raise_nofile(rlim_t want)
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	return rl.rlim_cur;
-}
-
-/* Parse a decimal unsigned integer in [lo, hi]; returns 0 or -EINVAL. */
-static inline int demo_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 /*

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "demo_common.h"
 #include "demo_server.h"
 
@@ -66,59 +66,28 @@ static void usage(FILE *f, const char *name)
 
 static void parse_args(int argc, char **argv, const char *name)
 {
-	enum { O_BIND = 256, O_PORT, O_IDLE, O_HB, O_WORKERS, O_TICK, O_BACKLOG, O_NOFILE, O_QUIET, O_TRACE, O_HELP };
-	static const struct option lo[] = {
-		{ "bind", required_argument, 0, O_BIND },
-		{ "port", required_argument, 0, O_PORT },
-		{ "idle-ms", required_argument, 0, O_IDLE },
-		{ "heartbeat", no_argument, 0, O_HB },
-		{ "workers", required_argument, 0, O_WORKERS },
-		{ "tick-us", required_argument, 0, O_TICK },
-		{ "backlog", required_argument, 0, O_BACKLOG },
-		{ "nofile", required_argument, 0, O_NOFILE },
-		{ "quiet", no_argument, 0, O_QUIET },
-		{ "trace", required_argument, 0, O_TRACE },
-		{ "help", no_argument, 0, O_HELP },
-		{ 0, 0, 0, 0 },
-	};
+	const char *bind = "127.0.0.1";
 	demo_opts.port = DEMO_DEFAULT_PORT;
 	demo_opts.idle_ms = DEMO_DEFAULT_IDLE_MS;
 	demo_opts.tick_us = 1000;
 	demo_opts.workers = 1;
 	demo_opts.backlog = 4096;
-	demo_addr_parse("127.0.0.1", 0, &demo_opts.bind);
-	int ch;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		uint64_t v = 0;
-		int bad = 0;
-		switch (ch) {
-		case O_BIND:
-			if (demo_addr_parse(optarg, 0, &demo_opts.bind) != 0) {
-				fprintf(stderr, "%s: --bind must be a loopback address (127.x.y.z or ::1)\n", name);
-				exit(2);
-			}
-			break;
-		case O_PORT: bad = demo_parse_u64(optarg, 0, 65535, &v); demo_opts.port = (uint16_t)v; break;
-		case O_IDLE: bad = demo_parse_u64(optarg, 1, 86400000, &demo_opts.idle_ms); break;
-		case O_HB: demo_opts.heartbeat = true; break;
-		case O_WORKERS: bad = demo_parse_u64(optarg, 1, 256, &v); demo_opts.workers = (unsigned)v; break;
-		case O_TICK: bad = demo_parse_u64(optarg, 1, 1000000, &demo_opts.tick_us); break;
-		case O_BACKLOG: bad = demo_parse_u64(optarg, 1, 65535, &v); demo_opts.backlog = (unsigned)v; break;
-		case O_NOFILE: bad = demo_parse_u64(optarg, 16, 1u << 30, &v); demo_opts.nofile = (rlim_t)v; break;
-		case O_QUIET: demo_opts.quiet = true; break;
-		case O_TRACE: demo_opts.trace = optarg; break;
-		case O_HELP: usage(stdout, name); exit(0);
-		default: usage(stderr, name); exit(2);
-		}
-		if (bad) {
-			fprintf(stderr, "idle-server: bad value for --%s: %s\n", lo[ch - O_BIND].name, optarg);
-			exit(2);
-		}
-	}
-	if (optind != argc) {
-		usage(stderr, name);
-		exit(2);
-	}
+	const struct args_opt opts[] = {
+		ARGS_STR("bind", &bind),
+		ARGS_NUM("port", &demo_opts.port, 0, 65535),
+		ARGS_NUM("idle-ms", &demo_opts.idle_ms, 1, 86400000),
+		ARGS_FLAG("heartbeat", &demo_opts.heartbeat),
+		ARGS_NUM("workers", &demo_opts.workers, 1, 256),
+		ARGS_NUM("tick-us", &demo_opts.tick_us, 1, 1000000),
+		ARGS_NUM("backlog", &demo_opts.backlog, 1, 65535),
+		ARGS_NUM("nofile", &demo_opts.nofile, 16, 1u << 30),
+		ARGS_FLAG("quiet", &demo_opts.quiet),
+		ARGS_STR("trace", &demo_opts.trace),
+		ARGS_END,
+	};
+	args_parse(name, argc, argv, opts, usage);
+	if (demo_addr_parse(bind, 0, &demo_opts.bind) != 0)
+		args_fail(name, "--bind needs a loopback address (127.x.y.z or ::1), not '%s'", bind);
 }
 
 int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len)

@@ -54,7 +54,6 @@
  * 2 usage; 77 io_uring refused by the kernel.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <liburing.h>
 #include <netinet/in.h>
@@ -75,6 +74,7 @@
 
 #include <twheel/twheel.h>
 
+#include "args.h"
 #include "demo_common.h"
 
 enum kind { K_SILENT, K_CHATTY, K_RESET, K_HALF, K_VANISH, K_FLOOD, K__N };
@@ -121,7 +121,7 @@ struct opts {
 	unsigned family;       /* --family: 4 or 6, 0 = as --host says */
 	uint16_t port;
 	uint32_t conns;
-	double silent_frac;
+	uint32_t silent_pct;
 	uint32_t abrupt;
 	uint64_t idle_ms, ping_ms, tolerance_ms, grace_ms, hold_ms;
 	uint64_t connect_timeout_ms;
@@ -129,7 +129,7 @@ struct opts {
 	uint32_t per_proc, per_src;
 	bool heartbeat;
 	bool stats;
-	long server_pid;
+	uint32_t server_pid;
 	uint64_t seed;
 	bool quiet;
 	const char *trace;
@@ -138,7 +138,7 @@ struct opts {
 static struct opts o = {
 	.port = DEMO_DEFAULT_PORT,
 	.conns = 10000,
-	.silent_frac = 0.5,
+	.silent_pct = 50,
 	.idle_ms = DEMO_DEFAULT_IDLE_MS,
 	.tolerance_ms = 50,
 	.connect_timeout_ms = 5000,
@@ -146,7 +146,6 @@ static struct opts o = {
 	.per_proc = 0,
 	.per_src = 10000,
 	.stats = true,
-	.server_pid = 0,
 	.seed = 42,
 };
 
@@ -926,10 +925,10 @@ static double pct_ms(const int64_t *v, size_t n, double p)
 	return (double)v[k - 1] / 1e6;
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: idle-load [options]\n"
+		"usage: %s [options]\n"
 		"  --host ADDR          server address, loopback only: 127.x.y.z or ::1\n"
 		"                       (127.0.0.1, or ::1 with --family 6)\n"
 		"  --family 4|6         address family: IPv4 or IPv6 (as --host says; 4)\n"
@@ -956,109 +955,62 @@ static void usage(FILE *f)
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
 		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 77 io_uring unavailable\n",
-		DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
+		prog, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HOST = 256, O_FAMILY, O_PORT, O_CONNS, O_SILENT, O_ABRUPT, O_IDLE, O_PING, O_TOL, O_GRACE,
-	       O_HOLD, O_HB, O_INFL, O_CTO, O_PERPROC, O_PERSRC, O_NOSTATS, O_SPID, O_SEED, O_QUIET,
-	       O_TRACE, O_HELP };
-	static const struct option lo[] = {
-		{ "host", required_argument, 0, O_HOST },
-		{ "family", required_argument, 0, O_FAMILY },
-		{ "port", required_argument, 0, O_PORT },
-		{ "conns", required_argument, 0, O_CONNS },
-		{ "silent", required_argument, 0, O_SILENT },
-		{ "abrupt", required_argument, 0, O_ABRUPT },
-		{ "idle-ms", required_argument, 0, O_IDLE },
-		{ "ping-ms", required_argument, 0, O_PING },
-		{ "tolerance-ms", required_argument, 0, O_TOL },
-		{ "grace-ms", required_argument, 0, O_GRACE },
-		{ "hold-ms", required_argument, 0, O_HOLD },
-		{ "heartbeat", no_argument, 0, O_HB },
-		{ "inflight", required_argument, 0, O_INFL },
-		{ "connect-timeout-ms", required_argument, 0, O_CTO },
-		{ "per-proc", required_argument, 0, O_PERPROC },
-		{ "per-src", required_argument, 0, O_PERSRC },
-		{ "no-stats", no_argument, 0, O_NOSTATS },
-		{ "server-pid", required_argument, 0, O_SPID },
-		{ "seed", required_argument, 0, O_SEED },
-		{ "quiet", no_argument, 0, O_QUIET },
-		{ "trace", required_argument, 0, O_TRACE },
-		{ "help", no_argument, 0, O_HELP },
-		{ 0, 0, 0, 0 },
-	};
-	bool ping_set = false, grace_set = false, hold_set = false;
 	const char *host = NULL;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		uint64_t v = 0;
-		int bad = 0;
-		switch (ch) {
-		case O_HOST: host = optarg; break;
-		case O_FAMILY:
-			bad = demo_parse_u64(optarg, 4, 6, &v) || v == 5;
-			o.family = (unsigned)v;
-			break;
-		case O_PORT: bad = demo_parse_u64(optarg, 1, 65535, &v); o.port = (uint16_t)v; break;
-		case O_CONNS: bad = demo_parse_u64(optarg, 0, 10000000, &v); o.conns = (uint32_t)v; break;
-		case O_SILENT: bad = demo_parse_u64(optarg, 0, 100, &v); o.silent_frac = (double)v / 100; break;
-		case O_ABRUPT: bad = demo_parse_u64(optarg, 0, 1000000, &v); o.abrupt = (uint32_t)v; break;
-		case O_IDLE: bad = demo_parse_u64(optarg, 10, 3600000, &o.idle_ms); break;
-		case O_PING: bad = demo_parse_u64(optarg, 1, 3600000, &o.ping_ms); ping_set = true; break;
-		case O_TOL: bad = demo_parse_u64(optarg, 0, 3600000, &o.tolerance_ms); break;
-		case O_GRACE: bad = demo_parse_u64(optarg, 1, 3600000, &o.grace_ms); grace_set = true; break;
-		case O_HOLD: bad = demo_parse_u64(optarg, 0, 3600000, &o.hold_ms); hold_set = true; break;
-		case O_HB: o.heartbeat = true; break;
-		case O_INFL: bad = demo_parse_u64(optarg, 1, 65536, &v); o.inflight = (uint32_t)v; break;
-		case O_CTO: bad = demo_parse_u64(optarg, 1, 600000, &o.connect_timeout_ms); break;
-		case O_PERPROC: bad = demo_parse_u64(optarg, 1, 10000000, &v); o.per_proc = (uint32_t)v; break;
-		case O_PERSRC: bad = demo_parse_u64(optarg, 1, 60000, &v); o.per_src = (uint32_t)v; break;
-		case O_NOSTATS: o.stats = false; break;
-		case O_SPID: bad = demo_parse_u64(optarg, 1, 1u << 30, &v); o.server_pid = (long)v; break;
-		case O_SEED: bad = demo_parse_u64(optarg, 0, UINT64_MAX, &o.seed); break;
-		case O_QUIET: o.quiet = true; break;
-		case O_TRACE: o.trace = optarg; break;
-		case O_HELP: usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
-		}
-		if (bad) {
-			fprintf(stderr, "idle-load: bad value for --%s: %s\n", lo[ch - O_HOST].name, optarg);
-			exit(2);
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		exit(2);
-	}
+	bool no_stats = false;
+	/* UINT64_MAX: not given, derived from --idle-ms below */
+	o.ping_ms = o.grace_ms = o.hold_ms = UINT64_MAX;
+	const struct args_opt opts[] = {
+		ARGS_STR("host", &host),
+		ARGS_NUM("family", &o.family, 4, 6),
+		ARGS_NUM("port", &o.port, 1, 65535),
+		ARGS_NUM("conns", &o.conns, 0, 10000000),
+		ARGS_NUM("silent", &o.silent_pct, 0, 100),
+		ARGS_NUM("abrupt", &o.abrupt, 0, 1000000),
+		ARGS_NUM("idle-ms", &o.idle_ms, 10, 3600000),
+		ARGS_NUM("ping-ms", &o.ping_ms, 1, 3600000),
+		ARGS_NUM("tolerance-ms", &o.tolerance_ms, 0, 3600000),
+		ARGS_NUM("grace-ms", &o.grace_ms, 1, 3600000),
+		ARGS_NUM("hold-ms", &o.hold_ms, 0, 3600000),
+		ARGS_FLAG("heartbeat", &o.heartbeat),
+		ARGS_NUM("inflight", &o.inflight, 1, 65536),
+		ARGS_NUM("connect-timeout-ms", &o.connect_timeout_ms, 1, 600000),
+		ARGS_NUM("per-proc", &o.per_proc, 1, 10000000),
+		ARGS_NUM("per-src", &o.per_src, 1, 60000),
+		ARGS_FLAG("no-stats", &no_stats),
+		ARGS_NUM("server-pid", &o.server_pid, 1, 1u << 30),
+		ARGS_NUM("seed", &o.seed, 0, UINT64_MAX),
+		ARGS_FLAG("quiet", &o.quiet),
+		ARGS_STR("trace", &o.trace),
+		ARGS_END,
+	};
+	args_parse("idle-load", argc, argv, opts, usage);
+	o.stats = !no_stats;
+	if (o.family == 5)
+		args_fail("idle-load", "--family needs 4 or 6, not '5'");
 	if (!host)
 		host = o.family == 6 ? "::1" : "127.0.0.1";
-	if (demo_addr_parse(host, o.port, &o.host) != 0) {
-		fprintf(stderr, "idle-load: --host must be a loopback address (127.x.y.z or ::1)\n");
-		exit(2);
-	}
-	if (o.family && (o.family == 6) != (demo_addr_family(&o.host) == AF_INET6)) {
-		fprintf(stderr, "idle-load: --host %s is not an IPv%u address\n", host, o.family);
-		exit(2);
-	}
-	if (!ping_set)
+	if (demo_addr_parse(host, o.port, &o.host) != 0)
+		args_fail("idle-load", "--host needs a loopback address (127.x.y.z or ::1), not '%s'", host);
+	if (o.family && (o.family == 6) != (demo_addr_family(&o.host) == AF_INET6))
+		args_fail("idle-load", "--host %s is not an IPv%u address (--family %u)", host, o.family, o.family);
+	if (o.ping_ms == UINT64_MAX)
 		o.ping_ms = o.idle_ms / 4 ? o.idle_ms / 4 : 1;
-	if (!grace_set)
+	if (o.grace_ms == UINT64_MAX)
 		o.grace_ms = o.idle_ms > 1000 ? o.idle_ms : 1000;
-	if (!hold_set)
+	if (o.hold_ms == UINT64_MAX)
 		o.hold_ms = o.idle_ms;
-	if (o.ping_ms * 5 / 4 >= o.idle_ms) {
-		fprintf(stderr, "idle-load: --ping-ms %" PRIu64 " (+25%% jitter) must stay below --idle-ms %" PRIu64 "\n",
-			o.ping_ms, o.idle_ms);
-		exit(2);
-	}
+	if (o.ping_ms * 5 / 4 >= o.idle_ms)
+		args_fail("idle-load", "--ping-ms %" PRIu64 " (+25%% jitter) must stay below --idle-ms %" PRIu64,
+			  o.ping_ms, o.idle_ms);
 	unsigned nsrc = demo_addr_family(&o.host) == AF_INET6 ? 1 : 254;
-	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= nsrc) {
-		fprintf(stderr, "idle-load: too many connections for --per-src %u%s\n", o.per_src,
-			nsrc == 1 ? " (IPv6 has one loopback source address)" : "");
-		exit(2);
-	}
+	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= nsrc)
+		args_fail("idle-load", "--conns %u plus --abrupt %u are too many for --per-src %u%s", o.conns,
+			  o.abrupt, o.per_src, nsrc == 1 ? " (IPv6 has one loopback source address)" : "");
 }
 
 int main(int argc, char **argv)
@@ -1072,7 +1024,7 @@ int main(int argc, char **argv)
 		o.per_proc = nofile > 512 ? (uint32_t)(nofile - 256) : 256;
 
 	uint32_t total = o.conns + o.abrupt;
-	uint32_t nsilent = (uint32_t)((double)o.conns * o.silent_frac + 0.5);
+	uint32_t nsilent = (uint32_t)(((uint64_t)o.conns * o.silent_pct + 50) / 100);
 	uint32_t nprocs = total ? (total + o.per_proc - 1) / o.per_proc : 1;
 
 	size_t res_bytes = sizeof(struct result) * (total ? total : 1);
@@ -1221,7 +1173,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o.server_pid && (!o.stats || !sv.workers) && proc_cpu(o.server_pid, &cpu_user, &cpu_sys) != 0) {
-		fprintf(stderr, "idle-load: cannot read /proc/%ld/stat\n", o.server_pid);
+		fprintf(stderr, "idle-load: cannot read /proc/%u/stat\n", o.server_pid);
 		cpu_user = cpu_sys = -1;
 	}
 	struct rusage ru_self, ru_kids;

@@ -10,14 +10,15 @@
  * the default draws them uniformly. --steps advances to next_expiry() one
  * step at a time and prints every step (use a small --n).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <twheel/twheel.h>
+
+#include "args.h"
 
 static uint64_t seed = 42;
 static uint64_t splitmix64(void)
@@ -59,41 +60,43 @@ static void show(const struct twheel *w, const char *when)
 	}
 }
 
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  --n N              timers (100000)\n"
+		"  --max-delay TICKS  the longest delay (65536)\n"
+		"  --log              delays log-uniform in [1, TICKS] instead of uniform\n"
+		"  --seed S           the seed of the delays (42)\n"
+		"  --steps            advance one next_expiry() at a time, print every step\n"
+		"exit: 0 all fired in order, 1 a check failed, 2 usage\n",
+		prog);
+}
+
 int main(int argc, char **argv)
 {
-	size_t n = 100000;
-	uint64_t max_delay = 65536;
-	int logd = 0, steps = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--n") && i + 1 < argc)
-			n = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--max-delay") && i + 1 < argc)
-			max_delay = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--log"))
-			logd = 1;
-		else if (!strcmp(argv[i], "--steps"))
-			steps = 1;
-		else {
-			fprintf(stderr, "usage: %s [--n N] [--max-delay TICKS] [--log] [--seed S] [--steps]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (!max_delay)
-		max_delay = 1;
-	struct tw_timer *t = calloc(n ? n : 1, sizeof(*t));
+	uint64_t n = 100000, max_delay = 65536;
+	bool logd = false, steps = false;
+	const struct args_opt opts[] = {
+		ARGS_NUM("n", &n, 1, 100000000),
+		ARGS_NUM("max-delay", &max_delay, 1, UINT64_C(1) << 62),
+		ARGS_FLAG("log", &logd),
+		ARGS_NUM("seed", &seed, 0, UINT64_MAX),
+		ARGS_FLAG("steps", &steps),
+		ARGS_END,
+	};
+	args_parse("twheel-inspect", argc, argv, opts, usage);
+	struct tw_timer *t = calloc(n, sizeof(*t));
 	struct twheel *w = twheel_create(0);
 	if (!t || !w) {
-		perror("twheel-inspect");
+		fprintf(stderr, "twheel-inspect: no memory for %" PRIu64 " timers\n", n);
 		return 1;
 	}
-	printf("libtwheel %s: %zu timers, delays %s in [1, %" PRIu64 "], seed %" PRIu64
+	printf("libtwheel %s: %" PRIu64 " timers, delays %s in [1, %" PRIu64 "], seed %" PRIu64
 	       ", sizeof(struct tw_timer) = %zu\n",
 	       twheel_version(), n, logd ? "log-uniform" : "uniform", max_delay, seed, sizeof(*t));
 	tw_tick_t maxe = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < n; i++) {
 		uint64_t d;
 		if (logd)
 			d = (uint64_t)exp2((double)(splitmix64() >> 11) / 9007199254740992.0 * log2((double)max_delay));
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
 	struct twheel_stats st;
 	twheel_get_stats(w, &st);
 	char msg[200];
-	int ok = twheel_check(w, msg, sizeof(msg)) == 0 && (size_t)fired == n && !late;
+	int ok = twheel_check(w, msg, sizeof(msg)) == 0 && (uint64_t)fired == n && !late;
 	printf("\nadvanced to %" PRIu64 " in %ld steps: %" PRIu64 " fired, %" PRIu64 " cascades moved %" PRIu64
 	       " timers (%.2f per timer), %s\n",
 	       maxe, nsteps, st.fires, st.cascades, st.cascaded, n ? (double)st.cascaded / (double)n : 0.0,

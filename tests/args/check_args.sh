@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# tests/args/check_args.sh PROGRAM - run PROGRAM (idle-load, idle-server,
+# idle-server-c or twheel-inspect) with bad arguments: each run must exit 2
+# before doing anything, print nothing on stdout and exactly one line on
+# stderr, "NAME: ..." naming the option and what it needs. --help must
+# exit 0 with the usage on stdout. Exit 0 pass, 1 fail.
+set -u
+prog=$1
+name=$(basename "$prog")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-args-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect "ARGS" "MESSAGE": ARGS split on spaces, MESSAGE without "NAME: "
+expect() {
+  local rc
+  # shellcheck disable=SC2086
+  timeout 10 "$prog" $1 >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || [ "$(cat "$tmp/err")" != "$name: $2" ]; then
+    echo "FAIL: $name $1: exit $rc (want 2)"
+    echo "  want: $name: $2"
+    sed 's/^/  got:  /' "$tmp/err"
+    sed 's/^/  stdout: /' "$tmp/out" | head -3
+    fails=$((fails + 1))
+  else
+    echo "ok: $name $1 -> $2"
+  fi
+}
+
+expect "--bogus" "unknown option '--bogus' ($name --help lists them)"
+expect "stray" "unexpected argument 'stray' ($name --help lists the options)"
+expect "--help=1" "--help takes no value"
+
+case $name in
+  idle-load)
+    expect "--conns abc" "--conns needs a whole number from 0 to 10000000, not 'abc'"
+    expect "--conns -5" "--conns needs a whole number from 0 to 10000000, not '-5'"
+    expect "--conns 12x" "--conns needs a whole number from 0 to 10000000, not '12x'"
+    expect "--conns" "--conns needs a value: a whole number from 0 to 10000000"
+    expect "--seed x" "--seed needs a whole number, not 'x'"
+    expect "--seed 99999999999999999999" "--seed needs a whole number, not '99999999999999999999'"
+    expect "--idle-ms 5" "--idle-ms needs a whole number from 10 to 3600000, not '5'"
+    expect "--silent 101" "--silent needs a whole number from 0 to 100, not '101'"
+    expect "--port 0" "--port needs a whole number from 1 to 65535, not '0'"
+    expect "--family 5" "--family needs 4 or 6, not '5'"
+    expect "--host 10.0.0.1" "--host needs a loopback address (127.x.y.z or ::1), not '10.0.0.1'"
+    expect "--host ::1 --family 4" "--host ::1 is not an IPv4 address (--family 4)"
+    expect "--trace --quiet" "--trace needs a value, not the option '--quiet'"
+    expect "--quiet=1" "--quiet takes no value"
+    expect "--idle-ms 1000 --ping-ms 900" "--ping-ms 900 (+25% jitter) must stay below --idle-ms 1000"
+    ;;
+  idle-server|idle-server-c)
+    expect "--port abc" "--port needs a whole number from 0 to 65535, not 'abc'"
+    expect "--port 70000" "--port needs a whole number from 0 to 65535, not '70000'"
+    expect "--workers 0" "--workers needs a whole number from 1 to 256, not '0'"
+    expect "--tick-us -1" "--tick-us needs a whole number from 1 to 1000000, not '-1'"
+    expect "--nofile 3" "--nofile needs a whole number from 16 to 1073741824, not '3'"
+    expect "--idle-ms" "--idle-ms needs a value: a whole number from 1 to 86400000"
+    expect "--bind 10.0.0.1" "--bind needs a loopback address (127.x.y.z or ::1), not '10.0.0.1'"
+    expect "--heartbeat=yes" "--heartbeat takes no value"
+    ;;
+  twheel-inspect)
+    expect "--n abc" "--n needs a whole number from 1 to 100000000, not 'abc'"
+    expect "--n -5" "--n needs a whole number from 1 to 100000000, not '-5'"
+    expect "--n" "--n needs a value: a whole number from 1 to 100000000"
+    expect "--seed x" "--seed needs a whole number, not 'x'"
+    expect "--max-delay 0" "--max-delay needs a whole number from 1 to 4611686018427387904, not '0'"
+    expect "--log=1" "--log takes no value"
+    ;;
+  *) echo "check_args.sh: no cases for $name"; exit 1 ;;
+esac
+
+timeout 10 "$prog" --help >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q "^usage: $name " "$tmp/out"; then
+  echo "FAIL: $name --help: exit $rc, stdout:"; head -3 "$tmp/out"
+  fails=$((fails + 1))
+fi
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
+echo "PASS: $name"
