@@ -58,7 +58,7 @@ static inline struct twheel_host *twheel__adapter_abort(struct twheel_host *h, i
 static inline int twheel__adapter_fini(struct twheel_host *h, const struct twheel_host_ops *ops,
 				       void (*fn)(struct tw_timer *t, void *arg), void *arg)
 {
-	if (!h || h->_ops != ops)
+	if (twheel_host_get_ops(h) != ops)
 		return -EINVAL;
 	return twheel_host_fini(h, fn, arg);
 }

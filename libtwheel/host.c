@@ -27,7 +27,12 @@ static void host_stop(struct twheel_host *h)
 	h->_on = false;
 }
 
-/* Arm the host timer for the wheel's next tick with work, or stop it. */
+/*
+ * Arm the host timer for the wheel's next tick with work, or stop it. The
+ * tick it waits for follows from the wake time (one question to the
+ * wheel): the boundary of that tick, or, for a timer due now, any tick
+ * (nothing armed later can be earlier than "now": 0).
+ */
 static void host_rearm(struct twheel_host *h, uint64_t now)
 {
 	uint64_t timeout = twheel_rt_timeout_ns(&h->_rt, h->_w, now);
@@ -38,7 +43,7 @@ static void host_rearm(struct twheel_host *h, uint64_t now)
 			host_stop(h);
 		return;
 	}
-	h->_armed = twheel_next_expiry(h->_w);
+	h->_armed = timeout ? (now + timeout) / h->_rt.tick_ns : 0;
 	h->_on = true;
 	h->_ops->arm(h, now + timeout, now);
 	h->_st.host_arms++;
@@ -196,10 +201,15 @@ const struct twheel_rt *twheel_host_rt(const struct twheel_host *h)
 	return h ? &h->_rt : NULL;
 }
 
-int twheel_host_get_stats(const struct twheel_host *h, struct twheel_rt_stats *st)
+int twheel_host_get_stats(const struct twheel_host *h, struct twheel_host_stats *st)
 {
 	if (!h || !st)
 		return -EINVAL;
 	*st = h->_st;
 	return 0;
+}
+
+const struct twheel_host_ops *twheel_host_get_ops(const struct twheel_host *h)
+{
+	return h ? h->_ops : NULL;
 }

@@ -25,7 +25,7 @@ uint64_t twheel_rt_clock_monotonic(void *arg)
 	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
-int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_rt_clock_fn clock,
+int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_clock_fn clock,
 		   void *clock_arg)
 {
 	if (!rt)
@@ -48,7 +48,7 @@ tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
 	return rt ? now_ns / rt_tick(rt) : 0;
 }
 
-/* twheel_rt_deadline_tick() for a non-NULL @rt. */
+/* The deadline rule without the wheel (twheel_rt_expiry(), @w NULL). */
 static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
 				      uint64_t now_ns)
 {
@@ -62,12 +62,6 @@ static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadl
 	/* Passed: due in the next advance, even inside now's own tick. */
 	floor_now = now_ns / tick;
 	return up < floor_now ? up : floor_now;
-}
-
-tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
-				  uint64_t now_ns)
-{
-	return rt ? deadline_tick(rt, deadline_ns, now_ns) : 0;
 }
 
 tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
@@ -90,46 +84,19 @@ tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 	return e;
 }
 
-tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns, uint64_t now_ns)
+/* The tick an advance at @now_ns goes to: never behind the wheel's time. */
+static tw_tick_t target(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)
 {
-	uint64_t deadline;
+	tw_tick_t t = now_ns / rt_tick(rt), wt = twheel_now(w);
 
-	if (__builtin_add_overflow(now_ns, delay_ns, &deadline))
-		deadline = UINT64_MAX;
-	return twheel_rt_deadline_tick(rt, deadline, now_ns);
-}
-
-tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)
-{
-	tw_tick_t t, wt;
-
-	if (!rt)
-		return 0;
-	t = now_ns / rt_tick(rt);
-	if (w) {
-		wt = twheel_now(w);
-		if (t < wt)
-			t = wt;
-	}
-	return t;
+	return t < wt ? wt : t;
 }
 
 long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
 {
 	if (!rt || !w)
 		return -EINVAL;
-	return twheel_advance(w, twheel_rt_target(rt, w, now_ns));
-}
-
-uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick)
-{
-	uint64_t ns;
-
-	if (!rt)
-		return 0;
-	if (tick == TW_TICK_MAX || __builtin_mul_overflow(tick, rt_tick(rt), &ns))
-		return TWHEEL_RT_FOREVER;
-	return ns;
+	return twheel_advance(w, target(rt, w, now_ns));
 }
 
 uint64_t twheel_rt_timeout_ns(const struct twheel_rt *rt, const struct twheel *w,
@@ -144,7 +111,7 @@ uint64_t twheel_rt_timeout_ns(const struct twheel_rt *rt, const struct twheel *w
 	if (!w || !twheel_count(w))
 		return TWHEEL_RT_FOREVER;
 	next = twheel_next_expiry(w);
-	if (next <= twheel_rt_target(rt, w, now_ns))
+	if (next <= target(rt, w, now_ns))
 		return 0;
 	/* The boundary may be UINT64_MAX itself, a clock reading like any
 	 * other: only a product beyond 64 bits is never reached. */
@@ -165,6 +132,41 @@ int twheel_rt_timeout_ms(const struct twheel_rt *rt, const struct twheel *w, uin
 		return -1;
 	ms = ns / 1000000 + (ns % 1000000 != 0);
 	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* ---- Deprecated names of 1.0 -------------------------------------------- */
+
+tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				  uint64_t now_ns)
+{
+	return rt ? deadline_tick(rt, deadline_ns, now_ns) : 0;
+}
+
+tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns, uint64_t now_ns)
+{
+	uint64_t deadline;
+
+	if (__builtin_add_overflow(now_ns, delay_ns, &deadline))
+		deadline = UINT64_MAX;
+	return rt ? deadline_tick(rt, deadline, now_ns) : 0;
+}
+
+tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)
+{
+	if (!rt)
+		return 0;
+	return w ? target(rt, w, now_ns) : now_ns / rt_tick(rt);
+}
+
+uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick)
+{
+	uint64_t ns;
+
+	if (!rt)
+		return 0;
+	if (tick == TW_TICK_MAX || __builtin_mul_overflow(tick, rt_tick(rt), &ns))
+		return TWHEEL_RT_FOREVER;
+	return ns;
 }
 
 struct timespec *twheel_rt_timeout_ts(const struct twheel_rt *rt, const struct twheel *w,

@@ -76,7 +76,7 @@ struct twheel_host *twheel_epoll_create(const struct twheel_rt *rt)
 
 int twheel_epoll_fd(const struct twheel_host *h)
 {
-	if (!h || h->_ops != &epoll_ops)
+	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
 	return ((const struct twheel_epoll *)h)->fd;
 }
@@ -87,7 +87,7 @@ long twheel_epoll_dispatch(struct twheel_host *h)
 	ssize_t n;
 	long rc;
 
-	if (!h || h->_ops != &epoll_ops)
+	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
 	n = read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations));
 	if (n < 0 && errno != EAGAIN)

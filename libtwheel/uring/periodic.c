@@ -64,8 +64,10 @@ static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip)
  */
 static uint64_t overdue(const struct twheel_loop *l, uint64_t d, uint64_t p)
 {
-	uint64_t edge = twheel_rt_tick_ns(&l->rt, l->tick); /* saturates */
+	uint64_t edge;
 
+	if (__builtin_mul_overflow(l->tick, l->rt.tick_ns, &edge))
+		edge = UINT64_MAX;
 	return edge > d ? (edge - d) / p : 0;
 }
 

@@ -129,7 +129,7 @@ void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 
 	if (deadline <= ref && deadline > (fresh = loop_clock(l)))
 		ref = fresh;
-	e = twheel_rt_deadline_tick(&l->rt, deadline, ref);
+	e = twheel_rt_expiry(&l->rt, NULL, deadline, ref);
 	if (deadline > ref && e <= l->tick)
 		e = l->tick < TW_TICK_MAX ? l->tick + 1 : TW_TICK_MAX;
 	t->deadline = deadline;

@@ -198,8 +198,9 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	if (nowait || !l->efd_armed || l->inbox_more || l->cq_more ||
 	    __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
 		timeout = 0;
-	} else if (twheel_count(l->wheel)) {
-		/* until the next tick with work (0 when one is due) */
+	} else {
+		/* until the next tick with work (0 when one is due; "forever",
+		 * NO_TIMEOUT, when the wheel is empty) */
 		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, loop_clock(l));
 	}
 
@@ -292,7 +293,8 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	l->now = loop_clock(l);
 	/* A replaced clock might step back; the wheels never do. Known
 	 * before any callback runs: what they arm goes after it. */
-	l->tick = tick = twheel_rt_target(&l->rt, l->wheel, l->now);
+	tick = twheel_rt_floor(&l->rt, l->now);
+	l->tick = tick = tick > l->tick ? tick : l->tick;
 	ran = cqes_run(l);
 	ran += twl_inbox_run(l);
 

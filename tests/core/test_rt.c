@@ -5,8 +5,11 @@
  * timespec, saturation at the 64-bit edges, the injected clock, and a
  * randomised simulated event loop that checks, against an injected clock,
  * that no timer fires early, each fires once, none fires a tick late when
- * the loop sleeps as told, and the loop never wakes without work.
+ * the loop sleeps as told, and the loop never wakes without work. It
+ * tests the deprecated names of libtwheel 1.0 as well (they must keep
+ * working until 2.0): no deprecation warnings here.
  */
+#define TWHEEL_NO_DEPRECATED_WARNINGS
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

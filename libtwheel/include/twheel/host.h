@@ -45,6 +45,22 @@ extern "C" {
 
 struct twheel_host;
 
+/*
+ * What a host counts (twheel_host_get_stats()). "Idle" wake-ups are
+ * expected: a cascade tick before a far timer (at most TWHEEL_LEVELS per
+ * timer), or a timer cancelled after the host timer was armed for it.
+ */
+struct twheel_host_stats {
+	uint64_t wakeups;      /* twheel_host_run() calls that advanced the wheel */
+	uint64_t idle_wakeups; /* ...of which ran no timer */
+	uint64_t fired;        /* timer callbacks run */
+	uint64_t host_arms;    /* times the host timer was (re)started */
+	uint64_t host_stops;   /* times it was stopped because the wheel emptied */
+};
+
+/* The struct's name in libtwheel 1.0 (in <twheel/rt.h>), until 2.0. */
+#define twheel_rt_stats twheel_host_stats
+
 /* What an adapter does to its host loop's timer. */
 struct twheel_host_ops {
 	/*
@@ -68,7 +84,7 @@ struct twheel_host {
 	uint64_t _seen;       /* the latest clock reading this host took */
 	bool _in_run;
 	bool _on;             /* the host timer is armed */
-	struct twheel_rt_stats _st;
+	struct twheel_host_stats _st;
 };
 
 /*
@@ -166,7 +182,13 @@ TWHEEL_API struct twheel *twheel_host_wheel(const struct twheel_host *h);
 TWHEEL_API const struct twheel_rt *twheel_host_rt(const struct twheel_host *h);
 
 /* Copy @h's counters into @st. 0, or -EINVAL (either NULL). O(1). */
-TWHEEL_API int twheel_host_get_stats(const struct twheel_host *h, struct twheel_rt_stats *st);
+TWHEEL_API int twheel_host_get_stats(const struct twheel_host *h, struct twheel_host_stats *st);
+
+/*
+ * The ops @h was initialised with, NULL if @h is NULL: how an adapter
+ * tells its own hosts from others' (compare with its ops table). O(1).
+ */
+TWHEEL_API const struct twheel_host_ops *twheel_host_get_ops(const struct twheel_host *h);
 
 #ifdef __cplusplus
 }

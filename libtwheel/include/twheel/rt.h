@@ -6,7 +6,30 @@
  * The wheel counts abstract ticks; a loop has a nanosecond clock and a wait
  * that takes a timeout. This header holds the rules that connect the two,
  * so that every loop (the io_uring loop, the libuv/libev/libevent/epoll
- * adapters, your own) uses one implementation of them:
+ * adapters through <twheel/host.h>, your own) uses one implementation.
+ *
+ * What a loop needs, in this order (seven functions):
+ *
+ *   1. twheel_rt_init()       tick length and clock, once;
+ *   2. twheel_create(twheel_rt_floor(&rt, twheel_rt_now(&rt)))
+ *                             a wheel at the clock's tick;
+ *   3. twheel_rt_expiry()     the tick to arm a timer on, for a deadline
+ *                             (a delay: twheel_rt_now() + delay);
+ *   4. twheel_rt_timeout_ms() (or _ns) how long the loop may sleep;
+ *   5. twheel_rt_advance()    after the wait, run what is due.
+ *
+ *     struct twheel_rt rt;
+ *     twheel_rt_init(&rt, 0, NULL, NULL);        // 1 ms ticks, CLOCK_MONOTONIC
+ *     struct twheel *w = twheel_create(twheel_rt_floor(&rt, twheel_rt_now(&rt)));
+ *     uint64_t now = twheel_rt_now(&rt);
+ *     twheel_add(w, &conn->idle, twheel_rt_expiry(&rt, w, now + 30000000000u, now));
+ *     for (;;) {
+ *             int n = epoll_wait(ep, evs, 64, twheel_rt_timeout_ms(&rt, w, twheel_rt_now(&rt)));
+ *             ...handle the n events (they may arm timers the same way)...
+ *             twheel_rt_advance(&rt, w, twheel_rt_now(&rt));
+ *     }
+ *
+ * The rules:
  *
  *   deadline -> expiry   a deadline d (clock ns) becomes the tick
  *                        ceil(d / tick); a deadline at or before the
@@ -35,10 +58,13 @@
  *
  * State: struct twheel_rt is three words of configuration (tick length and
  * clock) that the caller embeds; nothing here allocates, and the wheel's own
- * time (twheel_now()) is the only state the rules need.
+ * time (twheel_now(), twheel_target()) is the only state the rules need.
  *
  * Threads: the functions are pure or read the clock; those that take a wheel
  * must be called by the thread that owns that wheel (see twheel.h).
+ *
+ * Older names: libtwheel 1.0 exported six more functions here; they stay
+ * exported and declared (deprecated) at the end of this header until 2.0.
  */
 #ifndef TWHEEL_RT_H
 #define TWHEEL_RT_H
@@ -59,13 +85,14 @@ extern "C" {
 #define TWHEEL_RT_DEFAULT_TICK_NS UINT64_C(1000000)
 
 /*
- * A clock: monotonic nanoseconds since an arbitrary origin. It must never go
- * backwards in normal operation (if it does, the rules above hold the wheel
- * still until it catches up, and timers armed with twheel_rt_expiry()
- * meanwhile are late, never early). Same signature as the io_uring loop's
- * clock.
+ * A clock: monotonic nanoseconds since an arbitrary origin, called with the
+ * argument it was registered with. It must never go backwards in normal
+ * operation (if it does, the rules above hold the wheel still until it
+ * catches up, and timers armed with twheel_rt_expiry() meanwhile are late,
+ * never early). The one clock type of libtwheel: the host driver and the
+ * io_uring loop take the same.
  */
-typedef uint64_t (*twheel_rt_clock_fn)(void *arg);
+typedef uint64_t (*twheel_clock_fn)(void *arg);
 
 /*
  * The configuration of real-time driving. Set it with twheel_rt_init() and
@@ -73,8 +100,8 @@ typedef uint64_t (*twheel_rt_clock_fn)(void *arg);
  * it. A zeroed struct behaves as the defaults (1 ms, CLOCK_MONOTONIC).
  */
 struct twheel_rt {
-	uint64_t tick_ns;         /* length of one wheel tick; 0 = the default */
-	twheel_rt_clock_fn clock; /* NULL = twheel_rt_clock_monotonic */
+	uint64_t tick_ns;      /* length of one wheel tick; 0 = the default */
+	twheel_clock_fn clock; /* NULL = twheel_rt_clock_monotonic */
 	void *clock_arg;
 };
 
@@ -87,71 +114,43 @@ TWHEEL_API uint64_t twheel_rt_clock_monotonic(void *arg);
  * twheel_rt_clock_monotonic). Returns 0, or -EINVAL if @rt is NULL.
  * O(1); any thread.
  */
-TWHEEL_API int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_rt_clock_fn clock,
+TWHEEL_API int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_clock_fn clock,
 			      void *clock_arg);
 
 /* Read @rt's clock (ns). Returns 0 if @rt is NULL. O(1); any thread. */
 TWHEEL_API uint64_t twheel_rt_now(const struct twheel_rt *rt);
 
 /*
- * The tick a wheel driven by @rt may be advanced to at clock time @now_ns,
- * ignoring the wheel: floor(@now_ns / tick). Returns 0 if @rt is NULL.
- * O(1); any thread.
+ * The tick of clock time @now_ns: floor(@now_ns / tick), the time to
+ * create a wheel at (twheel_create()) so that its first advance has no
+ * ticks to catch up. Returns 0 if @rt is NULL. O(1); any thread.
  */
 TWHEEL_API tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns);
 
 /*
- * The expiry tick for clock deadline @deadline_ns, armed at clock time
- * @now_ns. If @deadline_ns > @now_ns: ceil(@deadline_ns / tick), which an
- * advance reaches only when the clock has reached @deadline_ns. Otherwise
- * (the deadline has passed): a tick <= floor(@now_ns / tick), so the timer
- * is due and fires in the next advance; earlier deadlines map to earlier or
- * equal ticks, so they still fire in deadline order. Never wraps. (Ignores
- * the wheel: if the clock has stepped back behind the wheel's time, see
- * twheel_rt_expiry().)
- * Returns 0 if @rt is NULL. O(1); any thread.
- */
-TWHEEL_API tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
-					     uint64_t now_ns);
-
-/*
- * The expiry tick to arm on @w for clock deadline @deadline_ns at clock time
- * @now_ns: twheel_rt_deadline_tick(), except after the clock stepped back
- * behind the wheel's time. The wheel is then held at its time until the
- * clock catches up, so a deadline still ahead of @now_ns whose tick the
- * wheel has already reached (or, from a callback, the tick the running
- * advance goes to: twheel_target()) is placed on the first tick after it:
- * late (until the clock is back there), never early. Use it (or the
- * host driver, or the io_uring loop, which do) rather than
- * twheel_rt_deadline_tick() whenever the clock may step back. @w NULL:
- * twheel_rt_deadline_tick(). Returns 0 if @rt is NULL. O(1); the wheel's
- * thread.
+ * The expiry tick to arm on @w (twheel_add(), twheel_mod()) for the clock
+ * deadline @deadline_ns, at clock time @now_ns (a reading taken no earlier
+ * than the request; for a delay, @deadline_ns = @now_ns + delay):
+ *   - a deadline ahead of @now_ns: ceil(@deadline_ns / tick), which an
+ *     advance reaches only when the clock has reached @deadline_ns; if the
+ *     clock stepped back behind the wheel, so that the wheel has already
+ *     reached that tick (or, from one of @w's callbacks, the running
+ *     advance will: twheel_target()), the first tick after it instead:
+ *     late (until the clock is back there), never early;
+ *   - a deadline at or before @now_ns (it has come): a tick at or before
+ *     floor(@now_ns / tick), so the timer is due in the next advance;
+ *     earlier deadlines map to earlier or equal ticks, so due timers still
+ *     fire in deadline order.
+ * @w NULL: the rules without the wheel (ceil, or the tick of @now_ns).
+ * Never wraps. Returns 0 if @rt is NULL. O(1); the wheel's thread.
  */
 TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 				      uint64_t deadline_ns, uint64_t now_ns);
 
 /*
- * The expiry tick for a timer @delay_ns after clock time @now_ns: the
- * deadline @now_ns + @delay_ns (saturating at UINT64_MAX) converted with
- * twheel_rt_deadline_tick(). A delay of 0 is due at once.
- * Returns 0 if @rt is NULL. O(1); any thread.
- */
-TWHEEL_API tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns,
-					  uint64_t now_ns);
-
-/*
- * The tick to advance @w to at clock time @now_ns: floor(@now_ns / tick),
- * or the wheel's time if that is later (the clock stepped back), so the
- * result is always a legal argument of twheel_advance().
- * Returns 0 if @rt is NULL, and the floor alone if @w is NULL.
- * O(1); @w's thread.
- */
-TWHEEL_API tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w,
-				      uint64_t now_ns);
-
-/*
- * Advance @w to twheel_rt_target(@rt, @w, @now_ns), running every timer due
- * by then. Returns the number of callbacks run, or
+ * Advance @w to floor(@now_ns / tick), or leave it at its time if that is
+ * later (the clock stepped back), running every timer due by then.
+ * Returns the number of callbacks run, or
  *   -EINVAL  @rt or @w is NULL;
  *   -EBUSY   called from one of @w's callbacks.
  * Cost: that of twheel_advance(). @w's thread.
@@ -159,18 +158,10 @@ TWHEEL_API tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct t
 TWHEEL_API long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns);
 
 /*
- * The clock time (ns) at which tick @tick is reached: @tick * tick, or
- * TWHEEL_RT_FOREVER if @tick is TW_TICK_MAX or the product does not fit in
- * 64 bits (no 64-bit clock reading reaches it). Returns 0 if @rt is NULL.
- * O(1); any thread.
- */
-TWHEEL_API uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick);
-
-/*
  * How long a loop that last read @now_ns may sleep before it must advance
  * @w, in nanoseconds:
- *   0                   a timer is due (its expiry is at or before
- *                       twheel_rt_target(@rt, @w, @now_ns)): do not sleep;
+ *   0                   a timer is due (its expiry is at or before the
+ *                       tick twheel_rt_advance() would go to): do not sleep;
  *   TWHEEL_RT_FOREVER   nothing is pending (or @w is NULL), or the next
  *                       tick with work begins beyond any 64-bit clock
  *                       reading (its boundary does not fit in 64 bits);
@@ -196,30 +187,44 @@ TWHEEL_API uint64_t twheel_rt_timeout_ns(const struct twheel_rt *rt, const struc
 TWHEEL_API int twheel_rt_timeout_ms(const struct twheel_rt *rt, const struct twheel *w,
 				    uint64_t now_ns);
 
-/*
- * twheel_rt_timeout_ns() as a timespec for ppoll(), epoll_pwait2(),
- * pselect() or io_uring_wait_cqe_timeout(): fills *@ts and returns @ts,
- * or returns NULL (the "wait indefinitely" argument of those calls) when
- * the timeout is TWHEEL_RT_FOREVER. If @ts is NULL, returns NULL.
- * O(levels); @w's thread.
- */
+/* ---- Deprecated: the names of libtwheel 1.0, exported until 2.0 -------- */
+
+#if defined(__GNUC__) && !defined(TWHEEL_NO_DEPRECATED_WARNINGS)
+#define TWHEEL__DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define TWHEEL__DEPRECATED(use)
+#endif
+
+/* The clock type's old name. */
+typedef twheel_clock_fn twheel_rt_clock_fn;
+
+/* twheel_rt_expiry(@rt, NULL, @deadline_ns, @now_ns). */
+TWHEEL_API tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+					     uint64_t now_ns)
+	TWHEEL__DEPRECATED("twheel_rt_expiry(rt, NULL, deadline, now)");
+
+/* twheel_rt_expiry(@rt, NULL, @now_ns + @delay_ns (saturating), @now_ns). */
+TWHEEL_API tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns,
+					  uint64_t now_ns)
+	TWHEEL__DEPRECATED("twheel_rt_expiry(rt, NULL, now + delay, now)");
+
+/* The tick twheel_rt_advance() goes to: floor(@now_ns / tick), or
+ * twheel_now(@w) if later; the floor alone if @w is NULL. */
+TWHEEL_API tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w,
+				      uint64_t now_ns)
+	TWHEEL__DEPRECATED("twheel_rt_advance() or twheel_rt_floor()");
+
+/* @tick * tick in ns, or TWHEEL_RT_FOREVER for TW_TICK_MAX or a product
+ * beyond 64 bits. */
+TWHEEL_API uint64_t twheel_rt_tick_ns(const struct twheel_rt *rt, tw_tick_t tick)
+	TWHEEL__DEPRECATED("tick * rt->tick_ns");
+
+/* twheel_rt_timeout_ns() as a timespec in *@ts (returned), or NULL for
+ * TWHEEL_RT_FOREVER or a NULL @ts. */
 TWHEEL_API struct timespec *twheel_rt_timeout_ts(const struct twheel_rt *rt,
 						 const struct twheel *w, uint64_t now_ns,
-						 struct timespec *ts);
-
-/*
- * What an adapter that drives a wheel from a host loop's timer counts
- * (twheel_host_get_stats() in <twheel/host.h>). "No-fire" wake-ups are expected:
- * a cascade tick before a far timer (at most TWHEEL_LEVELS per timer), or a
- * timer cancelled after the host timer was armed for it.
- */
-struct twheel_rt_stats {
-	uint64_t wakeups;     /* host timer callbacks that advanced the wheel */
-	uint64_t idle_wakeups; /* ...of which ran no timer */
-	uint64_t fired;       /* timer callbacks run */
-	uint64_t host_arms;   /* times the host timer was (re)started */
-	uint64_t host_stops;  /* times it was stopped because the wheel emptied */
-};
+						 struct timespec *ts)
+	TWHEEL__DEPRECATED("twheel_rt_timeout_ns()");
 
 #ifdef __cplusplus
 }
