@@ -50,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <liburing.h>
 #include <twheel/loop.h>
 
 #include "demo_common.h"

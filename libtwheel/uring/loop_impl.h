@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <liburing.h>
+
 #include <twheel/rt.h>
 
 #include "twheel/loop.h"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <liburing.h>
 #include <twheel/loop.h>
 
 #define MS 1000000ull

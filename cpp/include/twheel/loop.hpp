@@ -16,6 +16,7 @@
 
 #include <twheel/twheel.hpp>
 
+#include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
 #include <twheel/loop.h>
 
 #include <algorithm>

@@ -25,11 +25,14 @@
  * Errors: 0 (or a count, or 0/1) on success, a negative errno on failure.
  * A callback never runs for a request whose function returned an error.
  *
- * This header needs <liburing.h> (struct io_uring_sqe/cqe), which in turn
- * needs POSIX declarations: compile with -D_GNU_SOURCE (or -std=gnu11, or
- * _POSIX_C_SOURCE >= 200809L) as liburing itself requires. It compiles as
- * C11 and as C++ (no _Atomic in the public structs; the library uses the
- * GCC/Clang __atomic builtins on the fields marked "atomic").
+ * This header compiles as plain C11 (cc -std=c11 -pedantic, no feature
+ * macros) and as C++ (no _Atomic in the public structs; the library uses
+ * the GCC/Clang __atomic builtins on the fields marked "atomic"). It does
+ * not include <liburing.h>: its API only passes pointers to liburing's
+ * struct io_uring, io_uring_sqe and io_uring_cqe, declared below. A
+ * program that prepares SQEs or reads CQEs includes <liburing.h> itself,
+ * which needs POSIX declarations: compile that file with -D_GNU_SOURCE (or
+ * -std=gnu11, or _POSIX_C_SOURCE >= 200809L), as liburing requires.
  */
 #ifndef TWHEEL_LOOP_H
 #define TWHEEL_LOOP_H
@@ -38,9 +41,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <liburing.h>
-
 #include <twheel/twheel.h>
+
+/* liburing's types, used here only through pointers (see above). */
+struct io_uring;
+struct io_uring_sqe;
+struct io_uring_cqe;
 
 #ifdef __cplusplus
 extern "C" {
