@@ -16,10 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct hm_src src;
+	struct byte_src src;
 	struct hm_result res;
 
-	hm_src_bytes(&src, data, size);
+	byte_src_bytes(&src, data, size);
 	if (hm_run(&src, &res)) {
 		fprintf(stderr, "host model mismatch after %llu ops: %s\n",
 			(unsigned long long)res.ops, res.failure);

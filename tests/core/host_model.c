@@ -43,51 +43,6 @@
 
 #define NT 16
 
-/* ---- Byte source ------------------------------------------------------- */
-
-void hm_src_bytes(struct hm_src *s, const uint8_t *data, size_t len)
-{
-	memset(s, 0, sizeof(*s));
-	s->data = data;
-	s->len = len;
-}
-
-void hm_src_prng(struct hm_src *s, uint64_t seed, size_t nbytes)
-{
-	memset(s, 0, sizeof(*s));
-	s->state = seed;
-	s->limit = nbytes;
-}
-
-static bool src_more(const struct hm_src *s)
-{
-	return s->data ? s->pos < s->len : s->pos < s->limit;
-}
-
-static uint8_t u8(struct hm_src *s)
-{
-	uint64_t z;
-
-	if (s->data)
-		return s->pos < s->len ? s->data[s->pos++] : 0;
-	if (s->pos >= s->limit)
-		return 0;
-	s->pos++;
-	z = (s->state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (uint8_t)((z ^ (z >> 31)) >> 24);
-}
-
-static uint64_t u64(struct hm_src *s, unsigned nbytes)
-{
-	uint64_t v = 0;
-
-	while (nbytes--)
-		v = v << 8 | u8(s);
-	return v;
-}
-
 /* ---- State --------------------------------------------------------------- */
 
 struct htimer {
@@ -103,7 +58,7 @@ struct htimer {
 };
 
 struct hm {
-	struct hm_src *src;
+	struct byte_src *src;
 	struct hm_result *res;
 	struct twheel_host h;
 	uint64_t tick;
@@ -444,7 +399,7 @@ static void hand_back(struct tw_timer *t, void *arg)
 		twheel_host_add(&m->h, t, m->tick);
 }
 
-int hm_run(struct hm_src *src, struct hm_result *res)
+int hm_run(struct byte_src *src, struct hm_result *res)
 {
 	static const uint64_t ticks[] = { 1000000, 1000, 1, 7, 3000001 };
 	struct twheel_rt rt;

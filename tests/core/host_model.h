@@ -11,16 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A source of bytes: a buffer (0 once exhausted) or a PRNG. */
-struct hm_src {
-	const uint8_t *data;
-	size_t len, pos;
-	uint64_t state; /* PRNG when data is NULL */
-	size_t limit;   /* PRNG: bytes to hand out */
-};
+#include "../common/byte_src.h"
 
-void hm_src_bytes(struct hm_src *s, const uint8_t *data, size_t len);
-void hm_src_prng(struct hm_src *s, uint64_t seed, size_t nbytes);
 
 struct hm_result {
 	uint64_t ops;       /* operations performed */
@@ -38,6 +30,6 @@ struct hm_result {
  * every return value and every callback against the model. Returns 0, or
  * -1 with res->failure set.
  */
-int hm_run(struct hm_src *src, struct hm_result *res);
+int hm_run(struct byte_src *src, struct hm_result *res);
 
 #endif

@@ -29,10 +29,10 @@ static void run_seeds(uint64_t first, unsigned nseeds, size_t nbytes)
 	struct hm_result sum = { 0 };
 
 	for (unsigned i = 0; i < nseeds; i++) {
-		struct hm_src src;
+		struct byte_src src;
 		struct hm_result res;
 
-		hm_src_prng(&src, first + i, nbytes);
+		byte_src_prng(&src, first + i, nbytes);
 		if (hm_run(&src, &res))
 			fail_msg("seed %llu, %zu bytes, after %llu ops: %s",
 				 (unsigned long long)(first + i), nbytes,

@@ -16,10 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct lm_src src;
+	struct byte_src src;
 	struct lm_result res;
 
-	lm_src_bytes(&src, data, size);
+	byte_src_bytes(&src, data, size);
 	if (lm_run(&src, &res) < 0) {
 		fprintf(stderr, "loop model mismatch: %s\n", res.failure);
 		abort();

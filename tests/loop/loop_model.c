@@ -54,51 +54,6 @@
 #define MAXEV 512 /* events per step */
 #define MAXQ 64   /* inbox entries */
 
-/* ---- Byte source ------------------------------------------------------- */
-
-void lm_src_bytes(struct lm_src *s, const uint8_t *data, size_t len)
-{
-	memset(s, 0, sizeof(*s));
-	s->data = data;
-	s->len = len;
-}
-
-void lm_src_prng(struct lm_src *s, uint64_t seed, size_t nbytes)
-{
-	memset(s, 0, sizeof(*s));
-	s->state = seed;
-	s->limit = nbytes;
-}
-
-static bool src_more(const struct lm_src *s)
-{
-	return s->data ? s->pos < s->len : s->pos < s->limit;
-}
-
-static uint8_t u8(struct lm_src *s)
-{
-	uint64_t z;
-
-	if (s->data)
-		return s->pos < s->len ? s->data[s->pos++] : 0;
-	if (s->pos >= s->limit)
-		return 0;
-	s->pos++;
-	z = (s->state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (uint8_t)((z ^ (z >> 31)) >> 24);
-}
-
-static uint64_t u64(struct lm_src *s, unsigned nbytes)
-{
-	uint64_t v = 0;
-
-	while (nbytes--)
-		v = v << 8 | u8(s);
-	return v;
-}
-
 /* ---- State ------------------------------------------------------------- */
 
 enum mstate { S_IDLE, S_DONE, S_QUEUED, S_ARMED, S_CANCELLED, S_XRUN, S_PXRUN, S_RETURNED };
@@ -155,7 +110,7 @@ struct evlog {
 };
 
 struct lm {
-	struct lm_src *src;
+	struct byte_src *src;
 	struct lm_result *res;
 	struct twheel_loop *l;
 	uint64_t rclk;      /* the fake clock the loop reads (callbacks move it) */
@@ -1427,7 +1382,7 @@ static void finish(struct lm *m)
 		failf(m, "the second drain ran %d callbacks", m->got.n);
 }
 
-int lm_run(struct lm_src *src, struct lm_result *res)
+int lm_run(struct byte_src *src, struct lm_result *res)
 {
 	static const uint64_t ticks[] = { 1000, 1000000, 3000, 250000, 1000000000, 7919 };
 	struct twheel_loop_config cfg;

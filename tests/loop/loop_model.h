@@ -12,16 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A source of bytes: a buffer (0 once exhausted) or a PRNG. */
-struct lm_src {
-	const uint8_t *data;
-	size_t len, pos;
-	uint64_t state; /* PRNG when data is NULL */
-	size_t limit;   /* PRNG: bytes to hand out */
-};
+#include "../common/byte_src.h"
 
-void lm_src_bytes(struct lm_src *s, const uint8_t *data, size_t len);
-void lm_src_prng(struct lm_src *s, uint64_t seed, size_t nbytes);
 
 struct lm_result {
 	uint64_t ops;        /* operations performed */
@@ -42,6 +34,6 @@ struct lm_result {
  * too (io_uring, or epoll: TW_LOOP_NO_URING). Returns 0, or -1 with
  * res->failure set.
  */
-int lm_run(struct lm_src *src, struct lm_result *res);
+int lm_run(struct byte_src *src, struct lm_result *res);
 
 #endif

@@ -42,10 +42,10 @@ static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 	}
 
 	for (unsigned i = 0; i < n; i++) {
-		struct lm_src src;
+		struct byte_src src;
 		struct lm_result res;
 
-		lm_src_prng(&src, first + i, nbytes);
+		byte_src_prng(&src, first + i, nbytes);
 		if (lm_run(&src, &res) < 0)
 			fail_msg("seed %llu, %zu bytes: %s", (unsigned long long)(first + i),
 				 nbytes, res.failure);
