@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <twheel/twheel.h>
+#include <twheel/rt.h>
 
 /* liburing's types, used here only through pointers (see above). */
 struct io_uring;
@@ -239,8 +239,8 @@ struct tw_loop_io {
  * reached), never before the clock reads their deadline. A deadline at or
  * before twheel_loop_now() is checked against a fresh reading: it has come
  * only if the clock has reached it.
+ * (twheel_clock_fn is the one clock type of libtwheel, in <twheel/rt.h>.)
  */
-typedef uint64_t (*twheel_clock_fn)(void *arg);
 
 /* Executor: run t->func(t) (tw_loop_timer_call()) on some other thread. */
 typedef void (*twheel_executor_fn)(struct tw_loop_timer *t, void *arg);
