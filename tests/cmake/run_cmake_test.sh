@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # tests/cmake/run_cmake_test.sh - stage `meson install --destdir` of the
 # build, then configure, build and run a small CMake project (project/)
-# that finds it with find_package(twheel) and links each imported target.
+# that finds it with find_package(twheel) and links each imported target:
+# the core, the loop, the C++ layer, and each adapter component named
+# (uv ev event epoll asio: the examples of docs/event-loops.md). Then
+# checks that a required component that is missing fails find_package()
+# with a message naming it.
 #
-# usage: run_cmake_test.sh BUILDDIR PREFIX
+# usage: run_cmake_test.sh BUILDDIR PREFIX EXAMPLESDIR [COMPONENT...]
 # Exit 0 pass, 1 fail, 77 skip (no cmake).
 set -eu
-build=$1 prefix=$2
+build=$1 prefix=$2 examples=$3
+shift 3
+comps="$*"
 here=$(cd "$(dirname "$0")" && pwd)
 command -v cmake >/dev/null || { echo "SKIP: cmake is not installed"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-cmake-test.XXXXXX")
@@ -14,13 +20,25 @@ trap 'rm -rf "$tmp"' EXIT
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/stage"
 cmake -G Ninja -S "$here/project" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$tmp/configure.log" 2>&1 ||
-  { cat "$tmp/configure.log"; exit 1; }
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON \
+  -DTWHEEL_COMPONENTS="${comps// /;}" -DTWHEEL_EXAMPLES_DIR="$examples" \
+  >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/build" -j 2 >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 # The staged libraries are not on the loader's path (CMake's RUNPATH covers
 # the programs' direct dependencies only, not libtwheel-uring's own).
 libdir=$(dirname "$(find "$tmp/stage" -name 'libtwheel.so.*' | head -1)")
-for p in use_core use_loop use_cpp; do
-  LD_LIBRARY_PATH=$libdir "$tmp/build/$p"
+for p in use_core use_loop use_cpp $(printf 'use_%s ' $comps); do
+  LD_LIBRARY_PATH=$libdir "$tmp/build/$p" >"$tmp/run.log" 2>&1 ||
+    { echo "FAIL: $p"; cat "$tmp/run.log"; exit 1; }
 done
-echo "find_package(twheel) against the staged install: all targets built and ran"
+echo "find_package(twheel COMPONENTS uring cpp $comps) against the staged install: all targets built and ran"
+
+# A required component that is missing fails, naming it.
+if cmake -G Ninja -S "$here/project" -B "$tmp/missing" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" \
+     -DTWHEEL_COMPONENTS=no_such_component >"$tmp/missing.log" 2>&1; then
+  echo "FAIL: find_package(twheel REQUIRED COMPONENTS no_such_component) succeeded"
+  exit 1
+fi
+grep -q 'no_such_component: no such component' "$tmp/missing.log" ||
+  { echo "FAIL: no message naming the missing component:"; cat "$tmp/missing.log"; exit 1; }
+echo "a missing required component fails find_package(twheel) and is named"

@@ -1,4 +1,7 @@
-/* twheel::twheel-uring: the loop's header (with liburing's) and library. */
+/*
+ * twheel::twheel-uring: the loop's header and library. The header does not
+ * need liburing's (or _GNU_SOURCE): this file compiles as plain C11.
+ */
 #include <errno.h>
 #include <stdio.h>
 
