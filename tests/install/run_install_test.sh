@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/install/run_install_test.sh - what a user gets from `meson install`,
+# staged with --destdir, used through pkg-config only (no build tree):
+#   1. every installed C header compiles alone as plain ISO C11
+#      (cc -std=c11 -pedantic -Werror, no feature macros; <twheel/uv.h>
+#      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
+#      package's --cflags, and every C++ header as C++17;
+#   2. a program per installed library, built with
+#      `pkg-config --cflags --libs` and the rpath docs/install.md gives,
+#      runs without LD_LIBRARY_PATH;
+#   3. the install script (packaging/ldconfig.sh) does nothing under
+#      DESTDIR, and for a directory the dynamic linker does not search it
+#      runs no ldconfig and says what to do instead.
+#
+# usage: run_install_test.sh BUILDDIR SRCDIR LIBDIR INCLUDEDIR [PACKAGE...]
+#   LIBDIR, INCLUDEDIR: absolute, as installed (without DESTDIR);
+#   PACKAGE: the optional packages built: uring uv ev event epoll cpp asio.
+# Exit 0 pass, 1 fail, 77 skip (no pkg-config).
+set -eu
+build=$1 src=$2 libdir=$3 includedir=$4
+shift 4
+pkgs=" $* "
+has() { [[ $pkgs == *" $1 "* ]]; }
+command -v pkg-config >/dev/null || { echo "SKIP: pkg-config is not installed"; exit 77; }
+cc=${CC:-cc} cxx=${CXX:-c++}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+stage=$tmp/stage
+fail() { echo "FAIL: $*"; exit 1; }
+
+meson install -C "$build" --no-rebuild --quiet --destdir "$stage"
+# The staged .pc files first; sysroot: their -I and -L point into the stage.
+export PKG_CONFIG_PATH=$stage$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export PKG_CONFIG_SYSROOT_DIR=$stage
+# pkgconf puts the sysroot before a path variable, pkg-config 0.29 does not.
+pcdir=$(pkg-config --variable=libdir twheel)
+pcdir=$stage${pcdir#"$stage"}
+[ "$pcdir" = "$stage$libdir" ] || fail "pkg-config finds another twheel.pc than the staged one"
+rpath=-Wl,-rpath,$pcdir
+
+# 1. Headers alone, strict. The compiler's own include path does not have
+# the stage: -I from --cflags only.
+header_pkg() {
+	case $1 in
+	loop.h) echo twheel-uring ;;
+	uv.h | ev.h | event.h | epoll.h) echo "twheel-${1%.h}" ;;
+	twheel.hpp) echo twheel++ ;;
+	loop.hpp) echo twheel-uring++ ;;
+	asio.hpp) echo twheel-asio++ ;;
+	*) echo twheel ;;
+	esac
+}
+n=0
+for h in "$stage$includedir"/twheel/*; do
+	h=${h##*/}
+	p=$(header_pkg "$h")
+	# shellcheck disable=SC2046
+	case $h in
+	*.h)
+		# libuv's own <uv.h> needs POSIX declarations (pthread_rwlock_t)
+		# that plain -std=c11 hides; every other header needs none.
+		posix=()
+		[ "$h" = uv.h ] && posix=(-D_POSIX_C_SOURCE=200809L)
+		printf '#include <twheel/%s>\nint twheel_header_test;\n' "$h" >"$tmp/h.c"
+		"$cc" -std=c11 -pedantic -Werror -Wall -Wextra "${posix[@]}" -c "$tmp/h.c" -o "$tmp/h.o" \
+			$(pkg-config --cflags "$p") ||
+			fail "<twheel/$h> does not compile with -std=c11 -pedantic ${posix[*]} and pkg-config --cflags $p"
+		;;
+	*.hpp)
+		[ "$h" = asio.hpp ] && ! has asio && continue
+		printf '#include <twheel/%s>\nint twheel_header_test;\n' "$h" >"$tmp/h.cpp"
+		"$cxx" -std=c++17 -pedantic -Werror -Wall -Wextra -c "$tmp/h.cpp" -o "$tmp/h.o" \
+			$(pkg-config --cflags "$p") ||
+			fail "<twheel/$h> does not compile with -std=c++17 -pedantic and pkg-config --cflags $p"
+		;;
+	esac
+	n=$((n + 1))
+done
+echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17"
+
+# 2. One program per library: built with pkg-config and the rpath, run as is.
+# C with the compiler's default standard, as a user types it; C++ as C++17.
+run() { # NAME LANG SOURCE PACKAGE [EXTRA...]
+	local name=$1 lang=$2 file=$3 p=$4
+	shift 4
+	local comp=$cc
+	[ "$lang" = c++ ] && comp="$cxx -std=c++17"
+	# shellcheck disable=SC2046
+	$comp -o "$tmp/$name" "$file" \
+		$(pkg-config --cflags --libs "$p") "$rpath" "$@" ||
+		fail "$name does not build with pkg-config --cflags --libs $p"
+	local rc=0
+	env -u LD_LIBRARY_PATH "$tmp/$name" >"$tmp/run.log" 2>&1 || rc=$?
+	# 77: the example skips where the kernel refuses io_uring.
+	[ $rc -eq 0 ] || [ $rc -eq 77 ] || { cat "$tmp/run.log"; fail "$name exits $rc"; }
+	echo "ran $name ($p)"
+}
+run idle_timeouts c "$src/examples/idle_timeouts.c" twheel
+if has uring; then
+	# -std=c11: <twheel/loop.h> without liburing's header or _GNU_SOURCE.
+	run use_loop c "$src/tests/cmake/project/use_loop.c" twheel-uring -std=c11 -pedantic
+fi
+for a in uv ev event epoll; do
+	has $a && run ${a}_example c "$src/examples/event-loops/${a}_example.c" twheel-$a
+done
+if has cpp; then
+	run wheel_example c++ "$src/cpp/examples/wheel_example.cpp" twheel++
+	has uring && run loop_example c++ "$src/cpp/examples/loop_example.cpp" twheel-uring++
+	# Boost.Asio has no pkg-config file: its headers are on the default path.
+	has asio && run asio_example c++ "$src/examples/event-loops/asio_example.cpp" twheel-asio++ -pthread
+fi
+
+# 3. The install script: silent under DESTDIR; a hint, no ldconfig, for a
+# directory the dynamic linker does not search.
+script=$src/packaging/ldconfig.sh
+# setsid: no controlling terminal, so that it says it on stdout.
+out=$(DESTDIR=$stage setsid -w "$script" "$libdir")
+[ -z "$out" ] || fail "ldconfig.sh under DESTDIR printed: $out"
+out=$(env -u DESTDIR setsid -w "$script" "$tmp/not-searched")
+[[ $out == *"LD_LIBRARY_PATH=$tmp/not-searched"* && $out == *"-Wl,-rpath,$tmp/not-searched"* ]] ||
+	fail "ldconfig.sh gives no hint for a directory outside the linker's path: $out"
+echo "ldconfig.sh: nothing under DESTDIR; a hint outside the linker's path"
