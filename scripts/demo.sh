@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - libtwheel's main demo, the README's main command.
 #
-# Installs what is missing (scripts/deps.sh), builds a release build in
+# Installs what is missing (scripts/deps.sh demo), builds a release build in
 # build-demo/ (-Ddemo=true), starts the idle-timeout TCP server on the io_uring loop on
 # 127.0.0.1, runs the load generator against it (N connections, a share of
 # them silent, the rest chatty), prints the generator's summary, stops the
@@ -48,26 +48,33 @@ Anything after -- goes to the load generator (see: build-demo/demo/idle-load --h
 EOF
 }
 
+die() { echo "demo: $*" >&2; exit 2; }
+# value OPTION ARGS...: the option's value, which must be there
+value() { [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --conns) conns=$2; shift 2 ;;
-    --silent) silent=$2; shift 2 ;;
-    --idle-ms) idle_ms=$2; shift 2 ;;
+    --conns|--silent|--idle-ms|--abrupt|--workers|--server|--port|--build-dir)
+      value "$@"
+      v=${1#--}; v=${v//-/_}
+      [ "$v" = server ] && v=server_kind
+      [ "$v" = build_dir ] || [ "$v" = server_kind ] || [[ $2 =~ ^[0-9]+$ ]] ||
+        die "$1 needs a whole number, not '$2'"
+      printf -v "$v" '%s' "$2"
+      shift 2 ;;
     --heartbeat) heartbeat=1; shift ;;
-    --abrupt) abrupt=$2; shift 2 ;;
-    --workers) workers=$2; shift 2 ;;
-    --server) server_kind=$2; shift 2 ;;
-    --port) port=$2; shift 2 ;;
-    --build-dir) build_dir=$2; shift 2 ;;
     --no-deps) deps=0; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "demo: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
-for v in conns silent abrupt port; do
-  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "demo: --$v needs a number" >&2; exit 2; }
-done
+# every check before anything is installed or built
+[ "$conns" -ge 1 ] || die "--conns must be at least 1"
+[ "$silent" -le 100 ] || die "--silent is a percentage (0 to 100), not $silent"
+[ "$port" -ge 1 ] && [ "$port" -le 65535 ] || die "--port must be 1 to 65535, not $port"
+[ -z "$idle_ms" ] || [ "$idle_ms" -ge 1 ] || die "--idle-ms must be at least 1"
+[ -z "$workers" ] || [ "$workers" -ge 1 ] || die "--workers must be at least 1"
+case $server_kind in auto|c|cpp) ;; *) die "--server must be c or cpp, not '$server_kind'" ;; esac
 if [ -z "$idle_ms" ]; then
   # Above 20,000 connections the chatty ones' pings (one per quarter
   # timeout each) would swamp a small machine at 2 s; 10 s keeps them at
@@ -75,9 +82,14 @@ if [ -z "$idle_ms" ]; then
   if [ "$conns" -gt 20000 ]; then idle_ms=10000; else idle_ms=2000; fi
 fi
 
-# 1. Dependencies and build.
+# 1. Dependencies and build, one phase each (scripts/lib.sh: output in
+# build-demo/logs, named if a phase fails; a table of times at the end).
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+LOG_DIR=$build_dir/logs
+rm -rf "$LOG_DIR"
 if [ $deps -eq 1 ]; then
-  "$here/deps.sh"
+  phase -v "packages (scripts/deps.sh demo)" bash "$here/deps.sh" demo || exit 1
 fi
 # The demo is a meson option of its own (-Ddemo=true): a build directory
 # without its targets is (re)configured with it.
@@ -87,23 +99,21 @@ all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
 if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
   reconf=()
   [ -f "$build_dir/build.ninja" ] && reconf=(--reconfigure)
-  echo "demo: configuring $build_dir (release, -Ddemo=true)"
-  meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true >/dev/null
+  phase "configure $build_dir (release, -Ddemo=true)" \
+    meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true || exit 1
   all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
 fi
-echo "demo: building"
 targets=(demo/idle-load demo/idle-server-c)
 if grep -q '^demo/idle-server:' <<<"$all_targets"; then
   targets+=(demo/idle-server)
 fi
-ninja -C "$build_dir" "${targets[@]}" >/dev/null
+phase "build the server and the load generator" ninja -C "$build_dir" "${targets[@]}" || exit 1
 load="$build_dir/demo/idle-load"
 case $server_kind in
   auto) if [ -x "$build_dir/demo/idle-server" ]; then server="$build_dir/demo/idle-server"
         else server="$build_dir/demo/idle-server-c"; fi ;;
   c) server="$build_dir/demo/idle-server-c" ;;
   cpp) server="$build_dir/demo/idle-server" ;;
-  *) echo "demo: --server must be c or cpp" >&2; exit 2 ;;
 esac
 [ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }
 [ -x "$load" ] || { echo "demo: $load was not built (liburing missing?)" >&2; exit 1; }
@@ -162,10 +172,8 @@ if [ $ready -ne 1 ]; then
 fi
 echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^idle-server: //') [$(basename "$server")]"
 
-set +e
-"$load" "${largs[@]}" "${extra[@]}"
-status=$?
-set -e
+phase -v "run: $conns connections, $silent% silent, idle timeout $idle_ms ms" \
+  "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
 
 stop_server
 if grep -q 'EMFILE\|ENFILE' "$log"; then
@@ -176,4 +184,5 @@ if grep -qv '^STATS \|ready: listening' "$log"; then
   echo "demo: server messages:"
   grep -v '^STATS \|ready: listening' "$log" | head -20
 fi
+phase_table
 exit $status

@@ -1,21 +1,78 @@
 #!/usr/bin/env bash
-# Install the Debian packages libtwheel needs to build, test, benchmark and
-# run its demo. Idempotent: does nothing when everything is present.
+# Install the Debian packages one purpose of libtwheel needs, and nothing
+# else. Idempotent: does nothing when they are all present.
+#
+#   scripts/deps.sh demo     build and run the idle-timeout demo (scripts/demo.sh)
+#   scripts/deps.sh test     build and run every test suite (scripts/test.sh):
+#                            the demo's, plus the test frameworks, the host
+#                            loops of the adapters, Boost.Asio, clang for the
+#                            fuzzers, groff and CMake for the install checks
+#   scripts/deps.sh bench    the benchmarks against peers (tools/*/run.sh): the
+#                            test's, plus Netty and a JDK, gnuplot, valgrind
+#   scripts/deps.sh --list PURPOSE   print the packages, install nothing
+#
+# Waits for another apt or dpkg to finish (up to 10 minutes, saying so)
+# instead of failing on its lock. apt's output goes to a log file, named on
+# failure.
 set -euo pipefail
-pkgs=(meson ninja-build pkg-config gcc g++ clang lld
-      libcmocka-dev liburing-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libuv1-dev libev-dev libevent-dev libboost-dev
-      libnetty-java default-jdk-headless gnuplot-nox valgrind
-      libclang-rt-dev groff-base cmake
-      dpkg-dev)  # meson asks dpkg-architecture for Debian's multiarch libdir
+
+build=(meson ninja-build pkg-config gcc
+       dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
+demo=("${build[@]}" g++ liburing-dev)
+test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
+      clang libclang-rt-dev groff-base cmake)
+bench=("${test[@]}" libnetty-java default-jdk-headless gnuplot-nox valgrind)
+
+usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
+
+list=0
+if [ "${1:-}" = --list ]; then list=1; shift; fi
+case ${1:-} in
+  demo) pkgs=("${demo[@]}") ;;
+  test) pkgs=("${test[@]}") ;;
+  bench) pkgs=("${bench[@]}") ;;
+  -h|--help) usage; exit 0 ;;
+  *) echo "deps: which purpose? (demo, test or bench)" >&2; usage >&2; exit 2 ;;
+esac
+purpose=$1
+if [ $list -eq 1 ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "deps: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+((${#missing[@]})) || exit 0
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+log=$(mktemp "${TMPDIR:-/tmp}/twheel-deps.XXXXXX.log")
+locked() { grep -q 'Could not get lock\|Unable to acquire the dpkg frontend lock\|Unable to lock' "$log"; }
+
+# apt_retry ARGS...: apt-get, waiting while another apt or dpkg holds its lock
+apt_retry() {
+  local waited=0
+  while :; do
+    if $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@" \
+         >>"$log" 2>&1; then
+      return 0
+    fi
+    if ! locked || [ $waited -ge 600 ]; then
+      echo "deps: apt-get $1 failed; last lines of $log:" >&2
+      tail -20 "$log" >&2
+      return 1
+    fi
+    [ $waited -eq 0 ] && echo "deps: another apt or dpkg is running; waiting for its lock (10 min at most)"
+    sleep 5
+    waited=$((waited + 5))
+    : >"$log"
+  done
+}
+
+start=$SECONDS
+echo "deps ($purpose): ${#missing[@]} packages to install: ${missing[*]}"
+echo "deps: apt-get update"
+apt_retry update -q
+echo "deps: apt-get install (output in $log)"
+apt_retry install -y -q --no-install-recommends "${missing[@]}"
+echo "deps: installed in $((SECONDS - start)) s"
+rm -f "$log"

@@ -3,7 +3,7 @@
 # -us -uc on a copy of the working tree), check what each contains, and
 # build against them: the README's C example with pkg-config, and the CMake
 # project of tests/cmake with find_package(twheel). CI runs it after
-# scripts/test.sh; it takes 30 to 80 seconds on two cores.
+# scripts/test.sh.
 #
 #   scripts/test-packages.sh            unpack the packages into a temporary
 #                                       root (dpkg -x) and build against it
@@ -11,95 +11,123 @@
 #                                       fresh Debian 12 machine) and build
 #                                       against the system
 #
-# Installs the build dependencies of debian/control itself (apt-get
-# build-dep). Environment: PKG_OUT, a directory to keep the .deb files in.
+# The .deb files are kept in build-packages/ at the repository root (or
+# PKG_OUT). Installs the build dependencies of debian/control itself
+# (apt-get build-dep). Each phase prints its name and time; the output of
+# the package build goes to build-packages/logs (named if a phase fails).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib.sh
+. "$here/scripts/lib.sh"
 install=0
-[ "${1:-}" = --install ] && install=1
+case ${1:-} in
+  --install) install=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  *) echo "test-packages.sh: unknown option $1 (--install, --help)" >&2; exit 2 ;;
+esac
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+out=${PKG_OUT:-$here/build-packages}
+LOG_DIR=$out/logs
+rm -rf "$LOG_DIR"
+mkdir -p "$out"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-packages.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n '1s/.*(\(.*\)).*/\1/p' "$here/debian/changelog")
 src=$tmp/libtwheel-$version
 mkdir -p "$src"
 (cd "$here" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -x -C "$src"
 
-if ! (cd "$src" && dpkg-checkbuilddeps) 2>/dev/null; then
-  echo "test-packages: installing the build dependencies"
+build_deps() {
+  (cd "$src" && dpkg-checkbuilddeps) 2>/dev/null && return 0
+  echo "installing the build dependencies of debian/control"
   $SUDO apt-get update -qq
-  (cd "$src" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get build-dep -y -qq ./ >/dev/null)
-fi
-
-echo "=== dpkg-buildpackage -b -us -uc ==="
-start=$SECONDS
-(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc >"$tmp/build.log" 2>&1) ||
-  { tail -60 "$tmp/build.log"; exit 1; }
-echo "built in $((SECONDS - start)) s:"
+  (cd "$src" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get build-dep -y -q ./)
+}
+phase "build dependencies (apt-get build-dep)" build_deps || exit 1
+phase "dpkg-buildpackage -b -us -uc (compiles and tests the library)" \
+  env -C "$src" DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc || exit 1
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 debs=()
 for p in libtwheel1 libtwheel-uring1 libtwheel-uv1 libtwheel-ev1 libtwheel-event1 libtwheel-epoll1 \
   libtwheel-dev twheel-tools; do
-  debs+=("$tmp/${p}_${version}_${arch}.deb")
+  cp "$tmp/${p}_${version}_${arch}.deb" "$out/"
+  debs+=("$out/${p}_${version}_${arch}.deb")
 done
-ls -l "${debs[@]}" | awk '{print "  " $5 " " $NF}'
-if [ -n "${PKG_OUT:-}" ]; then mkdir -p "$PKG_OUT" && cp "${debs[@]}" "$PKG_OUT"; fi
+ls -l "${debs[@]}" | awk '{print "    " $5 " " $NF}'
 
 fail() { echo "FAIL: $*"; exit 1; }
-# has PACKAGE PATH-REGEX...: each regex matches a path in the package
-has() {
-  local deb="$tmp/${1}_${version}_${arch}.deb"; shift
-  local list; list=$(dpkg-deb -c "$deb" | awk '{print $6}')
-  for re in "$@"; do
-    grep -Eq "^\./$re\$" <<<"$list" || fail "$(basename "$deb") has no $re"
-  done
-}
 lib=usr/lib/$multiarch
-has libtwheel1 "$lib/libtwheel\.so\.1" "$lib/libtwheel\.so\.1\.0\.0"
-has libtwheel-uring1 "$lib/libtwheel-uring\.so\.1" "$lib/libtwheel-uring\.so\.1\.0\.0"
-for a in uv ev event epoll; do
-  has "libtwheel-${a}1" "$lib/libtwheel-$a\.so\.1" "$lib/libtwheel-$a\.so\.1\.0\.0"
-done
-has libtwheel-dev usr/include/twheel/twheel.h usr/include/twheel/list.h usr/include/twheel/config.h \
-  usr/include/twheel/loop.h usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp usr/include/twheel/asio.hpp \
-  usr/include/twheel/rt.h usr/include/twheel/host.h usr/include/twheel/uv.h usr/include/twheel/epoll.h \
-  "$lib/pkgconfig/twheel-uv\.pc" "$lib/pkgconfig/twheel-epoll\.pc" \
-  "$lib/libtwheel\.so" "$lib/libtwheel-uring\.so" "$lib/libtwheel\.a" \
-  "$lib/pkgconfig/twheel\.pc" "$lib/pkgconfig/twheel-uring\.pc" "$lib/pkgconfig/twheel\+\+\.pc" "$lib/pkgconfig/twheel-asio\+\+\.pc" \
-  "$lib/cmake/twheel/twheelConfig\.cmake" "$lib/cmake/twheel/twheelConfigVersion\.cmake" \
-  usr/share/man/man3/twheel_add\.3\.gz usr/share/man/man3/twheel_loop_add_at\.3\.gz \
-  usr/share/man/man7/twheel\.7\.gz usr/share/man/man7/twheel-uv\.7\.gz usr/share/man/man3/twheel_epoll_fd\.3\.gz
-has twheel-tools usr/bin/twheel-inspect usr/bin/idle-server usr/bin/idle-server-c usr/bin/idle-load \
-  usr/share/man/man1/idle-load\.1\.gz
-for d in "${debs[@]}"; do
-  echo "  $(basename "$d"): $(dpkg-deb -f "$d" Depends)"
-done
-echo "contents as expected"
 
-echo "=== build against the packages ==="
-if [ $install -eq 1 ]; then
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]}" >/dev/null
-  root=
-  export PKG_CONFIG_PATH=
-  run() { "$@"; }
-else
-  root=$tmp/root
-  for d in "${debs[@]}"; do dpkg -x "$d" "$root"; done
-  export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/$lib/pkgconfig:/usr/lib/$multiarch/pkgconfig:/usr/share/pkgconfig
-  run() { LD_LIBRARY_PATH=$root/$lib "$@"; }
-fi
-# The README's C example, compiled with what pkg-config says and nothing else.
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror -o "$tmp/idle_timeouts" "$here/examples/idle_timeouts.c" \
-  $(pkg-config --cflags --libs twheel)
-run "$tmp/idle_timeouts" >"$tmp/example.out" || fail "the README example failed"
-echo "README example (pkg-config twheel: $(pkg-config --libs twheel)) built and ran"
-# find_package(twheel) with every imported target.
-cmake -G Ninja -S "$here/tests/cmake/project" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root/usr" \
-  -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake configure"; }
-cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
-for p in use_core use_loop use_cpp; do run "$tmp/cmake/$p"; done
-echo "Debian packages: all checks passed."
+# Each check runs in a subshell of its own: fail ends the check, the
+# phase reports it. (set -e does not hold inside "phase ... || exit": every
+# step that can fail says so with fail.)
+check_contents() (
+  set -e
+  # has PACKAGE PATH-REGEX...: each regex matches a path in the package
+  has() {
+    local deb="$out/${1}_${version}_${arch}.deb"; shift
+    local list; list=$(dpkg-deb -c "$deb" | awk '{print $6}')
+    for re in "$@"; do
+      grep -Eq "^\./$re\$" <<<"$list" || fail "$(basename "$deb") has no $re"
+    done
+  }
+  v=${version//./\\.}
+  has libtwheel1 "$lib/libtwheel\.so\.1" "$lib/libtwheel\.so\.$v"
+  has libtwheel-uring1 "$lib/libtwheel-uring\.so\.1" "$lib/libtwheel-uring\.so\.$v"
+  for a in uv ev event epoll; do
+    has "libtwheel-${a}1" "$lib/libtwheel-$a\.so\.1" "$lib/libtwheel-$a\.so\.$v"
+  done
+  has libtwheel-dev usr/include/twheel/twheel.h usr/include/twheel/list.h usr/include/twheel/config.h \
+    usr/include/twheel/loop.h usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp usr/include/twheel/asio.hpp \
+    usr/include/twheel/rt.h usr/include/twheel/host.h usr/include/twheel/uv.h usr/include/twheel/epoll.h \
+    "$lib/pkgconfig/twheel-uv\.pc" "$lib/pkgconfig/twheel-epoll\.pc" \
+    "$lib/libtwheel\.so" "$lib/libtwheel-uring\.so" "$lib/libtwheel\.a" \
+    "$lib/pkgconfig/twheel\.pc" "$lib/pkgconfig/twheel-uring\.pc" "$lib/pkgconfig/twheel\+\+\.pc" "$lib/pkgconfig/twheel-asio\+\+\.pc" \
+    "$lib/cmake/twheel/twheelConfig\.cmake" "$lib/cmake/twheel/twheelConfigVersion\.cmake" \
+    usr/share/man/man3/twheel_add\.3\.gz usr/share/man/man3/twheel_loop_add_at\.3\.gz \
+    usr/share/man/man7/twheel\.7\.gz usr/share/man/man7/twheel-uv\.7\.gz usr/share/man/man3/twheel_epoll_fd\.3\.gz
+  has twheel-tools usr/bin/twheel-inspect usr/bin/idle-server usr/bin/idle-server-c usr/bin/idle-load \
+    usr/share/man/man1/idle-load\.1\.gz
+  for d in "${debs[@]}"; do
+    echo "  $(basename "$d"): $(dpkg-deb -f "$d" Depends)"
+  done
+  echo "contents as expected"
+)
+phase "check the packages' contents" check_contents || exit 1
+sed -n 's/^  /    /p' "$PHASE_LOG"
+
+build_against() (
+  set -e
+  if [ $install -eq 1 ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]}" >/dev/null ||
+      fail "apt-get install of the packages"
+    root=
+    export PKG_CONFIG_PATH=
+    run() { "$@"; }
+  else
+    root=$tmp/root
+    for d in "${debs[@]}"; do dpkg -x "$d" "$root" || fail "dpkg -x $d"; done
+    export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/$lib/pkgconfig:/usr/lib/$multiarch/pkgconfig:/usr/share/pkgconfig
+    run() { LD_LIBRARY_PATH=$root/$lib "$@"; }
+  fi
+  # The README's C example, compiled with what pkg-config says and nothing else.
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Wextra -Werror -o "$tmp/idle_timeouts" "$here/examples/idle_timeouts.c" \
+    $(pkg-config --cflags --libs twheel) || fail "the README example does not build"
+  run "$tmp/idle_timeouts" >"$tmp/example.out" || fail "the README example failed"
+  echo "README example (pkg-config twheel: $(pkg-config --libs twheel)) built and ran"
+  # find_package(twheel) with every imported target.
+  cmake -G Ninja -S "$here/tests/cmake/project" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root/usr" \
+    -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake configure"; }
+  cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "cmake build"; }
+  for p in use_core use_loop use_cpp; do run "$tmp/cmake/$p" || fail "$p failed"; done
+  echo "CMake project (find_package(twheel)) built and ran"
+)
+phase "build against them (the README's example, the CMake project)" build_against || exit 1
+sed -n 's/^/    /p' "$PHASE_LOG"
+phase_table
+echo "Debian packages: all checks passed; the .deb files are in $out"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build and run every libtwheel test suite: the README's test command and
-# what CI runs. Installs missing Debian packages itself.
+# what CI runs. Installs the Debian packages the tests need itself
+# (scripts/deps.sh test).
 #
 #   scripts/test.sh            everything: normal build, ASan+UBSan build
 #                              (with debug_checks), TSan build (cross-thread
@@ -9,18 +10,30 @@
 #                              driver and the loop)
 #   scripts/test.sh --quick    the normal build only
 #
-# Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS (differential-test
-# operations per build, default 12,000,000), BUILD_ROOT (default: build-test
-# under the repository).
+# Each phase prints its name, then "ok" or "FAILED" with its time; the
+# output of the builds and suites goes to one log file per phase under
+# BUILD_ROOT/logs (named when a phase fails), and a table of the phases
+# and their times ends the run.
+#
+# Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS
+# (differential-test operations per build, default 12,000,000), BUILD_ROOT
+# (default: build-test under the repository).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+# shellcheck source=lib.sh
+. "$here/scripts/lib.sh"
 quick=0
-[ "${1:-}" = "--quick" ] && quick=1
-
-bash scripts/deps.sh
+case ${1:-} in
+  --quick) quick=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
+esac
 
 root=${BUILD_ROOT:-$here/build-test}
+LOG_DIR=$root/logs
+rm -rf "$LOG_DIR"
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-30}
 export TWHEEL_MODEL_OPS=${TWHEEL_MODEL_OPS:-12000000}
@@ -30,68 +43,89 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 failed=()
-step() { echo; echo "=== $* ==="; }
 
 # setup DIR ARGS... : configure (or reconfigure) a build directory
 setup() {
-  local dir=$1; shift
+  local dir=$1
+  shift
   if [ -d "$dir" ]; then
-    meson setup --reconfigure "$dir" "$@" >/dev/null
+    meson setup --reconfigure "$dir" "$@"
   else
-    meson setup "$dir" "$@" >/dev/null
+    meson setup "$dir" "$@"
   fi
 }
 
-run_suite() { # name dir meson-test-args...
-  local name=$1 dir=$2; shift 2
-  if ! meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "$@"; then
+# suites NAME DIR meson-test-args...: run them; one line of counts
+suites() {
+  local name=$1 dir=$2
+  shift 2
+  if phase "$name: test suites" meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "$@"; then
+    phase_note "$(grep -E '^(Ok|Skipped|Fail|Timeout): ' "$PHASE_LOG" | tr -s ' ' | paste -sd ' ')"
+  else
     failed+=("$name")
   fi
 }
 
-step "normal build (warnings are errors)"
-setup "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true
-ninja -C "$root/normal"
-run_suite normal "$root/normal"
+# build NAME DIR MESON-ARGS...: configure, compile, or record the failure
+build() {
+  local name=$1 dir=$2
+  shift 2
+  phase "$name: configure" setup "$dir" "$@" &&
+    phase "$name: compile" ninja -C "$dir" ||
+    { failed+=("$name"); return 1; }
+}
 
-if [ $quick -eq 0 ]; then
-  step "ASan + UBSan build with debug_checks"
-  setup "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true -Ddemo=true \
-    -Db_sanitize=address,undefined -Db_lundef=false
-  ninja -C "$root/asan"
-  run_suite asan+ubsan "$root/asan" --timeout-multiplier 3
-
-  step "TSan build (cross-thread suites)"
-  # Only the suites that cross threads; the tools (Boost.Asio peers) are
-  # left out because GCC cannot instrument atomic_thread_fence.
-  setup "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false \
-    -Dtools=false -Dexamples=false
-  ninja -C "$root/tsan"
-  run_suite tsan "$root/tsan" --suite tsan --timeout-multiplier 3
-
-  step "libFuzzer: differential model checks, ${fuzz_seconds}s per target"
-  CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false \
-    -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized
-  targets=(tests/core/fuzz_model tests/core/fuzz_host)
-  if ninja -C "$root/fuzz" -t targets all | grep -q '^tests/loop/fuzz_loop:'; then
-    targets+=(tests/loop/fuzz_loop)
-  else
-    echo "no liburing: tests/loop/fuzz_loop not built"
-  fi
-  ninja -C "$root/fuzz" "${targets[@]}"
-  for t in "${targets[@]}"; do
-    name=$(basename "$t")
-    mkdir -p "$root/fuzz-corpus/$name"
-    if ! "$root/fuzz/$t" -max_total_time="$fuzz_seconds" -max_len=4096 \
-         -print_final_stats=1 "$root/fuzz-corpus/$name" 2>"$root/$name.log"; then
-      tail -40 "$root/$name.log"
-      failed+=("$name")
-    else
-      echo "$name: $(grep -E "stat::number_of_executed_units" "$root/$name.log")"
-    fi
-  done
+if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
+  phase_table
+  exit 1
 fi
 
+if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true; then
+  suites normal "$root/normal"
+fi
+
+if [ $quick -eq 0 ]; then
+  if build "asan+ubsan" "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true -Ddemo=true \
+       -Db_sanitize=address,undefined -Db_lundef=false; then
+    suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
+  fi
+
+  # Only the suites that cross threads; the tools (Boost.Asio peers) are
+  # left out because GCC cannot instrument atomic_thread_fence.
+  if build tsan "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread \
+       -Db_lundef=false -Dtools=false -Dexamples=false; then
+    suites tsan "$root/tsan" --suite tsan --timeout-multiplier 3
+  fi
+
+  fuzz() {
+    CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false \
+      -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized || return 1
+    targets=(tests/core/fuzz_model tests/core/fuzz_host)
+    if ninja -C "$root/fuzz" -t targets all | grep -q '^tests/loop/fuzz_loop:'; then
+      targets+=(tests/loop/fuzz_loop)
+    else
+      echo "no liburing: tests/loop/fuzz_loop not built"
+    fi
+    ninja -C "$root/fuzz" "${targets[@]}"
+  }
+  if phase "libFuzzer targets: build (clang)" fuzz; then
+    for t in "${targets[@]}"; do
+      name=$(basename "$t")
+      mkdir -p "$root/fuzz-corpus/$name"
+      if phase "libFuzzer: $name, ${fuzz_seconds} s" "$root/fuzz/$t" \
+           -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=1 \
+           "$root/fuzz-corpus/$name"; then
+        phase_note "$(grep -E 'stat::number_of_executed_units' "$PHASE_LOG")"
+      else
+        failed+=("$name")
+      fi
+    done
+  else
+    failed+=(fuzz-build)
+  fi
+fi
+
+phase_table
 echo
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"

@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 done
 cpu=${BENCH_CPU:-1}
 # the peers (libev, libuv, libevent, Boost, Netty + a JDK) and gnuplot
-"$src/scripts/deps.sh"
+"$src/scripts/deps.sh" bench
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 

@@ -12,7 +12,7 @@
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # liburing, libuv, libev, a JDK and Netty for the peers
-"$src/scripts/deps.sh"
+"$src/scripts/deps.sh" bench
 build=/tmp/twheel-loopbench-build
 case "${1-}" in
 	--*|"") ;;

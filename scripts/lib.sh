@@ -1,0 +1,91 @@
+# scripts/lib.sh - what the scripts share (sourced, not run): phases that
+# print their name, send their noise to a log file and time themselves, and
+# the table of phases at the end.
+#
+#   phase "name" cmd args...   run cmd with its output in $LOG_DIR/<n>-<slug>.log;
+#                              prints "[n] name ... ok (12 s)" or, on failure,
+#                              the log's last lines and its path; returns cmd's status
+#   phase -v "name" cmd...     the same with the output on the terminal (indented)
+#   phase_note "text"          a line of its own under the current phase
+#   $PHASE_LOG                 the log of the latest phase
+#   phase_table                the phases with their times and results
+#
+# LOG_DIR must be set by the caller (a directory; created here). The times
+# of the last run are kept in $LOG_DIR/../phase-times, and each phase says
+# how long it took then ("last run 12 s"), an estimate that follows the
+# machine.
+
+_phase_n=0
+_phase_names=()
+_phase_secs=()
+_phase_results=()
+_phase_t0=$SECONDS
+
+_slug() { tr -c 'A-Za-z0-9\n' '-' <<<"$1" | tr -s '-' | sed 's/^-//; s/-$//' | tr 'A-Z' 'a-z'; }
+
+_phase_last() { # name -> the seconds it took in the last run, or nothing
+  [ -f "$LOG_DIR/../phase-times" ] || return 0
+  awk -F '\t' -v n="$1" '$1 == n { t = $2 } END { if (t != "") print t }' \
+    "$LOG_DIR/../phase-times"
+}
+
+phase() {
+  local name rc start log last verbose=0
+  [ "$1" = -v ] && { verbose=1; shift; }
+  name=$1
+  shift
+  _phase_n=$((_phase_n + 1))
+  mkdir -p "$LOG_DIR"
+  log="$LOG_DIR/$(printf '%02d' $_phase_n)-$(_slug "$name").log"
+  PHASE_LOG=$log
+  last=$(_phase_last "$name")
+  printf '[%d] %s%s' "$_phase_n" "$name" "${last:+ (last run ${last} s)}"
+  [ $verbose -eq 1 ] && echo || printf ' ... '
+  start=$SECONDS
+  set +e
+  if [ $verbose -eq 1 ]; then
+    "$@" 2>&1 | tee "$log" | sed 's/^/    /'
+    rc=${PIPESTATUS[0]}
+    printf '[%d] %s ... ' "$_phase_n" "$name"
+  else
+    "$@" >"$log" 2>&1
+    rc=$?
+  fi
+  set -e
+  _phase_names+=("$name")
+  _phase_secs+=($((SECONDS - start)))
+  if [ $rc -eq 0 ]; then
+    _phase_results+=(ok)
+    echo "ok ($((SECONDS - start)) s)"
+  else
+    _phase_results+=("FAILED")
+    echo "FAILED ($((SECONDS - start)) s, exit $rc)"
+    echo "---- last lines of $log ----"
+    tail -40 "$log"
+    echo "---- full log: $log ----"
+  fi
+  return $rc
+}
+
+phase_note() { echo "    $*"; }
+
+phase_table() {
+  local i
+  echo
+  printf '%-4s %-52s %8s  %s\n' "" "phase" "seconds" "result"
+  for i in "${!_phase_names[@]}"; do
+    printf '%-4s %-52s %8d  %s\n' "[$((i + 1))]" "${_phase_names[$i]}" "${_phase_secs[$i]}" \
+      "${_phase_results[$i]}"
+  done
+  printf '%-4s %-52s %8d\n' "" "total" $((SECONDS - _phase_t0))
+  echo "logs: $LOG_DIR"
+  # remember the times of the phases that passed, keeping the others'
+  {
+    [ -f "$LOG_DIR/../phase-times" ] && cat "$LOG_DIR/../phase-times"
+    for i in "${!_phase_names[@]}"; do
+      [ "${_phase_results[$i]}" != ok ] || printf '%s\t%s\n' "${_phase_names[$i]}" "${_phase_secs[$i]}"
+    done
+  } | awk -F '\t' '!($1 in t) { k[++n] = $1 } { t[$1] = $2 }
+                   END { for (i = 1; i <= n; i++) print k[i] "\t" t[k[i]] }' \
+    >"$LOG_DIR/../phase-times.new" && mv "$LOG_DIR/../phase-times.new" "$LOG_DIR/../phase-times"
+}
