@@ -20,7 +20,9 @@ adapters=("$@")
 if [ -z "${TWHEEL_IN_NAMESPACE:-}" ]; then
 	[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (an install without DESTDIR)"; exit 77; }
 	[ "$prefix" = /usr/local ] || { echo "SKIP: prefix $prefix is not /usr/local"; exit 77; }
-	command -v unshare >/dev/null || { echo "SKIP: no unshare"; exit 77; }
+	command -v unshare >/dev/null && unshare -m true 2>/dev/null ||
+		{ echo "SKIP: no mount namespace here (unshare -m)"; exit 77; }
+	[ -d /usr/local ] || { echo "SKIP: no /usr/local to overlay"; exit 77; }
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-sysinstall-test.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	rc=0
@@ -37,7 +39,6 @@ overlay() { # DIR NAME: writes to DIR go to $tmp/NAME
 	mount -t overlay overlay \
 		-o "lowerdir=$1,upperdir=$tmp/$2/upper,workdir=$tmp/$2/work" "$1" 2>/dev/null
 }
-mkdir -p /usr/local
 overlay /usr/local usrlocal && overlay /etc etc ||
 	{ echo "SKIP: no overlay mounts here"; exit 77; }
 
