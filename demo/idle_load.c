@@ -60,6 +60,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,6 +115,8 @@ struct proc_stats {
 	uint64_t t_first_submit, t_last_est;
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	int fatal; /* the child could not run: message already printed */
+	/* read by the progress line while the run goes on (relaxed atomics) */
+	uint32_t connected, connect_failed, silent_done, silent_late;
 };
 
 struct opts {
@@ -133,6 +136,7 @@ struct opts {
 	uint64_t seed;
 	bool quiet;
 	const char *trace;
+	const char *plot; /* --plot PREFIX */
 };
 
 static struct opts o = {
@@ -267,6 +271,12 @@ static void next_msg(struct conn *c)
 	c->seq++;
 }
 
+/* Count one for the progress line (a relaxed atomic: another process reads it). */
+static void bump(uint32_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 static void judge(struct worker *w, struct conn *c, enum outcome out)
 {
 	if (c->res->outcome != O_PENDING)
@@ -274,6 +284,12 @@ static void judge(struct worker *w, struct conn *c, enum outcome out)
 	c->res->outcome = (uint8_t)out;
 	if (c->kind != K_CHATTY)
 		w->unresolved--;
+	if (c->kind == K_SILENT)
+		bump(&w->ps->silent_done);
+	if (out == O_LATE)
+		bump(&w->ps->silent_late);
+	if (out == O_CONNECT_FAIL)
+		bump(&w->ps->connect_failed);
 }
 
 /*
@@ -353,6 +369,7 @@ static void on_connected(struct worker *w, struct conn *c)
 {
 	c->res->t_est = w->now;
 	w->ps->t_last_est = w->now;
+	bump(&w->ps->connected);
 	c->state = S_OPEN;
 	if (o.trace) {
 		struct sockaddr_in la;
@@ -596,11 +613,67 @@ static bool silent_or_abrupt_left(const struct worker *w)
 }
 
 /*
+ * ---- Progress ----------------------------------------------------------------
+ * One line at most once a second while connections are made and while the
+ * server's idle closes come in, from the counters of every process: on a
+ * terminal it overwrites itself (\r), elsewhere (a pipe, a log) it is a
+ * line of its own, printed when it changed and at least every 5 s.
+ */
+static struct {
+	struct proc_stats *ps;
+	uint32_t nprocs, total, nsilent;
+	uint64_t t0, next, last_print;
+	bool on, tty, printed;
+	char last[128];
+} prog;
+
+static void progress(uint64_t now, bool force)
+{
+	if (!prog.on || (now < prog.next && !force))
+		return;
+	prog.next = now + ms_ns(1000);
+	uint32_t conn = 0, failed = 0, done = 0, late = 0;
+	for (uint32_t p = 0; p < prog.nprocs; p++) {
+		conn += __atomic_load_n(&prog.ps[p].connected, __ATOMIC_RELAXED);
+		failed += __atomic_load_n(&prog.ps[p].connect_failed, __ATOMIC_RELAXED);
+		done += __atomic_load_n(&prog.ps[p].silent_done, __ATOMIC_RELAXED);
+		late += __atomic_load_n(&prog.ps[p].silent_late, __ATOMIC_RELAXED);
+	}
+	char line[128];
+	if (conn + failed < prog.total)
+		snprintf(line, sizeof(line), "connecting: %u of %u connected, %u failed", conn, prog.total, failed);
+	else if (done < prog.nsilent)
+		snprintf(line, sizeof(line), "waiting for idle closes: %u of %u silent closed, %u late", done,
+			 prog.nsilent, late);
+	else
+		snprintf(line, sizeof(line), "all %u silent closed, %u late; closing the chatty ones", prog.nsilent,
+			 late);
+	/* a pipe: a line when it changed, and every 5 s that it did not */
+	if (!prog.tty && !strcmp(line, prog.last) && (force || now < prog.last_print + ms_ns(5000)))
+		return;
+	snprintf(prog.last, sizeof(prog.last), "%s", line);
+	prog.last_print = now;
+	printf(prog.tty ? "\r[%4.0f s] %s\033[K" : "[%4.0f s] %s\n", (double)(now - prog.t0) / 1e9, line);
+	fflush(stdout);
+	prog.printed = true;
+}
+
+/* The last progress line, and the end of an overwritten one. */
+static void progress_end(void)
+{
+	if (!prog.on || !prog.printed)
+		return;
+	progress(demo_now_ns(), true);
+	if (prog.tty)
+		putchar('\n');
+}
+
+/*
  * Run connections [lo, hi). Returns 0, or exits the process on a fatal
  * error (message printed).
  */
 static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, uint32_t hi,
-		      uint32_t pidx)
+		      uint32_t pidx, bool report)
 {
 	struct worker w = { .n = hi - lo, .ps = ps };
 	the_worker = &w;
@@ -710,6 +783,8 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 			got = 0;
 			io_uring_submit_and_wait_timeout(&w.ring, &cqe, 4096, &zero, NULL);
 		}
+		if (report)
+			progress(w.now, false);
 	}
 
 	if (o.trace) {
@@ -925,6 +1000,287 @@ static double pct_ms(const int64_t *v, size_t n, double p)
 	return (double)v[k - 1] / 1e6;
 }
 
+/* ---- Tally, plot, summary ---------------------------------------------------------- */
+
+/* What the run came to: every connection's result and every process's stats. */
+struct report {
+	uint32_t total, nsilent, nprocs;
+	int fail_procs;
+	uint64_t count[K__N][O__N];
+	uint64_t wrong, abrupt_ok, abrupt_fail, connect_fail, pending;
+	int err_connect;
+	/* sorted, ns: silent lateness as the close was reaped, as the FIN came
+	 * in (where the kernel told us), our reaping delay, connect times */
+	int64_t *late, *late_in, *reap, *setup;
+	size_t nlate, nlate_in, nsetup;
+	struct proc_stats sum;
+	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
+	struct server_view sv;
+	bool server_clean, pass;
+	char plot[9000]; /* what write_plot() made, for the summary */
+};
+
+static int tally(struct report *r, const struct result *res, const struct proc_stats *ps)
+{
+	size_t ns = r->nsilent ? r->nsilent : 1;
+	r->late = malloc(sizeof(int64_t) * ns);
+	r->late_in = malloc(sizeof(int64_t) * ns);
+	r->reap = malloc(sizeof(int64_t) * ns);
+	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
+	if (!r->late || !r->late_in || !r->reap || !r->setup)
+		return -ENOMEM;
+	uint64_t first_submit = UINT64_MAX, last_est = 0;
+	struct proc_stats *sum = &r->sum;
+	for (uint32_t p = 0; p < r->nprocs; p++) {
+		for (unsigned i = 0; i < DEMO_HIST_N; i++)
+			sum->lag.b[i] += ps[p].lag.b[i];
+		sum->lag.n += ps[p].lag.n;
+		if (ps[p].lag.max_us > sum->lag.max_us)
+			sum->lag.max_us = ps[p].lag.max_us;
+		sum->pings += ps[p].pings;
+		sum->pings_skipped += ps[p].pings_skipped;
+		sum->bytes_echoed += ps[p].bytes_echoed;
+		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)
+			first_submit = ps[p].t_first_submit;
+		if (ps[p].t_last_est > last_est)
+			last_est = ps[p].t_last_est;
+	}
+	r->open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
+	int64_t idle = (int64_t)ms_ns(o.idle_ms);
+	for (uint32_t i = 0; i < r->total; i++) {
+		const struct result *x = &res[i];
+		r->count[x->kind][x->outcome]++;
+		if (x->outcome == O_CONNECT_FAIL && !r->err_connect)
+			r->err_connect = x->err;
+		if (x->kind == K_SILENT && (x->outcome == O_ON_TIME || x->outcome == O_LATE)) {
+			r->late[r->nlate++] = (int64_t)(x->t_close - x->t_submit) - idle;
+			if (x->t_fin_in) {
+				r->late_in[r->nlate_in] = (int64_t)(x->t_fin_in - x->t_submit) - idle;
+				r->reap[r->nlate_in++] = (int64_t)(x->t_close - x->t_fin_in);
+			}
+		}
+		if (x->t_est)
+			r->setup[r->nsetup++] = (int64_t)(x->t_est - x->t_submit);
+	}
+	qsort(r->late, r->nlate, sizeof(int64_t), cmp_i64);
+	qsort(r->late_in, r->nlate_in, sizeof(int64_t), cmp_i64);
+	qsort(r->reap, r->nlate_in, sizeof(int64_t), cmp_i64);
+	qsort(r->setup, r->nsetup, sizeof(int64_t), cmp_i64);
+	for (int k = 0; k < K__N; k++) {
+		r->connect_fail += r->count[k][O_CONNECT_FAIL];
+		r->pending += r->count[k][O_PENDING];
+		if (k >= K_RESET) {
+			r->abrupt_ok += r->count[k][O_ABRUPT_OK];
+			r->abrupt_fail += r->count[k][O_ABRUPT_FAIL] + r->count[k][O_WRONG] + r->count[k][O_ECHO];
+		}
+	}
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	r->wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + r->abrupt_fail;
+	return 0;
+}
+
+/*
+ * --plot PREFIX: PREFIX.csv (one row per silent connection the server
+ * closed: its lateness as judged, i.e. at the FIN's arrival where known,
+ * and as the close was reaped, in ms), PREFIX.gp (a gnuplot script that
+ * draws both as the share of closes by lateness, the tolerance marked) and,
+ * where gnuplot is installed, PREFIX.png.
+ */
+static void write_plot(struct report *r, const struct result *res)
+{
+	char csv[4200], gp[4200], png[4200];
+	snprintf(csv, sizeof(csv), "%s.csv", o.plot);
+	snprintf(gp, sizeof(gp), "%s.gp", o.plot);
+	snprintf(png, sizeof(png), "%s.png", o.plot);
+	FILE *f = fopen(csv, "w");
+	if (!f) {
+		snprintf(r->plot, sizeof(r->plot), "%s: %s", csv, strerror(errno));
+		return;
+	}
+	int64_t idle = (int64_t)ms_ns(o.idle_ms);
+	fprintf(f, "# idle-load: silent connections closed by the server, idle timeout %" PRIu64
+		   " ms\n# judged_ms,seen_ms (lateness: judged at the FIN's arrival where known)\n", o.idle_ms);
+	for (uint32_t i = 0; i < r->total; i++) {
+		const struct result *x = &res[i];
+		if (x->kind != K_SILENT || (x->outcome != O_ON_TIME && x->outcome != O_LATE))
+			continue;
+		double seen = (double)((int64_t)(x->t_close - x->t_submit) - idle) / 1e6;
+		double judged = x->t_fin_in ? (double)((int64_t)(x->t_fin_in - x->t_submit) - idle) / 1e6 : seen;
+		fprintf(f, "%.3f,%.3f\n", judged, seen);
+	}
+	fclose(f);
+	/* x up to where the curves have flattened: past p99 and the tolerance */
+	double xmax = pct_ms(r->late, r->nlate, 0.99) * 1.5;
+	if (xmax < (double)o.tolerance_ms * 1.5)
+		xmax = (double)o.tolerance_ms * 1.5;
+	if (xmax < 1)
+		xmax = 1;
+	/* the FIN's time is in jiffies (+-4 ms): it may fall a little before 0 */
+	double xmin = r->nlate_in && r->late_in[0] < 0 ? (double)r->late_in[0] / 1e6 - 1 : 0;
+	f = fopen(gp, "w");
+	if (!f) {
+		snprintf(r->plot, sizeof(r->plot), "%s: %s", gp, strerror(errno));
+		return;
+	}
+	fprintf(f,
+		"set terminal pngcairo size 900,520 font 'DejaVu Sans,11'\n"
+		"set output '%s'\n"
+		"set datafile separator ','\n"
+		"set title \"idle-load: when the server closed %zu silent connections\\n"
+		"%s mode, idle timeout %" PRIu64 " ms, %u connections in all\"\n"
+		"set xlabel 'lateness, ms: close - (connect + idle timeout)'\n"
+		"set ylabel 'share of the closes'\n"
+		"set xrange [%.1f:%.1f]\nset yrange [0:1.02]\nset grid\nset key right center opaque box\n"
+		"set arrow from %" PRIu64 ", graph 0 to %" PRIu64 ", graph 1 nohead dt 2 lc rgb '#c00000'\n"
+		"set label 'tolerance %" PRIu64 " ms: later is \"late\"' at %" PRIu64 ", graph 0.1 offset 0.5,0 "
+		"tc rgb '#c00000'\n"
+		"plot '%s' using 1:(1) smooth cnormal lw 2 title 'FIN arrived, +-4 ms (judged on this)', \\\n"
+		"     '' using 2:(1) smooth cnormal lw 2 dt 3 title 'close seen by idle-load'\n",
+		png, r->nlate, o.heartbeat ? "heartbeat" : "echo", o.idle_ms, r->total, xmin, xmax, o.tolerance_ms,
+		o.tolerance_ms, o.tolerance_ms, o.tolerance_ms, csv);
+	fclose(f);
+	if (!r->nlate) {
+		snprintf(r->plot, sizeof(r->plot), "no silent connection was closed: nothing to draw");
+		return;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		execlp("gnuplot", "gnuplot", gp, (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		snprintf(r->plot, sizeof(r->plot), "%s (and .csv, .gp)", png);
+	else if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		snprintf(r->plot, sizeof(r->plot), "%s (no gnuplot here: \"gnuplot %s\" draws it)", csv, gp);
+	else
+		snprintf(r->plot, sizeof(r->plot), "%s (gnuplot failed on %s)", csv, gp);
+}
+
+/* "p50 A  p99 B  max C" of sorted ns values, in ms. */
+static const char *pcts(char *buf, size_t len, const int64_t *v, size_t n)
+{
+	snprintf(buf, len, "p50 %.2f  p99 %.2f  max %.2f", pct_ms(v, n, 0.50), pct_ms(v, n, 0.99),
+		 n ? (double)v[n - 1] / 1e6 : 0.0);
+	return buf;
+}
+
+/*
+ * The summary: lines under 100 characters, figures first, then what PASS
+ * judged and what "late" means; the RESULT line holds the same for scripts.
+ */
+static void print_summary(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY], *t = r->sv.tm;
+	char b[100];
+	printf("\nidle_conns summary: %s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64
+	       " ms, grace %" PRIu64 " ms\n", o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms,
+	       o.grace_ms);
+	printf("  connections    %u opened in %.2f s by %u process%s, %" PRIu64 " failed%s%s\n", r->total,
+	       r->open_s, r->nprocs, r->nprocs == 1 ? "" : "es", r->connect_fail, r->err_connect ? ": " : "",
+	       r->err_connect ? strerror(r->err_connect) : "");
+	printf("  silent         %u: on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64 ", never %" PRIu64
+	       ", sent data %" PRIu64 "\n", r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
+	printf("  chatty         %u: kept open %" PRIu64 ", closed %" PRIu64 ", bad replies %" PRIu64 "\n",
+	       o.conns - r->nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO]);
+	printf("                 %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
+	       r->sum.pings, r->sum.pings_skipped, r->sum.bytes_echoed);
+	if (o.abrupt) {
+		const uint64_t (*k)[O__N] = r->count;
+		printf("  abrupt         %u: played out %" PRIu64 ", misbehaved %" PRIu64 "\n", o.abrupt, r->abrupt_ok,
+		       r->abrupt_fail);
+		printf("                 reset %" PRIu64 ", half-close %" PRIu64 " of %" PRIu64 " answered, vanish %" PRIu64
+		       ", flood %" PRIu64 "\n", k[K_RESET][O_ABRUPT_OK], k[K_HALF][O_ABRUPT_OK],
+		       k[K_HALF][O_ABRUPT_OK] + k[K_HALF][O_ABRUPT_FAIL] + k[K_HALF][O_ECHO], k[K_VANISH][O_ABRUPT_OK],
+		       k[K_FLOOD][O_ABRUPT_OK]);
+	}
+	if (c[O_STARVED])
+		printf("  INVALID RUN    %" PRIu64 " chatty ones closed after idle-load left them silent a whole\n"
+		       "                 timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
+	if (r->nlate) {
+		printf("  lateness ms    %s  min %.2f\n", pcts(b, sizeof(b), r->late, r->nlate),
+		       (double)r->late[0] / 1e6);
+		printf("                 (close seen - (connect submitted + timeout); %zu closes, an upper bound)\n",
+		       r->nlate);
+	}
+	if (r->nlate_in) {
+		printf("  FIN arrived    %s  (the same, when our kernel took the FIN in)\n",
+		       pcts(b, sizeof(b), r->late_in, r->nlate_in));
+		printf("  our reaping    %s  (FIN in -> close seen: our delay, not the server's)\n",
+		       pcts(b, sizeof(b), r->reap, r->nlate_in));
+	}
+	if (r->nsetup)
+		printf("  connect ms     %s  (submitted -> established; in the lateness)\n",
+		       pcts(b, sizeof(b), r->setup, r->nsetup));
+	if (o.stats && r->sv.timing) {
+		printf("  server's part  timer fired p50 %.2f  p99 %.2f  max %.2f ms after its deadline\n",
+		       t[ST_FIRE_P50] / 1e3, t[ST_FIRE_P99] / 1e3, t[ST_FIRE_MAX] / 1e3);
+		printf("                 FIN sent p99 %.2f  max %.2f, accept queue p99 %.2f  max %.2f ms\n",
+		       t[ST_FIN_P99] / 1e3, t[ST_FIN_MAX] / 1e3, t[ST_ACC_P99] / 1e3, t[ST_ACC_MAX] / 1e3);
+		printf("                 (%" PRIu64 " idle timers, the worst of %u worker%s for each figure)\n",
+		       t[ST_FIRE_N], r->sv.workers, r->sv.workers == 1 ? "" : "s");
+	}
+	if (r->sum.lag.n)
+		printf("  generator lag  p50 %.2f  p99 %.2f  max %.2f  (ms: our own timers, handled - due)\n",
+		       demo_hist_pct(&r->sum.lag, 0.5) / 1e3, demo_hist_pct(&r->sum.lag, 0.99) / 1e3,
+		       r->sum.lag.max_us / 1e3);
+	if (o.stats && r->sv.workers)
+		printf("  server         %u worker%s: %" PRIu64 " accepted, %" PRIu64 " idle-closed, %" PRIu64 " EMFILE\n",
+		       r->sv.workers, r->sv.workers == 1 ? "" : "s", r->sv.accepted, r->sv.idle_closed, r->sv.emfile);
+	else if (o.stats)
+		printf("  server         did not answer STATS\n");
+	if (r->cpu_user >= 0)
+		printf("  CPU            server %.2f s (user %.2f, sys %.2f), idle-load %.2f s; %.2f s wall\n",
+		       r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->gen_cpu, r->wall_s);
+	else
+		printf("  CPU            server unknown, idle-load %.2f s; %.2f s wall\n", r->gen_cpu, r->wall_s);
+	if (o.plot)
+		printf("  plot           %s\n", r->plot);
+
+	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
+	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
+	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
+	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
+	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
+	       " server_cpu_s=%.3f pass=%d\n",
+	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
+	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
+	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
+	       pct_ms(r->late, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->late[r->nlate - 1] / 1e3 : 0.0,
+	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
+	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
+	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->pass ? 1 : 0);
+
+	/* what the verdict is made of: exactly the terms of r->pass */
+	printf("%s: each of these must be 0%s\n", r->pass ? "PASS" : "FAIL", r->pass ? ", and is" : "");
+	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
+	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
+	       o.grace_ms);
+	printf("  wrong %-8" PRIu64 " a chatty one closed, a reply that differs, data on a silent one\n", r->wrong);
+	printf("  failed %-7" PRIu64 " connects that failed\n", r->connect_fail);
+	if (o.stats && r->sv.workers) {
+		snprintf(b, sizeof(b), "%" PRIu64 "/%" PRIu64, r->sv.conns, r->sv.timers);
+		printf("  left %-9s connections/timers the server still held at the end\n", b);
+	} else if (o.stats) {
+		printf("  left ?         the server did not answer STATS\n");
+	}
+	if (c[O_STARVED])
+		printf("  starved %-6" PRIu64 " chatty ones idle-load itself left silent (an invalid run)\n", c[O_STARVED]);
+	if (r->pending || r->fail_procs)
+		printf("  undecided %-4" PRIu64 " connections never judged (%d generator process%s failed)\n", r->pending,
+		       r->fail_procs, r->fail_procs == 1 ? "" : "es");
+	printf("late: %" PRIu64 " of %u closed more than %" PRIu64 " ms (--tolerance-ms) after the idle timeout,\n"
+	       "  taken when the FIN arrived (else when idle-load saw the close); counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
+	printf("%s\n", r->pass ? "PASS" : "FAIL");
+}
+
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -950,7 +1306,9 @@ static void usage(FILE *f, const char *prog)
 		"  --no-stats           do not query the server's STATS (a foreign server)\n"
 		"  --server-pid PID     take server CPU from /proc/PID/stat (and its children)\n"
 		"  --seed N             PRNG seed (42)\n"
-		"  --quiet              only the summary\n"
+		"  --quiet              only the summary (no progress lines)\n"
+		"  --plot PREFIX        write PREFIX.csv (each silent close's lateness), PREFIX.gp and,\n"
+		"                       with gnuplot installed, PREFIX.png: the share of closes by lateness\n"
 		"  --trace PREFIX       write each silent connection to PREFIX.<process>:\n"
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
 		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
@@ -986,6 +1344,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_NUM("seed", &o.seed, 0, UINT64_MAX),
 		ARGS_FLAG("quiet", &o.quiet),
 		ARGS_STR("trace", &o.trace),
+		ARGS_STR("plot", &o.plot),
 		ARGS_END,
 	};
 	args_parse("idle-load", argc, argv, opts, usage);
@@ -1063,16 +1422,24 @@ int main(int argc, char **argv)
 	free(perm);
 
 	if (!o.quiet)
-		printf("idle-load: %u connections (%u silent, %u chatty, %u abrupt) to %s:%u, idle timeout %" PRIu64
-		       " ms, %u process%s\n",
-		       total, nsilent, o.conns - nsilent, o.abrupt, o.host.text, o.port, o.idle_ms, nprocs,
-		       nprocs == 1 ? "" : "es");
+		printf("idle-load: %u connections to %s:%u, idle timeout %" PRIu64 " ms, %u process%s\n"
+		       "  %u silent, %u chatty, %u abrupt\n",
+		       total, o.host.text, o.port, o.idle_ms, nprocs, nprocs == 1 ? "" : "es", nsilent,
+		       o.conns - nsilent, o.abrupt);
 	fflush(stdout);
 
 	uint64_t t0 = demo_now_ns();
+	prog.ps = ps;
+	prog.nprocs = nprocs;
+	prog.total = total;
+	prog.nsilent = nsilent;
+	prog.t0 = t0;
+	prog.next = t0 + ms_ns(1000);
+	prog.on = !o.quiet;
+	prog.tty = isatty(STDOUT_FILENO);
 	int fail_procs = 0;
 	if (nprocs == 1) {
-		run_worker(res, &ps[0], 0, total, 0);
+		run_worker(res, &ps[0], 0, total, 0, true);
 	} else {
 		pid_t *pids = calloc(nprocs, sizeof(*pids));
 		if (!pids) {
@@ -1088,12 +1455,20 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			if (pids[p] == 0)
-				_exit(run_worker(res, &ps[p], lo, hi, p));
+				_exit(run_worker(res, &ps[p], lo, hi, p, false));
 		}
-		for (uint32_t p = 0; p < nprocs; p++) {
+		/* the children work; this process reports their progress */
+		for (uint32_t left = nprocs; left > 0;) {
 			int st;
-			while (waitpid(pids[p], &st, 0) < 0 && errno == EINTR)
-				;
+			pid_t pid = waitpid(-1, &st, WNOHANG);
+			if (pid == 0 || (pid < 0 && errno == EINTR)) {
+				progress(demo_now_ns(), false);
+				usleep(100000);
+				continue;
+			}
+			if (pid < 0)
+				break;
+			left--;
 			if (WIFEXITED(st) && WEXITSTATUS(st) == DEMO_EXIT_NO_URING)
 				return DEMO_EXIT_NO_URING;
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -1101,170 +1476,46 @@ int main(int argc, char **argv)
 		}
 		free(pids);
 	}
+	progress_end();
 	uint64_t t_end = demo_now_ns();
 
-	/* ---- tally ---- */
-	uint64_t count[K__N][O__N] = { { 0 } };
-	int64_t *late = malloc(sizeof(*late) * (nsilent ? nsilent : 1));
-	int64_t *late_in = malloc(sizeof(*late_in) * (nsilent ? nsilent : 1));
-	int64_t *reap = malloc(sizeof(*reap) * (nsilent ? nsilent : 1));
-	size_t nlate_in = 0;
-	int64_t *setup = malloc(sizeof(*setup) * (total ? total : 1));
-	size_t nlate = 0, nsetup = 0;
-	uint64_t first_submit = UINT64_MAX, last_est = 0;
-	static struct proc_stats sum;
-	for (uint32_t p = 0; p < nprocs; p++) {
-		for (unsigned i = 0; i < DEMO_HIST_N; i++)
-			sum.lag.b[i] += ps[p].lag.b[i];
-		sum.lag.n += ps[p].lag.n;
-		if (ps[p].lag.max_us > sum.lag.max_us)
-			sum.lag.max_us = ps[p].lag.max_us;
-		sum.pings += ps[p].pings;
-		sum.pings_skipped += ps[p].pings_skipped;
-		sum.bytes_echoed += ps[p].bytes_echoed;
-		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)
-			first_submit = ps[p].t_first_submit;
-		if (ps[p].t_last_est > last_est)
-			last_est = ps[p].t_last_est;
+	/* ---- tally, plot, summary ---- */
+	struct report r = { .total = total, .nsilent = nsilent, .nprocs = nprocs, .fail_procs = fail_procs,
+			    .wall_s = (double)(t_end - t0) / 1e9 };
+	if (tally(&r, res, ps) != 0) {
+		fprintf(stderr, "idle-load: out of memory for the summary\n");
+		return 1;
 	}
-	int err_connect = 0;
-	for (uint32_t i = 0; i < total; i++) {
-		count[res[i].kind][res[i].outcome]++;
-		if (res[i].outcome == O_CONNECT_FAIL && !err_connect)
-			err_connect = res[i].err;
-		if (res[i].kind == K_SILENT && (res[i].outcome == O_ON_TIME || res[i].outcome == O_LATE) && late)
-			late[nlate++] = (int64_t)(res[i].t_close - res[i].t_submit) - (int64_t)ms_ns(o.idle_ms);
-		if (res[i].kind == K_SILENT && (res[i].outcome == O_ON_TIME || res[i].outcome == O_LATE) && res[i].t_fin_in &&
-		    late_in && reap) {
-			late_in[nlate_in] = (int64_t)(res[i].t_fin_in - res[i].t_submit) - (int64_t)ms_ns(o.idle_ms);
-			reap[nlate_in++] = (int64_t)(res[i].t_close - res[i].t_fin_in);
-		}
-		if (res[i].t_est && setup)
-			setup[nsetup++] = (int64_t)(res[i].t_est - res[i].t_submit);
-	}
-	if (late)
-		qsort(late, nlate, sizeof(*late), cmp_i64);
-	if (late_in && reap) {
-		qsort(late_in, nlate_in, sizeof(*late_in), cmp_i64);
-		qsort(reap, nlate_in, sizeof(*reap), cmp_i64);
-	}
-	if (setup)
-		qsort(setup, nsetup, sizeof(*setup), cmp_i64);
-
-	uint64_t *s = count[K_SILENT], *c = count[K_CHATTY];
-	uint64_t abrupt_ok = 0, abrupt_fail = 0, connect_fail = 0, pending = 0;
-	for (int k = 0; k < K__N; k++) {
-		connect_fail += count[k][O_CONNECT_FAIL];
-		pending += count[k][O_PENDING];
-		if (k >= K_RESET) {
-			abrupt_ok += count[k][O_ABRUPT_OK];
-			abrupt_fail += count[k][O_ABRUPT_FAIL] + count[k][O_WRONG] + count[k][O_ECHO];
-		}
-	}
-	uint64_t wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + abrupt_fail;
-
-	struct server_view sv = { 0 };
-	double cpu_user = -1, cpu_sys = -1;
+	r.cpu_user = r.cpu_sys = -1;
 	if (o.stats) {
-		sv = query_server(5000);
-		if (sv.workers) {
-			cpu_user = sv.cpu_user;
-			cpu_sys = sv.cpu_sys;
+		r.sv = query_server(5000);
+		if (r.sv.workers) {
+			r.cpu_user = r.sv.cpu_user;
+			r.cpu_sys = r.sv.cpu_sys;
 		}
 	}
-	if (o.server_pid && (!o.stats || !sv.workers) && proc_cpu(o.server_pid, &cpu_user, &cpu_sys) != 0) {
+	if (o.server_pid && (!o.stats || !r.sv.workers) && proc_cpu(o.server_pid, &r.cpu_user, &r.cpu_sys) != 0) {
 		fprintf(stderr, "idle-load: cannot read /proc/%u/stat\n", o.server_pid);
-		cpu_user = cpu_sys = -1;
+		r.cpu_user = r.cpu_sys = -1;
 	}
 	struct rusage ru_self, ru_kids;
 	getrusage(RUSAGE_SELF, &ru_self);
 	getrusage(RUSAGE_CHILDREN, &ru_kids);
-	double gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
-				  ru_kids.ru_stime.tv_sec) +
-			 (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
-				  ru_kids.ru_stime.tv_usec) / 1e6;
-
-	bool server_clean = !o.stats || sv.ok;
-	bool pass = !fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && wrong == 0 && connect_fail == 0 &&
-		    pending == 0 && server_clean && c[O_STARVED] == 0;
-
-	double open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
-	printf("\nidle_conns summary (%s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64 " ms)\n",
-	       o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms);
-	printf("  connections     %u opened in %.2f s by %u process%s (%" PRIu64 " failed%s%s)\n", total, open_s,
-	       nprocs, nprocs == 1 ? "" : "es", connect_fail, err_connect ? ": " : "",
-	       err_connect ? strerror(err_connect) : "");
-	printf("  silent          %u: closed on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64
-	       ", never %" PRIu64 ", wrongly (data) %" PRIu64 "\n",
-	       nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
-	printf("  chatty          %u: kept open %" PRIu64 ", closed wrongly %" PRIu64 ", bad replies %" PRIu64
-	       "; %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
-	       o.conns - nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO], sum.pings, sum.pings_skipped, sum.bytes_echoed);
-	if (c[O_STARVED])
-		printf("  INVALID RUN     %" PRIu64 " chatty connections were closed after the generator itself left them "
-		       "silent for a whole timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
-	if (nlate)
-		printf("  lateness (ms)   min %.2f  p50 %.2f  p99 %.2f  max %.2f  (close reaped - (connect submitted + %" PRIu64
-		       " ms), %zu closes; an upper bound, our own lag included)\n",
-		       (double)late[0] / 1e6, pct_ms(late, nlate, 0.50), pct_ms(late, nlate, 0.99),
-		       (double)late[nlate - 1] / 1e6, o.idle_ms, nlate);
-	if (nlate_in)
-		printf("  FIN arrived     p50 %.2f  p99 %.2f  max %.2f  (ms after connect submitted + %" PRIu64 " ms: the server's close as"
-		       " our kernel took it in, +-4 ms; on time/late judged on this; we reaped it p50 %.2f  p99 %.2f  max %.2f ms later)\n",
-		       pct_ms(late_in, nlate_in, 0.50), pct_ms(late_in, nlate_in, 0.99), (double)late_in[nlate_in - 1] / 1e6,
-		       o.idle_ms, pct_ms(reap, nlate_in, 0.50), pct_ms(reap, nlate_in, 0.99), (double)reap[nlate_in - 1] / 1e6);
-	if (nsetup)
-		printf("  connect (ms)    p50 %.2f  p99 %.2f  max %.2f  (connect submitted to completion seen; part of the lateness)\n",
-		       pct_ms(setup, nsetup, 0.50), pct_ms(setup, nsetup, 0.99), (double)setup[nsetup - 1] / 1e6);
-	if (o.stats && sv.timing) {
-		const uint64_t *t = sv.tm;
-		printf("  server's part   accept queue p50 %.2f  p99 %.2f  max %.2f;  timer fired after deadline p50 %.2f  p99 %.2f  max %.2f;"
-		       "  FIN sent p50 %.2f  p99 %.2f  max %.2f  (ms, %" PRIu64 " idle timers, worst of %u worker%s)\n",
-		       t[ST_ACC_P50] / 1e3, t[ST_ACC_P99] / 1e3, t[ST_ACC_MAX] / 1e3, t[ST_FIRE_P50] / 1e3,
-		       t[ST_FIRE_P99] / 1e3, t[ST_FIRE_MAX] / 1e3, t[ST_FIN_P50] / 1e3, t[ST_FIN_P99] / 1e3,
-		       t[ST_FIN_MAX] / 1e3, t[ST_FIRE_N], sv.workers, sv.workers == 1 ? "" : "s");
-	}
-	if (sum.lag.n)
-		printf("  generator lag   p50 %.2f  p99 %.2f  max %.2f  (ms, our own timers handled - due: a close arriving then is seen that late)\n",
-		       demo_hist_pct(&sum.lag, 0.5) / 1e3, demo_hist_pct(&sum.lag, 0.99) / 1e3, sum.lag.max_us / 1e3);
-	if (o.abrupt)
-		printf("  abrupt          %u: played out %" PRIu64 ", misbehaved %" PRIu64
-		       " (reset %" PRIu64 ", half-close %" PRIu64 "/%" PRIu64 " answered, vanish %" PRIu64 ", flood %" PRIu64 ")\n",
-		       o.abrupt, abrupt_ok, abrupt_fail, count[K_RESET][O_ABRUPT_OK], count[K_HALF][O_ABRUPT_OK],
-		       count[K_HALF][O_ABRUPT_OK] + count[K_HALF][O_ABRUPT_FAIL] + count[K_HALF][O_ECHO],
-		       count[K_VANISH][O_ABRUPT_OK], count[K_FLOOD][O_ABRUPT_OK]);
-	if (o.stats) {
-		if (sv.workers)
-			printf("  server          %u worker%s: %" PRIu64 " connections and %" PRIu64
-			       " pending timers left%s, %" PRIu64 " accepted, %" PRIu64 " idle-closed, %" PRIu64 " EMFILE\n",
-			       sv.workers, sv.workers == 1 ? "" : "s", sv.conns, sv.timers,
-			       sv.ok ? "" : " (NOT ZERO)", sv.accepted, sv.idle_closed, sv.emfile);
-		else
-			printf("  server          did not answer STATS\n");
-	}
-	if (cpu_user >= 0)
-		printf("  server CPU      %.2f s (user %.2f, sys %.2f)\n", cpu_user + cpu_sys, cpu_user, cpu_sys);
-	else
-		printf("  server CPU      unknown\n");
-	printf("  generator       %.2f s wall, %.2f s CPU\n", (double)(t_end - t0) / 1e9, gen_cpu);
-	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
-	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
-	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
-	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
-	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f pass=%d\n",
-	       total, nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], wrong, c[O_STARVED], c[O_KEPT], abrupt_ok,
-	       abrupt_fail, connect_fail, sv.conns, sv.timers, server_clean ? 1 : 0,
-	       nlate ? (double)late[0] / 1e3 : 0.0,
-	       pct_ms(late, nlate, 0.50) * 1e3, pct_ms(late, nlate, 0.99) * 1e3,
-	       nlate ? (double)late[nlate - 1] / 1e3 : 0.0,
-	       pct_ms(late_in, nlate_in, 0.50) * 1e3, pct_ms(late_in, nlate_in, 0.99) * 1e3,
-	       nlate_in ? (double)late_in[nlate_in - 1] / 1e3 : 0.0, sv.tm[ST_FIRE_P99], sv.tm[ST_FIRE_MAX], cpu_user >= 0 ? cpu_user + cpu_sys : -1.0, pass ? 1 : 0);
-	printf("%s\n", pass ? "PASS" : "FAIL");
-	free(late);
-	free(late_in);
-	free(reap);
-	free(setup);
+	r.gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
+			     ru_kids.ru_stime.tv_sec) +
+		    (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
+			     ru_kids.ru_stime.tv_usec) / 1e6;
+	r.server_clean = !o.stats || r.sv.ok;
+	const uint64_t *s = r.count[K_SILENT], *c = r.count[K_CHATTY];
+	r.pass = !fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r.wrong == 0 && r.connect_fail == 0 &&
+		 r.pending == 0 && r.server_clean && c[O_STARVED] == 0;
+	if (o.plot)
+		write_plot(&r, res);
+	print_summary(&r);
+	free(r.late);
+	free(r.late_in);
+	free(r.reap);
+	free(r.setup);
 	munmap(shm, res_bytes + ps_bytes);
-	return pass ? 0 : 1;
+	return r.pass ? 0 : 1;
 }

@@ -138,6 +138,8 @@ fi
 
 sargs=(--port "$port" --idle-ms "$idle_ms" --workers "$workers")
 largs=(--port "$port" --conns "$conns" --silent "$silent" --idle-ms "$idle_ms" --abrupt "$abrupt")
+# the closes' lateness beside the logs: lateness.csv, .gp and (gnuplot) .png
+largs+=(--plot "$LOG_DIR/lateness")
 if [ $heartbeat -eq 1 ]; then sargs+=(--heartbeat); largs+=(--heartbeat); fi
 
 # 3. Run.

@@ -80,6 +80,9 @@ for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 se
 done
 [ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
+# the summary reads on a terminal: every line but RESULT under 100 characters
+long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
+[ -z "$long" ] || fail "a summary line of ${#long} characters: $long"
 
 # The server's own accounting after the run, then a graceful shutdown.
 kill -TERM "$spid"
