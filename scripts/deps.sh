@@ -2,13 +2,14 @@
 # Install the Debian packages one purpose of libtwheel needs, and nothing
 # else. Idempotent: does nothing when they are all present.
 #
-#   scripts/deps.sh demo     build and run the idle-timeout demo (scripts/demo.sh)
+#   scripts/deps.sh demo     build and run the idle-timeout demo (scripts/demo.sh),
+#                            and plot its closes (gnuplot)
 #   scripts/deps.sh test     build and run every test suite (scripts/test.sh):
 #                            the demo's, plus the test frameworks, the host
 #                            loops of the adapters, Boost.Asio, clang for the
 #                            fuzzers, groff and CMake for the install checks
 #   scripts/deps.sh bench    the benchmarks against peers (tools/*/run.sh): the
-#                            test's, plus Netty and a JDK, gnuplot, valgrind
+#                            test's, plus Netty and a JDK, valgrind
 #   scripts/deps.sh --list PURPOSE   print the packages, install nothing
 #
 # Waits for another apt or dpkg to finish (up to 10 minutes, saying so)
@@ -18,12 +19,12 @@ set -euo pipefail
 
 build=(meson ninja-build pkg-config gcc
        dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
-demo=("${build[@]}" g++ liburing-dev)
+demo=("${build[@]}" g++ liburing-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
       clang libclang-rt-dev groff-base cmake)
-bench=("${test[@]}" libnetty-java default-jdk-headless gnuplot-nox valgrind)
+bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
 
-usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "$0"; }
 
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi

@@ -80,7 +80,7 @@ if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
   exit 1
 fi
 
-if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true; then
+if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true; then
   suites normal "$root/normal"
 fi
 
