@@ -99,8 +99,10 @@ all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
 if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
   reconf=()
   [ -f "$build_dir/build.ninja" ] && reconf=(--reconfigure)
+  # -Dtests=false: the test frameworks are not among the demo's packages
   phase "configure $build_dir (release, -Ddemo=true)" \
-    meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true || exit 1
+    meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true \
+      -Dtests=false || exit 1
   all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
 fi
 targets=(demo/idle-load demo/idle-server-c)
