@@ -6,8 +6,9 @@
  * public API). Each .c file opens with the design of its own concern:
  *
  *	inbox.c     the cross-thread inbox (MPSC queue), waking the loop, posted work
- *	timer.c     the loop-timer state machine: add/mod/del, schedule/cancel, firing
- *	periodic.c  periodic timers and misfire policies
+ *	timer.c     the loop-timer state machine: add/mod/del, schedule/cancel, and
+ *	            firing one-shot and periodic timers
+ *	periodic.c  the periodic policy (misfires, the next deadline): pure functions
  *	wait.c      one iteration: the kernel wait, I/O completions, advancing the wheels
  *	multishot.c which requests in flight are multishot, to count their ends
  *	create.c    creation, kernel probing and its error messages, destroy, inspection
@@ -101,7 +102,7 @@ struct twheel_loop {
 	uint64_t now;          /* clock at the start of this iteration */
 	tw_tick_t tick;        /* the wheels' tick, or the one this iteration
 				* advances them to: timers armed meanwhile go
-				* after it (twl_timer_link) */
+				* after it (timer_link(), timer.c) */
 
 	twheel_executor_fn executor;
 	void *executor_arg;
@@ -231,16 +232,38 @@ void twl_wake(struct twheel_loop *l);
 void twl_work_run(struct tw_loop_work *w);
 
 /* timer.c */
-void twl_timer_fire(struct tw_timer *tt);
-void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
-		    uint64_t ref);
 void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
-void twl_timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from);
 void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref);
 
-/* periodic.c */
-void twl_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t);
-uint64_t twl_periodic_next(struct twheel_loop *l, const struct tw_loop_timer *t, uint64_t *ref);
+/* periodic.c: the policy, pure functions of what they are passed */
+struct twl_period {
+	uint64_t deadline; /* the deadline served: t->deadline */
+	uint64_t period;   /* t->period */
+	uint64_t edge;     /* l->tick * tick_ns, saturated: how far the tick reached */
+	uint64_t now;      /* the reading to judge by: the loop's time, or after a
+			    * fixed-delay run one taken then (twl_periodic_fresh()) */
+	unsigned flags;    /* t->timer.flags: TW_LOOP_FIXED_DELAY, TW_LOOP_MISFIRE_* */
+	uint32_t missed;   /* t->missed, as the firing left it */
+	uint32_t backlog;  /* t->_backlog: fixed-delay MISFIRE_ALL runs owed */
+};
+
+/* What the policy decides for a due periodic timer (12 bytes: it comes
+ * back in registers). */
+struct twl_due {
+	uint32_t missed;   /* the new t->missed */
+	uint32_t backlog;  /* the new t->_backlog */
+	bool run;          /* run it; else skip to twl_periodic_next() of the new
+			    * missed and backlog, judged against the same now */
+	bool misfire;      /* a misfire (not a run owed): st.misfires counts it */
+	bool fresh;        /* twl_periodic_fresh() after the run */
+};
+
+/* A periodic timer found due at s->deadline: how late, whether it runs. */
+struct twl_due twl_periodic_due(const struct twl_period *s);
+/* Whether the deadline after a run counts from a reading taken after it. */
+bool twl_periodic_fresh(const struct twl_period *s);
+/* The deadline after a run that served s->deadline, judged against s->now. */
+uint64_t twl_periodic_next(const struct twl_period *s);
 
 /* wait.c */
 extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */

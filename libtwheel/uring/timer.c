@@ -2,7 +2,10 @@
 /*
  * timer.c - the loop-timer state machine of twheel-uring: arming and
  * disarming on the loop thread, scheduling and cancelling from any thread,
- * firing one-shot timers.
+ * and firing, one-shot and periodic: every state change, callback,
+ * executor hand-off and wheel link of a loop timer is made here. What a
+ * periodic timer's run should be (a misfire? the next deadline?) is
+ * periodic.c's policy, which this file asks.
  *
  * Every loop timer carries an atomic state (in its inbox node); transitions
  * are single compare-and-swaps so that a cancel from another thread and the
@@ -34,6 +37,15 @@
  * periodic executor run a compare-and-swap as well, so that a hand-off is
  * run and handed back once however many times it is called.
  *
+ * A periodic timer is RUNNING during its callback on the loop thread and is
+ * re-linked before it is published ARMED again; the callback may delete or
+ * re-arm it (l->cur, l->cur_gone), and then the loop leaves it alone. On
+ * the executor, the run ends when tw_loop_timer_call() hands the timer back
+ * through the inbox (RETURNED), and the next deadline is computed then: a
+ * run never overlaps the next one, and nothing writes the fields the
+ * callback reads while it runs. A misfire the policy skips runs nothing:
+ * the timer stays ARMED and is re-linked at the next deadline.
+ *
  * The rule that keeps other threads' memory safe: a state that lets another
  * thread reuse the timer (IDLE, DONE) or that announces fields (QUEUED,
  * ARMED: the owning loop, the deadline) is published only after the work it
@@ -51,12 +63,14 @@
  */
 #include "loop_impl.h"
 
+static void timer_fire(struct tw_timer *tt);
+
 int tw_loop_timer_init(struct tw_loop_timer *t, void (*func)(struct tw_loop_timer *t),
 		       unsigned flags)
 {
 	if (!t || !func || (flags & ~TIMER_FLAGS))
 		return -EINVAL;
-	tw_timer_init(&t->timer, twl_timer_fire);
+	tw_timer_init(&t->timer, timer_fire);
 	t->timer.flags = flags;
 	t->func = func;
 	t->deadline = 0;
@@ -67,6 +81,19 @@ int tw_loop_timer_init(struct tw_loop_timer *t, void (*func)(struct tw_loop_time
 	t->_node._kind = TW__NODE_TIMER;
 	t->_node._state = TW__T_IDLE;
 	t->_loop = NULL;
+	return 0;
+}
+
+int tw_loop_timer_init_periodic(struct tw_loop_timer *t,
+				void (*func)(struct tw_loop_timer *t),
+				uint64_t period_ns, unsigned flags)
+{
+	if (!t || !func || !period_ns || (flags & ~PERIODIC_FLAGS) ||
+	    (flags & TW_LOOP_MISFIRE_MASK) == TW_LOOP_MISFIRE_MASK)
+		return -EINVAL;
+	tw_loop_timer_init(t, func, 0);
+	t->timer.flags = flags | TW__LOOP_PERIODIC;
+	t->period = period_ns;
 	return 0;
 }
 
@@ -121,7 +148,7 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
  * handlers on (they run before the advance), so a timer armed by any
  * callback of the iteration cannot fire in it.
  */
-void twl_timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
 		       uint64_t ref)
 {
 	uint64_t fresh;
@@ -152,14 +179,91 @@ void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t)
 
 /* Publish @t armed after it was linked; @from is the state it leaves. A
  * cancel that came in meanwhile wins: the timer is released instead. */
-void twl_timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from)
+static void timer_publish_armed(struct twheel_loop *l, struct tw_loop_timer *t, uint32_t from)
 {
 	if (!state_cas(&t->_node, from, TW__T_ARMED))
 		twl_timer_release(l, t);
 }
 
+/* What periodic.c's policy sees of periodic @t, judged against @now. */
+static struct twl_period timer_period(const struct twheel_loop *l,
+				      const struct tw_loop_timer *t, uint64_t now)
+{
+	struct twl_period s = {
+		.deadline = t->deadline,
+		.period = t->period,
+		.now = now,
+		.flags = t->timer.flags,
+		.missed = t->missed,
+		.backlog = t->_backlog,
+	};
+
+	if (__builtin_mul_overflow(l->tick, l->rt.tick_ns, &s.edge))
+		s.edge = UINT64_MAX;
+	return s;
+}
+
+/* Link periodic @t at the deadline after the run that served t->deadline
+ * (on the loop thread or handed back by the executor: the run is over);
+ * @s is what the policy saw of it at the loop's time, @fresh whether the
+ * deadline counts from a reading taken now. */
+static void periodic_relink(struct twheel_loop *l, struct tw_loop_timer *t,
+			    struct twl_period *s, bool fresh)
+{
+	/* a fixed delay counts from the end of the run: a fresh reading, also
+	 * the one to judge the deadline by (if the clock stepped back during
+	 * the run, the loop's time is ahead of it) */
+	if (fresh)
+		s->now = loop_clock(l);
+	timer_link(l, t, twl_periodic_next(s), s->now);
+}
+
+/* Periodic @t is due: the policy judges the misfire, then it runs here,
+ * is handed to the executor, or (a skipped misfire) waits for the next
+ * deadline. */
+static void timer_fire_periodic(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	struct twl_period s;
+	struct twl_due due;
+
+	if (state_load(&t->_node) != TW__T_ARMED)
+		return; /* cancelled by another thread: the inbox releases it */
+	s = timer_period(l, t, l->now);
+	due = twl_periodic_due(&s);
+	if (due.misfire)
+		l->st.misfires++;
+	t->_backlog = s.backlog = due.backlog;
+	t->missed = s.missed = due.missed;
+	if (!due.run) { /* skipped: on to the next deadline, no run, no reading */
+		timer_link(l, t, twl_periodic_next(&s), s.now);
+		return; /* still ARMED; a cancel meanwhile is handled by the inbox */
+	}
+	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING))
+		return;
+	l->st.timers_fired++;
+	if (t->timer.flags & TW_LOOP_EXECUTOR) {
+		/* tw_loop_timer_call() hands it back when the run ends */
+		l->executor(t, l->executor_arg);
+		return;
+	}
+	l->cur = t;
+	l->cur_gone = false;
+	t->func(t);
+	l->cur = NULL;
+	if (l->cur_gone)
+		return; /* deleted or re-armed by its callback: not ours to touch */
+	/* the schedule as the run left it */
+	s.deadline = t->deadline;
+	s.period = t->period;
+	s.missed = t->missed;
+	s.backlog = t->_backlog;
+	periodic_relink(l, t, &s, due.fresh);
+	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED))
+		twl_timer_release(l, t); /* cancelled from another thread during the run */
+}
+
 /* The core wheel's callback for every loop timer. */
-void twl_timer_fire(struct tw_timer *tt)
+static void timer_fire(struct tw_timer *tt)
 {
 	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
 	struct twheel_loop *l = twl_firing_loop;
@@ -167,7 +271,7 @@ void twl_timer_fire(struct tw_timer *tt)
 	unsigned flags = tt->flags;
 
 	if (flags & TW__LOOP_PERIODIC) {
-		twl_fire_periodic(l, t);
+		timer_fire_periodic(l, t);
 		return;
 	}
 	if (flags & TW_LOOP_EXECUTOR) {
@@ -203,7 +307,7 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 		/* the one call the hand-off allows: RUNNING -> DONE, once */
 		if (s != TW__T_RUNNING)
 			return -EINVAL;
-		pending_dec(l); /* before DONE, as in twl_timer_fire() */
+		pending_dec(l); /* before DONE, as in timer_fire() */
 		if (!state_cas(&t->_node, s, TW__T_DONE)) {
 			pending_undo(l);
 			return -EINVAL;
@@ -238,18 +342,18 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 	uint32_t s = state_load(&t->_node);
 
 	if (s == TW__T_QUEUED_DELAY) {
-		twl_timer_link(l, t, add_sat(ref, t->deadline), ref);
-		twl_timer_publish_armed(l, t, s);
+		timer_link(l, t, add_sat(ref, t->deadline), ref);
+		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_QUEUED) {
-		twl_timer_link(l, t, t->deadline, l->now);
-		twl_timer_publish_armed(l, t, s);
+		timer_link(l, t, t->deadline, l->now);
+		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_RETURNED) {
 		/* a periodic executor run ended; misfires are judged when the
 		 * next deadline is due */
-		uint64_t now = l->now, next = twl_periodic_next(l, t, &now);
+		struct twl_period p = timer_period(l, t, l->now);
 
-		twl_timer_link(l, t, next, now);
-		twl_timer_publish_armed(l, t, s);
+		periodic_relink(l, t, &p, twl_periodic_fresh(&p));
+		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_CANCELLED) {
 		twl_timer_release(l, t);
 	}
@@ -269,7 +373,7 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		twl_timer_link(l, t, deadline, ref);
+		timer_link(l, t, deadline, ref);
 		return 1;
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
@@ -278,14 +382,14 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 			return -EBUSY; /* cancelled from another thread */
 		l->cur_gone = true;
 		t->_backlog = 0;
-		twl_timer_link(l, t, deadline, ref);
-		twl_timer_publish_armed(l, t, TW__T_RUNNING);
+		timer_link(l, t, deadline, ref);
+		timer_publish_armed(l, t, TW__T_RUNNING);
 		return 0;
 	}
 	ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	twl_timer_link(l, t, deadline, ref);
+	timer_link(l, t, deadline, ref);
 	state_store(&t->_node, TW__T_ARMED);
 	return 0;
 }

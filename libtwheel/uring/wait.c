@@ -33,7 +33,7 @@
 
 #include "loop_impl.h"
 
-/* The loop whose wheels this thread is advancing (read by twl_timer_fire()
+/* The loop whose wheels this thread is advancing (read by timer_fire()
  * instead of t->_loop, which sits on the timer's second cache line). */
 _Thread_local struct twheel_loop *twl_firing_loop;
 
