@@ -183,72 +183,93 @@ static int epoll_init(struct twheel_loop *l, char *msg, size_t len)
 	return 0;
 }
 
-int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_config *ucfg,
+/*
+ * Copy @ucfg (the defaults if NULL) into @cfg, a zero tick meaning the
+ * default, and check it. Returns 0, or -EINVAL with @msg set: a tick out
+ * of 1 us .. 1 s, an unknown flag, or both TW_LOOP_NO_URING and
+ * TW_LOOP_URING_ONLY.
+ */
+static int config_read(struct twheel_loop_config *cfg, const struct twheel_loop_config *ucfg,
 		       char *msg, size_t len)
 {
-	struct twheel_loop_config cfg;
-	struct twheel_loop *l;
-	tw_tick_t now;
-	int ret;
-
-	if (msg && len)
-		msg[0] = '\0';
-	if (!loopp)
-		return -EINVAL;
-	*loopp = NULL;
 	if (ucfg)
-		cfg = *ucfg;
+		*cfg = *ucfg;
 	else
-		twheel_loop_config_init(&cfg);
-	if (!cfg.tick_ns)
-		cfg.tick_ns = DEFAULT_TICK;
-	if (cfg.tick_ns < 1000 || cfg.tick_ns > 1000000000ull) {
+		twheel_loop_config_init(cfg);
+	if (!cfg->tick_ns)
+		cfg->tick_ns = DEFAULT_TICK;
+	if (cfg->tick_ns < 1000 || cfg->tick_ns > 1000000000ull) {
 		if (msg && len)
 			snprintf(msg, len, "twheel_loop_create: tick must be 1 us .. 1 s");
 		return -EINVAL;
 	}
-	if ((cfg.flags & ~CONFIG_FLAGS) ||
-	    (cfg.flags & (TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)) ==
+	if ((cfg->flags & ~CONFIG_FLAGS) ||
+	    (cfg->flags & (TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)) ==
 		    (TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)) {
 		if (msg && len)
 			snprintf(msg, len, "twheel_loop_create: unknown or contradictory flags");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * A zeroed loop on its own cache lines, holding what @cfg asks for, its
+ * inbox empty and no descriptor open yet (epfd -1; efd still to open).
+ * NULL if out of memory.
+ */
+static struct twheel_loop *loop_alloc(const struct twheel_loop_config *cfg)
+{
+	struct twheel_loop *l;
 
 	l = aligned_alloc(CACHELINE, (sizeof(*l) + CACHELINE - 1) & ~(size_t)(CACHELINE - 1));
 	if (!l)
-		return -ENOMEM;
+		return NULL;
 	memset(l, 0, sizeof(*l));
-	twheel_rt_init(&l->rt, cfg.tick_ns, cfg.clock, cfg.clock_arg);
-	l->executor = cfg.executor;
-	l->executor_arg = cfg.executor_arg;
-	l->release = cfg.release;
-	l->release_arg = cfg.release_arg;
-	l->max_pending = cfg.max_pending;
-	l->batch = cfg.batch ? cfg.batch : DEFAULT_BATCH;
+	twheel_rt_init(&l->rt, cfg->tick_ns, cfg->clock, cfg->clock_arg);
+	l->executor = cfg->executor;
+	l->executor_arg = cfg->executor_arg;
+	l->release = cfg->release;
+	l->release_arg = cfg->release_arg;
+	l->max_pending = cfg->max_pending;
+	l->batch = cfg->batch ? cfg->batch : DEFAULT_BATCH;
 	l->q_head = &l->stub;
 	l->q_tail = &l->stub;
 	l->efd_io.func = twl_efd_done;
 	l->epfd = -1;
+	return l;
+}
+
+/* Open the loop's eventfd. Returns 0, or the negative errno with @msg set. */
+static int efd_open(struct twheel_loop *l, char *msg, size_t len)
+{
+	int ret;
 
 	l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (l->efd < 0) {
 		ret = -errno;
 		if (msg && len)
 			snprintf(msg, len, "eventfd: %s", strerror(-ret));
-		free(l);
 		return ret;
 	}
+	return 0;
+}
 
-	/*
-	 * io_uring unless told not to; where it is refused (a seccomp profile,
-	 * kernel.io_uring_disabled, no io_uring at all) or too old, epoll runs
-	 * the timer half, unless the caller needs io_uring.
-	 */
-	ret = -EPERM;
-	if (!(cfg.flags & TW_LOOP_NO_URING))
-		ret = ring_init(l, &cfg, msg, len);
-	if (ret && !(cfg.flags & TW_LOOP_URING_ONLY) &&
+/*
+ * io_uring unless told not to; where it is refused (a seccomp profile,
+ * kernel.io_uring_disabled, no io_uring at all) or too old, epoll runs
+ * the timer half, unless the caller needs io_uring. Returns 0 with @msg
+ * naming the fallback if one was taken, or the negative errno of the
+ * last backend tried with @msg set by it; nothing is left open then.
+ */
+static int backend_init(struct twheel_loop *l, const struct twheel_loop_config *cfg, char *msg,
+			size_t len)
+{
+	int ret = -EPERM;
+
+	if (!(cfg->flags & TW_LOOP_NO_URING))
+		ret = ring_init(l, cfg, msg, len);
+	if (ret && !(cfg->flags & TW_LOOP_URING_ONLY) &&
 	    (ret == -EPERM || ret == -ENOSYS || ret == -EOPNOTSUPP)) {
 		char why[192];
 
@@ -258,18 +279,54 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 			snprintf(msg, len, "running on epoll without io_uring%s%s",
 				 why[0] ? ": " : " (TW_LOOP_NO_URING)", why);
 	}
-	if (ret)
-		goto err_efd;
+	return ret;
+}
+
+/*
+ * Read the clock and create the two wheels at its tick. Returns 0, or
+ * -ENOMEM with whichever wheel was created left for the caller to destroy.
+ */
+static int wheels_create(struct twheel_loop *l)
+{
+	tw_tick_t now;
 
 	l->now = loop_clock(l);
 	now = twheel_rt_floor(&l->rt, l->now);
 	l->tick = now;
 	l->wheel = twheel_create(now);
 	l->dwheel = twheel_create(now);
-	if (!l->wheel || !l->dwheel) {
-		ret = -ENOMEM;
+	if (!l->wheel || !l->dwheel)
+		return -ENOMEM;
+	return 0;
+}
+
+int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_config *ucfg,
+		       char *msg, size_t len)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	int ret;
+
+	if (msg && len)
+		msg[0] = '\0';
+	if (!loopp)
+		return -EINVAL;
+	*loopp = NULL;
+	ret = config_read(&cfg, ucfg, msg, len);
+	if (ret)
+		return ret;
+	l = loop_alloc(&cfg);
+	if (!l)
+		return -ENOMEM;
+	ret = efd_open(l, msg, len);
+	if (ret)
+		goto err_free;
+	ret = backend_init(l, &cfg, msg, len);
+	if (ret)
+		goto err_efd;
+	ret = wheels_create(l);
+	if (ret)
 		goto err_wheels;
-	}
 	*loopp = l;
 	return 0;
 
@@ -282,6 +339,7 @@ err_wheels:
 		io_uring_queue_exit(&l->ring);
 err_efd:
 	close(l->efd);
+err_free:
 	free(l);
 	return ret;
 }
