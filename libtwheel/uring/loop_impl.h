@@ -234,6 +234,7 @@ void twl_work_run(struct tw_loop_work *w);
 /* timer.c */
 void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
 void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref);
+extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
 
 /* periodic.c: the policy, pure functions of what they are passed */
 struct twl_period {
@@ -266,7 +267,6 @@ bool twl_periodic_fresh(const struct twl_period *s);
 uint64_t twl_periodic_next(const struct twl_period *s);
 
 /* wait.c */
-extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
 void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
 
 /* multishot.c: scan before every submission; end only while ms_len > 0 */

@@ -63,6 +63,11 @@
  */
 #include "loop_impl.h"
 
+/* The loop whose wheels this thread is advancing, set by the iteration
+ * (wait.c) around the advance: timer_fire() reads it instead of t->_loop,
+ * which sits on the timer's second cache line. */
+_Thread_local struct twheel_loop *twl_firing_loop;
+
 static void timer_fire(struct tw_timer *tt);
 
 int tw_loop_timer_init(struct tw_loop_timer *t, void (*func)(struct tw_loop_timer *t),

@@ -33,10 +33,6 @@
 
 #include "loop_impl.h"
 
-/* The loop whose wheels this thread is advancing (read by timer_fire()
- * instead of t->_loop, which sits on the timer's second cache line). */
-_Thread_local struct twheel_loop *twl_firing_loop;
-
 static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
@@ -298,7 +294,9 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	ran = cqes_run(l);
 	ran += twl_inbox_run(l);
 
-	prev = twl_firing_loop; /* another loop may be running this one from a callback */
+	/* timer.c fires them for the loop this thread advances; a callback
+	 * of another loop may be running this one */
+	prev = twl_firing_loop;
 	twl_firing_loop = l;
 	/* callbacks run (or handed to the executor), not timers expired: a
 	 * skipped misfire or a timer cancelled meanwhile runs nothing */
