@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * inbox.c - the cross-thread inbox of twheel-uring, waking the loop, and
- * posted work.
+ * inbox.c - the cross-thread inbox of twheel-uring: the queue (push, pop),
+ * waking the loop, and work items (post one, run one popped). It calls
+ * nothing in the other files: the loop thread pops the items and hands
+ * them out (wait.c), and drains them (drain.c).
  *
  * Other threads reach the loop only through the inbox: an intrusive Vyukov
  * MPSC queue whose link is embedded in every loop timer and work item
@@ -28,12 +30,6 @@
  * Sequential consistency of the four marked accesses means at least one
  * side sees the other (Dekker), so no wake-up is lost; wake_pending keeps
  * the number of eventfd writes to one per sleep however many producers.
- *
- * Each iteration handles at most cfg.batch items, so that a flood of
- * cross-thread requests cannot starve due timers and I/O. It takes them
- * in chunks of up to INBOX_CHUNK: pop a chunk, read the clock once, handle
- * the chunk. A delay queued by twheel_loop_schedule() counts from that
- * reading, which comes after the pop and so after the schedule call.
  */
 #include "loop_impl.h"
 
@@ -120,53 +116,4 @@ int twheel_loop_post(struct twheel_loop *l, struct tw_loop_work *w)
 	twl_inbox_push(l, &w->_node);
 	twl_wake(l);
 	return 0;
-}
-
-/* Handle one popped node, @ref being a clock reading taken after its pop;
- * returns 1 if a user callback ran. */
-static int inbox_handle(struct twheel_loop *l, struct tw_loop_node *n, uint64_t ref)
-{
-	if (n->_kind == TW__NODE_WORK) {
-		twl_work_run(tw_container_of(n, struct tw_loop_work, _node));
-		return 1;
-	}
-	twl_timer_from_inbox(l, tw_container_of(n, struct tw_loop_timer, _node), ref);
-	return 0;
-}
-
-int twl_inbox_run(struct twheel_loop *l)
-{
-	struct tw_loop_node *chunk[INBOX_CHUNK], *n = NULL;
-	unsigned left = l->batch;
-	int ran = 0;
-
-	l->inbox_more = false;
-	while (left) {
-		unsigned k = 0, i;
-		uint64_t ref;
-
-		while (k < INBOX_CHUNK && k < left) {
-			n = twl_inbox_pop(l);
-			if (!n || n == &twl_inbox_retry)
-				break;
-			chunk[k++] = n;
-		}
-		if (k) {
-			ref = loop_clock(l); /* after the pops: queued delays count from here */
-			l->st.inbox_items += k;
-			left -= k;
-			for (i = 0; i < k; i++)
-				ran += inbox_handle(l, chunk[i], ref);
-		}
-		if (n == &twl_inbox_retry) {
-			/* A producer was preempted mid-push: let it finish. */
-			l->inbox_more = true;
-			sched_yield();
-			return ran;
-		}
-		if (!k)
-			return ran; /* empty, also of what the chunk's items pushed */
-	}
-	l->inbox_more = true; /* batch used up: more next iteration, no sleep */
-	return ran;
 }

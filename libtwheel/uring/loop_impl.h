@@ -5,11 +5,12 @@
  * concern offers the others (prefix twl_; hidden, like everything but the
  * public API). Each .c file opens with the design of its own concern:
  *
- *	inbox.c     the cross-thread inbox (MPSC queue), waking the loop, posted work
+ *	inbox.c     the cross-thread inbox (MPSC queue), waking the loop, posting work
  *	timer.c     the loop-timer state machine: add/mod/del, schedule/cancel, and
  *	            firing one-shot and periodic timers
  *	periodic.c  the periodic policy (misfires, the next deadline): pure functions
- *	wait.c      one iteration: the kernel wait, I/O completions, advancing the wheels
+ *	wait.c      one iteration: the kernel wait, I/O completions, handing out
+ *	            the inbox's items, advancing the wheels
  *	multishot.c which requests in flight are multishot, to count their ends
  *	create.c    creation, kernel probing and its error messages, destroy, inspection
  *	drain.c     handing back everything the loop owns
@@ -73,7 +74,7 @@
 #define DEFAULT_TICK 1000000ull
 #define DEFAULT_ENTRIES 256u
 #define DEFAULT_BATCH 4096u
-/* Inbox items popped before one clock reading (inbox.c). */
+/* Inbox items popped before one clock reading (wait.c). */
 #define INBOX_CHUNK 64u
 /* I/O handlers run per iteration before the wheels are advanced. */
 #define CQE_BATCH 256u
@@ -227,7 +228,6 @@ extern struct tw_loop_node twl_inbox_retry; /* from twl_inbox_pop(): a push is i
 void twl_inbox_push(struct twheel_loop *l, struct tw_loop_node *n);
 struct tw_loop_node *twl_inbox_pop(struct twheel_loop *l);
 bool twl_inbox_maybe_nonempty(struct twheel_loop *l);
-int twl_inbox_run(struct twheel_loop *l);
 void twl_wake(struct twheel_loop *l);
 void twl_work_run(struct tw_loop_work *w);
 

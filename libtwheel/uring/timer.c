@@ -27,7 +27,7 @@
  * A schedule with a delay does not read the clock: it queues the timer as
  * QUEUED_DELAY with the delay in t->deadline, and the loop makes it a
  * deadline from a clock reading it takes after popping the timer (one per
- * chunk of popped items, inbox.c). That reading is no earlier than the
+ * chunk of popped items, wait.c). That reading is no earlier than the
  * schedule call, so the timer still never fires before call + delay. A
  * schedule_at() queues QUEUED with its deadline as given. Until the loop
  * arms it (or drain hands it back), nothing reads t->deadline of a queued

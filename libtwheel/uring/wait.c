@@ -137,10 +137,65 @@ static int cqes_run(struct twheel_loop *l)
 	return ran;
 }
 
+/* Handle one popped node, @ref being a clock reading taken after its pop;
+ * returns 1 if a user callback ran. */
+static int inbox_handle(struct twheel_loop *l, struct tw_loop_node *n, uint64_t ref)
+{
+	if (n->_kind == TW__NODE_WORK) {
+		twl_work_run(tw_container_of(n, struct tw_loop_work, _node));
+		return 1;
+	}
+	twl_timer_from_inbox(l, tw_container_of(n, struct tw_loop_timer, _node), ref);
+	return 0;
+}
+
 /*
- * Step 1 and 2 of an iteration: submit, and sleep unless @nowait or
- * something is due. Returns 0 or a negative errno from io_uring_enter().
+ * Step 3's inbox part: handle at most cfg.batch items, so that a flood of
+ * cross-thread requests cannot starve due timers and I/O, in chunks of up
+ * to INBOX_CHUNK: pop a chunk, read the clock once, hand out the chunk
+ * (work runs, timers go to timer.c). A delay queued by
+ * twheel_loop_schedule() counts from that reading, which comes after the
+ * pop and so after the schedule call. Returns the callbacks run.
  */
+static int inbox_run(struct twheel_loop *l)
+{
+	struct tw_loop_node *chunk[INBOX_CHUNK], *n = NULL;
+	unsigned left = l->batch;
+	int ran = 0;
+
+	l->inbox_more = false;
+	if (!twl_inbox_maybe_nonempty(l))
+		return 0; /* most iterations: nothing from other threads */
+	while (left) {
+		unsigned k = 0, i;
+		uint64_t ref;
+
+		while (k < INBOX_CHUNK && k < left) {
+			n = twl_inbox_pop(l);
+			if (!n || n == &twl_inbox_retry)
+				break;
+			chunk[k++] = n;
+		}
+		if (k) {
+			ref = loop_clock(l); /* after the pops: queued delays count from here */
+			l->st.inbox_items += k;
+			left -= k;
+			for (i = 0; i < k; i++)
+				ran += inbox_handle(l, chunk[i], ref);
+		}
+		if (n == &twl_inbox_retry) {
+			/* A producer was preempted mid-push: let it finish. */
+			l->inbox_more = true;
+			sched_yield();
+			return ran;
+		}
+		if (!k)
+			return ran; /* empty, also of what the chunk's items pushed */
+	}
+	l->inbox_more = true; /* batch used up: more next iteration, no sleep */
+	return ran;
+}
+
 /* Clear the eventfd after a wake-up; producers may write again. */
 static void efd_reset(struct twheel_loop *l)
 {
@@ -184,6 +239,10 @@ static int wait_epoll(struct twheel_loop *l, uint64_t timeout)
 	return n < 0 && errno != EINTR ? -errno : 0;
 }
 
+/*
+ * Step 1 and 2 of an iteration: submit, and sleep unless @nowait or
+ * something is due. Returns 0 or a negative errno from io_uring_enter().
+ */
 static int loop_wait(struct twheel_loop *l, bool nowait)
 {
 	uint64_t timeout = NO_TIMEOUT;
@@ -292,7 +351,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	tick = twheel_rt_floor(&l->rt, l->now);
 	l->tick = tick = tick > l->tick ? tick : l->tick;
 	ran = cqes_run(l);
-	ran += twl_inbox_run(l);
+	ran += inbox_run(l);
 
 	/* timer.c fires them for the loop this thread advances; a callback
 	 * of another loop may be running this one */
