@@ -111,10 +111,9 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 	return (int)(pings * DEMO_PING_LEN);
 }
 
-int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker)
+/* --nofile, or RLIMIT_NOFILE as high as allowed; returns the soft limit now in force. */
+static rlim_t set_nofile(void)
 {
-	parse_args(argc, argv, name);
-	signal(SIGPIPE, SIG_IGN);
 	rlim_t nofile = demo_raise_nofile(1u << 20);
 	if (demo_opts.nofile) {
 		struct rlimit rl;
@@ -123,58 +122,73 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 		setrlimit(RLIMIT_NOFILE, &rl);
 		nofile = rl.rlim_cur;
 	}
+	return nofile;
+}
 
-	/* Signals are read from a signalfd by each worker's loop. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+/* Signals are read from a signalfd by each worker's loop: block them, into @set. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
 
-	/* All listening sockets exist before any worker runs: none is missed. */
+/*
+ * One listening socket per worker, all before any worker runs: none is
+ * missed. The first takes --port (0: any free one), the others share the
+ * port it got, returned in *@portp. NULL on failure (message printed if
+ * a socket could not listen).
+ */
+static int *open_listeners(uint16_t *portp)
+{
 	int *lfds = (int *)calloc(demo_opts.workers, sizeof(*lfds));
 	if (!lfds)
-		return 1;
+		return NULL;
 	uint16_t port = demo_opts.port;
 	for (unsigned i = 0; i < demo_opts.workers; i++) {
 		lfds[i] = listen_socket(port, demo_opts.workers > 1);
 		if (lfds[i] < 0) {
 			fprintf(stderr, "idle-server: listen on %s:%u: %s\n", demo_opts.bind.text, port, strerror(-lfds[i]));
-			return 1;
+			return NULL;
 		}
 		port = demo_sock_port(lfds[i]);
 	}
-	const char *banner = "idle-server: ready: listening on %s:%u, %u worker%s, idle timeout %" PRIu64
-			     " ms, %s mode, tick %" PRIu64 " us, RLIMIT_NOFILE %lu, pid %d\n";
+	*portp = port;
+	return lfds;
+}
 
-	if (demo_opts.workers == 1) {
-		if (!demo_opts.quiet) {
-			printf(banner, demo_opts.bind.text, port, 1u, "", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
-			       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
-			fflush(stdout);
-		}
-		/* the banner is printed before the loop exists; connections wait in the backlog */
-		int ret = run_worker(lfds[0], 0, -1);
-		free(lfds);
-		return ret;
-	}
+/* The "ready" line, unless --quiet. */
+static void print_banner(uint16_t port, rlim_t nofile)
+{
+	if (demo_opts.quiet)
+		return;
+	printf("idle-server: ready: listening on %s:%u, %u worker%s, idle timeout %" PRIu64
+	       " ms, %s mode, tick %" PRIu64 " us, RLIMIT_NOFILE %lu, pid %d\n",
+	       demo_opts.bind.text, port, demo_opts.workers, demo_opts.workers == 1 ? "" : "s", demo_opts.idle_ms,
+	       demo_opts.heartbeat ? "heartbeat" : "echo", demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
+	fflush(stdout);
+}
 
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) != 0) {
-		perror("idle-server: pipe");
-		return 1;
-	}
+/*
+ * Fork one worker per listening socket in @lfds; each keeps only its own
+ * socket and the write end of @ready, and exits with what @run_worker
+ * returns. Returns the workers' pids, or NULL (message printed if fork
+ * failed).
+ */
+static pid_t *fork_workers(int *lfds, const int ready[2], demo_worker_fn run_worker)
+{
 	pid_t *pids = (pid_t *)calloc(demo_opts.workers, sizeof(*pids));
 	if (!pids)
-		return 1;
+		return NULL;
 	for (unsigned i = 0; i < demo_opts.workers; i++) {
 		fflush(stdout);
 		pids[i] = fork();
 		if (pids[i] < 0) {
 			perror("idle-server: fork");
-			return 1;
+			return NULL;
 		}
 		if (pids[i] == 0) {
 			for (unsigned j = 0; j < demo_opts.workers; j++)
@@ -187,6 +201,16 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 			_exit(run_worker(lfd, i, ready[1]));
 		}
 	}
+	return pids;
+}
+
+/*
+ * Close the parent's copies of the listening sockets (freeing @lfds) and
+ * of the pipe's write end, then count the workers that report ready (one
+ * byte each) until all did or the last one closed the pipe.
+ */
+static unsigned wait_ready(int *lfds, const int ready[2])
+{
 	for (unsigned i = 0; i < demo_opts.workers; i++)
 		close(lfds[i]);
 	free(lfds);
@@ -196,49 +220,97 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 	while (nready < demo_opts.workers && read(ready[0], &b, 1) == 1)
 		nready++;
 	close(ready[0]);
-	if (nready == demo_opts.workers && !demo_opts.quiet) {
-		printf(banner, demo_opts.bind.text, port, demo_opts.workers, "s", demo_opts.idle_ms, demo_opts.heartbeat ? "heartbeat" : "echo",
-		       demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
-		fflush(stdout);
-	}
+	return nready;
+}
 
-	/* The parent: forward signals, reap workers. */
-	int status = 0;
-	unsigned alive = demo_opts.workers;
-	bool stopping = false;
-	while (alive) {
+/* The parent's view of its workers. */
+struct supervisor {
+	pid_t *pids;    /* 0 once reaped */
+	unsigned alive;
+	int status;     /* the first nonzero exit code */
+	bool stopping;  /* the workers were told to stop */
+};
+
+/* Reap the workers that exited; the first that failed stops the others. */
+static void reap_workers(struct supervisor *sv)
+{
+	pid_t p;
+	int st;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (unsigned i = 0; i < demo_opts.workers; i++)
+			if (sv->pids[i] == p) {
+				sv->pids[i] = 0;
+				sv->alive--;
+			}
+		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (code && !sv->status)
+			sv->status = code;
+		if (code && !sv->stopping) {
+			fprintf(stderr, "idle-server: worker %d exited with %d; stopping the others\n", (int)p, code);
+			sv->stopping = true;
+			for (unsigned i = 0; i < demo_opts.workers; i++)
+				if (sv->pids[i])
+					kill(sv->pids[i], SIGTERM);
+		}
+	}
+}
+
+/*
+ * The parent: forward the signals in @set to the workers and reap them
+ * (SIGCHLD) until none is left. Returns the first nonzero exit code of a
+ * worker, or 0.
+ */
+static int supervise(pid_t *pids, const sigset_t *set)
+{
+	struct supervisor sv = { .pids = pids, .alive = demo_opts.workers };
+	while (sv.alive) {
 		int sig;
-		if (sigwait(&set, &sig) != 0)
+		if (sigwait(set, &sig) != 0)
 			continue;
 		if (sig == SIGCHLD) {
-			pid_t p;
-			int st;
-			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-				for (unsigned i = 0; i < demo_opts.workers; i++)
-					if (pids[i] == p) {
-						pids[i] = 0;
-						alive--;
-					}
-				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				if (code && !status)
-					status = code;
-				if (code && !stopping) {
-					fprintf(stderr, "idle-server: worker %d exited with %d; stopping the others\n", (int)p, code);
-					stopping = true;
-					for (unsigned i = 0; i < demo_opts.workers; i++)
-						if (pids[i])
-							kill(pids[i], SIGTERM);
-				}
-			}
+			reap_workers(&sv);
 			continue;
 		}
 		if (sig != SIGUSR1)
-			stopping = true;
+			sv.stopping = true;
 		for (unsigned i = 0; i < demo_opts.workers; i++)
 			if (pids[i])
 				kill(pids[i], sig);
 	}
+	return sv.status;
+}
+
+int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker)
+{
+	parse_args(argc, argv, name);
+	signal(SIGPIPE, SIG_IGN);
+	rlim_t nofile = set_nofile();
+	sigset_t set;
+	block_signals(&set);
+	uint16_t port;
+	int *lfds = open_listeners(&port);
+	if (!lfds)
+		return 1;
+
+	if (demo_opts.workers == 1) {
+		print_banner(port, nofile);
+		/* the banner is printed before the loop exists; connections wait in the backlog */
+		int ret = run_worker(lfds[0], 0, -1);
+		free(lfds);
+		return ret;
+	}
+
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) != 0) {
+		perror("idle-server: pipe");
+		return 1;
+	}
+	pid_t *pids = fork_workers(lfds, ready, run_worker);
+	if (!pids)
+		return 1;
+	if (wait_ready(lfds, ready) == demo_opts.workers)
+		print_banner(port, nofile);
+	int status = supervise(pids, &set);
 	free(pids);
 	return status;
 }
-
