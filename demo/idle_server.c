@@ -558,89 +558,138 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 
 /* ---- One worker ------------------------------------------------------------------- */
 
-static int run_worker(int lfd, unsigned worker, int ready_fd)
+/*
+ * The server's callbacks, timers and descriptor limit; with --trace, its
+ * file PREFIX.<worker>. Returns 0, or 1 if that cannot be opened (message
+ * printed).
+ */
+static int server_init(struct server *s)
 {
-	struct server s = { .lfd = lfd, .worker = worker, .idle_ns = demo_opts.idle_ms * 1000000u };
-	tw_list_init(&s.conns);
-	s.accept_io.func = on_accept;
-	s.signal_io.func = on_signal;
-	s.noop_io.func = on_noop;
-	tw_loop_timer_init(&s.backoff, on_backoff, 0);
-	tw_loop_timer_init(&s.deadline, on_deadline, 0);
+	tw_list_init(&s->conns);
+	s->accept_io.func = on_accept;
+	s->signal_io.func = on_signal;
+	s->noop_io.func = on_noop;
+	tw_loop_timer_init(&s->backoff, on_backoff, 0);
+	tw_loop_timer_init(&s->deadline, on_deadline, 0);
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
-	s.nofile = rl.rlim_cur;
+	s->nofile = rl.rlim_cur;
 	if (demo_opts.trace) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s.%u", demo_opts.trace, worker);
-		s.trace = fopen(path, "w");
-		if (!s.trace) {
-			fprintf(stderr, "idle-server[%u]: %s: %s\n", worker, path, strerror(errno));
+		snprintf(path, sizeof(path), "%s.%u", demo_opts.trace, s->worker);
+		s->trace = fopen(path, "w");
+		if (!s->trace) {
+			fprintf(stderr, "idle-server[%u]: %s: %s\n", s->worker, path, strerror(errno));
 			return 1;
 		}
 	}
+	return 0;
+}
 
+/* The signalfd the loop reads SIGTERM, SIGINT and SIGUSR1 from. Returns 0, or 1 (message printed). */
+static int signalfd_open(struct server *s)
+{
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGUSR1);
-	s.sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (s.sfd < 0) {
+	s->sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (s->sfd < 0) {
 		perror("idle-server: signalfd");
 		return 1;
 	}
+	return 0;
+}
 
+/*
+ * The worker's loop, on io_uring only. Returns 0, or the exit status
+ * (message printed): DEMO_EXIT_NO_URING when io_uring is refused or too
+ * old, else 1.
+ */
+static int loop_open(struct server *s)
+{
 	struct twheel_loop_config cfg;
 	twheel_loop_config_init(&cfg);
 	cfg.tick_ns = demo_opts.tick_us * 1000u;
 	cfg.entries = 4096;
 	cfg.flags = TW_LOOP_URING_ONLY; /* the server's I/O needs the ring */
 	char msg[256];
-	int ret = twheel_loop_create(&s.loop, &cfg, msg, sizeof(msg));
+	int ret = twheel_loop_create(&s->loop, &cfg, msg, sizeof(msg));
 	if (ret < 0) {
-		fprintf(stderr, "idle-server[%u]: %s\n", worker, msg);
+		fprintf(stderr, "idle-server[%u]: %s\n", s->worker, msg);
 		return ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP ? DEMO_EXIT_NO_URING : 1;
 	}
+	return 0;
+}
+
+/*
+ * Run the loop until it stops, timing each iteration. Returns 0 after a
+ * stop, or the loop's negative errno (message printed).
+ */
+static int serve(struct server *s)
+{
+	int ret;
+	for (;;) {
+		ret = twheel_loop_run_once(s->loop, 0);
+		if (ret < 0)
+			break;
+		demo_hist_add(&s->h_busy, (int64_t)(twheel_loop_clock(s->loop) - twheel_loop_now(s->loop)));
+		if ((uint64_t)ret > s->max_ran)
+			s->max_ran = (uint64_t)ret;
+	}
+	if (ret == -ESHUTDOWN)
+		ret = 0;
+	if (ret < 0)
+		fprintf(stderr, "idle-server[%u]: loop: %s\n", s->worker, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Print the final STATS line and free everything; after a clean shutdown
+ * nothing is left, after an error this cleans up. Returns the exit status:
+ * 1 if connections or timers were left (message printed) or @ret < 0.
+ */
+static int server_exit(struct server *s, int ret)
+{
+	struct tw_list *pos, *n;
+	size_t left_conns = s->nconns, left_timers = conn_timers(s);
+	print_stats(s);
+	twheel_loop_destroy(s->loop, NULL, NULL, NULL);
+	tw_list_for_each_safe(pos, n, &s->conns) {
+		struct conn *c = tw_list_entry(pos, struct conn, link);
+		close(c->fd);
+		free(c);
+	}
+	close(s->sfd);
+	close(s->lfd);
+	if (s->trace)
+		fclose(s->trace);
+	if (left_conns || left_timers) {
+		fprintf(stderr, "idle-server[%u]: %zu connections and %zu timers left at exit\n", s->worker,
+			left_conns, left_timers);
+		return 1;
+	}
+	return ret < 0 ? 1 : 0;
+}
+
+static int run_worker(int lfd, unsigned worker, int ready_fd)
+{
+	struct server s = { .lfd = lfd, .worker = worker, .idle_ns = demo_opts.idle_ms * 1000000u };
+	int ret = server_init(&s);
+	if (!ret)
+		ret = signalfd_open(&s);
+	if (!ret)
+		ret = loop_open(&s);
+	if (ret)
+		return ret;
 	signal_arm(&s);
 	accept_arm(&s);
 	if (ready_fd >= 0) {
 		(void)!write(ready_fd, "r", 1);
 		close(ready_fd);
 	}
-	for (;;) {
-		ret = twheel_loop_run_once(s.loop, 0);
-		if (ret < 0)
-			break;
-		demo_hist_add(&s.h_busy, (int64_t)(twheel_loop_clock(s.loop) - twheel_loop_now(s.loop)));
-		if ((uint64_t)ret > s.max_ran)
-			s.max_ran = (uint64_t)ret;
-	}
-	if (ret == -ESHUTDOWN)
-		ret = 0;
-	if (ret < 0)
-		fprintf(stderr, "idle-server[%u]: loop: %s\n", worker, strerror(-ret));
-
-	/* after a clean shutdown nothing is left; after an error, clean up */
-	struct tw_list *pos, *n;
-	size_t left_conns = s.nconns, left_timers = conn_timers(&s);
-	print_stats(&s);
-	twheel_loop_destroy(s.loop, NULL, NULL, NULL);
-	tw_list_for_each_safe(pos, n, &s.conns) {
-		struct conn *c = tw_list_entry(pos, struct conn, link);
-		close(c->fd);
-		free(c);
-	}
-	close(s.sfd);
-	close(lfd);
-	if (s.trace)
-		fclose(s.trace);
-	if (left_conns || left_timers) {
-		fprintf(stderr, "idle-server[%u]: %zu connections and %zu timers left at exit\n", worker,
-			left_conns, left_timers);
-		return 1;
-	}
-	return ret < 0 ? 1 : 0;
+	return server_exit(&s, serve(&s));
 }
 
 
