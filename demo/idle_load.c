@@ -669,6 +669,191 @@ static void progress_end(void)
 }
 
 /*
+ * Set up @w for connections [lo, hi) of @res: its ring, its wheel and its
+ * connections, none open yet. Exits the process on failure (message
+ * printed; DEMO_EXIT_NO_URING when the kernel refuses io_uring).
+ */
+static void worker_init(struct worker *w, struct result *res, uint32_t lo, uint32_t pidx)
+{
+	w->rng = demo_rng_seed(o.seed, 1000 + pidx);
+	int ret = ring_init(&w->ring, 4096, 65536);
+	if (ret < 0) {
+		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
+		exit(DEMO_EXIT_NO_URING);
+	}
+	w->now = demo_now_ns();
+	w->wheel = twheel_create(tick_of(w->now));
+	w->conns = calloc(w->n ? w->n : 1, sizeof(*w->conns));
+	if (!w->wheel || !w->conns) {
+		fprintf(stderr, "idle-load: out of memory\n");
+		exit(1);
+	}
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct conn *c = &w->conns[i];
+		c->id = lo + i;
+		c->res = &res[lo + i];
+		c->kind = c->res->kind;
+		c->fd = -1;
+		tw_timer_init(&c->timer, on_timer);
+		if (c->kind != K_CHATTY)
+			w->unresolved++;
+	}
+}
+
+/* Open more connections, a bounded number per iteration. */
+static void open_more(struct worker *w)
+{
+	for (uint32_t k = 0; k < 64 && w->next < w->n && w->inflight < o.inflight; k++)
+		start_connect(w, &w->conns[w->next++]);
+}
+
+/* The end of the run: judge every chatty connection still open kept, and close it. */
+static void close_chatty(struct worker *w)
+{
+	w->ending = true;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct conn *c = &w->conns[i];
+		if (c->kind == K_CHATTY && c->state == S_OPEN) {
+			judge(w, c, O_KEPT);
+			conn_close(w, c, false);
+		}
+	}
+}
+
+/*
+ * Submit, and sleep until the next timer, an I/O completion, or 100 ms;
+ * not at all while connections wait to be opened. Exits the process on an
+ * error of the ring (message printed).
+ */
+static void wait_io(struct worker *w)
+{
+	uint64_t wait_ns = ms_ns(100);
+	tw_tick_t next = twheel_next_expiry(w->wheel);
+	if (next != TW_TICK_MAX) {
+		uint64_t at = next * 1000000u;
+		wait_ns = at > w->now ? (at - w->now < wait_ns ? at - w->now : wait_ns) : 0;
+	}
+	if (w->next < w->n && w->inflight < o.inflight)
+		wait_ns = 0;
+	struct __kernel_timespec ts = { .tv_sec = (long long)(wait_ns / 1000000000u),
+					.tv_nsec = (long long)(wait_ns % 1000000000u) };
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+		fprintf(stderr, "idle-load: io_uring_submit_and_wait_timeout: %s\n", strerror(-ret));
+		exit(1);
+	}
+}
+
+/*
+ * Handle the completions waiting in the ring, and a backlog the kernel
+ * holds back, in a bounded number of rounds (our timers wait too).
+ *
+ * Take the completions first and read the clock after: every completion
+ * handled below happened before w->now, so a close is never stamped
+ * earlier than it happened.
+ */
+static void reap(struct worker *w)
+{
+	struct io_uring_cqe *batch[512], *cqe;
+	unsigned n, got = 0;
+	for (int round = 0; round < 8; round++) { /* bounded: our timers too */
+		do {
+			n = io_uring_peek_batch_cqe(&w->ring, batch, 512);
+			w->now = demo_now_ns();
+			for (unsigned i = 0; i < n; i++)
+				on_cqe(w, batch[i]);
+			io_uring_cq_advance(&w->ring, n);
+			got += n;
+		} while (n == 512);
+		/*
+		 * With DEFER_TASKRUN, a wait for one completion runs at most
+		 * 20 of the pending ones (Linux 6.13+, IO_LOCAL_TW_DEFAULT_MAX):
+		 * the rest wait for the next system call. When we got a full
+		 * helping, there may be a backlog: reap all of it now, or the
+		 * closes we measure would wait behind it (measured: up to 2.5 s
+		 * on a starved machine, while the FIN was in for 4 ms).
+		 */
+		if (got < 16)
+			break;
+		static struct __kernel_timespec zero;
+		got = 0;
+		io_uring_submit_and_wait_timeout(&w->ring, &cqe, 4096, &zero, NULL);
+	}
+}
+
+/*
+ * The loop: open the connections, play them out, and once every silent
+ * and abrupt one is judged and the chatty ones were held long enough,
+ * close the chatty ones and wait (2 s at most) for them to go. A hard
+ * stop ends it anyway. @report: print the progress line.
+ */
+static void worker_loop(struct worker *w, bool report)
+{
+	uint64_t chatty_end = 0;       /* when the chatty connections are closed */
+	uint64_t drain_deadline = 0;   /* ... and how long we wait for them to go */
+	/* A hard stop, so that a broken server cannot keep us forever. */
+	uint64_t hard_stop = w->now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w->n * 2 +
+					    o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000);
+
+	for (;;) {
+		w->now = demo_now_ns();
+		twheel_advance(w->wheel, tick_of(w->now));
+		open_more(w);
+
+		if (w->next == w->n && w->inflight == 0 && !chatty_end)
+			chatty_end = w->ps->t_last_est + ms_ns(o.idle_ms + o.hold_ms);
+		if (chatty_end && !w->ending && w->now >= chatty_end && !silent_or_abrupt_left(w)) {
+			close_chatty(w);
+			drain_deadline = w->now + ms_ns(2000);
+		}
+		if (w->ending && (w->live == 0 || w->now >= drain_deadline))
+			break;
+		if (w->now >= hard_stop) {
+			fprintf(stderr, "idle-load: gave up: %u connections still undecided after the hard stop\n",
+				w->unresolved);
+			break;
+		}
+		wait_io(w);
+		reap(w);
+		if (report)
+			progress(w->now, false);
+	}
+}
+
+/* --trace: each silent connection's times to PREFIX.<pidx> (a message if it cannot). */
+static void write_trace(const struct worker *w, uint32_t pidx)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s.%u", o.trace, pidx);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "idle-load: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (uint32_t i = 0; i < w->n; i++) {
+		const struct conn *c = &w->conns[i];
+		if (c->kind == K_SILENT && c->lport)
+			fprintf(f, "%08x:%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->laddr, c->lport,
+				c->res->t_submit, c->res->t_est, c->res->t_close, c->res->t_fin_in);
+	}
+	fclose(f);
+}
+
+/* Close what is still open (hard stop; results stay as judged) and free @w. */
+static void worker_free(struct worker *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->conns[i].fd >= 0) {
+			twheel_del(w->wheel, &w->conns[i].timer);
+			close(w->conns[i].fd);
+		}
+	io_uring_queue_exit(&w->ring);
+	twheel_destroy(w->wheel);
+	free(w->conns);
+}
+
+/*
  * Run connections [lo, hi). Returns 0, or exits the process on a fatal
  * error (message printed).
  */
@@ -677,142 +862,11 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 {
 	struct worker w = { .n = hi - lo, .ps = ps };
 	the_worker = &w;
-	w.rng = demo_rng_seed(o.seed, 1000 + pidx);
-	int ret = ring_init(&w.ring, 4096, 65536);
-	if (ret < 0) {
-		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
-		exit(DEMO_EXIT_NO_URING);
-	}
-	w.now = demo_now_ns();
-	w.wheel = twheel_create(tick_of(w.now));
-	w.conns = calloc(w.n ? w.n : 1, sizeof(*w.conns));
-	if (!w.wheel || !w.conns) {
-		fprintf(stderr, "idle-load: out of memory\n");
-		exit(1);
-	}
-	for (uint32_t i = 0; i < w.n; i++) {
-		struct conn *c = &w.conns[i];
-		c->id = lo + i;
-		c->res = &res[lo + i];
-		c->kind = c->res->kind;
-		c->fd = -1;
-		tw_timer_init(&c->timer, on_timer);
-		if (c->kind != K_CHATTY)
-			w.unresolved++;
-	}
-
-	uint64_t chatty_end = 0;       /* when the chatty connections are closed */
-	uint64_t drain_deadline = 0;   /* ... and how long we wait for them to go */
-	/* A hard stop, so that a broken server cannot keep us forever. */
-	uint64_t hard_stop = w.now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w.n * 2 +
-					   o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000);
-
-	for (;;) {
-		w.now = demo_now_ns();
-		twheel_advance(w.wheel, tick_of(w.now));
-
-		/* open more connections, a bounded number per iteration */
-		for (uint32_t k = 0; k < 64 && w.next < w.n && w.inflight < o.inflight; k++)
-			start_connect(&w, &w.conns[w.next++]);
-
-		if (w.next == w.n && w.inflight == 0 && !chatty_end)
-			chatty_end = ps->t_last_est + ms_ns(o.idle_ms + o.hold_ms);
-		if (chatty_end && !w.ending && w.now >= chatty_end && !silent_or_abrupt_left(&w)) {
-			w.ending = true;
-			for (uint32_t i = 0; i < w.n; i++) {
-				struct conn *c = &w.conns[i];
-				if (c->kind == K_CHATTY && c->state == S_OPEN) {
-					judge(&w, c, O_KEPT);
-					conn_close(&w, c, false);
-				}
-			}
-			drain_deadline = w.now + ms_ns(2000);
-		}
-		if (w.ending && (w.live == 0 || w.now >= drain_deadline))
-			break;
-		if (w.now >= hard_stop) {
-			fprintf(stderr, "idle-load: gave up: %u connections still undecided after the hard stop\n",
-				w.unresolved);
-			break;
-		}
-
-		/* sleep until the next timer, an I/O completion, or 100 ms */
-		uint64_t wait_ns = ms_ns(100);
-		tw_tick_t next = twheel_next_expiry(w.wheel);
-		if (next != TW_TICK_MAX) {
-			uint64_t at = next * 1000000u;
-			wait_ns = at > w.now ? (at - w.now < wait_ns ? at - w.now : wait_ns) : 0;
-		}
-		if (w.next < w.n && w.inflight < o.inflight)
-			wait_ns = 0;
-		struct __kernel_timespec ts = { .tv_sec = (long long)(wait_ns / 1000000000u),
-						.tv_nsec = (long long)(wait_ns % 1000000000u) };
-		struct io_uring_cqe *cqe;
-		ret = io_uring_submit_and_wait_timeout(&w.ring, &cqe, 1, &ts, NULL);
-		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-			fprintf(stderr, "idle-load: io_uring_submit_and_wait_timeout: %s\n", strerror(-ret));
-			exit(1);
-		}
-		/*
-		 * Take the completions first and read the clock after: every
-		 * completion handled below happened before w.now, so a close is
-		 * never stamped earlier than it happened.
-		 */
-		struct io_uring_cqe *batch[512];
-		unsigned n, got = 0;
-		for (int round = 0; round < 8; round++) { /* bounded: our timers too */
-			do {
-				n = io_uring_peek_batch_cqe(&w.ring, batch, 512);
-				w.now = demo_now_ns();
-				for (unsigned i = 0; i < n; i++)
-					on_cqe(&w, batch[i]);
-				io_uring_cq_advance(&w.ring, n);
-				got += n;
-			} while (n == 512);
-			/*
-			 * With DEFER_TASKRUN, a wait for one completion runs at most
-			 * 20 of the pending ones (Linux 6.13+, IO_LOCAL_TW_DEFAULT_MAX):
-			 * the rest wait for the next system call. When we got a full
-			 * helping, there may be a backlog: reap all of it now, or the
-			 * closes we measure would wait behind it (measured: up to 2.5 s
-			 * on a starved machine, while the FIN was in for 4 ms).
-			 */
-			if (got < 16)
-				break;
-			static struct __kernel_timespec zero;
-			got = 0;
-			io_uring_submit_and_wait_timeout(&w.ring, &cqe, 4096, &zero, NULL);
-		}
-		if (report)
-			progress(w.now, false);
-	}
-
-	if (o.trace) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s.%u", o.trace, pidx);
-		FILE *f = fopen(path, "w");
-		if (!f) {
-			fprintf(stderr, "idle-load: %s: %s\n", path, strerror(errno));
-		} else {
-			for (uint32_t i = 0; i < w.n; i++) {
-				const struct conn *c = &w.conns[i];
-				if (c->kind == K_SILENT && c->lport)
-					fprintf(f, "%08x:%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->laddr, c->lport,
-						c->res->t_submit, c->res->t_est, c->res->t_close, c->res->t_fin_in);
-			}
-			fclose(f);
-		}
-	}
-
-	/* anything still open (hard stop) is closed; results stay as judged */
-	for (uint32_t i = 0; i < w.n; i++)
-		if (w.conns[i].fd >= 0) {
-			twheel_del(w.wheel, &w.conns[i].timer);
-			close(w.conns[i].fd);
-		}
-	io_uring_queue_exit(&w.ring);
-	twheel_destroy(w.wheel);
-	free(w.conns);
+	worker_init(&w, res, lo, pidx);
+	worker_loop(&w, report);
+	if (o.trace)
+		write_trace(&w, pidx);
+	worker_free(&w);
 	return 0;
 }
 
@@ -1172,14 +1226,10 @@ static const char *pcts(char *buf, size_t len, const int64_t *v, size_t n)
 	return buf;
 }
 
-/*
- * The summary: lines under 100 characters, figures first, then what PASS
- * judged and what "late" means; the RESULT line holds the same for scripts.
- */
-static void print_summary(const struct report *r)
+/* The summary's first lines: the run, and what became of each kind of connection. */
+static void print_counts(const struct report *r)
 {
-	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY], *t = r->sv.tm;
-	char b[100];
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	printf("\nidle_conns summary: %s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64
 	       " ms, grace %" PRIu64 " ms\n", o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms,
 	       o.grace_ms);
@@ -1204,6 +1254,13 @@ static void print_summary(const struct report *r)
 	if (c[O_STARVED])
 		printf("  INVALID RUN    %" PRIu64 " chatty ones closed after idle-load left them silent a whole\n"
 		       "                 timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
+}
+
+/* The summary's timing lines: lateness, connects, the server's own figures, our lag. */
+static void print_timing(const struct report *r)
+{
+	const uint64_t *t = r->sv.tm;
+	char b[100];
 	if (r->nlate) {
 		printf("  lateness ms    %s  min %.2f\n", pcts(b, sizeof(b), r->late, r->nlate),
 		       (double)r->late[0] / 1e6);
@@ -1231,6 +1288,11 @@ static void print_summary(const struct report *r)
 		printf("  generator lag  p50 %.2f  p99 %.2f  max %.2f  (ms: our own timers, handled - due)\n",
 		       demo_hist_pct(&r->sum.lag, 0.5) / 1e3, demo_hist_pct(&r->sum.lag, 0.99) / 1e3,
 		       r->sum.lag.max_us / 1e3);
+}
+
+/* The summary's last figures: the server's counters, CPU time, the plot. */
+static void print_resources(const struct report *r)
+{
 	if (o.stats && r->sv.workers)
 		printf("  server         %u worker%s: %" PRIu64 " accepted, %" PRIu64 " idle-closed, %" PRIu64 " EMFILE\n",
 		       r->sv.workers, r->sv.workers == 1 ? "" : "s", r->sv.accepted, r->sv.idle_closed, r->sv.emfile);
@@ -1243,7 +1305,12 @@ static void print_summary(const struct report *r)
 		printf("  CPU            server unknown, idle-load %.2f s; %.2f s wall\n", r->gen_cpu, r->wall_s);
 	if (o.plot)
 		printf("  plot           %s\n", r->plot);
+}
 
+/* The RESULT line: the summary's figures for scripts, key=value. */
+static void print_result_line(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY], *t = r->sv.tm;
 	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
 	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
@@ -1257,8 +1324,13 @@ static void print_summary(const struct report *r)
 	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
 	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->pass ? 1 : 0);
+}
 
-	/* what the verdict is made of: exactly the terms of r->pass */
+/* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
+static void print_verdict(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	char b[100];
 	printf("%s: each of these must be 0%s\n", r->pass ? "PASS" : "FAIL", r->pass ? ", and is" : "");
 	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
 	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
@@ -1279,6 +1351,19 @@ static void print_summary(const struct report *r)
 	printf("late: %" PRIu64 " of %u closed more than %" PRIu64 " ms (--tolerance-ms) after the idle timeout,\n"
 	       "  taken when the FIN arrived (else when idle-load saw the close); counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
 	printf("%s\n", r->pass ? "PASS" : "FAIL");
+}
+
+/*
+ * The summary: lines under 100 characters, figures first, then what PASS
+ * judged and what "late" means; the RESULT line holds the same for scripts.
+ */
+static void print_summary(const struct report *r)
+{
+	print_counts(r);
+	print_timing(r);
+	print_resources(r);
+	print_result_line(r);
+	print_verdict(r);
 }
 
 static void usage(FILE *f, const char *prog)
@@ -1372,6 +1457,150 @@ static void parse_args(int argc, char **argv)
 			  o.abrupt, o.per_src, nsrc == 1 ? " (IPv6 has one loopback source address)" : "");
 }
 
+/*
+ * Kinds: the first @nsilent of a seeded shuffle are silent, the rest of
+ * the --conns chatty; the abrupt clients are spread among them. Returns 0,
+ * or -1 out of memory (message printed).
+ */
+static int assign_kinds(struct result *res, uint32_t total, uint32_t nsilent)
+{
+	struct demo_rng rng = demo_rng_seed(o.seed, 0);
+	for (uint32_t i = 0; i < total; i++)
+		res[i].kind = K_CHATTY;
+	uint32_t *perm = malloc(sizeof(*perm) * (total ? total : 1));
+	if (!perm) {
+		perror("idle-load: malloc");
+		return -1;
+	}
+	for (uint32_t i = 0; i < total; i++) {
+		uint32_t j = (uint32_t)demo_rng_below(&rng, (uint64_t)i + 1);
+		perm[i] = perm[j];
+		perm[j] = i;
+	}
+	for (uint32_t i = 0; i < total; i++) {
+		if (i < nsilent)
+			res[perm[i]].kind = K_SILENT;
+		else if (i >= o.conns)
+			res[perm[i]].kind = (uint8_t)(K_RESET + (i - o.conns) % 4);
+	}
+	free(perm);
+	return 0;
+}
+
+/* The progress line's counters and clock, from @t0 (on unless --quiet). */
+static void progress_start(struct proc_stats *ps, uint32_t nprocs, uint32_t total, uint32_t nsilent,
+			   uint64_t t0)
+{
+	prog.ps = ps;
+	prog.nprocs = nprocs;
+	prog.total = total;
+	prog.nsilent = nsilent;
+	prog.t0 = t0;
+	prog.next = t0 + ms_ns(1000);
+	prog.on = !o.quiet;
+	prog.tty = isatty(STDOUT_FILENO);
+}
+
+/*
+ * Wait for the @nprocs worker processes, printing the progress line
+ * meanwhile; count in *@fail_procs those that failed. Returns 0, or
+ * DEMO_EXIT_NO_URING as soon as one reports io_uring refused.
+ */
+static int wait_procs(uint32_t nprocs, int *fail_procs)
+{
+	for (uint32_t left = nprocs; left > 0;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+		if (pid == 0 || (pid < 0 && errno == EINTR)) {
+			progress(demo_now_ns(), false);
+			usleep(100000);
+			continue;
+		}
+		if (pid < 0)
+			break;
+		left--;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == DEMO_EXIT_NO_URING)
+			return DEMO_EXIT_NO_URING;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			(*fail_procs)++;
+	}
+	return 0;
+}
+
+/*
+ * Run the @total connections: in this process, or split over @nprocs
+ * forked ones while this one reports their progress. Returns 0 with the
+ * failed processes counted in *@fail_procs, or the exit status when the
+ * run cannot go on (message printed).
+ */
+static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, uint32_t nprocs,
+		     int *fail_procs)
+{
+	if (nprocs == 1) {
+		run_worker(res, &ps[0], 0, total, 0, true);
+		return 0;
+	}
+	pid_t *pids = calloc(nprocs, sizeof(*pids));
+	if (!pids) {
+		perror("idle-load: calloc");
+		return 1;
+	}
+	for (uint32_t p = 0; p < nprocs; p++) {
+		uint32_t lo = (uint32_t)((uint64_t)total * p / nprocs);
+		uint32_t hi = (uint32_t)((uint64_t)total * (p + 1) / nprocs);
+		pids[p] = fork();
+		if (pids[p] < 0) {
+			perror("idle-load: fork");
+			return 1;
+		}
+		if (pids[p] == 0)
+			_exit(run_worker(res, &ps[p], lo, hi, p, false));
+	}
+	/* the children work; this process reports their progress */
+	int ret = wait_procs(nprocs, fail_procs);
+	if (ret)
+		return ret;
+	free(pids);
+	return 0;
+}
+
+/*
+ * CPU seconds: the server's from its STATS (unless --no-stats), else from
+ * /proc with --server-pid, else unknown (-1); the generator's own,
+ * children included, from getrusage().
+ */
+static void measure_cpu(struct report *r)
+{
+	r->cpu_user = r->cpu_sys = -1;
+	if (o.stats) {
+		r->sv = query_server(5000);
+		if (r->sv.workers) {
+			r->cpu_user = r->sv.cpu_user;
+			r->cpu_sys = r->sv.cpu_sys;
+		}
+	}
+	if (o.server_pid && (!o.stats || !r->sv.workers) && proc_cpu(o.server_pid, &r->cpu_user, &r->cpu_sys) != 0) {
+		fprintf(stderr, "idle-load: cannot read /proc/%u/stat\n", o.server_pid);
+		r->cpu_user = r->cpu_sys = -1;
+	}
+	struct rusage ru_self, ru_kids;
+	getrusage(RUSAGE_SELF, &ru_self);
+	getrusage(RUSAGE_CHILDREN, &ru_kids);
+	r->gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
+			      ru_kids.ru_stime.tv_sec) +
+		     (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
+			      ru_kids.ru_stime.tv_usec) / 1e6;
+}
+
+/* The verdict: no process failed, no connection judged wrongly or left undecided, the server clean. */
+static void judge_run(struct report *r)
+{
+	r->server_clean = !o.stats || r->sv.ok;
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	r->pass = !r->fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r->wrong == 0 && r->connect_fail == 0 &&
+		  r->pending == 0 && r->server_clean && c[O_STARVED] == 0;
+}
+
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
@@ -1395,31 +1624,8 @@ int main(int argc, char **argv)
 	}
 	struct result *res = shm;
 	struct proc_stats *ps = (struct proc_stats *)((char *)shm + res_bytes);
-
-	/*
-	 * Kinds: the first nsilent of a seeded shuffle are silent, the rest of
-	 * the --conns chatty; the abrupt clients are spread among them.
-	 */
-	struct demo_rng rng = demo_rng_seed(o.seed, 0);
-	for (uint32_t i = 0; i < total; i++)
-		res[i].kind = K_CHATTY;
-	uint32_t *perm = malloc(sizeof(*perm) * (total ? total : 1));
-	if (!perm) {
-		perror("idle-load: malloc");
+	if (assign_kinds(res, total, nsilent) != 0)
 		return 1;
-	}
-	for (uint32_t i = 0; i < total; i++) {
-		uint32_t j = (uint32_t)demo_rng_below(&rng, (uint64_t)i + 1);
-		perm[i] = perm[j];
-		perm[j] = i;
-	}
-	for (uint32_t i = 0; i < total; i++) {
-		if (i < nsilent)
-			res[perm[i]].kind = K_SILENT;
-		else if (i >= o.conns)
-			res[perm[i]].kind = (uint8_t)(K_RESET + (i - o.conns) % 4);
-	}
-	free(perm);
 
 	if (!o.quiet)
 		printf("idle-load: %u connections to %s:%u, idle timeout %" PRIu64 " ms, %u process%s\n"
@@ -1429,53 +1635,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	uint64_t t0 = demo_now_ns();
-	prog.ps = ps;
-	prog.nprocs = nprocs;
-	prog.total = total;
-	prog.nsilent = nsilent;
-	prog.t0 = t0;
-	prog.next = t0 + ms_ns(1000);
-	prog.on = !o.quiet;
-	prog.tty = isatty(STDOUT_FILENO);
+	progress_start(ps, nprocs, total, nsilent, t0);
 	int fail_procs = 0;
-	if (nprocs == 1) {
-		run_worker(res, &ps[0], 0, total, 0, true);
-	} else {
-		pid_t *pids = calloc(nprocs, sizeof(*pids));
-		if (!pids) {
-			perror("idle-load: calloc");
-			return 1;
-		}
-		for (uint32_t p = 0; p < nprocs; p++) {
-			uint32_t lo = (uint32_t)((uint64_t)total * p / nprocs);
-			uint32_t hi = (uint32_t)((uint64_t)total * (p + 1) / nprocs);
-			pids[p] = fork();
-			if (pids[p] < 0) {
-				perror("idle-load: fork");
-				return 1;
-			}
-			if (pids[p] == 0)
-				_exit(run_worker(res, &ps[p], lo, hi, p, false));
-		}
-		/* the children work; this process reports their progress */
-		for (uint32_t left = nprocs; left > 0;) {
-			int st;
-			pid_t pid = waitpid(-1, &st, WNOHANG);
-			if (pid == 0 || (pid < 0 && errno == EINTR)) {
-				progress(demo_now_ns(), false);
-				usleep(100000);
-				continue;
-			}
-			if (pid < 0)
-				break;
-			left--;
-			if (WIFEXITED(st) && WEXITSTATUS(st) == DEMO_EXIT_NO_URING)
-				return DEMO_EXIT_NO_URING;
-			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-				fail_procs++;
-		}
-		free(pids);
-	}
+	int ret = run_procs(res, ps, total, nprocs, &fail_procs);
+	if (ret)
+		return ret;
 	progress_end();
 	uint64_t t_end = demo_now_ns();
 
@@ -1486,29 +1650,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "idle-load: out of memory for the summary\n");
 		return 1;
 	}
-	r.cpu_user = r.cpu_sys = -1;
-	if (o.stats) {
-		r.sv = query_server(5000);
-		if (r.sv.workers) {
-			r.cpu_user = r.sv.cpu_user;
-			r.cpu_sys = r.sv.cpu_sys;
-		}
-	}
-	if (o.server_pid && (!o.stats || !r.sv.workers) && proc_cpu(o.server_pid, &r.cpu_user, &r.cpu_sys) != 0) {
-		fprintf(stderr, "idle-load: cannot read /proc/%u/stat\n", o.server_pid);
-		r.cpu_user = r.cpu_sys = -1;
-	}
-	struct rusage ru_self, ru_kids;
-	getrusage(RUSAGE_SELF, &ru_self);
-	getrusage(RUSAGE_CHILDREN, &ru_kids);
-	r.gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
-			     ru_kids.ru_stime.tv_sec) +
-		    (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
-			     ru_kids.ru_stime.tv_usec) / 1e6;
-	r.server_clean = !o.stats || r.sv.ok;
-	const uint64_t *s = r.count[K_SILENT], *c = r.count[K_CHATTY];
-	r.pass = !fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r.wrong == 0 && r.connect_fail == 0 &&
-		 r.pending == 0 && r.server_clean && c[O_STARVED] == 0;
+	measure_cpu(&r);
+	judge_run(&r);
 	if (o.plot)
 		write_plot(&r, res);
 	print_summary(&r);
