@@ -647,113 +647,125 @@ static int gnuplot(const char *dir, const char *script_name, const char *script)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static void plot_all(const char *dir)
+/*
+ * The scaling chart of @wl (rearm or add_cancel): each implementation's
+ * ns per operation against N, and floor_rearm's for rearm, into
+ * DIR/scaling_WL.png.
+ */
+static void plot_scaling(const char *dir, const char *wl)
 {
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-		printf("SKIP plots: gnuplot not found (install gnuplot-nox)\n");
-		return;
-	}
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		printf("SKIP plots: cannot create %s: %s\n", dir, strerror(errno));
-		return;
-	}
-	const char *wls[] = { "rearm", "add_cancel" };
 	const char *ims[] = { "twheel", "heap4", "heap2", "floor" };
 	char script[4096];
-	for (int w = 0; w < 2; w++) {
-		int have[4];
-		for (int i = 0; i < 4; i++)
-			have[i] = write_scaling_dat(dir, wls[w], i == 3 ? "floor" : ims[i]);
-		if (!strcmp(wls[w], "rearm"))
-			have[3] = 0;
-		/* floor_rearm is stored under its own workload name */
-		if (!strcmp(wls[w], "rearm"))
-			have[3] = write_scaling_dat(dir, "floor_rearm", "floor");
-		if (!have[0]) {
-			printf("SKIP plot %s: no scaling data (run with --workload scaling or all)\n", wls[w]);
-			continue;
-		}
-		int o = snprintf(script, sizeof(script),
-				 "set terminal pngcairo size 900,560 font 'DejaVu Sans,11'\n"
-				 "set output 'scaling_%s.png'\n"
-				 "set title '%s: ns per operation against N (virtual time, median of runs; bars: min-max)' noenhanced\n"
-				 "set logscale x\nset logscale y\nset format x '10^{%%L}'\n"
-				 "set xlabel 'N (timers)'\nset ylabel 'ns per %s'\n"
-				 "set key top left\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n"
-				 "plot 'scaling_%s_twheel.dat' u 1:2:3:4 w yerrorlines lw 2 pt 7 t 'libtwheel', \\\n"
-				 "     'scaling_%s_heap4.dat' u 1:2:3:4 w yerrorlines lw 2 pt 5 t '4-ary heap', \\\n"
-				 "     'scaling_%s_heap2.dat' u 1:2:3:4 w yerrorlines lw 2 pt 9 t 'binary heap'",
-				 wls[w], wls[w], !strcmp(wls[w], "rearm") ? "re-arm" : "add+cancel pair",
-				 wls[w], wls[w], wls[w]);
-		if (have[3])
-			snprintf(script + o, sizeof(script) - (size_t)o,
-				 ", \\\n     'scaling_floor_rearm_floor.dat' u 1:2 w lines dt 2 lw 2 lc 'black' "
-				 "t 'floor: read+write a random node'\n");
-		else
-			snprintf(script + o, sizeof(script) - (size_t)o, "\n");
-		char name[64];
-		snprintf(name, sizeof(name), "scaling_%s.gp", wls[w]);
-		if (gnuplot(dir, name, script))
-			printf("SKIP plot %s: gnuplot failed\n", wls[w]);
-		else
-			printf("PLOT %s/scaling_%s.png\n", dir, wls[w]);
+	int have[4];
+	for (int i = 0; i < 4; i++)
+		have[i] = write_scaling_dat(dir, wl, i == 3 ? "floor" : ims[i]);
+	if (!strcmp(wl, "rearm"))
+		have[3] = 0;
+	/* floor_rearm is stored under its own workload name */
+	if (!strcmp(wl, "rearm"))
+		have[3] = write_scaling_dat(dir, "floor_rearm", "floor");
+	if (!have[0]) {
+		printf("SKIP plot %s: no scaling data (run with --workload scaling or all)\n", wl);
+		return;
 	}
+	int o = snprintf(script, sizeof(script),
+			 "set terminal pngcairo size 900,560 font 'DejaVu Sans,11'\n"
+			 "set output 'scaling_%s.png'\n"
+			 "set title '%s: ns per operation against N (virtual time, median of runs; bars: min-max)' noenhanced\n"
+			 "set logscale x\nset logscale y\nset format x '10^{%%L}'\n"
+			 "set xlabel 'N (timers)'\nset ylabel 'ns per %s'\n"
+			 "set key top left\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n"
+			 "plot 'scaling_%s_twheel.dat' u 1:2:3:4 w yerrorlines lw 2 pt 7 t 'libtwheel', \\\n"
+			 "     'scaling_%s_heap4.dat' u 1:2:3:4 w yerrorlines lw 2 pt 5 t '4-ary heap', \\\n"
+			 "     'scaling_%s_heap2.dat' u 1:2:3:4 w yerrorlines lw 2 pt 9 t 'binary heap'",
+			 wl, wl, !strcmp(wl, "rearm") ? "re-arm" : "add+cancel pair",
+			 wl, wl, wl);
+	if (have[3])
+		snprintf(script + o, sizeof(script) - (size_t)o,
+			 ", \\\n     'scaling_floor_rearm_floor.dat' u 1:2 w lines dt 2 lw 2 lc 'black' "
+			 "t 'floor: read+write a random node'\n");
+	else
+		snprintf(script + o, sizeof(script) - (size_t)o, "\n");
+	char name[64];
+	snprintf(name, sizeof(name), "scaling_%s.gp", wl);
+	if (gnuplot(dir, name, script))
+		printf("SKIP plot %s: gnuplot failed\n", wl);
+	else
+		printf("PLOT %s/scaling_%s.png\n", dir, wl);
+}
 
-	/* rearm and add_cancel at the main N, every implementation and peer */
+/*
+ * DIR/main_ns.dat: the rearm, add_cancel and add_expire medians at the
+ * main N of every implementation and peer (-1: not measured). Returns the
+ * rows written, 0 if the file cannot be written.
+ */
+static int write_main_dat(const char *dir)
+{
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/main_ns.dat", dir);
 	FILE *f = fopen(path, "w");
 	int k = 0;
-	if (f) {
-		fprintf(f, "# impl rearm_median add_cancel_median add_expire_median (ns; -1: not measured)\n");
-		const char *seen[32];
-		int ns = 0;
-		for (int i = 0; i < nrows; i++) {
-			const struct row *r = &rows[i];
-			if (strcmp(r->section, "main") || strcmp(r->unit, "ns/op") ||
-			    (strcmp(r->workload, "rearm") && strcmp(r->workload, "add_cancel")) ||
-			    !strcmp(r->impl, "floor"))
-				continue;
-			bool dup = false;
-			for (int j = 0; j < ns; j++)
-				dup |= !strcmp(seen[j], r->impl);
-			if (dup || ns == 32)
-				continue;
-			seen[ns++] = r->impl;
-			const struct row *a = row_find("main", "rearm", r->impl, opt.n);
-			const struct row *b = row_find("main", "add_cancel", r->impl, opt.n);
-			const struct row *c = row_find("main", "add_expire", r->impl, opt.n);
-			fprintf(f, "\"%s\" %.2f %.2f %.2f\n", r->impl, a ? a->med : -1, b ? b->med : -1,
-				c ? c->med : -1);
-			k++;
-		}
-		fclose(f);
+	if (!f)
+		return 0;
+	fprintf(f, "# impl rearm_median add_cancel_median add_expire_median (ns; -1: not measured)\n");
+	const char *seen[32];
+	int ns = 0;
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		if (strcmp(r->section, "main") || strcmp(r->unit, "ns/op") ||
+		    (strcmp(r->workload, "rearm") && strcmp(r->workload, "add_cancel")) ||
+		    !strcmp(r->impl, "floor"))
+			continue;
+		bool dup = false;
+		for (int j = 0; j < ns; j++)
+			dup |= !strcmp(seen[j], r->impl);
+		if (dup || ns == 32)
+			continue;
+		seen[ns++] = r->impl;
+		const struct row *a = row_find("main", "rearm", r->impl, opt.n);
+		const struct row *b = row_find("main", "add_cancel", r->impl, opt.n);
+		const struct row *c = row_find("main", "add_expire", r->impl, opt.n);
+		fprintf(f, "\"%s\" %.2f %.2f %.2f\n", r->impl, a ? a->med : -1, b ? b->med : -1,
+			c ? c->med : -1);
+		k++;
 	}
-	if (k) {
-		snprintf(script, sizeof(script),
-			 "set terminal pngcairo size 1000,560 font 'DejaVu Sans,11'\n"
-			 "set output 'main_ns.png'\n"
-			 "set title 'ns per operation at N = %u (median; lower is better; peers: caller-thread cost on a real loop)'\n"
-			 "set style data histogram\nset style histogram cluster gap 1\n"
-			 "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-			 "set logscale y\nset yrange [1:*]\nset ylabel 'ns per operation (log)'\n"
-			 "set xtics rotate by -30\nset grid ytics\nset key top left\n"
-			 "plot 'main_ns.dat' u ($2 > 0 ? $2 : 1/0):xtic(1) t 'rearm (per re-arm)', \\\n"
-			 "     '' u ($3 > 0 ? $3 : 1/0) t 'add\\_cancel (per pair)', \\\n"
-			 "     '' u ($4 > 0 ? $4 : 1/0) t 'add\\_expire (per timer)'\n",
-			 opt.n);
-		if (gnuplot(dir, "main_ns.gp", script))
-			printf("SKIP plot main_ns: gnuplot failed\n");
-		else
-			printf("PLOT %s/main_ns.png\n", dir);
-	} else {
-		printf("SKIP plot main_ns: no rearm/add_cancel rows at the main N in this run\n");
-	}
+	fclose(f);
+	return k;
+}
 
-	/*
-	 * The real-time workloads: --loopbench-csv, else every CSV in
-	 * tools/loopbench/, else the default output of tools/loopbench/run.sh.
-	 */
+/* rearm and add_cancel at the main N, every implementation and peer: DIR/main_ns.png. */
+static void plot_main(const char *dir)
+{
+	char script[4096];
+	if (!write_main_dat(dir)) {
+		printf("SKIP plot main_ns: no rearm/add_cancel rows at the main N in this run\n");
+		return;
+	}
+	snprintf(script, sizeof(script),
+		 "set terminal pngcairo size 1000,560 font 'DejaVu Sans,11'\n"
+		 "set output 'main_ns.png'\n"
+		 "set title 'ns per operation at N = %u (median; lower is better; peers: caller-thread cost on a real loop)'\n"
+		 "set style data histogram\nset style histogram cluster gap 1\n"
+		 "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+		 "set logscale y\nset yrange [1:*]\nset ylabel 'ns per operation (log)'\n"
+		 "set xtics rotate by -30\nset grid ytics\nset key top left\n"
+		 "plot 'main_ns.dat' u ($2 > 0 ? $2 : 1/0):xtic(1) t 'rearm (per re-arm)', \\\n"
+		 "     '' u ($3 > 0 ? $3 : 1/0) t 'add\\_cancel (per pair)', \\\n"
+		 "     '' u ($4 > 0 ? $4 : 1/0) t 'add\\_expire (per timer)'\n",
+		 opt.n);
+	if (gnuplot(dir, "main_ns.gp", script))
+		printf("SKIP plot main_ns: gnuplot failed\n");
+	else
+		printf("PLOT %s/main_ns.png\n", dir);
+}
+
+/*
+ * The real-time workloads: --loopbench-csv, else every CSV in
+ * tools/loopbench/, else the default output of tools/loopbench/run.sh,
+ * drawn by plot_loopbench.sh into @dir.
+ */
+static void plot_loopbench(const char *dir)
+{
 	char cmd[4 * PATH_MAX];
 	if (opt.loopbench_csv)
 		snprintf(cmd, sizeof(cmd), "'%s/tools/bench/plot_loopbench.sh' '%s' '%s' || true",
@@ -770,6 +782,24 @@ static void plot_all(const char *dir)
 	fflush(stdout);
 	if (system(cmd) != 0)
 		printf("SKIP plot loopbench: the plot command failed\n");
+}
+
+/* --plot DIR: every chart, with gnuplot, into DIR (created if need be). */
+static void plot_all(const char *dir)
+{
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		printf("SKIP plots: gnuplot not found (install gnuplot-nox)\n");
+		return;
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		printf("SKIP plots: cannot create %s: %s\n", dir, strerror(errno));
+		return;
+	}
+	const char *wls[] = { "rearm", "add_cancel" };
+	for (int w = 0; w < 2; w++)
+		plot_scaling(dir, wls[w]);
+	plot_main(dir);
+	plot_loopbench(dir);
 }
 
 /* ---- main ----------------------------------------------------------------- */
@@ -803,18 +833,28 @@ static uint32_t parse_u32(const char *s)
 	return (uint32_t)v;
 }
 
-int main(int argc, char **argv)
+/*
+ * bench --memory-child IMPL N: the helper process of run_memory(); IMPL
+ * "none" reports the baseline maxrss. Returns its exit status.
+ */
+static int memory_child_main(char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "--memory-child")) {
-		if (!strcmp(argv[2], "none")) {
-			struct rusage ru;
-			getrusage(RUSAGE_SELF, &ru);
-			printf("maxrss_kb %ld\n", ru.ru_maxrss);
-			return 0;
-		}
-		return memory_child(argv[2], parse_u32(argv[3]));
+	if (!strcmp(argv[2], "none")) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("maxrss_kb %ld\n", ru.ru_maxrss);
+		return 0;
 	}
-	uint32_t n = 0, m = 0, reps = 0;
+	return memory_child(argv[2], parse_u32(argv[3]));
+}
+
+/*
+ * Read the command line into opt, sizes left 0 when not given (in *@n,
+ * *@m, *@reps). Returns -1 to go on, or the exit status: 0 after --help,
+ * 2 after a usage error (usage printed).
+ */
+static int parse_args(int argc, char **argv, uint32_t *n, uint32_t *m, uint32_t *reps)
+{
 	snprintf(opt.workloads, sizeof(opt.workloads), "all");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -829,11 +869,11 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (v && !strcmp(a, "--n")) {
-			n = parse_u32(v), i++;
+			*n = parse_u32(v), i++;
 		} else if (v && !strcmp(a, "--m")) {
-			m = parse_u32(v), i++;
+			*m = parse_u32(v), i++;
 		} else if (v && !strcmp(a, "--reps")) {
-			reps = parse_u32(v), i++;
+			*reps = parse_u32(v), i++;
 		} else if (v && !strcmp(a, "--workload")) {
 			snprintf(opt.workloads, sizeof(opt.workloads), "%s", v), i++;
 		} else if (v && !strcmp(a, "--csv")) {
@@ -851,6 +891,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+/*
+ * The sizes: those given, else the defaults (--quick: scaled down), within
+ * bounds; the peers on unless --quick; and where this executable is, to
+ * find the peer helpers (@argv0 if /proc says nothing).
+ */
+static void finish_options(uint32_t n, uint32_t m, uint32_t reps, const char *argv0)
+{
 	opt.n = n ? n : opt.quick ? 20000 : BENCH_N;
 	opt.m = m ? m : opt.quick ? 200000 : BENCH_M;
 	opt.reps = reps ? reps : opt.quick ? 3 : 5;
@@ -862,17 +912,14 @@ int main(int argc, char **argv)
 		opt.peers = !opt.quick;
 	ssize_t sl = readlink("/proc/self/exe", opt.self, sizeof(opt.self) - 1);
 	if (sl <= 0)
-		snprintf(opt.self, sizeof(opt.self), "%s", argv[0]);
+		snprintf(opt.self, sizeof(opt.self), "%s", argv0);
 	else
 		opt.self[sl] = '\0';
+}
 
-	if (ops_selftest(&ops_heap4) || ops_selftest(&ops_heap2)) {
-		fprintf(stderr, "FAIL heap self-check: a heap disagrees with the model\n");
-		return 1;
-	}
-
-	fprintf(stderr, "bench: N=%u M=%u reps=%u (libtwheel %s)\n", opt.n, opt.m, opt.reps,
-		twheel_version());
+/* Every workload asked for: the main ones, memory, scaling, then the peers. */
+static void run_all(void)
+{
 	const char *main_wls[] = { "add_expire", "add_cancel", "rearm", "long_range", "advance_spike",
 				   "idle_skip" };
 	for (size_t i = 0; i < 6; i++) {
@@ -896,9 +943,11 @@ int main(int argc, char **argv)
 	}
 	if (opt.peers && (want("peers") || want("rearm") || want("add_cancel") || want("add_expire")))
 		run_peers();
+}
 
-	for (int i = 0; i < nrows; i++)
-		row_stats(&rows[i]);
+/* The Markdown report: on stdout, and into --md FILE when given. */
+static void print_report(void)
+{
 	FILE *outs[2] = { stdout, NULL };
 	if (opt.md && !(outs[1] = fopen(opt.md, "w")))
 		fprintf(stderr, "bench: %s: %s\n", opt.md, strerror(errno));
@@ -921,6 +970,29 @@ int main(int argc, char **argv)
 		if (k)
 			fclose(out);
 	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--memory-child"))
+		return memory_child_main(argv);
+	uint32_t n = 0, m = 0, reps = 0;
+	int ret = parse_args(argc, argv, &n, &m, &reps);
+	if (ret >= 0)
+		return ret;
+	finish_options(n, m, reps, argv[0]);
+
+	if (ops_selftest(&ops_heap4) || ops_selftest(&ops_heap2)) {
+		fprintf(stderr, "FAIL heap self-check: a heap disagrees with the model\n");
+		return 1;
+	}
+
+	fprintf(stderr, "bench: N=%u M=%u reps=%u (libtwheel %s)\n", opt.n, opt.m, opt.reps,
+		twheel_version());
+	run_all();
+	for (int i = 0; i < nrows; i++)
+		row_stats(&rows[i]);
+	print_report();
 	if (opt.csv)
 		write_csv(opt.csv);
 	if (opt.plot)
