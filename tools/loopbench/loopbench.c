@@ -676,18 +676,99 @@ static bool listed(const char *list, const char *name)
 	return false;
 }
 
-int main(int argc, char **argv)
+/* What the command line chose besides the parameters. */
+struct lb_cli {
+	const char *impls, *workloads, *csv, *java_src;
+};
+
+/*
+ * Read the command line into @p and @cli (left at their defaults where not
+ * given). Returns 0, or 2 after a usage error (message printed).
+ */
+static int parse_args(int argc, char **argv, struct lb_params *p, struct lb_cli *cli)
 {
-	struct lb_params p = {
-		.late_n = 100000, .late_span_ms = 2000,
-		.idle_s = 5, .idle_far_s = 10,
-		.x_n = 1000000, .x_span_ms = 1000,
-		.ae_n = 1000000, .ae_span_ms = 1000,
-		.tick_ns = NS_PER_MS, .reps = 5,
-	};
-	const char *impls = "twheel,twheel-at,libuv,libev,netty";
-	const char *workloads = "lateness,idle_wakeups,xthread,add_expire";
-	const char *csv = NULL, *java_src = LOOPBENCH_SRCDIR;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			p->reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--quick")) {
+			/* a smoke run: scaled-down N, short windows */
+			p->late_n = 2000;
+			p->late_span_ms = 200;
+			p->idle_s = 0.3;
+			p->x_n = 20000;
+			p->x_span_ms = 50;
+			p->ae_n = 20000;
+			p->ae_span_ms = 50;
+		} else if (!strcmp(argv[i], "--tick-ns") && i + 1 < argc) {
+			p->tick_ns = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+			cli->impls = argv[++i];
+		} else if (!strcmp(argv[i], "--workload") && i + 1 < argc) {
+			cli->workloads = argv[++i];
+		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+			cli->csv = argv[++i];
+		} else if (!strcmp(argv[i], "--java-src") && i + 1 < argc) {
+			cli->java_src = argv[++i];
+		} else {
+			fprintf(stderr, "usage: %s [--reps R] [--quick] [--impl LIST] "
+				"[--workload LIST] [--tick-ns NS] [--csv FILE] [--java-src DIR]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (p->reps < 1 || p->reps > MAX_REPS) {
+		fprintf(stderr, "--reps must be 1..%d\n", MAX_REPS);
+		return 2;
+	}
+	return 0;
+}
+
+/* The header: the parameters of each workload and the CPUs we may run on. */
+static void print_params(const struct lb_params *p)
+{
+	printf("# loopbench: real-time workloads (docs/bench.md)\n");
+	printf("# parameters: reps=%d tick=%.3f ms (twheel, netty); seed 42 (splitmix64)\n",
+	       p->reps, p->tick_ns / 1e6);
+	printf("#   lateness: N=%zu, deadlines uniform in [1, %u] ms after each add "
+	       "(integer ms, added in descending order)\n", p->late_n, p->late_span_ms);
+	printf("#   idle_wakeups: one timer at +%u s, window %.1f s\n", p->idle_far_s, p->idle_s);
+	printf("#   xthread: 2 producers x N=%zu timers, delays uniform in [1, %u] ms\n",
+	       p->x_n, p->x_span_ms);
+	printf("#   add_expire: N=%zu timers, delays uniform in [1, %u] ms, one thread\n",
+	       p->ae_n, p->ae_span_ms);
+	printf("# CPUs allowed: ");
+	fflush(stdout);
+	if (system("grep Cpus_allowed_list /proc/self/status | cut -f2"))
+		printf("?\n");
+}
+
+/*
+ * One repetition of workload @wl on @im (@w: 0 lateness, 1 idle_wakeups,
+ * 2 xthread, 3 add_expire): run it, print it, record it.
+ */
+static void run_rep(size_t w, const char *wl, const struct lb_ops *im, const struct lb_params *p,
+		    int rep)
+{
+	int (*fn)(const struct lb_ops *, const struct lb_params *, struct lb_result *) =
+		w == 0 ? wl_lateness : w == 1 ? wl_idle : w == 2 ? wl_xthread : wl_add_expire;
+	struct lb_result r = { .ok = false };
+
+	if (fn(im, p, &r) < 0 && !r.note[0])
+		snprintf(r.note, sizeof(r.note), "could not run");
+	printf("  %s/%s rep %d:", wl, im->name, rep + 1);
+	for (int m = 0; m < r.n; m++)
+		printf(" %s=%.4g", r.name[m], r.val[m]);
+	printf("%s%s\n", r.ok ? "" : " FAILED ", r.note);
+	fflush(stdout);
+	record(wl, im->name, &r);
+}
+
+/*
+ * Every workload in @cli->workloads on every C loop in @cli->impls,
+ * alternating the loops repetition by repetition.
+ */
+static void run_c_loops(const struct lb_params *p, const struct lb_cli *cli)
+{
 	const struct lb_ops *all[] = {
 		&lb_twheel,
 		&lb_twheel_at,
@@ -700,83 +781,43 @@ int main(int argc, char **argv)
 	};
 	static const char *wls[] = { "lateness", "idle_wakeups", "xthread", "add_expire" };
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-			p.reps = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--quick")) {
-			/* a smoke run: scaled-down N, short windows */
-			p.late_n = 2000;
-			p.late_span_ms = 200;
-			p.idle_s = 0.3;
-			p.x_n = 20000;
-			p.x_span_ms = 50;
-			p.ae_n = 20000;
-			p.ae_span_ms = 50;
-		} else if (!strcmp(argv[i], "--tick-ns") && i + 1 < argc) {
-			p.tick_ns = strtoull(argv[++i], NULL, 10);
-		} else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
-			impls = argv[++i];
-		} else if (!strcmp(argv[i], "--workload") && i + 1 < argc) {
-			workloads = argv[++i];
-		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-			csv = argv[++i];
-		} else if (!strcmp(argv[i], "--java-src") && i + 1 < argc) {
-			java_src = argv[++i];
-		} else {
-			fprintf(stderr, "usage: %s [--reps R] [--quick] [--impl LIST] "
-				"[--workload LIST] [--tick-ns NS] [--csv FILE] [--java-src DIR]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (p.reps < 1 || p.reps > MAX_REPS) {
-		fprintf(stderr, "--reps must be 1..%d\n", MAX_REPS);
-		return 2;
-	}
-
-	printf("# loopbench: real-time workloads (docs/bench.md)\n");
-	printf("# parameters: reps=%d tick=%.3f ms (twheel, netty); seed 42 (splitmix64)\n",
-	       p.reps, p.tick_ns / 1e6);
-	printf("#   lateness: N=%zu, deadlines uniform in [1, %u] ms after each add "
-	       "(integer ms, added in descending order)\n", p.late_n, p.late_span_ms);
-	printf("#   idle_wakeups: one timer at +%u s, window %.1f s\n", p.idle_far_s, p.idle_s);
-	printf("#   xthread: 2 producers x N=%zu timers, delays uniform in [1, %u] ms\n",
-	       p.x_n, p.x_span_ms);
-	printf("#   add_expire: N=%zu timers, delays uniform in [1, %u] ms, one thread\n",
-	       p.ae_n, p.ae_span_ms);
-	printf("# CPUs allowed: ");
-	fflush(stdout);
-	if (system("grep Cpus_allowed_list /proc/self/status | cut -f2"))
-		printf("?\n");
-
 	for (size_t w = 0; w < sizeof(wls) / sizeof(wls[0]); w++) {
-		if (!listed(workloads, wls[w]))
+		if (!listed(cli->workloads, wls[w]))
 			continue;
 		printf("== %s\n", wls[w]);
-		for (int rep = 0; rep < p.reps; rep++) {
+		for (int rep = 0; rep < p->reps; rep++) {
 			for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-				const struct lb_ops *im = all[k];
-				int (*fn)(const struct lb_ops *, const struct lb_params *,
-					  struct lb_result *) =
-					w == 0 ? wl_lateness : w == 1 ? wl_idle :
-					w == 2 ? wl_xthread : wl_add_expire;
-				struct lb_result r = { .ok = false };
-
-				if (!listed(impls, im->name))
+				if (!listed(cli->impls, all[k]->name))
 					continue;
-				if (fn(im, &p, &r) < 0 && !r.note[0])
-					snprintf(r.note, sizeof(r.note), "could not run");
-				printf("  %s/%s rep %d:", wls[w], im->name, rep + 1);
-				for (int m = 0; m < r.n; m++)
-					printf(" %s=%.4g", r.name[m], r.val[m]);
-				printf("%s%s\n", r.ok ? "" : " FAILED ", r.note);
-				fflush(stdout);
-				record(wls[w], im->name, &r);
+				run_rep(w, wls[w], all[k], p, rep);
 			}
 		}
 	}
-	if (listed(impls, "netty"))
-		run_netty(&p, workloads, java_src);
-	print_results(&p, csv);
+}
+
+int main(int argc, char **argv)
+{
+	struct lb_params p = {
+		.late_n = 100000, .late_span_ms = 2000,
+		.idle_s = 5, .idle_far_s = 10,
+		.x_n = 1000000, .x_span_ms = 1000,
+		.ae_n = 1000000, .ae_span_ms = 1000,
+		.tick_ns = NS_PER_MS, .reps = 5,
+	};
+	struct lb_cli cli = {
+		.impls = "twheel,twheel-at,libuv,libev,netty",
+		.workloads = "lateness,idle_wakeups,xthread,add_expire",
+		.csv = NULL,
+		.java_src = LOOPBENCH_SRCDIR,
+	};
+	int ret = parse_args(argc, argv, &p, &cli);
+
+	if (ret)
+		return ret;
+	print_params(&p);
+	run_c_loops(&p, &cli);
+	if (listed(cli.impls, "netty"))
+		run_netty(&p, cli.workloads, cli.java_src);
+	print_results(&p, cli.csv);
 	return 0;
 }
