@@ -409,28 +409,33 @@ void print(const char *workload, const char *unit, std::size_t n, std::size_t m,
 	}
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
+// What the command line asks for.
+struct Options {
 	std::size_t n = 1'000'000, m = 10'000'000, reps = 7;
 	std::string only = "abcde", workload = "both";
+	bool do_ac = false, do_re = false;
+};
+
+// Reads the command line into @o. Returns 0, or 2 after a usage error
+// (message printed).
+int parse_args(int argc, char **argv, Options &o)
+{
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
-			n = 10'000;
-			m = 100'000;
-			reps = 3;
+			o.n = 10'000;
+			o.m = 100'000;
+			o.reps = 3;
 		} else if (a == "--reps" && i + 1 < argc) {
-			reps = std::strtoul(argv[++i], nullptr, 10);
+			o.reps = std::strtoul(argv[++i], nullptr, 10);
 		} else if (a == "--n" && i + 1 < argc) {
-			n = std::strtoul(argv[++i], nullptr, 10);
+			o.n = std::strtoul(argv[++i], nullptr, 10);
 		} else if (a == "--m" && i + 1 < argc) {
-			m = std::strtoul(argv[++i], nullptr, 10);
+			o.m = std::strtoul(argv[++i], nullptr, 10);
 		} else if (a == "--only" && i + 1 < argc) {
-			only = argv[++i];
+			o.only = argv[++i];
 		} else if (a == "--workload" && i + 1 < argc) {
-			workload = argv[++i];
+			o.workload = argv[++i];
 		} else {
 			std::fprintf(stderr,
 				     "usage: %s [--quick] [--reps R] [--n N] [--m M] [--only abcde] "
@@ -439,12 +444,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (n == 0 || m == 0 || reps == 0) {
+	if (o.n == 0 || o.m == 0 || o.reps == 0) {
 		std::fprintf(stderr, "bench_cpp: N, M and reps must be positive\n");
 		return 2;
 	}
-	const bool do_ac = workload == "both" || workload == "add_cancel";
-	const bool do_re = workload == "both" || workload == "rearm";
+	o.do_ac = o.workload == "both" || o.workload == "add_cancel";
+	o.do_re = o.workload == "both" || o.workload == "rearm";
+	return 0;
+}
+
+// The kinds of timer object whose key is in @only, in the order a-e.
+std::vector<Kind> select_kinds(const std::string &only)
+{
 	std::vector<Kind> all = {
 		{'a', "C bare", sizeof(CTimerT<sizeof(tw_timer)>), &CBare<sizeof(tw_timer)>::add_cancel,
 		 &CBare<sizeof(tw_timer)>::rearm, {}, {}, {}, {}},
@@ -458,22 +469,20 @@ int main(int argc, char **argv)
 	for (Kind &k : all)
 		if (only.find(k.key) != std::string::npos)
 			kinds.push_back(k);
-	if (kinds.empty() || (!do_ac && !do_re)) {
-		std::fprintf(stderr, "bench_cpp: nothing to run\n");
-		return 2;
-	}
-	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(tw::Timer)=%zu, "
-		    "sizeof(tw::TimerHook<>)=%zu\n",
-		    twheel_version(), sizeof(struct tw_timer), sizeof(tw::Timer),
-		    sizeof(tw::TimerHook<HookTimer>));
+	return kinds;
+}
 
-	const AddCancelInput in = make_add_cancel(n);
+// The repetitions of each workload over every kind; the samples go into
+// @kinds.
+void run_reps(const Options &o, std::vector<Kind> &kinds)
+{
+	const AddCancelInput in = make_add_cancel(o.n);
 	const std::size_t kn = kinds.size();
-	for (std::size_t r = 0; r < reps; r++) {
+	for (std::size_t r = 0; r < o.reps; r++) {
 		// rotate the order so that no kind always runs first (or warm)
 		for (std::size_t j = 0; j < kn; j++) {
 			Kind &k = kinds[(r + j) % kn];
-			if (do_ac) {
+			if (o.do_ac) {
 				const Sample x = k.add_cancel(in);
 				k.ac.v.push_back(x.wall);
 				k.ac_cpu.v.push_back(x.cpu);
@@ -481,23 +490,48 @@ int main(int argc, char **argv)
 		}
 		for (std::size_t j = 0; j < kn; j++) {
 			Kind &k = kinds[(r + j) % kn];
-			if (do_re) {
-				const Sample x = k.rearm(n, m);
+			if (o.do_re) {
+				const Sample x = k.rearm(o.n, o.m);
 				k.re.v.push_back(x.wall);
 				k.re_cpu.v.push_back(x.cpu);
 			}
 		}
 	}
-	if (g_failed)
-		return 1;
-	if (do_ac) {
-		print("add_cancel, wall time", "pair", n, 0, kinds, &Kind::ac);
-		print("add_cancel, thread CPU time", "pair", n, 0, kinds, &Kind::ac_cpu);
+}
+
+// The figures of every workload run, by wall time and by CPU time.
+void print_all(const Options &o, std::vector<Kind> &kinds)
+{
+	if (o.do_ac) {
+		print("add_cancel, wall time", "pair", o.n, 0, kinds, &Kind::ac);
+		print("add_cancel, thread CPU time", "pair", o.n, 0, kinds, &Kind::ac_cpu);
 	}
-	if (do_re) {
-		print("rearm, wall time", "rearm", n, m, kinds, &Kind::re);
-		print("rearm, thread CPU time", "rearm", n, m, kinds, &Kind::re_cpu);
+	if (o.do_re) {
+		print("rearm, wall time", "rearm", o.n, o.m, kinds, &Kind::re);
+		print("rearm, thread CPU time", "rearm", o.n, o.m, kinds, &Kind::re_cpu);
 	}
 	std::printf("(ratios are of medians; rearm: N live timers, M re-arms, one advance per 1,000)\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	if (const int ret = parse_args(argc, argv, o))
+		return ret;
+	std::vector<Kind> kinds = select_kinds(o.only);
+	if (kinds.empty() || (!o.do_ac && !o.do_re)) {
+		std::fprintf(stderr, "bench_cpp: nothing to run\n");
+		return 2;
+	}
+	std::printf("bench_cpp: twheel %s, sizeof(tw_timer)=%zu, sizeof(tw::Timer)=%zu, "
+		    "sizeof(tw::TimerHook<>)=%zu\n",
+		    twheel_version(), sizeof(struct tw_timer), sizeof(tw::Timer),
+		    sizeof(tw::TimerHook<HookTimer>));
+	run_reps(o, kinds);
+	if (g_failed)
+		return 1;
+	print_all(o, kinds);
 	return 0;
 }
