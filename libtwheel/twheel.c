@@ -293,7 +293,11 @@ void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t))
 	if (!t)
 		return;
 #if TWHEEL_DEBUG_CHECKS
-	if (MISUSE(t->_magic == TW_MAGIC && t->_idx != IDX_NONE, "tw_timer_init() on a pending timer"))
+	/* A pending timer has an owner; stale bytes of one that was not
+	 * pending (memory reused: an allocator's or the stack's) have none,
+	 * whatever the rest of them became. */
+	if (MISUSE(t->_magic == TW_MAGIC && t->_idx != IDX_NONE && t->_wheel,
+		   "tw_timer_init() on a pending timer"))
 		return; /* the handler returned: leave the timer (and its wheel) alone */
 #endif
 	memset(t, 0, sizeof(*t));

@@ -43,6 +43,25 @@ static int setup(void **state)
 	return 0;
 }
 
+/*
+ * Memory that held a timer which was not pending, then partly reused (an
+ * allocator's free-list links over its first words, a stack slot): the
+ * magic is still there, the index is garbage, the owner is NULL. It is not
+ * a pending timer: tw_timer_init() must not report it (the C++ layer's
+ * handles tripped on their own stack frames).
+ */
+static void stale_bytes_of_an_idle_timer_are_not_pending(void **state)
+{
+	(void)state;
+	struct tw_timer t;
+
+	tw_timer_init(&t, noop);
+	memset(&t, 0xa5, offsetof(struct tw_timer, flags)); /* expires and _idx */
+	tw_timer_init(&t, noop);
+	assert_int_equal(reports, 0);
+	assert_false(tw_timer_pending(&t));
+}
+
 static void uninitialised_timer_is_reported(void **state)
 {
 	(void)state;
@@ -137,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(uninitialised_timer_is_reported, setup),
+		cmocka_unit_test_setup(stale_bytes_of_an_idle_timer_are_not_pending, setup),
 		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
 		cmocka_unit_test_setup(destroying_wheel_with_pending_timers_is_reported, setup),
 		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported, setup),

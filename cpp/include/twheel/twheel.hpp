@@ -360,7 +360,7 @@ protected:
 	}
 
 	wheel_ctx *ctx_;
-	tw_timer node_;
+	tw_timer node_{}; // zeroed first: no stale bytes for a debug build to judge
 
 	friend class tw::Wheel;
 };
