@@ -97,6 +97,20 @@ if [ $quick -eq 0 ]; then
     suites tsan "$root/tsan" --suite tsan --timeout-multiplier 3
   fi
 
+  # The libraries with link-time optimisation, as distributions build
+  # them: a version script and symver attributes must survive it.
+  lto() {
+    setup "$root/lto" -Db_lto=true -Dtests=false -Dcpp=false -Dexamples=false \
+      -Dbuildtype=release || return 1
+    ninja -C "$root/lto" || return 1
+    local so
+    so=$(ls "$root"/lto/libtwheel/uring/libtwheel-uring.so.*.*.* 2>/dev/null | head -1)
+    [ -z "$so" ] && { echo "no liburing: no twheel-uring to check"; return 0; }
+    objdump -T "$so" | grep -E 'TWHEEL_URING_1\.0\) +twheel_loop_get_stats$' &&
+      objdump -T "$so" | grep -E ' TWHEEL_URING_1\.1 +twheel_loop_get_stats$'
+  }
+  phase "LTO build of the libraries (symbol versions kept)" lto || failed+=(lto)
+
   fuzz() {
     CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false \
       -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized || return 1

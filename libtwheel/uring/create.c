@@ -406,21 +406,37 @@ static int get_stats(const struct twheel_loop *l, void *st, size_t size)
 	return 0;
 }
 
+/*
+ * Two versions of one name. GCC 10 and later take the symver attribute,
+ * which survives link-time optimisation (a top-level .symver directive
+ * does not: an LTO build failed to link); clang and older GCC take the
+ * directive.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#define SYMVER_ATTR(ver) __attribute__((symver(ver)))
+#define SYMVER_ASM(fn, ver)
+#else
+#define SYMVER_ATTR(ver)
+#define SYMVER_ASM(fn, ver) __asm__(".symver " #fn ", " ver);
+#endif
+
 /* TWHEEL_URING_1.0: the counters up to misfires. */
-TWHEEL_LOOP_API int twl_get_stats_1_0(const struct twheel_loop *l, void *st);
+TWHEEL_LOOP_API int twl_get_stats_1_0(const struct twheel_loop *l, void *st)
+	SYMVER_ATTR("twheel_loop_get_stats@TWHEEL_URING_1.0");
 int twl_get_stats_1_0(const struct twheel_loop *l, void *st)
 {
 	return get_stats(l, st, offsetof(struct twheel_loop_stats, multishot_ends));
 }
-__asm__(".symver twl_get_stats_1_0, twheel_loop_get_stats@TWHEEL_URING_1.0");
+SYMVER_ASM(twl_get_stats_1_0, "twheel_loop_get_stats@TWHEEL_URING_1.0")
 
 /* TWHEEL_URING_1.1 (the default): up to cq_dropped. */
-TWHEEL_LOOP_API int twl_get_stats_1_1(const struct twheel_loop *l, struct twheel_loop_stats *st);
+TWHEEL_LOOP_API int twl_get_stats_1_1(const struct twheel_loop *l, struct twheel_loop_stats *st)
+	SYMVER_ATTR("twheel_loop_get_stats@@TWHEEL_URING_1.1");
 int twl_get_stats_1_1(const struct twheel_loop *l, struct twheel_loop_stats *st)
 {
 	return get_stats(l, st, sizeof(*st));
 }
-__asm__(".symver twl_get_stats_1_1, twheel_loop_get_stats@@TWHEEL_URING_1.1");
+SYMVER_ASM(twl_get_stats_1_1, "twheel_loop_get_stats@@TWHEEL_URING_1.1")
 
 size_t twheel_loop_count(const struct twheel_loop *l)
 {
