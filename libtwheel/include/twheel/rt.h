@@ -8,7 +8,7 @@
  * so that every loop (the io_uring loop, the libuv/libev/libevent/epoll
  * adapters through <twheel/host.h>, your own) uses one implementation.
  *
- * What a loop needs, in this order (seven functions):
+ * What a loop needs, in this order (seven functions of this header):
  *
  *   1. twheel_rt_init()       tick length and clock, once;
  *   2. twheel_create(twheel_rt_floor(&rt, twheel_rt_now(&rt)))
@@ -63,8 +63,11 @@
  * Threads: the functions are pure or read the clock; those that take a wheel
  * must be called by the thread that owns that wheel (see twheel.h).
  *
- * Older names: libtwheel 1.0 exported six more functions here; they stay
- * exported and declared (deprecated) at the end of this header until 2.0.
+ * Older names: libtwheel 1.0 declared five more functions, the clock type
+ * twheel_rt_clock_fn and struct twheel_rt_stats here; they stay exported
+ * and declared (deprecated) at the end of this header until 2.0 (the
+ * struct is <twheel/host.h>'s struct twheel_host_stats, which this header
+ * includes for it).
  */
 #ifndef TWHEEL_RT_H
 #define TWHEEL_RT_H
@@ -142,7 +145,9 @@ TWHEEL_API tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns
  *     earlier deadlines map to earlier or equal ticks, so due timers still
  *     fire in deadline order.
  * @w NULL: the rules without the wheel (ceil, or the tick of @now_ns).
- * Never wraps. Returns 0 if @rt is NULL. O(1); the wheel's thread.
+ * Never wraps. The one limit: a wheel at TW_TICK_MAX (1 ns ticks and a
+ * clock that read UINT64_MAX) has no later tick, so after a step back a
+ * deadline ahead goes on TW_TICK_MAX, due at once. Returns 0 if @rt is NULL. O(1); the wheel's thread.
  */
 TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 				      uint64_t deadline_ns, uint64_t now_ns);
@@ -229,5 +234,9 @@ TWHEEL_API struct timespec *twheel_rt_timeout_ts(const struct twheel_rt *rt,
 #ifdef __cplusplus
 }
 #endif
+
+/* struct twheel_rt_stats of 1.0: now struct twheel_host_stats (a macro
+ * keeps the old name), declared with the host. Until 2.0. */
+#include <twheel/host.h>
 
 #endif /* TWHEEL_RT_H */
