@@ -5,8 +5,9 @@
  * range), every mistake reported in one line that names the option and
  * what it needs, with exit status 2. Header-only, C11.
  *
- * demo/args.h and tools/inspect/args.h are the same file (tests/demo
- * compares them): each program folder holds what it includes.
+ * The lab's programs share it (the demo's three and twheel-inspect): it is
+ * the one file of tools/common/, which their meson.build files put on the
+ * include path (lab_common_inc).
  *
  *	static struct { uint32_t conns; bool quiet; const char *trace; } o;
  *	const struct args_opt opts[] = {
