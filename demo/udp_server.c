@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udp_server.c - udp-session-server: many sessions behind one UDP socket
+ * on one twheel-uring loop and its one wheel, each session with its own
+ * idle timer (the protocol: udp_session.h).
+ *
+ * A session is a fixed-size record (struct session, 120 bytes on LP64)
+ * with its loop timer embedded. The records live in one table allocated at
+ * start (--max-sessions), found by ID through an open-addressing hash
+ * (linear probing, backward-shift deletion, 4 bytes a slot, at most half
+ * full); a free list recycles them. Nothing is allocated per datagram or
+ * per session: the table's pages are touched as sessions first use them,
+ * so the resident set grows with the sessions held.
+ *
+ * I/O: one multishot poll on the socket; each completion drains it with
+ * recvmmsg() (UDP_BATCH a call). A datagram for an unknown ID opens a
+ * session and arms its timer; one for a known ID re-arms it with
+ * twheel_loop_mod() (O(1)). When a timer fires the session was silent for
+ * the whole timeout: a UDP_CLOSED notice is queued for its latest address
+ * and the record is freed; the notices of one loop iteration go out with
+ * sendmmsg() after it. Drops are counted, never hidden: SO_RXQ_OVFL gives
+ * the kernel's count of datagrams dropped on the socket.
+ *
+ * Signals: SIGUSR1 prints the STATS line; SIGTERM/SIGINT close every
+ * session (no notice), print it a last time and exit 0, or 1 if a timer
+ * was left on the wheel.
+ *
+ * Exit: 0; 1 runtime error; 2 usage; 77 io_uring refused.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <liburing.h>
+#include <twheel/loop.h>
+
+#include "args.h"
+#include "demo_common.h"
+#include "udp_session.h"
+
+#define NAME "udp-session-server"
+#define SEND_MAX 256 /* notices queued before a sendmmsg() */
+
+static struct {
+	const char *bind;
+	uint16_t port;
+	uint64_t idle_ms;
+	uint32_t max_sessions;
+	uint64_t tick_us;
+	uint32_t buf_bytes;
+	bool quiet;
+} opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 1u << 20, 1000, UDP_DEFAULT_BUF, false };
+
+/* One session: 120 bytes on LP64, of which the loop timer is 96. */
+struct session {
+	struct tw_loop_timer idle;
+	uint64_t id;        /* 0: the record is free */
+	uint32_t addr;      /* the latest source address, network order */
+	uint16_t port;      /* ...and port */
+	uint16_t _pad;
+	uint32_t next_free; /* free list, index + 1 */
+	uint32_t _pad2;
+};
+_Static_assert(sizeof(struct session) <= 256, "a session record must fit in 256 bytes");
+
+struct rx_batch {
+	struct mmsghdr m[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct udp_msg buf[UDP_BATCH];
+	struct sockaddr_in from[UDP_BATCH];
+	char ctl[UDP_BATCH][CMSG_SPACE(sizeof(uint32_t))];
+};
+
+struct tx_batch {
+	struct mmsghdr m[SEND_MAX];
+	struct iovec iov[SEND_MAX];
+	struct udp_msg buf[SEND_MAX];
+	struct sockaddr_in to[SEND_MAX];
+	unsigned n;
+};
+
+struct server {
+	struct twheel_loop *loop;
+	int fd, sfd;
+	struct tw_loop_io poll_io, signal_io;
+	struct signalfd_siginfo si;
+	bool polling, stopping;
+	uint64_t idle_ns;
+	/* the table and its hash */
+	struct session *tab;
+	uint32_t cap, used, free_head; /* used: records ever touched */
+	uint32_t *slots;               /* record index + 1, 0 empty */
+	uint32_t mask;
+	unsigned bits;
+	size_t nsess, peak;
+	/* counters */
+	uint64_t opened, idle_closed, byes, rx, bad, rx_dropped, tx_failed, refused;
+	struct demo_hist h_fire; /* idle timer: callback run - deadline */
+	struct rx_batch rxb;
+	struct tx_batch txb;
+};
+
+/* ---- The session table ---------------------------------------------------------- */
+
+static uint32_t home_slot(const struct server *s, uint64_t id)
+{
+	return (uint32_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - s->bits));
+}
+
+/* The slot holding @id, or the empty slot where it would go (*found false). */
+static uint32_t slot_find(const struct server *s, uint64_t id, bool *found)
+{
+	uint32_t i = home_slot(s, id);
+	while (s->slots[i]) {
+		if (s->tab[s->slots[i] - 1].id == id) {
+			*found = true;
+			return i;
+		}
+		i = (i + 1) & s->mask;
+	}
+	*found = false;
+	return i;
+}
+
+/* Empty slot @i and move later entries of its probe run back (no tombstones). */
+static void slot_delete(struct server *s, uint32_t i)
+{
+	for (;;) {
+		s->slots[i] = 0;
+		uint32_t j = i;
+		for (;;) {
+			j = (j + 1) & s->mask;
+			if (!s->slots[j])
+				return;
+			uint32_t k = home_slot(s, s->tab[s->slots[j] - 1].id);
+			/* the entry at j may move to i unless its home lies in (i, j] */
+			bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+			if (!stays)
+				break;
+		}
+		s->slots[i] = s->slots[j];
+		i = j;
+	}
+}
+
+static void on_idle(struct tw_loop_timer *t);
+
+/* A record for @id in slot @slot, or NULL when the table is full. */
+static struct session *session_new(struct server *s, uint32_t slot, uint64_t id)
+{
+	uint32_t idx;
+	if (s->free_head) {
+		idx = s->free_head - 1;
+		s->free_head = s->tab[idx].next_free;
+	} else if (s->used < s->cap) {
+		idx = s->used++;
+	} else {
+		return NULL;
+	}
+	struct session *ss = &s->tab[idx];
+	tw_loop_timer_init(&ss->idle, on_idle, 0);
+	ss->id = id;
+	s->slots[slot] = idx + 1;
+	if (++s->nsess > s->peak)
+		s->peak = s->nsess;
+	s->opened++;
+	return ss;
+}
+
+/* Forget @ss (its timer must be idle). */
+static void session_free(struct server *s, struct session *ss)
+{
+	bool found;
+	uint32_t slot = slot_find(s, ss->id, &found);
+	if (found)
+		slot_delete(s, slot);
+	ss->id = 0;
+	ss->next_free = s->free_head;
+	s->free_head = (uint32_t)(ss - s->tab) + 1;
+	s->nsess--;
+}
+
+/* Allocate the table for opt.max_sessions (lazily touched); 0 or -ENOMEM. */
+static int table_init(struct server *s)
+{
+	s->cap = opt.max_sessions;
+	s->bits = 1;
+	while ((1ull << s->bits) < 2ull * s->cap)
+		s->bits++;
+	s->mask = (uint32_t)((1ull << s->bits) - 1);
+	s->tab = calloc(s->cap, sizeof(*s->tab));
+	s->slots = calloc((size_t)s->mask + 1, sizeof(*s->slots));
+	return s->tab && s->slots ? 0 : -ENOMEM;
+}
+
+/* ---- Notices ---------------------------------------------------------------------- */
+
+static void tx_flush(struct server *s)
+{
+	struct tx_batch *b = &s->txb;
+	unsigned off = 0;
+	while (off < b->n) {
+		int n = sendmmsg(s->fd, b->m + off, b->n - off, MSG_DONTWAIT);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			s->tx_failed += b->n - off; /* EAGAIN: the socket's buffer is full */
+			break;
+		}
+		off += (unsigned)n;
+	}
+	b->n = 0;
+}
+
+static void tx_queue(struct server *s, const struct session *ss, uint64_t late_us)
+{
+	struct tx_batch *b = &s->txb;
+	if (b->n == SEND_MAX)
+		tx_flush(s);
+	unsigned i = b->n++;
+	b->buf[i] = (struct udp_msg){ .magic = UDP_MAGIC, .type = UDP_CLOSED, .id = ss->id, .arg = late_us };
+	b->to[i] = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = ss->port,
+					 .sin_addr = { .s_addr = ss->addr } };
+	b->iov[i] = (struct iovec){ &b->buf[i], sizeof(b->buf[i]) };
+	b->m[i].msg_hdr = (struct msghdr){ .msg_name = &b->to[i], .msg_namelen = sizeof(b->to[i]),
+					   .msg_iov = &b->iov[i], .msg_iovlen = 1 };
+}
+
+/* The one server of this process (the timer callbacks' way back to it:
+ * a record does not spend 8 bytes on a pointer every record would share). */
+static struct server *srv;
+
+static void on_idle(struct tw_loop_timer *t)
+{
+	struct session *ss = tw_container_of(t, struct session, idle);
+	struct server *s = srv;
+	int64_t late = (int64_t)(twheel_loop_clock(s->loop) - t->deadline);
+	demo_hist_add(&s->h_fire, late);
+	s->idle_closed++;
+	tx_queue(s, ss, late > 0 ? (uint64_t)late / 1000u : 0);
+	session_free(s, ss);
+}
+
+/* ---- Datagrams -------------------------------------------------------------------- */
+
+static int stats_line(const struct server *s, char *buf, size_t len)
+{
+	struct rusage ru;
+	struct twheel_loop_stats ls;
+	getrusage(RUSAGE_SELF, &ru);
+	twheel_loop_get_stats(s->loop, &ls);
+	return snprintf(buf, len,
+		"STATS worker=0 workers=1 pid=%d conns=%zu timers=%zu peak=%zu opened=%" PRIu64
+		" idle_closed=%" PRIu64 " byes=%" PRIu64 " rx=%" PRIu64 " bad=%" PRIu64 " rx_dropped=%" PRIu64
+		" tx_failed=%" PRIu64 " refused=%" PRIu64 " record_bytes=%zu table=%" PRIu32 " rss_kb=%" PRIu64
+		" utime_us=%" PRIu64 " stime_us=%" PRIu64 " iters=%" PRIu64 " wakeups=%" PRIu64
+		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64 "\n",
+		(int)getpid(), s->nsess, twheel_loop_count(s->loop), s->peak, s->opened, s->idle_closed, s->byes,
+		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, sizeof(struct session), s->cap, udp_rss_kb(),
+		(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
+		(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec, ls.iterations,
+		ls.wakeups, s->h_fire.n, demo_hist_pct(&s->h_fire, 0.5), demo_hist_pct(&s->h_fire, 0.99),
+		s->h_fire.max_us);
+}
+
+static void print_stats(const struct server *s)
+{
+	char line[DEMO_STATS_MAX];
+	stats_line(s, line, sizeof(line));
+	fputs(line, stdout);
+	fflush(stdout);
+}
+
+/* A UDP_DATA for @id from @from: open the session, or push its timeout back. */
+static void on_data(struct server *s, uint64_t id, const struct sockaddr_in *from)
+{
+	bool found;
+	uint32_t slot = slot_find(s, id, &found);
+	struct session *ss;
+	if (found) {
+		ss = &s->tab[s->slots[slot] - 1];
+		twheel_loop_mod(s->loop, &ss->idle, s->idle_ns);
+	} else {
+		ss = session_new(s, slot, id);
+		if (!ss) {
+			s->refused++;
+			return;
+		}
+		twheel_loop_add(s->loop, &ss->idle, s->idle_ns);
+	}
+	ss->addr = from->sin_addr.s_addr;
+	ss->port = from->sin_port;
+}
+
+static void on_bye(struct server *s, uint64_t id)
+{
+	bool found;
+	uint32_t slot = slot_find(s, id, &found);
+	if (!found)
+		return;
+	struct session *ss = &s->tab[s->slots[slot] - 1];
+	twheel_loop_del(s->loop, &ss->idle);
+	session_free(s, ss);
+	s->byes++;
+}
+
+static void on_stats_req(struct server *s, const struct sockaddr_in *from)
+{
+	char line[DEMO_STATS_MAX];
+	int n = stats_line(s, line, sizeof(line));
+	if (n > 0 && sendto(s->fd, line, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from,
+			    sizeof(*from)) < 0)
+		s->tx_failed++;
+}
+
+static void on_datagram(struct server *s, const struct mmsghdr *m, const struct sockaddr_in *from)
+{
+	const struct udp_msg *msg = m->msg_hdr.msg_iov->iov_base;
+	s->rx++;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m->msg_hdr); c; c = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
+			memcpy(&s->rx_dropped, CMSG_DATA(c), sizeof(uint32_t));
+	if (m->msg_len != sizeof(*msg) || msg->magic != UDP_MAGIC || (msg->id == 0 && msg->type != UDP_STATS)) {
+		s->bad++;
+		return;
+	}
+	switch (msg->type) {
+	case UDP_DATA: on_data(s, msg->id, from); break;
+	case UDP_BYE: on_bye(s, msg->id); break;
+	case UDP_STATS: on_stats_req(s, from); break;
+	default: s->bad++; break;
+	}
+}
+
+/* Read the socket dry, UDP_BATCH datagrams a call. */
+static void rx_drain(struct server *s)
+{
+	struct rx_batch *b = &s->rxb;
+	for (;;) {
+		for (unsigned i = 0; i < UDP_BATCH; i++) {
+			b->iov[i] = (struct iovec){ &b->buf[i], sizeof(b->buf[i]) };
+			b->m[i].msg_hdr = (struct msghdr){ .msg_name = &b->from[i], .msg_namelen = sizeof(b->from[i]),
+							   .msg_iov = &b->iov[i], .msg_iovlen = 1,
+							   .msg_control = b->ctl[i], .msg_controllen = sizeof(b->ctl[i]) };
+		}
+		int n = recvmmsg(s->fd, b->m, UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++)
+			on_datagram(s, &b->m[i], &b->from[i]);
+		if (n < UDP_BATCH)
+			return;
+	}
+}
+
+/* ---- The loop ------------------------------------------------------------------- */
+
+static struct io_uring_sqe *sqe_for(struct server *s, struct tw_loop_io *io)
+{
+	struct io_uring_sqe *sqe = twheel_loop_get_sqe(s->loop, io);
+	if (!sqe) {
+		fprintf(stderr, NAME ": io_uring submission queue full\n");
+		exit(1);
+	}
+	return sqe;
+}
+
+static void poll_arm(struct server *s)
+{
+	io_uring_prep_poll_multishot(sqe_for(s, &s->poll_io), s->fd, POLLIN);
+	s->polling = true;
+}
+
+static void on_poll(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct server *s = tw_container_of(io, struct server, poll_io);
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		s->polling = false;
+	if (cqe->res < 0 && cqe->res != -ECANCELED)
+		fprintf(stderr, NAME ": poll: %s\n", strerror(-cqe->res));
+	rx_drain(s);
+	if (!s->polling && !s->stopping)
+		poll_arm(s);
+}
+
+static void signal_arm(struct server *s)
+{
+	io_uring_prep_read(sqe_for(s, &s->signal_io), s->sfd, &s->si, sizeof(s->si), 0);
+}
+
+static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct server *s = tw_container_of(io, struct server, signal_io);
+	if (cqe->res == (int)sizeof(s->si) && s->si.ssi_signo == SIGUSR1) {
+		print_stats(s);
+		signal_arm(s);
+		return;
+	}
+	s->stopping = true;
+	twheel_loop_stop(s->loop);
+}
+
+/* Run until a signal stops the loop; the notices of each iteration go out after it. */
+static int serve(struct server *s)
+{
+	int ret;
+	while ((ret = twheel_loop_run_once(s->loop, 0)) >= 0)
+		if (s->txb.n)
+			tx_flush(s);
+	if (ret == -ESHUTDOWN)
+		return 0;
+	fprintf(stderr, NAME ": loop: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* ---- Setup ---------------------------------------------------------------------- */
+
+/* SO_*BUFFORCE (root), else as much as net.core.[rw]mem_max allows. */
+static void set_buf(int fd, int force, int plain, int bytes)
+{
+	if (setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof(bytes)) != 0)
+		setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof(bytes));
+}
+
+static int socket_open(const struct demo_addr *a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, (int)opt.buf_bytes);
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, (int)opt.buf_bytes);
+	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	if (bind(fd, &a->u.sa, a->len) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void usage(FILE *f, const char *name)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  --bind ADDR          IPv4 loopback address, 127.x.y.z (127.0.0.1)\n"
+		"  --port N             UDP port, 0 = any free one (%d)\n"
+		"  --idle-ms MS         close a session silent this long (10000)\n"
+		"  --max-sessions N     the session table's size, allocated at start (1048576)\n"
+		"  --tick-us US         loop tick (1000)\n"
+		"  --buf-bytes N        SO_RCVBUF and SO_SNDBUF of the socket (%u)\n"
+		"  --quiet              no start-up line\n"
+		"protocol: demo/udp_session.h; signals: SIGUSR1 prints STATS, SIGTERM/SIGINT stop\n",
+		name, DEMO_DEFAULT_PORT, UDP_DEFAULT_BUF);
+}
+
+static void parse_args(int argc, char **argv, struct demo_addr *a)
+{
+	const struct args_opt opts[] = {
+		ARGS_STR("bind", &opt.bind),
+		ARGS_NUM("port", &opt.port, 0, 65535),
+		ARGS_NUM("idle-ms", &opt.idle_ms, 1, 86400000),
+		ARGS_NUM("max-sessions", &opt.max_sessions, 1, 1u << 30),
+		ARGS_NUM("tick-us", &opt.tick_us, 1, 1000000),
+		ARGS_NUM("buf-bytes", &opt.buf_bytes, 4096, 1u << 30),
+		ARGS_FLAG("quiet", &opt.quiet),
+		ARGS_END,
+	};
+	args_parse(NAME, argc, argv, opts, usage);
+	if (demo_addr_parse(opt.bind, opt.port, a) != 0 || demo_addr_family(a) != AF_INET)
+		args_fail(NAME, "--bind needs an IPv4 loopback address (127.x.y.z), not '%s'", opt.bind);
+}
+
+/* The signalfd, the loop and the first requests; 0 or an exit status (message printed). */
+static int server_open(struct server *s)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	s->sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (s->sfd < 0) {
+		perror(NAME ": signalfd");
+		return 1;
+	}
+	struct twheel_loop_config cfg;
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = opt.tick_us * 1000u;
+	cfg.flags = TW_LOOP_URING_ONLY;
+	char msg[256];
+	int ret = twheel_loop_create(&s->loop, &cfg, msg, sizeof(msg));
+	if (ret < 0) {
+		fprintf(stderr, NAME ": %s\n", msg);
+		return ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP ? DEMO_EXIT_NO_URING : 1;
+	}
+	s->poll_io.func = on_poll;
+	s->signal_io.func = on_signal;
+	signal_arm(s);
+	poll_arm(s);
+	return 0;
+}
+
+/* Close every session left (no notice), print the last STATS line; the exit status. */
+static int server_close(struct server *s, int ret)
+{
+	for (uint32_t i = 0; i < s->used; i++)
+		if (s->tab[i].id) {
+			twheel_loop_del(s->loop, &s->tab[i].idle);
+			session_free(s, &s->tab[i]);
+		}
+	print_stats(s);
+	size_t left = twheel_loop_count(s->loop);
+	twheel_loop_destroy(s->loop, NULL, NULL, NULL);
+	close(s->fd);
+	close(s->sfd);
+	if (left) {
+		fprintf(stderr, NAME ": %zu timers left on the wheel at exit\n", left);
+		return 1;
+	}
+	return ret < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct demo_addr a;
+	parse_args(argc, argv, &a);
+	static struct server s0;
+	struct server *s = srv = &s0;
+	s->idle_ns = opt.idle_ms * 1000000u;
+	if (table_init(s) != 0) {
+		fprintf(stderr, NAME ": no memory for %" PRIu32 " sessions\n", opt.max_sessions);
+		return 1;
+	}
+	s->fd = socket_open(&a);
+	if (s->fd < 0) {
+		fprintf(stderr, NAME ": bind %s:%u: %s\n", a.text, opt.port, strerror(-s->fd));
+		return 1;
+	}
+	int ret = server_open(s);
+	if (ret)
+		return ret;
+	int rcv = 0;
+	socklen_t rl = sizeof(rcv);
+	getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcv, &rl);
+	if (!opt.quiet)
+		printf(NAME ": ready: listening on %s:%u, udp, idle timeout %" PRIu64 " ms, table %" PRIu32
+		       " sessions of %zu bytes, SO_RCVBUF %d, tick %" PRIu64 " us, pid %d\n",
+		       a.text, demo_sock_port(s->fd), opt.idle_ms, opt.max_sessions, sizeof(struct session), rcv,
+		       opt.tick_us, (int)getpid());
+	fflush(stdout);
+	return server_close(s, serve(s));
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * demo/udp_session.h - the UDP session protocol of udp-session-server
+ * (udp_server.c) and its load generator udp-load (udp_load.c): many
+ * sessions behind one UDP socket, keyed by an ID that every datagram
+ * carries, as QUIC servers key their connections. Header-only, C11.
+ *
+ * Datagrams (IPv4 loopback; host byte order, both ends are on one machine)
+ *   client -> server  UDP_DATA   id: opens the session if the server does
+ *                                not hold it, else counts as activity and
+ *                                pushes its idle timeout back.
+ *                     UDP_BYE    id: the client ends the session; no reply.
+ *                     UDP_STATS  the server answers with one STATS line
+ *                                (text, "STATS key=value ...", no newline
+ *                                needed) to the sender.
+ *   server -> client  UDP_CLOSED id: the session was silent for the idle
+ *                                timeout and is closed; @arg carries how
+ *                                late the server's timer ran (us).
+ * Every datagram is one struct udp_msg; anything else is counted as bad
+ * and dropped. The reply address of a session is the source address of its
+ * latest datagram (a client may move, as under QUIC).
+ *
+ * STATS keys (the server's): worker=0 workers=1 pid conns (sessions held)
+ * timers (pending session timers) peak (most sessions held at once) opened
+ * idle_closed byes rx (datagrams) bad rx_dropped (datagrams the kernel
+ * dropped on the server's socket, SO_RXQ_OVFL) tx_failed (notices that
+ * could not be sent) refused (table full) record_bytes table (capacity)
+ * rss_kb utime_us stime_us iters wakeups fire_n fire_p50_us fire_p99_us
+ * fire_max_us. "conns" and "timers" are named as in the TCP server's line,
+ * so that the same checks read both.
+ */
+#ifndef TWHEEL_DEMO_UDP_SESSION_H
+#define TWHEEL_DEMO_UDP_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define UDP_MAGIC 0x53555754u /* "TWUS" */
+
+enum udp_type { UDP_DATA = 1, UDP_BYE = 2, UDP_CLOSED = 3, UDP_STATS = 4 };
+
+struct udp_msg {
+	uint32_t magic;
+	uint8_t type;
+	uint8_t pad[3];
+	uint64_t id;
+	uint64_t arg;
+};
+
+/* Datagrams read or written per recvmmsg()/sendmmsg() call. */
+#define UDP_BATCH 64
+
+/* Socket buffers both programs ask for (SO_RCVBUFFORCE, else SO_RCVBUF). */
+#define UDP_DEFAULT_BUF (64u << 20)
+
+/* This process's resident set in KiB (/proc/self/statm), 0 if unknown. */
+static inline uint64_t udp_rss_kb(void)
+{
+	unsigned long size = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
+}
+
+#endif /* TWHEEL_DEMO_UDP_SESSION_H */
