@@ -11,6 +11,8 @@
 #
 #   scripts/demo.sh                    10,000 connections, half silent, 2 s timeout
 #   scripts/demo.sh --conns 100000     the large run (idle timeout 10 s unless given)
+#   scripts/demo.sh --udp --sessions 1000000
+#                                      UDP session mode: one socket, one loop, one wheel
 #   scripts/demo.sh --help             every option
 #
 # See docs/demo.md for what the summary means and measured results.
@@ -29,6 +31,9 @@ server_kind=auto
 port=7000
 build_dir="$root/build-demo"
 deps=1
+udp=0
+sessions=10000
+pin=1
 extra=()
 
 usage() {
@@ -44,6 +49,11 @@ usage: scripts/demo.sh [options] [-- generator options]
   --port N         TCP port on 127.0.0.1 (7000)
   --build-dir DIR  build directory (build-demo/ at the repository root)
   --no-deps        do not run scripts/deps.sh
+  --udp            UDP session mode: udp-session-server and udp-load (one server
+                   process, one loop, one wheel, one UDP socket)
+  --sessions N     UDP mode: sessions (10000); idle timeout 2 s, 10 s above
+                   20,000, 30 s above 200,000 unless --idle-ms
+  --no-pin         UDP mode: do not pin the server to CPU 0 and the generator to CPU 1
 Anything after -- goes to the load generator (see: build-demo/demo/idle-load --help).
 EOF
 }
@@ -53,7 +63,7 @@ die() { echo "demo: $*" >&2; exit 2; }
 value() { [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --conns|--silent|--idle-ms|--abrupt|--workers|--server|--port|--build-dir)
+    --conns|--silent|--idle-ms|--abrupt|--workers|--server|--port|--build-dir|--sessions)
       value "$@"
       v=${1#--}; v=${v//-/_}
       [ "$v" = server ] && v=server_kind
@@ -62,6 +72,8 @@ while [ $# -gt 0 ]; do
       printf -v "$v" '%s' "$2"
       shift 2 ;;
     --heartbeat) heartbeat=1; shift ;;
+    --udp) udp=1; shift ;;
+    --no-pin) pin=0; shift ;;
     --no-deps) deps=0; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
@@ -75,6 +87,13 @@ done
 [ -z "$idle_ms" ] || [ "$idle_ms" -ge 1 ] || die "--idle-ms must be at least 1"
 [ -z "$workers" ] || [ "$workers" -ge 1 ] || die "--workers must be at least 1"
 case $server_kind in auto|c|cpp) ;; *) die "--server must be c or cpp, not '$server_kind'" ;; esac
+[ "$sessions" -ge 1 ] || die "--sessions must be at least 1"
+if [ -z "$idle_ms" ] && [ $udp -eq 1 ]; then
+  # the chatty sessions send every quarter timeout: 30 s keeps 500,000 of
+  # them at 67,000 datagrams a second
+  if [ "$sessions" -gt 200000 ]; then idle_ms=30000
+  elif [ "$sessions" -gt 20000 ]; then idle_ms=10000; else idle_ms=2000; fi
+fi
 if [ -z "$idle_ms" ]; then
   # Above 20,000 connections the chatty ones' pings (one per quarter
   # timeout each) would swamp a small machine at 2 s; 10 s keeps them at
@@ -104,6 +123,40 @@ if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
     meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true \
       -Dtests=false || exit 1
   all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
+fi
+if [ $udp -eq 1 ]; then
+  phase "build the UDP session server and its generator" \
+    ninja -C "$build_dir" demo/udp-session-server demo/udp-load || exit 1
+  userver="$build_dir/demo/udp-session-server" uload="$build_dir/demo/udp-load"
+  [ -x "$userver" ] || { echo "demo: $userver was not built (is liburing installed?)" >&2; exit 1; }
+  # Socket buffers: both programs ask for 64 MiB with SO_RCVBUFFORCE (root);
+  # without that privilege net.core.[rw]mem_max is the bound: raise it where allowed.
+  for k in rmem_max wmem_max; do
+    cur=$(cat /proc/sys/net/core/$k 2>/dev/null || echo 0)
+    if [ "$cur" -lt 67108864 ] && ! sysctl -q -w net.core.$k=67108864 2>/dev/null; then
+      echo "demo: net.core.$k is $cur and cannot be raised here: the socket buffers stay as allowed"
+    fi
+  done
+  spin=() lpin=()
+  if [ $pin -eq 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    spin=(taskset -c 0) lpin=(taskset -c 1)
+    echo "demo: the server pinned to CPU 0, the generator to CPU 1 (--no-pin: not)"
+  fi
+  echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  log=$(mktemp "${TMPDIR:-/tmp}/twheel-demo-udp.XXXXXX")
+  "${spin[@]}" "$userver" --port "$port" --idle-ms "$idle_ms" --max-sessions "$sessions" >"$log" 2>&1 &
+  spid=$!
+  trap 'kill -TERM $spid 2>/dev/null; wait $spid 2>/dev/null; rm -f "$log"' EXIT
+  for _ in $(seq 100); do grep -q 'ready: listening' "$log" && break; sleep 0.05; done
+  grep -q 'ready: listening' "$log" || { echo "demo: the server did not start:" >&2; cat "$log" >&2; exit 1; }
+  echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^udp-session-server: //')"
+  phase -v "run: $sessions UDP sessions, $silent% silent, idle timeout $idle_ms ms" \
+    "${lpin[@]}" "$uload" --port "$port" --sessions "$sessions" --silent "$silent" --idle-ms "$idle_ms" \
+    --plot "$LOG_DIR/udp-lateness" "${extra[@]}" && status=0 || status=$?
+  echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  kill -TERM "$spid"; wait "$spid" || { echo "demo: the server exited with $?:"; cat "$log"; status=1; }
+  phase_table
+  exit $status
 fi
 targets=(demo/idle-load demo/idle-server-c)
 if grep -q '^demo/idle-server:' <<<"$all_targets"; then
