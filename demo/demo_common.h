@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DEMO_DEFAULT_PORT 7000
 #define DEMO_DEFAULT_IDLE_MS 2000
@@ -200,6 +201,19 @@ static inline rlim_t demo_raise_nofile(rlim_t want)
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	return rl.rlim_cur;
+}
+
+/* This process's resident set in KiB (/proc/self/statm), 0 if unknown. */
+static inline uint64_t demo_rss_kb(void)
+{
+	unsigned long size = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
 }
 
 /*

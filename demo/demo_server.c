@@ -60,6 +60,8 @@ static void usage(FILE *f, const char *name)
 		"  --trace PREFIX   write one line per idle-closed connection to PREFIX.<worker>:\n"
 		"                   peer accept_ns accept_queue_ms deadline_ns fire_ns fin_ns freed_ns\n"
 		"                   (CLOCK_MONOTONIC; demo/trace_join.py joins it with idle-load --trace)\n"
+		"  --ring-bufs N    idle-server-c: receive buffers in the worker's provided-buffer\n"
+		"                   ring, a power of two up to 32768; 0: one per connection (1024)\n"
 		"signals: SIGUSR1 prints STATS lines, SIGTERM/SIGINT shut down gracefully\n",
 		name, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
@@ -72,6 +74,7 @@ static void parse_args(int argc, char **argv, const char *name)
 	demo_opts.tick_us = 1000;
 	demo_opts.workers = 1;
 	demo_opts.backlog = 4096;
+	demo_opts.ring_bufs = 1024;
 	const struct args_opt opts[] = {
 		ARGS_STR("bind", &bind),
 		ARGS_NUM("port", &demo_opts.port, 0, 65535),
@@ -83,9 +86,12 @@ static void parse_args(int argc, char **argv, const char *name)
 		ARGS_NUM("nofile", &demo_opts.nofile, 16, 1u << 30),
 		ARGS_FLAG("quiet", &demo_opts.quiet),
 		ARGS_STR("trace", &demo_opts.trace),
+		ARGS_NUM("ring-bufs", &demo_opts.ring_bufs, 0, 32768),
 		ARGS_END,
 	};
 	args_parse(name, argc, argv, opts, usage);
+	if (demo_opts.ring_bufs & (demo_opts.ring_bufs - 1))
+		args_fail(name, "--ring-bufs needs a power of two (or 0), not %u", (unsigned)demo_opts.ring_bufs);
 	if (demo_addr_parse(bind, 0, &demo_opts.bind) != 0)
 		args_fail(name, "--bind needs a loopback address (127.x.y.z or ::1), not '%s'", bind);
 }

@@ -58,6 +58,7 @@
 
 #define CONN_BUF 512
 #define BACKOFF_NS (100 * 1000000ull)
+#define BUF_GROUP 0 /* the provided-buffer ring's group (--ring-bufs buffers) */
 
 
 struct server {
@@ -90,35 +91,137 @@ struct server {
 	struct demo_hist h_busy;   /* loop iterations: end - wake-up */
 	uint64_t max_ran;          /* most callbacks run by one iteration */
 	FILE *trace;
+	/* receive buffers: a provided-buffer ring, or (NULL) one per connection */
+	struct io_uring_buf_ring *br;
+	char *bufs;
+	struct conn *starved;      /* connections waiting for a buffer (ENOBUFS), */
+	struct conn **starved_end; /* ...first come, first served */
+	uint64_t nobufs;
 };
 
 enum { RX = 1, TX = 2 };
 enum cstate { C_OPEN, C_DRAIN, C_CLOSING };
 
+/*
+ * A connection: 224 bytes on LP64 and no buffer while it is idle. Its
+ * receive takes a buffer from the worker's provided-buffer ring only when
+ * data arrives (IOSQE_BUFFER_SELECT), and the echo goes out of that buffer,
+ * which returns to the ring once sent. Where the kernel has no
+ * provided-buffer rings (before 5.19), each connection gets its own
+ * CONN_BUF bytes (@buf). A receive that finds the ring empty (ENOBUFS)
+ * waits on the starved list, first come first served, for the next buffer
+ * given back; a client that never reads its echo holds its buffer until
+ * its idle timeout closes it.
+ */
 struct conn {
 	struct tw_loop_timer idle;
 	struct tw_loop_io rx, tx;
 	struct tw_list link;
 	struct server *s;
+	char *out;           /* what is being sent: the data read, or a STATS line */
+	char *buf;           /* no provided buffers: this connection's own */
+	struct conn *next_starved;
+	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
+	uint64_t t_fin;      /* ...and when shutdown() returned */
+	uint64_t t_accept;   /* accept completion handled (loop clock) */
 	int fd;
+	uint32_t acc_wait_ms;  /* time spent in the accept queue (TCP_INFO) */
+	uint32_t peer_addr;  /* --trace: the peer, network order */
+	uint16_t peer_port;
+	int16_t bid;         /* the provided buffer held, -1 none */
+	uint16_t line_len;   /* heartbeat: bytes of the current line */
+	uint16_t out_len, out_off;
 	uint8_t inflight;    /* RX | TX */
 	uint8_t state;
 	bool seen_data;      /* the first read decides: STATS or data */
 	bool control;
-	uint16_t line_len;   /* heartbeat: bytes of the current line */
-	char line[DEMO_PING_LEN]; /* ...its first bytes */
-	uint16_t out_len, out_off;
-	char *out;           /* what is being sent: buf, or a STATS line */
-	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
-	uint64_t t_fin;      /* ...and when shutdown() returned */
-	uint64_t t_accept;   /* accept completion handled (loop clock) */
-	uint32_t acc_wait_ms;  /* time spent in the accept queue (TCP_INFO) */
-	uint32_t peer_addr;  /* --trace: the peer, network order */
-	uint16_t peer_port;
-	char buf[CONN_BUF];
+	bool out_heap;       /* out was malloc'd (a STATS line) */
+	bool starving;       /* on the starved list */
+	char line[DEMO_PING_LEN]; /* heartbeat: the current line's first bytes */
 };
+_Static_assert(sizeof(struct conn) <= 256, "an idle connection must cost at most 256 bytes");
 
 static void conn_close(struct conn *c);
+static void conn_recv(struct conn *c);
+
+/* ---- Receive buffers ------------------------------------------------------------ */
+
+/* The bytes @c received last: its provided buffer, or its own. */
+static char *conn_data(const struct conn *c)
+{
+	return c->bid >= 0 ? c->s->bufs + (size_t)c->bid * CONN_BUF : c->buf;
+}
+
+static void starved_remove(struct server *s, struct conn *c);
+
+/* Give @c's provided buffer back to the ring; a connection waiting for one gets it. */
+static void buf_put(struct server *s, struct conn *c)
+{
+	io_uring_buf_ring_add(s->br, conn_data(c), CONN_BUF, (unsigned short)c->bid,
+			      io_uring_buf_ring_mask(demo_opts.ring_bufs), 0);
+	io_uring_buf_ring_advance(s->br, 1);
+	c->bid = -1;
+	struct conn *w = s->starved;
+	if (w) {
+		starved_remove(s, w);
+		conn_recv(w);
+	}
+}
+
+static void starved_add(struct server *s, struct conn *c)
+{
+	c->next_starved = NULL;
+	*s->starved_end = c;
+	s->starved_end = &c->next_starved;
+	c->starving = true;
+}
+
+/* O(1) for the first connection on the list, O(its place) for another. */
+static void starved_remove(struct server *s, struct conn *c)
+{
+	for (struct conn **p = &s->starved; *p; p = &(*p)->next_starved)
+		if (*p == c) {
+			*p = c->next_starved;
+			if (s->starved_end == &c->next_starved)
+				s->starved_end = p;
+			break;
+		}
+	c->starving = false;
+}
+
+/*
+ * The worker's provided-buffer ring (Linux 5.19): --ring-bufs buffers of
+ * CONN_BUF bytes that receives draw from. Where the kernel refuses it, say
+ * so once and leave s->br NULL: each connection then has a buffer of its own.
+ */
+static void bufring_open(struct server *s)
+{
+	const unsigned n = demo_opts.ring_bufs;
+	void *mem = NULL;
+	int ret = -ENOMEM;
+	if (!n)
+		return; /* --ring-bufs 0 */
+	if (posix_memalign(&mem, 4096, n * sizeof(struct io_uring_buf)) == 0 &&
+	    posix_memalign((void **)&s->bufs, 64, (size_t)n * CONN_BUF) == 0) {
+		struct io_uring_buf_reg reg = { .ring_addr = (uintptr_t)mem, .ring_entries = n,
+						.bgid = BUF_GROUP };
+		ret = io_uring_register_buf_ring(twheel_loop_ring(s->loop), &reg, 0);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "idle-server[%u]: no provided-buffer ring (%s; Linux 5.19 has them): "
+			"a %d-byte buffer per connection instead\n", s->worker, strerror(-ret), CONN_BUF);
+		free(mem);
+		free(s->bufs);
+		s->bufs = NULL;
+		return;
+	}
+	s->br = mem;
+	io_uring_buf_ring_init(s->br);
+	for (unsigned i = 0; i < n; i++)
+		io_uring_buf_ring_add(s->br, s->bufs + (size_t)i * CONN_BUF, CONN_BUF, (unsigned short)i,
+				      io_uring_buf_ring_mask(demo_opts.ring_bufs), (int)i);
+	io_uring_buf_ring_advance(s->br, (int)n);
+}
 
 /* ---- Server-level helpers -------------------------------------------------- */
 
@@ -150,10 +253,12 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64
 			" idle_closed=%" PRIu64 " peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64
 			" protocol_errors=%" PRIu64 " emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu"
+			" conn_bytes=%zu bufring=%d nobufs=%" PRIu64 " rss_kb=%" PRIu64
 			" utime_us=%" PRIu64 " stime_us=%" PRIu64 "\n",
 			s->worker, demo_opts.workers, (int)getpid(), s->nconns, conn_timers(s), s->accepted,
 			s->idle_closed, s->peer_closed, s->resets, s->errors, s->protocol_errors, s->emfile,
-			s->control, (unsigned long)s->nofile,
+			s->control, (unsigned long)s->nofile, sizeof(struct conn), s->br != NULL, s->nobufs,
+			demo_rss_kb(),
 			(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 			(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec);
 	if (n < 0 || (size_t)n >= len - 1)
@@ -209,8 +314,13 @@ static void conn_free(struct conn *c)
 				ntohl(c->peer_addr), ntohs(c->peer_port), c->t_accept, c->acc_wait_ms,
 				c->idle.deadline, c->t_fire, c->t_fin, now);
 	}
-	if (c->out != c->buf)
+	if (c->out_heap)
 		free(c->out);
+	free(c->buf);
+	if (c->starving)
+		starved_remove(s, c);
+	if (c->bid >= 0)
+		buf_put(s, c);
 	tw_list_del(&c->link);
 	if (!c->control)
 		s->nconns--;
@@ -228,7 +338,13 @@ static void conn_free(struct conn *c)
 static void conn_recv(struct conn *c)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->rx);
-	io_uring_prep_recv(sqe, c->fd, c->buf, sizeof(c->buf), 0);
+	if (c->s->br) {
+		io_uring_prep_recv(sqe, c->fd, NULL, CONN_BUF, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = BUF_GROUP;
+	} else {
+		io_uring_prep_recv(sqe, c->fd, c->buf, CONN_BUF, 0);
+	}
 	c->inflight |= RX;
 }
 
@@ -278,10 +394,10 @@ static void on_idle(struct tw_loop_timer *t)
 	demo_hist_add(&s->h_fin, (int64_t)(fin - dl));
 }
 
-/* Heartbeat protocol: consume @n bytes, write the PONGs into c->buf. */
+/* Heartbeat protocol: consume @n bytes, write the PONGs over them. */
 static bool heartbeat_input(struct conn *c, size_t n)
 {
-	int out = demo_heartbeat_input(c->buf, n, c->line, &c->line_len);
+	int out = demo_heartbeat_input(conn_data(c), n, c->line, &c->line_len);
 	if (out < 0)
 		return false;
 	c->out_len = (uint16_t)out;
@@ -289,46 +405,75 @@ static bool heartbeat_input(struct conn *c, size_t n)
 	return true;
 }
 
+/* The first bytes were "STATS\n": answer with the STATS line, then close. */
+static void control_reply(struct conn *c)
+{
+	struct server *s = c->s;
+	c->control = true;
+	s->control++;
+	s->nconns--;
+	twheel_loop_del(s->loop, &c->idle);
+	char *line = malloc(DEMO_STATS_MAX);
+	size_t cap = DEMO_STATS_MAX;
+	if (line) {
+		c->out = line;
+		c->out_heap = true;
+		if (c->bid >= 0)
+			buf_put(s, c);
+	} else {
+		cap = CONN_BUF; /* into the buffer the request came in */
+	}
+	int len = stats_line(s, c->out, cap);
+	c->out_len = (uint16_t)(len < (int)cap ? len : (int)cap - 1);
+	c->out_off = 0;
+	c->state = C_DRAIN; /* close once the line went out */
+	conn_send(c);
+}
+
+/* A receive that brought no data: end of stream, an error, or no buffer left. */
+static void recv_none(struct conn *c, int res)
+{
+	struct server *s = c->s;
+	if (res == -ENOBUFS && s->br) {
+		/* every provided buffer is out: wait for one (buf_put) */
+		s->nobufs++;
+		starved_add(s, c);
+		return;
+	}
+	if (res == 0)
+		s->peer_closed++;
+	else if (res == -ECONNRESET)
+		s->resets++;
+	else
+		s->errors++;
+	if (res == 0 && (c->inflight & TX))
+		c->state = C_DRAIN; /* half-close: finish the reply, then close */
+	else
+		conn_close(c);
+}
+
 static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct conn *c = tw_container_of(io, struct conn, rx);
 	struct server *s = c->s;
 	c->inflight &= (uint8_t)~RX;
-	if (c->state == C_CLOSING) {
-		if (!c->inflight)
+	if (cqe->flags & IORING_CQE_F_BUFFER)
+		c->bid = (int16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+	if (c->state == C_CLOSING || cqe->res <= 0) {
+		if (c->bid >= 0)
+			buf_put(s, c);
+		if (c->state != C_CLOSING)
+			recv_none(c, cqe->res);
+		else if (!c->inflight)
 			conn_free(c);
 		return;
 	}
-	if (cqe->res <= 0) {
-		if (cqe->res == 0)
-			s->peer_closed++;
-		else if (cqe->res == -ECONNRESET)
-			s->resets++;
-		else
-			s->errors++;
-		if (cqe->res == 0 && (c->inflight & TX))
-			c->state = C_DRAIN; /* half-close: finish the reply, then close */
-		else
-			conn_close(c);
-		return;
-	}
 	size_t n = (size_t)cqe->res;
+	c->out = conn_data(c);
 	if (!c->seen_data) {
 		c->seen_data = true;
-		if (n == DEMO_STATS_REQ_LEN && memcmp(c->buf, DEMO_STATS_REQ, n) == 0) {
-			c->control = true;
-			s->control++;
-			s->nconns--;
-			twheel_loop_del(s->loop, &c->idle);
-			char *line = malloc(DEMO_STATS_MAX);
-			if (line)
-				c->out = line;
-			size_t cap = line ? DEMO_STATS_MAX : sizeof(c->buf);
-			int len = stats_line(s, c->out, cap);
-			c->out_len = (uint16_t)(len < (int)cap ? len : (int)cap - 1);
-			c->out_off = 0;
-			c->state = C_DRAIN; /* close once the line went out */
-			conn_send(c);
+		if (n == DEMO_STATS_REQ_LEN && memcmp(c->out, DEMO_STATS_REQ, n) == 0) {
+			control_reply(c);
 			return;
 		}
 	}
@@ -344,10 +489,13 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 		c->out_len = (uint16_t)n;
 		c->out_off = 0;
 	}
-	if (c->out_len)
+	if (c->out_len) {
 		conn_send(c);
-	else
-		conn_recv(c);
+		return;
+	}
+	if (c->bid >= 0)
+		buf_put(s, c);
+	conn_recv(c);
 }
 
 static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
@@ -373,6 +521,8 @@ static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 		conn_send(c);
 		return;
 	}
+	if (c->bid >= 0)
+		buf_put(s, c); /* the echo went out of it */
 	if (c->state == C_DRAIN)
 		conn_close(c);
 	else
@@ -382,6 +532,10 @@ static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 static void conn_new(struct server *s, int fd)
 {
 	struct conn *c = calloc(1, sizeof(*c));
+	if (c && !s->br && !(c->buf = malloc(CONN_BUF))) {
+		free(c);
+		c = NULL;
+	}
 	if (!c) {
 		s->errors++;
 		close(fd);
@@ -409,7 +563,7 @@ static void conn_new(struct server *s, int fd)
 	c->t_accept = twheel_loop_clock(s->loop);
 	c->s = s;
 	c->fd = fd;
-	c->out = c->buf;
+	c->bid = -1;
 	c->rx.func = on_recv;
 	c->tx.func = on_send;
 	tw_loop_timer_init(&c->idle, on_idle, 0);
@@ -566,6 +720,7 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 static int server_init(struct server *s)
 {
 	tw_list_init(&s->conns);
+	s->starved_end = &s->starved;
 	s->accept_io.func = on_accept;
 	s->signal_io.func = on_signal;
 	s->noop_io.func = on_noop;
@@ -659,10 +814,15 @@ static int server_exit(struct server *s, int ret)
 	tw_list_for_each_safe(pos, n, &s->conns) {
 		struct conn *c = tw_list_entry(pos, struct conn, link);
 		close(c->fd);
+		if (c->out_heap)
+			free(c->out);
+		free(c->buf);
 		free(c);
 	}
 	close(s->sfd);
 	close(s->lfd);
+	free(s->br);
+	free(s->bufs);
 	if (s->trace)
 		fclose(s->trace);
 	if (left_conns || left_timers) {
@@ -683,6 +843,7 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		ret = loop_open(&s);
 	if (ret)
 		return ret;
+	bufring_open(&s);
 	signal_arm(&s);
 	accept_arm(&s);
 	if (ready_fd >= 0) {

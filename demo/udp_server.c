@@ -267,7 +267,7 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 		" utime_us=%" PRIu64 " stime_us=%" PRIu64 " iters=%" PRIu64 " wakeups=%" PRIu64
 		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64 "\n",
 		(int)getpid(), s->nsess, twheel_loop_count(s->loop), s->peak, s->opened, s->idle_closed, s->byes,
-		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, sizeof(struct session), s->cap, udp_rss_kb(),
+		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, sizeof(struct session), s->cap, demo_rss_kb(),
 		(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 		(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec, ls.iterations,
 		ls.wakeups, s->h_fire.n, demo_hist_pct(&s->h_fire, 0.5), demo_hist_pct(&s->h_fire, 0.99),

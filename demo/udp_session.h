@@ -33,8 +33,6 @@
 #define TWHEEL_DEMO_UDP_SESSION_H
 
 #include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
 
 #define UDP_MAGIC 0x53555754u /* "TWUS" */
 
@@ -53,18 +51,5 @@ struct udp_msg {
 
 /* Socket buffers both programs ask for (SO_RCVBUFFORCE, else SO_RCVBUF). */
 #define UDP_DEFAULT_BUF (64u << 20)
-
-/* This process's resident set in KiB (/proc/self/statm), 0 if unknown. */
-static inline uint64_t udp_rss_kb(void)
-{
-	unsigned long size = 0, res = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lu %lu", &size, &res) != 2)
-		res = 0;
-	fclose(f);
-	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
-}
 
 #endif /* TWHEEL_DEMO_UDP_SESSION_H */
