@@ -2,7 +2,7 @@
 //
 // tools/bench/NettyBench.java - Netty's HashedWheelTimer (Debian
 // libnetty-java, netty-common.jar) on rearm and add_cancel, speaking the
-// bench line protocol (see peer.h). bench compiles it with javac into a
+// line protocol rt.c reads (see parse_java). bench-rt-* --netty DIR compiles it with javac into a
 // temporary directory at run time.
 //
 // HashedWheelTimer has no re-arm: a re-arm is Timeout.cancel() plus
@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 public final class NettyBench {
-    static final String IMPL = "netty-hwt";
+    static final String IMPL = "netty";
     static final int SPAN = 65536, DELTA = 30000, BLOCK = 1000;
     // The worker thread runs on the real clock while the caller inserts: in
     // add_cancel every expiry is pushed 10 minutes out so that none can fire
@@ -183,7 +183,7 @@ public final class NettyBench {
             }
         }
         if (w.contains(",add_expire,"))
-            System.out.println("SKIP add_expire " + IMPL + " HashedWheelTimer ticks at 1 ms at the finest: "
+            System.out.println("SKIP add_expire on " + IMPL + ": HashedWheelTimer ticks at 1 ms at the finest: "
                     + "the 65,536-tick span would be 65 s of real waiting per rep");
         System.out.flush();
         System.exit(0);

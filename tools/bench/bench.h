@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/bench.h - the table of operations every in-process
- * implementation provides (ops_wheel.c, heap.c), and the workloads that the
- * driver (bench.c) runs over any such table (workload.c).
+ * implementation provides (ops_wheel.c, ops_cpp.cpp, heap.c), and the
+ * virtual-time workloads that the driver (bench.c) runs over any such
+ * table (workload.c).
+ *
+ * To add an implementation: one file defining a const struct bench_ops
+ * (every operation is required), its extern below, its line in bench.c's
+ * impls[] and in meson.build's bench sources. ops_selftest() checks it
+ * against a model at every start.
  *
  * A workload builds its own structure and timers (untimed), runs the timed
  * region with no clock read inside it, tears down (untimed), and checks its
@@ -16,6 +22,10 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,9 +35,10 @@ struct bench_ops {
 	size_t per_timer_extra; /* bytes the structure adds per timer (heap entry) */
 	/* The structure, with room for @cap timers (a wheel ignores it); NULL if out of memory. */
 	void *(*create)(uint64_t now, size_t cap);
+	/* Also ends every timer initialised on it (the memory stays the caller's). */
 	void (*destroy)(void *w);
-	/* Initialise a timer whose expiry calls bench_fired(expiry). */
-	void (*timer_init)(void *t);
+	/* Initialise a timer of @w whose expiry calls bench_fired(expiry). */
+	void (*timer_init)(void *w, void *t);
 	int (*add)(void *w, void *t, uint64_t expires);  /* 0, or -errno */
 	int (*mod)(void *w, void *t, uint64_t expires);  /* 1 if it was pending, 0 if not */
 	int (*del)(void *w, void *t);                    /* 1 if it was pending, 0 if not */
@@ -45,7 +56,7 @@ struct bench_ops {
 	uint64_t (*mods_fast)(void *w); /* re-arms that only stored the expiry (0: none) */
 };
 
-extern const struct bench_ops ops_wheel, ops_heap4, ops_heap2;
+extern const struct bench_ops ops_wheel, ops_cpp, ops_heap4, ops_heap2;
 
 /* What every timer callback reports; workload.c checks it. */
 void bench_fired(uint64_t expires);
@@ -83,5 +94,9 @@ int ops_selftest(const struct bench_ops *ops);
 extern volatile uint64_t bench_alloc_calls;
 extern volatile size_t bench_alloc_last_size;
 extern const int bench_alloc_hooked; /* 0 in sanitizer builds: nothing counted */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* BENCH_H */

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/common.h - what every benchmark program of tools/bench shares:
- * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), a
- * monotonic clock read outside timed regions, and the workload sizes.
- * demo/demo_common.h holds a copy of the PRNG for the load generator.
+ * the seeded PRNG (splitmix64 to seed, xorshift64* to draw, seed 42), the
+ * clocks read outside timed regions, the workload sizes and the lists of
+ * names on command lines. demo/demo_common.h holds a copy of the PRNG for
+ * the load generator.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define BENCH_SEED 42
 
@@ -99,19 +107,57 @@ static inline void rng_permutation(uint32_t *p, uint32_t n, uint64_t stream)
 	}
 }
 
-static inline uint64_t clock_ns(void)
+static inline uint64_t clock_of(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Thread CPU time, for peers whose loops run other threads. */
+static inline uint64_t clock_ns(void)
+{
+	return clock_of(CLOCK_MONOTONIC);
+}
+
+/* Thread CPU time, for loops that run other threads. */
 static inline uint64_t thread_cpu_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_of(CLOCK_THREAD_CPUTIME_ID);
 }
+
+/* Is @name one of the comma-separated names of @list? */
+static inline bool bench_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *s = list; (s = strstr(s, name)); s += n)
+		if ((s == list || s[-1] == ',') && (s[n] == ',' || s[n] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * The first name of the comma-separated @list that is neither in @known
+ * (NULL-terminated) nor @extra, in a static buffer; NULL if there is none.
+ */
+static inline const char *bench_unknown(const char *list, const char *const *known, const char *extra)
+{
+	static char name[64];
+	for (const char *s = list; *s;) {
+		size_t n = strcspn(s, ",");
+		bool ok = n == strlen(extra) && !strncmp(s, extra, n);
+		for (size_t k = 0; known[k] && !ok; k++)
+			ok = n == strlen(known[k]) && !strncmp(s, known[k], n);
+		if (!ok) {
+			snprintf(name, sizeof(name), "%.*s", (int)n, s);
+			return name;
+		}
+		s += n + (s[n] == ',');
+	}
+	return NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* BENCH_COMMON_H */

@@ -97,8 +97,9 @@ static void fired(struct heap_timer *t)
 	bench_fired(t->expires);
 }
 
-static void heap_timer_init(void *p)
+static void heap_timer_init(void *w, void *p)
 {
+	(void)w;
 	struct heap_timer *t = p;
 	t->expires = 0;
 	t->idx = HEAP_IDX_NONE;

@@ -28,7 +28,11 @@ static void fired(struct tw_timer *t)
 	bench_fired(tw_timer_expires(t));
 }
 
-static void wheel_timer_init(void *t) { tw_timer_init(t, fired); }
+static void wheel_timer_init(void *w, void *t)
+{
+	(void)w;
+	tw_timer_init(t, fired);
+}
 static int wheel_add(void *w, void *t, uint64_t e) { return twheel_add(w, t, e); }
 static int wheel_mod(void *w, void *t, uint64_t e) { return twheel_mod(w, t, e); }
 static int wheel_del(void *w, void *t) { return twheel_del(w, t); }

@@ -64,16 +64,18 @@ static void check_reset(uint64_t lo, uint64_t hi, int exact)
 	g.exact = exact;
 }
 
-/* n timers in one 64-byte aligned array, initialised. */
-static char *timers_new(const struct bench_ops *ops, uint32_t n)
+/* n timers of @w in one 64-byte aligned array, initialised (NULL without @w). */
+static char *timers_new(const struct bench_ops *ops, void *w, uint32_t n)
 {
+	if (!w)
+		return NULL;
 	size_t bytes = ((size_t)n * ops->timer_size + 63) & ~(size_t)63;
 	char *tm = aligned_alloc(64, bytes ? bytes : 64);
 	if (!tm)
 		return NULL;
 	memset(tm, 0, bytes);
 	for (uint32_t i = 0; i < n; i++)
-		ops->timer_init(tm + (size_t)i * ops->timer_size);
+		ops->timer_init(w, tm + (size_t)i * ops->timer_size);
 	return tm;
 }
 
@@ -90,8 +92,8 @@ struct run {
 enum { RUN_EXP = 1, RUN_PERM = 2 };
 
 /*
- * Allocate, in this order, what @flags asks for, the timers and the
- * structure, then take the allocation mark; run_ok() says whether all of it
+ * Allocate, in this order, what @flags asks for, the structure and its
+ * timers, then take the allocation mark; run_ok() says whether all of it
  * was allocated. Untimed.
  */
 static struct run run_open(const struct bench_ops *ops, uint32_t n, int flags)
@@ -101,8 +103,8 @@ static struct run run_open(const struct bench_ops *ops, uint32_t n, int flags)
 		r.exp = malloc((size_t)n * sizeof(*r.exp));
 	if (flags & RUN_PERM)
 		r.perm = malloc((size_t)n * sizeof(*r.perm));
-	r.tm = timers_new(ops, n);
 	r.w = ops->create(BENCH_START, n);
+	r.tm = timers_new(ops, r.w, n);
 	r.alloc_mark = bench_alloc_calls;
 	return r;
 }
@@ -526,7 +528,8 @@ int ops_selftest(const struct bench_ops *ops)
 	bool pend[NT] = { 0 };
 	uint64_t ex[NT] = { 0 }, now = 100;
 	struct rng r = rng_seed(9);
-	struct run run = { .tm = timers_new(ops, NT), .w = ops->create(now, NT) };
+	struct run run = { .w = ops->create(now, NT) };
+	run.tm = timers_new(ops, run.w, NT);
 	int rc = -1;
 	if (!run_ok(run))
 		goto out;

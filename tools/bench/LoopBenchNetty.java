@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// loopbench's Netty driver: the real-time workloads of docs/bench.md
-// on io.netty.util.HashedWheelTimer (Debian libnetty-java). Compiled at run
-// time by loopbench with javac against netty-common.jar; prints one line per
-// repetition:  RESULT <workload> <ok 0|1> name=value ...
+// The real-time workloads of rt.h (lateness, idle_wakeups, xthread,
+// expire_cpu) on io.netty.util.HashedWheelTimer (Debian libnetty-java).
+// Compiled at run time by bench-rt-* --netty with javac against
+// netty-common.jar; prints, per workload and metric, the line that rt.c
+// reads:  RESULT <workload> netty <n> <metric> <v1> <v2> ... (one value a
+// repetition), or FAIL <workload> netty <why> for a failed check.
 //
 // The timer uses the same tick as the C loops and 512 buckets (Netty's
 // default), leak detection off, no pending limit. Each workload first runs
@@ -24,6 +26,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 public final class LoopBenchNetty {
+    static final java.util.Map<String, StringBuilder> rows = new java.util.LinkedHashMap<>();
+    static boolean failed;
+
+    /** One repetition's figures: names and values alternate in @kv. */
+    static void result(String wl, boolean ok, int n, Object... kv) {
+        if (!ok) { failed = true; return; }
+        for (int i = 0; i < kv.length; i += 2)
+            rows.computeIfAbsent(wl + " netty " + n + " " + kv[i], k -> new StringBuilder())
+                .append(String.format(" %.6f", (Double) kv[i + 1]));
+    }
+
+    static void flush(String wl) {
+        if (failed) System.out.println("FAIL " + wl + " netty a repetition failed its check");
+        rows.forEach((k, v) -> System.out.println("RESULT " + k + v));
+        rows.clear();
+        failed = false;
+    }
+
     static long tickNs;
     static final String WORKER = "lb-netty-worker"; // 15 chars: the Linux comm limit
     static volatile Thread worker;
@@ -79,9 +99,8 @@ public final class LoopBenchNetty {
         int early = 0;
         for (int i = 0; i < n; i++) { late[i] = fired[i] - due[i]; if (late[i] < 0) early++; }
         Arrays.sort(late);
-        System.out.printf("RESULT lateness %d p50_ms=%.6f p99_ms=%.6f max_ms=%.6f min_ms=%.6f early_pct=%.6f%n",
-            ok ? 1 : 0, late[n / 2] / 1e6, late[n * 99 / 100] / 1e6, late[n - 1] / 1e6,
-            late[0] / 1e6, 100.0 * early / n);
+        result("lateness", ok, n, "p50_ms", late[n / 2] / 1e6, "p99_ms", late[n * 99 / 100] / 1e6,
+            "max_ms", late[n - 1] / 1e6, "min_ms", late[0] / 1e6, "early_pct", 100.0 * early / n);
     }
 
     /** Voluntary context switches of the worker, found by its thread name. */
@@ -109,8 +128,8 @@ public final class LoopBenchNetty {
         int left = timer.stop().size();
         double s = (t1 - t0) / 1e9;
         if (print)
-            System.out.printf("RESULT idle_wakeups %d wakeups_per_s=%.6f cpu_ms_per_s=%.6f%n",
-                v0 >= 0 && left == 1 ? 1 : 0, (v1 - v0) / s, (c1 - c0) / 1e6 / s);
+            result("idle_wakeups", v0 >= 0 && left == 1, 1, "wakeups_per_s", (v1 - v0) / s,
+                "cpu_ms_per_s", (c1 - c0) / 1e6 / s);
     }
 
     static void xthread(int n, int span, boolean print) throws Exception {
@@ -144,8 +163,8 @@ public final class LoopBenchNetty {
         for (int f : fired) ok &= f == 1;
         long tProd = Math.max(tEnd[0], tEnd[1]);
         if (print)
-            System.out.printf("RESULT xthread %d Mschedules_per_s=%.6f Mfired_per_s_e2e=%.6f%n",
-                ok ? 1 : 0, 2.0 * n / ((tProd - t0) / 1e9) / 1e6, 2.0 * n / ((tAll - t0) / 1e9) / 1e6);
+            result("xthread", ok, 2 * n, "Mschedules_per_s", 2.0 * n / ((tProd - t0) / 1e9) / 1e6,
+                "Mfired_per_s_e2e", 2.0 * n / ((tAll - t0) / 1e9) / 1e6);
     }
 
     static void addExpire(int n, int span, boolean print) throws Exception {
@@ -162,8 +181,7 @@ public final class LoopBenchNetty {
         long c1 = os.getProcessCpuTime(), w1 = System.nanoTime();
         timer.stop();
         if (print)
-            System.out.printf("RESULT add_expire %d cpu_ns_per_timer=%.6f wall_s=%.6f%n",
-                ok ? 1 : 0, (double) (c1 - c0) / n, (w1 - w0) / 1e9);
+            result("expire_cpu", ok, n, "cpu_ns_per_timer", (double) (c1 - c0) / n, "wall_s", (w1 - w0) / 1e9);
     }
 
     public static void main(String[] a) throws Exception {
@@ -185,11 +203,12 @@ public final class LoopBenchNetty {
                 case "lateness": lateness(lateN, lateSpan, print); break;
                 case "idle_wakeups": if (print) idle(idleS, idleFar, true); break;
                 case "xthread": xthread(xN, xSpan, print); break;
-                case "add_expire": addExpire(aeN, aeSpan, print); break;
+                case "expire_cpu": addExpire(aeN, aeSpan, print); break;
                 default: break;
                 }
                 System.gc();
             }
+            flush(w);
         }
     }
 }

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* tools/bench/rt_epoll.c - the epoll adapter (<twheel/epoll.h>) on a bare epoll loop; see rt_host.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <twheel/epoll.h>
+
+#include "rt_host.h"
+
+static int epfd;
+
+static struct twheel_host *host_open(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	epfd = epoll_create1(0);
+	ev.data.ptr = h;
+	if (h)
+		epoll_ctl(epfd, EPOLL_CTL_ADD, twheel_epoll_fd(h), &ev);
+	return h;
+}
+
+static void host_pump(void)
+{
+	struct epoll_event ev;
+	if (epoll_wait(epfd, &ev, 1, 0) == 1)
+		twheel_epoll_dispatch(ev.data.ptr);
+}
+
+static void host_close(struct twheel_host *h)
+{
+	twheel_epoll_destroy(h, NULL, NULL);
+	close(epfd);
+}
+
+RT_HOST_TABLES(rt_twheel_epoll, "twheel-epoll");
