@@ -94,6 +94,11 @@ if [ -z "$idle_ms" ] && [ $udp -eq 1 ]; then
   if [ "$sessions" -gt 200000 ]; then idle_ms=30000
   elif [ "$sessions" -gt 20000 ]; then idle_ms=10000; else idle_ms=2000; fi
 fi
+if [ -z "$idle_ms" ] && [ "$conns" -gt 200000 ]; then
+  # connecting a million takes about a minute on a small machine: the
+  # timeout is longer, so that every connection is held at once
+  idle_ms=120000
+fi
 if [ -z "$idle_ms" ]; then
   # Above 20,000 connections the chatty ones' pings (one per quarter
   # timeout each) would swamp a small machine at 2 s; 10 s keeps them at
@@ -105,6 +110,8 @@ fi
 # build-demo/logs, named if a phase fails; a table of times at the end).
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=demo-mem.sh
+. "$here/demo-mem.sh"
 LOG_DIR=$build_dir/logs
 rm -rf "$LOG_DIR"
 if [ $deps -eq 1 ]; then
@@ -143,10 +150,10 @@ if [ $udp -eq 1 ]; then
     echo "demo: the server pinned to CPU 0, the generator to CPU 1 (--no-pin: not)"
   fi
   echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  log=$(mktemp "${TMPDIR:-/tmp}/twheel-demo-udp.XXXXXX")
+  log="$LOG_DIR/udp-server.log" # kept: its last STATS line has the server's own figures
   "${spin[@]}" "$userver" --port "$port" --idle-ms "$idle_ms" --max-sessions "$sessions" >"$log" 2>&1 &
   spid=$!
-  trap 'kill -TERM $spid 2>/dev/null; wait $spid 2>/dev/null; rm -f "$log"' EXIT
+  trap 'kill -TERM $spid 2>/dev/null; wait $spid 2>/dev/null' EXIT
   for _ in $(seq 100); do grep -q 'ready: listening' "$log" && break; sleep 0.05; done
   grep -q 'ready: listening' "$log" || { echo "demo: the server did not start:" >&2; cat "$log" >&2; exit 1; }
   echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^udp-session-server: //')"
@@ -155,6 +162,8 @@ if [ $udp -eq 1 ]; then
     --plot "$LOG_DIR/udp-lateness" "${extra[@]}" && status=0 || status=$?
   echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
   kill -TERM "$spid"; wait "$spid" || { echo "demo: the server exited with $?:"; cat "$log"; status=1; }
+  trap - EXIT
+  echo "demo: the server's last words: $LOG_DIR/udp-server.log"
   phase_table
   exit $status
 fi
@@ -173,22 +182,69 @@ esac
 [ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }
 [ -x "$load" ] || { echo "demo: $load was not built (liburing missing?)" >&2; exit 1; }
 
+# raise_sysctl KEY VALUE: raise KEY to VALUE (its last field compared)
+# unless it is as high already; one line when that is not allowed.
+raise_sysctl() {
+  local cur
+  cur=$(sysctl -n "$1" 2>/dev/null | awk '{print $NF}')
+  [ -n "$cur" ] || { echo "demo: no sysctl $1 here"; return 0; }
+  [ "$cur" -ge "${2##* }" ] && return 0
+  if sysctl -q -w "$1=$2" 2>/dev/null; then echo "demo: set $1 = $2 (was $cur)"
+  else echo "demo: cannot raise $1 (it is $cur) here"; fi
+}
+
+# What a large TCP run needs from the kernel, set where allowed; where a
+# limit cannot be raised, one line says which and how far it allows, and
+# conns is lowered to that. About 8 KiB of memory a connection (both ends'
+# sockets, files and dentries, and both programs' own).
+large_run_setup() {
+  raise_sysctl fs.file-max $(( total * 2 + 200000 ))
+  raise_sysctl fs.nr_open 1048576
+  raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
+  raise_sysctl net.core.somaxconn 65535
+  raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
+  raise_sysctl net.ipv4.tcp_mem "1048576 1572864 2097152"
+  local avail files fit
+  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+  fit=$(( avail * 8 / 10 / 8 ))
+  if [ "$total" -gt "$fit" ]; then
+    echo "demo: memory: MemAvailable $(( avail / 1024 )) MiB holds about $fit connections at 8 KiB each: running $fit"
+    conns=$(( fit - abrupt )); total=$fit
+  fi
+  files=$(( ($(sysctl -n fs.file-max) - $(cut -f1 /proc/sys/fs/file-nr)) / 2 - 1000 ))
+  if [ "$total" -gt "$files" ]; then
+    echo "demo: fs.file-max leaves room for $files connections (two descriptors each): running $files"
+    conns=$(( files - abrupt )); total=$files
+  fi
+  if [ $(( (total * 12 / 10 + budget - 1) / budget )) -gt 256 ]; then
+    fit=$(( 256 * budget * 10 / 12 ))
+    echo "demo: at most 256 server workers of $budget descriptors: running $fit connections"
+    conns=$(( fit - abrupt )); total=$fit
+  fi
+}
+
 # 2. Descriptors: as many as we may (each program raises its own soft limit
 # too). A process holds at most RLIMIT_NOFILE sockets, so the server is
 # split into SO_REUSEPORT workers and the generator into processes when one
 # process cannot hold them all.
+total=$(( conns + abrupt ))
+ulimit -Hn $(( total + 1024 )) 2>/dev/null || true # needs CAP_SYS_RESOURCE
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 nofile=$(ulimit -n)
 [ "$nofile" = unlimited ] && nofile=1048576
 budget=$(( nofile - 256 ))
-total=$(( conns + abrupt ))
+if [ "$total" -gt 20000 ]; then
+  large_run_setup # may lower conns and total
+fi
 if [ -z "$workers" ]; then
   # SO_REUSEPORT spreads connections by hash: leave 20% headroom per worker
   workers=$(( (total * 12 / 10 + budget - 1) / budget ))
   [ "$workers" -ge 1 ] || workers=1
 fi
 if [ "$workers" -gt 1 ]; then
-  echo "demo: RLIMIT_NOFILE is $nofile (hard limit; raising it needs privilege): $workers server workers"
+  echo "demo: RLIMIT_NOFILE is $nofile and its hard limit cannot be raised here" \
+    "(CAP_SYS_RESOURCE): $budget connections a process, so $workers server workers" \
+    "and $(( (total + budget - 1) / budget )) generator processes for $total"
 fi
 
 sargs=(--port "$port" --idle-ms "$idle_ms" --workers "$workers")
@@ -212,7 +268,13 @@ stop_server() {
 trap 'stop_server; rm -f "$log"' EXIT
 trap 'exit 130' INT TERM
 
-"$server" "${sargs[@]}" >"$log" 2>&1 &
+tpin=() gpin=()
+if [ "$total" -gt 20000 ] && [ $pin -eq 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  tpin=(taskset -c 0) gpin=(taskset -c 1)
+  echo "demo: the server pinned to CPU 0, the generator to CPU 1 (--no-pin: not)"
+fi
+echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"${tpin[@]}" "$server" "${sargs[@]}" >"$log" 2>&1 &
 spid=$!
 ready=0
 for _ in $(seq 200); do
@@ -229,8 +291,12 @@ if [ $ready -ne 1 ]; then
 fi
 echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^idle-server: //') [$(basename "$server")]"
 
+mem_start "$spid" "$LOG_DIR/memory"
 phase -v "run: $conns connections, $silent% silent, idle timeout $idle_ms ms" \
-  "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
+  "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
+mem_stop
+echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "demo: $(mem_report "$total" "$LOG_DIR/memory") ($LOG_DIR/memory)"
 
 stop_server
 if grep -q 'EMFILE\|ENFILE' "$log"; then

@@ -1,0 +1,58 @@
+# scripts/demo-mem.sh - sourced by scripts/demo.sh and scripts/demo-peers.sh:
+# sample a server's memory while a run goes on, and say what one session or
+# connection cost.
+#
+#   mem_start PID FILE   every second, append "seconds rss_kb slab_kb" to FILE:
+#                        the resident set of PID and its children (the server's
+#                        own memory) and the kernel's slab (/proc/meminfo Slab:
+#                        sockets, dentries, files... of both ends, and of
+#                        whatever else the machine runs)
+#   mem_stop             stop sampling
+#   mem_report N FILE    one line: peak minus first sample, each divided by N
+
+mem_pid=
+
+# rss_kb PID: VmRSS of PID and of its children, KiB
+rss_kb() {
+  local total=0 p r
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+    r=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+    total=$(( total + ${r:-0} ))
+  done
+  echo "$total"
+}
+
+mem_sample() {
+  echo "$(date +%s) $(rss_kb "$1") $(awk '/^Slab:/ {print $2}' /proc/meminfo)"
+}
+
+# The first sample is taken at once (the baseline: call it once the server
+# is ready and before the load starts), the others every second.
+mem_start() {
+  local pid=$1 out=$2
+  sleep 0.3 # a server may say it is ready just before its loop exists
+  mem_sample "$pid" >"$out"
+  (
+    while kill -0 "$pid" 2>/dev/null; do
+      sleep 1
+      mem_sample "$pid"
+    done
+  ) >>"$out" &
+  mem_pid=$!
+}
+
+mem_stop() {
+  [ -n "$mem_pid" ] || return 0
+  kill "$mem_pid" 2>/dev/null || true
+  wait "$mem_pid" 2>/dev/null || true
+  mem_pid=
+}
+
+mem_report() {
+  local n=$1 file=$2
+  [ -s "$file" ] && [ "$n" -gt 0 ] || { echo "memory: no samples"; return 0; }
+  awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3 }
+    { if ($2 > r) r = $2; if ($3 > s) s = $3 }
+    END { printf "memory: server +%d KiB at peak = %.0f B a session (its own); kernel slab +%d KiB = %.0f B a session (both ends)\n",
+          r - r0, (r - r0) * 1024 / n, s - s0, (s - s0) * 1024 / n }' "$file"
+}
