@@ -10,6 +10,8 @@
 #                            fuzzers, groff and CMake for the install checks
 #   scripts/deps.sh bench    the benchmarks against peers (tools/*/run.sh): the
 #                            test's, plus Netty and a JDK, valgrind
+#   scripts/deps.sh peers    the demo beside its peers (scripts/demo-peers.sh):
+#                            the demo's, plus Netty, a JDK and nginx
 #   scripts/deps.sh --list PURPOSE   print the packages, install nothing
 #
 # Waits for another apt or dpkg to finish (up to 10 minutes, saying so)
@@ -23,8 +25,9 @@ demo=("${build[@]}" g++ liburing-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
       clang libclang-rt-dev groff-base cmake)
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
+peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light)
 
-usage() { sed -n '2,18s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi
@@ -32,8 +35,9 @@ case ${1:-} in
   demo) pkgs=("${demo[@]}") ;;
   test) pkgs=("${test[@]}") ;;
   bench) pkgs=("${bench[@]}") ;;
+  peers) pkgs=("${peers[@]}") ;;
   -h|--help) usage; exit 0 ;;
-  *) echo "deps: which purpose? (demo, test or bench)" >&2; usage >&2; exit 2 ;;
+  *) echo "deps: which purpose? (demo, test, bench or peers)" >&2; usage >&2; exit 2 ;;
 esac
 purpose=$1
 if [ $list -eq 1 ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
