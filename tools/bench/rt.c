@@ -156,39 +156,42 @@ static void run_java(const char *cmd)
 		row_fail(row_get("rt", "java", "netty", 0, "check"), "the Java driver failed");
 }
 
-/* Compile --netty's directory's drivers into a temporary directory and run them. */
+/* The workloads of @first..@last asked for, comma-separated into @buf ("none" if none). */
+static const char *wl_list(int first, int last, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int w = first; w <= last; w++)
+		if (bench_listed(opt.workloads, rt_wls[w].name))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", rt_wls[w].name);
+	return buf[0] ? buf : "none";
+}
+
+/*
+ * Compile --netty's Netty.java into a temporary directory and run it twice,
+ * with the JVM flags of each kind of workload: the throughput ones (a
+ * large heap, the parallel collector) and the loop ones.
+ */
 static void run_netty(const struct rt_params *p)
 {
 	const char *jar = "/usr/share/java/netty-common.jar";
-	char dir[] = "/tmp/twheel-netty-XXXXXX", cmd[4096], wls[128] = "";
-	if (system("command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1")) {
-		report_skip("netty: java or javac not found (install default-jdk-headless)");
+	char dir[] = "/tmp/twheel-netty-XXXXXX", cmd[4096], wls[128], args[256];
+	if (system("command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1") ||
+	    access(jar, R_OK) || !mkdtemp(dir)) {
+		report_skip("netty: needs java, javac (default-jdk-headless) and %s (libnetty-java)", jar);
 		return;
 	}
-	if (access(jar, R_OK)) {
-		report_skip("netty: %s not found (install libnetty-java)", jar);
-		return;
-	}
-	if (!mkdtemp(dir)) {
-		report_skip("netty: mkdtemp failed");
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "javac -nowarn -cp %s -d %s '%s'/NettyBench.java '%s'/LoopBenchNetty.java >&2",
-		 jar, dir, opt.netty, opt.netty);
+	snprintf(cmd, sizeof(cmd), "javac -nowarn -cp %s -d %s '%s'/Netty.java >&2", jar, dir, opt.netty);
+	snprintf(args, sizeof(args), "%u %u %u %u %u %g %u %u %u %u %u %llu", p->reps, p->n, p->m,
+		 p->late_n, p->late_span_ms, p->idle_ms / 1e3, p->idle_far_s, p->x_n, p->x_span_ms, p->ae_n,
+		 p->ae_span_ms, (unsigned long long)p->tick_ns);
 	if (system(cmd)) {
 		report_skip("netty: javac failed: %s", cmd);
 	} else {
-		for (int w = RT_LATENESS; w < RT_NWL; w++)
-			if (bench_listed(opt.workloads, rt_wls[w].name))
-				snprintf(wls + strlen(wls), sizeof(wls) - strlen(wls), "%s%s", wls[0] ? "," : "",
-					 rt_wls[w].name);
-		snprintf(cmd, sizeof(cmd), "java -Xms4g -Xmx8g -XX:+UseParallelGC -cp %s:%s NettyBench --n %u "
-			 "--m %u --reps %u --workload %s", dir, jar, p->n, p->m, p->reps, opt.workloads);
+		snprintf(cmd, sizeof(cmd), "java -Xms4g -Xmx8g -XX:+UseParallelGC -cp %s:%s Netty %s %s", dir,
+			 jar, wl_list(RT_REARM, RT_ADD_EXPIRE, wls, sizeof(wls)), args);
 		run_java(cmd);
 		snprintf(cmd, sizeof(cmd), "java -Xms2g -Xmx8g -Dio.netty.leakDetection.level=disabled -cp %s:%s "
-			 "LoopBenchNetty %s %u %u %u %g %u %u %u %u %u %llu", dir, jar, wls[0] ? wls : "none",
-			 p->reps, p->late_n, p->late_span_ms, p->idle_ms / 1e3, p->idle_far_s, p->x_n,
-			 p->x_span_ms, p->ae_n, p->ae_span_ms, (unsigned long long)p->tick_ns);
+			 "Netty %s %s", dir, jar, wl_list(RT_LATENESS, RT_EXPIRE_CPU, wls, sizeof(wls)), args);
 		run_java(cmd);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -227,7 +230,7 @@ static void usage(FILE *f, const char *prog)
 	for (size_t k = 0; rt_tables[k]; k++)
 		fprintf(f, " %s", rt_tables[k]->name);
 	fprintf(f, "\n  --quick       scaled-down sizes, short windows (a smoke run)\n"
-		   "  --netty DIR   also run Netty's HashedWheelTimer (the .java drivers in DIR)\n");
+		   "  --netty DIR   also run Netty's HashedWheelTimer (DIR/Netty.java)\n");
 }
 
 static void parse_args(int argc, char **argv)

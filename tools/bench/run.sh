@@ -62,9 +62,10 @@ run() { # NAME EXE ARGS...: one driver, its Markdown, CSV and log
 }
 run bench "$build/tools/bench/bench" "$@"
 netty="--netty $src/tools/bench"
-for exe in "$build"/tools/bench/bench-rt-*; do
-	[ -x "$exe" ] || continue
-	run "rt-${exe##*/bench-rt-}" "$exe" $netty "$@"
+for set in uring epoll uv ev event asio; do
+	exe=$build/tools/bench/bench-rt-$set
+	[ -f "$exe" ] && [ -x "$exe" ] || continue
+	run "rt-$set" "$exe" $netty "$@"
 	netty=
 done
 if [ $plot = 1 ] && command -v gnuplot >/dev/null 2>&1; then
