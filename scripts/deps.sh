@@ -8,7 +8,7 @@
 #                            the demo's, plus the test frameworks, the host
 #                            loops of the adapters, Boost.Asio, clang for the
 #                            fuzzers, groff and CMake for the install checks
-#   scripts/deps.sh bench    the benchmarks against peers (tools/*/run.sh): the
+#   scripts/deps.sh bench    the benchmarks against peers (tools/bench/run.sh): the
 #                            test's, plus Netty and a JDK, valgrind
 #   scripts/deps.sh peers    the demo beside its peers (scripts/demo-peers.sh):
 #                            the demo's, plus Netty, a JDK and nginx
