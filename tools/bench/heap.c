@@ -300,72 +300,34 @@ static uint64_t zero(void *w)
 	return 0;
 }
 
-/* ---- d = 4 ---- */
+/* The table of the heap of arity D: ops_heapD. */
+#define HEAP_TABLE(D)                                                                                 \
+	static void *heap##D##_create(uint64_t now, size_t cap) { return heap_create(now, cap, D); } \
+	static void heap##D##_destroy(void *w) { heap_destroy(w, D); }                                \
+	NOINLINE int heap##D##_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, D); }    \
+	NOINLINE int heap##D##_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, D); }    \
+	NOINLINE int heap##D##_del(void *w, void *t) { return heap_del(w, t, D); }                    \
+	static long heap##D##_advance(void *w, uint64_t now) { return heap_advance(w, now, D); }      \
+	static long heap##D##_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)            \
+	{                                                                                             \
+		return heap_add_many(w, tm, exp, n, heap##D##_add);                                   \
+	}                                                                                             \
+	static long heap##D##_mod_many(void *w, void *const *t, uint32_t n, uint64_t e)               \
+	{                                                                                             \
+		return heap_mod_many(w, t, n, e, heap##D##_mod);                                      \
+	}                                                                                             \
+	static long heap##D##_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n)            \
+	{                                                                                             \
+		return heap_del_many(w, tm, idx, n, heap##D##_del);                                   \
+	}                                                                                             \
+	static uint64_t heap##D##_next_expiry(void *w) { return heap_next_expiry(w, D); }             \
+	static int heap##D##_check(void *w) { return heap_check(w, D); }                              \
+	const struct bench_ops ops_heap##D = {                                                        \
+		"heap" #D, sizeof(struct heap_timer), sizeof(struct heap_ent), heap##D##_create,      \
+		heap##D##_destroy, heap_timer_init, heap##D##_add, heap##D##_mod, heap##D##_del,      \
+		heap##D##_advance, heap##D##_add_many, heap##D##_mod_many, heap##D##_del_many,        \
+		heap##D##_next_expiry, heap_count, heap##D##_check, zero, zero,                       \
+	}
 
-static void *heap4_create(uint64_t now, size_t cap) { return heap_create(now, cap, 4); }
-static void heap4_destroy(void *w) { heap_destroy(w, 4); }
-NOINLINE int heap4_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 4); }
-NOINLINE int heap4_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 4); }
-NOINLINE int heap4_del(void *w, void *t) { return heap_del(w, t, 4); }
-static long heap4_advance(void *w, uint64_t now) { return heap_advance(w, now, 4); }
-static long heap4_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n) { return heap_add_many(w, tm, exp, n, heap4_add); }
-static long heap4_mod_many(void *w, void *const *t, uint32_t n, uint64_t e) { return heap_mod_many(w, t, n, e, heap4_mod); }
-static long heap4_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n) { return heap_del_many(w, tm, idx, n, heap4_del); }
-static uint64_t heap4_next_expiry(void *w) { return heap_next_expiry(w, 4); }
-static int heap4_check(void *w) { return heap_check(w, 4); }
-
-const struct bench_ops ops_heap4 = {
-	.name = "heap4",
-	.timer_size = sizeof(struct heap_timer),
-	.per_timer_extra = sizeof(struct heap_ent),
-	.create = heap4_create,
-	.destroy = heap4_destroy,
-	.timer_init = heap_timer_init,
-	.add = heap4_add,
-	.mod = heap4_mod,
-	.del = heap4_del,
-	.advance = heap4_advance,
-	.add_many = heap4_add_many,
-	.mod_many = heap4_mod_many,
-	.del_many = heap4_del_many,
-	.next_expiry = heap4_next_expiry,
-	.count = heap_count,
-	.check = heap4_check,
-	.cascaded = zero,
-	.mods_fast = zero,
-};
-
-/* ---- d = 2 ---- */
-
-static void *heap2_create(uint64_t now, size_t cap) { return heap_create(now, cap, 2); }
-static void heap2_destroy(void *w) { heap_destroy(w, 2); }
-NOINLINE int heap2_add(void *w, void *t, uint64_t e) { return heap_add(w, t, e, 2); }
-NOINLINE int heap2_mod(void *w, void *t, uint64_t e) { return heap_mod(w, t, e, 2); }
-NOINLINE int heap2_del(void *w, void *t) { return heap_del(w, t, 2); }
-static long heap2_advance(void *w, uint64_t now) { return heap_advance(w, now, 2); }
-static long heap2_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n) { return heap_add_many(w, tm, exp, n, heap2_add); }
-static long heap2_mod_many(void *w, void *const *t, uint32_t n, uint64_t e) { return heap_mod_many(w, t, n, e, heap2_mod); }
-static long heap2_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n) { return heap_del_many(w, tm, idx, n, heap2_del); }
-static uint64_t heap2_next_expiry(void *w) { return heap_next_expiry(w, 2); }
-static int heap2_check(void *w) { return heap_check(w, 2); }
-
-const struct bench_ops ops_heap2 = {
-	.name = "heap2",
-	.timer_size = sizeof(struct heap_timer),
-	.per_timer_extra = sizeof(struct heap_ent),
-	.create = heap2_create,
-	.destroy = heap2_destroy,
-	.timer_init = heap_timer_init,
-	.add = heap2_add,
-	.mod = heap2_mod,
-	.del = heap2_del,
-	.advance = heap2_advance,
-	.add_many = heap2_add_many,
-	.mod_many = heap2_mod_many,
-	.del_many = heap2_del_many,
-	.next_expiry = heap2_next_expiry,
-	.count = heap_count,
-	.check = heap2_check,
-	.cascaded = zero,
-	.mods_fast = zero,
-};
+HEAP_TABLE(4);
+HEAP_TABLE(2);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/adapterbench/probe_clock.c - what a clock read does to a random
+ * tools/bench/probe_clock.c - what a clock read does to a random
  * re-arm: a read-modify-write of a random one of 10^6 40-byte nodes,
  * 10^7 per repetition, 5 repetitions, ns per operation:
  *   node    the node only;
@@ -13,19 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common.h"
 
 struct node {
 	uint64_t e, pad[4];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -41,7 +34,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int rep = 0; rep < REPS; rep++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = clock_ns();
 
 		for (size_t i = 0; i < M; i++) {
 			struct node *p;
@@ -50,9 +43,9 @@ int main(int argc, char **argv)
 			x ^= x >> 7;
 			x ^= x << 17;
 			p = &a[random ? x % N : 0];
-			p->e = (clk ? now_ns() : i) + 30000000000u + (p->e & 1);
+			p->e = (clk ? clock_ns() : i) + 30000000000u + (p->e & 1);
 		}
-		printf("%s %.1f ns/op\n", m, (double)(now_ns() - t0) / M);
+		printf("%s %.1f ns/op\n", m, (double)(clock_ns() - t0) / M);
 	}
 	free(a);
 	return 0;

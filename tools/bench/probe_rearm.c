@@ -12,17 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <twheel/twheel.h>
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "common.h"
 
 static void cb(struct tw_timer *t)
 {
@@ -47,7 +40,7 @@ int main(int argc, char **argv)
 		twheel_add(w, &a[i], 30000 + i % 1000);
 	}
 	for (int rep = 0; rep < REPS; rep++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = clock_ns();
 
 		for (size_t i = 0; i < M; i++) {
 			struct tw_timer *p;
@@ -63,7 +56,7 @@ int main(int argc, char **argv)
 			else
 				twheel_mod(w, p, p->expires);
 		}
-		printf("%s %.1f ns/op\n", argv[1], (double)(now_ns() - t0) / M);
+		printf("%s %.1f ns/op\n", argv[1], (double)(clock_ns() - t0) / M);
 	}
 	twheel_destroy(w);
 	free(a);
