@@ -346,8 +346,10 @@ static bool snap_until(struct gen *g, int which, bool (*ok)(const char *line), u
 		}
 		if (g->snap[which].have && ok(g->snap[which].line))
 			return true;
-		if (g->snap[which].have)
+		if (g->snap[which].have) {
 			usleep(100000);
+			g->last_read = 0; /* a pause of ours between two asks, not a read gap */
+		}
 	}
 	return false;
 }
@@ -391,6 +393,7 @@ static void run_sessions(struct gen *g)
 {
 	uint64_t end = UINT64_MAX;
 	g->t0 = demo_now_ns();
+	g->last_read = 0;
 	for (;;) {
 		uint64_t now = demo_now_ns();
 		unsigned work = open_due(g, now, SEND_BUDGET);

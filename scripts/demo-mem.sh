@@ -2,11 +2,12 @@
 # sample a server's memory while a run goes on, and say what one session or
 # connection cost.
 #
-#   mem_start PID FILE   every second, append "seconds rss_kb slab_kb" to FILE:
-#                        the resident set of PID and its children (the server's
-#                        own memory) and the kernel's slab (/proc/meminfo Slab:
-#                        sockets, dentries, files... of both ends, and of
-#                        whatever else the machine runs)
+#   mem_start PID FILE   every second, append "seconds rss_kb slab_kb ctxt" to
+#                        FILE: the resident set of PID and its children (the
+#                        server's own memory), the kernel's slab (/proc/meminfo
+#                        Slab: sockets, dentries, files... of both ends, and of
+#                        whatever else the machine runs) and the context
+#                        switches of all their threads (their wake-ups)
 #   mem_stop             stop sampling
 #   mem_report N FILE    one line: peak minus first sample, each divided by N
 
@@ -22,8 +23,16 @@ rss_kb() {
   echo "$total"
 }
 
+# ctxt PID: context switches (voluntary and not) of every thread of PID and its children
+ctxt() {
+  local p
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+    cat /proc/"$p"/task/*/status 2>/dev/null
+  done | awk '/^(non)?voluntary_ctxt_switches:/ {n += $2} END {print n + 0}'
+}
+
 mem_sample() {
-  echo "$(date +%s) $(rss_kb "$1") $(awk '/^Slab:/ {print $2}' /proc/meminfo)"
+  echo "$(date +%s.%N | cut -c1-14) $(rss_kb "$1") $(awk '/^Slab:/ {print $2}' /proc/meminfo) $(ctxt "$1")"
 }
 
 # The first sample is taken at once (the baseline: call it once the server
@@ -46,6 +55,13 @@ mem_stop() {
   kill "$mem_pid" 2>/dev/null || true
   wait "$mem_pid" 2>/dev/null || true
   mem_pid=
+}
+
+# wakeups FILE FROM TO: context switches a second between the samples
+# taken from FROM to TO (seconds, as in FILE); "-" without two samples there
+wakeups() {
+  awk -v a="$2" -v b="$3" '$1 >= a && $1 <= b { if (!n++) { t0 = $1; c0 = $4 } t1 = $1; c1 = $4 }
+    END { if (n >= 2 && t1 > t0) printf "%.0f\n", (c1 - c0) / (t1 - t0); else print "-" }' "$1"
 }
 
 mem_report() {

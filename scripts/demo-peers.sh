@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# scripts/demo-peers.sh - the demo's servers beside the servers a user would
+# otherwise deploy, under the same load generator, on the same machine, in
+# one run: not part of scripts/test.sh (it takes minutes and the packages
+# of scripts/deps.sh peers).
+#
+#   TCP (idle-load, every connection silent: the idle-timeout job; nginx
+#   speaks HTTP, so no chatty echo traffic for anyone):
+#     c      idle-server-c          twheel-uring, provided-buffer ring
+#     cpp    idle-server            the C++ layer
+#     netty  NettyIdleServer.java   Netty NIO, IdleStateHandler per connection
+#     nginx  nginx -c (generated)   client_header_timeout = the idle timeout
+#   UDP (udp-load, half the sessions silent, the rest chatty):
+#     c      udp-session-server     one socket, one loop, one wheel
+#     netty  NettyUdpServer.java    one DatagramChannel, a HashedWheelTimer
+#                                   timeout per session
+#
+# Each server gets as many processes as RLIMIT_NOFILE requires (workers,
+# JVMs with SO_REUSEPORT, nginx workers), is pinned to CPU 0 and the
+# generator to CPU 1 (2 cores or more). Per run: sessions held, close
+# lateness p50/p99/max as the generator sees it, early and never-closed
+# counts, server CPU seconds, memory per session (the server's resident
+# set and the kernel's slab, scripts/demo-mem.sh), and its wake-ups a
+# second (context switches of its threads) in the middle of the timeout,
+# after all sessions are open. One line each in OUT/summary.tsv; the
+# generators' logs and lateness CDFs (OUT/*.csv) beside it.
+#
+#   scripts/demo-peers.sh [--modes "tcp udp"] [--scales "10000 100000 1000000"]
+#                         [--servers "c cpp netty nginx"] [--build-dir DIR]
+#                         [--out DIR] [--port N] [--no-deps]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+modes="tcp udp" scales="10000 100000" servers="c cpp netty nginx"
+build_dir="$root/build-demo" out= deps=1 port=7000
+
+die() { echo "demo-peers: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --modes|--scales|--servers|--build-dir|--out|--port)
+      [ $# -ge 2 ] || die "$1 needs a value"
+      v=${1#--}; v=${v//-/_}; printf -v "$v" '%s' "$2"; shift 2 ;;
+    --no-deps) deps=0; shift ;;
+    -h|--help) sed -n '2,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) die "unknown option $1 (--help lists them)" ;;
+  esac
+done
+for n in $scales; do [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 100 ] || die "--scales: whole numbers from 100, not '$n'"; done
+for m in $modes; do case $m in tcp|udp) ;; *) die "--modes: tcp or udp, not '$m'" ;; esac; done
+for s in $servers; do case $s in c|cpp|netty|nginx) ;; *) die "--servers: c, cpp, netty or nginx, not '$s'" ;; esac; done
+out=${out:-$build_dir/peers}
+mkdir -p "$out"
+
+# shellcheck source=demo-mem.sh
+. "$here/demo-mem.sh"
+
+[ $deps -eq 0 ] || bash "$here/deps.sh" peers
+if [ ! -f "$build_dir/build.ninja" ]; then
+  meson setup "$build_dir" "$root" --buildtype=release -Ddemo=true -Dtests=false >/dev/null
+fi
+ninja -C "$build_dir" demo/idle-load demo/idle-server-c demo/idle-server demo/udp-load \
+  demo/udp-session-server >/dev/null
+cp=$(printf '/usr/share/java/netty-%s.jar:' common buffer transport handler codec resolver)
+javac -nowarn -d "$out/classes" -cp "$cp" "$root"/demo/peers/*.java
+cores=$(nproc)
+spin=() lpin=()
+if [ "$cores" -ge 2 ] && command -v taskset >/dev/null; then spin=(taskset -c 0) lpin=(taskset -c 1); fi
+
+ulimit -n "$(ulimit -Hn)"
+budget=$(( $(ulimit -n) - 256 ))
+for k in rmem_max wmem_max; do
+  [ "$(cat /proc/sys/net/core/$k)" -ge 67108864 ] || sysctl -q -w net.core.$k=67108864 || true
+done
+for kv in "fs.file-max 2600000" "net.ipv4.ip_local_port_range 1024 65535" "net.core.somaxconn 65535" \
+          "net.ipv4.tcp_max_syn_backlog 65535"; do
+  k=${kv%% *} v=${kv#* }
+  [ "$(sysctl -n "$k" | awk '{print $NF}')" -ge "${v##* }" ] || sysctl -q -w "$k=$v" || true
+done
+
+# The idle timeout for N sessions: long enough that all are open well
+# before the first one times out on a loaded 2-core machine.
+idle_for() {
+  if [ "$1" -gt 200000 ]; then echo 120000; elif [ "$1" -gt 20000 ]; then echo 20000; else echo 5000; fi
+}
+
+# nginx_conf DIR K IDLE_MS: a configuration holding idle connections only
+nginx_conf() {
+  cat >"$1/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes $2;
+worker_rlimit_nofile $(( budget + 256 ));
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections $(( budget + 200 )); multi_accept on; }
+http {
+  access_log off;
+  client_header_timeout $(( $3 / 1000 ))s;
+  keepalive_timeout $(( $3 / 1000 ))s;
+  server { listen 127.0.0.1:$port reuseport backlog=65535; location / { return 204; } }
+}
+EOF
+}
+
+# start_server MODE SERVER N IDLE_MS LOG: start it in the background (spid)
+# and wait until it listens; 1 if it did not.
+start_server() {
+  local mode=$1 srv=$2 n=$3 idle=$4 log=$5 k
+  k=$(( (n * 12 / 10 + budget - 1) / budget )); [ "$k" -ge 1 ] || k=1
+  case $mode/$srv in
+    tcp/c) "${spin[@]}" "$build_dir/demo/idle-server-c" --port $port --idle-ms "$idle" --workers "$k" >"$log" 2>&1 & ;;
+    tcp/cpp) "${spin[@]}" "$build_dir/demo/idle-server" --port $port --idle-ms "$idle" --workers "$k" >"$log" 2>&1 & ;;
+    tcp/netty) "${spin[@]}" bash -c 'for i in $(seq "$1"); do
+                 java -Xmx512m -cp "$2:$3" NettyIdleServer --port "$4" --idle-ms "$5" --reuseport & done; wait' \
+                 _ "$k" "$out/classes" "$cp" $port "$idle" >"$log" 2>&1 & ;;
+    tcp/nginx) mkdir -p "$out/nginx"; nginx_conf "$out/nginx" "$k" "$idle"
+               "${spin[@]}" nginx -p "$out/nginx" -c "$out/nginx/nginx.conf" >"$log" 2>&1 & ;;
+    udp/c) "${spin[@]}" "$build_dir/demo/udp-session-server" --port $port --idle-ms "$idle" \
+             --max-sessions "$n" >"$log" 2>&1 & ;;
+    udp/netty) "${spin[@]}" java -cp "$out/classes:$cp" NettyUdpServer --port $port --idle-ms "$idle" >"$log" 2>&1 & ;;
+  esac
+  spid=$!
+  local want=1
+  [ "$srv" = netty ] && [ "$mode" = tcp ] && want=$k
+  for _ in $(seq 300); do
+    if [ "$srv" = nginx ]; then ss -Hltn "sport = :$port" | grep -q . && return 0
+    elif [ "$(grep -c 'ready: listening' "$log")" -ge "$want" ]; then return 0; fi
+    kill -0 "$spid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_server() {
+  local p
+  for p in $(pgrep -P "$spid" 2>/dev/null) "$spid"; do kill -TERM "$p" 2>/dev/null || true; done
+  for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+  for p in $(pgrep -P "$spid" 2>/dev/null) "$spid"; do kill -KILL "$p" 2>/dev/null || true; done
+  wait "$spid" 2>/dev/null || true
+}
+
+# get KEY FILE: KEY=value from the generator's RESULT line
+get() { grep -m1 '^RESULT ' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# row MODE SERVER N LOG MEM T0 IDLE_MS STATUS: one line of summary.tsv
+row() {
+  local mode=$1 srv=$2 n=$3 log=$4 mem=$5 t0=$6 idle=$7 st=$8 lat cpu held own kern wk
+  if [ "$mode" = tcp ]; then
+    lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
+    cpu=$(sed -n 's/^ *CPU *server \([0-9.]*\) s.*/\1/p' "$log")
+    held=$(( $(get conns "$log") - $(get connect_fail "$log") ))
+  else
+    lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
+    cpu=$(sed -n 's/^ *server CPU *\([0-9.]*\) s.*/\1/p' "$log")
+    held=$(sed -n 's/.*peak \([0-9]*\) held.*/\1/p' "$log")
+  fi
+  read -r own kern < <(awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3 } { if ($2 > r) r = $2; if ($3 > s) s = $3 }
+    END { printf "%.0f %.0f\n", (r - r0) * 1024 / n, (s - s0) * 1024 / n }' "$mem")
+  wk=$(wakeups "$mem" "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i / 2000}')" \
+    "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i * 0.9 / 1000}')")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$srv" "$n" "${held:--}" \
+    "${lat// /$'\t'}" "$(get early "$log")" "$(get never "$log")" "${cpu:--}" "$own" "$kern" "$wk" "$st"
+}
+
+# run_one MODE SERVER N
+run_one() {
+  local mode=$1 srv=$2 n=$3 idle tag gen st=0 t0
+  idle=$(idle_for "$n"); tag="$mode-$srv-$n"
+  echo "demo-peers: $tag: idle timeout $idle ms, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  if ! start_server "$mode" "$srv" "$n" "$idle" "$out/$tag.server.log"; then
+    echo "demo-peers: $tag: the server did not start:"; tail -5 "$out/$tag.server.log"; stop_server; return 0
+  fi
+  mem_start "$spid" "$out/$tag.mem"
+  t0=$(date +%s.%N | cut -c1-14)
+  if [ "$mode" = tcp ]; then
+    gen=("$build_dir/demo/idle-load" --conns "$n" --silent 100)
+    case $srv in netty|nginx) gen+=(--no-stats --server-pid "$spid") ;; esac
+  else
+    gen=("$build_dir/demo/udp-load" --sessions "$n" --silent 50)
+  fi
+  "${lpin[@]}" "${gen[@]}" --port $port --idle-ms "$idle" --plot "$out/$tag" >"$out/$tag.log" 2>&1 || st=$?
+  mem_stop
+  stop_server
+  row "$mode" "$srv" "$n" "$out/$tag.log" "$out/$tag.mem" "$t0" "$idle" "$st" | tee -a "$out/summary.tsv"
+}
+
+printf 'mode\tserver\tsessions\theld\tlat_p50_ms\tlat_p99_ms\tlat_max_ms\tearly\tnever\tcpu_s\town_B\tkernel_B\twakeups_s\texit\n' \
+  >"$out/summary.tsv"
+echo "demo-peers: $(nproc) CPUs, RLIMIT_NOFILE $(ulimit -n), results in $out"
+for mode in $modes; do
+  for n in $scales; do
+    for srv in $servers; do
+      [ "$mode" = udp ] && { [ "$srv" = cpp ] || [ "$srv" = nginx ]; } && continue
+      run_one "$mode" "$srv" "$n"
+    done
+  done
+done
+column -t -s $'\t' "$out/summary.tsv"
