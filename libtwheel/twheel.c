@@ -81,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TWHEEL__DEFINING_MOD 1 /* twheel_mod() is defined here, not inline */
 #include "twheel/twheel.h"
 
 #define NLEVELS TWHEEL_LEVELS
@@ -129,8 +130,8 @@ static inline unsigned idx_level(uint32_t idx)
 #define hot_entry __attribute__((aligned(64)))
 
 struct twheel {
+	struct twheel__head h; /* first, ABI (twheel.h): h.due_limit, expiries <= it go to the due list */
 	tw_tick_t now;       /* the wheel's time: every tick <= now is processed */
-	tw_tick_t due_limit; /* expiries <= this go to the due list */
 	size_t count;        /* pending timers, wherever they are linked */
 	tw_tick_t next_event; /* cache of wheel_next(); TW_TICK_MAX when empty */
 	uint16_t nonempty;   /* bit k set iff level k has a non-empty slot */
@@ -204,7 +205,7 @@ static inline uint32_t wheel_idx(const struct twheel *w, tw_tick_t e)
 
 static inline uint32_t calc_idx(const struct twheel *w, tw_tick_t e)
 {
-	return e <= w->due_limit ? IDX_DUE : wheel_idx(w, e);
+	return e <= w->h.due_limit ? IDX_DUE : wheel_idx(w, e);
 }
 
 static inline void set_bit_idx(struct twheel *w, uint32_t idx)
@@ -324,7 +325,7 @@ struct twheel *twheel_create(tw_tick_t now)
 	}
 	memset(w, 0, sizeof(*w));
 	w->now = now;
-	w->due_limit = now;
+	w->h.due_limit = now;
 	w->work_idx = IDX_WORK;
 	w->due_sorted = true;
 	tw_list_init(&w->due);
@@ -424,7 +425,7 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 		 * fires in a later advance.
 		 */
 		if (old == IDX_DUE && expires == t->expires) {
-			w->st.mods_fast++;
+			w->h.mods_fast++;
 			return 1;
 		}
 		w->st.mods++;
@@ -441,6 +442,13 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 /* The expiry bits above a slot's span, by occupancy word (slot index / 64). */
 static const uint8_t word_shift[NWORDS] = { 0, 0, 0, 0, 8, 14, 20, 26, 32, 38, 44, 50, 56, 62 };
 
+/* What twheel.h's inline re-arm takes for granted. */
+_Static_assert(offsetof(struct twheel, h) == 0, "struct twheel begins with its ABI head");
+_Static_assert(TW__NSLOTS == NSLOTS && IDX_DUE >= TW__NSLOTS && IDX_WORK >= TW__NSLOTS,
+	       "twheel.h's slot count");
+_Static_assert(L0_SIZE == 256 && LVL_SIZE == 64 && L0_BITS == 8 && LVL_BITS == 6,
+	       "twheel.h's slot spans");
+
 hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 {
 	if (unlikely(!w || !t))
@@ -450,7 +458,8 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	/*
 	 * The re-arm of a pending timer is the hot path (idle timeouts). The
 	 * timer stays where it is, and only the expiry is stored, when its
-	 * slot is processed no later than the new expiry:
+	 * slot is processed no later than the new expiry (the second case is
+	 * twheel.h's tw__mod_later(), which callers run inline):
 	 *   - the new expiry lies in the same slot span as the stored one (the
 	 *     same tick on level 0);
 	 *   - or the timer is on a level >= 1 and the new expiry is later: the
@@ -465,15 +474,18 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	 * advance's target must wait for a later advance (mod_slow moves it).
 	 */
 	uint32_t old = t->_idx;
-	if (likely(old < NSLOTS) && likely(expires > w->due_limit) &&
+	if (likely(old < NSLOTS) && likely(expires > w->h.due_limit) &&
 	    ((expires >= t->expires && old >= L0_SIZE) ||
 	     !((expires ^ t->expires) >> word_shift[old / 64]))) {
 		t->expires = expires;
-		w->st.mods_fast++;
+		w->h.mods_fast++;
 		return 1;
 	}
 	return mod_slow(w, t, expires, old);
 }
+
+/* The same function under the name twheel.h's inline re-arm calls. */
+extern __typeof__(twheel_mod) twheel__mod __attribute__((alias("twheel_mod")));
 
 hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
 {
@@ -754,7 +766,7 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 	if (w->running)
 		return -EBUSY;
 	w->running = true;
-	w->due_limit = target; /* timers armed by callbacks now wait for later */
+	w->h.due_limit = target; /* timers armed by callbacks now wait for later */
 	w->st.advances++;
 	long fired = 0;
 
@@ -787,7 +799,7 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 		}
 	}
 	w->now = target;
-	w->due_limit = target;
+	w->h.due_limit = target;
 	w->running = false;
 	return fired;
 }
@@ -801,7 +813,7 @@ tw_tick_t twheel_target(const struct twheel *w)
 {
 	if (!w)
 		return 0;
-	return w->running ? w->due_limit : w->now;
+	return w->running ? w->h.due_limit : w->now;
 }
 
 size_t twheel_count(const struct twheel *w)
@@ -814,6 +826,7 @@ int twheel_get_stats(const struct twheel *w, struct twheel_stats *st)
 	if (!w || !st)
 		return -EINVAL;
 	*st = w->st;
+	st->mods_fast = w->h.mods_fast;
 	st->mods += st->mods_fast; /* internally, mods counts only those that moved */
 	return 0;
 }
@@ -923,10 +936,10 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 							 (const void *)t, (unsigned long long)e, lvl, s,
 							 (unsigned long long)w->now);
 			}
-		} else if (idx == IDX_DUE && t->expires > w->due_limit) {
+		} else if (idx == IDX_DUE && t->expires > w->h.due_limit) {
 			return violation(msg, len, "timer %p (expiry %llu) on the due list after %llu",
 					 (const void *)t, (unsigned long long)t->expires,
-					 (unsigned long long)w->due_limit);
+					 (unsigned long long)w->h.due_limit);
 		} else if (idx == IDX_DUE && t->expires < w->due_min) {
 			return violation(msg, len, "due timer %p below due_min", (const void *)t);
 		}
@@ -944,9 +957,9 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 		msg[0] = '\0';
 	size_t count = 0;
 	int r;
-	if (w->due_limit < w->now)
+	if (w->h.due_limit < w->now)
 		return violation(msg, len, "due_limit %llu before now %llu",
-				 (unsigned long long)w->due_limit, (unsigned long long)w->now);
+				 (unsigned long long)w->h.due_limit, (unsigned long long)w->now);
 	for (unsigned lvl = 0; lvl < NLEVELS; lvl++) {
 		bool any = lvl ? w->occupied[lvl_base(lvl) / 64] != 0 : !level0_empty(w);
 		if (any != !!(w->nonempty & (1u << lvl)))

@@ -148,6 +148,62 @@ TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expire
 TWHEEL_API int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires);
 
 /*
+ * twheel_mod()'s fast path is inline, here, in a release build: a re-arm
+ * that only stores the expiry (the common case, above) costs the caller no
+ * call; everything else calls the library. It reads and writes what is
+ * declared below, which is therefore ABI from TWHEEL_1.1 on, kept for every
+ * 1.x release:
+ *   - every struct twheel begins with a struct twheel__head (its fields keep
+ *     their types, offsets and meaning);
+ *   - a pending timer's _idx names its slot: 0..255 level 0, then 64 slots
+ *     per level (TW__NSLOTS in all); anything else (the due list, the list
+ *     being fired) is >= TW__NSLOTS; expires is its expiry.
+ * The inline path calls twheel__mod() (TWHEEL_1.1, the same function as
+ * twheel_mod()), so the dynamic loader refuses to run such code on a 1.0
+ * library, whose wheel has no such head. Define TWHEEL_NO_INLINE before
+ * including this header to call the library for every re-arm; a
+ * -Ddebug_checks build always does (it checks each call). Taking the
+ * address of twheel_mod gives the library's function.
+ */
+struct twheel__head {
+	tw_tick_t due_limit; /* a re-arm to this or earlier must move the timer */
+	uint64_t mods_fast;  /* re-arms that only stored the expiry (twheel_stats) */
+};
+
+#define TW__NSLOTS 896u /* 256 + 10 levels of 64 */
+
+/*
+ * True if a re-arm of @t to @expires may only store the expiry because @t
+ * is pending on a level above the first and @expires is later: the common
+ * case (an idle timeout pushed back), the one the inline path takes. The
+ * library's twheel_mod() also keeps a timer in place when the new expiry
+ * lies in the same slot span, earlier or on level 0.
+ */
+static inline bool tw__mod_later(const struct twheel__head *h, const struct tw_timer *t,
+				 tw_tick_t expires)
+{
+	return t->_idx - 256u < TW__NSLOTS - 256u && expires >= t->expires &&
+	       expires > h->due_limit;
+}
+
+TWHEEL_API int twheel__mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires);
+
+#if !TWHEEL_DEBUG_CHECKS && !defined(TWHEEL_NO_INLINE) && !defined(TWHEEL__DEFINING_MOD)
+static inline int twheel__mod_inline(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
+{
+	struct twheel__head *h = (struct twheel__head *)(void *)w;
+
+	if (w && t && tw__mod_later(h, t, expires)) {
+		t->expires = expires;
+		h->mods_fast++;
+		return 1;
+	}
+	return twheel__mod(w, t, expires);
+}
+#define twheel_mod(w, t, expires) twheel__mod_inline(w, t, expires)
+#endif
+
+/*
  * Disarm @t. Returns 1 if it was pending, 0 if not (harmless on a timer
  * that was never armed, already fired or already deleted), or
  *   -EINVAL  @w or @t is NULL.
