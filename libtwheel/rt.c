@@ -6,7 +6,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "twheel/rt.h"
 
@@ -41,6 +47,105 @@ uint64_t twheel_rt_now(const struct twheel_rt *rt)
 	if (!rt)
 		return 0;
 	return rt->clock ? rt->clock(rt->clock_arg) : twheel_rt_clock_monotonic(NULL);
+}
+
+/* ---- An upper bound of the clock without reading it ----------------------
+ *
+ * CLOCK_MONOTONIC's vDSO read orders the time-stamp counter after every
+ * load before it (rdtsc_ordered), so a timer armed by delay right after
+ * touching another timer pays that timer's cache miss in full. Where the
+ * kernel's clocksource is the TSC (it then keeps the counters of all CPUs
+ * in step and the rate constant), a plain rdtsc, which orders nothing,
+ * tells how long ago this thread last read the clock; when that is less
+ * than a quarter of the slack, the last reading plus the slack bounds the
+ * time from above with room to spare for errors in the rate, which is
+ * measured against the clock itself over 1 ms to 1 s, and for an rdtsc
+ * executed early, ahead of the loads before it (by far less than that).
+ */
+#if defined(__x86_64__)
+struct tsc_clock {
+	uint64_t ns, tsc;   /* the thread's last clock reading and the TSC before it */
+	uint64_t ns0, tsc0; /* the start of the rate's measurement */
+	uint64_t rate;      /* TSC cycles per ns, times 2^16; 0: not measured yet */
+};
+
+static _Thread_local struct tsc_clock tsc_last __attribute__((tls_model("initial-exec")));
+static int tsc_state; /* 0 unknown, 1 the clocksource is the TSC, -1 not */
+
+/* Whether the kernel keeps CLOCK_MONOTONIC with the TSC (asked once). */
+static bool tsc_is_clocksource(void)
+{
+	int st = __atomic_load_n(&tsc_state, __ATOMIC_RELAXED);
+	if (!st) {
+		char buf[16] = "";
+		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				"re");
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = '\0';
+			fclose(f);
+		}
+		st = strcmp(buf, "tsc\n") ? -1 : 1;
+		__atomic_store_n(&tsc_state, st, __ATOMIC_RELAXED);
+	}
+	return st > 0;
+}
+
+/*
+ * A fresh reading. It is remembered, with the TSC read just before it (so
+ * that the TSC tells at least how long ago the reading was), only if the
+ * TSC after it shows no preemption in between; the rate is kept up to date
+ * from such pairs.
+ */
+static uint64_t tsc_read(struct tsc_clock *c)
+{
+	uint64_t tsc = __rdtsc(), ns = twheel_rt_clock_monotonic(NULL);
+
+	if (__rdtsc() - tsc > 50000) /* a few us at most when not preempted */
+		return ns;
+	if (c->ns0 && ns > c->ns0 && tsc > c->tsc0 && tsc - c->tsc0 < (UINT64_C(1) << 46)) {
+		if (ns - c->ns0 >= 1000000)
+			c->rate = ((tsc - c->tsc0) << 16) / (ns - c->ns0);
+		if (ns - c->ns0 >= UINT64_C(1000000000)) {
+			c->ns0 = ns; /* a fresh start each second: no overflow */
+			c->tsc0 = tsc;
+		}
+	} else {
+		c->ns0 = ns;
+		c->tsc0 = tsc;
+	}
+	c->ns = ns;
+	c->tsc = tsc;
+	return ns;
+}
+
+static uint64_t monotonic_upper(uint64_t slack)
+{
+	struct tsc_clock *c = &tsc_last;
+
+	if (c->rate && slack >= 2000) {
+		/* a TSC behind the last one (another CPU) wraps: read afresh */
+		uint64_t since = __rdtsc() - c->tsc, within = ((slack / 4) * c->rate) >> 16;
+		if (since < within)
+			return c->ns + slack;
+	}
+	return tsc_is_clocksource() ? tsc_read(c) : twheel_rt_clock_monotonic(NULL);
+}
+#else
+static uint64_t monotonic_upper(uint64_t slack)
+{
+	(void)slack;
+	return twheel_rt_clock_monotonic(NULL);
+}
+#endif
+
+uint64_t twheel_rt_now_upper(const struct twheel_rt *rt)
+{
+	if (!rt)
+		return 0;
+	if (rt->clock && rt->clock != twheel_rt_clock_monotonic)
+		return rt->clock(rt->clock_arg);
+	return monotonic_upper(rt_tick(rt) / 16);
 }
 
 tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)

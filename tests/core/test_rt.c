@@ -16,10 +16,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <twheel/rt.h>
 
@@ -610,6 +614,88 @@ static void simulated_clock_steps_back(void **state)
 	twheel_destroy(w);
 }
 
+/* ---- twheel_rt_now_upper() ------------------------------------------------ */
+
+static uint64_t fixed_clock(void *arg)
+{
+	return *(const uint64_t *)arg;
+}
+
+/* With any clock but the default it is that clock's reading. */
+static void now_upper_injected_clock_is_read(void **state)
+{
+	(void)state;
+	struct twheel_rt rt;
+	uint64_t t = 123456789;
+
+	twheel_rt_init(&rt, 0, fixed_clock, &t);
+	assert_int_equal(twheel_rt_now_upper(&rt), t);
+	t = 5;
+	assert_int_equal(twheel_rt_now_upper(&rt), 5);
+	assert_int_equal(twheel_rt_now_upper(NULL), 0);
+}
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = twheel_rt_clock_monotonic(NULL) + ns;
+	while (twheel_rt_clock_monotonic(NULL) < end)
+		;
+}
+
+/*
+ * Between a reading before and one after: never behind the first (a delay
+ * counted from it is never early), at most tick / 16 after the second.
+ * Pauses around the reuse window make it reuse, then read afresh; a CPU
+ * change between calls (every 64th) crosses time-stamp counters.
+ */
+static void *bound_holds(void *arg)
+{
+	const uint64_t tick = *(const uint64_t *)arg, slack = tick / 16;
+	struct twheel_rt rt;
+	uint64_t x = tick;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	twheel_rt_init(&rt, tick, NULL, NULL);
+	for (int i = 0; i < 40000; i++) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		if (i % 64 == 0 && ncpu > 1) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET((int)((x >> 40) % (uint64_t)ncpu), &set);
+			sched_setaffinity(0, sizeof(set), &set); /* may be refused: fine */
+		}
+		if ((x >> 33) % 4 == 0)
+			spin_ns((x >> 20) % (slack / 2 + 1)); /* around tick / 64 .. tick / 32 */
+		uint64_t before = twheel_rt_clock_monotonic(NULL);
+		uint64_t upper = twheel_rt_now_upper(&rt);
+		uint64_t after = twheel_rt_clock_monotonic(NULL);
+		if (upper < before || upper > after + slack) {
+			fprintf(stderr, "tick %llu: %llu not in [%llu, %llu + %llu]\n",
+				(unsigned long long)tick, (unsigned long long)upper,
+				(unsigned long long)before, (unsigned long long)after,
+				(unsigned long long)slack);
+			return (void *)1;
+		}
+	}
+	return NULL;
+}
+
+static void now_upper_never_behind_the_clock(void **state)
+{
+	(void)state;
+	/* 10 us: always a reading; 100 us, 1 ms: reuse; on two threads at once */
+	static const uint64_t ticks[] = { 10000, 100000, 1000000, 100000 };
+	pthread_t th[4];
+	void *bad;
+
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, bound_holds, (void *)&ticks[k]), 0);
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(pthread_join(th[k], &bad), 0);
+		assert_null(bad);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +715,8 @@ int main(void)
 		cmocka_unit_test(tick_max_is_not_a_sentinel),
 		cmocka_unit_test(expiry_from_callback_is_after_the_advance),
 		cmocka_unit_test(simulated_clock_steps_back),
+		cmocka_unit_test(now_upper_injected_clock_is_read),
+		cmocka_unit_test(now_upper_never_behind_the_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

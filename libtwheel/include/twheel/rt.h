@@ -8,13 +8,13 @@
  * so that every loop (the io_uring loop, the libuv/libev/libevent/epoll
  * adapters through <twheel/host.h>, your own) uses one implementation.
  *
- * What a loop needs, in this order (seven functions of this header):
+ * What a loop needs, in this order (eight functions of this header):
  *
  *   1. twheel_rt_init()       tick length and clock, once;
  *   2. twheel_create(twheel_rt_floor(&rt, twheel_rt_now(&rt)))
  *                             a wheel at the clock's tick;
  *   3. twheel_rt_expiry()     the tick to arm a timer on, for a deadline
- *                             (a delay: twheel_rt_now() + delay);
+ *                             (a delay: twheel_rt_now_upper() + delay);
  *   4. twheel_rt_timeout_ms() (or _ns) how long the loop may sleep;
  *   5. twheel_rt_advance()    after the wait, run what is due.
  *
@@ -122,6 +122,22 @@ TWHEEL_API int twheel_rt_init(struct twheel_rt *rt, uint64_t tick_ns, twheel_clo
 
 /* Read @rt's clock (ns). Returns 0 if @rt is NULL. O(1); any thread. */
 TWHEEL_API uint64_t twheel_rt_now(const struct twheel_rt *rt);
+
+/*
+ * A time at or after what @rt's clock reads now, at most 1/16 of a tick
+ * after it: the time to count a delay from when arming by delay (a
+ * deadline of this plus the delay is never early, and at most 1/16 of a
+ * tick later than from twheel_rt_now()). Never use it to advance a wheel.
+ * It costs less than a clock reading where it can: with the default clock,
+ * on x86-64, when the kernel's clocksource is the TSC, a reading this
+ * function took on this thread less than 1/64 of a tick ago (measured with
+ * the time-stamp counter, which unlike the clock's ordered read does not
+ * make the CPU wait for the loads before it) is reused, plus 1/16 of a
+ * tick; otherwise, and with any other clock, it reads the clock (ticks
+ * under 32 us always do). 0 if @rt is NULL. O(1); any thread (the reading
+ * it reuses is the calling thread's).
+ */
+TWHEEL_API uint64_t twheel_rt_now_upper(const struct twheel_rt *rt);
 
 /*
  * The tick of clock time @now_ns: floor(@now_ns / tick), the time to
