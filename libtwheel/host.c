@@ -90,9 +90,10 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 }
 
 /*
- * Arm @t at @ns: a delay from a fresh clock reading, or a deadline
- * (@deadline); with twheel_add() or twheel_mod() (@mod). Wake the host
- * timer earlier if @t became the earliest timer.
+ * Arm @t at @ns: a delay from twheel_rt_now_upper() (at or after the
+ * clock's time, usually without reading it), or a deadline (@deadline);
+ * with twheel_add() or twheel_mod() (@mod). Wake the host timer earlier,
+ * from a fresh reading, if @t became the earliest timer.
  *
  * A deadline after the latest reading, _seen, needs no clock reading: it
  * is placed at the tick boundary at or after it (twheel_rt_expiry(): after
@@ -122,13 +123,13 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 				now = fresh;
 		}
 	} else {
-		now = host_clock(h);
+		now = twheel_rt_now_upper(&h->_rt);
 		ns = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
 	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run)
-		host_rearm(h, deadline ? host_clock(h) : now);
+		host_rearm(h, host_clock(h));
 	return rc;
 }
 

@@ -411,7 +411,8 @@ int twheel_loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t del
 
 	if (!l)
 		return -EINVAL;
-	now = loop_clock(l);
+	/* never behind the clock, so never early; a delay of 0 has come: exact */
+	now = delay_ns ? twheel_rt_now_upper(&l->rt) : loop_clock(l);
 	return loop_add(l, t, add_sat(now, delay_ns), now, false);
 }
 
@@ -426,7 +427,8 @@ int twheel_loop_mod(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t del
 
 	if (!l)
 		return -EINVAL;
-	now = loop_clock(l);
+	/* never behind the clock, so never early; a delay of 0 has come: exact */
+	now = delay_ns ? twheel_rt_now_upper(&l->rt) : loop_clock(l);
 	return loop_add(l, t, add_sat(now, delay_ns), now, true);
 }
 

@@ -19,9 +19,11 @@
  * The host timer is one-shot: after it fired, the host considers it
  * stopped until arm is called again.
  *
- * Time: a delay is relative to a fresh reading of the clock at the call
- * (never to a host loop's cached "now", which may be old), a deadline is a
- * clock reading (arming by a deadline still ahead reads no clock). A timer
+ * Time: a delay is relative to the clock's time at the call, counted from
+ * twheel_rt_now_upper() (never from a host loop's cached "now", which may
+ * be old: from a time at or after the call's, at most 1/16 of a tick after
+ * it, usually without a clock reading), a deadline is a clock reading
+ * (arming by a deadline still ahead reads no clock). A timer
  * fires when twheel_host_run() finds the clock at or past its deadline
  * (never early, even if the clock stepped back), at most one tick plus the
  * host's wake-up latency later.
@@ -111,9 +113,11 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
 				void (*fn)(struct tw_timer *t, void *arg), void *arg);
 
 /*
- * Arm @t to fire @delay_ns after a fresh clock reading (_add, _mod), or
- * when the clock reaches @deadline_ns (_add_at, _mod_at). _add requires @t
- * not pending; _mod re-arms it whether or not it is.
+ * Arm @t to fire @delay_ns after the call (_add, _mod: counted from
+ * twheel_rt_now_upper(), never early, at most 1/16 of a tick later than
+ * from a fresh reading), or when the clock reaches @deadline_ns (_add_at,
+ * _mod_at). _add requires @t not pending; _mod re-arms it whether or not
+ * it is.
  *
  * The _at forms read no clock (unless @t becomes the earliest timer and
  * the host timer is re-armed): a loop that already has the time, read once
@@ -122,7 +126,7 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * operation alone. Such a deadline is as old as that reading: like the host
  * loop's own timers, it counts from the iteration, not from the call. A
  * deadline at or before the host's latest clock reading (taken by
- * twheel_host_run() and the delay forms) is checked against a fresh
+ * twheel_host_run() and when the host timer is re-armed) is checked against a fresh
  * reading: if the clock has reached it, it fires in the next run (in
  * deadline order with the others due; if the clock steps back before that
  * run, once it is back at that reading); if the clock stepped back behind

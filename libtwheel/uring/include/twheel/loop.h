@@ -420,8 +420,10 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
 /* ---- Timers on the loop thread ----------------------------------------- */
 
 /*
- * Arm @t @delay_ns after a fresh reading of the loop clock (so it never
- * fires earlier than @delay_ns after this call), or at the absolute
+ * Arm @t @delay_ns after this call, counted from twheel_rt_now_upper() of
+ * the loop's clock (so it never fires earlier than @delay_ns after this
+ * call, and at most 1/16 of a tick later than from a fresh reading, which
+ * that function usually spares; a delay of 0 reads the clock), or at the absolute
  * loop-clock deadline @deadline_ns (_at). A deadline still ahead is rounded
  * up to the tick: the timer fires in the first iteration that starts at or
  * after the start of that tick. A deadline that has come (a delay of 0, or
