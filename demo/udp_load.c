@@ -55,7 +55,7 @@ static struct {
 	uint64_t idle_ms, tolerance_ms, grace_ms, seed;
 	const char *plot;
 	bool quiet;
-} opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 50, 200000, 8, UDP_DEFAULT_BUF, 10000, 50, 2000, 1, NULL,
+} opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 50, 50000, 8, UDP_DEFAULT_BUF, 10000, 50, 2000, 1, NULL,
 	  false };
 
 enum { S_NEW, S_OPEN, S_CLOSED, S_BYE };
@@ -577,7 +577,7 @@ static void usage(FILE *f, const char *name)
 		"  --sessions N       sessions (10000)\n"
 		"  --silent PCT       percent of them silent after their first datagram (50)\n"
 		"  --idle-ms MS       the server's idle timeout (10000)\n"
-		"  --rate N           sessions opened a second (200000)\n"
+		"  --rate N           sessions opened a second (50000)\n"
 		"  --sockets K        client UDP sockets, sessions spread over them (8)\n"
 		"  --buf-bytes N      SO_RCVBUF and SO_SNDBUF of each (%u)\n"
 		"  --tolerance-ms MS  a close later than this is late; also the longest the\n"
