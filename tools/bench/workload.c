@@ -139,19 +139,21 @@ static void uniform_expiries(uint64_t *exp, uint32_t n, uint64_t now)
 		goto out;                                          \
 	} while (0)
 
-/* The structure allocated nothing between create and now. */
-#define ALLOC_CHECK()                                                                      \
-	do {                                                                               \
-		if (bench_alloc_calls != run.alloc_mark)                                   \
-			FAIL("%llu allocations after create",                              \
-			     (unsigned long long)(bench_alloc_calls - run.alloc_mark));     \
-	} while (0)
-
-#define CHECK_STRUCT(w)                                                    \
-	do {                                                               \
-		if (ops->check(w))                                            \
-			FAIL("invariant check failed");                    \
-	} while (0)
+/*
+ * The checks every workload ends with: nothing allocated since create, no
+ * failed add, the structure's invariants. True, with the reason, if one failed.
+ */
+static bool checks_failed(const struct bench_ops *ops, const struct run *run, long bad_add, struct wl_out *o)
+{
+	if (bench_alloc_calls != run->alloc_mark)
+		snprintf(o->why, sizeof(o->why), "%llu allocations after create",
+			 (unsigned long long)(bench_alloc_calls - run->alloc_mark));
+	else if (bad_add)
+		snprintf(o->why, sizeof(o->why), "an add failed");
+	else if (ops->check(run->w))
+		snprintf(o->why, sizeof(o->why), "invariant check failed");
+	return o->why[0] != '\0';
+}
 
 /*
  * add_expire: insert n timers uniform in [now+1, now+SPAN], then one advance
@@ -173,16 +175,14 @@ int wl_add_expire(const struct bench_ops *ops, const struct wl_params *p, struct
 	long fired = ops->advance(run.w, now + BENCH_SPAN);
 	uint64_t t1 = clock_ns();
 
-	ALLOC_CHECK();
-	if (bad_add)
-		FAIL("an add failed");
+	if (checks_failed(ops, &run, bad_add, o))
+		goto out;
 	if (fired != (long)n || g.fired != n)
 		FAIL("fired %ld (callbacks %llu), expected %u", fired, (unsigned long long)g.fired, n);
 	if (g.bad)
 		FAIL("%llu timers fired early, late or out of order", (unsigned long long)g.bad);
 	if (ops->count(run.w))
 		FAIL("%zu timers still pending", (size_t)ops->count(run.w));
-	CHECK_STRUCT(run.w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
@@ -212,16 +212,14 @@ int wl_add_cancel(const struct bench_ops *ops, const struct wl_params *p, struct
 	long dels = ops->del_many(run.w, run.tm, run.perm, n);
 	uint64_t t1 = clock_ns();
 
-	ALLOC_CHECK();
-	if (bad_add)
-		FAIL("an add failed");
+	if (checks_failed(ops, &run, bad_add, o))
+		goto out;
 	if (dels != (long)n)
 		FAIL("%ld deletes found their timer pending, expected %u", dels, n);
 	if (g.fired)
 		FAIL("%llu timers fired", (unsigned long long)g.fired);
 	if (ops->count(run.w))
 		FAIL("%zu timers still pending", (size_t)ops->count(run.w));
-	CHECK_STRUCT(run.w);
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
 	rc = 0;
@@ -272,7 +270,8 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 	}
 	uint64_t t1 = clock_ns();
 
-	ALLOC_CHECK();
+	if (checks_failed(ops, &run, 0, o))
+		goto out;
 	uint64_t done = (uint64_t)blocks * BENCH_REARM_BLOCK;
 	if (pend != (long)done)
 		FAIL("%ld re-arms found their timer pending, expected %llu", pend,
@@ -282,7 +281,6 @@ static int rearm_run(const struct bench_ops *ops, const struct wl_params *p, str
 		FAIL("%ld timers fired, expected none", fired);
 	if (ops->count(run.w) != c)
 		FAIL("%zu timers pending, expected %u", (size_t)ops->count(run.w), c);
-	CHECK_STRUCT(run.w);
 	o->ops = done;
 	o->value = (double)(t1 - t0) / (double)done;
 	o->extra[0] = done ? (double)ops->mods_fast(run.w) / (double)done : 0; /* fraction of re-arms that only stored the expiry */
@@ -366,16 +364,14 @@ int wl_long_range(const struct bench_ops *ops, const struct wl_params *p, struct
 	}
 	uint64_t t1 = clock_ns();
 
-	ALLOC_CHECK();
-	if (bad_add)
-		FAIL("an add failed");
+	if (checks_failed(ops, &run, bad_add, o))
+		goto out;
 	if (fired != (long)n || g.fired != n)
 		FAIL("fired %ld, expected %u", fired, n);
 	if (g.bad)
 		FAIL("%llu timers did not fire on exactly their tick", (unsigned long long)g.bad);
 	if (now != last)
 		FAIL("ended at %llu, last expiry %llu", (unsigned long long)now, (unsigned long long)last);
-	CHECK_STRUCT(run.w);
 	uint64_t moved = ops->cascaded(run.w) - c0;
 	o->ops = n;
 	o->value = (double)(t1 - t0) / n;
@@ -414,13 +410,11 @@ int wl_idle_skip(const struct bench_ops *ops, const struct wl_params *p, struct 
 		now = e;
 	}
 	uint64_t t1 = clock_ns();
-	ALLOC_CHECK();
-	if (bad_add)
-		FAIL("an add failed");
+	if (checks_failed(ops, &run, bad_add, o))
+		goto out;
 	if (fired != (long)k || g.fired != k || g.bad)
 		FAIL("fired %ld (bad %llu), expected %u on their tick", fired,
 		     (unsigned long long)g.bad, k);
-	CHECK_STRUCT(run.w);
 	o->ops = k;
 	o->value = (double)(t1 - t0) / k;
 	o->extra[0] = (double)(ops->cascaded(run.w) - c0) / k; /* timers moved per skip */
