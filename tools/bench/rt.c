@@ -51,7 +51,7 @@ static const char *why_not(const struct rt_ops *o, enum rt_wl w, char *buf, size
 	if (o->only && !(o->only & (1u << w)))
 		return "not one of the workloads this table is for";
 	if (ok[w])
-		return NULL;
+		return o->unable ? o->unable(&opt.p, (int)w, wl_n(w), buf, len) : NULL;
 	if (o->note[w])
 		return o->note[w];
 	if (w == RT_ADD_EXPIRE && loop && o->add)

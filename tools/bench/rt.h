@@ -90,6 +90,14 @@ struct rt_ops {
 	void (*wake_stop)(void *l);    /* from any thread */
 	/* Arm timer i from another thread while the loop runs; 0 or -errno. */
 	int (*schedule)(void *l, size_t i, uint64_t delay_ns);
+	/*
+	 * Optional, asked before each workload: NULL if the table can run
+	 * workload @w (enum rt_wl) with @n timers on this machine, else why
+	 * not (in @buf, or a static string): the workload is reported as
+	 * skipped. For what only the run time knows (kernel features,
+	 * descriptor limits, a cost that grows as N squared).
+	 */
+	const char *(*unable)(const struct rt_params *p, int w, uint64_t n, char *buf, size_t len);
 };
 
 /* What every table's timer callback calls, on the loop thread. */
