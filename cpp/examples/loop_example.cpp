@@ -16,7 +16,7 @@ int main()
 {
 	try {
 		tw::Loop loop; // 1 ms tick, CLOCK_MONOTONIC
-		if (loop.features() & TW_LOOP_FEAT_EPOLL) {
+		if (loop.features() & TW_LOOP_FEAT_FALLBACK) {
 			std::puts("skipped: io_uring is refused here, the loop runs on epoll (no I/O requests)");
 			return 77;
 		}

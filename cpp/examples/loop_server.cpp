@@ -370,7 +370,7 @@ int serve(const Options &o)
 	tw::loop_options lo;
 	lo.entries = static_cast<unsigned>(o.entries);
 	tw::Loop loop(lo);
-	if (loop.features() & TW_LOOP_FEAT_EPOLL) {
+	if (loop.features() & TW_LOOP_FEAT_FALLBACK) {
 		std::puts("skipped: io_uring is refused here, the loop runs on epoll (no I/O requests)");
 		return 77;
 	}

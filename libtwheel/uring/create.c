@@ -162,8 +162,8 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 	return 0;
 }
 
-/* Set up epoll mode: one epoll set holding the eventfd. */
-static int epoll_init(struct twheel_loop *l, char *msg, size_t len)
+/* Set up fallback mode: one epoll set holding the eventfd. */
+static int fallback_init(struct twheel_loop *l, char *msg, size_t len)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -178,7 +178,7 @@ static int epoll_init(struct twheel_loop *l, char *msg, size_t len)
 		l->epfd = -1;
 		return ret;
 	}
-	l->features = TW_LOOP_FEAT_EPOLL;
+	l->features = TW_LOOP_FEAT_FALLBACK;
 	l->efd_armed = true; /* the eventfd is always in the epoll set */
 	return 0;
 }
@@ -274,7 +274,7 @@ static int backend_init(struct twheel_loop *l, const struct twheel_loop_config *
 		char why[192];
 
 		snprintf(why, sizeof(why), "%s", msg && len ? msg : "");
-		ret = epoll_init(l, msg, len);
+		ret = fallback_init(l, msg, len);
 		if (!ret && msg && len)
 			snprintf(msg, len, "running on epoll without io_uring%s%s",
 				 why[0] ? ": " : " (TW_LOOP_NO_URING)", why);
@@ -333,7 +333,7 @@ int twheel_loop_create(struct twheel_loop **loopp, const struct twheel_loop_conf
 err_wheels:
 	twheel_destroy(l->wheel);
 	twheel_destroy(l->dwheel);
-	if (loop_epoll(l))
+	if (loop_fallback(l))
 		close(l->epfd);
 	else
 		io_uring_queue_exit(&l->ring);
@@ -354,7 +354,7 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	 * (-ESHUTDOWN), not left owned by a loop about to be freed */
 	twheel_loop_stop(l);
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
-	if (loop_epoll(l))
+	if (loop_fallback(l))
 		close(l->epfd);
 	else
 		io_uring_queue_exit(&l->ring);
@@ -400,7 +400,7 @@ static int get_stats(const struct twheel_loop *l, void *st, size_t size)
 	if (!l || !st)
 		return -EINVAL;
 	now = l->st;
-	if (!loop_epoll(l))
+	if (!loop_fallback(l))
 		now.cq_dropped = IO_URING_READ_ONCE(*l->ring.cq.koverflow);
 	memcpy(st, &now, size);
 	return 0;

@@ -124,7 +124,7 @@ struct twheel_loop {
 	bool cur_gone;
 
 	int efd;
-	int epfd;          /* epoll mode (no io_uring): waits here; else -1 */
+	int epfd;          /* fallback mode (no io_uring): waits here; else -1 */
 	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;
@@ -153,8 +153,8 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* True when the loop runs without io_uring (TW_LOOP_FEAT_EPOLL). */
-static inline bool loop_epoll(const struct twheel_loop *l)
+/* True when the loop runs without io_uring (TW_LOOP_FEAT_FALLBACK). */
+static inline bool loop_fallback(const struct twheel_loop *l)
 {
 	return l->epfd >= 0;
 }

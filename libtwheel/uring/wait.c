@@ -49,7 +49,7 @@ static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 
 struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
 {
-	if (!l || !io || loop_epoll(l))
+	if (!l || !io || loop_fallback(l))
 		return NULL;
 	return loop_sqe(l, io);
 }
@@ -58,7 +58,7 @@ int twheel_loop_submit(struct twheel_loop *l)
 {
 	if (!l)
 		return -EINVAL;
-	if (loop_epoll(l))
+	if (loop_fallback(l))
 		return -EOPNOTSUPP;
 	if (!l->started)
 		return -EBADFD;
@@ -68,7 +68,7 @@ int twheel_loop_submit(struct twheel_loop *l)
 
 struct io_uring *twheel_loop_ring(struct twheel_loop *l)
 {
-	return l && !loop_epoll(l) ? &l->ring : NULL;
+	return l && !loop_fallback(l) ? &l->ring : NULL;
 }
 
 /* Keep one read of the eventfd in flight: that is how producers wake us. */
@@ -108,7 +108,7 @@ static int cqes_run(struct twheel_loop *l)
 	int ran = 0;
 
 	l->cq_more = false;
-	if (loop_epoll(l))
+	if (loop_fallback(l))
 		return 0;
 	if (IO_URING_READ_ONCE(*l->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		l->st.cq_overflows++;
@@ -207,12 +207,12 @@ static void efd_reset(struct twheel_loop *l)
 }
 
 /*
- * Epoll mode's wait: the eventfd is the only file in the epoll set. The
+ * Fallback mode's wait: the eventfd is the only file in the epoll set. The
  * timeout goes in nanoseconds to epoll_pwait2() (5.11); where that is
  * missing or refused, epoll_wait() gets it rounded up to a millisecond, so
  * the loop never wakes before the tick boundary it waits for.
  */
-static int wait_epoll(struct twheel_loop *l, uint64_t timeout)
+static int wait_fallback(struct twheel_loop *l, uint64_t timeout)
 {
 	struct epoll_event ev;
 	struct timespec ts = {
@@ -267,8 +267,8 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 		}
 	}
 
-	if (loop_epoll(l))
-		return wait_epoll(l, timeout);
+	if (loop_fallback(l))
+		return wait_fallback(l, timeout);
 	twl_multishot_scan(l);
 	if (!timeout) {
 		/* Poll: enter the kernel only to submit, to flush completions
@@ -315,7 +315,7 @@ static int loop_start(struct twheel_loop *l)
 		l->r_disabled = false;
 	}
 	l->started = true;
-	if (!loop_epoll(l))
+	if (!loop_fallback(l))
 		efd_arm(l);
 	return 0;
 }

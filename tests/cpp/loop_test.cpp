@@ -53,12 +53,12 @@ std::optional<Loop> make_loop(const tw::loop_options &opt, std::string *why)
 		GTEST_SKIP() << "io_uring refused: " << why_##var; \
 	Loop &var = *var##_opt
 
-// As MAKE_LOOP, for a test that needs the ring: skips in epoll mode (the
+// As MAKE_LOOP, for a test that needs the ring: skips in fallback mode (the
 // default Loop falls back to it where io_uring is refused).
 #define MAKE_RING(var, opt)                                                          \
 	MAKE_LOOP(var, opt);                                                         \
-	if (var.features() & TW_LOOP_FEAT_EPOLL)                                     \
-		GTEST_SKIP() << "io_uring refused: the loop runs in epoll mode"
+	if (var.features() & TW_LOOP_FEAT_FALLBACK)                                     \
+		GTEST_SKIP() << "io_uring refused: the loop runs in fallback mode"
 
 // A clock the test moves by hand (any thread may read it).
 struct FakeClock {
@@ -483,7 +483,7 @@ TEST(LoopClock, ZeroTickIsTheDefaultAndHugePeriodsSaturate)
 	EXPECT_THROW(loop.after(1ms, std::function<void()>()), std::invalid_argument);
 }
 
-// In epoll mode there is no ring: submit() says so (EOPNOTSUPP), not "queue full".
+// In fallback mode there is no ring: submit() says so (EOPNOTSUPP), not "queue full".
 TEST(LoopClock, SubmitInEpollModeSaysThereIsNoRing)
 {
 	tw::loop_options opt;
@@ -491,7 +491,7 @@ TEST(LoopClock, SubmitInEpollModeSaysThereIsNoRing)
 	MAKE_LOOP(loop, opt);
 	try {
 		loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, [](const io_uring_cqe &) {});
-		FAIL() << "submit() in epoll mode did not throw";
+		FAIL() << "submit() in fallback mode did not throw";
 	} catch (const std::system_error &e) {
 		EXPECT_EQ(e.code().value(), EOPNOTSUPP);
 	}

@@ -58,11 +58,11 @@ static inline uint64_t mono_now(void)
 }
 
 /* Config flags every test loop gets: TW_LOOP_NO_URING when the environment
- * asks for epoll mode (TWHEEL_TEST_EPOLL=1; meson runs the suites that do
+ * asks for fallback mode (TWHEEL_TEST_FALLBACK=1; meson runs the suites that do
  * not need io_uring both ways). */
 static inline unsigned test_loop_flags(void)
 {
-	const char *e = getenv("TWHEEL_TEST_EPOLL");
+	const char *e = getenv("TWHEEL_TEST_FALLBACK");
 
 	return e && *e == '1' ? TW_LOOP_NO_URING : 0;
 }

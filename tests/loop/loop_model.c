@@ -1407,7 +1407,7 @@ int lm_run(struct byte_src *src, struct lm_result *res)
 	m->executor = !(b & 0x80);
 	b = u8(src);
 	m->hook = (b & 3) != 0;
-	cfg.flags = (b & 4) ? TW_LOOP_NO_URING : 0; /* epoll mode */
+	cfg.flags = (b & 4) ? TW_LOOP_NO_URING : 0; /* fallback mode */
 	cfg.clock = clock_read;
 	cfg.clock_arg = m;
 	cfg.executor = m->executor ? executor_cb : NULL;

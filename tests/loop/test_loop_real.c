@@ -377,7 +377,7 @@ static void test_executor_thread_pool(void **state)
 
 /* ---- io_uring refused: the error names the cause ---------------------------- */
 
-/* In epoll mode: timers never early, a schedule from another thread wakes
+/* In fallback mode: timers never early, a schedule from another thread wakes
  * the sleeping loop, and the I/O calls say there is no ring. */
 struct ep_ctx {
 	struct twheel_loop *l;
@@ -401,7 +401,7 @@ static int epoll_mode_works(struct twheel_loop *l)
 	pthread_t th;
 	void *sret;
 
-	if (!(twheel_loop_features(l) & TW_LOOP_FEAT_EPOLL) || twheel_loop_ring(l) ||
+	if (!(twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK) || twheel_loop_ring(l) ||
 	    twheel_loop_get_sqe(l, &io) || twheel_loop_submit(l) != -EOPNOTSUPP)
 		return 2;
 	nfired = 0;
@@ -428,7 +428,7 @@ static int epoll_mode_works(struct twheel_loop *l)
 
 /* In a child whose seccomp filter makes io_uring_setup fail with @err:
  * with TW_LOOP_URING_ONLY creation fails and the message names the cause;
- * without, the loop runs in epoll mode and says why. */
+ * without, the loop runs in fallback mode and says why. */
 static int child_create_with_filter(int err, const char *want)
 {
 	struct sock_filter f[] = {
@@ -487,7 +487,7 @@ static void test_create_refused_names_cause(void **state)
 	}
 }
 
-/* Epoll mode on request, on the real clock. */
+/* Fallback mode on request, on the real clock. */
 static void test_epoll_mode_on_request(void **state)
 {
 	struct twheel_loop_config cfg;

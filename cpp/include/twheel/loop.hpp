@@ -340,13 +340,13 @@ class Loop {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
-	/// twheel_loop_create(): io_uring mode, or epoll mode (timers and posts,
-	/// no I/O requests: features() has TW_LOOP_FEAT_EPOLL) where io_uring is
+	/// twheel_loop_create(): io_uring mode, or fallback mode (timers and posts,
+	/// no I/O requests: features() has TW_LOOP_FEAT_FALLBACK) where io_uring is
 	/// refused (EPERM), absent (ENOSYS) or older than 5.11 (EOPNOTSUPP), or
 	/// with TW_LOOP_NO_URING. Throws std::system_error with the C error
 	/// and the C library's explanation: EINVAL (bad tick or flags, entries
 	/// too large), ENOMEM, EMFILE, ENFILE, and with TW_LOOP_URING_ONLY the
-	/// io_uring errors above instead of epoll mode; what copying
+	/// io_uring errors above instead of fallback mode; what copying
 	/// @opt.clock throws; std::bad_alloc. Nothing is leaked on a throw.
 	explicit Loop(const loop_options &opt = loop_options())
 	{
@@ -480,7 +480,7 @@ public:
 	/// request again to go on. The handler is destroyed after that CQE, or
 	/// uncalled by ~Loop. Returns its user_data. Allocates the request.
 	/// Throws std::invalid_argument (empty @prep or @handler: nothing
-	/// allocated or queued), std::system_error EOPNOTSUPP (epoll mode: the
+	/// allocated or queued), std::system_error EOPNOTSUPP (fallback mode: the
 	/// loop has no ring), EBUSY (queue full), what copying @handler throws
 	/// (nothing queued), and what @prep throws (the SQE becomes a no-op,
 	/// @handler is never called).
@@ -492,9 +492,9 @@ public:
 		detail::loop_ctx *c = get();
 		detail::refuse_empty(prep, "tw::Loop::submit");
 		detail::refuse_empty(handler, "tw::Loop::submit");
-		if (twheel_loop_features(c->loop) & TW_LOOP_FEAT_EPOLL)
+		if (twheel_loop_features(c->loop) & TW_LOOP_FEAT_FALLBACK)
 			throw std::system_error(EOPNOTSUPP, std::generic_category(),
-						"tw::Loop::submit: epoll mode, no io_uring");
+						"tw::Loop::submit: fallback mode, no io_uring");
 		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, c, {}, false, {}});
 		p->h.emplace(std::forward<H>(handler));
 		io_uring_sqe *sqe = twheel_loop_get_sqe(c->loop, &p->io);
@@ -564,8 +564,8 @@ public:
 	}
 	/// Timers armed on the loop.
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop) : 0; }
-	/// The TW_LOOP_FEAT_* in use (twheel_loop_features()): TW_LOOP_FEAT_EPOLL
-	/// in epoll mode, where submit() throws EOPNOTSUPP. 0 if empty. Any
+	/// The TW_LOOP_FEAT_* in use (twheel_loop_features()): TW_LOOP_FEAT_FALLBACK
+	/// in fallback mode, where submit() throws EOPNOTSUPP. 0 if empty. Any
 	/// thread.
 	unsigned features() const noexcept { return ctx_ ? twheel_loop_features(ctx_->loop) : 0; }
 

@@ -249,10 +249,10 @@ typedef void (*twheel_executor_fn)(struct tw_loop_timer *t, void *arg);
 enum {
 	/* Do not ask for IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN. */
 	TW_LOOP_NO_DEFER_TASKRUN = 1u << 1,
-	/* Do not use io_uring: epoll mode from the start (see
+	/* Do not use io_uring: fallback mode from the start (see
 	 * twheel_loop_create()). */
 	TW_LOOP_NO_URING = 1u << 2,
-	/* Fail instead of falling back to epoll mode when io_uring is
+	/* Fail instead of falling back (to fallback mode) when io_uring is
 	 * refused or too old. */
 	TW_LOOP_URING_ONLY = 1u << 3,
 };
@@ -290,8 +290,8 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
  *     TW_LOOP_NO_DEFER_TASKRUN; a kernel that refuses it gets a plain ring
  *     (completions are then posted from interrupt context: same behaviour,
  *     a little more overhead).
- *   - epoll mode (TW_LOOP_FEAT_EPOLL) runs the timer half without
- *     io_uring: one-shot, periodic and deferrable timers, executor
+ *   - fallback mode (TW_LOOP_FEAT_FALLBACK) runs the timer half without
+ *     io_uring, waiting on an epoll set of its own: one-shot, periodic and deferrable timers, executor
  *     hand-off, posted work, cross-thread schedule/cancel, stop and drain
  *     behave as in io_uring mode (the wait is epoll_pwait2(), or
  *     epoll_wait() rounded up to the millisecond where that is missing);
@@ -562,7 +562,7 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
  * overwrite user_data, and do not set user_data yourself). It is submitted
  * at the start of the next wait, or by twheel_loop_submit().
  * Returns NULL if the submission queue is still full after submitting it,
- * if an argument is NULL, or in epoll mode (no ring).
+ * if an argument is NULL, or in fallback mode (no ring).
  * O(1); the loop thread.
  */
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
@@ -571,7 +571,7 @@ TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loo
 /*
  * Submit prepared SQEs now. Returns the number submitted or -errno: -EINVAL
  * (NULL), -EBADFD (the loop never ran: the ring is not enabled yet),
- * -EOPNOTSUPP (epoll mode). The loop thread.
+ * -EOPNOTSUPP (fallback mode). The loop thread.
  *
  * A multishot request (accept, recv, poll... multishot) can end at any
  * CQE: the kernel ends it when the CQ ring is full, on an error, or on a
@@ -585,7 +585,7 @@ TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loo
  */
 TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
 
-/* The loop's ring, for registering files or buffers; NULL in epoll mode.
+/* The loop's ring, for registering files or buffers; NULL in fallback mode.
  * The loop thread. */
 TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
@@ -595,7 +595,10 @@ TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 enum {
 	TW_LOOP_FEAT_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
 	TW_LOOP_FEAT_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
-	TW_LOOP_FEAT_EPOLL = 1u << 2,         /* epoll mode: no io_uring, no I/O calls */
+	TW_LOOP_FEAT_FALLBACK = 1u << 2,      /* fallback mode: no io_uring, no I/O calls */
+	/* 1.0's name of TW_LOOP_FEAT_FALLBACK, until 2.0 ("epoll" names the
+	 * <twheel/epoll.h> adapter, a different thing) */
+	TW_LOOP_FEAT_EPOLL = TW_LOOP_FEAT_FALLBACK,
 };
 
 /* Returns the TW_LOOP_FEAT_* in use. O(1); any thread. */
