@@ -152,6 +152,17 @@ extern "C" void rt_asio_host_pump(void)
 	io->restart();
 }
 
+extern "C" void rt_asio_host_run(void)
+{
+	io->restart();
+	io->run();
+}
+
+extern "C" void rt_asio_host_stop(void)
+{
+	io->stop();
+}
+
 extern "C" void rt_asio_host_close(twheel_host *)
 {
 	delete host;

@@ -10,6 +10,7 @@
 #include "rt_host.h"
 
 static int epfd;
+static bool stopping;
 
 static struct twheel_host *host_open(void)
 {
@@ -22,11 +23,21 @@ static struct twheel_host *host_open(void)
 	return h;
 }
 
-static void host_pump(void)
+/* One epoll_wait, for up to @timeout_ms, and the adapter's dispatch. */
+static void host_wait(int timeout_ms)
 {
 	struct epoll_event ev;
-	if (epoll_wait(epfd, &ev, 1, 0) == 1)
+	if (epoll_wait(epfd, &ev, 1, timeout_ms) == 1)
 		twheel_epoll_dispatch(ev.data.ptr);
+}
+
+static void host_pump(void) { host_wait(0); }
+static void host_stop(void) { stopping = true; }
+
+static void host_run(void)
+{
+	for (stopping = false; !stopping;)
+		host_wait(-1);
 }
 
 static void host_close(struct twheel_host *h)

@@ -166,6 +166,9 @@ static void host_pump(void)
 	ev_run(evl, EVRUN_NOWAIT);
 }
 
+static void host_run(void) { ev_run(evl, 0); }
+static void host_stop(void) { ev_break(evl, EVBREAK_ALL); }
+
 static void host_close(struct twheel_host *h)
 {
 	twheel_ev_destroy(h, NULL, NULL);

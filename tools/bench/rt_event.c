@@ -157,6 +157,9 @@ static void host_pump(void)
 	event_base_loop(base, EVLOOP_NONBLOCK);
 }
 
+static void host_run(void) { event_base_loop(base, 0); }
+static void host_stop(void) { event_base_loopbreak(base); }
+
 static void host_close(struct twheel_host *h)
 {
 	twheel_event_destroy(h, NULL, NULL);

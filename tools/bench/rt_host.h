@@ -3,8 +3,9 @@
  * tools/bench/rt_host.h - the half of a host-loop adapter's tables that
  * every host shares: libtwheel driven through <twheel/host.h> by one host
  * timer, the way an application on that loop would use it. A host's file
- * (rt_uv.c, rt_ev.c, rt_event.c, rt_uring.c's epoll, rt_asio.cpp) defines
- * host_open(), host_pump(), host_close() for its loop, includes this and
+ * (rt_uv.c, rt_ev.c, rt_event.c, rt_epoll.c, rt_asio_host.c) defines
+ * host_open(), host_pump() (one iteration without blocking), host_run()
+ * (until host_stop()), host_stop(), host_close() for its loop, includes this and
  * says RT_HOST_TABLES(var, "twheel-HOST"): two tables, "twheel-HOST"
  * arming by delay (twheel_host_add/mod: a fresh clock reading each, so a
  * timer never counts from an old time) and "twheel-HOST-at" by deadline,
@@ -24,6 +25,8 @@
 
 static struct twheel_host *host_open(void);
 static void host_pump(void);
+static void host_run(void);
+static void host_stop(void);
 static void host_close(struct twheel_host *h);
 
 struct rt_adapter {
@@ -93,6 +96,16 @@ static void adapter_poll(void *l)
 	(void)l;
 	host_pump();
 }
+static void adapter_run(void *l)
+{
+	(void)l;
+	host_run();
+}
+static void adapter_stop(void *l)
+{
+	(void)l;
+	host_stop();
+}
 
 #define RT_HOST_NOTE_REARM \
 	"the host loop run once without blocking every 1,000 re-arms (none fires); wall ns per re-arm"
@@ -108,7 +121,8 @@ static void adapter_poll(void *l)
 			  [RT_ADD_EXPIRE] = RT_HOST_NOTE_AE },                                 \
 		.res_ns = NS_PER_MS, .create = adapter_create, .destroy = adapter_destroy,   \
 		.add = adapter_add, .mod = adapter_mod, .del = adapter_del,                    \
-		.pending = adapter_pending, .poll = adapter_poll,                              \
+		.pending = adapter_pending, .poll = adapter_poll, .run = adapter_run,          \
+		.stop = adapter_stop, .never_early = true,                                     \
 	};                                                                                     \
 	const struct rt_ops var##_at = {                                                       \
 		.name = NAME "-at",                                                            \
@@ -121,7 +135,8 @@ static void adapter_poll(void *l)
 			  [RT_ADD_EXPIRE] = RT_HOST_NOTE_AE },                                 \
 		.res_ns = NS_PER_MS, .create = adapter_create, .destroy = adapter_destroy,   \
 		.add = adapter_add_at, .mod = adapter_mod_at, .del = adapter_del,              \
-		.pending = adapter_pending, .poll = adapter_poll,                              \
+		.pending = adapter_pending, .poll = adapter_poll, .run = adapter_run,          \
+		.stop = adapter_stop, .never_early = true,                                     \
 	}
 
 #endif /* BENCH_RT_HOST_H */

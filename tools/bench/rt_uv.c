@@ -157,6 +157,9 @@ static void host_pump(void)
 	uv_run(&uvl, UV_RUN_NOWAIT);
 }
 
+static void host_run(void) { uv_run(&uvl, UV_RUN_DEFAULT); }
+static void host_stop(void) { uv_stop(&uvl); }
+
 static void host_close(struct twheel_host *h)
 {
 	twheel_uv_destroy(h, NULL, NULL);
