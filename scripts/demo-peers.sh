@@ -129,7 +129,7 @@ start_server() {
   [ "$srv" = netty ] && [ "$mode" = tcp ] && want=$k
   for _ in $(seq 300); do
     if [ "$srv" = nginx ]; then ss -Hltn "sport = :$port" | grep -q . && return 0
-    elif [ "$(grep -c 'ready: listening' "$log")" -ge "$want" ]; then return 0; fi
+    elif [ "$(cat "$log" 2>/dev/null | grep -c 'ready: listening')" -ge "$want" ]; then return 0; fi
     kill -0 "$spid" 2>/dev/null || return 1
     sleep 0.1
   done
