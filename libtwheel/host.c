@@ -91,7 +91,8 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 
 /*
  * Arm @t at @ns: a delay from twheel_rt_now_upper() (at or after the
- * clock's time, usually without reading it), or a deadline (@deadline);
+ * clock's time, usually without reading it; a delay of 0 from a fresh
+ * reading, so that it is due in the next run), or a deadline (@deadline);
  * with twheel_add() or twheel_mod() (@mod). Wake the host timer earlier,
  * from a fresh reading, if @t became the earliest timer.
  *
@@ -123,7 +124,8 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 				now = fresh;
 		}
 	} else {
-		now = twheel_rt_now_upper(&h->_rt);
+		/* a delay of 0 has come: due in the next run, from a reading */
+		now = ns ? twheel_rt_now_upper(&h->_rt) : host_clock(h);
 		ns = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);

@@ -332,6 +332,63 @@ static void passed_deadline_is_due_in_next_run(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/* Spin until CLOCK_MONOTONIC has moved @ns on. */
+static void spin_mono(uint64_t ns)
+{
+	uint64_t end = twheel_rt_clock_monotonic(NULL) + ns;
+
+	while (twheel_rt_clock_monotonic(NULL) < end)
+		;
+}
+
+/*
+ * A delay of 0 has come: it is due in the next run, like a passed
+ * deadline, whatever twheel_rt_now_upper() would count from. With the
+ * default clock, a reading this thread took in the last 1/16 of a tick
+ * and reuses is counted as a time in the next tick: the timer would wait
+ * for that tick. Each round arms it so (where the reading is reused) and
+ * runs the host in the same tick, with 1/64 of a tick to spare.
+ */
+static void zero_delay_is_due_in_next_run(void **state)
+{
+	const uint64_t tick = UINT64_C(64000000), slack = tick / 16;
+	struct twheel_rt rt;
+	struct twheel_host h;
+	struct ht x;
+	int same_tick = 0;
+
+	(void)state;
+	host_armed = false;
+	twheel_rt_init(&rt, tick, NULL, NULL);
+	assert_int_equal(twheel_host_init(&h, &rt, &fake_ops), 0);
+	for (int round = 0; round < 6; round++) {
+		uint64_t before, after;
+
+		ht_init(&x, 1);
+		/* two readings 2 ms apart let twheel_rt_now_upper() reuse one */
+		twheel_rt_now_upper(&rt);
+		spin_mono(2000000);
+		twheel_rt_now_upper(&rt);
+		/* then one in the last 1/32 .. 1/64 of a tick, reused by the add */
+		do
+			before = twheel_rt_clock_monotonic(NULL);
+		while (before % tick < tick - slack / 2 || before % tick > tick - slack / 4);
+		twheel_rt_now_upper(&rt);
+		assert_int_equal(twheel_host_add(&h, &x.t, 0), 0);
+		long n = twheel_host_run(&h);
+		after = twheel_rt_clock_monotonic(NULL);
+		if (after / tick != before / tick) {
+			twheel_host_del(&h, &x.t); /* preempted past the boundary: no verdict */
+			continue;
+		}
+		same_tick++;
+		assert_int_equal(n, 1);
+		assert_int_equal(x.fired, 1);
+	}
+	assert_true(same_tick > 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+}
+
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
@@ -419,6 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deadline_arms_read_no_clock),
 		cmocka_unit_test(passed_deadline_is_due_in_next_run),
+		cmocka_unit_test(zero_delay_is_due_in_next_run),
 		cmocka_unit_test(clock_steps_back_never_early),
 		cmocka_unit_test(clock_steps_back_in_callback_never_early),
 		cmocka_unit_test(passed_deadline_after_step_back_is_not_due),

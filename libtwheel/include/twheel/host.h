@@ -115,7 +115,8 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
 /*
  * Arm @t to fire @delay_ns after the call (_add, _mod: counted from
  * twheel_rt_now_upper(), never early, at most 1/16 of a tick later than
- * from a fresh reading), or when the clock reaches @deadline_ns (_add_at,
+ * from a fresh reading; a delay of 0 reads the clock and, having come,
+ * fires in the next run), or when the clock reaches @deadline_ns (_add_at,
  * _mod_at). _add requires @t not pending; _mod re-arms it whether or not
  * it is.
  *
