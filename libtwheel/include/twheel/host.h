@@ -127,8 +127,9 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * operation alone. Such a deadline is as old as that reading: like the host
  * loop's own timers, it counts from the iteration, not from the call. A
  * deadline at or before the host's latest clock reading (taken by
- * twheel_host_run() and when the host timer is re-armed) is checked against a fresh
- * reading: if the clock has reached it, it fires in the next run (in
+ * twheel_host_run(), by a delay of 0 and when the host timer is re-armed) is
+ * checked against a fresh reading: if the clock has reached it, it fires in
+ * the next run (in
  * deadline order with the others due; if the clock steps back before that
  * run, once it is back at that reading); if the clock stepped back behind
  * it, it is still ahead. A deadline ahead fires

@@ -17,7 +17,8 @@
  * timerfd is disarmed whenever the wheel is empty: an idle wheel never
  * makes the fd readable.
  *
- * Time: delays count from a fresh reading of the clock at the call. With
+ * Time: delays count from the clock's time at the call
+ * (twheel_rt_now_upper(): never behind it, at most 1/16 of a tick ahead). With
  * an injected clock (struct twheel_rt), the timerfd is armed relative to
  * that clock's reading, and a wake-up that comes early only re-arms it.
  *

@@ -9,8 +9,9 @@
  * ev_timer's callback, in nondecreasing order of expiry.
  *
  * Time. The clock is the struct twheel_rt passed to twheel_ev_create()
- * (CLOCK_MONOTONIC and 1 ms ticks by default), read afresh by every
- * twheel_host_add()/_mod(): a delay is relative to the moment of the call,
+ * (CLOCK_MONOTONIC and 1 ms ticks by default), from whose time at the call
+ * twheel_host_add()/_mod() count (twheel_rt_now_upper(): never behind it,
+ * at most 1/16 of a tick ahead): a delay is relative to the moment of the call,
  * not to the loop's cached time (ev_now(), and the monotonic time libev
  * keeps beside it, are read once per iteration; an ev_timer started after
  * a long callback counts from that old time and fires early). Before the

@@ -7,8 +7,9 @@
  * only creates and destroys it. Timer callbacks run on the loop's thread
  * from the timer event's callback, in nondecreasing order of expiry.
  *
- * Time. A delay given to twheel_host_add()/_mod() counts from a fresh
- * reading of the adapter's clock (struct twheel_rt; CLOCK_MONOTONIC and
+ * Time. A delay given to twheel_host_add()/_mod() counts from the time at
+ * the call (twheel_rt_now_upper(): never behind it, at most 1/16 of a tick
+ * ahead) of the adapter's clock (struct twheel_rt; CLOCK_MONOTONIC and
  * 1 ms ticks by default), not from libevent's cached time, which is taken
  * once per iteration and, by default, from CLOCK_MONOTONIC_COARSE (a few
  * milliseconds behind). With the default clock the timer event is set

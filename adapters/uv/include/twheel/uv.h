@@ -9,8 +9,9 @@
  * uv_timer_t's callback, in nondecreasing order of expiry.
  *
  * Time. The clock is the struct twheel_rt passed to twheel_uv_create()
- * (CLOCK_MONOTONIC and 1 ms ticks by default), read afresh by every
- * twheel_host_add()/_mod(): a delay is relative to the moment of the call, not
+ * (CLOCK_MONOTONIC and 1 ms ticks by default), from whose time at the call
+ * twheel_host_add()/_mod() count (twheel_rt_now_upper(): never behind it,
+ * at most 1/16 of a tick ahead): a delay is relative to the moment of the call, not
  * to the loop's cached uv_now(), so a timer armed after a long callback
  * does not fire early (libuv's own timers do: they count from the time
  * cached at the start of the iteration). A timer fires when the clock has
