@@ -61,11 +61,16 @@ uint64_t twheel_rt_now(const struct twheel_rt *rt)
  * time from above with room to spare for errors in the rate, which is
  * measured against the clock itself over 1 ms to 1 s, and for an rdtsc
  * executed early, ahead of the loads before it (by far less than that).
+ * A suspend stops CLOCK_MONOTONIC while the TSC may run on: a rate
+ * measured across one would be too high, and a reading reused for far
+ * longer than it may be. CLOCK_BOOTTIME counts the suspend, so a change in
+ * its distance to CLOCK_MONOTONIC discards such a measurement.
  */
 #if defined(__x86_64__)
 struct tsc_clock {
 	uint64_t ns, tsc;   /* the thread's last clock reading and the TSC before it */
 	uint64_t ns0, tsc0; /* the start of the rate's measurement */
+	uint64_t off0;      /* CLOCK_BOOTTIME - CLOCK_MONOTONIC then */
 	uint64_t rate;      /* TSC cycles per ns, times 2^16; 0: not measured yet */
 };
 
@@ -99,20 +104,28 @@ static bool tsc_is_clocksource(void)
  */
 static uint64_t tsc_read(struct tsc_clock *c)
 {
-	uint64_t tsc = __rdtsc(), ns = twheel_rt_clock_monotonic(NULL);
+	uint64_t tsc = __rdtsc(), ns = twheel_rt_clock_monotonic(NULL), off;
+	struct timespec ts;
 
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	if (__rdtsc() - tsc > 50000) /* a few us at most when not preempted */
 		return ns;
-	if (c->ns0 && ns > c->ns0 && tsc > c->tsc0 && tsc - c->tsc0 < (UINT64_C(1) << 46)) {
+	off = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec - ns;
+	/* no suspend of 1/8 of the time since the start (off only grows by one;
+	 * it is a few us smaller when the reads came closer together) */
+	if (c->ns0 && ns > c->ns0 && tsc > c->tsc0 && tsc - c->tsc0 < (UINT64_C(1) << 46) &&
+	    (off <= c->off0 || off - c->off0 < (ns - c->ns0) / 8)) {
 		if (ns - c->ns0 >= 1000000)
 			c->rate = ((tsc - c->tsc0) << 16) / (ns - c->ns0);
 		if (ns - c->ns0 >= UINT64_C(1000000000)) {
 			c->ns0 = ns; /* a fresh start each second: no overflow */
 			c->tsc0 = tsc;
+			c->off0 = off;
 		}
 	} else {
 		c->ns0 = ns;
 		c->tsc0 = tsc;
+		c->off0 = off;
 	}
 	c->ns = ns;
 	c->tsc = tsc;
