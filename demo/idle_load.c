@@ -930,9 +930,9 @@ out:
 
 /*
  * Ask the server until each of its workers has reported no connection and
- * no pending timer, for up to @ms milliseconds. A worker is chosen by the
- * kernel (SO_REUSEPORT) for each request, so we keep asking until we have
- * heard from all of them.
+ * no pending timer, for up to @ms milliseconds, or 100 ms a worker when
+ * that is longer. A worker is chosen by the kernel (SO_REUSEPORT) for each
+ * request, so we keep asking until we have heard from all of them.
  */
 static struct server_view query_server(uint64_t ms)
 {
@@ -950,6 +950,13 @@ static struct server_view query_server(uint64_t ms)
 		uint64_t wk = 0, nw = 0;
 		if (ret == 0 && demo_stats_get(line, "worker", &wk) == 0 &&
 		    demo_stats_get(line, "workers", &nw) == 0 && nw > 0 && nw <= MAXW && wk < nw) {
+			if (!v.workers) {
+				/* SO_REUSEPORT picks the worker that answers: seeing
+				 * each of nw takes about nw * ln(nw) requests */
+				uint64_t need = demo_now_ns() + ms_ns(100 * nw);
+				if (need > deadline)
+					deadline = need;
+			}
 			v.workers = (uint32_t)nw;
 			demo_stats_get(line, "conns", &conns[wk]);
 			demo_stats_get(line, "timers", &timers[wk]);
@@ -972,7 +979,7 @@ static struct server_view query_server(uint64_t ms)
 		} else if (ret != 0 && ret != -EINTR && !o.quiet) { /* EINTR: just ask again */
 			fprintf(stderr, "idle-load: STATS request: %s\n", strerror(-ret));
 		}
-		usleep(20000);
+		usleep(5000);
 	}
 	for (uint32_t i = 0; i < v.workers; i++) {
 		v.conns += conns[i];
