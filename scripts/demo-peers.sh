@@ -17,8 +17,10 @@
 #
 # Each server gets as many processes as RLIMIT_NOFILE requires (workers,
 # JVMs with SO_REUSEPORT, nginx workers), is pinned to CPU 0 and the
-# generator to CPU 1 (2 cores or more), both at nice -19 when run as root. Per run: sessions held, close
-# lateness p50/p99/max as the generator sees it, early and never-closed
+# generator to CPU 1 (2 cores or more), both at nice -19 when run as root
+# (which orders them against this session's other processes only: the
+# kernel's autogroups share the cores between sessions). Per run: sessions
+# held, close lateness p50/p99/max as the generator sees it, early and never-closed
 # counts, server CPU seconds, memory per session (the server's resident
 # set and the kernel's slab, scripts/demo-mem.sh), and its wake-ups a
 # second (context switches of its threads) in the middle of the timeout,
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die "$1 needs a value"
       v=${1#--}; v=${v//-/_}; printf -v "$v" '%s' "$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
-    -h|--help) sed -n '2,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (--help lists them)" ;;
   esac
 done
@@ -66,7 +68,7 @@ javac -nowarn -d "$out/classes" -cp "$cp" "$root"/demo/peers/*.java
 cores=$(nproc)
 spin=() lpin=()
 prio=()
-[ "$(id -u)" -eq 0 ] && prio=(nice -n -19) # a machine shared with builds: measure the programs
+[ "$(id -u)" -eq 0 ] && prio=(nice -n -19)
 if [ "$cores" -ge 2 ] && command -v taskset >/dev/null; then
   spin=("${prio[@]}" taskset -c 0) lpin=("${prio[@]}" taskset -c 1)
 fi
