@@ -191,7 +191,11 @@ TWHEEL_API int twheel__mod(struct twheel *w, struct tw_timer *t, tw_tick_t expir
 #if !TWHEEL_DEBUG_CHECKS && !defined(TWHEEL_NO_INLINE) && !defined(TWHEEL__DEFINING_MOD)
 static inline int twheel__mod_inline(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 {
+#ifdef __cplusplus
+	struct twheel__head *h = static_cast<struct twheel__head *>(static_cast<void *>(w));
+#else
 	struct twheel__head *h = (struct twheel__head *)(void *)w;
+#endif
 
 	if (w && t && tw__mod_later(h, t, expires)) {
 		t->expires = expires;
