@@ -163,7 +163,10 @@ TWHEEL_API int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expire
  * library, whose wheel has no such head. Define TWHEEL_NO_INLINE before
  * including this header to call the library for every re-arm; a
  * -Ddebug_checks build always does (it checks each call). Taking the
- * address of twheel_mod gives the library's function.
+ * address of twheel_mod gives the library's function. twheel_mod(...) is
+ * then a macro that calls a static inline function, which C forbids in an
+ * inline function with external linkage (plain C99 "inline", not "static
+ * inline"; GCC warns): call (twheel_mod)(...) there.
  */
 struct twheel__head {
 	tw_tick_t due_limit; /* a re-arm to this or earlier must move the timer */
