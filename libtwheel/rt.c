@@ -77,7 +77,8 @@ struct tsc_clock {
 static _Thread_local struct tsc_clock tsc_last __attribute__((tls_model("initial-exec")));
 static int tsc_state; /* 0 unknown, 1 the clocksource is the TSC, -1 not */
 
-/* Whether the kernel keeps CLOCK_MONOTONIC with the TSC (asked once). */
+/* Whether the kernel keeps CLOCK_MONOTONIC with the TSC (asked again each
+ * second: it gives the TSC up when it finds it unstable). */
 static bool tsc_is_clocksource(void)
 {
 	int st = __atomic_load_n(&tsc_state, __ATOMIC_RELAXED);
@@ -121,6 +122,7 @@ static uint64_t tsc_read(struct tsc_clock *c)
 			c->ns0 = ns; /* a fresh start each second: no overflow */
 			c->tsc0 = tsc;
 			c->off0 = off;
+			__atomic_store_n(&tsc_state, 0, __ATOMIC_RELAXED);
 		}
 	} else {
 		c->ns0 = ns;
@@ -136,7 +138,7 @@ static uint64_t monotonic_upper(uint64_t slack)
 {
 	struct tsc_clock *c = &tsc_last;
 
-	if (c->rate && slack >= 2000) {
+	if (c->rate && slack >= 2000 && tsc_is_clocksource()) {
 		/* a TSC behind the last one (another CPU) wraps: read afresh */
 		uint64_t since = __rdtsc() - c->tsc, within = ((slack / 4) * c->rate) >> 16;
 		if (since < within)

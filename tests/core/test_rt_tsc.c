@@ -6,6 +6,8 @@
  * runs on, CLOCK_MONOTONIC does not, CLOCK_BOOTTIME counts it. A rate
  * measured across it would be too high, and a reading would be reused for
  * far longer than 1/64 of a tick: the bound would fall behind the clock.
+ * And the kernel's clocksource can change from the TSC to another (when it
+ * finds the TSC unstable): the TSC is then no measure of time to trust.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,16 @@
 #include <x86intrin.h>
 
 static uint64_t fake_tsc, fake_mono, fake_boot;
+static char fake_clocksource[16];
+static unsigned clocksource_reads;
+
+static FILE *fake_fopen(const char *path, const char *mode)
+{
+	(void)mode;
+	assert_string_equal(path, "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+	clocksource_reads++;
+	return fmemopen(fake_clocksource, strlen(fake_clocksource), "r");
+}
 
 static unsigned long long fake_rdtsc(void)
 {
@@ -39,9 +51,11 @@ static int fake_clock_gettime(clockid_t id, struct timespec *ts)
 /* the headers rt.c includes are in already: only its calls are renamed */
 #define __rdtsc fake_rdtsc
 #define clock_gettime fake_clock_gettime
+#define fopen fake_fopen
 #include "../../libtwheel/rt.c"
 #undef __rdtsc
 #undef clock_gettime
+#undef fopen
 
 #define TICK UINT64_C(1000000) /* slack 62.5 us, a reading reused for 15.6 us */
 
@@ -63,7 +77,9 @@ static void suspend_for(uint64_t ns)
 static void reset(struct twheel_rt *rt)
 {
 	memset(&tsc_last, 0, sizeof(tsc_last));
-	tsc_state = 1; /* as if the kernel's clocksource were the TSC */
+	tsc_state = 0;
+	strcpy(fake_clocksource, "tsc\n"); /* as if the kernel's clocksource were the TSC */
+	clocksource_reads = 0;
 	fake_mono = UINT64_C(1000000000);
 	fake_boot = UINT64_C(1000000000);
 	fake_tsc = UINT64_C(3000000000);
@@ -137,12 +153,40 @@ static void suspend_before_the_rate(void **state)
 	assert_int_equal(twheel_rt_now_upper(&rt), fake_mono - 5000 + TICK / 16);
 }
 
+/*
+ * The kernel gives up the TSC as its clocksource (it found it unstable),
+ * and then the TSC stops: no reading is reused on its word any longer.
+ */
+static void clocksource_leaves_the_tsc(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	reset(&rt);
+	check_bound(&rt);
+	run_for(500000000);
+	check_bound(&rt);
+	assert_int_equal(clocksource_reads, 1);
+	strcpy(fake_clocksource, "hpet\n");
+	for (int i = 0; i < 300; i++) { /* 3 s */
+		run_for(10000000);
+		check_bound(&rt);
+	}
+	assert_true(clocksource_reads > 1);
+	for (int i = 0; i < 100; i++) {
+		fake_mono += 1000000; /* 1 ms, the TSC standing still */
+		fake_boot += 1000000;
+		check_bound(&rt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reuses_within_the_window),
 		cmocka_unit_test(suspend_after_the_rate),
 		cmocka_unit_test(suspend_before_the_rate),
+		cmocka_unit_test(clocksource_leaves_the_tsc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
