@@ -114,8 +114,8 @@ fi
 # shellcheck source=demo-mem.sh
 . "$here/demo-mem.sh"
 # Pinned runs (large TCP ones, the UDP mode) also run at nice -19 where
-# allowed: on a machine shared with builds, the measurement is then of the
-# programs and not of the scheduler's share between them and the builds.
+# allowed: ahead of this session's other processes (the kernel's
+# autogroups still share the cores with other sessions' jobs).
 prio=()
 [ "$(id -u)" -eq 0 ] && prio=(nice -n -19)
 LOG_DIR=$build_dir/logs
