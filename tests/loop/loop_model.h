@@ -31,7 +31,7 @@ struct lm_result {
  * Create a loop on a fake clock, run the operations the source picks until
  * it is exhausted, stop and drain it, checking every return value, every
  * callback and what it sees against the model. The source picks the mode
- * too (io_uring, or epoll: TW_LOOP_NO_URING). Returns 0, or -1 with
+ * too (io_uring, or fallback mode: TW_LOOP_NO_URING). Returns 0, or -1 with
  * res->failure set.
  */
 int lm_run(struct byte_src *src, struct lm_result *res);

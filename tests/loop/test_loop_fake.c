@@ -1447,7 +1447,7 @@ static void test_mode_is_the_one_asked(void **state)
 	(void)state;
 	if (test_loop_flags())
 		assert_true(twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK);
-	printf("# mode: %s\n", twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK ? "epoll" : "io_uring");
+	printf("# mode: %s\n", twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK ? "fallback" : "io_uring");
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 

@@ -392,7 +392,7 @@ static void *ep_schedule_later(void *arg)
 	return (void *)(intptr_t)twheel_loop_schedule(c->l, &c->t.t, 2 * MS);
 }
 
-static int epoll_mode_works(struct twheel_loop *l)
+static int fallback_mode_works(struct twheel_loop *l)
 {
 	struct late a[3];
 	struct ep_ctx c = { .l = l };
@@ -457,7 +457,7 @@ static int child_create_with_filter(int err, const char *want)
 	fflush(stdout);
 	if (ret || !strstr(msg, "epoll") || !strstr(msg, want))
 		return 8;
-	ret = epoll_mode_works(l);
+	ret = fallback_mode_works(l);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 	return ret;
 }
@@ -488,7 +488,7 @@ static void test_create_refused_names_cause(void **state)
 }
 
 /* Fallback mode on request, on the real clock. */
-static void test_epoll_mode_on_request(void **state)
+static void test_fallback_mode_on_request(void **state)
 {
 	struct twheel_loop_config cfg;
 	struct twheel_loop *l;
@@ -499,7 +499,7 @@ static void test_epoll_mode_on_request(void **state)
 	cfg.flags = TW_LOOP_NO_URING;
 	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), 0);
 	assert_non_null(strstr(msg, "TW_LOOP_NO_URING"));
-	assert_int_equal(epoll_mode_works(l), 0);
+	assert_int_equal(fallback_mode_works(l), 0);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 	cfg.flags = TW_LOOP_NO_URING | TW_LOOP_URING_ONLY;
 	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
@@ -516,7 +516,7 @@ int main(void)
 		cmocka_unit_test(test_idle_zero_wakeups),
 		cmocka_unit_test(test_executor_thread_pool),
 		cmocka_unit_test(test_create_refused_names_cause),
-		cmocka_unit_test(test_epoll_mode_on_request),
+		cmocka_unit_test(test_fallback_mode_on_request),
 	};
 
 	require_uring();

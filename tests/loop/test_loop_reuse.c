@@ -20,7 +20,7 @@
  * for exactly once: a one-shot by one fire, one delete that returned 1 or
  * one cancel that returned 1; a periodic timer by one release, its own
  * delete, or the drain at the end. Runs in the 'tsan' suite too, and in
- * both modes (TWHEEL_TEST_FALLBACK=1: epoll).
+ * both modes (TWHEEL_TEST_FALLBACK=1: fallback mode).
  */
 #include <pthread.h>
 #include <sched.h>
