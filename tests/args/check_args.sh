@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/args/check_args.sh PROGRAM - run PROGRAM (idle-load, idle-server,
-# idle-server-c or twheel-inspect) with bad arguments: each run must exit 2
-# before doing anything, print nothing on stdout and exactly one line on
-# stderr, "NAME: ..." naming the option and what it needs. --help must
-# exit 0 with the usage on stdout. Exit 0 pass, 1 fail.
+# idle-server-c, udp-load, udp-session-server or twheel-inspect) with bad
+# arguments: each run must exit 2 before doing anything, print nothing on
+# stdout and exactly one line on stderr, "NAME: ..." naming the option and
+# what it needs. --help must exit 0 with the usage on stdout. Exit 0 pass,
+# 1 fail.
 set -u
 prog=$1
 name=$(basename "$prog")
@@ -59,6 +60,25 @@ case $name in
     expect "--idle-ms" "--idle-ms needs a value: a whole number from 1 to 86400000"
     expect "--bind 10.0.0.1" "--bind needs a loopback address (127.x.y.z or ::1), not '10.0.0.1'"
     expect "--heartbeat=yes" "--heartbeat takes no value"
+    expect "--ring-bufs 3" "--ring-bufs needs a power of two (or 0), not 3"
+    expect "--ring-bufs 65536" "--ring-bufs needs a whole number from 0 to 32768, not '65536'"
+    ;;
+  udp-load)
+    expect "--sessions abc" "--sessions needs a whole number from 1 to 67108864, not 'abc'"
+    expect "--sessions" "--sessions needs a value: a whole number from 1 to 67108864"
+    expect "--silent 101" "--silent needs a whole number from 0 to 100, not '101'"
+    expect "--sockets 65" "--sockets needs a whole number from 1 to 64, not '65'"
+    expect "--rate 0" "--rate needs a whole number from 1 to 100000000, not '0'"
+    expect "--host ::1" "--host needs an IPv4 loopback address (127.x.y.z), not '::1'"
+    expect "--plot --quiet" "--plot needs a value, not the option '--quiet'"
+    expect "--quiet=1" "--quiet takes no value"
+    ;;
+  udp-session-server)
+    expect "--max-sessions 0" "--max-sessions needs a whole number from 1 to 1073741824, not '0'"
+    expect "--port 70000" "--port needs a whole number from 0 to 65535, not '70000'"
+    expect "--buf-bytes 1" "--buf-bytes needs a whole number from 4096 to 1073741824, not '1'"
+    expect "--bind 10.0.0.1" "--bind needs an IPv4 loopback address (127.x.y.z), not '10.0.0.1'"
+    expect "--quiet=1" "--quiet takes no value"
     ;;
   twheel-inspect)
     expect "--n abc" "--n needs a whole number from 1 to 100000000, not 'abc'"
