@@ -20,8 +20,8 @@
 # generator to CPU 1 (2 cores or more), both at nice -19 when run as root
 # (which orders them against this session's other processes only: the
 # kernel's autogroups share the cores between sessions). Per run: sessions
-# held, close lateness p50/p99/max as the generator sees it, early and never-closed
-# counts, server CPU seconds, memory per session (the server's resident
+# held, close lateness p50/p99/max as the generator sees it, early and
+# never-closed counts, server CPU seconds, memory per session (the server's resident
 # set and the kernel's slab, scripts/demo-mem.sh), and its wake-ups a
 # second (context switches of its threads) in the middle of the timeout,
 # after all sessions are open. One line each in OUT/summary.tsv; the
