@@ -14,7 +14,8 @@
  *   2. twheel_create(twheel_rt_floor(&rt, twheel_rt_now(&rt)))
  *                             a wheel at the clock's tick;
  *   3. twheel_rt_expiry()     the tick to arm a timer on, for a deadline
- *                             (a delay: twheel_rt_now_upper() + delay);
+ *                             (a delay: twheel_rt_now_upper() + delay;
+ *                             a delay of 0: twheel_rt_now());
  *   4. twheel_rt_timeout_ms() (or _ns) how long the loop may sleep;
  *   5. twheel_rt_advance()    after the wait, run what is due.
  *
@@ -127,7 +128,10 @@ TWHEEL_API uint64_t twheel_rt_now(const struct twheel_rt *rt);
  * A time at or after what @rt's clock reads now, at most 1/16 of a tick
  * after it: the time to count a delay from when arming by delay (a
  * deadline of this plus the delay is never early, and at most 1/16 of a
- * tick later than from twheel_rt_now()). Never use it to advance a wheel.
+ * tick later than from twheel_rt_now()). Never use it to advance a wheel,
+ * nor for a delay of 0: as twheel_rt_expiry()'s @now_ns it may lie in the
+ * next tick, and a timer due now would wait for that tick (the host and
+ * the loop read the clock for a delay of 0).
  * It costs less than a clock reading where it can: with the default clock,
  * on x86-64, when the kernel's clocksource is the TSC, a reading this
  * function took on this thread less than 1/64 of a tick ago (measured with
