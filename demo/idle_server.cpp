@@ -13,6 +13,10 @@
 // I/O goes through the loop's ring with Loop::submit(prep, handler): one
 // multishot accept, one recv or send in flight per connection (the echo is
 // sent from the buffer it was read into; the next recv waits for it).
+// Receive buffers come from a provided-buffer ring registered on the loop's
+// ring (native_handle(), Linux 5.19; --ring-bufs): a recv selects a buffer
+// only when data arrives, so an idle connection holds none; where the
+// kernel refuses the ring (or --ring-bufs 0) each connection has its own.
 // Closing: shutdown() sends the FIN at once and completes the in-flight
 // request, whose handler then destroys the connection.
 //
@@ -40,35 +44,63 @@ const demo_options &o = demo_opts;
 
 constexpr std::size_t conn_buf = 512;
 constexpr auto backoff_delay = std::chrono::milliseconds(100);
+constexpr unsigned short buf_group = 0; // the provided-buffer ring's group
 
 struct Server;
 
+// The worker's provided-buffer ring: --ring-bufs buffers of conn_buf bytes.
+// It outlives the Loop (declared before it), whose ring it is registered on.
+struct BufRing {
+	io_uring_buf_ring *br = nullptr;
+	char *bufs = nullptr;
+	~BufRing()
+	{
+		std::free(br);
+		std::free(bufs);
+	}
+	char *buf(int bid) const { return bufs + static_cast<std::size_t>(bid) * conn_buf; }
+};
+
+// A connection: no buffer while it is idle. Its recv takes one from the
+// ring only when data arrives, and the echo goes out of it, which returns
+// to the ring once sent. A recv that finds the ring empty (ENOBUFS) waits
+// on the starved list, first come first served, for the next buffer given
+// back. Without a ring, the connection has its own (own).
 struct Conn {
 	enum State : std::uint8_t { open, drain, closing };
 	enum : std::uint8_t { rx = 1, tx = 2 };
 
 	Server *s;
-	int fd;
 	tw::LoopTimer idle; // cancelled when the connection goes
+	std::unique_ptr<char[]> stats; // a control connection's STATS line
+	std::unique_ptr<char[]> own;   // no ring: this connection's buffer
+	Conn *next_starved = nullptr;
+	std::uint64_t t_fire = 0, t_fin = 0, t_accept = 0;
+	sockaddr_in peer{};
+	int fd;
+	std::uint32_t acc_wait_ms = 0;
+	std::int16_t bid = -1; // the provided buffer held, -1 none
+	std::uint16_t line_len = 0;
+	std::uint16_t out_len = 0, out_off = 0;
 	std::uint8_t inflight = 0;
 	State state = open;
 	bool seen_data = false;
 	bool control = false;
-	std::uint16_t line_len = 0;
+	bool starving = false; // on the starved list
 	char line[DEMO_PING_LEN] = {};
-	std::uint16_t out_len = 0, out_off = 0;
-	std::unique_ptr<char[]> stats; // a control connection's STATS line
-	std::uint64_t t_fire = 0, t_fin = 0, t_accept = 0;
-	std::uint32_t acc_wait_ms = 0;
-	sockaddr_in peer{};
-	char buf[conn_buf];
 
 	Conn(Server *srv, int f) : s(srv), fd(f) {}
-	const char *out() const { return stats ? stats.get() : buf; }
+	char *data() const; // the bytes received last: the provided buffer, or own
+	const char *out() const { return stats ? stats.get() : data(); }
 };
+static_assert(sizeof(Conn) <= 256, "an idle connection must cost at most 256 bytes");
 
 struct Server {
 	tw::Loop &loop;
+	BufRing &ring;
+	Conn *starved = nullptr;             // connections waiting for a buffer (ENOBUFS),
+	Conn **starved_end = &starved;       // ...first come, first served
+	unsigned held = 0;                   // provided buffers held by connections
 	int lfd, sfd;
 	unsigned worker;
 	std::chrono::nanoseconds idle;
@@ -82,11 +114,11 @@ struct Server {
 	std::uint64_t accepted = 0, idle_closed = 0, peer_closed = 0, resets = 0, errors = 0,
 		      protocol_errors = 0, emfile = 0, emfile_unreported = 0, control = 0, last_emfile_msg = 0;
 	demo_hist h_fire{}, h_fin{}, h_close{}, h_accept{}, h_wake{}, h_busy{};
-	std::uint64_t max_ran = 0;
+	std::uint64_t max_ran = 0, nobufs = 0;
 	FILE *trace = nullptr;
 
-	Server(tw::Loop &l, int lf, int sf, unsigned w)
-		: loop(l), lfd(lf), sfd(sf), worker(w), idle(std::chrono::milliseconds(o.idle_ms))
+	Server(tw::Loop &l, BufRing &r, int lf, int sf, unsigned w)
+		: loop(l), ring(r), lfd(lf), sfd(sf), worker(w), idle(std::chrono::milliseconds(o.idle_ms))
 	{
 		rlimit rl;
 		getrlimit(RLIMIT_NOFILE, &rl);
@@ -112,7 +144,8 @@ struct Server {
 			b, len,
 			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64 " idle_closed=%" PRIu64
 			" peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64 " protocol_errors=%" PRIu64
-			" emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu utime_us=%" PRIu64 " stime_us=%" PRIu64
+			" emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu conn_bytes=%zu bufring=%d nobufs=%" PRIu64
+			" rss_kb=%" PRIu64 " utime_us=%" PRIu64 " stime_us=%" PRIu64
 			" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64
 			" fin_p50_us=%" PRIu64 " fin_p99_us=%" PRIu64 " fin_max_us=%" PRIu64 " close_p50_us=%" PRIu64
 			" close_p99_us=%" PRIu64 " close_max_us=%" PRIu64 " accept_p50_us=%" PRIu64 " accept_p99_us=%" PRIu64
@@ -121,6 +154,7 @@ struct Server {
 			" max_ran=%" PRIu64 "\n",
 			worker, o.workers, static_cast<int>(getpid()), nconns, conn_timers(), accepted, idle_closed,
 			peer_closed, resets, errors, protocol_errors, emfile, control, static_cast<unsigned long>(nofile),
+			sizeof(Conn), ring.br != nullptr, nobufs, demo_rss_kb(),
 			static_cast<std::uint64_t>(ru.ru_utime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_utime.tv_usec),
 			static_cast<std::uint64_t>(ru.ru_stime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_stime.tv_usec),
 			h_fire.n, demo_hist_pct(&h_fire, 0.5), demo_hist_pct(&h_fire, 0.99), h_fire.max_us,
@@ -147,6 +181,78 @@ struct Server {
 		}
 	}
 
+	// ---- receive buffers ----
+
+	// The worker's provided-buffer ring (Linux 5.19) on the loop's ring.
+	// Where the kernel refuses it, say so once and leave ring.br null: each
+	// connection then has a buffer of its own.
+	void bufring_open()
+	{
+		const unsigned n = o.ring_bufs;
+		void *mem = nullptr, *bufs = nullptr;
+		int ret = -ENOMEM;
+		if (!n)
+			return; // --ring-bufs 0
+		io_uring *r = twheel_loop_ring(loop.native_handle());
+		if (posix_memalign(&mem, 4096, n * sizeof(io_uring_buf)) == 0 &&
+		    posix_memalign(&bufs, 64, static_cast<std::size_t>(n) * conn_buf) == 0) {
+			io_uring_buf_reg reg{};
+			reg.ring_addr = reinterpret_cast<std::uintptr_t>(mem);
+			reg.ring_entries = n;
+			reg.bgid = buf_group;
+			ret = r ? io_uring_register_buf_ring(r, &reg, 0) : -EOPNOTSUPP;
+		}
+		if (ret < 0) {
+			std::fprintf(stderr, "idle-server[%u]: no provided-buffer ring (%s; Linux 5.19 has them): "
+				     "a %zu-byte buffer per connection instead\n", worker, std::strerror(-ret), conn_buf);
+			std::free(mem);
+			std::free(bufs);
+			return;
+		}
+		ring.br = static_cast<io_uring_buf_ring *>(mem);
+		ring.bufs = static_cast<char *>(bufs);
+		io_uring_buf_ring_init(ring.br);
+		for (unsigned i = 0; i < n; i++)
+			io_uring_buf_ring_add(ring.br, ring.buf(static_cast<int>(i)), conn_buf,
+					      static_cast<unsigned short>(i), io_uring_buf_ring_mask(n), static_cast<int>(i));
+		io_uring_buf_ring_advance(ring.br, static_cast<int>(n));
+	}
+
+	// Give @c's provided buffer back to the ring; a connection waiting for one gets it.
+	void buf_put(Conn *c)
+	{
+		io_uring_buf_ring_add(ring.br, ring.buf(c->bid), conn_buf, static_cast<unsigned short>(c->bid),
+				      io_uring_buf_ring_mask(o.ring_bufs), 0);
+		io_uring_buf_ring_advance(ring.br, 1);
+		c->bid = -1;
+		held--;
+		if (Conn *w = starved) {
+			starved_remove(w);
+			conn_recv(w);
+		}
+	}
+
+	void starved_add(Conn *c)
+	{
+		c->next_starved = nullptr;
+		*starved_end = c;
+		starved_end = &c->next_starved;
+		c->starving = true;
+	}
+
+	// O(1) for the first connection on the list, O(its place) for another.
+	void starved_remove(Conn *c)
+	{
+		for (Conn **p = &starved; *p; p = &(*p)->next_starved)
+			if (*p == c) {
+				*p = c->next_starved;
+				if (starved_end == &c->next_starved)
+					starved_end = p;
+				break;
+			}
+		c->starving = false;
+	}
+
 	// ---- connections ----
 
 	void conn_free(Conn *c)
@@ -160,6 +266,10 @@ struct Server {
 					     ntohl(c->peer.sin_addr.s_addr), ntohs(c->peer.sin_port), c->t_accept,
 					     c->acc_wait_ms, c->idle.native_handle()->deadline, c->t_fire, c->t_fin, now);
 		}
+		if (c->starving)
+			starved_remove(c);
+		if (c->bid >= 0)
+			buf_put(c);
 		if (!c->control)
 			nconns--;
 		conns.erase(c); // destroys the connection and cancels its timer
@@ -174,8 +284,18 @@ struct Server {
 
 	void conn_recv(Conn *c)
 	{
-		loop.submit([c](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, c->fd, c->buf, sizeof c->buf, 0); },
-			    [this, c](const io_uring_cqe &cqe) { on_recv(c, cqe.res); });
+		if (ring.br) {
+			loop.submit(
+				[c](io_uring_sqe &sqe) {
+					io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
+					sqe.flags |= IOSQE_BUFFER_SELECT;
+					sqe.buf_group = buf_group;
+				},
+				[this, c](const io_uring_cqe &cqe) { on_recv(c, cqe); });
+		} else {
+			loop.submit([c](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, c->fd, c->own.get(), conn_buf, 0); },
+				    [this, c](const io_uring_cqe &cqe) { on_recv(c, cqe); });
+		}
 		c->inflight |= Conn::rx;
 	}
 
@@ -226,10 +346,10 @@ struct Server {
 		demo_hist_add(&h_fin, static_cast<std::int64_t>(fin - dl));
 	}
 
-	// Heartbeat protocol: consume @n bytes, write the PONGs into c->buf.
+	// Heartbeat protocol: consume @n bytes, write the PONGs over them.
 	static bool heartbeat_input(Conn *c, std::size_t n)
 	{
-		const int out = demo_heartbeat_input(c->buf, n, c->line, &c->line_len);
+		const int out = demo_heartbeat_input(c->data(), n, c->line, &c->line_len);
 		if (out < 0)
 			return false;
 		c->out_len = static_cast<std::uint16_t>(out);
@@ -237,41 +357,68 @@ struct Server {
 		return true;
 	}
 
-	void on_recv(Conn *c, int res)
+	// The first bytes were "STATS\n": answer with the STATS line, then close.
+	void control_reply(Conn *c)
 	{
-		c->inflight &= static_cast<std::uint8_t>(~Conn::rx);
-		if (c->state == Conn::closing) {
-			if (!c->inflight)
-				conn_free(c);
+		c->control = true;
+		control++;
+		nconns--;
+		c->idle.cancel();
+		c->stats.reset(new char[DEMO_STATS_MAX]);
+		if (c->bid >= 0)
+			buf_put(c);
+		int len = stats_line(c->stats.get(), DEMO_STATS_MAX);
+		c->out_len = static_cast<std::uint16_t>(len < DEMO_STATS_MAX ? len : DEMO_STATS_MAX - 1);
+		c->out_off = 0;
+		c->state = Conn::drain; // close once the line went out
+		conn_send(c);
+	}
+
+	// A recv that brought no data: end of stream, an error, or no buffer left.
+	void recv_none(Conn *c, int res)
+	{
+		if (res == -ENOBUFS && ring.br) {
+			nobufs++;
+			if (held < o.ring_bufs)
+				conn_recv(c); // one came back since the kernel looked: try again
+			else
+				starved_add(c); // every provided buffer is out: wait for one (buf_put)
 			return;
 		}
-		if (res <= 0) {
-			if (res == 0)
-				peer_closed++;
-			else if (res == -ECONNRESET)
-				resets++;
-			else
-				errors++;
-			if (res == 0 && (c->inflight & Conn::tx))
-				c->state = Conn::drain; // half-close: finish the reply, then close
-			else
-				conn_close(c);
+		if (res == 0)
+			peer_closed++;
+		else if (res == -ECONNRESET)
+			resets++;
+		else
+			errors++;
+		if (res == 0 && (c->inflight & Conn::tx))
+			c->state = Conn::drain; // half-close: finish the reply, then close
+		else
+			conn_close(c);
+	}
+
+	void on_recv(Conn *c, const io_uring_cqe &cqe)
+	{
+		const int res = cqe.res;
+		c->inflight &= static_cast<std::uint8_t>(~Conn::rx);
+		if (cqe.flags & IORING_CQE_F_BUFFER) {
+			c->bid = static_cast<std::int16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
+			held++;
+		}
+		if (c->state == Conn::closing || res <= 0) {
+			if (c->bid >= 0)
+				buf_put(c);
+			if (c->state != Conn::closing)
+				recv_none(c, res);
+			else if (!c->inflight)
+				conn_free(c);
 			return;
 		}
 		std::size_t n = static_cast<std::size_t>(res);
 		if (!c->seen_data) {
 			c->seen_data = true;
-			if (n == DEMO_STATS_REQ_LEN && std::memcmp(c->buf, DEMO_STATS_REQ, n) == 0) {
-				c->control = true;
-				control++;
-				nconns--;
-				c->idle.cancel();
-				c->stats.reset(new char[DEMO_STATS_MAX]);
-				int len = stats_line(c->stats.get(), DEMO_STATS_MAX);
-				c->out_len = static_cast<std::uint16_t>(len < DEMO_STATS_MAX ? len : DEMO_STATS_MAX - 1);
-				c->out_off = 0;
-				c->state = Conn::drain; // close once the line went out
-				conn_send(c);
+			if (n == DEMO_STATS_REQ_LEN && std::memcmp(c->data(), DEMO_STATS_REQ, n) == 0) {
+				control_reply(c);
 				return;
 			}
 		}
@@ -287,10 +434,13 @@ struct Server {
 			c->out_len = static_cast<std::uint16_t>(n);
 			c->out_off = 0;
 		}
-		if (c->out_len)
+		if (c->out_len) {
 			conn_send(c);
-		else
-			conn_recv(c);
+			return;
+		}
+		if (c->bid >= 0)
+			buf_put(c);
+		conn_recv(c);
 	}
 
 	void on_send(Conn *c, int res)
@@ -310,9 +460,13 @@ struct Server {
 			return;
 		}
 		c->out_off = static_cast<std::uint16_t>(c->out_off + res);
-		if (c->out_off < c->out_len)
+		if (c->out_off < c->out_len) {
 			conn_send(c);
-		else if (c->state == Conn::drain)
+			return;
+		}
+		if (c->bid >= 0)
+			buf_put(c); // the echo went out of it
+		if (c->state == Conn::drain)
 			conn_close(c);
 		else
 			conn_recv(c);
@@ -324,6 +478,8 @@ struct Server {
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		auto owned = std::make_unique<Conn>(this, fd);
 		Conn *c = owned.get();
+		if (!ring.br)
+			c->own.reset(new char[conn_buf]);
 		// time spent in the accept queue (see idle_server.c)
 		tcp_info ti;
 		socklen_t tl = sizeof ti;
@@ -468,6 +624,11 @@ struct Server {
 	}
 };
 
+char *Conn::data() const
+{
+	return bid >= 0 ? s->ring.buf(bid) : own.get();
+}
+
 } // namespace
 
 static int run_worker(int lfd, unsigned worker, int ready_fd)
@@ -488,8 +649,10 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		tw::loop_options lo;
 		lo.tick = std::chrono::microseconds(o.tick_us);
 		lo.entries = 4096;
+		BufRing ring; // outlives the loop it is registered on
 		tw::Loop loop(lo);
-		Server s(loop, lfd, sfd, worker);
+		Server s(loop, ring, lfd, sfd, worker);
+		s.bufring_open();
 		if (o.trace) {
 			char path[4096];
 			std::snprintf(path, sizeof path, "%s.%u", o.trace, worker);
