@@ -6,13 +6,18 @@
  *   node    the node only;
  *   clock   a clock_gettime(CLOCK_MONOTONIC) per operation, one hot node;
  *   both    the clock read and the random node (what an adapter's
- *           twheel_host_mod() with a delay does).
- * usage: probe_clock node|clock|both   (pin it with taskset)
+ *           twheel_host_mod() with a delay did before 1.1);
+ *   upper   twheel_rt_now_upper() per operation, one hot node;
+ *   upper+node  twheel_rt_now_upper() and the random node (what it does
+ *           since: an rdtsc, and a clock read when the reading is stale).
+ * usage: probe_clock node|clock|both|upper|upper+node   (pin it with taskset)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <twheel/rt.h>
 
 #include "common.h"
 
@@ -24,15 +29,18 @@ int main(int argc, char **argv)
 {
 	enum { N = 1000000, M = 10000000, REPS = 5 };
 	const char *m = argc > 1 ? argv[1] : "";
-	int clk = !strcmp(m, "clock") || !strcmp(m, "both");
-	int random = !strcmp(m, "node") || !strcmp(m, "both");
+	int upper = !strcmp(m, "upper") || !strcmp(m, "upper+node");
+	int clk = upper || !strcmp(m, "clock") || !strcmp(m, "both");
+	int random = !strcmp(m, "node") || !strcmp(m, "both") || !strcmp(m, "upper+node");
+	struct twheel_rt rt;
 	struct node *a = calloc(N, sizeof(*a));
 	uint64_t x = 42;
 
 	if ((!clk && !random) || !a) {
-		fprintf(stderr, "usage: probe_clock node|clock|both\n");
+		fprintf(stderr, "usage: probe_clock node|clock|both|upper|upper+node\n");
 		return 2;
 	}
+	twheel_rt_init(&rt, 0, NULL, NULL); /* 1 ms ticks, CLOCK_MONOTONIC */
 	for (int rep = 0; rep < REPS; rep++) {
 		uint64_t t0 = clock_ns();
 
@@ -43,7 +51,8 @@ int main(int argc, char **argv)
 			x ^= x >> 7;
 			x ^= x << 17;
 			p = &a[random ? x % N : 0];
-			p->e = (clk ? clock_ns() : i) + 30000000000u + (p->e & 1);
+			uint64_t t = !clk ? i : upper ? twheel_rt_now_upper(&rt) : clock_ns();
+			p->e = t + 30000000000u + (p->e & 1);
 		}
 		printf("%s %.1f ns/op\n", m, (double)(clock_ns() - t0) / M);
 	}
