@@ -39,6 +39,16 @@
  * slow generator makes closes look later, never earlier: "early" is never a
  * false alarm, "late" may be.
  *
+ * The generator referees itself too: it measures its own lag, (1) each of
+ * its timers (a chatty ping due, a silent connection's grace, an abrupt
+ * client's move) handled - due, and (2) its loop's stalls, the time it
+ * was away from its ring beyond the wait it asked for (handling
+ * completions, or not running at all). Either one longer than the
+ * lateness it judges (--tolerance-ms, at least MIN_LAG_BOUND_MS) makes the
+ * run INVALID (exit 3), not a pass nor a fail: its closes could have been
+ * seen that late for its own sake. So does a chatty connection it left
+ * silent a whole timeout ("starved").
+ *
  * Afterwards it asks the server for its STATS line (see demo_common.h)
  * until every server worker reports no connection and no pending timer,
  * and takes the server's CPU seconds from it (or from /proc/<pid>/stat with
@@ -51,7 +61,8 @@
  *
  * Exit: 0 pass; 1 a connection closed early or wrongly, a silent one never
  * closed, a connect failed or the server kept connections or timers;
- * 2 usage; 77 io_uring refused by the kernel.
+ * 2 usage; 3 invalid run (the generator fell behind); 77 io_uring refused
+ * by the kernel.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -114,6 +125,7 @@ struct proc_stats {
 	uint64_t bytes_echoed;
 	uint64_t t_first_submit, t_last_est;
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
+	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
 	int fatal; /* the child could not run: message already printed */
 	/* read by the progress line while the run goes on (relaxed atomics) */
 	uint32_t connected, connect_failed, silent_done, silent_late;
@@ -137,7 +149,11 @@ struct opts {
 	bool quiet;
 	const char *trace;
 	const char *plot; /* --plot PREFIX */
+	uint64_t stall_ms; /* --debug-stall-ms: stop once, all connections open */
 };
+
+/* The least lag bound: the wheel ticks in ms, a wait overruns by a few. */
+#define MIN_LAG_BOUND_MS 10
 
 static struct opts o = {
 	.port = DEMO_DEFAULT_PORT,
@@ -725,7 +741,8 @@ static void close_chatty(struct worker *w)
  * not at all while connections wait to be opened. Exits the process on an
  * error of the ring (message printed).
  */
-static void wait_io(struct worker *w)
+/* Submit, and wait for a completion or our next timer; returns the wait asked for (ns). */
+static uint64_t wait_io(struct worker *w)
 {
 	uint64_t wait_ns = ms_ns(100);
 	tw_tick_t next = twheel_next_expiry(w->wheel);
@@ -743,6 +760,7 @@ static void wait_io(struct worker *w)
 		fprintf(stderr, "idle-load: io_uring_submit_and_wait_timeout: %s\n", strerror(-ret));
 		exit(1);
 	}
+	return wait_ns;
 }
 
 /*
@@ -782,6 +800,15 @@ static void reap(struct worker *w)
 	}
 }
 
+/* --debug-stall-ms: stop for that long (once), as an overloaded machine would stop us. */
+static void debug_stall(void)
+{
+	struct timespec ts = { .tv_sec = (time_t)(o.stall_ms / 1000), .tv_nsec = (long)(o.stall_ms % 1000) * 1000000 };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	o.stall_ms = 0;
+}
+
 /*
  * The loop: open the connections, play them out, and once every silent
  * and abrupt one is judged and the chatty ones were held long enough,
@@ -794,7 +821,8 @@ static void worker_loop(struct worker *w, bool report)
 	uint64_t drain_deadline = 0;   /* ... and how long we wait for them to go */
 	/* A hard stop, so that a broken server cannot keep us forever. */
 	uint64_t hard_stop = w->now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w->n * 2 +
-					    o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000);
+					    o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000 + o.stall_ms);
+	uint64_t woke = demo_now_ns(); /* the last wait's end */
 
 	for (;;) {
 		w->now = demo_now_ns();
@@ -803,6 +831,10 @@ static void worker_loop(struct worker *w, bool report)
 
 		if (w->next == w->n && w->inflight == 0 && !chatty_end)
 			chatty_end = w->ps->t_last_est + ms_ns(o.idle_ms + o.hold_ms);
+		if (o.stall_ms && chatty_end) {
+			debug_stall(); /* --debug-stall-ms: fall behind, once */
+			continue;
+		}
 		if (chatty_end && !w->ending && w->now >= chatty_end && !silent_or_abrupt_left(w)) {
 			close_chatty(w);
 			drain_deadline = w->now + ms_ns(2000);
@@ -814,7 +846,10 @@ static void worker_loop(struct worker *w, bool report)
 				w->unresolved);
 			break;
 		}
-		wait_io(w);
+		uint64_t slept = demo_now_ns(), asked = wait_io(w);
+		uint64_t t = demo_now_ns(), over = t - slept > asked ? t - slept - asked : 0;
+		demo_hist_add(&w->ps->stall, (int64_t)(slept - woke + over)); /* busy, then overslept */
+		woke = t;
 		reap(w);
 		if (report)
 			progress(w->now, false);
@@ -1078,8 +1113,19 @@ struct report {
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
 	struct server_view sv;
 	bool server_clean, pass;
+	bool invalid;      /* the generator fell behind: its lag beyond lag_bound_ms, or starved */
+	uint64_t lag_bound_ms;
 	char plot[9000]; /* what write_plot() made, for the summary */
 };
+
+static void hist_merge(struct demo_hist *sum, const struct demo_hist *h)
+{
+	for (unsigned i = 0; i < DEMO_HIST_N; i++)
+		sum->b[i] += h->b[i];
+	sum->n += h->n;
+	if (h->max_us > sum->max_us)
+		sum->max_us = h->max_us;
+}
 
 static int tally(struct report *r, const struct result *res, const struct proc_stats *ps)
 {
@@ -1093,11 +1139,8 @@ static int tally(struct report *r, const struct result *res, const struct proc_s
 	uint64_t first_submit = UINT64_MAX, last_est = 0;
 	struct proc_stats *sum = &r->sum;
 	for (uint32_t p = 0; p < r->nprocs; p++) {
-		for (unsigned i = 0; i < DEMO_HIST_N; i++)
-			sum->lag.b[i] += ps[p].lag.b[i];
-		sum->lag.n += ps[p].lag.n;
-		if (ps[p].lag.max_us > sum->lag.max_us)
-			sum->lag.max_us = ps[p].lag.max_us;
+		hist_merge(&sum->lag, &ps[p].lag);
+		hist_merge(&sum->stall, &ps[p].stall);
 		sum->pings += ps[p].pings;
 		sum->pings_skipped += ps[p].pings_skipped;
 		sum->bytes_echoed += ps[p].bytes_echoed;
@@ -1277,7 +1320,7 @@ static void print_timing(const struct report *r)
 	if (r->nlate_in) {
 		printf("  FIN arrived    %s  (the same, when our kernel took the FIN in)\n",
 		       pcts(b, sizeof(b), r->late_in, r->nlate_in));
-		printf("  our reaping    %s  (FIN in -> close seen: our delay, not the server's)\n",
+		printf("  our reaping    %s  (FIN in -> close seen: our delay)\n",
 		       pcts(b, sizeof(b), r->reap, r->nlate_in));
 	}
 	if (r->nsetup)
@@ -1295,6 +1338,10 @@ static void print_timing(const struct report *r)
 		printf("  generator lag  p50 %.2f  p99 %.2f  max %.2f  (ms: our own timers, handled - due)\n",
 		       demo_hist_pct(&r->sum.lag, 0.5) / 1e3, demo_hist_pct(&r->sum.lag, 0.99) / 1e3,
 		       r->sum.lag.max_us / 1e3);
+	if (r->sum.stall.n)
+		printf("  our stalls     p50 %.2f  p99 %.2f  max %.2f  (ms: our loop away from its ring)\n",
+		       demo_hist_pct(&r->sum.stall, 0.5) / 1e3, demo_hist_pct(&r->sum.stall, 0.99) / 1e3,
+		       r->sum.stall.max_us / 1e3);
 }
 
 /* The summary's last figures: the server's counters, CPU time, the plot. */
@@ -1323,14 +1370,15 @@ static void print_result_line(const struct report *r)
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
 	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f pass=%d\n",
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
 	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
 	       pct_ms(r->late, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->late[r->nlate - 1] / 1e3 : 0.0,
 	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
 	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
-	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->pass ? 1 : 0);
+	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us,
+	       r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
@@ -1338,7 +1386,8 @@ static void print_verdict(const struct report *r)
 {
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	char b[100];
-	printf("%s: each of these must be 0%s\n", r->pass ? "PASS" : "FAIL", r->pass ? ", and is" : "");
+	printf("%s: each of these must be 0%s\n", r->invalid ? "INVALID" : r->pass ? "PASS" : "FAIL",
+	       r->pass ? ", and is" : "");
 	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
 	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
 	       o.grace_ms);
@@ -1357,6 +1406,13 @@ static void print_verdict(const struct report *r)
 		       r->fail_procs, r->fail_procs == 1 ? "" : "es");
 	printf("late: %" PRIu64 " of %u closed more than %" PRIu64 " ms (--tolerance-ms) after the idle timeout,\n"
 	       "  taken when the FIN arrived (else when idle-load saw the close); counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
+	if (r->invalid) {
+		printf("INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, starved %" PRIu64
+		       "),\n  beyond the %" PRIu64 " ms it judges lateness by: this run says nothing of the server\n",
+		       r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3, c[O_STARVED], r->lag_bound_ms);
+		printf("INVALID\n");
+		return;
+	}
 	printf("%s\n", r->pass ? "PASS" : "FAIL");
 }
 
@@ -1404,7 +1460,10 @@ static void usage(FILE *f, const char *prog)
 		"  --trace PREFIX       write each silent connection to PREFIX.<process>:\n"
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
 		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
-		"exit: 0 pass, 1 fail, 2 usage, 77 io_uring unavailable\n",
+		"  --debug-stall-ms MS  once every connection is open, stop for MS (tests the INVALID verdict)\n"
+		"a run is INVALID when idle-load's timers ran late or its loop stalled longer than\n"
+		"--tolerance-ms (10 at least), or it left a chatty connection silent a timeout\n"
+		"exit: 0 pass, 1 fail, 2 usage, 3 invalid run (idle-load fell behind), 77 io_uring unavailable\n",
 		prog, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }
 
@@ -1437,6 +1496,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_FLAG("quiet", &o.quiet),
 		ARGS_STR("trace", &o.trace),
 		ARGS_STR("plot", &o.plot),
+		ARGS_NUM("debug-stall-ms", &o.stall_ms, 0, 3600000),
 		ARGS_END,
 	};
 	args_parse("idle-load", argc, argv, opts, usage);
@@ -1604,8 +1664,11 @@ static void judge_run(struct report *r)
 {
 	r->server_clean = !o.stats || r->sv.ok;
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	r->lag_bound_ms = o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
+	r->invalid = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
+		     r->sum.stall.max_us > r->lag_bound_ms * 1000u;
 	r->pass = !r->fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r->wrong == 0 && r->connect_fail == 0 &&
-		  r->pending == 0 && r->server_clean && c[O_STARVED] == 0;
+		  r->pending == 0 && r->server_clean && !r->invalid;
 }
 
 int main(int argc, char **argv)
@@ -1667,5 +1730,5 @@ int main(int argc, char **argv)
 	free(r.reap);
 	free(r.setup);
 	munmap(shm, res_bytes + ps_bytes);
-	return r.pass ? 0 : 1;
+	return r.invalid ? 3 : r.pass ? 0 : 1;
 }

@@ -16,10 +16,13 @@
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused by the kernel, or the
 # server's --bind address, e.g. ::1, does not exist on this machine).
 #
-# A run in which the generator itself fell behind (it reports "starved"
-# connections: a whole timeout without sending, on an overloaded machine)
-# measures nothing about the server; it is run again, up to 3 times, and
-# fails if it never gets a valid run.
+# A run in which the generator itself fell behind (it says INVALID and
+# exits 3: its own lag beyond the tolerance, or "starved" connections, a
+# whole timeout without sending, on an overloaded machine) measures nothing
+# about the server; it is run again, up to 3 times, and fails if it never
+# gets a valid run. EXPECT_INVALID=1 turns that around: the generator must
+# declare the run INVALID with exit 3 (a forced stall), the server must
+# still end clean.
 set -u
 if [ -z "${TWHEEL_DEMO_ATTEMPT-}" ]; then
   for attempt in 1 2 3; do
@@ -73,13 +76,20 @@ cat "$tmp/load.log"
 [ $lrc -eq 77 ] && { echo "SKIP [$name]: io_uring refused"; exit 77; }
 result=$(grep '^RESULT ' "$tmp/load.log") || fail "no RESULT line from the generator (exit $lrc)"
 get() { sed -n "s/.* $1=\([-0-9.]*\).*/\1/p" <<<"$result"; }
-[ "$(get starved)" = 0 ] || { echo "INVALID [$name]: the generator fell behind"; exit 3; }
+if [ -n "${EXPECT_INVALID-}" ]; then
+  [ $lrc -eq 3 ] || fail "generator exited with $lrc, expected 3 (invalid run)"
+  [ "$(get invalid)" = 1 ] || fail "summary: invalid=$(get invalid), expected 1"
+  grep -q '^INVALID$' "$tmp/load.log" || fail "no INVALID verdict in the summary"
+else
+[ "$(get starved)" = 0 ] && [ "$(get invalid)" != 1 ] && [ $lrc -ne 3 ] ||
+  { echo "INVALID [$name]: the generator fell behind"; exit 3; }
 for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 server_timers=0 server_clean=1 pass=1; do
   k=${kv%=*} v=${kv#*=}
   [ "$(get "$k")" = "$v" ] || fail "summary: $k=$(get "$k"), expected $v"
 done
 [ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
+fi
 # the summary reads on a terminal: every line but RESULT under 100 characters
 long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
 [ -z "$long" ] || fail "a summary line of ${#long} characters: $long"
