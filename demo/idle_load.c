@@ -848,7 +848,8 @@ static void worker_loop(struct worker *w, bool report)
 		}
 		uint64_t slept = demo_now_ns(), asked = wait_io(w);
 		uint64_t t = demo_now_ns(), over = t - slept > asked ? t - slept - asked : 0;
-		demo_hist_add(&w->ps->stall, (int64_t)(slept - woke + over)); /* busy, then overslept */
+		if (!w->ending) /* closing the chatty ones at the end delays no judgement */
+			demo_hist_add(&w->ps->stall, (int64_t)(slept - woke + over)); /* busy, overslept */
 		woke = t;
 		reap(w);
 		if (report)
