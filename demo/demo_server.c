@@ -60,7 +60,7 @@ static void usage(FILE *f, const char *name)
 		"  --trace PREFIX   write one line per idle-closed connection to PREFIX.<worker>:\n"
 		"                   peer accept_ns accept_queue_ms deadline_ns fire_ns fin_ns freed_ns\n"
 		"                   (CLOCK_MONOTONIC; demo/trace_join.py joins it with idle-load --trace)\n"
-		"  --ring-bufs N    idle-server-c: receive buffers in the worker's provided-buffer\n"
+		"  --ring-bufs N    receive buffers in the worker's provided-buffer\n"
 		"                   ring, a power of two up to 32768; 0: one per connection (1024)\n"
 		"signals: SIGUSR1 prints STATS lines, SIGTERM/SIGINT shut down gracefully\n",
 		name, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);

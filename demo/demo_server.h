@@ -33,7 +33,7 @@ struct demo_options {
 	bool heartbeat;
 	bool quiet;
 	const char *trace; /* per-connection timing, one file per worker */
-	uint32_t ring_bufs; /* C server: provided receive buffers a worker, 0: one per connection */
+	uint32_t ring_bufs; /* provided receive buffers a worker, 0: one per connection */
 };
 
 /* The command line, parsed by demo_server_main() before any worker runs. */
