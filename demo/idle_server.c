@@ -96,6 +96,7 @@ struct server {
 	char *bufs;
 	struct conn *starved;      /* connections waiting for a buffer (ENOBUFS), */
 	struct conn **starved_end; /* ...first come, first served */
+	unsigned held;             /* provided buffers held by connections */
 	uint64_t nobufs;
 };
 
@@ -161,6 +162,7 @@ static void buf_put(struct server *s, struct conn *c)
 			      io_uring_buf_ring_mask(demo_opts.ring_bufs), 0);
 	io_uring_buf_ring_advance(s->br, 1);
 	c->bid = -1;
+	s->held--;
 	struct conn *w = s->starved;
 	if (w) {
 		starved_remove(s, w);
@@ -435,9 +437,11 @@ static void recv_none(struct conn *c, int res)
 {
 	struct server *s = c->s;
 	if (res == -ENOBUFS && s->br) {
-		/* every provided buffer is out: wait for one (buf_put) */
 		s->nobufs++;
-		starved_add(s, c);
+		if (s->held < demo_opts.ring_bufs)
+			conn_recv(c); /* one came back since the kernel looked: try again */
+		else
+			starved_add(s, c); /* every provided buffer is out: wait for one (buf_put) */
 		return;
 	}
 	if (res == 0)
@@ -457,8 +461,10 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	struct conn *c = tw_container_of(io, struct conn, rx);
 	struct server *s = c->s;
 	c->inflight &= (uint8_t)~RX;
-	if (cqe->flags & IORING_CQE_F_BUFFER)
+	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		c->bid = (int16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+		s->held++;
+	}
 	if (c->state == C_CLOSING || cqe->res <= 0) {
 		if (c->bid >= 0)
 			buf_put(s, c);
