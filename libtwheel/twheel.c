@@ -458,8 +458,9 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	/*
 	 * The re-arm of a pending timer is the hot path (idle timeouts). The
 	 * timer stays where it is, and only the expiry is stored, when its
-	 * slot is processed no later than the new expiry (the second case is
-	 * twheel.h's tw__mod_later(), which callers run inline):
+	 * slot is processed no later than the new expiry (the second case,
+	 * tested first, is twheel.h's tw__mod_later(), which callers run
+	 * inline):
 	 *   - the new expiry lies in the same slot span as the stored one (the
 	 *     same tick on level 0);
 	 *   - or the timer is on a level >= 1 and the new expiry is later: the
@@ -474,8 +475,8 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	 * advance's target must wait for a later advance (mod_slow moves it).
 	 */
 	uint32_t old = t->_idx;
-	if (likely(old < NSLOTS) && likely(expires > w->h.due_limit) &&
-	    ((expires >= t->expires && old >= L0_SIZE) ||
+	if (likely(tw__mod_later(&w->h, t, expires)) ||
+	    (old < NSLOTS && expires > w->h.due_limit &&
 	     !((expires ^ t->expires) >> word_shift[old / 64]))) {
 		t->expires = expires;
 		w->h.mods_fast++;
