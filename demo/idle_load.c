@@ -54,6 +54,12 @@
  * and takes the server's CPU seconds from it (or from /proc/<pid>/stat with
  * --server-pid and --no-stats).
  *
+ * Connects go out as fast as --inflight (connects in flight) allows, or,
+ * with --rate N, at most N a second over all processes: on one schedule,
+ * connect i not submitted before start + i/N s (the loop's wait ends when
+ * the next one is due; no busy-waiting). The silent connections then time
+ * out at the rate they were opened, which bounds the server's close burst.
+ *
  * Above --per-proc connections the work is split over several processes
  * (a process cannot hold more descriptors than RLIMIT_NOFILE); above
  * --per-src connections, over several loopback source addresses
@@ -141,6 +147,7 @@ struct opts {
 	uint64_t idle_ms, ping_ms, tolerance_ms, grace_ms, hold_ms;
 	uint64_t connect_timeout_ms;
 	uint32_t inflight;
+	uint32_t rate;         /* --rate: connects a second over all processes, 0 = no limit */
 	uint32_t per_proc, per_src;
 	bool heartbeat;
 	bool stats;
@@ -206,6 +213,7 @@ struct worker {
 	struct twheel *wheel;
 	struct conn *conns;
 	uint32_t n, next;      /* connections, next one to open */
+	uint32_t pidx, nprocs; /* this process among the generator's (--rate's schedule) */
 	uint32_t inflight;     /* connects in flight */
 	uint32_t unresolved;   /* silent and abrupt connections not yet judged */
 	uint32_t live;         /* connections whose fd is still open */
@@ -716,10 +724,27 @@ static void worker_init(struct worker *w, struct result *res, uint32_t lo, uint3
 	}
 }
 
-/* Open more connections, a bounded number per iteration. */
+/*
+ * --rate: when the next connect is due (ns; 0 without --rate). The
+ * processes' connects interleave on one schedule, from the run's start
+ * (rate_t0, taken before the processes were forked): this process's j-th
+ * is the run's (j * nprocs + pidx)-th, which is not submitted before
+ * rate_t0 + (j * nprocs + pidx) / rate seconds. So all processes together
+ * open at most --rate a second; a process held back by --inflight catches
+ * up, never getting ahead of the schedule.
+ */
+static uint64_t rate_t0;
+static uint64_t connect_due(const struct worker *w)
+{
+	if (!o.rate)
+		return 0;
+	return rate_t0 + ((uint64_t)w->next * w->nprocs + w->pidx) * 1000000000u / o.rate;
+}
+
+/* Open more connections, a bounded number per iteration, none before it is due. */
 static void open_more(struct worker *w)
 {
-	for (uint32_t k = 0; k < 64 && w->next < w->n && w->inflight < o.inflight; k++)
+	for (uint32_t k = 0; k < 64 && w->next < w->n && w->inflight < o.inflight && connect_due(w) <= w->now; k++)
 		start_connect(w, &w->conns[w->next++]);
 }
 
@@ -750,8 +775,14 @@ static uint64_t wait_io(struct worker *w)
 		uint64_t at = next * 1000000u;
 		wait_ns = at > w->now ? (at - w->now < wait_ns ? at - w->now : wait_ns) : 0;
 	}
-	if (w->next < w->n && w->inflight < o.inflight)
-		wait_ns = 0;
+	if (w->next < w->n && w->inflight < o.inflight) {
+		/* the next connect: now, or (--rate) when it is due */
+		uint64_t due = connect_due(w);
+		if (due <= w->now)
+			wait_ns = 0;
+		else if (due - w->now < wait_ns)
+			wait_ns = due - w->now;
+	}
 	struct __kernel_timespec ts = { .tv_sec = (long long)(wait_ns / 1000000000u),
 					.tv_nsec = (long long)(wait_ns % 1000000000u) };
 	struct io_uring_cqe *cqe;
@@ -820,7 +851,8 @@ static void worker_loop(struct worker *w, bool report)
 	uint64_t chatty_end = 0;       /* when the chatty connections are closed */
 	uint64_t drain_deadline = 0;   /* ... and how long we wait for them to go */
 	/* A hard stop, so that a broken server cannot keep us forever. */
-	uint64_t hard_stop = w->now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w->n * 2 +
+	uint64_t pacing_ms = o.rate ? (uint64_t)w->n * w->nprocs * 1000 / o.rate : 0; /* --rate */
+	uint64_t hard_stop = w->now + ms_ns(o.connect_timeout_ms * 2 + (uint64_t)w->n * 2 + pacing_ms +
 					    o.idle_ms * 2 + o.grace_ms + o.hold_ms + 10000 + o.stall_ms);
 	uint64_t woke = demo_now_ns(); /* the last wait's end */
 
@@ -894,9 +926,9 @@ static void worker_free(struct worker *w)
  * error (message printed).
  */
 static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, uint32_t hi,
-		      uint32_t pidx, bool report)
+		      uint32_t pidx, uint32_t nprocs, bool report)
 {
-	struct worker w = { .n = hi - lo, .ps = ps };
+	struct worker w = { .n = hi - lo, .ps = ps, .pidx = pidx, .nprocs = nprocs };
 	the_worker = &w;
 	worker_init(&w, res, lo, pidx);
 	worker_loop(&w, report);
@@ -1284,8 +1316,13 @@ static void print_counts(const struct report *r)
 	printf("\nidle_conns summary: %s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64
 	       " ms, grace %" PRIu64 " ms\n", o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms,
 	       o.grace_ms);
-	printf("  connections    %u opened in %.2f s by %u process%s, %" PRIu64 " failed%s%s\n", r->total,
-	       r->open_s, r->nprocs, r->nprocs == 1 ? "" : "es", r->connect_fail, r->err_connect ? ": " : "",
+	char rate[40];
+	if (o.rate)
+		snprintf(rate, sizeof(rate), "at most %u/s (--rate)", o.rate);
+	else
+		snprintf(rate, sizeof(rate), "no --rate");
+	printf("  connections    %u opened in %.2f s, %s, by %u process%s, %" PRIu64 " failed%s%s\n", r->total,
+	       r->open_s, rate, r->nprocs, r->nprocs == 1 ? "" : "es", r->connect_fail, r->err_connect ? ": " : "",
 	       r->err_connect ? strerror(r->err_connect) : "");
 	printf("  silent         %u: on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64 ", never %" PRIu64
 	       ", sent data %" PRIu64 "\n", r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
@@ -1371,15 +1408,16 @@ static void print_result_line(const struct report *r)
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
 	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " invalid=%d pass=%d\n",
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f"
+	       " invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
 	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
 	       pct_ms(r->late, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->late[r->nlate - 1] / 1e3 : 0.0,
 	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
 	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
-	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us,
-	       r->invalid ? 1 : 0, r->pass ? 1 : 0);
+	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
+	       r->open_s, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
@@ -1448,6 +1486,8 @@ static void usage(FILE *f, const char *prog)
 		"  --hold-ms MS         keep chatty connections this long past the timeout after the last connect (idle)\n"
 		"  --heartbeat          speak the heartbeat protocol (PING/PONG) instead of echo\n"
 		"  --inflight N         connects in flight at once (256)\n"
+		"  --rate N             open at most N connections a second, over all processes\n"
+		"                       (0: as fast as --inflight allows; 0)\n"
 		"  --connect-timeout-ms MS  (5000)\n"
 		"  --per-proc N         connections per generator process (RLIMIT_NOFILE - 256)\n"
 		"  --per-src N          connections per loopback source address (10000);\n"
@@ -1488,6 +1528,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_NUM("hold-ms", &o.hold_ms, 0, 3600000),
 		ARGS_FLAG("heartbeat", &o.heartbeat),
 		ARGS_NUM("inflight", &o.inflight, 1, 65536),
+		ARGS_NUM("rate", &o.rate, 0, 100000000),
 		ARGS_NUM("connect-timeout-ms", &o.connect_timeout_ms, 1, 600000),
 		ARGS_NUM("per-proc", &o.per_proc, 1, 10000000),
 		ARGS_NUM("per-src", &o.per_src, 1, 60000),
@@ -1605,7 +1646,7 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 		     int *fail_procs)
 {
 	if (nprocs == 1) {
-		run_worker(res, &ps[0], 0, total, 0, true);
+		run_worker(res, &ps[0], 0, total, 0, 1, true);
 		return 0;
 	}
 	pid_t *pids = calloc(nprocs, sizeof(*pids));
@@ -1622,7 +1663,7 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 			return 1;
 		}
 		if (pids[p] == 0)
-			_exit(run_worker(res, &ps[p], lo, hi, p, false));
+			_exit(run_worker(res, &ps[p], lo, hi, p, nprocs, false));
 	}
 	/* the children work; this process reports their progress */
 	int ret = wait_procs(nprocs, fail_procs);
@@ -1698,14 +1739,20 @@ int main(int argc, char **argv)
 	if (assign_kinds(res, total, nsilent) != 0)
 		return 1;
 
-	if (!o.quiet)
+	if (!o.quiet) {
 		printf("idle-load: %u connections to %s:%u, idle timeout %" PRIu64 " ms, %u process%s\n"
-		       "  %u silent, %u chatty, %u abrupt\n",
+		       "  %u silent, %u chatty, %u abrupt, ",
 		       total, o.host.text, o.port, o.idle_ms, nprocs, nprocs == 1 ? "" : "es", nsilent,
 		       o.conns - nsilent, o.abrupt);
+		if (o.rate)
+			printf("opened at %u a second (--rate)\n", o.rate);
+		else
+			printf("opened as fast as %u connects in flight allow\n", o.inflight);
+	}
 	fflush(stdout);
 
 	uint64_t t0 = demo_now_ns();
+	rate_t0 = t0; /* --rate's schedule, the same in every process */
 	progress_start(ps, nprocs, total, nsilent, t0);
 	int fail_procs = 0;
 	int ret = run_procs(res, ps, total, nprocs, &fail_procs);

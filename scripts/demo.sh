@@ -26,6 +26,7 @@ silent=50
 idle_ms=
 heartbeat=0
 abrupt=0
+rate=
 workers=
 server_kind=auto
 port=7000
@@ -44,6 +45,8 @@ usage: scripts/demo.sh [options] [-- generator options]
   --idle-ms MS     the server's idle timeout (2000; 10000 above 20,000 connections)
   --heartbeat      PING/PONG heartbeat protocol instead of echo
   --abrupt N       add N abrupt clients (reset, half-close, vanish, flood) (0)
+  --rate N         open at most N connections a second (idle-load --rate; default:
+                   as fast as it can); UDP mode: sessions a second (udp-load's 50000)
   --workers K      server worker processes (default: as many as RLIMIT_NOFILE needs)
   --server c|cpp   which server to run (default: the C++ one if it was built, else C)
   --port N         TCP port on 127.0.0.1 (7000)
@@ -64,7 +67,7 @@ die() { echo "demo: $*" >&2; exit 2; }
 value() { [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --conns|--silent|--idle-ms|--abrupt|--workers|--server|--port|--build-dir|--sessions)
+    --conns|--silent|--idle-ms|--abrupt|--rate|--workers|--server|--port|--build-dir|--sessions)
       value "$@"
       v=${1#--}; v=${v//-/_}
       [ "$v" = server ] && v=server_kind
@@ -89,6 +92,7 @@ done
 [ -z "$workers" ] || [ "$workers" -ge 1 ] || die "--workers must be at least 1"
 case $server_kind in auto|c|cpp) ;; *) die "--server must be c or cpp, not '$server_kind'" ;; esac
 [ "$sessions" -ge 1 ] || die "--sessions must be at least 1"
+[ -z "$rate" ] || [ $udp -eq 0 ] || [ "$rate" -ge 1 ] || die "--rate must be at least 1 in UDP mode"
 if [ -z "$idle_ms" ] && [ $udp -eq 1 ]; then
   # the chatty sessions send every quarter timeout: 30 s keeps 500,000 of
   # them at 67,000 datagrams a second
@@ -165,7 +169,7 @@ if [ $udp -eq 1 ]; then
   echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^udp-session-server: //')"
   phase -v "run: $sessions UDP sessions, $silent% silent, idle timeout $idle_ms ms" \
     "${lpin[@]}" "$uload" --port "$port" --sessions "$sessions" --silent "$silent" --idle-ms "$idle_ms" \
-    --plot "$LOG_DIR/udp-lateness" "${extra[@]}" && status=0 || status=$?
+    --plot "$LOG_DIR/udp-lateness" ${rate:+--rate "$rate"} "${extra[@]}" && status=0 || status=$?
   echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
   kill -TERM "$spid"; wait "$spid" || { echo "demo: the server exited with $?:"; cat "$log"; status=1; }
   trap - EXIT
@@ -258,6 +262,8 @@ largs=(--port "$port" --conns "$conns" --silent "$silent" --idle-ms "$idle_ms" -
 # the closes' lateness beside the logs: lateness.csv, .gp and (gnuplot) .png
 largs+=(--plot "$LOG_DIR/lateness")
 if [ $heartbeat -eq 1 ]; then sargs+=(--heartbeat); largs+=(--heartbeat); fi
+# --rate: connects paced (the silent ones then time out at that rate too)
+[ -z "$rate" ] || largs+=(--rate "$rate")
 
 # 3. Run.
 log=$(mktemp "${TMPDIR:-/tmp}/twheel-demo-server.XXXXXX")
@@ -298,7 +304,7 @@ fi
 echo "demo: $(grep -m1 'ready: listening' "$log" | sed 's/^idle-server: //') [$(basename "$server")]"
 
 mem_start "$spid" "$LOG_DIR/memory"
-phase -v "run: $conns connections, $silent% silent, idle timeout $idle_ms ms" \
+phase -v "run: $conns connections, $silent% silent, idle timeout $idle_ms ms${rate:+, opened at $rate/s}" \
   "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
 mem_stop
 echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

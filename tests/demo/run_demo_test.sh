@@ -12,7 +12,9 @@
 # no connection and no pending timer left); then SIGTERM makes the server
 # exit 0 after printing a final STATS line with conns=0 timers=0 on every
 # worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
-# server's output; EXPECT_STAT=key>N must hold for the sum over workers.
+# server's output; EXPECT_STAT=key>N must hold for the sum over workers;
+# EXPECT_RESULT=key>=X (a number, decimals allowed) must hold for the
+# generator's RESULT line.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused by the kernel, or the
 # server's --bind address, e.g. ::1, does not exist on this machine).
 #
@@ -89,6 +91,12 @@ for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 se
 done
 [ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
+fi
+if [ -n "${EXPECT_RESULT-}" ]; then
+  key=${EXPECT_RESULT%%>=*} min=${EXPECT_RESULT#*>=}
+  val=$(get "$key")
+  [ -n "$val" ] && awk -v v="$val" -v m="$min" 'BEGIN { exit !(v + 0 >= m + 0) }' ||
+    fail "summary: $key=$val, expected >= $min"
 fi
 # the summary reads on a terminal: every line but RESULT under 100 characters
 long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
