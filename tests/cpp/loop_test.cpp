@@ -659,3 +659,197 @@ TEST(LoopClock, SmallCallablesLiveInTheTimersBlock)
 	static_assert(sizeof(LoopTimer) == sizeof(void *));
 	EXPECT_EQ(LoopTimer::inline_capacity, 48u);
 }
+
+// ---- tw::LoopTimerHook --------------------------------------------------------
+
+namespace {
+
+// A connection record holding its idle timer.
+struct HookedConn : tw::LoopTimerHook<HookedConn> {
+	Loop &loop;
+	std::vector<time_point> *fired;
+	std::unique_ptr<HookedConn> *self = nullptr; // set: on_timer() destroys this object
+	bool throw_once = false;
+	HookedConn(Loop &l, std::vector<time_point> *f) : LoopTimerHook(l), loop(l), fired(f) {}
+	void on_timer()
+	{
+		fired->push_back(loop.now());
+		if (throw_once) {
+			throw_once = false;
+			throw std::runtime_error("hook threw");
+		}
+		if (self)
+			self->reset();
+	}
+};
+
+struct IdleTag {};
+struct WriteTag {};
+struct TwoHooks;
+using IdleLoopHook = tw::LoopTimerHook<TwoHooks, IdleTag>;
+using WriteLoopHook = tw::LoopTimerHook<TwoHooks, WriteTag>;
+struct TwoHooks : IdleLoopHook, WriteLoopHook {
+	int idle = 0, write = 0;
+	explicit TwoHooks(Loop &l) : IdleLoopHook(l), WriteLoopHook(l) {}
+	void on_timer(IdleTag) { idle++; }
+	void on_timer(WriteTag) { write++; }
+};
+
+} // namespace
+
+TEST(LoopHook, ArmsRearmsCancelsAndNeverFiresEarly)
+{
+	static_assert(sizeof(tw::LoopTimerHook<HookedConn>) == sizeof(tw_loop_timer) + 2 * sizeof(void *));
+	static_assert(!std::is_copy_constructible_v<HookedConn> && !std::is_move_constructible_v<HookedConn>);
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	std::vector<time_point> fired;
+	HookedConn c(loop, &fired);
+	EXPECT_TRUE(c);
+	EXPECT_FALSE(c.pending());
+	EXPECT_FALSE(c.cancel());
+	EXPECT_FALSE(c.arm_in(std::chrono::microseconds(10'500))); // deadline 10.5 ms: tick 11
+	EXPECT_TRUE(c.pending());
+	EXPECT_EQ(c.deadline(), clk.at(10'500us));
+	EXPECT_EQ(loop.size(), 1u);
+	clk.set(10'999us);
+	loop.run_once(false);
+	EXPECT_TRUE(fired.empty());
+	EXPECT_TRUE(c.arm_in(5ms)); // re-armed while pending, from 11 ms: due at 16
+	clk.set(15ms);
+	loop.run_once(false);
+	EXPECT_TRUE(fired.empty());
+	clk.set(16ms);
+	loop.run_once(false);
+	ASSERT_EQ(fired.size(), 1u);
+	EXPECT_EQ(fired[0], clk.at(16ms));
+	EXPECT_FALSE(c.pending());
+	EXPECT_FALSE(c.arm_at(clk.at(20ms)));
+	EXPECT_TRUE(c.cancel());
+	EXPECT_FALSE(c.cancel());
+	EXPECT_EQ(loop.size(), 0u);
+	clk.set(30ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired.size(), 1u);
+}
+
+TEST(LoopHook, DestroyedPendingOrInsideItsOwnCallback)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	std::vector<time_point> fired;
+	{
+		HookedConn gone(loop, &fired);
+		gone.arm_in(1ms);
+		EXPECT_EQ(loop.size(), 1u);
+	}
+	EXPECT_EQ(loop.size(), 0u); // the destructor cancelled it
+	auto self = std::make_unique<HookedConn>(loop, &fired);
+	self->self = &self;
+	self->arm_in(2ms);
+	clk.set(5ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired.size(), 1u); // only the second one ran
+	EXPECT_EQ(self, nullptr);    // and destroyed itself (ASan checks the rest)
+	EXPECT_EQ(loop.size(), 0u);
+}
+
+TEST(LoopHook, SeveralHooksInOneObjectByTag)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	TwoHooks t(loop);
+	static_cast<IdleLoopHook &>(t).arm_in(3ms);
+	static_cast<WriteLoopHook &>(t).arm_in(1ms);
+	clk.set(1ms);
+	loop.run_once(false);
+	EXPECT_EQ(t.write, 1);
+	EXPECT_EQ(t.idle, 0);
+	static_cast<WriteLoopHook &>(t).cancel();
+	clk.set(3ms);
+	loop.run_once(false);
+	EXPECT_EQ(t.idle, 1);
+	EXPECT_EQ(t.write, 1);
+}
+
+TEST(LoopHook, ExceptionsGoToTheLoopHandler)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	Caught caught;
+	loop.on_exception(caught.handler());
+	std::vector<time_point> fired;
+	HookedConn c(loop, &fired);
+	c.throw_once = true;
+	c.arm_in(1ms);
+	clk.set(1ms);
+	loop.run_once(false);
+	ASSERT_EQ(caught.what.size(), 1u);
+	EXPECT_EQ(caught.what[0], "hook threw");
+	c.arm_in(1ms); // still usable
+	clk.set(2ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired.size(), 2u);
+}
+
+// ~Loop drops a pending hook uncalled, and leaves every hook safe: the
+// hook keeps the control block, is false, and arming it throws. Beside
+// LoopTimers, whose cancellation callbacks still run (the loop tells the
+// two kinds apart by the pointer each stores, not by its callback).
+TEST(LoopHook, SafeAfterTheLoopIsDestroyed)
+{
+	FakeClock clk;
+	std::vector<time_point> fired;
+	int cancelled = 0;
+	std::unique_ptr<HookedConn> pending, idle;
+	LoopTimer beside;
+	{
+		MAKE_LOOP(loop, clk.options(1ms));
+		pending = std::make_unique<HookedConn>(loop, &fired);
+		idle = std::make_unique<HookedConn>(loop, &fired);
+		pending->arm_in(5ms);
+		beside = loop.after(5ms, [] {});
+		beside.on_cancel([&] { cancelled++; });
+	}
+	EXPECT_TRUE(fired.empty());
+	EXPECT_EQ(cancelled, 1);
+	for (HookedConn *h : {pending.get(), idle.get()}) {
+		EXPECT_FALSE(static_cast<bool>(*h));
+		EXPECT_FALSE(h->pending());
+		EXPECT_FALSE(h->cancel());
+		EXPECT_THROW(h->arm_in(1ms), std::logic_error);
+		EXPECT_THROW(h->arm_at(clk.at(1ms)), std::logic_error);
+	}
+	pending.reset();
+	idle.reset(); // the last owner frees the control block (ASan/LSan check)
+}
+
+TEST(LoopHook, ArmingWhileTheLoopIsStoppedOrClosing)
+{
+	FakeClock clk;
+	std::vector<time_point> fired;
+	MAKE_LOOP(loop, clk.options(1ms));
+	HookedConn c(loop, &fired);
+	loop.stop();
+	try {
+		c.arm_in(1ms);
+		ADD_FAILURE() << "armed on a stopped loop";
+	} catch (const std::system_error &e) {
+		EXPECT_EQ(e.code().value(), ESHUTDOWN);
+	}
+	EXPECT_FALSE(c.pending());
+}
+
+TEST(LoopHook, FromAMovedFromLoopThrows)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	Loop other(std::move(loop));
+	std::vector<time_point> fired;
+	EXPECT_THROW(HookedConn(loop, &fired), std::logic_error);
+	HookedConn c(other, &fired); // the moved-to loop works
+	c.arm_in(1ms);
+	clk.set(1ms);
+	other.run_once(false);
+	EXPECT_EQ(fired.size(), 1u);
+}

@@ -48,7 +48,10 @@ for h in ('Timer', 'LoopTimer'):
                       'bytes are stored without an allocation')
     if cap is not None:
         vals[h + '_inline'] = cap
-for demo_h in ('demo/demo_common.h', 'tools/demo/demo_common.h'):
+if vals.get('LoopTimerHook_allocations', 0) != 0:
+    errors.append(f'a tw::LoopTimerHook made, armed, cancelled and destroyed allocated '
+                  f'{vals["LoopTimerHook_allocations"]} times; docs/cpp.md says it allocates nothing')
+for demo_h in ('demo/demo_common.h',):
     demo_h = os.path.join(root, demo_h)
     m = os.path.exists(demo_h) and re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())
     if m:
@@ -96,6 +99,8 @@ RULES = [
     (r'the callables \((\d+) bytes inline\)', ['LoopTimer_inline']),
     (r'the handle is a pointer \((\d+) bytes\)', ['LoopTimer']),
     (r'f\(tw::LoopTimer &\)\. (\d+) bytes\.', ['LoopTimer']),
+    (r'the C timer and two pointers \((\d+) bytes', ['LoopTimerHook']),
+    (r'(\d+) bytes on LP64: the C timer,', ['LoopTimerHook']),
     (r'Allocates only if g\s+(?:///\s+)?exceeds (\d+) bytes', ['LoopTimer_cancel_inline_measured']),
     # the demo's protocol
     (r'longer than (\d+) bytes is malformed', ['DEMO_MAX_LINE']),

@@ -111,6 +111,13 @@ struct Hooked : tw::TimerHook<Hooked> {
 	void on_timer() noexcept {}
 };
 
+#ifdef FIGURES_LOOP
+struct LoopHooked : tw::LoopTimerHook<LoopHooked> {
+	explicit LoopHooked(tw::Loop &l) : LoopTimerHook(l) {}
+	void on_timer() noexcept {}
+};
+#endif
+
 int main()
 {
 	tw::Wheel w(0);
@@ -121,6 +128,7 @@ int main()
 #ifdef FIGURES_LOOP
 	std::printf("LoopTimer %zu\n", sizeof(tw::LoopTimer));
 	std::printf("LoopTimer_inline_capacity %zu\n", tw::LoopTimer::inline_capacity);
+	std::printf("LoopTimerHook%s %zu\n", layout, sizeof(LoopHooked));
 #endif
 #ifndef SANITIZED
 	std::printf("Timer_inline_measured %zu\n", largest<TimerAllocs>(0, w));
@@ -133,6 +141,17 @@ int main()
 	// one block per timer, holding its callable when it fits
 	std::printf("LoopTimer_inline_measured %zu\n", largest<LoopTimerAllocs>(1, l));
 	std::printf("LoopTimer_cancel_inline_measured %zu\n", largest<LoopCancelAllocs>(0, l));
+	{
+		// a hook made, armed, re-armed, cancelled and destroyed
+		const std::size_t before = allocations;
+		{
+			LoopHooked h(l);
+			h.arm_in(std::chrono::seconds(1));
+			h.arm_in(std::chrono::seconds(2));
+			h.cancel();
+		}
+		std::printf("LoopTimerHook_allocations %zu\n", allocations - before);
+	}
 #endif
 #endif
 	return 0;

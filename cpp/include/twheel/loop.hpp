@@ -4,7 +4,8 @@
 // (<twheel/loop.h> states each call's semantics, errors and threads);
 // header-only, link with twheel-uring; docs/cpp.md is the manual. tw::Loop
 // owns a struct twheel_loop; tw::LoopTimer points to a heap block holding
-// the C timer and its callables. All on the loop thread except post(),
+// the C timer and its callables; tw::LoopTimerHook<Derived> is an
+// intrusive one. All on the loop thread except post(),
 // stop(), stopped(), clock_now() and tick(). Loop time is the loop clock in
 // ns as a steady_clock::time_point. Lifetime and exceptions as in
 // <twheel/twheel.hpp>; an empty callable is refused (std::invalid_argument)
@@ -46,6 +47,8 @@ struct loop_options {
 };
 
 class Loop;
+template <class Derived, class Tag>
+class LoopTimerHook;
 
 namespace detail {
 
@@ -134,6 +137,31 @@ struct io_op {
 		}
 	}
 };
+
+// The C timer of a LoopTimer's block or of a LoopTimerHook, and what ~Loop
+// does with it when the C loop hands it back: a LoopTimer runs its
+// cancellation callback, a hook (nullptr) is dropped. Told by this pointer
+// stored in each timer, never by the address of an inline function.
+struct loop_timer_node {
+	tw_loop_timer t; // first: the C node leads back here
+	void (*dropped)(loop_timer_node *) noexcept;
+};
+
+// twheel_loop_mod() or _mod_at() of @t on @c's loop for the arm_in() and
+// arm_at() of both timer kinds: true if it was armed; false, dropped, while
+// ~Loop runs.
+inline bool arm_timer(loop_ctx *c, tw_loop_timer *t, int (*mod)(twheel_loop *, tw_loop_timer *, std::uint64_t),
+		      std::uint64_t ns, const char *what)
+{
+	if (!c || !c->loop)
+		throw std::logic_error(std::string(what) + (c ? ": the loop was destroyed" : ": empty timer"));
+	if (c->closing)
+		return false;
+	const int r = mod(c->loop, t, ns);
+	if (r < 0)
+		throw_errno(r, what);
+	return r == 1;
+}
 
 } // namespace detail
 
@@ -237,8 +265,7 @@ private:
 	// @busy counts the calls of f and g running now; a handle that lets
 	// go of the block meanwhile marks it @orphan, and the last of those
 	// calls to return frees it.
-	struct block {
-		tw_loop_timer t; // first: the C node leads back here
+	struct block : detail::loop_timer_node {
 		detail::loop_ctx *ctx;
 		LoopTimer *owner;
 		detail::fn<inline_capacity, LoopTimer &> f;
@@ -253,7 +280,7 @@ private:
 	LoopTimer(detail::loop_ctx *c, F &&f, std::uint64_t period_ns, unsigned flags)
 	{
 		detail::refuse_empty(f, "tw::Loop");
-		std::unique_ptr<block> b(new block{{}, detail::retain(c), this, {}, {}});
+		std::unique_ptr<block> b(new block{{{}, &dropped}, detail::retain(c), this, {}, {}});
 		const int r = period_ns ? tw_loop_timer_init_periodic(&b->t, &fire, period_ns, flags)
 					: tw_loop_timer_init(&b->t, &fire, flags);
 		if (r < 0)
@@ -272,18 +299,7 @@ private:
 
 	bool arm(int (*mod)(twheel_loop *, tw_loop_timer *, std::uint64_t), std::uint64_t ns, const char *what)
 	{
-		if (!*this)
-			throw std::logic_error(std::string(what) + (b_ ? ": the loop was destroyed" : ": empty timer"));
-		if (b_->ctx->closing)
-			return false; // ~Loop runs: dropped
-		return check(mod(b_->ctx->loop, &b_->t, ns), what);
-	}
-
-	static bool check(int r, const char *what)
-	{
-		if (r < 0)
-			detail::throw_errno(r, what);
-		return r == 1;
+		return detail::arm_timer(b_ ? b_->ctx : nullptr, b_ ? &b_->t : nullptr, mod, ns, what);
 	}
 
 	// Cancels (g may re-arm, or move this handle: then the timer is the
@@ -321,9 +337,11 @@ private:
 		done(b);
 	}
 
+	static void dropped(detail::loop_timer_node *n) noexcept { cancelled(static_cast<block *>(n)); }
+
 	static void fire(tw_loop_timer *t) noexcept
 	{
-		auto *b = reinterpret_cast<block *>(t);
+		auto *b = static_cast<block *>(reinterpret_cast<detail::loop_timer_node *>(t));
 		b->busy++; // the block's ctx is kept alive by the running Loop
 		detail::guarded(b->ctx->on_exception, b->f, *b->owner);
 		done(b);
@@ -433,8 +451,11 @@ public:
 					: m == misfire::all ? TW_LOOP_MISFIRE_ALL
 							    : TW_LOOP_MISFIRE_SKIP);
 		LoopTimer t(get(), std::forward<F>(f), p, flags);
-		if (!ctx_->closing) // ~Loop runs: dropped
-			LoopTimer::check(twheel_loop_add(ctx_->loop, &t.b_->t, p), "tw::Loop::every");
+		if (!ctx_->closing) { // ~Loop runs: dropped
+			const int r = twheel_loop_add(ctx_->loop, &t.b_->t, p);
+			if (r < 0)
+				detail::throw_errno(r, "tw::Loop::every");
+		}
 		return t;
 	}
 	/// A one-shot timer running @f, not armed; as after().
@@ -620,7 +641,11 @@ private:
 	{
 		twheel_loop_destroy(
 			c->loop,
-			[](tw_loop_timer *t, void *) { LoopTimer::cancelled(reinterpret_cast<LoopTimer::block *>(t)); },
+			[](tw_loop_timer *t, void *) {
+				auto *n = reinterpret_cast<detail::loop_timer_node *>(t);
+				if (n->dropped)
+					n->dropped(n);
+			},
 			nullptr, nullptr);
 		c->loop = nullptr;
 		while (!tw_list_empty(&c->io)) {
@@ -631,6 +656,89 @@ private:
 	}
 
 	detail::loop_ctx *ctx_ = nullptr;
+
+	template <class, class>
+	friend class LoopTimerHook;
+};
+
+/// An intrusive one-shot timer on a Loop, for an object that stays at one
+/// address (a connection record): derive from it and its C timer (a struct
+/// tw_loop_timer) is part of the object, so making, arming, firing and
+/// cancelling it allocate nothing. At its deadline the loop calls
+/// Derived::on_timer(), or on_timer(Tag{}) so that one object can hold
+/// several hooks; it may destroy the object (as the C loop allows: a
+/// one-shot timer is idle once its callback starts); what it throws goes
+/// to the Loop's exception handler. Neither copyable nor movable (the loop
+/// keeps its address). Destroying it cancels it. ~Loop drops it uncalled
+/// (no cancellation callback); from then on operator bool is false,
+/// cancel() and the destructor do nothing and arming throws
+/// std::logic_error. The loop thread only. 112 bytes on LP64: the C timer,
+/// a null pointer that tells ~Loop it is a hook, and the Loop's control
+/// block, which it keeps alive.
+template <class Derived, class Tag = void>
+class LoopTimerHook {
+public:
+	using time_point = std::chrono::steady_clock::time_point;
+
+	/// Bound to @loop, not armed. O(1). Throws std::logic_error if @loop
+	/// was moved from.
+	explicit LoopTimerHook(Loop &loop) : ctx_(detail::retain(loop.get()))
+	{
+		tw_loop_timer_init(&n_.t, &fire, 0); // cannot fail: a timer, a callback, no flags
+	}
+	LoopTimerHook(const LoopTimerHook &) = delete;
+	LoopTimerHook &operator=(const LoopTimerHook &) = delete;
+	/// Cancels it (from its own on_timer() too).
+	~LoopTimerHook()
+	{
+		cancel();
+		detail::release(ctx_);
+	}
+
+	/// twheel_loop_mod() with @d rounded up to whole ns: armed whether or
+	/// not it was, true if it was. O(1), no allocation, no system call.
+	/// While its Loop is being destroyed the arming is dropped (false).
+	/// Throws std::logic_error once the loop is gone, std::system_error
+	/// with the C error (ESHUTDOWN once the loop is stopped).
+	template <class Rep, class Period>
+	bool arm_in(std::chrono::duration<Rep, Period> d)
+	{
+		return detail::arm_timer(ctx_, &n_.t, twheel_loop_mod, ticks_ceil(d, std::chrono::nanoseconds(1)),
+					 "tw::LoopTimerHook::arm_in");
+	}
+	/// twheel_loop_mod_at() at loop-clock time @tp; as arm_in().
+	bool arm_at(time_point tp)
+	{
+		return detail::arm_timer(ctx_, &n_.t, twheel_loop_mod_at, detail::to_ns(tp), "tw::LoopTimerHook::arm_at");
+	}
+	/// twheel_loop_del(): true if it was armed. O(1).
+	bool cancel() noexcept { return ctx_->loop && twheel_loop_del(ctx_->loop, &n_.t) == 1; }
+
+	/// Armed on the loop (false inside its own on_timer()).
+	bool pending() const noexcept { return ctx_->loop && twheel_loop_pending(ctx_->loop, &n_.t); }
+	/// The deadline it is (or was last) armed for.
+	time_point deadline() const noexcept { return detail::from_ns(n_.t.deadline); }
+	/// Its loop still exists.
+	explicit operator bool() const noexcept { return ctx_->loop != nullptr; }
+	/// The C timer (read-only).
+	const tw_loop_timer *native_handle() const noexcept { return &n_.t; }
+
+private:
+	static void fire(tw_loop_timer *t) noexcept
+	{
+		auto *h = reinterpret_cast<LoopTimerHook *>(reinterpret_cast<detail::loop_timer_node *>(t));
+		const detail::loop_ctx *c = h->ctx_; // kept alive by the running Loop, if on_timer() destroys *h
+		auto call = [d = static_cast<Derived *>(h)] {
+			if constexpr (std::is_void_v<Tag>)
+				d->on_timer();
+			else
+				d->on_timer(Tag{});
+		};
+		detail::guarded(c->on_exception, call);
+	}
+
+	detail::loop_timer_node n_{{}, nullptr}; // first: the C node leads back here
+	detail::loop_ctx *ctx_;
 };
 
 } // namespace tw
