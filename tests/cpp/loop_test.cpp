@@ -853,3 +853,31 @@ TEST(LoopHook, FromAMovedFromLoopThrows)
 	other.run_once(false);
 	EXPECT_EQ(fired.size(), 1u);
 }
+
+// ~Loop hands back the timers one by one; a LoopTimer's cancellation
+// callback run there destroys hooks that are still pending (their
+// destructors cancel them inside the C loop's drain) and one already
+// handed back.
+TEST(LoopHook, DestroyedByACancellationCallbackDuringLoopDestruction)
+{
+	FakeClock clk;
+	std::vector<time_point> fired;
+	std::vector<std::unique_ptr<HookedConn>> hooks;
+	int cancelled = 0;
+	std::vector<LoopTimer> timers;
+	{
+		MAKE_LOOP(loop, clk.options(1ms));
+		for (int i = 0; i < 8; i++) {
+			hooks.push_back(std::make_unique<HookedConn>(loop, &fired));
+			hooks.back()->arm_in(std::chrono::milliseconds(1 + i * 300)); // both wheels' levels
+			timers.push_back(loop.after(std::chrono::milliseconds(2 + i * 300), [] {}));
+			timers.back().on_cancel([&] {
+				cancelled++;
+				hooks.clear();
+			});
+		}
+	}
+	EXPECT_EQ(cancelled, 8);
+	EXPECT_TRUE(hooks.empty());
+	EXPECT_TRUE(fired.empty());
+}
