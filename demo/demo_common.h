@@ -11,7 +11,17 @@
  *                   other lines are consumed; a line longer than
  *                   DEMO_MAX_LINE bytes is malformed and closes the
  *                   connection.
- *   In both modes any bytes read count as activity and re-arm the
+ *   HTTP mode       (--http) HTTP/1.1 keep-alive: each complete request
+ *                   head (up to a blank line; empty lines before its
+ *                   request line are skipped, a bare LF ends a line too)
+ *                   is answered DEMO_HTTP_REPLY, a 204 with no body; a
+ *                   head longer than DEMO_HTTP_MAX_HEAD bytes is malformed
+ *                   and closes the connection. The generator's ping is
+ *                   DEMO_HTTP_REQ; a reply is a head that starts with
+ *                   DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"),
+ *                   whatever headers it holds (nginx adds Server, Date,
+ *                   Connection), so foreign HTTP servers answer it too.
+ *   In every mode any bytes read count as activity and re-arm the
  *   connection's idle timer; a connection silent for the idle timeout is
  *   closed by the server.
  *   A connection whose first read is exactly "STATS\n" is a control
@@ -51,6 +61,15 @@
 #define DEMO_PING "PING\n"
 #define DEMO_PONG "PONG\n"
 #define DEMO_PING_LEN 5
+/* HTTP mode: the generator's ping, the servers' answer, what a reply must start with. */
+#define DEMO_HTTP_REQ "GET / HTTP/1.1\r\nHost: idle\r\n\r\n"
+#define DEMO_HTTP_REQ_LEN 30
+#define DEMO_HTTP_REPLY "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
+#define DEMO_HTTP_REPLY_LEN 46
+#define DEMO_HTTP_STATUS "HTTP/1.1 204 "
+#define DEMO_HTTP_STATUS_LEN 13
+/* The longest head either side accepts, its blank line included. */
+#define DEMO_HTTP_MAX_HEAD 1024
 /* Echo mode: every ping is "ping cccccccc ssss\n", 19 bytes (conn id, seq in hex). */
 #define DEMO_ECHO_MSG_LEN 19
 

@@ -52,6 +52,8 @@ static void usage(FILE *f, const char *name)
 		"  --port N         port, 0 = any free one (%d)\n"
 		"  --idle-ms MS     close a connection silent this long (%d)\n"
 		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
+		"  --http           HTTP/1.1 keep-alive: answer each request head with\n"
+		"                   \"HTTP/1.1 204 No Content\", Content-Length: 0\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -80,6 +82,7 @@ static void parse_args(int argc, char **argv, const char *name)
 		ARGS_NUM("port", &demo_opts.port, 0, 65535),
 		ARGS_NUM("idle-ms", &demo_opts.idle_ms, 1, 86400000),
 		ARGS_FLAG("heartbeat", &demo_opts.heartbeat),
+		ARGS_FLAG("http", &demo_opts.http),
 		ARGS_NUM("workers", &demo_opts.workers, 1, 256),
 		ARGS_NUM("tick-us", &demo_opts.tick_us, 1, 1000000),
 		ARGS_NUM("backlog", &demo_opts.backlog, 1, 65535),
@@ -90,6 +93,8 @@ static void parse_args(int argc, char **argv, const char *name)
 		ARGS_END,
 	};
 	args_parse(name, argc, argv, opts, usage);
+	if (demo_opts.heartbeat && demo_opts.http)
+		args_fail(name, "--heartbeat and --http are two protocols: one at most");
 	if (demo_opts.ring_bufs & (demo_opts.ring_bufs - 1))
 		args_fail(name, "--ring-bufs needs a power of two (or 0), not %u", (unsigned)demo_opts.ring_bufs);
 	if (demo_addr_parse(bind, 0, &demo_opts.bind) != 0)
@@ -115,6 +120,46 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 	for (unsigned i = 0; i < pings; i++)
 		memcpy(buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
 	return (int)(pings * DEMO_PING_LEN);
+}
+
+_Static_assert(sizeof(DEMO_HTTP_REQ) - 1 == DEMO_HTTP_REQ_LEN, "DEMO_HTTP_REQ_LEN");
+_Static_assert(sizeof(DEMO_HTTP_REPLY) - 1 == DEMO_HTTP_REPLY_LEN, "DEMO_HTTP_REPLY_LEN");
+_Static_assert(sizeof(DEMO_HTTP_STATUS) - 1 == DEMO_HTTP_STATUS_LEN, "DEMO_HTTP_STATUS_LEN");
+
+/* demo_http_input()'s state: the head's length so far, and this bit. */
+#define HTTP_LINE_BYTES 0x8000u /* the current line has a byte other than CR */
+
+int demo_http_input(const char *buf, size_t n, uint16_t *state)
+{
+	unsigned len = *state & ~HTTP_LINE_BYTES, line = *state & HTTP_LINE_BYTES, heads = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = buf[i];
+		if (len == 0 && (ch == '\r' || ch == '\n'))
+			continue; /* before a request line: skipped */
+		if (++len > DEMO_HTTP_MAX_HEAD)
+			return -1;
+		if (ch == '\n') {
+			if (!line) { /* an empty line: the head is complete */
+				if (++heads > DEMO_HTTP_MAX_BATCH)
+					return -1;
+				len = 0;
+			}
+			line = 0;
+		} else if (ch != '\r') {
+			line = HTTP_LINE_BYTES;
+		}
+	}
+	*state = (uint16_t)(len | line);
+	return (int)heads;
+}
+
+const char *demo_http_replies(void)
+{
+	static char replies[DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN];
+	if (!replies[0])
+		for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
+			memcpy(replies + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY, DEMO_HTTP_REPLY_LEN);
+	return replies;
 }
 
 /* --nofile, or RLIMIT_NOFILE as high as allowed; returns the soft limit now in force. */
@@ -174,7 +219,7 @@ static void print_banner(uint16_t port, rlim_t nofile)
 	printf("idle-server: ready: listening on %s:%u, %u worker%s, idle timeout %" PRIu64
 	       " ms, %s mode, tick %" PRIu64 " us, RLIMIT_NOFILE %lu, pid %d\n",
 	       demo_opts.bind.text, port, demo_opts.workers, demo_opts.workers == 1 ? "" : "s", demo_opts.idle_ms,
-	       demo_opts.heartbeat ? "heartbeat" : "echo", demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
+	       demo_opts.heartbeat ? "heartbeat" : demo_opts.http ? "http" : "echo", demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
 	fflush(stdout);
 }
 

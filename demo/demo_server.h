@@ -31,6 +31,7 @@ struct demo_options {
 	unsigned backlog;
 	rlim_t nofile; /* 0: as high as allowed */
 	bool heartbeat;
+	bool http;     /* HTTP/1.1 keep-alive: a 204 for each request head */
 	bool quiet;
 	const char *trace; /* per-connection timing, one file per worker */
 	uint32_t ring_bufs; /* provided receive buffers a worker, 0: one per connection */
@@ -63,6 +64,24 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
  * once a line is longer than DEMO_MAX_LINE.
  */
 int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len);
+
+/* HTTP mode: the most requests one read may complete (a protocol error beyond). */
+#define DEMO_HTTP_MAX_BATCH 256
+
+/*
+ * HTTP mode on @n received bytes at @buf: count the request heads they
+ * complete (a head ends at its first empty line; CR/LF before a request
+ * line are skipped; a line ends at LF, a CR before it is dropped),
+ * carrying a head across calls in *@state (0 at the start of a
+ * connection: the head's length so far and whether the current line has
+ * a byte other than CR). Returns the heads completed, each to be answered
+ * with DEMO_HTTP_REPLY, or -1 once a head is longer than DEMO_HTTP_MAX_HEAD
+ * bytes or more than DEMO_HTTP_MAX_BATCH complete at once.
+ */
+int demo_http_input(const char *buf, size_t n, uint16_t *state);
+
+/* DEMO_HTTP_MAX_BATCH DEMO_HTTP_REPLYs back to back: k replies are its first k * DEMO_HTTP_REPLY_LEN bytes. */
+const char *demo_http_replies(void);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,10 @@
  *           never   still open --grace-ms after the timeout;
  *           wrong   the server sent data on a silent connection.
  *   chatty  must never be closed by the server while we keep talking; the
- *           echo (or PONG) must match what we sent. A close less than the
+ *           echo (or PONG) must match what we sent; with --http each
+ *           request (GET /) must get a response head that starts
+ *           "HTTP/1.1 204 ", read up to its blank line (any headers, no
+ *           body, at most DEMO_HTTP_MAX_HEAD bytes), and nothing else. A close less than the
  *           timeout after our last ping was submitted is certainly wrong;
  *           a later one means the generator itself fell behind and let the
  *           connection go silent ("starved": the run is invalid, not the
@@ -150,6 +153,7 @@ struct opts {
 	uint32_t rate;         /* --rate: connects a second over all processes, 0 = no limit */
 	uint32_t per_proc, per_src;
 	bool heartbeat;
+	bool http;             /* --http: HTTP/1.1 keep-alive, GET answered by 204 */
 	bool stats;
 	uint32_t server_pid;
 	uint64_t seed;
@@ -201,10 +205,13 @@ struct conn {
 	uint32_t send_off;     /* bytes of sbuf already sent */
 	uint32_t send_len;
 	uint64_t rcvd;         /* reply bytes received and checked */
+	uint32_t replies;      /* --http: complete replies received (seq: requests sent) */
+	uint16_t head_off;     /* --http: bytes of the reply head being received */
+	uint8_t head_end;      /* --http: bytes of its "\r\n\r\n" seen */
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
 	uint32_t laddr;        /* --trace: our address and port, host order */
 	uint16_t lport;
-	char sbuf[DEMO_ECHO_MSG_LEN + 1];
+	char sbuf[DEMO_HTTP_REQ_LEN > DEMO_ECHO_MSG_LEN ? DEMO_HTTP_REQ_LEN : DEMO_ECHO_MSG_LEN + 1];
 	char rbuf[64];
 };
 
@@ -287,6 +294,9 @@ static void next_msg(struct conn *c)
 	if (o.heartbeat) {
 		memcpy(c->sbuf, DEMO_PING, DEMO_PING_LEN);
 		c->send_len = DEMO_PING_LEN;
+	} else if (o.http) {
+		memcpy(c->sbuf, DEMO_HTTP_REQ, DEMO_HTTP_REQ_LEN);
+		c->send_len = DEMO_HTTP_REQ_LEN;
 	} else {
 		demo_echo_msg(c->sbuf, c->id, c->seq);
 		c->send_len = DEMO_ECHO_MSG_LEN;
@@ -526,8 +536,11 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 		if (!w->ending)
 			judge(w, c, w->now - c->t_last_act < ms_ns(o.idle_ms) ? O_WRONG : O_STARVED);
 		break;
-	case K_HALF:
-		judge(w, c, c->rcvd == c->send_len ? O_ABRUPT_OK : O_ABRUPT_FAIL);
+	case K_HALF: /* its one message answered in full */
+		if (o.http)
+			judge(w, c, c->replies == 1 && !c->head_off ? O_ABRUPT_OK : O_ABRUPT_FAIL);
+		else
+			judge(w, c, c->rcvd == c->send_len ? O_ABRUPT_OK : O_ABRUPT_FAIL);
 		break;
 	default:
 		break;
@@ -535,11 +548,51 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 	conn_close(w, c, false);
 }
 
+/*
+ * --http: check @n reply bytes. Each reply is a head that starts with
+ * DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"), whatever its
+ * headers (nginx adds Server, Date, Connection), at most
+ * DEMO_HTTP_MAX_HEAD bytes, and no body (a 204). A byte when every request
+ * sent has its reply already, a wrong status or an overlong head is a bad
+ * reply. Returns false on a bad reply.
+ */
+static bool http_reply_bytes(struct conn *c, const char *p, size_t n)
+{
+	static const char end[4] = { '\r', '\n', '\r', '\n' };
+	for (size_t i = 0; i < n; i++) {
+		char ch = p[i];
+		if (!c->head_off && c->replies >= c->seq)
+			return false; /* nothing was asked for */
+		if (c->head_off < DEMO_HTTP_STATUS_LEN && ch != DEMO_HTTP_STATUS[c->head_off])
+			return false;
+		if (++c->head_off > DEMO_HTTP_MAX_HEAD)
+			return false;
+		c->head_end = ch == end[c->head_end] ? (uint8_t)(c->head_end + 1) : ch == '\r' ? 1 : 0;
+		if (c->head_end == 4) { /* the head is complete: the next byte starts another */
+			c->replies++;
+			c->head_off = 0;
+			c->head_end = 0;
+		}
+	}
+	return true;
+}
+
 static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 {
 	if (c->kind == K_SILENT) {
 		judge(w, c, O_WRONG);
 		conn_close(w, c, false);
+		return;
+	}
+	if (o.http) {
+		if (!http_reply_bytes(c, p, n)) {
+			judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
+			conn_close(w, c, false);
+			return;
+		}
+		c->rcvd += n;
+		w->ps->bytes_echoed += n;
+		post_recv(w, c);
 		return;
 	}
 	/* one message is formatted per DEMO_ECHO_MSG_LEN bytes, not per byte:
@@ -1131,6 +1184,12 @@ static double pct_ms(const int64_t *v, size_t n, double p)
 
 /* ---- Tally, plot, summary ---------------------------------------------------------- */
 
+/* The protocol spoken, for the summary and the plot. */
+static const char *mode_name(void)
+{
+	return o.heartbeat ? "heartbeat" : o.http ? "http" : "echo";
+}
+
 /* What the run came to: every connection's result and every process's stats. */
 struct report {
 	uint32_t total, nsilent, nprocs;
@@ -1273,8 +1332,8 @@ static void write_plot(struct report *r, const struct result *res)
 		"tc rgb '#c00000'\n"
 		"plot '%s' using 1:(1) smooth cnormal lw 2 title 'FIN arrived, +-4 ms (judged on this)', \\\n"
 		"     '' using 2:(1) smooth cnormal lw 2 dt 3 title 'close seen by idle-load'\n",
-		png, r->nlate, o.heartbeat ? "heartbeat" : "echo", o.idle_ms, r->total, xmin, xmax, o.tolerance_ms,
-		o.tolerance_ms, o.tolerance_ms, o.tolerance_ms, csv);
+		png, r->nlate, mode_name(), o.idle_ms, r->total, xmin, xmax, o.tolerance_ms, o.tolerance_ms,
+		o.tolerance_ms, o.tolerance_ms, csv);
 	fclose(f);
 	if (!r->nlate) {
 		snprintf(r->plot, sizeof(r->plot), "no silent connection was closed: nothing to draw");
@@ -1314,8 +1373,7 @@ static void print_counts(const struct report *r)
 {
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	printf("\nidle_conns summary: %s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64
-	       " ms, grace %" PRIu64 " ms\n", o.heartbeat ? "heartbeat" : "echo", o.idle_ms, o.tolerance_ms,
-	       o.grace_ms);
+	       " ms, grace %" PRIu64 " ms\n", mode_name(), o.idle_ms, o.tolerance_ms, o.grace_ms);
 	char rate[40];
 	if (o.rate)
 		snprintf(rate, sizeof(rate), "at most %u/s (--rate)", o.rate);
@@ -1485,6 +1543,8 @@ static void usage(FILE *f, const char *prog)
 		"  --grace-ms MS        a silent connection open this long past the timeout was never closed (max(1000, idle))\n"
 		"  --hold-ms MS         keep chatty connections this long past the timeout after the last connect (idle)\n"
 		"  --heartbeat          speak the heartbeat protocol (PING/PONG) instead of echo\n"
+		"  --http               speak HTTP/1.1 keep-alive: the ping is GET / and the reply a\n"
+		"                       head starting \"HTTP/1.1 204 \" (headers read up to its blank line)\n"
 		"  --inflight N         connects in flight at once (256)\n"
 		"  --rate N             open at most N connections a second, over all processes\n"
 		"                       (0: as fast as --inflight allows; 0)\n"
@@ -1527,6 +1587,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_NUM("grace-ms", &o.grace_ms, 1, 3600000),
 		ARGS_NUM("hold-ms", &o.hold_ms, 0, 3600000),
 		ARGS_FLAG("heartbeat", &o.heartbeat),
+		ARGS_FLAG("http", &o.http),
 		ARGS_NUM("inflight", &o.inflight, 1, 65536),
 		ARGS_NUM("rate", &o.rate, 0, 100000000),
 		ARGS_NUM("connect-timeout-ms", &o.connect_timeout_ms, 1, 600000),
@@ -1543,6 +1604,8 @@ static void parse_args(int argc, char **argv)
 	};
 	args_parse("idle-load", argc, argv, opts, usage);
 	o.stats = !no_stats;
+	if (o.heartbeat && o.http)
+		args_fail("idle-load", "--heartbeat and --http are two protocols: one at most");
 	if (o.family == 5)
 		args_fail("idle-load", "--family needs 4 or 6, not '5'");
 	if (!host)

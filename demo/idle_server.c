@@ -10,7 +10,10 @@
  * loop's ring: one multishot accept, one recv or send in flight per
  * connection (the echo is sent from the buffer it was read into, and the
  * next recv is posted only once it went out: a client that does not read
- * cannot make the server buffer without bound).
+ * cannot make the server buffer without bound). --heartbeat answers PING
+ * lines with PONG in place; --http answers each complete HTTP/1.1 request
+ * head with a 204 (demo_http_input() counts them, the replies go out of
+ * one shared constant buffer, the receive buffer is given back at once).
  *
  * Closing: shutdown(SHUT_RDWR) sends the FIN at once and makes the
  * connection's in-flight request complete; its completion frees the
@@ -130,7 +133,7 @@ struct conn {
 	uint32_t peer_addr;  /* --trace: the peer, network order */
 	uint16_t peer_port;
 	int16_t bid;         /* the provided buffer held, -1 none */
-	uint16_t line_len;   /* heartbeat: bytes of the current line */
+	uint16_t line_len;   /* heartbeat: bytes of the current line; HTTP: demo_http_input()'s */
 	uint16_t out_len, out_off;
 	uint8_t inflight;    /* RX | TX */
 	uint8_t state;
@@ -407,6 +410,20 @@ static bool heartbeat_input(struct conn *c, size_t n)
 	return true;
 }
 
+/* HTTP mode: consume @n bytes; a 204 goes out for each request head they complete. */
+static bool http_input(struct conn *c, size_t n)
+{
+	int heads = demo_http_input(conn_data(c), n, &c->line_len);
+	if (heads < 0)
+		return false;
+	if (c->bid >= 0)
+		buf_put(c->s, c); /* the replies do not go out of it */
+	c->out = (char *)demo_http_replies();
+	c->out_len = (uint16_t)(heads * DEMO_HTTP_REPLY_LEN);
+	c->out_off = 0;
+	return true;
+}
+
 /* The first bytes were "STATS\n": answer with the STATS line, then close. */
 static void control_reply(struct conn *c)
 {
@@ -485,8 +502,8 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	}
 	/* activity: the connection lives idle_ns more */
 	twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
-	if (demo_opts.heartbeat) {
-		if (!heartbeat_input(c, n)) {
+	if (demo_opts.heartbeat || demo_opts.http) {
+		if (!(demo_opts.http ? http_input(c, n) : heartbeat_input(c, n))) {
 			s->protocol_errors++;
 			conn_close(c);
 			return;

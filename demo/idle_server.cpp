@@ -13,6 +13,9 @@
 // I/O goes through the loop's ring with Loop::submit(prep, handler): one
 // multishot accept, one recv or send in flight per connection (the echo is
 // sent from the buffer it was read into; the next recv waits for it).
+// --heartbeat writes its PONGs over the PINGs read; --http answers each
+// complete request head with a 204 out of demo_http_replies(), a constant
+// buffer, and gives the receive buffer back at once.
 // Receive buffers come from a provided-buffer ring registered on the loop's
 // ring (native_handle(), Linux 5.19; --ring-bufs): a recv selects a buffer
 // only when data arrives, so an idle connection holds none; where the
@@ -91,7 +94,8 @@ struct Conn {
 
 	Conn(Server *srv, int f) : s(srv), fd(f) {}
 	char *data() const; // the bytes received last: the provided buffer, or own
-	const char *out() const { return stats ? stats.get() : data(); }
+	// what goes out: the STATS line, the HTTP replies, or the bytes read
+	const char *out() const { return stats ? stats.get() : demo_opts.http ? demo_http_replies() : data(); }
 };
 static_assert(sizeof(Conn) <= 256, "an idle connection must cost at most 256 bytes");
 
@@ -357,6 +361,19 @@ struct Server {
 		return true;
 	}
 
+	// HTTP mode: consume @n bytes; a 204 goes out for each request head they complete.
+	bool http_input(Conn *c, std::size_t n)
+	{
+		const int heads = demo_http_input(c->data(), n, &c->line_len);
+		if (heads < 0)
+			return false;
+		if (c->bid >= 0)
+			buf_put(c); // the replies do not go out of it (Conn::out())
+		c->out_len = static_cast<std::uint16_t>(heads * DEMO_HTTP_REPLY_LEN);
+		c->out_off = 0;
+		return true;
+	}
+
 	// The first bytes were "STATS\n": answer with the STATS line, then close.
 	void control_reply(Conn *c)
 	{
@@ -424,8 +441,8 @@ struct Server {
 		}
 		// activity: the connection lives one more idle timeout
 		c->idle.arm_in(idle);
-		if (o.heartbeat) {
-			if (!heartbeat_input(c, n)) {
+		if (o.heartbeat || o.http) {
+			if (!(o.http ? http_input(c, n) : heartbeat_input(c, n))) {
 				protocol_errors++;
 				conn_close(c);
 				return;

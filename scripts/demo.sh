@@ -25,6 +25,7 @@ conns=10000
 silent=50
 idle_ms=
 heartbeat=0
+http=0
 abrupt=0
 rate=
 workers=
@@ -44,6 +45,7 @@ usage: scripts/demo.sh [options] [-- generator options]
   --silent PCT     percent of them that stay silent (50)
   --idle-ms MS     the server's idle timeout (2000; 10000 above 20,000 connections)
   --heartbeat      PING/PONG heartbeat protocol instead of echo
+  --http           HTTP/1.1 keep-alive instead of echo: GET / answered by a 204
   --abrupt N       add N abrupt clients (reset, half-close, vanish, flood) (0)
   --rate N         open at most N connections a second (idle-load --rate; default:
                    as fast as it can); UDP mode: sessions a second (udp-load's 50000)
@@ -76,6 +78,7 @@ while [ $# -gt 0 ]; do
       printf -v "$v" '%s' "$2"
       shift 2 ;;
     --heartbeat) heartbeat=1; shift ;;
+    --http) http=1; shift ;;
     --udp) udp=1; shift ;;
     --no-pin) pin=0; shift ;;
     --no-deps) deps=0; shift ;;
@@ -90,6 +93,7 @@ done
 [ "$port" -ge 1 ] && [ "$port" -le 65535 ] || die "--port must be 1 to 65535, not $port"
 [ -z "$idle_ms" ] || [ "$idle_ms" -ge 1 ] || die "--idle-ms must be at least 1"
 [ -z "$workers" ] || [ "$workers" -ge 1 ] || die "--workers must be at least 1"
+[ $(( heartbeat + http )) -le 1 ] || die "--heartbeat and --http are two protocols: one at most"
 case $server_kind in auto|c|cpp) ;; *) die "--server must be c or cpp, not '$server_kind'" ;; esac
 [ "$sessions" -ge 1 ] || die "--sessions must be at least 1"
 [ -z "$rate" ] || [ $udp -eq 0 ] || [ "$rate" -ge 1 ] || die "--rate must be at least 1 in UDP mode"
@@ -262,6 +266,7 @@ largs=(--port "$port" --conns "$conns" --silent "$silent" --idle-ms "$idle_ms" -
 # the closes' lateness beside the logs: lateness.csv, .gp and (gnuplot) .png
 largs+=(--plot "$LOG_DIR/lateness")
 if [ $heartbeat -eq 1 ]; then sargs+=(--heartbeat); largs+=(--heartbeat); fi
+if [ $http -eq 1 ]; then sargs+=(--http); largs+=(--http); fi
 # --rate: connects paced (the silent ones then time out at that rate too)
 [ -z "$rate" ] || largs+=(--rate "$rate")
 

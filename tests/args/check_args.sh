@@ -50,6 +50,8 @@ case $name in
     expect "--trace --quiet" "--trace needs a value, not the option '--quiet'"
     expect "--quiet=1" "--quiet takes no value"
     expect "--idle-ms 1000 --ping-ms 900" "--ping-ms 900 (+25% jitter) must stay below --idle-ms 1000"
+    expect "--http --heartbeat" "--heartbeat and --http are two protocols: one at most"
+    expect "--rate x" "--rate needs a whole number from 0 to 100000000, not 'x'"
     ;;
   idle-server|idle-server-c)
     expect "--port abc" "--port needs a whole number from 0 to 65535, not 'abc'"
@@ -60,6 +62,7 @@ case $name in
     expect "--idle-ms" "--idle-ms needs a value: a whole number from 1 to 86400000"
     expect "--bind 10.0.0.1" "--bind needs a loopback address (127.x.y.z or ::1), not '10.0.0.1'"
     expect "--heartbeat=yes" "--heartbeat takes no value"
+    expect "--http --heartbeat" "--heartbeat and --http are two protocols: one at most"
     expect "--ring-bufs 3" "--ring-bufs needs a power of two (or 0), not 3"
     expect "--ring-bufs 65536" "--ring-bufs needs a whole number from 0 to 32768, not '65536'"
     ;;
