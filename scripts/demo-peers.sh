@@ -4,12 +4,16 @@
 # one run: not part of scripts/test.sh (it takes minutes and the packages
 # of scripts/deps.sh peers).
 #
-#   TCP (idle-load, every connection silent: the idle-timeout job; nginx
-#   speaks HTTP, so no chatty echo traffic for anyone):
-#     c      idle-server-c          twheel-uring, provided-buffer ring
-#     cpp    idle-server            the C++ layer
+#   TCP (idle-load; by default every connection silent, the idle-timeout
+#   job, since nginx cannot answer the echo protocol; with --chatty PCT,
+#   PCT% of them chatty over HTTP/1.1 keep-alive, idle-load --http, for
+#   every server: GET / answered by a 204, which resets the idle timeout):
+#     c      idle-server-c          twheel-uring, provided-buffer ring (--http)
+#     cpp    idle-server            the C++ layer (--http)
 #     netty  NettyIdleServer.java   Netty NIO, IdleStateHandler per connection
-#     nginx  nginx -c (generated)   client_header_timeout = the idle timeout
+#                                   (--http: a 204 per request head)
+#     nginx  nginx -c (generated)   client_header_timeout = keepalive_timeout =
+#                                   the idle timeout, location / { return 204; }
 #   UDP (udp-load, half the sessions silent, the rest chatty):
 #     c      udp-session-server     one socket, one loop, one wheel
 #     netty  NettyUdpServer.java    one DatagramChannel, a HashedWheelTimer
@@ -24,32 +28,39 @@
 # never-closed counts, server CPU seconds, memory per session (the server's resident
 # set and the kernel's slab, scripts/demo-mem.sh), and its wake-ups a
 # second (context switches of its threads) in the middle of the timeout,
-# after all sessions are open. One line each in OUT/summary.tsv; the
-# generators' logs and lateness CDFs (OUT/*.csv) beside it.
+# after all sessions are open; for TCP, wrong (a chatty connection closed
+# or a bad reply), the chatty share and the connect rate. One line each in
+# OUT/summary.tsv; the generators' logs and lateness CDFs (OUT/*.csv)
+# beside it.
 #
 #   scripts/demo-peers.sh [--modes "tcp udp"] [--scales "10000 100000 1000000"]
 #                         [--servers "c cpp netty nginx"] [--build-dir DIR]
 #                         [--out DIR] [--port N] [--no-deps]
+#                         [--chatty PCT] [--rate N]
+#     --chatty PCT  TCP: PCT% of the connections chatty over HTTP (0: all silent)
+#     --rate N      TCP: idle-load opens N connections a second (0: at once)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 modes="tcp udp" scales="10000 100000" servers="c cpp netty nginx"
-build_dir="$root/build-demo" out= deps=1 port=7000
+build_dir="$root/build-demo" out= deps=1 port=7000 chatty=0 rate=0
 
 die() { echo "demo-peers: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --modes|--scales|--servers|--build-dir|--out|--port)
+    --modes|--scales|--servers|--build-dir|--out|--port|--chatty|--rate)
       [ $# -ge 2 ] || die "$1 needs a value"
       v=${1#--}; v=${v//-/_}; printf -v "$v" '%s' "$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
-    -h|--help) sed -n '2,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) die "unknown option $1 (--help lists them)" ;;
   esac
 done
 for n in $scales; do [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 100 ] || die "--scales: whole numbers from 100, not '$n'"; done
 for m in $modes; do case $m in tcp|udp) ;; *) die "--modes: tcp or udp, not '$m'" ;; esac; done
+[[ $chatty =~ ^[0-9]+$ ]] && [ "$chatty" -le 100 ] || die "--chatty: a percentage from 0 to 100, not '$chatty'"
+[[ $rate =~ ^[0-9]+$ ]] || die "--rate: a whole number of connections a second, not '$rate'"
 for s in $servers; do case $s in c|cpp|netty|nginx) ;; *) die "--servers: c, cpp, netty or nginx, not '$s'" ;; esac; done
 out=${out:-$build_dir/peers}
 mkdir -p "$out"
@@ -109,17 +120,23 @@ http {
 EOF
 }
 
+# With --chatty, the TCP servers speak HTTP/1.1 keep-alive (nginx always does).
+proto=()
+[ "$chatty" -eq 0 ] || proto=(--http)
+
 # start_server MODE SERVER N IDLE_MS LOG: start it in the background (spid)
 # and wait until it listens; 1 if it did not.
 start_server() {
   local mode=$1 srv=$2 n=$3 idle=$4 log=$5 k
   k=$(( (n * 12 / 10 + budget - 1) / budget )); [ "$k" -ge 1 ] || k=1
   case $mode/$srv in
-    tcp/c) "${spin[@]}" "$build_dir/demo/idle-server-c" --port $port --idle-ms "$idle" --workers "$k" >"$log" 2>&1 & ;;
-    tcp/cpp) "${spin[@]}" "$build_dir/demo/idle-server" --port $port --idle-ms "$idle" --workers "$k" >"$log" 2>&1 & ;;
-    tcp/netty) "${spin[@]}" bash -c 'for i in $(seq "$1"); do
-                 java -Xmx512m -cp "$2:$3" NettyIdleServer --port "$4" --idle-ms "$5" --reuseport & done; wait' \
-                 _ "$k" "$out/classes" "$cp" $port "$idle" >"$log" 2>&1 & ;;
+    tcp/c) "${spin[@]}" "$build_dir/demo/idle-server-c" --port $port --idle-ms "$idle" --workers "$k" \
+             "${proto[@]}" >"$log" 2>&1 & ;;
+    tcp/cpp) "${spin[@]}" "$build_dir/demo/idle-server" --port $port --idle-ms "$idle" --workers "$k" \
+               "${proto[@]}" >"$log" 2>&1 & ;;
+    tcp/netty) "${spin[@]}" bash -c 'k=$1; shift; for i in $(seq "$k"); do
+                 java -Xmx512m -cp "$1:$2" NettyIdleServer --port "$3" --idle-ms "$4" --reuseport "${@:5}" & done; wait' \
+                 _ "$k" "$out/classes" "$cp" $port "$idle" "${proto[@]}" >"$log" 2>&1 & ;;
     tcp/nginx) mkdir -p "$out/nginx"; nginx_conf "$out/nginx" "$k" "$idle"
                "${spin[@]}" nginx -p "$out/nginx" -c "$out/nginx/nginx.conf" >"$log" 2>&1 & ;;
     udp/c) "${spin[@]}" "$build_dir/demo/udp-session-server" --port $port --idle-ms "$idle" \
@@ -151,11 +168,12 @@ get() { grep -m1 '^RESULT ' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # row MODE SERVER N LOG MEM T0 IDLE_MS STATUS: one line of summary.tsv
 row() {
-  local mode=$1 srv=$2 n=$3 log=$4 mem=$5 t0=$6 idle=$7 st=$8 lat cpu held own kern wk
+  local mode=$1 srv=$2 n=$3 log=$4 mem=$5 t0=$6 idle=$7 st=$8 lat cpu held own kern wk ch=- rt=-
   if [ "$mode" = tcp ]; then
     lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
     cpu=$(sed -n 's/^ *CPU *server \([0-9.]*\) s.*/\1/p' "$log")
     held=$(( $(get conns "$log") - $(get connect_fail "$log") ))
+    ch=$chatty rt=$rate
   else
     lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
     cpu=$(sed -n 's/^ *server CPU *\([0-9.]*\) s.*/\1/p' "$log")
@@ -165,8 +183,10 @@ row() {
     END { printf "%.0f %.0f\n", (r - r0) * 1024 / n, (s - s0) * 1024 / n }' "$mem")
   wk=$(wakeups "$mem" "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i / 2000}')" \
     "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i * 0.9 / 1000}')")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$srv" "$n" "${held:--}" \
-    "${lat// /$'\t'}" "$(get early "$log")" "$(get never "$log")" "${cpu:--}" "$own" "$kern" "$wk" "$st"
+  # 15 fields, 17 columns: lat holds three (p50 p99 max)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$srv" "$n" "${held:--}" \
+    "${lat// /$'\t'}" "$(get early "$log")" "$(get never "$log")" "${cpu:--}" "$own" "$kern" "$wk" "$st" \
+    "$(get wrong "$log")" "$ch" "$rt"
 }
 
 # run_one MODE SERVER N
@@ -180,7 +200,8 @@ run_one() {
   mem_start "$spid" "$out/$tag.mem"
   t0=$(date +%s.%N | cut -c1-14)
   if [ "$mode" = tcp ]; then
-    gen=("$build_dir/demo/idle-load" --conns "$n" --silent 100)
+    gen=("$build_dir/demo/idle-load" --conns "$n" --silent $(( 100 - chatty )) "${proto[@]}")
+    [ "$rate" -eq 0 ] || gen+=(--rate "$rate")
     case $srv in netty|nginx) gen+=(--no-stats --server-pid "$spid") ;; esac
   else
     gen=("$build_dir/demo/udp-load" --sessions "$n" --silent 50)
@@ -191,7 +212,7 @@ run_one() {
   row "$mode" "$srv" "$n" "$out/$tag.log" "$out/$tag.mem" "$t0" "$idle" "$st" | tee -a "$out/summary.tsv"
 }
 
-printf 'mode\tserver\tsessions\theld\tlat_p50_ms\tlat_p99_ms\tlat_max_ms\tearly\tnever\tcpu_s\town_B\tkernel_B\twakeups_s\texit\n' \
+printf 'mode\tserver\tsessions\theld\tlat_p50_ms\tlat_p99_ms\tlat_max_ms\tearly\tnever\tcpu_s\town_B\tkernel_B\twakeups_s\texit\twrong\tchatty_pct\trate\n' \
   >"$out/summary.tsv"
 echo "demo-peers: $(nproc) CPUs, RLIMIT_NOFILE $(ulimit -n), results in $out"
 for mode in $modes; do

@@ -6,17 +6,25 @@
 // every byte read is echoed. The peer of idle-server-c under idle-load
 // (--no-stats: it has no STATS line), run by scripts/demo-peers.sh.
 //
+// --http: HTTP/1.1 keep-alive as the demo's servers speak it with --http
+// (demo_server.c's demo_http_input()): each complete request head, up to
+// its blank line (CR/LF before a request line skipped, a bare LF ends a
+// line), is answered "HTTP/1.1 204 No Content", Content-Length: 0; a head
+// over 1024 bytes closes the connection. The head's state is the
+// connection's own handler (two fields); no HTTP codec.
+//
 // One process holds at most RLIMIT_NOFILE connections: --reuseport lets
 // several processes share the port (NIO, SO_REUSEPORT), as the demo's
 // --workers do. One NIO event loop thread (--threads) by default, as the
 // demo's worker has one loop.
 //
 //   java -cp NETTY_JARS demo/peers/NettyIdleServer.java \
-//        --port 7000 --idle-ms 10000 [--reuseport] [--threads 1]
+//        --port 7000 --idle-ms 10000 [--reuseport] [--threads 1] [--http]
 // (NETTY_JARS: /usr/share/java/netty-{common,buffer,transport,handler,codec}.jar)
 // Prints "ready: listening on 127.0.0.1:PORT, pid PID" once bound.
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -35,14 +43,8 @@ import java.net.StandardSocketOptions;
 import java.util.concurrent.TimeUnit;
 
 public final class NettyIdleServer {
-    /** Echo what is read; close on the reader-idle event. Shared by all connections. */
-    @ChannelHandler.Sharable
-    static final class Echo extends ChannelInboundHandlerAdapter {
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ctx.writeAndFlush((ByteBuf) msg);
-        }
-
+    /** Close on the reader-idle event (IdleStateHandler: any read resets it) and on an error. */
+    abstract static class CloseOnIdle extends ChannelInboundHandlerAdapter {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent && ((IdleStateEvent) evt).state() == IdleState.READER_IDLE)
@@ -55,22 +57,76 @@ public final class NettyIdleServer {
         }
     }
 
+    /** Echo what is read. Shared by all connections. */
+    @ChannelHandler.Sharable
+    static final class Echo extends CloseOnIdle {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ctx.writeAndFlush((ByteBuf) msg);
+        }
+    }
+
+    static final byte[] REPLY =
+        "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    /** --http: a 204 for each complete request head; one per connection (the head's state). */
+    static final class Http204 extends CloseOnIdle {
+        private int len;         // bytes of the current head, 0 before its request line
+        private boolean line;    // the current line has a byte other than CR
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            int heads = 0;
+            try {
+                for (int i = in.readerIndex(); i < in.writerIndex(); i++) {
+                    byte ch = in.getByte(i);
+                    if (len == 0 && (ch == '\r' || ch == '\n'))
+                        continue;
+                    if (++len > 1024) {
+                        ctx.close();
+                        return;
+                    }
+                    if (ch == '\n') {
+                        if (!line) {
+                            heads++;
+                            len = 0;
+                        }
+                        line = false;
+                    } else if (ch != '\r') {
+                        line = true;
+                    }
+                }
+            } finally {
+                in.release();
+            }
+            if (heads > 0) {
+                ByteBuf out = ctx.alloc().buffer(heads * REPLY.length);
+                for (int k = 0; k < heads; k++)
+                    out.writeBytes(REPLY);
+                ctx.writeAndFlush(out);
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int port = 7000, threads = 1;
         long idleMs = 10000;
-        boolean reuseport = false;
+        boolean reuseport = false, http = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--port": port = Integer.parseInt(args[++i]); break;
                 case "--idle-ms": idleMs = Long.parseLong(args[++i]); break;
                 case "--threads": threads = Integer.parseInt(args[++i]); break;
                 case "--reuseport": reuseport = true; break;
+                case "--http": http = true; break;
                 default:
                     System.err.println("NettyIdleServer: unknown option " + args[i]);
                     System.exit(2);
             }
         }
         final long idle = idleMs;
+        final boolean httpMode = http;
         final Echo echo = new Echo();
         EventLoopGroup group = new NioEventLoopGroup(threads);
         ServerBootstrap b = new ServerBootstrap()
@@ -81,7 +137,8 @@ public final class NettyIdleServer {
             .childHandler(new ChannelInitializer<SocketChannel>() {
                 @Override
                 protected void initChannel(SocketChannel ch) {
-                    ch.pipeline().addLast(new IdleStateHandler(idle, 0, 0, TimeUnit.MILLISECONDS), echo);
+                    ch.pipeline().addLast(new IdleStateHandler(idle, 0, 0, TimeUnit.MILLISECONDS),
+                                          httpMode ? new Http204() : echo);
                 }
             });
         if (reuseport)
