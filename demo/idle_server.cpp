@@ -4,15 +4,21 @@
 // the showcase for C++ users. Same protocol, flags, STATS line and exit
 // codes as the C variant idle_server.c (scripts/demo.sh runs either).
 //
-// Every connection owns a tw::LoopTimer: armed when the connection is
-// accepted, re-armed with arm_in() on every read (O(1), kernel mod_timer()),
-// and when it fires the connection was silent for the whole idle timeout and
-// is closed. The timer is a member of the connection, so destroying the
+// Every connection is a tw::LoopTimerHook<Conn>: its idle timer is part of
+// the connection record (nothing allocated per timer), armed when the
+// connection is accepted, re-armed with arm_in() on every read (O(1),
+// kernel mod_timer()); when it fires (Conn::on_timer()) the connection was
+// silent for the whole idle timeout and is closed. Destroying the
 // connection cancels it (RAII): no timer can outlive its connection.
 //
-// I/O goes through the loop's ring with Loop::submit(prep, handler): one
-// multishot accept, one recv or send in flight per connection (the echo is
-// sent from the buffer it was read into; the next recv waits for it).
+// I/O goes through the loop's ring. The server's own requests (the
+// multishot accept, the signalfd read, cancellations) use
+// Loop::submit(prep, handler), which allocates each request; a
+// connection's recv or send, one at a time (the echo is sent from the
+// buffer it was read into; the next recv waits for it), uses the C
+// request embedded in the connection (struct tw_loop_io and
+// twheel_loop_get_sqe() on the loop's native_handle(): the C++ layer has no
+// intrusive request), so an idle connection allocates nothing but itself.
 // --heartbeat writes its PONGs over the PINGs read; --http answers each
 // complete request head with a 204 out of demo_http_replies(), a constant
 // buffer, and gives the receive buffer back at once.
@@ -33,8 +39,6 @@
 #include <cstring>
 #include <memory>
 #include <system_error>
-#include <unordered_map>
-#include <vector>
 
 #include <twheel/loop.hpp>
 
@@ -69,12 +73,19 @@ struct BufRing {
 // to the ring once sent. A recv that finds the ring empty (ENOBUFS) waits
 // on the starved list, first come first served, for the next buffer given
 // back. Without a ring, the connection has its own (own).
-struct Conn {
+struct Conn : tw::LoopTimerHook<Conn> {
 	enum State : std::uint8_t { open, drain, closing };
 	enum : std::uint8_t { rx = 1, tx = 2 };
 
+	// The connection's one request in flight (inflight says which).
+	struct Io {
+		tw_loop_io io; // first: the C request leads back here
+		Conn *c;
+	};
+
 	Server *s;
-	tw::LoopTimer idle; // cancelled when the connection goes
+	Io req;
+	Conn *prev = nullptr, *next = nullptr; // Server::conns
 	std::unique_ptr<char[]> stats; // a control connection's STATS line
 	std::unique_ptr<char[]> own;   // no ring: this connection's buffer
 	Conn *next_starved = nullptr;
@@ -92,7 +103,10 @@ struct Conn {
 	bool starving = false; // on the starved list
 	char line[DEMO_PING_LEN] = {};
 
-	Conn(Server *srv, int f) : s(srv), fd(f) {}
+	Conn(Server *srv, tw::Loop &loop, int f) : LoopTimerHook(loop), s(srv), req{{&io_done}, this}, fd(f) {}
+	LoopTimerHook &idle() { return *this; } // the idle timer
+	void on_timer();                        // it fired: silent for the whole timeout
+	static void io_done(tw_loop_io *io, const io_uring_cqe *cqe) noexcept;
 	char *data() const; // the bytes received last: the provided buffer, or own
 	// what goes out: the STATS line, the HTTP replies, or the bytes read
 	const char *out() const { return stats ? stats.get() : demo_opts.http ? demo_http_replies() : data(); }
@@ -109,7 +123,7 @@ struct Server {
 	unsigned worker;
 	std::chrono::nanoseconds idle;
 	rlim_t nofile;
-	std::unordered_map<Conn *, std::unique_ptr<Conn>> conns;
+	Conn *conns = nullptr;  // every connection, owned: deleted by conn_free() or ~Server
 	std::size_t nconns = 0; // data connections (control ones excluded)
 	unsigned ios = 0;       // server-level requests in flight
 	bool accepting = false, paused = false, stopping = false;
@@ -133,6 +147,12 @@ struct Server {
 				     worker, ios);
 			loop.stop();
 		});
+	}
+
+	~Server()
+	{
+		while (conns)
+			conn_unlink_delete(conns);
 	}
 
 	std::uint64_t clock() const { return twheel_loop_clock(loop.native_handle()); }
@@ -179,7 +199,7 @@ struct Server {
 
 	void maybe_finish()
 	{
-		if (stopping && ios == 0 && conns.empty()) {
+		if (stopping && ios == 0 && !conns) {
 			deadline.cancel();
 			loop.stop();
 		}
@@ -259,6 +279,14 @@ struct Server {
 
 	// ---- connections ----
 
+	void conn_unlink_delete(Conn *c)
+	{
+		(c->prev ? c->prev->next : conns) = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		delete c; // cancels its timer
+	}
+
 	void conn_free(Conn *c)
 	{
 		close(c->fd);
@@ -268,7 +296,7 @@ struct Server {
 			if (trace)
 				std::fprintf(trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 					     ntohl(c->peer.sin_addr.s_addr), ntohs(c->peer.sin_port), c->t_accept,
-					     c->acc_wait_ms, c->idle.native_handle()->deadline, c->t_fire, c->t_fin, now);
+					     c->acc_wait_ms, c->idle().native_handle()->deadline, c->t_fire, c->t_fin, now);
 		}
 		if (c->starving)
 			starved_remove(c);
@@ -276,7 +304,7 @@ struct Server {
 			buf_put(c);
 		if (!c->control)
 			nconns--;
-		conns.erase(c); // destroys the connection and cancels its timer
+		conn_unlink_delete(c);
 		if (paused && !stopping) {
 			// a descriptor came free: try the backlog again
 			paused = false;
@@ -286,32 +314,37 @@ struct Server {
 		maybe_finish();
 	}
 
+	// An SQE for @c's request @what (Conn::rx or tx): one at a time.
+	io_uring_sqe &conn_sqe(Conn *c, std::uint8_t what)
+	{
+		if (c->inflight) {
+			std::fprintf(stderr, "idle-server[%u]: a second request on one connection\n", worker);
+			std::abort(); // this server's invariant, not a condition of the peer
+		}
+		io_uring_sqe *sqe = twheel_loop_get_sqe(loop.native_handle(), &c->req.io);
+		if (!sqe) // twheel_loop_get_sqe() already submitted once: the ring is wedged
+			throw std::system_error(EBUSY, std::generic_category(), "io_uring submission queue full");
+		c->inflight = what;
+		return *sqe;
+	}
+
 	void conn_recv(Conn *c)
 	{
+		io_uring_sqe &sqe = conn_sqe(c, Conn::rx);
 		if (ring.br) {
-			loop.submit(
-				[c](io_uring_sqe &sqe) {
-					io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
-					sqe.flags |= IOSQE_BUFFER_SELECT;
-					sqe.buf_group = buf_group;
-				},
-				[this, c](const io_uring_cqe &cqe) { on_recv(c, cqe); });
+			io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
+			sqe.flags |= IOSQE_BUFFER_SELECT;
+			sqe.buf_group = buf_group;
 		} else {
-			loop.submit([c](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, c->fd, c->own.get(), conn_buf, 0); },
-				    [this, c](const io_uring_cqe &cqe) { on_recv(c, cqe); });
+			io_uring_prep_recv(&sqe, c->fd, c->own.get(), conn_buf, 0);
 		}
-		c->inflight |= Conn::rx;
 	}
 
 	void conn_send(Conn *c)
 	{
-		loop.submit(
-			[c](io_uring_sqe &sqe) {
-				io_uring_prep_send(&sqe, c->fd, c->out() + c->out_off,
-						   static_cast<std::size_t>(c->out_len - c->out_off), MSG_NOSIGNAL);
-			},
-			[this, c](const io_uring_cqe &cqe) { on_send(c, cqe.res); });
-		c->inflight |= Conn::tx;
+		io_uring_sqe &sqe = conn_sqe(c, Conn::tx);
+		io_uring_prep_send(&sqe, c->fd, c->out() + c->out_off, static_cast<std::size_t>(c->out_len - c->out_off),
+				   MSG_NOSIGNAL);
 	}
 
 	// Stop using @c: disarm its timer, send the FIN now, free it when its
@@ -321,7 +354,7 @@ struct Server {
 		if (c->state == Conn::closing)
 			return;
 		c->state = Conn::closing;
-		c->idle.cancel();
+		c->idle().cancel();
 		if (!c->inflight) {
 			conn_free(c);
 			return;
@@ -337,7 +370,7 @@ struct Server {
 
 	void on_idle(Conn *c)
 	{
-		std::uint64_t now = clock(), dl = c->idle.native_handle()->deadline;
+		std::uint64_t now = clock(), dl = c->idle().native_handle()->deadline;
 		idle_closed++;
 		c->t_fire = now;
 		demo_hist_add(&h_fire, static_cast<std::int64_t>(now - dl));
@@ -380,7 +413,7 @@ struct Server {
 		c->control = true;
 		control++;
 		nconns--;
-		c->idle.cancel();
+		c->idle().cancel();
 		c->stats.reset(new char[DEMO_STATS_MAX]);
 		if (c->bid >= 0)
 			buf_put(c);
@@ -417,7 +450,7 @@ struct Server {
 	void on_recv(Conn *c, const io_uring_cqe &cqe)
 	{
 		const int res = cqe.res;
-		c->inflight &= static_cast<std::uint8_t>(~Conn::rx);
+		c->inflight = 0;
 		if (cqe.flags & IORING_CQE_F_BUFFER) {
 			c->bid = static_cast<std::int16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
 			held++;
@@ -440,7 +473,7 @@ struct Server {
 			}
 		}
 		// activity: the connection lives one more idle timeout
-		c->idle.arm_in(idle);
+		c->idle().arm_in(idle);
 		if (o.heartbeat || o.http) {
 			if (!(o.http ? http_input(c, n) : heartbeat_input(c, n))) {
 				protocol_errors++;
@@ -462,7 +495,7 @@ struct Server {
 
 	void on_send(Conn *c, int res)
 	{
-		c->inflight &= static_cast<std::uint8_t>(~Conn::tx);
+		c->inflight = 0;
 		if (c->state == Conn::closing) {
 			if (!c->inflight)
 				conn_free(c);
@@ -493,8 +526,10 @@ struct Server {
 	{
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		auto owned = std::make_unique<Conn>(this, fd);
-		Conn *c = owned.get();
+		Conn *c = new Conn(this, loop, fd);
+		if ((c->next = conns))
+			conns->prev = c;
+		conns = c;
 		if (!ring.br)
 			c->own.reset(new char[conn_buf]);
 		// time spent in the accept queue (see idle_server.c)
@@ -509,9 +544,7 @@ struct Server {
 			getpeername(fd, reinterpret_cast<sockaddr *>(&c->peer), &pl);
 		}
 		c->t_accept = clock();
-		c->idle = loop.timer([this, c] { on_idle(c); });
-		c->idle.arm_in(idle);
-		conns.emplace(c, std::move(owned));
+		c->idle().arm_in(idle);
 		nconns++;
 		accepted++;
 		conn_recv(c);
@@ -613,12 +646,10 @@ struct Server {
 		deadline.arm_in(std::chrono::seconds(2));
 		if (accepting)
 			cancel_accept_req();
-		std::vector<Conn *> all;
-		all.reserve(conns.size());
-		for (auto &kv : conns)
-			all.push_back(kv.first);
-		for (Conn *c : all)
+		for (Conn *c = conns, *next; c; c = next) {
+			next = c->next; // conn_close() may free c
 			conn_close(c);
+		}
 		maybe_finish();
 	}
 
@@ -640,6 +671,26 @@ struct Server {
 		maybe_finish();
 	}
 };
+
+void Conn::on_timer()
+{
+	s->on_idle(this);
+}
+
+// The connection's recv or send completed.
+void Conn::io_done(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
+{
+	Conn *c = reinterpret_cast<Io *>(io)->c;
+	try {
+		if (c->inflight == rx)
+			c->s->on_recv(c, *cqe);
+		else
+			c->s->on_send(c, cqe->res);
+	} catch (const std::exception &e) { // the ring is wedged
+		std::fprintf(stderr, "idle-server[%u]: %s\n", c->s->worker, e.what());
+		std::exit(1);
+	}
+}
 
 char *Conn::data() const
 {
@@ -696,8 +747,8 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		left_conns = s.nconns;
 		left_timers = s.conn_timers();
 		s.print_stats();
-		for (auto &kv : s.conns)
-			close(kv.first->fd);
+		for (Conn *c = s.conns; c; c = c->next)
+			close(c->fd);
 		if (s.trace)
 			std::fclose(s.trace);
 		// ~Server destroys the connections (their timers cancel), then ~Loop
