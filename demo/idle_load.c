@@ -1466,7 +1466,7 @@ static void print_result_line(const struct report *r)
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
 	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f"
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f"
 	       " invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
@@ -1475,7 +1475,7 @@ static void print_result_line(const struct report *r)
 	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
 	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
-	       r->open_s, r->invalid ? 1 : 0, r->pass ? 1 : 0);
+	       r->open_s, r->wall_s, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
@@ -1541,7 +1541,8 @@ static void usage(FILE *f, const char *prog)
 		"  --ping-ms MS         chatty ping interval, +-25%% jitter (idle/4)\n"
 		"  --tolerance-ms MS    lateness still counted on time (50)\n"
 		"  --grace-ms MS        a silent connection open this long past the timeout was never closed (max(1000, idle))\n"
-		"  --hold-ms MS         keep chatty connections this long past the timeout after the last connect (idle)\n"
+		"  --hold-ms MS         keep chatty connections this long past the timeout after the last connect\n"
+		"                       (idle; 0 with --silent 100)\n"
 		"  --heartbeat          speak the heartbeat protocol (PING/PONG) instead of echo\n"
 		"  --http               speak HTTP/1.1 keep-alive: the ping is GET / and the reply a\n"
 		"                       head starting \"HTTP/1.1 204 \" (headers read up to its blank line)\n"
@@ -1618,8 +1619,8 @@ static void parse_args(int argc, char **argv)
 		o.ping_ms = o.idle_ms / 4 ? o.idle_ms / 4 : 1;
 	if (o.grace_ms == UINT64_MAX)
 		o.grace_ms = o.idle_ms > 1000 ? o.idle_ms : 1000;
-	if (o.hold_ms == UINT64_MAX)
-		o.hold_ms = o.idle_ms;
+	if (o.hold_ms == UINT64_MAX) /* no chatty connection: nothing to hold */
+		o.hold_ms = o.silent_pct == 100 ? 0 : o.idle_ms;
 	if (o.ping_ms * 5 / 4 >= o.idle_ms)
 		args_fail("idle-load", "--ping-ms %" PRIu64 " (+25%% jitter) must stay below --idle-ms %" PRIu64,
 			  o.ping_ms, o.idle_ms);

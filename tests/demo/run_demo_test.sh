@@ -13,8 +13,8 @@
 # exit 0 after printing a final STATS line with conns=0 timers=0 on every
 # worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
 # server's output; EXPECT_STAT=key>N must hold for the sum over workers;
-# EXPECT_RESULT=key>=X (a number, decimals allowed) must hold for the
-# generator's RESULT line.
+# EXPECT_RESULT=key>=X or key<=X (a number, decimals allowed) must hold
+# for the generator's RESULT line.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused by the kernel, or the
 # server's --bind address, e.g. ::1, does not exist on this machine).
 #
@@ -93,10 +93,15 @@ done
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
 fi
 if [ -n "${EXPECT_RESULT-}" ]; then
-  key=${EXPECT_RESULT%%>=*} min=${EXPECT_RESULT#*>=}
+  case $EXPECT_RESULT in
+    *'>='*) key=${EXPECT_RESULT%%>=*} op='>=' lim=${EXPECT_RESULT#*>=} ;;
+    *'<='*) key=${EXPECT_RESULT%%<=*} op='<=' lim=${EXPECT_RESULT#*<=} ;;
+    *) fail "EXPECT_RESULT=$EXPECT_RESULT: key>=X or key<=X" ;;
+  esac
   val=$(get "$key")
-  [ -n "$val" ] && awk -v v="$val" -v m="$min" 'BEGIN { exit !(v + 0 >= m + 0) }' ||
-    fail "summary: $key=$val, expected >= $min"
+  [ -n "$val" ] && awk -v v="$val" -v m="$lim" -v op="$op" \
+    'BEGIN { exit !(op == ">=" ? v + 0 >= m + 0 : v + 0 <= m + 0) }' ||
+    fail "summary: $key=$val, expected $op $lim"
 fi
 # the summary reads on a terminal: every line but RESULT under 100 characters
 long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
