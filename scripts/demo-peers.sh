@@ -36,20 +36,23 @@
 #   scripts/demo-peers.sh [--modes "tcp udp"] [--scales "10000 100000 1000000"]
 #                         [--servers "c cpp netty nginx"] [--build-dir DIR]
 #                         [--out DIR] [--port N] [--no-deps]
-#                         [--chatty PCT] [--rate N]
+#                         [--chatty PCT] [--rate N] [--idle-ms MS]
 #     --chatty PCT  TCP: PCT% of the connections chatty over HTTP (0: all silent)
 #     --rate N      TCP: idle-load opens N connections a second (0: at once)
+#     --idle-ms MS  the idle timeout at every scale (default: 5 s up to 20,000
+#                   sessions, 20 s up to 200,000, 120 s above); with --rate,
+#                   longer than N / rate seconds holds them all at once
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 modes="tcp udp" scales="10000 100000" servers="c cpp netty nginx"
-build_dir="$root/build-demo" out= deps=1 port=7000 chatty=0 rate=0
+build_dir="$root/build-demo" out= deps=1 port=7000 chatty=0 rate=0 idle_ms=
 
 die() { echo "demo-peers: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --modes|--scales|--servers|--build-dir|--out|--port|--chatty|--rate)
+    --modes|--scales|--servers|--build-dir|--out|--port|--chatty|--rate|--idle-ms)
       [ $# -ge 2 ] || die "$1 needs a value"
       v=${1#--}; v=${v//-/_}; printf -v "$v" '%s' "$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
@@ -61,6 +64,7 @@ for n in $scales; do [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 100 ] || die "--scales: 
 for m in $modes; do case $m in tcp|udp) ;; *) die "--modes: tcp or udp, not '$m'" ;; esac; done
 [[ $chatty =~ ^[0-9]+$ ]] && [ "$chatty" -le 100 ] || die "--chatty: a percentage from 0 to 100, not '$chatty'"
 [[ $rate =~ ^[0-9]+$ ]] || die "--rate: a whole number of connections a second, not '$rate'"
+[ -z "$idle_ms" ] || { [[ $idle_ms =~ ^[0-9]+$ ]] && [ "$idle_ms" -ge 1000 ]; } || die "--idle-ms: whole milliseconds from 1000, not '$idle_ms'"
 for s in $servers; do case $s in c|cpp|netty|nginx) ;; *) die "--servers: c, cpp, netty or nginx, not '$s'" ;; esac; done
 out=${out:-$build_dir/peers}
 mkdir -p "$out"
@@ -98,7 +102,7 @@ done
 # The idle timeout for N sessions: long enough that all are open well
 # before the first one times out on a loaded 2-core machine.
 idle_for() {
-  if [ "$1" -gt 200000 ]; then echo 120000; elif [ "$1" -gt 20000 ]; then echo 20000; else echo 5000; fi
+  if [ -n "$idle_ms" ]; then echo "$idle_ms"; elif [ "$1" -gt 200000 ]; then echo 120000; elif [ "$1" -gt 20000 ]; then echo 20000; else echo 5000; fi
 }
 
 # nginx_conf DIR K IDLE_MS: a configuration holding idle connections only
