@@ -135,6 +135,7 @@ struct proc_stats {
 	uint64_t t_first_submit, t_last_est;
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
+	uint64_t stall_worst_ns, stall_worst_at; /* the longest stall, and when (since the start) */
 	int fatal; /* the child could not run: message already printed */
 	/* read by the progress line while the run goes on (relaxed atomics) */
 	uint32_t connected, connect_failed, silent_done, silent_late;
@@ -933,8 +934,14 @@ static void worker_loop(struct worker *w, bool report)
 		}
 		uint64_t slept = demo_now_ns(), asked = wait_io(w);
 		uint64_t t = demo_now_ns(), over = t - slept > asked ? t - slept - asked : 0;
-		if (!w->ending) /* closing the chatty ones at the end delays no judgement */
-			demo_hist_add(&w->ps->stall, (int64_t)(slept - woke + over)); /* busy, overslept */
+		if (!w->ending) { /* closing the chatty ones at the end delays no judgement */
+			uint64_t away = slept - woke + over; /* busy, overslept */
+			demo_hist_add(&w->ps->stall, (int64_t)away);
+			if (away > w->ps->stall_worst_ns) {
+				w->ps->stall_worst_ns = away;
+				w->ps->stall_worst_at = woke - rate_t0;
+			}
+		}
 		woke = t;
 		reap(w);
 		if (report)
@@ -1233,6 +1240,10 @@ static int tally(struct report *r, const struct result *res, const struct proc_s
 	for (uint32_t p = 0; p < r->nprocs; p++) {
 		hist_merge(&sum->lag, &ps[p].lag);
 		hist_merge(&sum->stall, &ps[p].stall);
+		if (ps[p].stall_worst_ns > sum->stall_worst_ns) {
+			sum->stall_worst_ns = ps[p].stall_worst_ns;
+			sum->stall_worst_at = ps[p].stall_worst_at;
+		}
 		sum->pings += ps[p].pings;
 		sum->pings_skipped += ps[p].pings_skipped;
 		sum->bytes_echoed += ps[p].bytes_echoed;
@@ -1435,9 +1446,9 @@ static void print_timing(const struct report *r)
 		       demo_hist_pct(&r->sum.lag, 0.5) / 1e3, demo_hist_pct(&r->sum.lag, 0.99) / 1e3,
 		       r->sum.lag.max_us / 1e3);
 	if (r->sum.stall.n)
-		printf("  our stalls     p50 %.2f  p99 %.2f  max %.2f  (ms: our loop away from its ring)\n",
+		printf("  our stalls     p50 %.2f  p99 %.2f  max %.2f ms, at %.1f s  (our loop away from its ring)\n",
 		       demo_hist_pct(&r->sum.stall, 0.5) / 1e3, demo_hist_pct(&r->sum.stall, 0.99) / 1e3,
-		       r->sum.stall.max_us / 1e3);
+		       r->sum.stall.max_us / 1e3, (double)r->sum.stall_worst_at / 1e9);
 }
 
 /* The summary's last figures: the server's counters, CPU time, the plot. */
