@@ -117,6 +117,15 @@ enum cstate { C_OPEN, C_DRAIN, C_CLOSING };
  * given back; a client that never reads its echo holds its buffer until
  * its idle timeout closes it.
  */
+/* --trace: what a traced connection's line holds besides the record */
+struct conn_trace {
+	uint64_t t_accept;    /* accept completion handled (loop clock) */
+	uint64_t t_fin;       /* when shutdown() returned after the idle timer fired */
+	uint32_t acc_wait_ms; /* time spent in the accept queue (TCP_INFO) */
+	uint32_t peer_addr;   /* the peer, network order */
+	uint16_t peer_port;
+};
+
 struct conn {
 	struct tw_loop_timer idle;
 	struct tw_loop_io rx, tx;
@@ -126,12 +135,8 @@ struct conn {
 	char *buf;           /* no provided buffers: this connection's own */
 	struct conn *next_starved;
 	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
-	uint64_t t_fin;      /* ...and when shutdown() returned */
-	uint64_t t_accept;   /* accept completion handled (loop clock) */
+	struct conn_trace *tr; /* --trace only (NULL without, or if out of memory) */
 	int fd;
-	uint32_t acc_wait_ms;  /* time spent in the accept queue (TCP_INFO) */
-	uint32_t peer_addr;  /* --trace: the peer, network order */
-	uint16_t peer_port;
 	int16_t bid;         /* the provided buffer held, -1 none */
 	uint16_t line_len;   /* heartbeat: bytes of the current line; HTTP: demo_http_input()'s */
 	uint16_t out_len, out_off;
@@ -314,11 +319,12 @@ static void conn_free(struct conn *c)
 	if (c->t_fire) {
 		uint64_t now = twheel_loop_clock(s->loop);
 		demo_hist_add(&s->h_close, (int64_t)(now - c->t_fire));
-		if (s->trace)
+		if (c->tr)
 			fprintf(s->trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-				ntohl(c->peer_addr), ntohs(c->peer_port), c->t_accept, c->acc_wait_ms,
-				c->idle.deadline, c->t_fire, c->t_fin, now);
+				ntohl(c->tr->peer_addr), ntohs(c->tr->peer_port), c->tr->t_accept,
+				c->tr->acc_wait_ms, c->idle.deadline, c->t_fire, c->tr->t_fin, now);
 	}
+	free(c->tr);
 	if (c->out_heap)
 		free(c->out);
 	free(c->buf);
@@ -394,8 +400,8 @@ static void on_idle(struct tw_loop_timer *t)
 	demo_hist_add(&s->h_wake, (int64_t)(twheel_loop_now(s->loop) - dl));
 	conn_close(c);
 	uint64_t fin = twheel_loop_clock(s->loop);
-	if (!freed_now)
-		c->t_fin = fin;
+	if (!freed_now && c->tr)
+		c->tr->t_fin = fin;
 	demo_hist_add(&s->h_fin, (int64_t)(fin - dl));
 }
 
@@ -571,19 +577,19 @@ static void conn_new(struct server *s, int fd)
 	 * (jiffies resolution) */
 	struct tcp_info ti;
 	socklen_t tl = sizeof(ti);
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
+	bool ti_ok = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0;
+	if (ti_ok)
 		demo_hist_add(&s->h_accept, (int64_t)ti.tcpi_last_data_sent * 1000000);
-		c->acc_wait_ms = ti.tcpi_last_data_sent;
-	}
-	if (s->trace) {
+	if (s->trace && (c->tr = calloc(1, sizeof(*c->tr)))) {
 		struct sockaddr_in pa;
 		socklen_t pl = sizeof(pa);
 		if (getpeername(fd, (struct sockaddr *)&pa, &pl) == 0) {
-			c->peer_addr = pa.sin_addr.s_addr;
-			c->peer_port = pa.sin_port;
+			c->tr->peer_addr = pa.sin_addr.s_addr;
+			c->tr->peer_port = pa.sin_port;
 		}
+		c->tr->acc_wait_ms = ti_ok ? ti.tcpi_last_data_sent : 0;
+		c->tr->t_accept = twheel_loop_clock(s->loop);
 	}
-	c->t_accept = twheel_loop_clock(s->loop);
 	c->s = s;
 	c->fd = fd;
 	c->bid = -1;
@@ -840,6 +846,7 @@ static int server_exit(struct server *s, int ret)
 		if (c->out_heap)
 			free(c->out);
 		free(c->buf);
+		free(c->tr);
 		free(c);
 	}
 	close(s->sfd);

@@ -39,6 +39,7 @@
 #include <cstring>
 #include <memory>
 #include <system_error>
+#include <unordered_map>
 
 #include <twheel/loop.hpp>
 
@@ -89,10 +90,8 @@ struct Conn : tw::LoopTimerHook<Conn> {
 	std::unique_ptr<char[]> stats; // a control connection's STATS line
 	std::unique_ptr<char[]> own;   // no ring: this connection's buffer
 	Conn *next_starved = nullptr;
-	std::uint64_t t_fire = 0, t_fin = 0, t_accept = 0;
-	sockaddr_in peer{};
+	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
 	int fd;
-	std::uint32_t acc_wait_ms = 0;
 	std::int16_t bid = -1; // the provided buffer held, -1 none
 	std::uint16_t line_len = 0;
 	std::uint16_t out_len = 0, out_off = 0;
@@ -134,6 +133,13 @@ struct Server {
 	demo_hist h_fire{}, h_fin{}, h_close{}, h_accept{}, h_wake{}, h_busy{};
 	std::uint64_t max_ran = 0, nobufs = 0;
 	FILE *trace = nullptr;
+	// --trace: what a traced connection's line holds besides the record
+	struct TraceRec {
+		sockaddr_in peer{};
+		std::uint64_t t_accept = 0, t_fin = 0;
+		std::uint32_t acc_wait_ms = 0;
+	};
+	std::unordered_map<const Conn *, TraceRec> traced; // empty without --trace
 
 	Server(tw::Loop &l, BufRing &r, int lf, int sf, unsigned w)
 		: loop(l), ring(r), lfd(lf), sfd(sf), worker(w), idle(std::chrono::milliseconds(o.idle_ms))
@@ -293,11 +299,15 @@ struct Server {
 		if (c->t_fire) {
 			std::uint64_t now = clock();
 			demo_hist_add(&h_close, static_cast<std::int64_t>(now - c->t_fire));
-			if (trace)
+			if (trace) {
+				const TraceRec &r = traced[c];
 				std::fprintf(trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-					     ntohl(c->peer.sin_addr.s_addr), ntohs(c->peer.sin_port), c->t_accept,
-					     c->acc_wait_ms, c->idle().native_handle()->deadline, c->t_fire, c->t_fin, now);
+					     ntohl(r.peer.sin_addr.s_addr), ntohs(r.peer.sin_port), r.t_accept,
+					     r.acc_wait_ms, c->idle().native_handle()->deadline, c->t_fire, r.t_fin, now);
+			}
 		}
+		if (trace)
+			traced.erase(c);
 		if (c->starving)
 			starved_remove(c);
 		if (c->bid >= 0)
@@ -378,8 +388,8 @@ struct Server {
 		bool freed_now = !c->inflight; // an open connection always has a request in flight
 		conn_close(c);
 		std::uint64_t fin = clock();
-		if (!freed_now)
-			c->t_fin = fin;
+		if (!freed_now && trace)
+			traced[c].t_fin = fin;
 		demo_hist_add(&h_fin, static_cast<std::int64_t>(fin - dl));
 	}
 
@@ -535,15 +545,16 @@ struct Server {
 		// time spent in the accept queue (see idle_server.c)
 		tcp_info ti;
 		socklen_t tl = sizeof ti;
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
+		const bool ti_ok = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0;
+		if (ti_ok)
 			demo_hist_add(&h_accept, static_cast<std::int64_t>(ti.tcpi_last_data_sent) * 1000000);
-			c->acc_wait_ms = ti.tcpi_last_data_sent;
-		}
 		if (trace) {
-			socklen_t pl = sizeof c->peer;
-			getpeername(fd, reinterpret_cast<sockaddr *>(&c->peer), &pl);
+			TraceRec &r = traced[c];
+			socklen_t pl = sizeof r.peer;
+			getpeername(fd, reinterpret_cast<sockaddr *>(&r.peer), &pl);
+			r.t_accept = clock();
+			r.acc_wait_ms = ti_ok ? ti.tcpi_last_data_sent : 0;
 		}
-		c->t_accept = clock();
 		c->idle().arm_in(idle);
 		nconns++;
 		accepted++;
