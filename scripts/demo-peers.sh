@@ -148,9 +148,10 @@ start_server() {
     udp/netty) "${spin[@]}" java -cp "$out/classes:$cp" NettyUdpServer --port $port --idle-ms "$idle" >"$log" 2>&1 & ;;
   esac
   spid=$!
-  local want=1
-  [ "$srv" = netty ] && [ "$mode" = tcp ] && want=$k
-  for _ in $(seq 300); do
+  local want=1 tries=300
+  # k JVMs start at once on one core: 30 s, and 3 s more for each
+  [ "$srv" = netty ] && [ "$mode" = tcp ] && want=$k tries=$(( 300 + 30 * k ))
+  for _ in $(seq $tries); do
     if [ "$srv" = nginx ]; then ss -Hltn "sport = :$port" | grep -q . && return 0
     elif [ "$(cat "$log" 2>/dev/null | grep -c 'ready: listening')" -ge "$want" ]; then return 0; fi
     kill -0 "$spid" 2>/dev/null || return 1
