@@ -60,7 +60,7 @@ static int feed(const char *in, size_t n, const size_t *cuts, int ncuts, size_t 
 static void check_splits(const char *name, const char *in, size_t n, int want, const size_t *ends)
 {
 	size_t done_at[64];
-	size_t cuts[2];
+	size_t cuts[2] = { 0, 0 }; /* none read with ncuts 0: set for the compiler */
 	int r = feed(in, n, cuts, 0, done_at, 64);
 	CHECK(r == want, "%s whole: %d heads, want %d", name, r, want);
 	for (size_t i = 0; i <= n; i++) {
