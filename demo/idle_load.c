@@ -134,6 +134,7 @@ struct proc_stats {
 	uint64_t bytes_echoed;
 	uint64_t t_first_submit, t_last_est;
 	uint64_t t_ready;        /* its set-up done (before the start line) */
+	uint64_t t_loop_end, t_teardown; /* its loop ended; its tear-down began (the finish line between) */
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
 	uint64_t stall_worst_ns, stall_worst_at; /* the longest stall, and when (since the start) */
@@ -800,6 +801,7 @@ static uint64_t rate_t0;
  */
 struct start_line {
 	uint32_t ready;  /* processes set up */
+	uint32_t done;   /* processes whose loop has ended (the finish line) */
 	uint64_t go;     /* the start (CLOCK_MONOTONIC ns), 0 until all are ready */
 };
 static struct start_line *the_start;
@@ -826,6 +828,30 @@ static void start_together(uint32_t nprocs)
 		;
 	rate_t0 = go;
 }
+/*
+ * The finish line: a process whose loop has ended (everything it opened
+ * judged) waits for the others before it tears down its ring and its
+ * connections and exits. Tearing down on the one core the others share,
+ * while they still wait for their last closes, stalled them (118 ms at the
+ * end of a million-connection run). 120 s at most (a process that died
+ * never arrives; every loop ends by its own hard stop).
+ */
+static void finish_together(uint32_t nprocs)
+{
+	struct start_line *l = the_start;
+	if (!l || nprocs == 1)
+		return;
+	__atomic_add_fetch(&l->done, 1, __ATOMIC_ACQ_REL);
+	uint64_t give_up = demo_now_ns() + ms_ns(120000);
+	while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) < nprocs) {
+		if (demo_now_ns() >= give_up) {
+			fprintf(stderr, "idle-load: not every process finished in 120 s: tearing down anyway\n");
+			return;
+		}
+		usleep(2000);
+	}
+}
+
 static uint64_t connect_due(const struct worker *w)
 {
 	if (!o.rate)
@@ -1032,6 +1058,9 @@ static int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, ui
 	ps->t_ready = demo_now_ns();
 	start_together(nprocs);
 	worker_loop(&w, report);
+	ps->t_loop_end = demo_now_ns();
+	finish_together(nprocs);
+	ps->t_teardown = demo_now_ns();
 	if (o.trace)
 		write_trace(&w, pidx);
 	worker_free(&w);
@@ -1251,6 +1280,7 @@ struct report {
 	struct proc_stats sum;
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
 	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
+	uint64_t end_overlap_us;   /* first tear-down -> last loop's end, if after */
 	struct server_view sv;
 	bool server_clean, pass;
 	bool invalid;      /* the generator fell behind: its lag beyond lag_bound_ms, or starved */
@@ -1276,7 +1306,8 @@ static int tally(struct report *r, const struct result *res, const struct proc_s
 	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
 	if (!r->late || !r->late_in || !r->reap || !r->setup)
 		return -ENOMEM;
-	uint64_t first_submit = UINT64_MAX, last_est = 0, last_ready = 0;
+	uint64_t first_submit = UINT64_MAX, last_est = 0, last_ready = 0, last_loop_end = 0,
+		 first_teardown = UINT64_MAX;
 	struct proc_stats *sum = &r->sum;
 	for (uint32_t p = 0; p < r->nprocs; p++) {
 		hist_merge(&sum->lag, &ps[p].lag);
@@ -1294,7 +1325,14 @@ static int tally(struct report *r, const struct result *res, const struct proc_s
 			last_est = ps[p].t_last_est;
 		if (ps[p].t_ready > last_ready)
 			last_ready = ps[p].t_ready;
+		if (ps[p].t_loop_end > last_loop_end)
+			last_loop_end = ps[p].t_loop_end;
+		if (ps[p].t_teardown && ps[p].t_teardown < first_teardown)
+			first_teardown = ps[p].t_teardown;
 	}
+	/* a process tore down while another's loop still ran: they did not finish together */
+	r->end_overlap_us = first_teardown != UINT64_MAX && last_loop_end > first_teardown
+				    ? (last_loop_end - first_teardown) / 1000 : 0;
 	/* a connect submitted before the last process was set up: they did not start together */
 	r->start_overlap_us = first_submit != UINT64_MAX && last_ready > first_submit ? (last_ready - first_submit) / 1000 : 0;
 	r->open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
@@ -1522,7 +1560,7 @@ static void print_result_line(const struct report *r)
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
 	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f start_overlap_us=%" PRIu64
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
 	       " invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
@@ -1531,7 +1569,7 @@ static void print_result_line(const struct report *r)
 	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
 	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
-	       r->open_s, r->wall_s, r->start_overlap_us, r->invalid ? 1 : 0, r->pass ? 1 : 0);
+	       r->open_s, r->wall_s, r->start_overlap_us, r->end_overlap_us, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
