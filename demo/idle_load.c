@@ -551,6 +551,21 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 	conn_close(w, c, false);
 }
 
+
+/* @c's @n reply bytes were what we asked for: count them, read on. */
+static void reply_checked(struct worker *w, struct conn *c, size_t n)
+{
+	c->rcvd += n;
+	w->ps->bytes_echoed += n;
+	post_recv(w, c);
+}
+
+/* @c's reply differs from what we asked for: judge it, close it. */
+static void reply_bad(struct worker *w, struct conn *c)
+{
+	judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
+	conn_close(w, c, false);
+}
 /*
  * --http: check @n reply bytes. Each reply is a head that starts with
  * DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"), whatever its
@@ -588,14 +603,10 @@ static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 		return;
 	}
 	if (o.http) {
-		if (!http_reply_bytes(c, p, n)) {
-			judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
-			conn_close(w, c, false);
-			return;
-		}
-		c->rcvd += n;
-		w->ps->bytes_echoed += n;
-		post_recv(w, c);
+		if (http_reply_bytes(c, p, n))
+			reply_checked(w, c, n);
+		else
+			reply_bad(w, c);
 		return;
 	}
 	/* one message is formatted per DEMO_ECHO_MSG_LEN bytes, not per byte:
@@ -615,14 +626,11 @@ static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 			want = msg[off % DEMO_ECHO_MSG_LEN];
 		}
 		if (p[i] != want) {
-			judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
-			conn_close(w, c, false);
+			reply_bad(w, c);
 			return;
 		}
 	}
-	c->rcvd += n;
-	w->ps->bytes_echoed += n;
-	post_recv(w, c);
+	reply_checked(w, c, n);
 }
 
 static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe)
