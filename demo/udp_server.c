@@ -331,7 +331,9 @@ static void on_datagram(struct server *s, const struct mmsghdr *m, const struct 
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m->msg_hdr); c; c = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
 			memcpy(&s->rx_dropped, CMSG_DATA(c), sizeof(uint32_t));
-	if (m->msg_len != sizeof(*msg) || msg->magic != UDP_MAGIC || (msg->id == 0 && msg->type != UDP_STATS)) {
+	/* a longer datagram was cut to the buffer's 24 bytes: MSG_TRUNC says so */
+	if (m->msg_len != sizeof(*msg) || (m->msg_hdr.msg_flags & MSG_TRUNC) || msg->magic != UDP_MAGIC ||
+	    (msg->id == 0 && msg->type != UDP_STATS)) {
 		s->bad++;
 		return;
 	}

@@ -16,9 +16,16 @@
  *   server -> client  UDP_CLOSED id: the session was silent for the idle
  *                                timeout and is closed; @arg carries how
  *                                late the server's timer ran (us).
- * Every datagram is one struct udp_msg; anything else is counted as bad
- * and dropped. The reply address of a session is the source address of its
- * latest datagram (a client may move, as under QUIC).
+ * Every datagram is one struct udp_msg, exactly sizeof(struct udp_msg) =
+ * 24 bytes. The server takes a datagram only if it is 24 bytes long, its
+ * magic is UDP_MAGIC, its type UDP_DATA, UDP_BYE or UDP_STATS, and its id
+ * not 0 (but for UDP_STATS); pad and arg are not read. Any other datagram,
+ * shorter or longer (even one whose first 24 bytes would do: the server
+ * reads 24 bytes and the kernel's MSG_TRUNC tells it there were more), is
+ * counted in rx and bad and changes nothing else: it opens no session,
+ * pushes no timeout back, moves no reply address. The reply address of a
+ * session is the source address of its latest datagram (a client may
+ * move, as under QUIC).
  *
  * STATS keys (the server's): worker=0 workers=1 pid conns (sessions held)
  * timers (pending session timers) peak (most sessions held at once) opened
@@ -45,6 +52,7 @@ struct udp_msg {
 	uint64_t id;
 	uint64_t arg;
 };
+_Static_assert(sizeof(struct udp_msg) == 24, "a udp_msg is 24 bytes on the wire");
 
 /* Datagrams read or written per recvmmsg()/sendmmsg() call. */
 #define UDP_BATCH 64
