@@ -12,6 +12,21 @@
  * per session: the table's pages are touched as sessions first use them,
  * so the resident set grows with the sessions held.
  *
+ * The IDs are the client's choice, so the hash must not let a client pick
+ * IDs that share one probe run (with a fixed multiplier, multiples of its
+ * inverse do: each insert, lookup and delete then walks the whole run, and
+ * 40,000 such IDs stall the loop for seconds). A slot's home is therefore
+ * SipHash-2-4 of the ID (libsodium's crypto_shorthash()) under a key drawn
+ * at start from the kernel's random source, which a client never sees;
+ * and no session lies more than PROBE_MAX slots past its home, so that no
+ * lookup probes more than PROBE_MAX slots whatever the IDs. An ID whose
+ * PROBE_MAX slots are all held is refused (counted in refused and
+ * refused_probe), as when the table is full; nothing else changes. With a
+ * key the client does not know, the probes are those of random homes: in
+ * 20 fills of a table of 2^21 slots with 2^20 random homes (the most it
+ * holds) the longest probe was 33 to 50 slots, and none of 21 million
+ * inserts needed 65; PROBE_MAX is 128.
+ *
  * I/O: one multishot poll on the socket; each completion drains it with
  * recvmmsg() (UDP_BATCH a call). A datagram for an unknown ID opens a
  * session and arms its timer; one for a known ID re-arms it with
@@ -43,6 +58,7 @@
 #include <unistd.h>
 
 #include <liburing.h>
+#include <sodium.h>
 #include <twheel/loop.h>
 
 #include "args.h"
@@ -51,6 +67,7 @@
 
 #define NAME "udp-session-server"
 #define SEND_MAX 256 /* notices queued before a sendmmsg() */
+#define PROBE_MAX 128 /* slots a lookup probes at most: a session's slot - its home < this */
 
 static struct {
 	const char *bind;
@@ -59,8 +76,8 @@ static struct {
 	uint32_t max_sessions;
 	uint64_t tick_us;
 	uint32_t buf_bytes;
-	bool quiet;
-} opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 1u << 20, 1000, UDP_DEFAULT_BUF, false };
+	bool quiet, fixed_key;
+} opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 1u << 20, 1000, UDP_DEFAULT_BUF, false, false };
 
 /* One session: 120 bytes on LP64, of which the loop timer is 96. */
 struct session {
@@ -103,9 +120,11 @@ struct server {
 	uint32_t *slots;               /* record index + 1, 0 empty */
 	uint32_t mask;
 	unsigned bits;
+	uint32_t probe_max; /* the longest probe a session ever opened needed */
+	unsigned char key[crypto_shorthash_KEYBYTES];
 	size_t nsess, peak;
 	/* counters */
-	uint64_t opened, idle_closed, byes, rx, bad, rx_dropped, tx_failed, refused;
+	uint64_t opened, idle_closed, byes, rx, bad, rx_dropped, tx_failed, refused, refused_probe;
 	struct demo_hist h_fire; /* idle timer: callback run - deadline */
 	struct rx_batch rxb;
 	struct tx_batch txb;
@@ -113,27 +132,40 @@ struct server {
 
 /* ---- The session table ---------------------------------------------------------- */
 
+/* @id's home slot: the top bits of its keyed SipHash-2-4. */
 static uint32_t home_slot(const struct server *s, uint64_t id)
 {
-	return (uint32_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - s->bits));
+	unsigned char in[sizeof(id)], out[crypto_shorthash_BYTES];
+	uint64_t h;
+	memcpy(in, &id, sizeof(id));
+	crypto_shorthash(out, in, sizeof(in), s->key);
+	memcpy(&h, out, sizeof(h));
+	return (uint32_t)(h >> (64 - s->bits));
 }
 
-/* The slot holding @id, or the empty slot where it would go (*found false). */
+#define SLOT_NONE UINT32_MAX
+
+/* The slot holding @id (*found true); else the empty slot where it would
+ * go, or SLOT_NONE when the PROBE_MAX slots from its home are all held.
+ * O(PROBE_MAX) at most. */
 static uint32_t slot_find(const struct server *s, uint64_t id, bool *found)
 {
 	uint32_t i = home_slot(s, id);
-	while (s->slots[i]) {
+	*found = false;
+	for (uint32_t n = 0; n < PROBE_MAX; n++, i = (i + 1) & s->mask) {
+		if (!s->slots[i])
+			return i;
 		if (s->tab[s->slots[i] - 1].id == id) {
 			*found = true;
 			return i;
 		}
-		i = (i + 1) & s->mask;
 	}
-	*found = false;
-	return i;
+	return SLOT_NONE;
 }
 
-/* Empty slot @i and move later entries of its probe run back (no tombstones). */
+/* Empty slot @i and move later entries of its probe run back (no tombstones;
+ * an entry only ever moves towards its home, so each stays within PROBE_MAX
+ * of it). */
 static void slot_delete(struct server *s, uint32_t i)
 {
 	for (;;) {
@@ -172,6 +204,9 @@ static struct session *session_new(struct server *s, uint32_t slot, uint64_t id)
 	tw_loop_timer_init(&ss->idle, on_idle, 0);
 	ss->id = id;
 	s->slots[slot] = idx + 1;
+	uint32_t probe = ((slot - home_slot(s, id)) & s->mask) + 1;
+	if (probe > s->probe_max)
+		s->probe_max = probe;
 	if (++s->nsess > s->peak)
 		s->peak = s->nsess;
 	s->opened++;
@@ -191,9 +226,12 @@ static void session_free(struct server *s, struct session *ss)
 	s->nsess--;
 }
 
-/* Allocate the table for opt.max_sessions (lazily touched); 0 or -ENOMEM. */
+/* Allocate the table for opt.max_sessions (lazily touched) and draw the
+ * hash key (all zero with --debug-fixed-key); 0 or -ENOMEM. */
 static int table_init(struct server *s)
 {
+	if (!opt.fixed_key)
+		crypto_shorthash_keygen(s->key);
 	s->cap = opt.max_sessions;
 	s->bits = 1;
 	while ((1ull << s->bits) < 2ull * s->cap)
@@ -263,11 +301,13 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 	return snprintf(buf, len,
 		"STATS worker=0 workers=1 pid=%d conns=%zu timers=%zu peak=%zu opened=%" PRIu64
 		" idle_closed=%" PRIu64 " byes=%" PRIu64 " rx=%" PRIu64 " bad=%" PRIu64 " rx_dropped=%" PRIu64
-		" tx_failed=%" PRIu64 " refused=%" PRIu64 " record_bytes=%zu table=%" PRIu32 " rss_kb=%" PRIu64
+		" tx_failed=%" PRIu64 " refused=%" PRIu64 " refused_probe=%" PRIu64 " probe_max=%" PRIu32
+		" record_bytes=%zu table=%" PRIu32 " rss_kb=%" PRIu64
 		" utime_us=%" PRIu64 " stime_us=%" PRIu64 " iters=%" PRIu64 " wakeups=%" PRIu64
 		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64 "\n",
 		(int)getpid(), s->nsess, twheel_loop_count(s->loop), s->peak, s->opened, s->idle_closed, s->byes,
-		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, sizeof(struct session), s->cap, demo_rss_kb(),
+		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, s->refused_probe, s->probe_max,
+		sizeof(struct session), s->cap, demo_rss_kb(),
 		(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 		(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec, ls.iterations,
 		ls.wakeups, s->h_fire.n, demo_hist_pct(&s->h_fire, 0.5), demo_hist_pct(&s->h_fire, 0.99),
@@ -292,9 +332,10 @@ static void on_data(struct server *s, uint64_t id, const struct sockaddr_in *fro
 		ss = &s->tab[s->slots[slot] - 1];
 		twheel_loop_mod(s->loop, &ss->idle, s->idle_ns);
 	} else {
-		ss = session_new(s, slot, id);
+		ss = slot == SLOT_NONE ? NULL : session_new(s, slot, id);
 		if (!ss) {
 			s->refused++;
+			s->refused_probe += slot == SLOT_NONE;
 			return;
 		}
 		twheel_loop_add(s->loop, &ss->idle, s->idle_ns);
@@ -465,6 +506,8 @@ static void usage(FILE *f, const char *name)
 		"  --tick-us US         loop tick (1000)\n"
 		"  --buf-bytes N        SO_RCVBUF and SO_SNDBUF of the socket (%u)\n"
 		"  --quiet              no start-up line\n"
+		"  --debug-fixed-key    hash session IDs under an all-zero key, not a random one\n"
+		"                       (for tests: what a client who knows the key can do)\n"
 		"protocol: demo/udp_session.h; signals: SIGUSR1 prints STATS, SIGTERM/SIGINT stop\n",
 		name, DEMO_DEFAULT_PORT, UDP_DEFAULT_BUF);
 }
@@ -479,6 +522,7 @@ static void parse_args(int argc, char **argv, struct demo_addr *a)
 		ARGS_NUM("tick-us", &opt.tick_us, 1, 1000000),
 		ARGS_NUM("buf-bytes", &opt.buf_bytes, 4096, 1u << 30),
 		ARGS_FLAG("quiet", &opt.quiet),
+		ARGS_FLAG("debug-fixed-key", &opt.fixed_key),
 		ARGS_END,
 	};
 	args_parse(NAME, argc, argv, opts, usage);
@@ -541,6 +585,10 @@ int main(int argc, char **argv)
 {
 	struct demo_addr a;
 	parse_args(argc, argv, &a);
+	if (sodium_init() < 0) {
+		fprintf(stderr, NAME ": libsodium failed to initialise\n");
+		return 1;
+	}
 	static struct server s0;
 	struct server *s = srv = &s0;
 	s->idle_ns = opt.idle_ms * 1000000u;

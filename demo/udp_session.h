@@ -27,11 +27,20 @@
  * session is the source address of its latest datagram (a client may
  * move, as under QUIC).
  *
+ * IDs are the client's choice. The server finds a session by a keyed hash
+ * of its ID (SipHash, a key drawn at start that it never sends), so that
+ * no choice of IDs costs it more than random ones; and it probes at most a
+ * fixed number of slots for an ID (128): a new ID whose slots are all held
+ * is refused like one that finds the table full (no notice; counted in
+ * refused and refused_probe) and may be sent again.
+ *
  * STATS keys (the server's): worker=0 workers=1 pid conns (sessions held)
  * timers (pending session timers) peak (most sessions held at once) opened
  * idle_closed byes rx (datagrams) bad rx_dropped (datagrams the kernel
  * dropped on the server's socket, SO_RXQ_OVFL) tx_failed (notices that
- * could not be sent) refused (table full) record_bytes table (capacity)
+ * could not be sent) refused (new sessions refused: the table full, or
+ * refused_probe: their probe run full) probe_max (the longest probe, in
+ * slots, that a session opened needed) record_bytes table (capacity)
  * rss_kb utime_us stime_us iters wakeups fire_n fire_p50_us fire_p99_us
  * fire_max_us. "conns" and "timers" are named as in the TCP server's line,
  * so that the same checks read both.

@@ -21,7 +21,7 @@ set -euo pipefail
 
 build=(meson ninja-build pkg-config gcc
        dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
-demo=("${build[@]}" g++ liburing-dev gnuplot-nox)
+demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
       clang libclang-rt-dev groff-base cmake)
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)

@@ -13,6 +13,28 @@
  *            and moves no reply address (the notice reaches the socket of
  *            the valid datagram, not the other). The 24-byte one opens one.
  *
+ *   ids      Sets of 40,000 session IDs, each sent as one UDP_DATA and
+ *            left to time out (200 ms): random IDs; IDs crafted against
+ *            the old hash (k times the inverse of its multiplier
+ *            0x9E3779B97F4A7C15: one home slot for all); IDs crafted
+ *            against the keyed hash under a key the attacker fixes (all
+ *            zero: IDs whose home, under that key, lies in the table's
+ *            first 1,024 slots). The sets run in turn, three rounds; the
+ *            server's CPU time for a set (utime + stime from its STATS,
+ *            sending to the last session's close) must stay within 2x of
+ *            the random set's (medians of the rounds, measured in the same
+ *            run, so a loaded machine slows both), no session may be
+ *            refused (the crafted sets do not collide under the server's
+ *            random key), and no timer may run later than 250 ms (the
+ *            demo tests' tolerance). Then, to show that the key-0 set is
+ *            a real attack, a second server is started with
+ *            --debug-fixed-key (the key all zero): the same set must now
+ *            crowd its probe runs (refused_probe > 30,000), and the probe
+ *            bound must still keep its timers within the tolerance.
+ *
+ * The datagrams go out in batches of 128, each followed by a STATS request
+ * whose reply is awaited, so that the server's socket never holds more
+ * than one batch (no drop even with a small net.core.rmem_max).
  * Exit 0 pass, 1 fail, 77 skip (io_uring refused), 2 usage.
  */
 #include <arpa/inet.h>
@@ -25,14 +47,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "udp_session.h"
 
+#define NIDS 40000
+#define ROUNDS 3
+#define BATCH 128
+#define IDLE_MS 200
+#define TOLERANCE_US 250000u
 #define MAX_SESSIONS 65536
+#define CRAFT_WINDOW 1024 /* slots the key-0 set's homes fall in */
 
 static int fails;
 
@@ -134,7 +165,7 @@ static void server_stop(struct server *s)
 }
 
 struct stats {
-	uint64_t conns, opened, rx, bad, byes, refused, rx_dropped, cpu_us, fire_max_us;
+	uint64_t conns, opened, rx, bad, byes, refused, refused_probe, probe_max, rx_dropped, cpu_us, fire_max_us;
 };
 
 static uint64_t key_of(const char *line, const char *key)
@@ -168,6 +199,8 @@ static struct stats stats_get(const struct server *s)
 	return (struct stats){
 		.conns = key_of(line, "conns"), .opened = key_of(line, "opened"), .rx = key_of(line, "rx"),
 		.bad = key_of(line, "bad"), .byes = key_of(line, "byes"), .refused = key_of(line, "refused"),
+		.refused_probe = strstr(line, " refused_probe=") ? key_of(line, "refused_probe") : 0,
+		.probe_max = strstr(line, " probe_max=") ? key_of(line, "probe_max") : 0,
 		.rx_dropped = key_of(line, "rx_dropped"),
 		.cpu_us = key_of(line, "utime_us") + key_of(line, "stime_us"),
 		.fire_max_us = key_of(line, "fire_max_us"),
@@ -263,14 +296,187 @@ static void test_lengths(const char *path)
 	server_stop(&s);
 }
 
+/* ---- ids -------------------------------------------------------------------------- */
+
+static unsigned table_bits(uint32_t cap) /* as the server sizes its table */
+{
+	unsigned bits = 1;
+	while ((1ull << bits) < 2ull * cap)
+		bits++;
+	return bits;
+}
+
+/* The home slot the server gives @id if its key is @key. */
+static uint32_t keyed_home(uint64_t id, const unsigned char *key, unsigned bits)
+{
+	unsigned char in[sizeof(id)], out[crypto_shorthash_BYTES];
+	uint64_t h;
+	memcpy(in, &id, sizeof(id));
+	crypto_shorthash(out, in, sizeof(in), key);
+	memcpy(&h, out, sizeof(h));
+	return (uint32_t)(h >> (64 - bits));
+}
+
+enum { SET_RANDOM, SET_OLD, SET_KEY0, NSETS };
+static const char *const set_name[NSETS] = { "random", "crafted-old-hash", "crafted-key-0" };
+static uint64_t ids[NSETS][NIDS];
+
+static void sets_make(void)
+{
+	for (unsigned i = 0; i < NIDS; i++) {
+		do {
+			if (getrandom(&ids[SET_RANDOM][i], sizeof(uint64_t), 0) != sizeof(uint64_t))
+				die("getrandom");
+		} while (!ids[SET_RANDOM][i]);
+	}
+	/* the old home: (id * M) >> (64 - bits); k * M^-1 gives k, home 0 */
+	uint64_t m = UINT64_C(0x9E3779B97F4A7C15), inv = m; /* Newton: inv = M^-1 mod 2^64 */
+	for (int i = 0; i < 6; i++)
+		inv *= 2 - m * inv;
+	for (unsigned i = 0; i < NIDS; i++)
+		ids[SET_OLD][i] = (i + 1) * inv;
+	unsigned char key0[crypto_shorthash_KEYBYTES] = { 0 };
+	unsigned bits = table_bits(MAX_SESSIONS);
+	uint64_t id = 1;
+	for (unsigned i = 0; i < NIDS; id++)
+		if (keyed_home(id, key0, bits) < CRAFT_WINDOW)
+			ids[SET_KEY0][i++] = id;
+}
+
+struct phase {
+	uint64_t cpu_us, wall_us, opened, refused, refused_probe, probe_max, notices;
+};
+
+/* The UDP_CLOSED notices waiting on @fd, read. */
+static uint64_t notices_drain(int fd)
+{
+	uint64_t n = 0;
+	struct udp_msg in;
+	while (recv(fd, &in, sizeof(in), MSG_DONTWAIT) == sizeof(in))
+		n += in.magic == UDP_MAGIC && in.type == UDP_CLOSED;
+	return n;
+}
+
+/* Send the set @set, one DATA each, and wait until every session has closed. */
+static struct phase phase_run(const struct server *s, int fd, unsigned set)
+{
+	struct stats a = stats_get(s);
+	uint64_t t0 = now_us(), notices = 0;
+	struct mmsghdr mm[BATCH];
+	struct iovec iov[BATCH];
+	struct udp_msg msg[BATCH];
+	for (unsigned off = 0; off < NIDS; off += BATCH) {
+		unsigned n = NIDS - off < BATCH ? NIDS - off : BATCH;
+		for (unsigned i = 0; i < n; i++) {
+			msg[i] = (struct udp_msg){ .magic = UDP_MAGIC, .type = UDP_DATA, .id = ids[set][off + i] };
+			iov[i] = (struct iovec){ &msg[i], sizeof(msg[i]) };
+			mm[i].msg_hdr = (struct msghdr){ .msg_name = (void *)&s->addr, .msg_namelen = sizeof(s->addr),
+							 .msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		for (unsigned done = 0; done < n;) {
+			int r = sendmmsg(fd, mm + done, n - done, 0);
+			if (r < 0 && errno != EINTR)
+				die("sendmmsg");
+			done += r > 0 ? (unsigned)r : 0;
+		}
+		stats_get(s); /* the server has read the batch */
+		notices += notices_drain(fd);
+	}
+	struct stats b;
+	for (;;) {
+		notices += notices_drain(fd);
+		b = stats_get(s);
+		if (!b.conns)
+			break;
+		if (now_us() - t0 > 10000000u) {
+			printf("FAIL: %s: %" PRIu64 " sessions still open 10 s after the set's first datagram\n",
+			       set_name[set], b.conns);
+			exit(1);
+		}
+		usleep(20000);
+	}
+	notices += notices_drain(fd);
+	return (struct phase){ .cpu_us = b.cpu_us - a.cpu_us, .wall_us = now_us() - t0, .opened = b.opened - a.opened,
+			       .refused = b.refused - a.refused, .refused_probe = b.refused_probe - a.refused_probe,
+			       .probe_max = b.probe_max, .notices = notices };
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void test_ids(const char *path)
+{
+	sets_make();
+	struct server s;
+	server_start(&s, path, IDLE_MS, NULL);
+	int fd = data_socket();
+	uint64_t cpu[NSETS][ROUNDS];
+	for (unsigned r = 0; r < ROUNDS; r++)
+		for (unsigned set = 0; set < NSETS; set++) {
+			struct phase p = phase_run(&s, fd, set);
+			cpu[set][r] = p.cpu_us;
+			printf("round %u %-16s server cpu %6.1f ms  wall %6.1f ms  opened %" PRIu64 " refused %"
+			       PRIu64 " probe_max %" PRIu64 " notices %" PRIu64 "\n",
+			       r + 1, set_name[set], p.cpu_us / 1e3, p.wall_us / 1e3, p.opened, p.refused,
+			       p.probe_max, p.notices);
+			CHECK(p.opened == NIDS && p.refused == 0, "%s: %" PRIu64 " sessions opened, %" PRIu64
+			      " refused, of %d", set_name[set], p.opened, p.refused, NIDS);
+		}
+	struct stats st = stats_get(&s);
+	uint64_t med[NSETS];
+	for (unsigned set = 0; set < NSETS; set++) {
+		qsort(cpu[set], ROUNDS, sizeof(uint64_t), cmp_u64);
+		med[set] = cpu[set][ROUNDS / 2];
+	}
+	for (unsigned set = 1; set < NSETS; set++) {
+		double ratio = (double)med[set] / (double)(med[SET_RANDOM] ? med[SET_RANDOM] : 1);
+		printf("%s: server cpu median %.1f ms (min %.1f, max %.1f) = %.2fx the random set's %.1f ms\n",
+		       set_name[set], med[set] / 1e3, cpu[set][0] / 1e3, cpu[set][ROUNDS - 1] / 1e3, ratio,
+		       med[SET_RANDOM] / 1e3);
+		CHECK(ratio <= 2.0, "%s: the server's CPU %.2fx the random set's (at most 2x)", set_name[set], ratio);
+	}
+	printf("timers: latest %.1f ms late (tolerance %u ms); longest probe %" PRIu64 " slots; rx_dropped %" PRIu64
+	       "\n", st.fire_max_us / 1e3, TOLERANCE_US / 1000, st.probe_max, st.rx_dropped);
+	CHECK(st.fire_max_us <= TOLERANCE_US, "a timer ran %.1f ms late (tolerance %u ms)", st.fire_max_us / 1e3,
+	      TOLERANCE_US / 1000);
+	CHECK(st.rx_dropped == 0, "the server's socket dropped %" PRIu64 " datagrams", st.rx_dropped);
+	server_stop(&s);
+
+	/* The key-0 set is a real attack on a server whose key it knows. */
+	server_start(&s, path, IDLE_MS, "--debug-fixed-key");
+	struct phase p = phase_run(&s, fd, SET_KEY0);
+	st = stats_get(&s);
+	printf("--debug-fixed-key, crafted-key-0: server cpu %.1f ms (%.2fx the random set's), opened %" PRIu64
+	       " refused_probe %" PRIu64 " probe_max %" PRIu64 ", timers latest %.1f ms late\n",
+	       p.cpu_us / 1e3, (double)p.cpu_us / (double)(med[SET_RANDOM] ? med[SET_RANDOM] : 1), p.opened,
+	       p.refused_probe, st.probe_max, st.fire_max_us / 1e3);
+	CHECK(p.refused_probe > 30000, "with the key known, the crafted set crowded no probe run (refused_probe %"
+	      PRIu64 "): the test does not craft what the server hashes", p.refused_probe);
+	CHECK(st.probe_max <= 128, "a probe of %" PRIu64 " slots (bound 128)", st.probe_max);
+	CHECK(st.fire_max_us <= TOLERANCE_US, "with the key known, a timer ran %.1f ms late (tolerance %u ms)",
+	      st.fire_max_us / 1e3, TOLERANCE_US / 1000);
+	server_stop(&s);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || strcmp(argv[2], "lengths")) {
-		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths\n", argv[0]);
+	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids"))) {
+		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids\n", argv[0]);
 		return 2;
 	}
+	if (sodium_init() < 0) {
+		printf("FAIL: sodium_init\n");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
-	test_lengths(argv[1]);
+	if (!strcmp(argv[2], "lengths"))
+		test_lengths(argv[1]);
+	else
+		test_ids(argv[1]);
 	printf("%s\n", fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;
 }
