@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Compile every C and C++ example the documentation shows.
+"""Compile every C and C++ example the documentation shows; run each complete program.
 
 usage: check_snippets.py BUILDDIR [--cc CMD] [--cxx CMD] [--have FEATURE]...
-                         [--cflag=FLAG]... FILE|DIR...
+                         [--cflag=FLAG]... [--run-timeout S] FILE|DIR...
 
 FILE is a Markdown file (each ```c and ```cpp block) or a man page (each
 .EX/.EE or .nf/.fi block of its EXAMPLE section, unescaped: \\e, \\-,
 \\(aq ...); a DIR stands for its *.md files and man pages (sections 3 and
 7). Each block is compiled against the headers and shared libraries that
 `meson install` would install (read from the build's introspection, so a
-header that is not installed is not found), with -Wall -Wextra -Werror
-(unused names allowed); a block that defines main() is also linked.
+header that is not installed is not found), with -Wall -Wextra -Werror.
+A block that defines main() is a complete program: it is linked, with no
+warning allowed (-Wall -Wextra -Werror, unused names included), and run
+(stdin /dev/null, the built libraries on LD_LIBRARY_PATH): it must exit 0
+within --run-timeout seconds (default 20). The other blocks may leave
+names unused (-Wno-unused-...): they are parts of a program.
 
 A block is a complete translation unit unless a marker right before it says
 otherwise (in Markdown an HTML comment, in a man page a comment line):
@@ -24,7 +28,17 @@ otherwise (in Markdown an HTML comment, in a man page a comment line):
       file-scope code up to the first line that starts with TEXT, then
       statements that become the body of main();
   <!-- snippet: skip: REASON -->
-      not compiled (say why).
+      not compiled (say why);
+  <!-- snippet: unit, run with "ARGS" -->
+      a complete program that ends by itself only when told (a server's
+      --seconds): run with ARGS (split as a shell would).
+
+The shell blocks of the Markdown files (```sh) run as root on a minimal
+Debian, which has no sudo: a command there that starts with sudo fails the
+check (the text says "as root" instead).
+
+A complete program that exits 77 says it cannot run here (io_uring
+refused, for instance): counted as skipped, not passed.
 
 In Markdown, lines after the marker's first line and before "-->" are more
 prelude (declarations the block uses but does not show), e.g.
@@ -126,6 +140,8 @@ def parse_marker(text):
         return 'skip', None, text.partition(':')[2].strip() or 'no reason given'
     m = re.search(r'main from "([^"]+)"', text)
     kind = text.split(',')[0].strip()
+    if re.search(r'run with "([^"]*)"', text) and kind != 'unit':
+        raise ValueError('"run with" is for a complete program (unit)')
     if kind not in ('unit', 'fragment', 'body'):
         raise ValueError(f'unknown snippet kind "{kind}"')
     return kind, (m.group(1) if m else None), None
@@ -163,6 +179,17 @@ def markdown_blocks(path):
         blocks.append(Block(path, start + 1, lang, code, marker, prelude))
         i = j + 1
     return blocks
+
+
+def shell_sudo(path):
+    """The lines of the ```sh blocks of a Markdown file that run sudo."""
+    found, in_sh = [], False
+    for n, line in enumerate(open(path, encoding='utf-8').read().split('\n'), 1):
+        if re.match(r'^\s*```', line):
+            in_sh = not in_sh and bool(re.match(r'^\s*```(sh|bash|shell)\s*$', line))
+        elif in_sh and re.search(r'(^|[;&|(]\s*)sudo\s', line.strip()):
+            found.append((n, line.strip()))
+    return found
 
 
 def man_blocks(path):
@@ -240,6 +267,28 @@ def source_of(b):
             f'#line {cut + 1}\n' + body + '\n\treturn 0;\n}\n')
 
 
+def run_args(marker):
+    """The arguments of 'run with "ARGS"' in a marker, or none."""
+    m = re.search(r'run with "([^"]*)"', marker)
+    return shlex.split(m.group(1)) if m else []
+
+
+def run_program(prog, args, libs, cwd, timeout):
+    """Run a complete program as a reader would: its exit status, or why
+    it has none (still running after timeout seconds), and its output."""
+    env = dict(os.environ)
+    dirs = sorted({os.path.dirname(p) for p in libs.values()})
+    env['LD_LIBRARY_PATH'] = ':'.join(dirs + [env.get('LD_LIBRARY_PATH', '')]).rstrip(':')
+    try:
+        r = subprocess.run([prog] + args, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, cwd=cwd, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or b''
+        out = (out.decode(errors='replace') if isinstance(out, bytes) else out)[-2000:]
+        return f'still running after {timeout:g} s (it must end by itself)', out
+    return r.returncode, r.stdout[-2000:] + r.stderr[-2000:]
+
+
 def expand(paths):
     """Files as given; a directory gives its *.md files or man pages (3, 7)."""
     out = []
@@ -259,17 +308,28 @@ def main():
     ap.add_argument('--cxx', default='')
     ap.add_argument('--have', action='append', default=[])
     ap.add_argument('--cflag', action='append', default=[])
+    ap.add_argument('--run-timeout', type=float, default=20)
     ap.add_argument('files', nargs='+')
     a = ap.parse_args()
 
     blocks = []
+    sudo = 0
     for f in expand(a.files):
-        blocks += man_blocks(f) if re.search(r'\.[1-8]$', f) else markdown_blocks(f)
+        if re.search(r'\.[1-8]$', f):
+            blocks += man_blocks(f)
+            continue
+        blocks += markdown_blocks(f)
+        for n, line in shell_sudo(f):
+            print(f'FAIL {os.path.relpath(f)}:{n}: "{line}": a minimal root has no sudo; '
+                  'say "as root"')
+            sudo += 1
 
-    warn = ['-Wall', '-Wextra', '-Werror', '-Wno-unused-function', '-Wno-unused-variable',
-            '-Wno-unused-parameter', '-Wno-unused-but-set-variable', '-Wno-unused-label',
-            '-Wno-unused-local-typedefs']
-    ok = failed = skipped = 0
+    warn = ['-Wall', '-Wextra', '-Werror']
+    unused_ok = ['-Wno-unused-function', '-Wno-unused-variable', '-Wno-unused-parameter',
+                 '-Wno-unused-but-set-variable', '-Wno-unused-label',
+                 '-Wno-unused-local-typedefs']
+    ok = skipped = 0
+    failed = sudo
     with tempfile.TemporaryDirectory(prefix='twheel-snippets-') as tmp:
         inc, libs = installed_tree(a.build, tmp)
         have = set(a.have)
@@ -304,8 +364,9 @@ def main():
                 cmd = shlex.split(a.cc) + ['-std=c11']
             else:
                 cmd = shlex.split(a.cxx) + ['-std=c++17']
-            cmd += ['-D_GNU_SOURCE', '-I', inc] + warn + a.cflag + ['-pthread']
             linked = kind == 'unit' and re.search(r'^\s*int\s+main\s*\(', src, re.M)
+            cmd += ['-D_GNU_SOURCE', '-I', inc] + warn + ([] if linked else unused_ok)
+            cmd += a.cflag + ['-pthread']
             if linked:
                 extra = []
                 for feat in sorted(needs & EXTERNAL.keys()):
@@ -314,14 +375,28 @@ def main():
             else:
                 cmd += ['-c', fn, '-o', fn + '.o']
             r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode == 0:
-                print(f'ok   {b.where()} ({b.lang}, {"linked" if linked else "compiled"})')
-                ok += 1
-            else:
+            if r.returncode != 0:
                 out = r.stderr.replace(fn, b.where())
                 print(f'FAIL {b.where()} ({b.lang}):\n{out}')
                 if kind != 'unit':
                     print('--- as compiled:\n' + src + '---')
+                failed += 1
+                continue
+            if not linked:
+                print(f'ok   {b.where()} ({b.lang}, compiled)')
+                ok += 1
+                continue
+            status, out = run_program(fn + '.out', run_args(b.marker), libs, tmp,
+                                      a.run_timeout)
+            if status == 0:
+                print(f'ok   {b.where()} ({b.lang}, linked, ran to its end)')
+                ok += 1
+            elif status == 77:
+                print(f'skip {b.where()}: linked, exits 77 here:\n{out}')
+                skipped += 1
+            else:
+                why = status if isinstance(status, str) else f'exit {status}'
+                print(f'FAIL {b.where()} ({b.lang}, linked): {why}\n{out}')
                 failed += 1
     print(f'{ok} compiled, {failed} failed, {skipped} skipped')
     if failed:
