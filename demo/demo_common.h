@@ -11,10 +11,15 @@
  *                   other lines are consumed; a line longer than
  *                   DEMO_MAX_LINE bytes is malformed and closes the
  *                   connection.
- *   HTTP mode       (--http) HTTP/1.1 keep-alive: each complete request
- *                   head (up to a blank line; empty lines before its
- *                   request line are skipped, a bare LF ends a line too)
- *                   is answered DEMO_HTTP_REPLY, a 204 with no body; a
+ *   HTTP mode       (--http) HTTP/1.1 with RFC 9112's persistence: each
+ *                   complete request head (up to a blank line; empty lines
+ *                   before its request line are skipped, a bare LF ends a
+ *                   line too) is answered a 204 with no body,
+ *                   DEMO_HTTP_REPLY ("Connection: keep-alive"), or
+ *                   DEMO_HTTP_REPLY_CLOSE to a request that closes the
+ *                   connection ("Connection: close", HTTP/1.0 without
+ *                   keep-alive: demo_http_input() in demo_server.h), after
+ *                   which the server reads no more requests and closes; a
  *                   head longer than DEMO_HTTP_MAX_HEAD bytes is malformed
  *                   and closes the connection. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with
@@ -64,8 +69,11 @@
 /* HTTP mode: the generator's ping, the servers' answer, what a reply must start with. */
 #define DEMO_HTTP_REQ "GET / HTTP/1.1\r\nHost: idle\r\n\r\n"
 #define DEMO_HTTP_REQ_LEN 30
-#define DEMO_HTTP_REPLY "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
-#define DEMO_HTTP_REPLY_LEN 46
+#define DEMO_HTTP_REPLY "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n"
+#define DEMO_HTTP_REPLY_LEN 51
+/* HTTP mode: the servers' answer to the request that closes the connection. */
+#define DEMO_HTTP_REPLY_CLOSE "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
+#define DEMO_HTTP_REPLY_CLOSE_LEN 46
 #define DEMO_HTTP_STATUS "HTTP/1.1 204 "
 #define DEMO_HTTP_STATUS_LEN 13
 /* The longest head either side accepts, its blank line included. */

@@ -52,8 +52,9 @@ static void usage(FILE *f, const char *name)
 		"  --port N         port, 0 = any free one (%d)\n"
 		"  --idle-ms MS     close a connection silent this long (%d)\n"
 		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
-		"  --http           HTTP/1.1 keep-alive: answer each request head with\n"
-		"                   \"HTTP/1.1 204 No Content\", Content-Length: 0\n"
+		"  --http           HTTP/1.1: answer each request head with \"HTTP/1.1 204 No\n"
+		"                   Content\"; close after the reply to \"Connection: close\"\n"
+		"                   or to HTTP/1.0 without \"Connection: keep-alive\"\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -124,41 +125,237 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 
 _Static_assert(sizeof(DEMO_HTTP_REQ) - 1 == DEMO_HTTP_REQ_LEN, "DEMO_HTTP_REQ_LEN");
 _Static_assert(sizeof(DEMO_HTTP_REPLY) - 1 == DEMO_HTTP_REPLY_LEN, "DEMO_HTTP_REPLY_LEN");
+_Static_assert(sizeof(DEMO_HTTP_REPLY_CLOSE) - 1 == DEMO_HTTP_REPLY_CLOSE_LEN, "DEMO_HTTP_REPLY_CLOSE_LEN");
 _Static_assert(sizeof(DEMO_HTTP_STATUS) - 1 == DEMO_HTTP_STATUS_LEN, "DEMO_HTTP_STATUS_LEN");
+_Static_assert(DEMO_HTTP_MAX_HEAD < UINT16_MAX, "struct demo_http's len");
+_Static_assert(DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN <= UINT16_MAX,
+	       "demo_http_reply_span()'s offsets");
 
-/* demo_http_input()'s state: the head's length so far, and this bit. */
-#define HTTP_LINE_BYTES 0x8000u /* the current line has a byte other than CR */
+/*
+ * demo_http_input() reads a head byte by byte, keeping only what decides
+ * whether the connection persists (RFC 9112 9.3): the request line's
+ * version, and the options of its Connection fields.
+ */
+enum http_part {
+	HTTP_REQUEST_LINE, /* its words, the third the version */
+	HTTP_LINE_START,   /* the first byte of a field line */
+	HTTP_FIELD_NAME,   /* a field name, while it may be "Connection" */
+	HTTP_CONNECTION,   /* the value of a Connection field */
+	HTTP_OTHER,        /* another field line: skipped */
+};
 
-int demo_http_input(const char *buf, size_t n, uint16_t *state)
+/* struct demo_http's head (and cand) bits */
+#define HTTP_V10 1u        /* the version is HTTP/1.0 */
+#define HTTP_V11 2u        /* the version is HTTP/1.1, or a later HTTP/1.x */
+#define HTTP_CLOSE 4u      /* a "close" connection option */
+#define HTTP_KEEP_ALIVE 8u /* a "keep-alive" connection option */
+#define HTTP_NO_MATCH 0xff /* pos: the word can no longer be what is looked for */
+
+static const char http_version[] = "HTTP/1."; /* then one digit; case-sensitive (RFC 9112 2.3) */
+#define HTTP_VERSION_LEN 8 /* "HTTP/1." and the digit */
+static const char http_connection[] = "connection";
+#define HTTP_CONNECTION_LEN 10
+_Static_assert(sizeof(http_version) == HTTP_VERSION_LEN && sizeof(http_connection) - 1 == HTTP_CONNECTION_LEN,
+	       "HTTP_*_LEN");
+static const struct {
+	const char *name;
+	uint8_t len, bit;
+} http_options[] = { { "close", 5, HTTP_CLOSE }, { "keep-alive", 10, HTTP_KEEP_ALIVE } };
+
+static char http_lower(char ch)
 {
-	unsigned len = *state & ~HTTP_LINE_BYTES, line = *state & HTTP_LINE_BYTES, heads = 0;
-	for (size_t i = 0; i < n; i++) {
+	return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* Between a request line's words: SP, HTAB, VT, FF or a bare CR (RFC 9112 3). */
+static bool http_word_gap(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r';
+}
+
+/* Optional whitespace in a field value: SP, HTAB, or a bare CR, read as SP (RFC 9112 2.2). */
+static bool http_ows(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r';
+}
+
+/*
+ * The end of a request line's word: the version, if it spelled one (the
+ * last word's counts, and the line must have three).
+ */
+static void http_word_end(struct demo_http *h)
+{
+	if (h->pos) {
+		h->head &= (uint8_t)~(HTTP_V10 | HTTP_V11);
+		if (h->pos == HTTP_VERSION_LEN)
+			h->head |= h->cand;
+	}
+	h->pos = 0;
+}
+
+static void http_request_byte(struct demo_http *h, char ch)
+{
+	if (http_word_gap(ch)) {
+		http_word_end(h);
+		return;
+	}
+	if (!h->pos && h->words < 4)
+		h->words++;
+	if (h->pos < HTTP_VERSION_LEN - 1 && ch == http_version[h->pos]) {
+		h->pos++;
+	} else if (h->pos == HTTP_VERSION_LEN - 1 && ch >= '0' && ch <= '9') {
+		h->cand = ch == '0' ? HTTP_V10 : HTTP_V11;
+		h->pos++;
+	} else {
+		h->pos = HTTP_NO_MATCH;
+	}
+}
+
+/* The end of a connection option: close or keep-alive if its bytes spelled one. */
+static void http_option_end(struct demo_http *h)
+{
+	for (size_t i = 0; i < sizeof(http_options) / sizeof(http_options[0]); i++)
+		if ((h->cand & http_options[i].bit) && h->pos == http_options[i].len)
+			h->head |= http_options[i].bit;
+	h->pos = 0;
+	h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
+	h->gap = false;
+}
+
+/* A byte of a Connection field's value: options between commas and optional whitespace. */
+static void http_option_byte(struct demo_http *h, char ch)
+{
+	if (ch == ',') {
+		http_option_end(h);
+		return;
+	}
+	if (http_ows(ch)) {
+		h->gap = h->pos != 0; /* trailing, unless another byte follows */
+		return;
+	}
+	for (size_t i = 0; i < sizeof(http_options) / sizeof(http_options[0]); i++)
+		if (h->gap || h->pos >= http_options[i].len || http_lower(ch) != http_options[i].name[h->pos])
+			h->cand &= (uint8_t)~http_options[i].bit;
+	if (h->pos < HTTP_NO_MATCH)
+		h->pos++;
+}
+
+/* The first byte of a field line: which part it starts. */
+static void http_line_start(struct demo_http *h, char ch)
+{
+	if (http_ows(ch)) { /* obs-fold: the field above goes on, read as a space (RFC 9112 5.2) */
+		h->part = h->fold ? HTTP_CONNECTION : HTTP_OTHER;
+		return;
+	}
+	if (h->fold)
+		http_option_end(h);
+	h->fold = false;
+	h->part = HTTP_FIELD_NAME;
+	h->pos = 0;
+}
+
+/* A byte of a head other than LF. */
+static void http_head_byte(struct demo_http *h, char ch)
+{
+	if (h->part == HTTP_LINE_START)
+		http_line_start(h, ch);
+	switch (h->part) {
+	case HTTP_REQUEST_LINE:
+		http_request_byte(h, ch);
+		break;
+	case HTTP_FIELD_NAME: /* no whitespace before the colon (RFC 9112 5.1) */
+		if (h->pos == HTTP_CONNECTION_LEN && ch == ':') {
+			h->part = HTTP_CONNECTION;
+			h->fold = true;
+			h->pos = 0;
+			h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
+			h->gap = false;
+		} else if (h->pos < HTTP_CONNECTION_LEN && http_lower(ch) == http_connection[h->pos]) {
+			h->pos++;
+		} else {
+			h->part = HTTP_OTHER;
+		}
+		break;
+	case HTTP_CONNECTION:
+		http_option_byte(h, ch);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The LF of a line with bytes. */
+static void http_line_end(struct demo_http *h)
+{
+	if (h->part == HTTP_REQUEST_LINE) {
+		http_word_end(h);
+		if (h->words != 3)
+			h->head &= (uint8_t)~(HTTP_V10 | HTTP_V11);
+	} else if (h->part == HTTP_CONNECTION) {
+		h->gap = h->pos != 0; /* the line break is whitespace if the field goes on */
+	}
+	h->part = HTTP_LINE_START;
+}
+
+/* The head is complete: does the connection persist after its reply (RFC 9112 9.3)? */
+static bool http_head_end(struct demo_http *h)
+{
+	if (h->fold)
+		http_option_end(h);
+	unsigned head = h->head;
+	*h = (struct demo_http){ .len = 0 };
+	if (head & HTTP_CLOSE)
+		return false;
+	return (head & HTTP_V11) || ((head & HTTP_V10) && (head & HTTP_KEEP_ALIVE));
+}
+
+int demo_http_input(const char *buf, size_t n, struct demo_http *h)
+{
+	int heads = 0;
+	for (size_t i = 0; i < n && !h->close; i++) {
 		char ch = buf[i];
-		if (len == 0 && (ch == '\r' || ch == '\n'))
+		if (h->len == 0 && (ch == '\r' || ch == '\n'))
 			continue; /* before a request line: skipped */
-		if (++len > DEMO_HTTP_MAX_HEAD)
+		if (++h->len > DEMO_HTTP_MAX_HEAD)
 			return -1;
-		if (ch == '\n') {
-			if (!line) { /* an empty line: the head is complete */
-				if (++heads > DEMO_HTTP_MAX_BATCH)
-					return -1;
-				len = 0;
-			}
-			line = 0;
-		} else if (ch != '\r') {
-			line = HTTP_LINE_BYTES;
+		if (ch != '\n') {
+			if (ch != '\r')
+				h->line = true;
+			http_head_byte(h, ch);
+		} else if (h->line) {
+			http_line_end(h);
+			h->line = false;
+		} else { /* an empty line: the head is complete */
+			if (++heads > DEMO_HTTP_MAX_BATCH)
+				return -1;
+			h->close = !http_head_end(h);
 		}
 	}
-	*state = (uint16_t)(len | line);
-	return (int)heads;
+	return heads;
+}
+
+void demo_http_reply_span(int heads, bool close, uint16_t *from, uint16_t *to)
+{
+	if (heads <= 0) {
+		*from = *to = 0;
+	} else if (!close) {
+		*from = 0;
+		*to = (uint16_t)(heads * DEMO_HTTP_REPLY_LEN);
+	} else { /* the last heads - 1 keep-alive replies, then the closing one */
+		*to = DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN;
+		*from = (uint16_t)(*to - DEMO_HTTP_REPLY_CLOSE_LEN - (heads - 1) * DEMO_HTTP_REPLY_LEN);
+	}
 }
 
 const char *demo_http_replies(void)
 {
-	static char replies[DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN];
-	if (!replies[0])
+	static char replies[DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN];
+	if (!replies[0]) {
 		for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
 			memcpy(replies + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY, DEMO_HTTP_REPLY_LEN);
+		memcpy(replies + DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY_CLOSE,
+		       DEMO_HTTP_REPLY_CLOSE_LEN);
+	}
 	return replies;
 }
 

@@ -31,7 +31,7 @@ struct demo_options {
 	unsigned backlog;
 	rlim_t nofile; /* 0: as high as allowed */
 	bool heartbeat;
-	bool http;     /* HTTP/1.1 keep-alive: a 204 for each request head */
+	bool http;     /* HTTP/1.1: a 204 for each request head (demo_http_input()) */
 	bool quiet;
 	const char *trace; /* per-connection timing, one file per worker */
 	uint32_t ring_bufs; /* provided receive buffers a worker, 0: one per connection */
@@ -69,18 +69,58 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 #define DEMO_HTTP_MAX_BATCH 256
 
 /*
- * HTTP mode on @n received bytes at @buf: count the request heads they
- * complete (a head ends at its first empty line; CR/LF before a request
- * line are skipped; a line ends at LF, a CR before it is dropped),
- * carrying a head across calls in *@state (0 at the start of a
- * connection: the head's length so far and whether the current line has
- * a byte other than CR). Returns the heads completed, each to be answered
- * with DEMO_HTTP_REPLY, or -1 once a head is longer than DEMO_HTTP_MAX_HEAD
- * bytes or more than DEMO_HTTP_MAX_BATCH complete at once.
+ * HTTP mode: a connection's request-head parser, zeroed when the
+ * connection opens. demo_http_input() sets @close once a request head
+ * asked for the connection to be closed; the other fields are its own.
  */
-int demo_http_input(const char *buf, size_t n, uint16_t *state);
+struct demo_http {
+	uint16_t len;   /* the current head's bytes so far, 0 between heads */
+	uint8_t part;   /* what the next byte belongs to (enum http_part, demo_server.c) */
+	uint8_t pos;    /* bytes of the current word, field name or option so far */
+	uint8_t cand;   /* what these bytes may still spell: a version, or options */
+	uint8_t words;  /* the request line's words so far (4: more than 3) */
+	uint8_t head;   /* what the head said so far: its version, its Connection options */
+	bool line : 1;  /* the current line has a byte other than CR */
+	bool gap : 1;   /* the current option has whitespace after its first bytes */
+	bool fold : 1;  /* in a Connection field (a line that starts with whitespace continues it) */
+	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
+};
 
-/* DEMO_HTTP_MAX_BATCH DEMO_HTTP_REPLYs back to back: k replies are its first k * DEMO_HTTP_REPLY_LEN bytes. */
+/*
+ * HTTP mode on @n received bytes at @buf: count the request heads they
+ * complete, carrying a head across calls in *@h. A head ends at its first
+ * empty line; CR/LF before a request line are skipped; a line ends at LF,
+ * a CR before it is dropped.
+ *
+ * Persistence (RFC 9112 9.3): a head closes the connection unless its
+ * request line is "METHOD TARGET HTTP/1.x" (three words, x a digit) and
+ * its Connection fields have no "close" option, and, for HTTP/1.0, have a
+ * "keep-alive" option. Connection fields are matched by name without
+ * regard to case; each value is a comma-separated list of options, each
+ * between optional whitespace and compared without regard to case; the
+ * field may appear on several lines, and a line that starts with
+ * whitespace continues the field above (obs-fold, read as a space). A
+ * bare CR counts as a space (RFC 9112 2.2). An unknown version (HTTP/2.0,
+ * HTTP/0.9, "http/1.1", no version) closes.
+ *
+ * Returns the heads completed, each to be answered (demo_http_reply_span()),
+ * or -1 (a protocol error) once a head is longer than DEMO_HTTP_MAX_HEAD
+ * bytes or more than DEMO_HTTP_MAX_BATCH complete at once. When a head
+ * closes the connection, it is the last one counted: h->close is set, the
+ * bytes after it are not read (nor any later call's: 0 then). O(@n), no
+ * allocation.
+ */
+int demo_http_input(const char *buf, size_t n, struct demo_http *h);
+
+/*
+ * The replies to @heads request heads (at most DEMO_HTTP_MAX_BATCH): bytes
+ * [*@from, *@to) of demo_http_replies(). Each is DEMO_HTTP_REPLY
+ * ("Connection: keep-alive"), but with @close the last one is
+ * DEMO_HTTP_REPLY_CLOSE ("Connection: close"). Empty for @heads <= 0.
+ */
+void demo_http_reply_span(int heads, bool close, uint16_t *from, uint16_t *to);
+
+/* DEMO_HTTP_MAX_BATCH DEMO_HTTP_REPLYs back to back, then one DEMO_HTTP_REPLY_CLOSE. */
 const char *demo_http_replies(void);
 
 #ifdef __cplusplus

@@ -12,8 +12,10 @@
  * next recv is posted only once it went out: a client that does not read
  * cannot make the server buffer without bound). --heartbeat answers PING
  * lines with PONG in place; --http answers each complete HTTP/1.1 request
- * head with a 204 (demo_http_input() counts them, the replies go out of
- * one shared constant buffer, the receive buffer is given back at once).
+ * head with a 204 (demo_http_input() counts them and says when a request
+ * closes the connection, the replies go out of one shared constant buffer,
+ * the receive buffer is given back at once); after the reply that closes:
+ * FIN, then read until the peer closes (C_LINGER).
  *
  * Closing: shutdown(SHUT_RDWR) sends the FIN at once and makes the
  * connection's in-flight request complete; its completion frees the
@@ -104,7 +106,8 @@ struct server {
 };
 
 enum { RX = 1, TX = 2 };
-enum cstate { C_OPEN, C_DRAIN, C_CLOSING };
+/* C_LINGER: HTTP, the last reply goes out, then FIN and read until the peer closes */
+enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
 
 /*
  * A connection: 224 bytes on LP64 and no buffer while it is idle. Its
@@ -138,7 +141,13 @@ struct conn {
 	struct conn_trace *tr; /* --trace only (NULL without, or if out of memory) */
 	int fd;
 	int16_t bid;         /* the provided buffer held, -1 none */
-	uint16_t line_len;   /* heartbeat: bytes of the current line; HTTP: demo_http_input()'s */
+	union {
+		struct { /* heartbeat: the current line's length and first bytes */
+			uint16_t line_len;
+			char line[DEMO_PING_LEN];
+		};
+		struct demo_http http; /* HTTP: the request head being read */
+	};
 	uint16_t out_len, out_off;
 	uint8_t inflight;    /* RX | TX */
 	uint8_t state;
@@ -146,7 +155,6 @@ struct conn {
 	bool control;
 	bool out_heap;       /* out was malloc'd (a STATS line) */
 	bool starving;       /* on the starved list */
-	char line[DEMO_PING_LEN]; /* heartbeat: the current line's first bytes */
 };
 _Static_assert(sizeof(struct conn) <= 256, "an idle connection must cost at most 256 bytes");
 
@@ -416,17 +424,21 @@ static bool heartbeat_input(struct conn *c, size_t n)
 	return true;
 }
 
-/* HTTP mode: consume @n bytes; a 204 goes out for each request head they complete. */
+/*
+ * HTTP mode: consume @n bytes; a 204 goes out for each request head they
+ * complete. After one that closes the connection: C_LINGER.
+ */
 static bool http_input(struct conn *c, size_t n)
 {
-	int heads = demo_http_input(conn_data(c), n, &c->line_len);
+	int heads = demo_http_input(conn_data(c), n, &c->http);
 	if (heads < 0)
 		return false;
 	if (c->bid >= 0)
 		buf_put(c->s, c); /* the replies do not go out of it */
 	c->out = (char *)demo_http_replies();
-	c->out_len = (uint16_t)(heads * DEMO_HTTP_REPLY_LEN);
-	c->out_off = 0;
+	demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
+	if (c->http.close)
+		c->state = C_LINGER;
 	return true;
 }
 
@@ -497,6 +509,12 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 			conn_free(c);
 		return;
 	}
+	if (c->state == C_LINGER) { /* closing: what the peer still sends is dropped */
+		if (c->bid >= 0)
+			buf_put(s, c);
+		conn_recv(c);
+		return;
+	}
 	size_t n = (size_t)cqe->res;
 	c->out = conn_data(c);
 	if (!c->seen_data) {
@@ -552,10 +570,19 @@ static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	}
 	if (c->bid >= 0)
 		buf_put(s, c); /* the echo went out of it */
-	if (c->state == C_DRAIN)
+	if (c->state == C_DRAIN) {
 		conn_close(c);
-	else
-		conn_recv(c);
+		return;
+	}
+	/*
+	 * C_LINGER: the reply that closes went out; the FIN follows it, and
+	 * the connection reads until the peer closes (or its idle timer
+	 * fires): closed now with unread bytes, the kernel would send an RST,
+	 * which can destroy the reply before the client read it (RFC 9112 9.6).
+	 */
+	if (c->state == C_LINGER)
+		shutdown(c->fd, SHUT_WR);
+	conn_recv(c);
 }
 
 static void conn_new(struct server *s, int fd)

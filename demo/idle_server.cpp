@@ -75,7 +75,7 @@ struct BufRing {
 // on the starved list, first come first served, for the next buffer given
 // back. Without a ring, the connection has its own (own).
 struct Conn : tw::LoopTimerHook<Conn> {
-	enum State : std::uint8_t { open, drain, closing };
+	enum State : std::uint8_t { open, drain, linger, closing }; // linger: see on_send()
 	enum : std::uint8_t { rx = 1, tx = 2 };
 
 	// The connection's one request in flight (inflight says which).
@@ -101,6 +101,7 @@ struct Conn : tw::LoopTimerHook<Conn> {
 	bool control = false;
 	bool starving = false; // on the starved list
 	char line[DEMO_PING_LEN] = {};
+	demo_http http{}; // HTTP: the request head being read
 
 	Conn(Server *srv, tw::Loop &loop, int f) : LoopTimerHook(loop), s(srv), req{{&io_done}, this}, fd(f) {}
 	LoopTimerHook &idle() { return *this; } // the idle timer
@@ -407,13 +408,14 @@ struct Server {
 	// HTTP mode: consume @n bytes; a 204 goes out for each request head they complete.
 	bool http_input(Conn *c, std::size_t n)
 	{
-		const int heads = demo_http_input(c->data(), n, &c->line_len);
+		const int heads = demo_http_input(c->data(), n, &c->http);
 		if (heads < 0)
 			return false;
 		if (c->bid >= 0)
 			buf_put(c); // the replies do not go out of it (Conn::out())
-		c->out_len = static_cast<std::uint16_t>(heads * DEMO_HTTP_REPLY_LEN);
-		c->out_off = 0;
+		demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
+		if (c->http.close)
+			c->state = Conn::linger;
 		return true;
 	}
 
@@ -474,6 +476,12 @@ struct Server {
 				conn_free(c);
 			return;
 		}
+		if (c->state == Conn::linger) { // closing: what the peer still sends is dropped
+			if (c->bid >= 0)
+				buf_put(c);
+			conn_recv(c);
+			return;
+		}
 		std::size_t n = static_cast<std::size_t>(res);
 		if (!c->seen_data) {
 			c->seen_data = true;
@@ -526,10 +534,15 @@ struct Server {
 		}
 		if (c->bid >= 0)
 			buf_put(c); // the echo went out of it
-		if (c->state == Conn::drain)
+		if (c->state == Conn::drain) {
 			conn_close(c);
-		else
-			conn_recv(c);
+			return;
+		}
+		// linger: the reply that closes went out; FIN, then read until the
+		// peer closes, not close() on unread bytes (an RST: idle_server.c)
+		if (c->state == Conn::linger)
+			shutdown(c->fd, SHUT_WR);
+		conn_recv(c);
 	}
 
 	void conn_new(int fd)
