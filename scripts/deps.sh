@@ -7,7 +7,8 @@
 #   scripts/deps.sh test     build and run every test suite (scripts/test.sh):
 #                            the demo's, plus the test frameworks, the host
 #                            loops of the adapters, Boost.Asio, clang for the
-#                            fuzzers, groff and CMake for the install checks
+#                            fuzzers, groff and CMake for the install checks,
+#                            ab (apache2-utils) and curl, HTTP clients of the demo
 #   scripts/deps.sh bench    the benchmarks against peers (tools/bench/run.sh): the
 #                            test's, plus Netty and a JDK, valgrind
 #   scripts/deps.sh peers    the demo beside its peers (scripts/demo-peers.sh):
@@ -23,11 +24,11 @@ build=(meson ninja-build pkg-config gcc
        dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
 demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
-      clang libclang-rt-dev groff-base cmake)
+      clang libclang-rt-dev groff-base cmake apache2-utils curl)
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
 peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light)
 
-usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
 
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi

@@ -46,31 +46,9 @@ if [ "${1-}" = --server ]; then
 fi
 largs=("$@")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-demo-test.XXXXXX")
-spid=
-cleanup() {
-  if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then kill -KILL "$spid" 2>/dev/null; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL [$name]: $*"; echo "--- server output:"; cat "$tmp/server.log"; exit 1; }
-
-"$server" --port 0 "${sargs[@]}" >"$tmp/server.log" 2>&1 &
-spid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*ready: listening on .*:\([0-9]*\), .*/\1/p' "$tmp/server.log")
-  [ -n "$port" ] && break
-  if ! kill -0 "$spid" 2>/dev/null; then
-    wait "$spid"; rc=$?
-    [ $rc -eq 77 ] && { echo "SKIP [$name]: io_uring refused:"; cat "$tmp/server.log"; exit 77; }
-    grep -q 'Cannot assign requested address\|Address family not supported' "$tmp/server.log" &&
-      { echo "SKIP [$name]: no such loopback address here:"; cat "$tmp/server.log"; exit 77; }
-    fail "server exited with $rc before listening"
-  fi
-  sleep 0.05
-done
-[ -n "$port" ] || fail "server not ready after 10 s"
+# shellcheck source-path=SCRIPTDIR source=server.sh
+. "$(dirname "$0")/server.sh"
+server_start "$name" "$server" "${sargs[@]}"
 
 "$load" --port "$port" --quiet "${largs[@]}" >"$tmp/load.log" 2>&1
 lrc=$?
@@ -108,16 +86,7 @@ long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
 [ -z "$long" ] || fail "a summary line of ${#long} characters: $long"
 
 # The server's own accounting after the run, then a graceful shutdown.
-kill -TERM "$spid"
-for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$spid" 2>/dev/null && fail "server still running 5 s after SIGTERM"
-wait "$spid"; src=$?
-spid=
-[ $src -eq 0 ] || fail "server exited with $src after SIGTERM"
-grep -q '^STATS ' "$tmp/server.log" || fail "server printed no final STATS line"
-if grep '^STATS ' "$tmp/server.log" | grep -Ev ' conns=0 timers=0 ' >/dev/null; then
-  fail "server reported connections or timers left"
-fi
+server_stop
 if [ -n "${EXPECT_LOG-}" ]; then
   grep -Eq "$EXPECT_LOG" "$tmp/server.log" || fail "server output does not match /$EXPECT_LOG/"
 fi

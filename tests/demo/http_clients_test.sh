@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# tests/demo/http_clients_test.sh - an idle-timeout server in --http mode
+# (5 s idle timeout) against real HTTP clients: the persistence rules of
+# RFC 9112 section 9, end to end.
+#
+# usage: http_clients_test.sh SERVER NAME
+#
+# Asserts:
+#  - ab (an HTTP/1.0 client that reads each reply to its close), 2,000
+#    requests 10 at a time: all complete in well under the 5 s one idle
+#    timeout would take (the server closes after each reply);
+#  - ab -k (HTTP/1.0, "Connection: Keep-Alive"): all 2,000 on kept-alive
+#    connections, a few dozen at most, well under 5 s;
+#  - curl --http1.0, and curl with "Connection: close": the reply says
+#    "Connection: close" and curl's next request needs a new connection;
+#    plain curl (HTTP/1.1) gets "Connection: keep-alive" and reuses it;
+#  - raw requests on a socket: the server sends its FIN right after the
+#    reply that closes (read to the end within 2 s); a request pipelined
+#    after it is not answered, and 16 KiB more behind it do not turn the
+#    close into an RST (the reply arrives whole, the end is clean);
+#    HTTP/1.0 with keep-alive stays open;
+#  - the server closed no connection by its idle timer, and after SIGTERM
+#    exits 0 with no connection and no timer left.
+# Exit 0 pass, 1 fail, 77 skip (io_uring refused, or ab or curl not
+# installed: scripts/deps.sh test installs them).
+set -u
+server=$1 name=$2
+for tool in ab curl; do
+  command -v "$tool" >/dev/null ||
+    { echo "SKIP [$name]: $tool not installed (scripts/deps.sh test installs it)"; exit 77; }
+done
+
+idle_s=5
+# shellcheck source-path=SCRIPTDIR source=server.sh
+. "$(dirname "$0")/server.sh"
+server_start "$name" "$server" --http --idle-ms $((idle_s * 1000))
+url=http://127.0.0.1:$port/
+
+# stats: the server's STATS line (a control connection) into $stats_line;
+# get KEY: a counter from it
+stats() {
+  exec 5<>"/dev/tcp/127.0.0.1/$port" || fail "STATS: cannot connect"
+  printf 'STATS\n' >&5
+  stats_line=$(timeout 5 cat <&5)
+  exec 5<&-
+  [ -n "$stats_line" ] || fail "no STATS line"
+}
+get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats_line"; }
+
+# ab_run LABEL ARGS...: 2,000 requests, 10 at a time; all must complete
+# within the idle timeout (given 30 s before it is called stuck)
+ab_run() {
+  local label=$1
+  shift
+  timeout 30 ab -q "$@" -n 2000 -c 10 "$url" >"$tmp/ab.log" 2>&1
+  local rc=$?
+  cat "$tmp/ab.log"
+  [ $rc -eq 124 ] && fail "$label: not finished in 30 s (closes waiting for the $idle_s s idle timeout?)"
+  [ $rc -eq 0 ] || fail "$label: ab exited with $rc"
+  grep -Eq '^Complete requests: +2000$' "$tmp/ab.log" || fail "$label: not 2000 requests complete"
+  grep -Eq '^Failed requests: +0$' "$tmp/ab.log" || fail "$label: failed requests"
+  local t
+  t=$(sed -n 's/^Time taken for tests: *\([0-9.]*\) seconds/\1/p' "$tmp/ab.log")
+  awk -v t="$t" -v lim="$idle_s" 'BEGIN { exit !(t != "" && t + 0 < lim) }' ||
+    fail "$label: took ${t:-?} s, not under the $idle_s s idle timeout"
+  echo "$label: 2000 requests in $t s"
+}
+
+# ab: HTTP/1.0 without keep-alive; it reads each reply until the server closes
+stats; a0=$(get accepted)
+ab_run "ab (HTTP/1.0)"
+stats; a1=$(get accepted)
+[ $((a1 - a0)) -ge 2000 ] || fail "ab: $((a1 - a0)) connections accepted for 2000 requests without keep-alive"
+
+# ab -k: HTTP/1.0 with "Connection: Keep-Alive"; the replies must keep them open
+ab_run "ab -k (HTTP/1.0 keep-alive)" -k
+grep -Eq '^Keep-Alive requests: +2000$' "$tmp/ab.log" || fail "ab -k: not every request on a kept-alive connection"
+stats; a2=$(get accepted)
+[ $((a2 - a1)) -le 50 ] || fail "ab -k: $((a2 - a1)) connections for 2000 requests (reuse expected)"
+echo "ab -k: $((a2 - a1)) connections"
+
+# curl_check LABEL WANT_HEADER WANT_CONNECTS ARGS...: two requests in one curl;
+# each transfer's num_connects says whether it needed a new connection
+curl_check() {
+  local label=$1 want=$2 connects=$3
+  shift 3
+  timeout 10 curl -sS -v -o /dev/null -w '%{num_connects}\n' "$@" "$url" "$url" \
+    >"$tmp/curl.out" 2>"$tmp/curl.err" || { cat "$tmp/curl.err"; fail "$label: curl failed"; }
+  grep -iq "^< Connection: $want" "$tmp/curl.err" ||
+    { cat "$tmp/curl.err"; fail "$label: no \"Connection: $want\" in the reply"; }
+  [ "$(paste -sd, "$tmp/curl.out")" = "$connects" ] ||
+    { cat "$tmp/curl.err"; fail "$label: connections made per request $(paste -sd, "$tmp/curl.out"), want $connects"; }
+  echo "$label: Connection: $want, new connections per request $connects"
+}
+curl_check "curl --http1.0" close 1,1 --http1.0
+curl_check "curl -H 'Connection: close'" close 1,1 -H 'Connection: close'
+curl_check "curl (HTTP/1.1)" keep-alive 1,0
+curl_check "curl --http1.0 -H 'Connection: keep-alive'" keep-alive 1,0 --http1.0 -H 'Connection: keep-alive'
+
+# raw LABEL REQUEST WANT_REPLIES WANT_END: send REQUEST (printf format) on a
+# socket and read for 2 s at most; WANT_END "eof": the server closed
+# cleanly within that time after WANT_REPLIES replies, the last one
+# "Connection: close"; "open": it kept the connection open
+raw() {
+  local label=$1 req=$2 want=$3 end=$4
+  exec 6<>"/dev/tcp/127.0.0.1/$port" || fail "$label: cannot connect"
+  # shellcheck disable=SC2059
+  printf "$req" >&6 || fail "$label: sending failed"
+  local t0=$EPOCHREALTIME
+  timeout 2 cat <&6 >"$tmp/raw.out" 2>"$tmp/raw.err"
+  local rc=$? t1=$EPOCHREALTIME
+  exec 6<&-
+  local got ms
+  got=$(grep -c '^HTTP/1.1 204 ' "$tmp/raw.out")
+  ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+  [ "$got" = "$want" ] || fail "$label: $got replies, want $want"
+  if [ "$end" = eof ]; then
+    [ $rc -eq 124 ] && fail "$label: connection still open 2 s after the request"
+    if [ $rc -ne 0 ] || [ -s "$tmp/raw.err" ]; then fail "$label: the end was not clean: $(cat "$tmp/raw.err")"; fi
+    [ "$(grep -c '^Connection: close' "$tmp/raw.out")" = 1 ] || fail "$label: not one \"Connection: close\""
+    cmp -s <(tail -c 46 "$tmp/raw.out") <(printf 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n') ||
+      fail "$label: the replies do not end with a whole \"Connection: close\" reply"
+  else
+    [ $rc -eq 124 ] || fail "$label: the server closed a connection that should persist"
+    [ "$(grep -c '^Connection: keep-alive' "$tmp/raw.out")" = "$want" ] || fail "$label: no Connection: keep-alive"
+  fi
+  echo "$label: $got replies, $end after $ms ms"
+}
+raw "HTTP/1.0" 'GET / HTTP/1.0\r\nHost: a\r\n\r\n' 1 eof
+raw "HTTP/1.1, Connection: close" 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' 1 eof
+raw "HTTP/1.1, connection: TE, CLOSE" 'GET / HTTP/1.1\r\nconnection: TE\r\nConnection: keep-alive,\r\n CLOSE\r\n\r\n' 1 eof
+raw "pipelined after close" \
+  'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof
+junk=$(printf 'GET / HTTP/1.1\\r\\n\\r\\n%.0s' $(seq 900)) # 16 KiB of requests after the close
+raw "16 KiB after close" "GET / HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
+raw "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
+
+# the connections end when the clients close theirs: none waits for the timer
+for _ in $(seq 100); do stats; [ "$(get conns)" = 0 ] && break; sleep 0.05; done
+[ "$(get conns)" = 0 ] || fail "$(get conns) connections still open after the clients closed theirs"
+[ "$(get idle_closed)" = 0 ] || fail "$(get idle_closed) connections closed by the idle timer"
+[ "$(get resets)" = 0 ] || fail "$(get resets) connections reset"
+
+server_stop
+echo "PASS [$name]"
+exit 0
