@@ -5,9 +5,10 @@
  * range), every mistake reported in one line that names the option and
  * what it needs, with exit status 2. Header-only, C11.
  *
- * The lab's programs share it (the demo's three and twheel-inspect): it is
- * the one file of tools/common/, which their meson.build files put on the
- * include path (lab_common_inc).
+ * The lab's programs share it (the demo's and the tools'): it lives in
+ * internal/, the project's own headers that are never installed, which the
+ * top-level meson.build puts on their include path (lab_common_inc), so
+ * that neither demo/ nor tools/ reaches into the other.
  *
  *	static struct { uint32_t conns; bool quiet; const char *trace; } o;
  *	const struct args_opt opts[] = {
