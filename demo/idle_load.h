@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle_load.h - what the parts of idle-load share: the options, one
+ * result per connection and one stats block per process (both in memory
+ * the processes share), the report the run comes to, and each part's entry
+ * points. Read idle_load.c's head first: it says what each part holds.
+ *
+ *   idle_load.c          options, processes (fork, start and finish line),
+ *                        progress line, main
+ *   idle_load_gen.c      the generator: connections on io_uring, the loop;
+ *                        fills struct result and struct proc_stats
+ *   idle_load_referee.c  the referee: results -> struct report, the verdict
+ *   idle_load_stats.c    the server's STATS and CPU time -> struct report
+ *   idle_load_report.c   the summary and the plot, from struct report
+ */
+#ifndef IDLE_LOAD_H
+#define IDLE_LOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "demo_common.h"
+
+enum kind { K_SILENT, K_CHATTY, K_RESET, K_HALF, K_VANISH, K_FLOOD, K__N };
+
+enum outcome {
+	O_PENDING,
+	O_ON_TIME,      /* silent, closed within the tolerance */
+	O_LATE,         /* silent, closed after the tolerance */
+	O_EARLY,        /* silent, closed before the timeout */
+	O_NEVER,        /* silent, not closed within the grace period */
+	O_WRONG,        /* chatty closed by the server, or data on a silent one */
+	O_STARVED,      /* chatty closed after we let it go silent for a timeout */
+	O_ECHO,         /* chatty or half-close: the reply did not match */
+	O_KEPT,         /* chatty, open until we closed it */
+	O_ABRUPT_OK,    /* abrupt client played out as planned */
+	O_ABRUPT_FAIL,  /* half-close not answered and closed in time */
+	O_CONNECT_FAIL,
+	O__N
+};
+
+/* One per connection, in memory shared with the parent. */
+struct result {
+	uint64_t t_submit; /* connect about to be submitted (ns, CLOCK_MONOTONIC) */
+	uint64_t t_est;    /* connect completion reaped */
+	uint64_t t_close;  /* server's close (EOF or error) reaped */
+	uint64_t t_fin_in; /* ...when the kernel took in the FIN (TCP_INFO, jiffies), 0 unknown */
+	int32_t err;       /* errno of a failed connect or recv */
+	uint8_t kind;
+	uint8_t outcome;
+};
+
+/* One per process, shared with the parent. */
+struct proc_stats {
+	uint64_t pings;
+	uint64_t pings_skipped; /* previous ping's send still in flight */
+	uint64_t bytes_echoed;
+	uint64_t t_first_submit, t_last_est;
+	uint64_t t_ready;        /* its set-up done (before the start line) */
+	uint64_t t_loop_end, t_teardown; /* its loop ended; its tear-down began (the finish line between) */
+	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
+	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
+	uint64_t stall_worst_ns, stall_worst_at; /* the longest stall, and when (since the start) */
+	int fatal; /* the child could not run: message already printed */
+	/* read by the progress line while the run goes on (relaxed atomics) */
+	uint32_t connected, connect_failed, silent_done, silent_late;
+};
+
+struct opts {
+	struct demo_addr host; /* the server, port included */
+	unsigned family;       /* --family: 4 or 6, 0 = as --host says */
+	uint16_t port;
+	uint32_t conns;
+	uint32_t silent_pct;
+	uint32_t abrupt;
+	uint64_t idle_ms, ping_ms, tolerance_ms, grace_ms, hold_ms;
+	uint64_t connect_timeout_ms;
+	uint32_t inflight;
+	uint32_t rate;         /* --rate: connects a second over all processes, 0 = no limit */
+	uint32_t per_proc, per_src;
+	bool heartbeat;
+	bool http;             /* --http: HTTP/1.1 keep-alive, GET answered by 204 */
+	bool stats;
+	uint32_t server_pid;
+	uint64_t seed;
+	bool quiet;
+	const char *trace;
+	const char *plot; /* --plot PREFIX */
+	uint64_t stall_ms; /* --debug-stall-ms: stop once, all connections open */
+};
+
+/* The least lag bound: the wheel ticks in ms, a wait overruns by a few. */
+#define MIN_LAG_BOUND_MS 10
+
+/* Timing fields of the STATS line (demo_common.h), in this order. */
+enum { ST_FIRE_N, ST_FIRE_P50, ST_FIRE_P99, ST_FIRE_MAX, ST_FIN_P50, ST_FIN_P99, ST_FIN_MAX,
+       ST_CLOSE_P50, ST_CLOSE_P99, ST_CLOSE_MAX, ST_ACC_P50, ST_ACC_P99, ST_ACC_MAX, ST__N };
+static const char *const st_keys[ST__N] = {
+	"fire_n", "fire_p50_us", "fire_p99_us", "fire_max_us", "fin_p50_us", "fin_p99_us", "fin_max_us",
+	"close_p50_us", "close_p99_us", "close_max_us", "accept_p50_us", "accept_p99_us", "accept_max_us",
+};
+
+struct server_view {
+	uint32_t workers;     /* 0: unknown */
+	uint32_t seen;        /* workers that answered with conns=0 timers=0 */
+	uint64_t conns, timers, emfile, accepted, idle_closed;
+	double cpu_user, cpu_sys;
+	bool ok;
+	/* the servers' own timing (STATS *_us fields), the worst worker's for
+	 * each figure; timing = false if the server does not report it */
+	bool timing;
+	uint64_t tm[ST__N];
+};
+
+/* What the run came to: every connection's result and every process's stats. */
+struct report {
+	uint32_t total, nsilent, nprocs;
+	int fail_procs;
+	uint64_t count[K__N][O__N];
+	uint64_t wrong, abrupt_ok, abrupt_fail, connect_fail, pending;
+	int err_connect;
+	/* sorted, ns: silent lateness as the close was reaped, as the FIN came
+	 * in (where the kernel told us), our reaping delay, connect times */
+	int64_t *late, *late_in, *reap, *setup;
+	size_t nlate, nlate_in, nsetup;
+	struct proc_stats sum;
+	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
+	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
+	uint64_t end_overlap_us;   /* first tear-down -> last loop's end, if after */
+	struct server_view sv;
+	bool server_clean, pass;
+	bool invalid;      /* the generator fell behind: its lag beyond lag_bound_ms, or starved */
+	uint64_t lag_bound_ms;
+	char plot[9000]; /* what write_plot() made, for the summary */
+};
+
+/* The options (idle_load.c reads them; every part reads o). */
+extern struct opts o;
+
+static inline uint64_t ms_ns(uint64_t ms)
+{
+	return ms * 1000000u;
+}
+
+/* ---- idle_load.c: processes and progress ---- */
+
+/* The start line of the processes (in shared memory), and --rate's start. */
+struct start_line;
+extern struct start_line *the_start;
+extern uint64_t rate_t0;
+/* Wait until every process is set up, then start together (rate_t0 set). */
+void start_together(uint32_t nprocs);
+/* Wait until every process's loop has ended (before tearing down). */
+void finish_together(uint32_t nprocs);
+/* The progress line, at most once a second (@force: now). */
+void progress(uint64_t now, bool force);
+
+/* ---- idle_load_gen.c: the generator ---- */
+
+/*
+ * Run connections [lo, hi) of @res in this process (process @pidx of
+ * @nprocs), stats in @ps; @report: print the progress line. Returns 0,
+ * or exits the process on a fatal error (message printed).
+ */
+int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, uint32_t hi,
+	       uint32_t pidx, uint32_t nprocs, bool report);
+
+/* ---- idle_load_referee.c: the referee ---- */
+
+/* Count @res (r->total of them) and @ps (r->nprocs) into @r: -ENOMEM or 0. */
+int tally(struct report *r, const struct result *res, const struct proc_stats *ps);
+/* The verdict: r->invalid, r->pass (after tally() and measure_cpu()). */
+void judge_run(struct report *r);
+
+/* ---- idle_load_stats.c: the server's own account ---- */
+
+/* r->sv from the server's STATS, r->cpu_* and r->gen_cpu. */
+void measure_cpu(struct report *r);
+
+/* ---- idle_load_report.c: summary and plot ---- */
+
+/* The protocol spoken: "echo", "heartbeat" or "http". */
+const char *mode_name(void);
+/* The @p-th percentile (nearest rank) of @n sorted ns values, in ms. */
+double pct_ms(const int64_t *v, size_t n, double p);
+/* --plot: the csv, gnuplot script and png; r->plot says what was made. */
+void write_plot(struct report *r, const struct result *res);
+/* The summary, the RESULT line and the verdict, on stdout. */
+void print_summary(const struct report *r);
+
+#endif

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle_load_referee.c - idle-load's referee: what the run is judged on.
+ *
+ * Each connection's outcome (enum outcome) is decided as its events come
+ * in, by the generator (idle_load_gen.c: judge(), on_server_close(),
+ * on_data()), on these rules:
+ *
+ *   silent  must be closed by the server after the idle timeout. Lateness
+ *           is close - (connect submitted + timeout): the server cannot
+ *           have armed its timer before we submitted the connect, and we
+ *           see the close after it happened, so lateness is an upper bound
+ *           on the server's own lateness (it also holds the time the
+ *           connection took to be set up and accepted, reported apart as
+ *           "connect latency"), and a negative lateness is a certain
+ *           violation:
+ *           early   lateness < 0;
+ *           on time lateness at most --tolerance-ms;
+ *           late    closed after that, but within --grace-ms;
+ *           never   still open --grace-ms after the timeout;
+ *           wrong   the server sent data on a silent connection.
+ *   chatty  must never be closed by the server while we keep talking; the
+ *           reply must match what we sent. A close less than the timeout
+ *           after our last ping was submitted is certainly wrong; a later
+ *           one means the generator itself fell behind and let the
+ *           connection go silent ("starved": the run is invalid, not the
+ *           server wrong). Open at the end: kept.
+ *   abrupt  played out as planned, or not (a half-close not answered in
+ *           full and closed within half the timeout).
+ *
+ * This file turns the results into figures (tally()) and the figures into
+ * the verdict (judge_run()):
+ *
+ *   PASS     no early, never, wrong or failed connect, no connection left
+ *            undecided, the server left with no connection and no timer;
+ *   INVALID  the generator fell behind: one of its timers handled, or its
+ *            loop away from its ring, later than the lateness it judges
+ *            (--tolerance-ms, at least MIN_LAG_BOUND_MS), or a chatty
+ *            connection starved. Its closes could have been seen that late
+ *            for its own sake: the run says nothing of the server (exit 3);
+ *   FAIL     anything else.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "idle_load.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void hist_merge(struct demo_hist *sum, const struct demo_hist *h)
+{
+	for (unsigned i = 0; i < DEMO_HIST_N; i++)
+		sum->b[i] += h->b[i];
+	sum->n += h->n;
+	if (h->max_us > sum->max_us)
+		sum->max_us = h->max_us;
+}
+
+int tally(struct report *r, const struct result *res, const struct proc_stats *ps)
+{
+	size_t ns = r->nsilent ? r->nsilent : 1;
+	r->late = malloc(sizeof(int64_t) * ns);
+	r->late_in = malloc(sizeof(int64_t) * ns);
+	r->reap = malloc(sizeof(int64_t) * ns);
+	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
+	if (!r->late || !r->late_in || !r->reap || !r->setup)
+		return -ENOMEM;
+	uint64_t first_submit = UINT64_MAX, last_est = 0, last_ready = 0, last_loop_end = 0,
+		 first_teardown = UINT64_MAX;
+	struct proc_stats *sum = &r->sum;
+	for (uint32_t p = 0; p < r->nprocs; p++) {
+		hist_merge(&sum->lag, &ps[p].lag);
+		hist_merge(&sum->stall, &ps[p].stall);
+		if (ps[p].stall_worst_ns > sum->stall_worst_ns) {
+			sum->stall_worst_ns = ps[p].stall_worst_ns;
+			sum->stall_worst_at = ps[p].stall_worst_at;
+		}
+		sum->pings += ps[p].pings;
+		sum->pings_skipped += ps[p].pings_skipped;
+		sum->bytes_echoed += ps[p].bytes_echoed;
+		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)
+			first_submit = ps[p].t_first_submit;
+		if (ps[p].t_last_est > last_est)
+			last_est = ps[p].t_last_est;
+		if (ps[p].t_ready > last_ready)
+			last_ready = ps[p].t_ready;
+		if (ps[p].t_loop_end > last_loop_end)
+			last_loop_end = ps[p].t_loop_end;
+		if (ps[p].t_teardown && ps[p].t_teardown < first_teardown)
+			first_teardown = ps[p].t_teardown;
+	}
+	/* a process tore down while another's loop still ran: they did not finish together */
+	r->end_overlap_us = first_teardown != UINT64_MAX && last_loop_end > first_teardown
+				    ? (last_loop_end - first_teardown) / 1000 : 0;
+	/* a connect submitted before the last process was set up: they did not start together */
+	r->start_overlap_us = first_submit != UINT64_MAX && last_ready > first_submit ? (last_ready - first_submit) / 1000 : 0;
+	r->open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
+	int64_t idle = (int64_t)ms_ns(o.idle_ms);
+	for (uint32_t i = 0; i < r->total; i++) {
+		const struct result *x = &res[i];
+		r->count[x->kind][x->outcome]++;
+		if (x->outcome == O_CONNECT_FAIL && !r->err_connect)
+			r->err_connect = x->err;
+		if (x->kind == K_SILENT && (x->outcome == O_ON_TIME || x->outcome == O_LATE)) {
+			r->late[r->nlate++] = (int64_t)(x->t_close - x->t_submit) - idle;
+			if (x->t_fin_in) {
+				r->late_in[r->nlate_in] = (int64_t)(x->t_fin_in - x->t_submit) - idle;
+				r->reap[r->nlate_in++] = (int64_t)(x->t_close - x->t_fin_in);
+			}
+		}
+		if (x->t_est)
+			r->setup[r->nsetup++] = (int64_t)(x->t_est - x->t_submit);
+	}
+	qsort(r->late, r->nlate, sizeof(int64_t), cmp_i64);
+	qsort(r->late_in, r->nlate_in, sizeof(int64_t), cmp_i64);
+	qsort(r->reap, r->nlate_in, sizeof(int64_t), cmp_i64);
+	qsort(r->setup, r->nsetup, sizeof(int64_t), cmp_i64);
+	for (int k = 0; k < K__N; k++) {
+		r->connect_fail += r->count[k][O_CONNECT_FAIL];
+		r->pending += r->count[k][O_PENDING];
+		if (k >= K_RESET) {
+			r->abrupt_ok += r->count[k][O_ABRUPT_OK];
+			r->abrupt_fail += r->count[k][O_ABRUPT_FAIL] + r->count[k][O_WRONG] + r->count[k][O_ECHO];
+		}
+	}
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	r->wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + r->abrupt_fail;
+	return 0;
+}
+
+/* The verdict: no process failed, no connection judged wrongly or left undecided, the server clean. */
+void judge_run(struct report *r)
+{
+	r->server_clean = !o.stats || r->sv.ok;
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	r->lag_bound_ms = o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
+	r->invalid = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
+		     r->sum.stall.max_us > r->lag_bound_ms * 1000u;
+	r->pass = !r->fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r->wrong == 0 && r->connect_fail == 0 &&
+		  r->pending == 0 && r->server_clean && !r->invalid;
+}

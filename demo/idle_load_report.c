@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle_load_report.c - what idle-load prints at the end, from struct
+ * report (idle_load.h) alone: the summary (lines under 100 characters,
+ * figures first, then what the verdict is made of), the RESULT line (the
+ * same for scripts, key=value) and, with --plot, the lateness plot
+ * (csv, gnuplot script, png).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "idle_load.h"
+
+double pct_ms(const int64_t *v, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	size_t k = (size_t)(p * (double)n + 0.999999); /* nearest rank */
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return (double)v[k - 1] / 1e6;
+}
+
+/* The protocol spoken, for the summary and the plot. */
+const char *mode_name(void)
+{
+	return o.heartbeat ? "heartbeat" : o.http ? "http" : "echo";
+}
+
+/*
+ * --plot PREFIX: PREFIX.csv (one row per silent connection the server
+ * closed: its lateness as judged, i.e. at the FIN's arrival where known,
+ * and as the close was reaped, in ms), PREFIX.gp (a gnuplot script that
+ * draws both as the share of closes by lateness, the tolerance marked) and,
+ * where gnuplot is installed, PREFIX.png.
+ */
+void write_plot(struct report *r, const struct result *res)
+{
+	char csv[4200], gp[4200], png[4200];
+	snprintf(csv, sizeof(csv), "%s.csv", o.plot);
+	snprintf(gp, sizeof(gp), "%s.gp", o.plot);
+	snprintf(png, sizeof(png), "%s.png", o.plot);
+	FILE *f = fopen(csv, "w");
+	if (!f) {
+		snprintf(r->plot, sizeof(r->plot), "%s: %s", csv, strerror(errno));
+		return;
+	}
+	int64_t idle = (int64_t)ms_ns(o.idle_ms);
+	fprintf(f, "# idle-load: silent connections closed by the server, idle timeout %" PRIu64
+		   " ms\n# judged_ms,seen_ms (lateness: judged at the FIN's arrival where known)\n", o.idle_ms);
+	for (uint32_t i = 0; i < r->total; i++) {
+		const struct result *x = &res[i];
+		if (x->kind != K_SILENT || (x->outcome != O_ON_TIME && x->outcome != O_LATE))
+			continue;
+		double seen = (double)((int64_t)(x->t_close - x->t_submit) - idle) / 1e6;
+		double judged = x->t_fin_in ? (double)((int64_t)(x->t_fin_in - x->t_submit) - idle) / 1e6 : seen;
+		fprintf(f, "%.3f,%.3f\n", judged, seen);
+	}
+	fclose(f);
+	/* x up to where the curves have flattened: past p99 and the tolerance */
+	double xmax = pct_ms(r->late, r->nlate, 0.99) * 1.5;
+	if (xmax < (double)o.tolerance_ms * 1.5)
+		xmax = (double)o.tolerance_ms * 1.5;
+	if (xmax < 1)
+		xmax = 1;
+	/* the FIN's time is in jiffies (+-4 ms): it may fall a little before 0 */
+	double xmin = r->nlate_in && r->late_in[0] < 0 ? (double)r->late_in[0] / 1e6 - 1 : 0;
+	f = fopen(gp, "w");
+	if (!f) {
+		snprintf(r->plot, sizeof(r->plot), "%s: %s", gp, strerror(errno));
+		return;
+	}
+	fprintf(f,
+		"set terminal pngcairo size 900,520 font 'DejaVu Sans,11'\n"
+		"set output '%s'\n"
+		"set datafile separator ','\n"
+		"set title \"idle-load: when the server closed %zu silent connections\\n"
+		"%s mode, idle timeout %" PRIu64 " ms, %u connections in all\"\n"
+		"set xlabel 'lateness, ms: close - (connect + idle timeout)'\n"
+		"set ylabel 'share of the closes'\n"
+		"set xrange [%.1f:%.1f]\nset yrange [0:1.02]\nset grid\nset key right center opaque box\n"
+		"set arrow from %" PRIu64 ", graph 0 to %" PRIu64 ", graph 1 nohead dt 2 lc rgb '#c00000'\n"
+		"set label 'tolerance %" PRIu64 " ms: later is \"late\"' at %" PRIu64 ", graph 0.1 offset 0.5,0 "
+		"tc rgb '#c00000'\n"
+		"plot '%s' using 1:(1) smooth cnormal lw 2 title 'FIN arrived, +-4 ms (judged on this)', \\\n"
+		"     '' using 2:(1) smooth cnormal lw 2 dt 3 title 'close seen by idle-load'\n",
+		png, r->nlate, mode_name(), o.idle_ms, r->total, xmin, xmax, o.tolerance_ms, o.tolerance_ms,
+		o.tolerance_ms, o.tolerance_ms, csv);
+	fclose(f);
+	if (!r->nlate) {
+		snprintf(r->plot, sizeof(r->plot), "no silent connection was closed: nothing to draw");
+		return;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		execlp("gnuplot", "gnuplot", gp, (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		snprintf(r->plot, sizeof(r->plot), "%s (and .csv, .gp)", png);
+	else if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		snprintf(r->plot, sizeof(r->plot), "%s (no gnuplot here: \"gnuplot %s\" draws it)", csv, gp);
+	else
+		snprintf(r->plot, sizeof(r->plot), "%s (gnuplot failed on %s)", csv, gp);
+}
+
+/* "p50 A  p99 B  max C" of sorted ns values, in ms. */
+static const char *pcts(char *buf, size_t len, const int64_t *v, size_t n)
+{
+	snprintf(buf, len, "p50 %.2f  p99 %.2f  max %.2f", pct_ms(v, n, 0.50), pct_ms(v, n, 0.99),
+		 n ? (double)v[n - 1] / 1e6 : 0.0);
+	return buf;
+}
+
+/* The summary's first lines: the run, and what became of each kind of connection. */
+static void print_counts(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	printf("\nidle_conns summary: %s mode, idle timeout %" PRIu64 " ms, tolerance %" PRIu64
+	       " ms, grace %" PRIu64 " ms\n", mode_name(), o.idle_ms, o.tolerance_ms, o.grace_ms);
+	char rate[40];
+	if (o.rate)
+		snprintf(rate, sizeof(rate), "at most %u/s (--rate)", o.rate);
+	else
+		snprintf(rate, sizeof(rate), "no --rate");
+	printf("  connections    %u opened in %.2f s, %s, by %u process%s, %" PRIu64 " failed%s%s\n", r->total,
+	       r->open_s, rate, r->nprocs, r->nprocs == 1 ? "" : "es", r->connect_fail, r->err_connect ? ": " : "",
+	       r->err_connect ? strerror(r->err_connect) : "");
+	printf("  silent         %u: on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64 ", never %" PRIu64
+	       ", sent data %" PRIu64 "\n", r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
+	printf("  chatty         %u: kept open %" PRIu64 ", closed %" PRIu64 ", bad replies %" PRIu64 "\n",
+	       o.conns - r->nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO]);
+	printf("                 %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
+	       r->sum.pings, r->sum.pings_skipped, r->sum.bytes_echoed);
+	if (o.abrupt) {
+		const uint64_t (*k)[O__N] = r->count;
+		printf("  abrupt         %u: played out %" PRIu64 ", misbehaved %" PRIu64 "\n", o.abrupt, r->abrupt_ok,
+		       r->abrupt_fail);
+		printf("                 reset %" PRIu64 ", half-close %" PRIu64 " of %" PRIu64 " answered, vanish %" PRIu64
+		       ", flood %" PRIu64 "\n", k[K_RESET][O_ABRUPT_OK], k[K_HALF][O_ABRUPT_OK],
+		       k[K_HALF][O_ABRUPT_OK] + k[K_HALF][O_ABRUPT_FAIL] + k[K_HALF][O_ECHO], k[K_VANISH][O_ABRUPT_OK],
+		       k[K_FLOOD][O_ABRUPT_OK]);
+	}
+	if (c[O_STARVED])
+		printf("  INVALID RUN    %" PRIu64 " chatty ones closed after idle-load left them silent a whole\n"
+		       "                 timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
+}
+
+/* The summary's timing lines: lateness, connects, the server's own figures, our lag. */
+static void print_timing(const struct report *r)
+{
+	const uint64_t *t = r->sv.tm;
+	char b[100];
+	if (r->nlate) {
+		printf("  lateness ms    %s  min %.2f\n", pcts(b, sizeof(b), r->late, r->nlate),
+		       (double)r->late[0] / 1e6);
+		printf("                 (close seen - (connect submitted + timeout); %zu closes, an upper bound)\n",
+		       r->nlate);
+	}
+	if (r->nlate_in) {
+		printf("  FIN arrived    %s  (the same, when our kernel took the FIN in)\n",
+		       pcts(b, sizeof(b), r->late_in, r->nlate_in));
+		printf("  our reaping    %s  (FIN in -> close seen: our delay)\n",
+		       pcts(b, sizeof(b), r->reap, r->nlate_in));
+	}
+	if (r->nsetup)
+		printf("  connect ms     %s  (submitted -> established; in the lateness)\n",
+		       pcts(b, sizeof(b), r->setup, r->nsetup));
+	if (o.stats && r->sv.timing) {
+		printf("  server's part  timer fired p50 %.2f  p99 %.2f  max %.2f ms after its deadline\n",
+		       t[ST_FIRE_P50] / 1e3, t[ST_FIRE_P99] / 1e3, t[ST_FIRE_MAX] / 1e3);
+		printf("                 FIN sent p99 %.2f  max %.2f, accept queue p99 %.2f  max %.2f ms\n",
+		       t[ST_FIN_P99] / 1e3, t[ST_FIN_MAX] / 1e3, t[ST_ACC_P99] / 1e3, t[ST_ACC_MAX] / 1e3);
+		printf("                 (%" PRIu64 " idle timers, the worst of %u worker%s for each figure)\n",
+		       t[ST_FIRE_N], r->sv.workers, r->sv.workers == 1 ? "" : "s");
+	}
+	if (r->sum.lag.n)
+		printf("  generator lag  p50 %.2f  p99 %.2f  max %.2f  (ms: our own timers, handled - due)\n",
+		       demo_hist_pct(&r->sum.lag, 0.5) / 1e3, demo_hist_pct(&r->sum.lag, 0.99) / 1e3,
+		       r->sum.lag.max_us / 1e3);
+	if (r->sum.stall.n)
+		printf("  our stalls     p50 %.2f  p99 %.2f  max %.2f ms, at %.1f s  (our loop away from its ring)\n",
+		       demo_hist_pct(&r->sum.stall, 0.5) / 1e3, demo_hist_pct(&r->sum.stall, 0.99) / 1e3,
+		       r->sum.stall.max_us / 1e3, (double)r->sum.stall_worst_at / 1e9);
+}
+
+/* The summary's last figures: the server's counters, CPU time, the plot. */
+static void print_resources(const struct report *r)
+{
+	if (o.stats && r->sv.workers)
+		printf("  server         %u worker%s: %" PRIu64 " accepted, %" PRIu64 " idle-closed, %" PRIu64 " EMFILE\n",
+		       r->sv.workers, r->sv.workers == 1 ? "" : "s", r->sv.accepted, r->sv.idle_closed, r->sv.emfile);
+	else if (o.stats)
+		printf("  server         did not answer STATS\n");
+	if (r->cpu_user >= 0)
+		printf("  CPU            server %.2f s (user %.2f, sys %.2f), idle-load %.2f s; %.2f s wall\n",
+		       r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->gen_cpu, r->wall_s);
+	else
+		printf("  CPU            server unknown, idle-load %.2f s; %.2f s wall\n", r->gen_cpu, r->wall_s);
+	if (o.plot)
+		printf("  plot           %s\n", r->plot);
+}
+
+/* The RESULT line: the summary's figures for scripts, key=value. */
+static void print_result_line(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY], *t = r->sv.tm;
+	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
+	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
+	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
+	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
+	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
+	       " invalid=%d pass=%d\n",
+	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
+	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
+	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
+	       pct_ms(r->late, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->late[r->nlate - 1] / 1e3 : 0.0,
+	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
+	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
+	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
+	       r->open_s, r->wall_s, r->start_overlap_us, r->end_overlap_us, r->invalid ? 1 : 0, r->pass ? 1 : 0);
+}
+
+/* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
+static void print_verdict(const struct report *r)
+{
+	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
+	char b[100];
+	printf("%s: each of these must be 0%s\n", r->invalid ? "INVALID" : r->pass ? "PASS" : "FAIL",
+	       r->pass ? ", and is" : "");
+	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
+	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
+	       o.grace_ms);
+	printf("  wrong %-8" PRIu64 " a chatty one closed, a reply that differs, data on a silent one\n", r->wrong);
+	printf("  failed %-7" PRIu64 " connects that failed\n", r->connect_fail);
+	if (o.stats && r->sv.workers) {
+		snprintf(b, sizeof(b), "%" PRIu64 "/%" PRIu64, r->sv.conns, r->sv.timers);
+		printf("  left %-9s connections/timers the server still held at the end\n", b);
+	} else if (o.stats) {
+		printf("  left ?         the server did not answer STATS\n");
+	}
+	if (c[O_STARVED])
+		printf("  starved %-6" PRIu64 " chatty ones idle-load itself left silent (an invalid run)\n", c[O_STARVED]);
+	if (r->pending || r->fail_procs)
+		printf("  undecided %-4" PRIu64 " connections never judged (%d generator process%s failed)\n", r->pending,
+		       r->fail_procs, r->fail_procs == 1 ? "" : "es");
+	printf("late: %" PRIu64 " of %u closed more than %" PRIu64 " ms (--tolerance-ms) after the idle timeout,\n"
+	       "  taken when the FIN arrived (else when idle-load saw the close); counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
+	if (r->invalid) {
+		printf("INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, starved %" PRIu64
+		       "),\n  beyond the %" PRIu64 " ms it judges lateness by: this run says nothing of the server\n",
+		       r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3, c[O_STARVED], r->lag_bound_ms);
+		printf("INVALID\n");
+		return;
+	}
+	printf("%s\n", r->pass ? "PASS" : "FAIL");
+}
+
+/*
+ * The summary: lines under 100 characters, figures first, then what PASS
+ * judged and what "late" means; the RESULT line holds the same for scripts.
+ */
+void print_summary(const struct report *r)
+{
+	print_counts(r);
+	print_timing(r);
+	print_resources(r);
+	print_result_line(r);
+	print_verdict(r);
+}

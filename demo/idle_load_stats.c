@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle_load_stats.c - the server's own account of the run: once the
+ * generator is done, idle-load asks the server for its STATS line (see
+ * demo_common.h) until every server worker reports no connection and no
+ * pending timer, and takes the server's CPU seconds from it (or from
+ * /proc/<pid>/stat with --server-pid and --no-stats). measure_cpu() puts
+ * both in struct report (r->sv, r->cpu_*), with the generator's own CPU.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "idle_load.h"
+
+/* One STATS request; returns 0 and fills @line, or -errno. */
+static int stats_once(char *line, size_t len)
+{
+	int fd = socket(demo_addr_family(&o.host), SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct timeval tv = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	size_t got = 0;
+	int ret = 0;
+	if (connect(fd, &o.host.u.sa, o.host.len) != 0 ||
+	    send(fd, DEMO_STATS_REQ, DEMO_STATS_REQ_LEN, MSG_NOSIGNAL) != DEMO_STATS_REQ_LEN) {
+		ret = -errno;
+		goto out;
+	}
+	while (got + 1 < len) {
+		ssize_t r = recv(fd, line + got, len - 1 - got, 0);
+		if (r <= 0) {
+			ret = r == 0 ? -EPROTO : -errno;
+			break;
+		}
+		got += (size_t)r;
+		if (memchr(line, '\n', got)) {
+			ret = 0;
+			break;
+		}
+	}
+out:
+	line[got] = '\0';
+	close(fd);
+	if (!ret && strncmp(line, "STATS ", 6) != 0)
+		ret = -EPROTO;
+	return ret;
+}
+
+/*
+ * Ask the server until each of its workers has reported no connection and
+ * no pending timer, for up to @ms milliseconds, or 100 ms a worker when
+ * that is longer. A worker is chosen by the kernel (SO_REUSEPORT) for each
+ * request, so we keep asking until we have heard from all of them.
+ */
+static struct server_view query_server(uint64_t ms)
+{
+	struct server_view v = { 0 };
+	enum { MAXW = 256 };
+	bool done[MAXW] = { false };
+	uint64_t conns[MAXW] = { 0 }, timers[MAXW] = { 0 }, emfile[MAXW] = { 0 };
+	uint64_t acc[MAXW] = { 0 }, idle[MAXW] = { 0 }, ut[MAXW] = { 0 }, st[MAXW] = { 0 };
+	static uint64_t tm[MAXW][ST__N];
+	bool has_tm[MAXW] = { false };
+	uint64_t deadline = demo_now_ns() + ms_ns(ms);
+	char line[DEMO_STATS_MAX];
+	while (demo_now_ns() < deadline) {
+		int ret = stats_once(line, sizeof(line));
+		uint64_t wk = 0, nw = 0;
+		if (ret == 0 && demo_stats_get(line, "worker", &wk) == 0 &&
+		    demo_stats_get(line, "workers", &nw) == 0 && nw > 0 && nw <= MAXW && wk < nw) {
+			if (!v.workers) {
+				/* SO_REUSEPORT picks the worker that answers: seeing
+				 * each of nw takes about nw * ln(nw) requests */
+				uint64_t need = demo_now_ns() + ms_ns(100 * nw);
+				if (need > deadline)
+					deadline = need;
+			}
+			v.workers = (uint32_t)nw;
+			demo_stats_get(line, "conns", &conns[wk]);
+			demo_stats_get(line, "timers", &timers[wk]);
+			demo_stats_get(line, "emfile", &emfile[wk]);
+			demo_stats_get(line, "accepted", &acc[wk]);
+			demo_stats_get(line, "idle_closed", &idle[wk]);
+			demo_stats_get(line, "utime_us", &ut[wk]);
+			demo_stats_get(line, "stime_us", &st[wk]);
+			has_tm[wk] = true;
+			for (int k = 0; k < ST__N; k++)
+				if (demo_stats_get(line, st_keys[k], &tm[wk][k]) != 0)
+					has_tm[wk] = false;
+			done[wk] = conns[wk] == 0 && timers[wk] == 0;
+			uint32_t seen = 0;
+			for (uint32_t i = 0; i < nw; i++)
+				seen += done[i];
+			v.seen = seen;
+			if (seen == nw)
+				break;
+		} else if (ret != 0 && ret != -EINTR && !o.quiet) { /* EINTR: just ask again */
+			fprintf(stderr, "idle-load: STATS request: %s\n", strerror(-ret));
+		}
+		usleep(5000);
+	}
+	for (uint32_t i = 0; i < v.workers; i++) {
+		v.conns += conns[i];
+		v.timers += timers[i];
+		v.emfile += emfile[i];
+		v.accepted += acc[i];
+		v.idle_closed += idle[i];
+		v.cpu_user += (double)ut[i] / 1e6;
+		v.cpu_sys += (double)st[i] / 1e6;
+	}
+	v.timing = v.workers > 0;
+	for (uint32_t i = 0; i < v.workers; i++) {
+		v.timing = v.timing && has_tm[i];
+		for (int k = 0; k < ST__N; k++) {
+			if (k == ST_FIRE_N)
+				v.tm[k] += tm[i][k];
+			else if (tm[i][k] > v.tm[k])
+				v.tm[k] = tm[i][k];
+		}
+	}
+	v.ok = v.workers > 0 && v.seen == v.workers;
+	return v;
+}
+
+/* utime and stime of @pid and of its children (its worker processes), in seconds. */
+static int proc_cpu(long pid, double *user, double *sys)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	DIR *d = opendir("/proc");
+	if (!d || hz <= 0)
+		return -errno;
+	struct dirent *de;
+	int found = 0;
+	*user = *sys = 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[300], buf[1024];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+		long self = strtol(de->d_name, NULL, 10), ppid;
+		unsigned long ut, st;
+		if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+				 &ppid, &ut, &st) != 3)
+			continue;
+		if (self == pid || ppid == pid) {
+			*user += (double)ut / (double)hz;
+			*sys += (double)st / (double)hz;
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found ? 0 : -ESRCH;
+}
+
+/*
+ * CPU seconds: the server's from its STATS (unless --no-stats), else from
+ * /proc with --server-pid, else unknown (-1); the generator's own,
+ * children included, from getrusage().
+ */
+void measure_cpu(struct report *r)
+{
+	r->cpu_user = r->cpu_sys = -1;
+	if (o.stats) {
+		r->sv = query_server(5000);
+		if (r->sv.workers) {
+			r->cpu_user = r->sv.cpu_user;
+			r->cpu_sys = r->sv.cpu_sys;
+		}
+	}
+	if (o.server_pid && (!o.stats || !r->sv.workers) && proc_cpu(o.server_pid, &r->cpu_user, &r->cpu_sys) != 0) {
+		fprintf(stderr, "idle-load: cannot read /proc/%u/stat\n", o.server_pid);
+		r->cpu_user = r->cpu_sys = -1;
+	}
+	struct rusage ru_self, ru_kids;
+	getrusage(RUSAGE_SELF, &ru_self);
+	getrusage(RUSAGE_CHILDREN, &ru_kids);
+	r->gen_cpu = (double)(ru_self.ru_utime.tv_sec + ru_self.ru_stime.tv_sec + ru_kids.ru_utime.tv_sec +
+			      ru_kids.ru_stime.tv_sec) +
+		     (double)(ru_self.ru_utime.tv_usec + ru_self.ru_stime.tv_usec + ru_kids.ru_utime.tv_usec +
+			      ru_kids.ru_stime.tv_usec) / 1e6;
+}
