@@ -394,6 +394,45 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 	free(pids);
 	return 0;
 }
+/* What the run is, before it starts (unless --quiet). */
+static void print_banner(uint32_t total, uint32_t nsilent, uint32_t nprocs)
+{
+	if (!o.quiet) {
+		printf("idle-load: %u connections to %s:%u, idle timeout %" PRIu64 " ms, %u process%s\n"
+		       "  %u silent, %u chatty, %u abrupt, ",
+		       total, o.host.text, o.port, o.idle_ms, nprocs, nprocs == 1 ? "" : "es", nsilent,
+		       o.conns - nsilent, o.abrupt);
+		if (o.rate)
+			printf("opened at %u a second (--rate)\n", o.rate);
+		else
+			printf("opened as fast as %u connects in flight allow\n", o.inflight);
+	}
+	fflush(stdout);
+}
+
+/*
+ * After the run: the referee's tally, the server's account, the verdict,
+ * the plot and the summary. Returns the exit status (0 pass, 1 fail,
+ * 3 invalid).
+ */
+static int judge_and_report(struct report *r, const struct result *res, const struct proc_stats *ps)
+{
+	if (tally(r, res, ps) != 0) {
+		fprintf(stderr, "idle-load: out of memory for the summary\n");
+		return 1;
+	}
+	measure_cpu(r);
+	judge_run(r);
+	if (o.plot)
+		write_plot(r, res);
+	print_summary(r);
+	free(r->late);
+	free(r->late_in);
+	free(r->reap);
+	free(r->setup);
+	return r->invalid ? 3 : r->pass ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
@@ -421,17 +460,7 @@ int main(int argc, char **argv)
 	if (assign_kinds(res, total, nsilent) != 0)
 		return 1;
 
-	if (!o.quiet) {
-		printf("idle-load: %u connections to %s:%u, idle timeout %" PRIu64 " ms, %u process%s\n"
-		       "  %u silent, %u chatty, %u abrupt, ",
-		       total, o.host.text, o.port, o.idle_ms, nprocs, nprocs == 1 ? "" : "es", nsilent,
-		       o.conns - nsilent, o.abrupt);
-		if (o.rate)
-			printf("opened at %u a second (--rate)\n", o.rate);
-		else
-			printf("opened as fast as %u connects in flight allow\n", o.inflight);
-	}
-	fflush(stdout);
+	print_banner(total, nsilent, nprocs);
 
 	uint64_t t0 = demo_now_ns();
 	rate_t0 = t0; /* --rate's schedule, the same in every process */
@@ -443,22 +472,9 @@ int main(int argc, char **argv)
 	progress_end();
 	uint64_t t_end = demo_now_ns();
 
-	/* ---- tally, plot, summary ---- */
 	struct report r = { .total = total, .nsilent = nsilent, .nprocs = nprocs, .fail_procs = fail_procs,
 			    .wall_s = (double)(t_end - t0) / 1e9 };
-	if (tally(&r, res, ps) != 0) {
-		fprintf(stderr, "idle-load: out of memory for the summary\n");
-		return 1;
-	}
-	measure_cpu(&r);
-	judge_run(&r);
-	if (o.plot)
-		write_plot(&r, res);
-	print_summary(&r);
-	free(r.late);
-	free(r.late_in);
-	free(r.reap);
-	free(r.setup);
+	ret = judge_and_report(&r, res, ps);
 	munmap(shm, res_bytes + ps_bytes);
-	return r.invalid ? 3 : r.pass ? 0 : 1;
+	return ret;
 }

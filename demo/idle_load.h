@@ -168,6 +168,39 @@ int run_worker(struct result *res, struct proc_stats *ps, uint32_t lo, uint32_t 
 
 /* ---- idle_load_referee.c: the referee ---- */
 
+/* --http: where a connection's replies stand (referee_http_reply()). */
+struct http_reply {
+	uint32_t replies;  /* complete replies received */
+	uint16_t head_off; /* bytes of the reply head being received */
+	uint8_t head_end;  /* bytes of its "\r\n\r\n" seen */
+};
+
+/*
+ * A silent connection closed by the server (EOF): @x's t_submit, t_close
+ * and t_fin_in (0: unknown) give O_EARLY, O_ON_TIME or O_LATE.
+ */
+enum outcome referee_silent_close(const struct result *x);
+/*
+ * A chatty connection closed by the server at @closed (ns), its last ping
+ * (or its connect) submitted at @last_ping: O_WRONG, or O_STARVED when we
+ * left it silent a whole timeout ourselves.
+ */
+enum outcome referee_chatty_close(uint64_t closed, uint64_t last_ping);
+/*
+ * --http: @n more reply bytes at @p, @asked requests sent so far. Each
+ * reply is a head that starts with DEMO_HTTP_STATUS and ends at its blank
+ * line ("\r\n\r\n"), whatever its headers (nginx adds Server, Date,
+ * Connection), at most DEMO_HTTP_MAX_HEAD bytes, and no body (a 204). A
+ * byte when every request has its reply already, a wrong status or an
+ * overlong head is a bad reply: returns false. Updates @h.
+ */
+bool referee_http_reply(struct http_reply *h, uint32_t asked, const char *p, size_t n);
+/*
+ * Echo (or with --heartbeat, PONG) mode: are the @n reply bytes at @p,
+ * after @rcvd already checked, what connection @id was sent?
+ */
+bool referee_echo_reply(uint32_t id, uint64_t rcvd, const char *p, size_t n);
+
 /* Count @res (r->total of them) and @ps (r->nprocs) into @r: -ENOMEM or 0. */
 int tally(struct report *r, const struct result *res, const struct proc_stats *ps);
 /* The verdict: r->invalid, r->pass (after tally() and measure_cpu()). */

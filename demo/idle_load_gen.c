@@ -79,9 +79,7 @@ struct conn {
 	uint32_t send_off;     /* bytes of sbuf already sent */
 	uint32_t send_len;
 	uint64_t rcvd;         /* reply bytes received and checked */
-	uint32_t replies;      /* --http: complete replies received (seq: requests sent) */
-	uint16_t head_off;     /* --http: bytes of the reply head being received */
-	uint8_t head_end;      /* --http: bytes of its "\r\n\r\n" seen */
+	struct http_reply http; /* --http: the replies received (seq: requests sent) */
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
 	uint32_t laddr;        /* --trace: our address and port, host order */
 	uint16_t lport;
@@ -367,47 +365,42 @@ static void on_timer(struct tw_timer *t)
 	}
 }
 
-/* The server closed @c (EOF, or an error: res < 0). */
+/*
+ * When did the FIN of silent @c arrive, as our kernel tells (0: unknown)?
+ * It carries the first ACK a silent client receives after the handshake,
+ * so tcpi_last_ack_recv is the time since the kernel took it in: what is
+ * left is our own delay in reaping it (jiffies resolution).
+ */
+static uint64_t fin_arrival(const struct worker *w, const struct conn *c)
+{
+	struct tcp_info ti;
+	socklen_t tl = sizeof(ti);
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0)
+		return 0;
+	uint64_t ago = (uint64_t)ti.tcpi_last_ack_recv * 1000000u;
+	/* before the connection was up: not the FIN's ACK, unknown */
+	return ago < w->now - c->res->t_est ? w->now - ago : 0;
+}
+
+/* The server closed @c (EOF, or an error: res < 0): the referee judges it. */
 static void on_server_close(struct worker *w, struct conn *c, int res)
 {
 	c->res->t_close = w->now;
-	if (c->kind == K_SILENT && res == 0) {
-		/* When did the FIN arrive? It carries the first ACK a silent
-		 * client receives after the handshake, so tcpi_last_ack_recv is
-		 * the time since the kernel took it in: what is left is our own
-		 * delay in reaping it (jiffies resolution). */
-		struct tcp_info ti;
-		socklen_t tl = sizeof(ti);
-		if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
-			uint64_t ago = (uint64_t)ti.tcpi_last_ack_recv * 1000000u;
-			/* before the connection was up: not the FIN's ACK, unknown */
-			c->res->t_fin_in = ago < w->now - c->res->t_est ? w->now - ago : 0;
-		}
-	}
+	if (c->kind == K_SILENT && res == 0)
+		c->res->t_fin_in = fin_arrival(w, c);
 	if (res < 0)
 		c->res->err = -res;
 	switch (c->kind) {
-	case K_SILENT: {
-		uint64_t idle = ms_ns(o.idle_ms);
-		/* early: on the reaped time, which is never before the truth;
-		 * late: on the FIN's arrival where the kernel told us, so that
-		 * our own reaping lag is not blamed on the server */
-		uint64_t in = c->res->t_fin_in ? c->res->t_fin_in : w->now;
-		if (w->now - c->res->t_submit < idle)
-			judge(w, c, O_EARLY);
-		else if (in - c->res->t_submit > idle + ms_ns(o.tolerance_ms))
-			judge(w, c, O_LATE);
-		else
-			judge(w, c, O_ON_TIME);
+	case K_SILENT:
+		judge(w, c, referee_silent_close(c->res));
 		break;
-	}
 	case K_CHATTY:
 		if (!w->ending)
-			judge(w, c, w->now - c->t_last_act < ms_ns(o.idle_ms) ? O_WRONG : O_STARVED);
+			judge(w, c, referee_chatty_close(w->now, c->t_last_act));
 		break;
 	case K_HALF: /* its one message answered in full */
 		if (o.http)
-			judge(w, c, c->replies == 1 && !c->head_off ? O_ABRUPT_OK : O_ABRUPT_FAIL);
+			judge(w, c, c->http.replies == 1 && !c->http.head_off ? O_ABRUPT_OK : O_ABRUPT_FAIL);
 		else
 			judge(w, c, c->rcvd == c->send_len ? O_ABRUPT_OK : O_ABRUPT_FAIL);
 		break;
@@ -432,35 +425,6 @@ static void reply_bad(struct worker *w, struct conn *c)
 	judge(w, c, c->kind == K_CHATTY ? O_ECHO : O_ABRUPT_FAIL);
 	conn_close(w, c, false);
 }
-/*
- * --http: check @n reply bytes. Each reply is a head that starts with
- * DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"), whatever its
- * headers (nginx adds Server, Date, Connection), at most
- * DEMO_HTTP_MAX_HEAD bytes, and no body (a 204). A byte when every request
- * sent has its reply already, a wrong status or an overlong head is a bad
- * reply. Returns false on a bad reply.
- */
-static bool http_reply_bytes(struct conn *c, const char *p, size_t n)
-{
-	static const char end[4] = { '\r', '\n', '\r', '\n' };
-	for (size_t i = 0; i < n; i++) {
-		char ch = p[i];
-		if (!c->head_off && c->replies >= c->seq)
-			return false; /* nothing was asked for */
-		if (c->head_off < DEMO_HTTP_STATUS_LEN && ch != DEMO_HTTP_STATUS[c->head_off])
-			return false;
-		if (++c->head_off > DEMO_HTTP_MAX_HEAD)
-			return false;
-		c->head_end = ch == end[c->head_end] ? (uint8_t)(c->head_end + 1) : ch == '\r' ? 1 : 0;
-		if (c->head_end == 4) { /* the head is complete: the next byte starts another */
-			c->replies++;
-			c->head_off = 0;
-			c->head_end = 0;
-		}
-	}
-	return true;
-}
-
 static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 {
 	if (c->kind == K_SILENT) {
@@ -468,35 +432,11 @@ static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 		conn_close(w, c, false);
 		return;
 	}
-	if (o.http) {
-		if (http_reply_bytes(c, p, n))
-			reply_checked(w, c, n);
-		else
-			reply_bad(w, c);
-		return;
-	}
-	/* one message is formatted per DEMO_ECHO_MSG_LEN bytes, not per byte:
-	 * the referee must stay cheap, it shares the CPU with the server */
-	char msg[DEMO_ECHO_MSG_LEN + 1];
-	uint64_t cur = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t off = c->rcvd + i;
-		char want;
-		if (o.heartbeat) {
-			want = DEMO_PONG[off % DEMO_PING_LEN];
-		} else {
-			if (off / DEMO_ECHO_MSG_LEN != cur) {
-				cur = off / DEMO_ECHO_MSG_LEN;
-				demo_echo_msg(msg, c->id, (uint32_t)cur);
-			}
-			want = msg[off % DEMO_ECHO_MSG_LEN];
-		}
-		if (p[i] != want) {
-			reply_bad(w, c);
-			return;
-		}
-	}
-	reply_checked(w, c, n);
+	bool ok = o.http ? referee_http_reply(&c->http, c->seq, p, n) : referee_echo_reply(c->id, c->rcvd, p, n);
+	if (ok)
+		reply_checked(w, c, n);
+	else
+		reply_bad(w, c);
 }
 
 static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe)
@@ -716,6 +656,22 @@ static void debug_stall(void)
 }
 
 /*
+ * One turn of the loop measured: awake from @woke, waiting from @slept
+ * (asking for @asked ns), awake again at @now. Away from the ring: the
+ * time busy, plus what the wait overslept.
+ */
+static void note_stall(struct worker *w, uint64_t woke, uint64_t slept, uint64_t now, uint64_t asked)
+{
+	uint64_t over = now - slept > asked ? now - slept - asked : 0;
+	uint64_t away = slept - woke + over;
+	demo_hist_add(&w->ps->stall, (int64_t)away);
+	if (away > w->ps->stall_worst_ns) {
+		w->ps->stall_worst_ns = away;
+		w->ps->stall_worst_at = woke - rate_t0;
+	}
+}
+
+/*
  * The loop: open the connections, play them out, and once every silent
  * and abrupt one is judged and the chatty ones were held long enough,
  * close the chatty ones and wait (2 s at most) for them to go. A hard
@@ -754,15 +710,9 @@ static void worker_loop(struct worker *w, bool report)
 			break;
 		}
 		uint64_t slept = demo_now_ns(), asked = wait_io(w);
-		uint64_t t = demo_now_ns(), over = t - slept > asked ? t - slept - asked : 0;
-		if (!w->ending) { /* closing the chatty ones at the end delays no judgement */
-			uint64_t away = slept - woke + over; /* busy, overslept */
-			demo_hist_add(&w->ps->stall, (int64_t)away);
-			if (away > w->ps->stall_worst_ns) {
-				w->ps->stall_worst_ns = away;
-				w->ps->stall_worst_at = woke - rate_t0;
-			}
-		}
+		uint64_t t = demo_now_ns();
+		if (!w->ending) /* closing the chatty ones at the end delays no judgement */
+			note_stall(w, woke, slept, t, asked);
 		woke = t;
 		reap(w);
 		if (report)

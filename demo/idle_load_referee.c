@@ -3,8 +3,8 @@
  * idle_load_referee.c - idle-load's referee: what the run is judged on.
  *
  * Each connection's outcome (enum outcome) is decided as its events come
- * in, by the generator (idle_load_gen.c: judge(), on_server_close(),
- * on_data()), on these rules:
+ * in: the generator (idle_load_gen.c) records them in struct result and
+ * asks the referee_*() functions below, which hold these rules:
  *
  *   silent  must be closed by the server after the idle timeout. Lateness
  *           is close - (connect submitted + timeout): the server cannot
@@ -28,8 +28,14 @@
  *   abrupt  played out as planned, or not (a half-close not answered in
  *           full and closed within half the timeout).
  *
- * This file turns the results into figures (tally()) and the figures into
- * the verdict (judge_run()):
+ * The interface (idle_load.h), each function reading the options (o) and
+ * its arguments only, so that each can be tried on made-up values:
+ *
+ *   referee_silent_close()  a silent one's close: early, on time or late
+ *   referee_chatty_close()  a chatty one's close: wrong or starved
+ *   referee_http_reply(), referee_echo_reply()  the bytes of a reply
+ *   tally()                 every result and process -> struct report
+ *   judge_run()             struct report -> invalid, pass:
  *
  *   PASS     no early, never, wrong or failed connect, no connection left
  *            undecided, the server left with no connection and no timer;
@@ -47,6 +53,70 @@
 
 #include "idle_load.h"
 
+enum outcome referee_silent_close(const struct result *x)
+{
+	uint64_t idle = ms_ns(o.idle_ms);
+	/* early: on the reaped time, which is never before the truth;
+	 * late: on the FIN's arrival where the kernel told us, so that
+	 * our own reaping lag is not blamed on the server */
+	uint64_t in = x->t_fin_in ? x->t_fin_in : x->t_close;
+	if (x->t_close - x->t_submit < idle)
+		return O_EARLY;
+	if (in - x->t_submit > idle + ms_ns(o.tolerance_ms))
+		return O_LATE;
+	return O_ON_TIME;
+}
+
+enum outcome referee_chatty_close(uint64_t closed, uint64_t last_ping)
+{
+	return closed - last_ping < ms_ns(o.idle_ms) ? O_WRONG : O_STARVED;
+}
+
+bool referee_http_reply(struct http_reply *h, uint32_t asked, const char *p, size_t n)
+{
+	static const char end[4] = { '\r', '\n', '\r', '\n' };
+	for (size_t i = 0; i < n; i++) {
+		char ch = p[i];
+		if (!h->head_off && h->replies >= asked)
+			return false; /* nothing was asked for */
+		if (h->head_off < DEMO_HTTP_STATUS_LEN && ch != DEMO_HTTP_STATUS[h->head_off])
+			return false;
+		if (++h->head_off > DEMO_HTTP_MAX_HEAD)
+			return false;
+		h->head_end = ch == end[h->head_end] ? (uint8_t)(h->head_end + 1) : ch == '\r' ? 1 : 0;
+		if (h->head_end == 4) { /* the head is complete: the next byte starts another */
+			h->replies++;
+			h->head_off = 0;
+			h->head_end = 0;
+		}
+	}
+	return true;
+}
+
+bool referee_echo_reply(uint32_t id, uint64_t rcvd, const char *p, size_t n)
+{
+	/* one message is formatted per DEMO_ECHO_MSG_LEN bytes, not per byte:
+	 * the referee must stay cheap, it shares the CPU with the server */
+	char msg[DEMO_ECHO_MSG_LEN + 1];
+	uint64_t cur = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = rcvd + i;
+		char want;
+		if (o.heartbeat) {
+			want = DEMO_PONG[off % DEMO_PING_LEN];
+		} else {
+			if (off / DEMO_ECHO_MSG_LEN != cur) {
+				cur = off / DEMO_ECHO_MSG_LEN;
+				demo_echo_msg(msg, id, (uint32_t)cur);
+			}
+			want = msg[off % DEMO_ECHO_MSG_LEN];
+		}
+		if (p[i] != want)
+			return false;
+	}
+	return true;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -62,15 +132,9 @@ static void hist_merge(struct demo_hist *sum, const struct demo_hist *h)
 		sum->max_us = h->max_us;
 }
 
-int tally(struct report *r, const struct result *res, const struct proc_stats *ps)
+/* The processes' stats summed in r->sum, and when they started and finished. */
+static void tally_procs(struct report *r, const struct proc_stats *ps)
 {
-	size_t ns = r->nsilent ? r->nsilent : 1;
-	r->late = malloc(sizeof(int64_t) * ns);
-	r->late_in = malloc(sizeof(int64_t) * ns);
-	r->reap = malloc(sizeof(int64_t) * ns);
-	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
-	if (!r->late || !r->late_in || !r->reap || !r->setup)
-		return -ENOMEM;
 	uint64_t first_submit = UINT64_MAX, last_est = 0, last_ready = 0, last_loop_end = 0,
 		 first_teardown = UINT64_MAX;
 	struct proc_stats *sum = &r->sum;
@@ -101,6 +165,11 @@ int tally(struct report *r, const struct result *res, const struct proc_stats *p
 	/* a connect submitted before the last process was set up: they did not start together */
 	r->start_overlap_us = first_submit != UINT64_MAX && last_ready > first_submit ? (last_ready - first_submit) / 1000 : 0;
 	r->open_s = last_est > first_submit && first_submit != UINT64_MAX ? (double)(last_est - first_submit) / 1e9 : 0;
+}
+
+/* Each connection's outcome counted, its times gathered (sorted, ns). */
+static void tally_conns(struct report *r, const struct result *res)
+{
 	int64_t idle = (int64_t)ms_ns(o.idle_ms);
 	for (uint32_t i = 0; i < r->total; i++) {
 		const struct result *x = &res[i];
@@ -131,6 +200,19 @@ int tally(struct report *r, const struct result *res, const struct proc_stats *p
 	}
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	r->wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + r->abrupt_fail;
+}
+
+int tally(struct report *r, const struct result *res, const struct proc_stats *ps)
+{
+	size_t ns = r->nsilent ? r->nsilent : 1;
+	r->late = malloc(sizeof(int64_t) * ns);
+	r->late_in = malloc(sizeof(int64_t) * ns);
+	r->reap = malloc(sizeof(int64_t) * ns);
+	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
+	if (!r->late || !r->late_in || !r->reap || !r->setup)
+		return -ENOMEM;
+	tally_procs(r, ps);
+	tally_conns(r, res);
 	return 0;
 }
 

@@ -57,6 +57,54 @@ out:
 	return ret;
 }
 
+/* What one server worker said in its last STATS line. */
+struct worker_said {
+	bool done;   /* no connection, no pending timer */
+	bool has_tm; /* every timing field there */
+	uint64_t conns, timers, emfile, accepted, idle_closed, utime_us, stime_us;
+	uint64_t tm[ST__N];
+};
+
+static void read_worker(const char *line, struct worker_said *x)
+{
+	demo_stats_get(line, "conns", &x->conns);
+	demo_stats_get(line, "timers", &x->timers);
+	demo_stats_get(line, "emfile", &x->emfile);
+	demo_stats_get(line, "accepted", &x->accepted);
+	demo_stats_get(line, "idle_closed", &x->idle_closed);
+	demo_stats_get(line, "utime_us", &x->utime_us);
+	demo_stats_get(line, "stime_us", &x->stime_us);
+	x->has_tm = true;
+	for (int k = 0; k < ST__N; k++)
+		if (demo_stats_get(line, st_keys[k], &x->tm[k]) != 0)
+			x->has_tm = false;
+	x->done = x->conns == 0 && x->timers == 0;
+}
+
+/* The workers' counters summed into @v, their timing the worst of them. */
+static void sum_workers(struct server_view *v, const struct worker_said *ws)
+{
+	v->timing = v->workers > 0;
+	for (uint32_t i = 0; i < v->workers; i++) {
+		const struct worker_said *x = &ws[i];
+		v->conns += x->conns;
+		v->timers += x->timers;
+		v->emfile += x->emfile;
+		v->accepted += x->accepted;
+		v->idle_closed += x->idle_closed;
+		v->cpu_user += (double)x->utime_us / 1e6;
+		v->cpu_sys += (double)x->stime_us / 1e6;
+		v->timing = v->timing && x->has_tm;
+		for (int k = 0; k < ST__N; k++) {
+			if (k == ST_FIRE_N)
+				v->tm[k] += x->tm[k];
+			else if (x->tm[k] > v->tm[k])
+				v->tm[k] = x->tm[k];
+		}
+	}
+	v->ok = v->workers > 0 && v->seen == v->workers;
+}
+
 /*
  * Ask the server until each of its workers has reported no connection and
  * no pending timer, for up to @ms milliseconds, or 100 ms a worker when
@@ -67,11 +115,8 @@ static struct server_view query_server(uint64_t ms)
 {
 	struct server_view v = { 0 };
 	enum { MAXW = 256 };
-	bool done[MAXW] = { false };
-	uint64_t conns[MAXW] = { 0 }, timers[MAXW] = { 0 }, emfile[MAXW] = { 0 };
-	uint64_t acc[MAXW] = { 0 }, idle[MAXW] = { 0 }, ut[MAXW] = { 0 }, st[MAXW] = { 0 };
-	static uint64_t tm[MAXW][ST__N];
-	bool has_tm[MAXW] = { false };
+	static struct worker_said ws[MAXW];
+	memset(ws, 0, sizeof(ws));
 	uint64_t deadline = demo_now_ns() + ms_ns(ms);
 	char line[DEMO_STATS_MAX];
 	while (demo_now_ns() < deadline) {
@@ -87,21 +132,10 @@ static struct server_view query_server(uint64_t ms)
 					deadline = need;
 			}
 			v.workers = (uint32_t)nw;
-			demo_stats_get(line, "conns", &conns[wk]);
-			demo_stats_get(line, "timers", &timers[wk]);
-			demo_stats_get(line, "emfile", &emfile[wk]);
-			demo_stats_get(line, "accepted", &acc[wk]);
-			demo_stats_get(line, "idle_closed", &idle[wk]);
-			demo_stats_get(line, "utime_us", &ut[wk]);
-			demo_stats_get(line, "stime_us", &st[wk]);
-			has_tm[wk] = true;
-			for (int k = 0; k < ST__N; k++)
-				if (demo_stats_get(line, st_keys[k], &tm[wk][k]) != 0)
-					has_tm[wk] = false;
-			done[wk] = conns[wk] == 0 && timers[wk] == 0;
+			read_worker(line, &ws[wk]);
 			uint32_t seen = 0;
 			for (uint32_t i = 0; i < nw; i++)
-				seen += done[i];
+				seen += ws[i].done;
 			v.seen = seen;
 			if (seen == nw)
 				break;
@@ -110,26 +144,7 @@ static struct server_view query_server(uint64_t ms)
 		}
 		usleep(5000);
 	}
-	for (uint32_t i = 0; i < v.workers; i++) {
-		v.conns += conns[i];
-		v.timers += timers[i];
-		v.emfile += emfile[i];
-		v.accepted += acc[i];
-		v.idle_closed += idle[i];
-		v.cpu_user += (double)ut[i] / 1e6;
-		v.cpu_sys += (double)st[i] / 1e6;
-	}
-	v.timing = v.workers > 0;
-	for (uint32_t i = 0; i < v.workers; i++) {
-		v.timing = v.timing && has_tm[i];
-		for (int k = 0; k < ST__N; k++) {
-			if (k == ST_FIRE_N)
-				v.tm[k] += tm[i][k];
-			else if (tm[i][k] > v.tm[k])
-				v.tm[k] = tm[i][k];
-		}
-	}
-	v.ok = v.workers > 0 && v.seen == v.workers;
+	sum_workers(&v, ws);
 	return v;
 }
 
