@@ -7,11 +7,13 @@
 // (--no-stats: it has no STATS line), run by scripts/demo-peers.sh.
 //
 // --http: HTTP/1.1 keep-alive as the demo's servers speak it with --http
-// (demo_server.c's demo_http_input()): each complete request head, up to
-// its blank line (CR/LF before a request line skipped, a bare LF ends a
-// line), is answered "HTTP/1.1 204 No Content", Content-Length: 0; a head
-// over 1024 bytes closes the connection. The head's state is the
-// connection's own handler (two fields); no HTTP codec.
+// (demo_server.c's demo_http_input()) to idle-load's requests: each
+// complete request head, up to its blank line (CR/LF before a request line
+// skipped, a bare LF ends a line), is answered with their reply,
+// "HTTP/1.1 204 No Content" and "Connection: keep-alive"; a head over 1024
+// bytes closes the connection. Unlike them it never closes after a reply
+// (HTTP/1.0, "Connection: close"): idle-load asks for neither. The head's
+// state is the connection's own handler (two fields); no HTTP codec.
 //
 // One process holds at most RLIMIT_NOFILE connections: --reuseport lets
 // several processes share the port (NIO, SO_REUSEPORT), as the demo's
@@ -67,7 +69,7 @@ public final class NettyIdleServer {
     }
 
     static final byte[] REPLY =
-        "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 
     /** --http: a 204 for each complete request head; one per connection (the head's state). */
     static final class Http204 extends CloseOnIdle {
