@@ -152,7 +152,7 @@ start_server() {
   # k JVMs start at once on one core: 30 s, and 3 s more for each
   [ "$srv" = netty ] && [ "$mode" = tcp ] && want=$k tries=$(( 300 + 30 * k ))
   for _ in $(seq $tries); do
-    if [ "$srv" = nginx ]; then ss -Hltn "sport = :$port" | grep -q . && return 0
+    if [ "$srv" = nginx ]; then [ -n "$(ss -Hltn "sport = :$port")" ] && return 0
     elif [ "$(cat "$log" 2>/dev/null | grep -c 'ready: listening')" -ge "$want" ]; then return 0; fi
     kill -0 "$spid" 2>/dev/null || return 1
     sleep 0.1

@@ -45,7 +45,8 @@ if [ $list -eq 1 ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
 
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  # (no "| grep -q": under pipefail its early exit can kill dpkg-query)
+  [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || missing+=("$p")
 done
 ((${#missing[@]})) || exit 0
 

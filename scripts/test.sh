@@ -5,15 +5,17 @@
 #
 #   scripts/test.sh            everything: normal build, ASan+UBSan build
 #                              (with debug_checks), TSan build (cross-thread
-#                              suites), and a bounded run of each libFuzzer
-#                              target (the models of the wheel, the host
-#                              driver and the loop)
+#                              suites), LTO build, and a bounded run of each
+#                              libFuzzer target (the models of the wheel, the
+#                              host driver and the loop)
 #   scripts/test.sh --quick    the normal build only
 #
-# Each phase prints its name, then "ok" or "FAILED" with its time; the
-# output of the builds and suites goes to one log file per phase under
-# BUILD_ROOT/logs (named when a phase fails), and a table of the phases
-# and their times ends the run.
+# Every optional part is required (-Dauto_features=enabled: the loop and
+# the adapters, whose libraries it installs first), so that a missing one
+# fails instead of leaving its suites out. Each phase prints its name,
+# then "ok" or "FAILED" with its time; the output of the builds and suites
+# goes to one log file per phase under BUILD_ROOT/logs (named when a phase
+# fails), and a table of the phases and their times ends the run.
 #
 # Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000), BUILD_ROOT
@@ -27,7 +29,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   "") ;;
-  -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
 esac
 
@@ -43,6 +45,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 failed=()
+# The builds require each optional part: its libraries are installed
+# below (scripts/deps.sh test), so one not found is a failure, not a skip.
+required=(-Dauto_features=enabled)
+# The libFuzzer targets; fuzz_loop needs liburing, required like the rest.
+fuzz_targets=(tests/core/fuzz_model tests/core/fuzz_host tests/loop/fuzz_loop)
 
 # setup DIR ARGS... : configure (or reconfigure) a build directory
 setup() {
@@ -80,20 +87,21 @@ if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
   exit 1
 fi
 
-if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true; then
+if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true \
+     "${required[@]}"; then
   suites normal "$root/normal"
 fi
 
 if [ $quick -eq 0 ]; then
   if build "asan+ubsan" "$root/asan" --werror -Dbuildtype=debug -Ddebug_checks=true -Ddemo=true \
-       -Db_sanitize=address,undefined -Db_lundef=false; then
+       -Db_sanitize=address,undefined -Db_lundef=false "${required[@]}"; then
     suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
   fi
 
   # Only the suites that cross threads; the tools (Boost.Asio peers) are
   # left out because GCC cannot instrument atomic_thread_fence.
   if build tsan "$root/tsan" --werror -Dbuildtype=debugoptimized -Db_sanitize=thread \
-       -Db_lundef=false -Dtools=false -Dexamples=false; then
+       -Db_lundef=false -Dtools=false -Dexamples=false "${required[@]}"; then
     suites tsan "$root/tsan" --suite tsan --timeout-multiplier 3
   fi
 
@@ -101,29 +109,24 @@ if [ $quick -eq 0 ]; then
   # them: a version script and symver attributes must survive it.
   lto() {
     setup "$root/lto" -Db_lto=true -Dtests=false -Dcpp=false -Dexamples=false \
-      -Dbuildtype=release || return 1
+      -Dbuildtype=release "${required[@]}" || return 1
     ninja -C "$root/lto" || return 1
-    local so
-    so=$(ls "$root"/lto/libtwheel/uring/libtwheel-uring.so.*.*.* 2>/dev/null | head -1)
-    [ -z "$so" ] && { echo "no liburing: no twheel-uring to check"; return 0; }
-    objdump -T "$so" | grep -E 'TWHEEL_URING_1\.0\) +twheel_loop_get_stats$' &&
-      objdump -T "$so" | grep -E ' TWHEEL_URING_1\.1 +twheel_loop_get_stats$'
+    local so=("$root"/lto/libtwheel/uring/libtwheel-uring.so.*.*.*)
+    [ -f "${so[0]}" ] || { echo "no libtwheel-uring.so.X.Y.Z in $root/lto"; return 1; }
+    objdump -T "${so[0]}" | grep -E 'TWHEEL_URING_1\.0\) +twheel_loop_get_stats$' &&
+      objdump -T "${so[0]}" | grep -E ' TWHEEL_URING_1\.1 +twheel_loop_get_stats$'
   }
   phase "LTO build of the libraries (symbol versions kept)" lto || failed+=(lto)
 
+  # Each target by name: one the configuration lacks fails the build
+  # (liburing is required). tests/docs checks that the list is complete.
   fuzz() {
     CC=clang CXX=clang++ setup "$root/fuzz" -Dfuzz=true -Dcpp=false \
-      -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized || return 1
-    targets=(tests/core/fuzz_model tests/core/fuzz_host)
-    if ninja -C "$root/fuzz" -t targets all | grep -q '^tests/loop/fuzz_loop:'; then
-      targets+=(tests/loop/fuzz_loop)
-    else
-      echo "no liburing: tests/loop/fuzz_loop not built"
-    fi
-    ninja -C "$root/fuzz" "${targets[@]}"
+      -Dtools=false -Dexamples=false -Dbuildtype=debugoptimized "${required[@]}" || return 1
+    ninja -C "$root/fuzz" "${fuzz_targets[@]}"
   }
   if phase "libFuzzer targets: build (clang)" fuzz; then
-    for t in "${targets[@]}"; do
+    for t in "${fuzz_targets[@]}"; do
       name=$(basename "$t")
       mkdir -p "$root/fuzz-corpus/$name"
       if phase "libFuzzer: $name, ${fuzz_seconds} s" "$root/fuzz/$t" \
