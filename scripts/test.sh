@@ -11,11 +11,14 @@
 #   scripts/test.sh --quick    the normal build only
 #
 # Every optional part is required (-Dauto_features=enabled: the loop and
-# the adapters, whose libraries it installs first), so that a missing one
+# the adapters, whose libraries it installs first; TWHEEL_TEST_REQUIRE_DEPS=1
+# for the tests that look for cmake and pkg-config), so that a missing one
 # fails instead of leaving its suites out. Each phase prints its name,
-# then "ok" or "FAILED" with its time; the output of the builds and suites
-# goes to one log file per phase under BUILD_ROOT/logs (named when a phase
-# fails), and a table of the phases and their times ends the run.
+# then "ok" or "FAILED" with its time, and under a test phase each test
+# meson skipped with the first line it printed; the output of the builds
+# and suites goes to one log file per phase under BUILD_ROOT/logs (named
+# when a phase fails), and a table of the phases and their times ends the
+# run.
 #
 # Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000), BUILD_ROOT
@@ -29,7 +32,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   "") ;;
-  -h|--help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
 esac
 
@@ -62,12 +65,27 @@ setup() {
   fi
 }
 
-# suites NAME DIR meson-test-args...: run them; one line of counts
+# skipped DIR: each test the last meson test in DIR skipped, with the
+# first line it printed (its reason)
+skipped() {
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t["result"] == "SKIP":
+        why = (t.get("stdout") or "").strip().split("\n")[0] or "(no reason printed)"
+        print("skipped " + t["name"] + ": " + why)' \
+    "$1/meson-logs/testlog.json"
+}
+
+# suites NAME DIR meson-test-args...: run them; one line of counts, and a
+# line per skipped test
 suites() {
-  local name=$1 dir=$2
+  local name=$1 dir=$2 line
   shift 2
   if phase "$name: test suites" meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "$@"; then
     phase_note "$(grep -E '^(Ok|Skipped|Fail|Timeout): ' "$PHASE_LOG" | tr -s ' ' | paste -sd ' ')"
+    while IFS= read -r line; do phase_note "$line"; done < <(skipped "$dir")
   else
     failed+=("$name")
   fi
@@ -86,6 +104,9 @@ if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
   phase_table
   exit 1
 fi
+# Every dependency of the tests is installed now: a test that would skip
+# for a missing one (cmake, pkg-config, a docs example's library) fails.
+export TWHEEL_TEST_REQUIRE_DEPS=1
 
 if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true \
      "${required[@]}"; then

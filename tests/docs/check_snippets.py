@@ -50,7 +50,9 @@ prelude (declarations the block uses but does not show), e.g.
 
 A block that includes a header of an optional library (liburing, libuv,
 libev, libevent, Boost.Asio) or of an adapter that was not built is
-skipped. Exit 0 when every compiled block compiled, 1 otherwise, 77 when
+skipped, or fails with TWHEEL_TEST_REQUIRE_DEPS=1 in the environment
+(scripts/test.sh sets it: it installs every one and requires each optional
+part). Exit 0 when every compiled block compiled, 1 otherwise, 77 when
 nothing could be compiled.
 """
 import argparse
@@ -351,6 +353,11 @@ def main():
             if b.lang == 'cpp':
                 needs.add('cpp')
             missing = sorted(needs - have)
+            if missing and os.environ.get('TWHEEL_TEST_REQUIRE_DEPS'):
+                print(f'FAIL {b.where()}: needs {", ".join(missing)}, not built here '
+                      '(TWHEEL_TEST_REQUIRE_DEPS)')
+                failed += 1
+                continue
             if missing:
                 print(f'skip {b.where()}: needs {", ".join(missing)}, not built here')
                 skipped += 1
