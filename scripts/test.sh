@@ -3,11 +3,13 @@
 # what CI runs. Installs the Debian packages the tests need itself
 # (scripts/deps.sh test).
 #
-#   scripts/test.sh            everything: normal build, ASan+UBSan build
-#                              (with debug_checks), TSan build (cross-thread
-#                              suites), LTO build, and a bounded run of each
-#                              libFuzzer target (the models of the wheel, the
-#                              host driver and the loop)
+#   scripts/test.sh            everything: normal build (--prefix=/usr, as
+#                              a distribution configures it; then its install
+#                              suites again at the default prefix), ASan+UBSan
+#                              build (with debug_checks), TSan build
+#                              (cross-thread suites), LTO build, and a bounded
+#                              run of each libFuzzer target (the models of the
+#                              wheel, the host driver and the loop)
 #   scripts/test.sh --quick    the normal build only
 #
 # Every optional part is required (-Dauto_features=enabled: the loop and
@@ -108,9 +110,20 @@ fi
 # for a missing one (cmake, pkg-config, a docs example's library) fails.
 export TWHEEL_TEST_REQUIRE_DEPS=1
 
-if build normal "$root/normal" --werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true \
-     "${required[@]}"; then
+# The normal build as a distribution configures it (--prefix=/usr: the
+# libraries carry no RUNPATH); then the suites that depend on the prefix
+# at the default one (/usr/local: RUNPATH $ORIGIN, and install_system,
+# which installs there for real, in a throw-away overlay). The prefix
+# changes only what meson install writes: reconfiguring rebuilds nothing.
+normal=(--werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true "${required[@]}")
+if build normal "$root/normal" --prefix=/usr "${normal[@]}"; then
   suites normal "$root/normal"
+  if phase "normal, default prefix: configure" setup "$root/normal" --prefix=/usr/local \
+       "${normal[@]}"; then
+    suites "normal, default prefix" "$root/normal" --suite install --suite cmake
+  else
+    failed+=("normal, default prefix")
+  fi
 fi
 
 if [ $quick -eq 0 ]; then

@@ -6,8 +6,12 @@
 #      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
 #      package's --cflags, and every C++ header as C++17;
 #   2. a program per installed library, built with
-#      `pkg-config --cflags --libs` and the rpath docs/install.md gives,
-#      runs without LD_LIBRARY_PATH;
+#      `pkg-config --cflags --libs`, runs as docs/install.md says it does:
+#      outside /usr with the rpath it gives and no LD_LIBRARY_PATH (the
+#      libraries over libtwheel find it beside them, RUNPATH $ORIGIN); in
+#      /usr, as a distribution installs it, with no rpath, the libraries
+#      carrying none either (Debian forbids one): the linker's default
+#      path finds them, for which LD_LIBRARY_PATH=<staged libdir> stands in;
 #   3. the install script (packaging/ldconfig.sh) does nothing under
 #      DESTDIR, and for a directory the dynamic linker does not search it
 #      runs no ldconfig and says what to do instead.
@@ -42,6 +46,28 @@ pcdir=$(pkg-config --variable=libdir twheel)
 pcdir=$stage${pcdir#"$stage"}
 [ "$pcdir" = "$stage$libdir" ] || fail "pkg-config finds another twheel.pc than the staged one"
 rpath=-Wl,-rpath,$pcdir
+
+# In /usr the linker's default path finds the libraries (meson.build gives
+# them no RUNPATH there); anywhere else the program's rpath finds those it
+# names, and $ORIGIN in theirs finds libtwheel.
+case $libdir in
+/usr/lib | /usr/lib/* | /usr/lib64 | /usr/lib64/*) in_usr=1 ;;
+*) in_usr=0 ;;
+esac
+for so in "$pcdir"/libtwheel*.so.*.*.*; do
+	runpath=$(readelf -d "$so" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p')
+	case $in_usr,${so##*/} in
+	1,*) [ -z "$runpath" ] || fail "${so##*/} installed in /usr has a RUNPATH: $runpath" ;;
+	0,libtwheel.so.*) ;;
+	0,*) [ "$runpath" = '$ORIGIN' ] ||
+		fail "${so##*/} installed in $libdir has RUNPATH '$runpath', not \$ORIGIN" ;;
+	esac
+done
+if [ $in_usr -eq 1 ]; then
+	link=() run_env=(env "LD_LIBRARY_PATH=$pcdir")
+else
+	link=("$rpath") run_env=(env -u LD_LIBRARY_PATH)
+fi
 
 # 1. Headers alone, strict. The compiler's own include path does not have
 # the stage: -I from --cflags only.
@@ -83,7 +109,9 @@ for h in "$stage$includedir"/twheel/*; do
 done
 echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17"
 
-# 2. One program per library: built with pkg-config and the rpath, run as is.
+# 2. One program per library: built with pkg-config (and the rpath outside
+# /usr), run as is (in /usr: from the staged libdir, the default path's
+# stand-in).
 # C with the compiler's default standard, as a user types it; C++ as C++17.
 run() { # NAME LANG SOURCE PACKAGE [EXTRA...]
 	local name=$1 lang=$2 file=$3 p=$4
@@ -92,10 +120,10 @@ run() { # NAME LANG SOURCE PACKAGE [EXTRA...]
 	[ "$lang" = c++ ] && comp="$cxx -std=c++17"
 	# shellcheck disable=SC2046
 	$comp -o "$tmp/$name" "$file" \
-		$(pkg-config --cflags --libs "$p") "$rpath" "$@" ||
-		fail "$name does not build with pkg-config --cflags --libs $p"
+		$(pkg-config --cflags --libs "$p") "${link[@]}" "$@" ||
+		fail "$name does not build with pkg-config --cflags --libs $p ${link[*]}"
 	local rc=0
-	env -u LD_LIBRARY_PATH "$tmp/$name" >"$tmp/run.log" 2>&1 || rc=$?
+	"${run_env[@]}" "$tmp/$name" >"$tmp/run.log" 2>&1 || rc=$?
 	# 77: the example skips where the kernel refuses io_uring.
 	[ $rc -eq 0 ] || [ $rc -eq 77 ] || { cat "$tmp/run.log"; fail "$name exits $rc"; }
 	echo "ran $name ($p)"
