@@ -589,6 +589,24 @@ TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
  * The loop thread. */
 TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
+/* ---- Legacy timer APIs -------------------------------------------------- */
+
+/*
+ * Bind the calling thread's legacy timers (<twheel/compat/timer_list.h>,
+ * <twheel/compat/callout.h>; see <twheel/compat.h>) to @loop: they run on
+ * the loop thread, in its iterations, on two hosts of ticks of @tick_ns
+ * (pass TWHEEL_COMPAT_TICK_NS) driven by two loop timers, the second one
+ * TW_LOOP_DEFERRABLE for TIMER_DEFERRABLE timers. Call it on the loop
+ * thread (before the first run, or from a callback); twheel_compat_unbind()
+ * undoes it (not from a legacy timer's callback: -EBUSY) and must come
+ * before twheel_loop_destroy(). Returns 0, or
+ *   -EINVAL  @loop NULL, @tick_ns outside 1,000 .. 1,000,000,000;
+ *   -EBUSY   the thread is bound already;
+ *   -ENOMEM  out of memory.
+ * Allocates the two hosts' wheels (twice the allocation of twheel_create()). The loop thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns);
+
 /* ---- Inspection -------------------------------------------------------- */
 
 /* Kernel features the loop found and uses. */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compat.c - the per-thread binding under the legacy timer headers
+ * (<twheel/compat.h> says what each call promises). A thread's binding is
+ * a plain wheel, or one or two hosts (normal and deferrable timers). A
+ * timer records the wheel it is pending on (_wheel, relaxed atomics: the
+ * only field another thread may read); that is how a call from a thread
+ * that does not own the timer's wheel is told apart and refused.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "twheel/compat.h"
+
+struct binding {
+	struct twheel *w;          /* plain wheel, or NULL */
+	struct twheel_host *h[2];  /* normal, deferrable hosts (h[0] NULL: none) */
+	tw_tick_t base;            /* the tick at bind time */
+	int (*unbind)(void *arg);
+	void *arg;
+};
+
+static _Thread_local struct binding bound;
+static _Thread_local const struct twheel_compat_timer *running;
+
+static bool is_bound(void)
+{
+	return bound.w || bound.h[0];
+}
+
+static struct twheel *wheel_of(const struct twheel_compat_timer *ct)
+{
+	return __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED);
+}
+
+static void set_wheel(struct twheel_compat_timer *ct, struct twheel *w)
+{
+	__atomic_store_n(&ct->_wheel, w, __ATOMIC_RELAXED);
+}
+
+/* The host of this thread whose wheel is @w, or NULL. */
+static struct twheel_host *host_of(const struct twheel *w)
+{
+	for (int i = 0; i < 2; i++)
+		if (bound.h[i] && twheel_host_wheel(bound.h[i]) == w)
+			return bound.h[i];
+	return NULL;
+}
+
+static bool mine(const struct twheel *w)
+{
+	return w && (w == bound.w || host_of(w));
+}
+
+int twheel_compat_bind_wheel(struct twheel *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (is_bound())
+		return -EBUSY;
+	bound = (struct binding){ .w = w, .base = twheel_now(w) };
+	return 0;
+}
+
+int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_host *deferrable,
+			     int (*unbind)(void *arg), void *arg)
+{
+	const struct twheel_rt *rt, *drt;
+
+	if (!deferrable)
+		deferrable = h;
+	if (!h || !twheel_host_wheel(h) || !twheel_host_wheel(deferrable))
+		return -EINVAL;
+	rt = twheel_host_rt(h);
+	drt = twheel_host_rt(deferrable);
+	if (rt->tick_ns != drt->tick_ns || rt->clock != drt->clock || rt->clock_arg != drt->clock_arg)
+		return -EINVAL;
+	if (is_bound())
+		return -EBUSY;
+	bound = (struct binding){
+		.h = { h, deferrable },
+		.base = twheel_rt_floor(rt, twheel_host_now(h)),
+		.unbind = unbind,
+		.arg = arg,
+	};
+	return 0;
+}
+
+int twheel_compat_bind_host(struct twheel_host *h, uint64_t tick_ns)
+{
+	if (!h || !twheel_host_wheel(h) || twheel_host_rt(h)->tick_ns != tick_ns)
+		return -EINVAL;
+	return twheel_compat_bind_hosts(h, NULL, NULL, NULL);
+}
+
+int twheel_compat_unbind(void)
+{
+	int rc;
+
+	if (!is_bound())
+		return -ENXIO;
+	if (bound.unbind) {
+		rc = bound.unbind(bound.arg);
+		if (rc < 0)
+			return rc;
+	}
+	bound = (struct binding){ 0 };
+	return 0;
+}
+
+uint64_t twheel_compat_now(void)
+{
+	if (bound.w)
+		return twheel_now(bound.w) - bound.base;
+	if (bound.h[0])
+		return twheel_rt_floor(twheel_host_rt(bound.h[0]), twheel_host_now(bound.h[0])) -
+		       bound.base;
+	return 0;
+}
+
+int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned flags)
+{
+	struct twheel *at;
+	tw_tick_t tick;
+	int was = 0, rc;
+
+	if (!ct || !ct->tw.func)
+		return -EINVAL;
+	at = wheel_of(ct);
+	if (at && !mine(at))
+		return -EXDEV;
+	if (!is_bound())
+		return -ENXIO;
+	tick = when > TW_TICK_MAX - bound.base ? TW_TICK_MAX : bound.base + when;
+	if (bound.w) {
+		rc = twheel_mod(bound.w, &ct->tw, tick);
+		if (rc >= 0)
+			set_wheel(ct, bound.w);
+		return rc;
+	}
+
+	struct twheel_host *h = bound.h[(flags & TWHEEL_COMPAT_DEFERRABLE) ? 1 : 0];
+	uint64_t tick_ns = twheel_host_rt(h)->tick_ns;
+	uint64_t ns = tick > UINT64_MAX / tick_ns ? UINT64_MAX : tick * tick_ns;
+
+	if (at && at != twheel_host_wheel(h)) { /* pending on the other host */
+		twheel_host_del(host_of(at), &ct->tw);
+		set_wheel(ct, NULL);
+		was = 1;
+	}
+	rc = twheel_host_mod_at(h, &ct->tw, ns);
+	if (rc < 0)
+		return rc;
+	set_wheel(ct, twheel_host_wheel(h));
+	return rc | was;
+}
+
+int twheel_compat_del(struct twheel_compat_timer *ct)
+{
+	struct twheel *at;
+	int rc;
+
+	if (!ct)
+		return -EINVAL;
+	at = wheel_of(ct);
+	if (!at)
+		return 0;
+	if (!mine(at))
+		return -EXDEV;
+	rc = at == bound.w ? twheel_del(at, &ct->tw) : twheel_host_del(host_of(at), &ct->tw);
+	if (rc >= 0)
+		set_wheel(ct, NULL);
+	return rc;
+}
+
+const struct twheel_compat_timer *twheel_compat_enter(struct twheel_compat_timer *ct)
+{
+	const struct twheel_compat_timer *prev = running;
+
+	set_wheel(ct, NULL);
+	running = ct;
+	return prev;
+}
+
+void twheel_compat_leave(const struct twheel_compat_timer *prev)
+{
+	running = prev;
+}
+
+bool twheel_compat_running(const struct twheel_compat_timer *ct)
+{
+	return ct && running == ct;
+}

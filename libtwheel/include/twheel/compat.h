@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/compat.h - the per-thread wheel under the legacy timer APIs:
+ * <twheel/compat/timer_list.h> (the Linux kernel's timer_list, jiffies)
+ * and <twheel/compat/callout.h> (BSD callout(9), ticks). Part of the core
+ * library (libc only). Legacy code calls add_timer() or callout_reset()
+ * with no wheel argument, so each thread binds one wheel, once:
+ *
+ *   twheel_compat_bind_wheel(w)       a plain struct twheel that the thread
+ *                                     advances itself: one tick = one jiffy;
+ *   twheel_compat_bind_host(h, TWHEEL_COMPAT_TICK_NS)
+ *                                     a host (<twheel/host.h>: the libuv,
+ *                                     libev, libevent or epoll adapter, or
+ *                                     your own) whose tick is 1/HZ s;
+ *   twheel_loop_compat_bind(loop, TWHEEL_COMPAT_TICK_NS)
+ *                                     an io_uring loop (<twheel/loop.h>).
+ *
+ * Threads: a binding belongs to its thread, and so does every compat timer
+ * pending on its wheel. A call on a timer pending on another thread's
+ * wheel changes nothing and returns -EXDEV; a call that arms a timer on a
+ * thread that bound nothing returns -ENXIO. Whether a timer is pending is
+ * one word, read and written atomically (relaxed), so asking from another
+ * thread is no data race, but the answer may be stale by the time it is
+ * used (as the kernel's timer_pending()). Moving an idle timer to another
+ * thread is the program's business (hand it over with a lock or a queue).
+ *
+ * Time: twheel_compat_now() counts ticks since the thread bound its wheel;
+ * jiffies and ticks are that count plus the start value their kernels use.
+ * A timer armed for tick T fires in the first advance (or host run) that
+ * reaches T, never before; a tick already reached fires in the next one.
+ */
+#ifndef TWHEEL_COMPAT_H
+#define TWHEEL_COMPAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <twheel/host.h>
+#include <twheel/twheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Ticks a second of the legacy headers: HZ of <twheel/compat/timer_list.h>
+ * and hz of <twheel/compat/callout.h>. Define it before including any of
+ * them to change it; it must divide 1,000,000 (100, 250, 1000, ... 1000000:
+ * the kernel's conversions are exact then, and a tick is whole
+ * nanoseconds). One value per program: every thread binds with it.
+ */
+#ifndef TWHEEL_COMPAT_HZ
+#define TWHEEL_COMPAT_HZ 1000
+#endif
+#if TWHEEL_COMPAT_HZ <= 0 || 1000000 % TWHEEL_COMPAT_HZ != 0
+#error "TWHEEL_COMPAT_HZ must divide 1000000"
+#endif
+
+/* The length of one tick in nanoseconds, for the bind calls. */
+#define TWHEEL_COMPAT_TICK_NS (1000000000u / TWHEEL_COMPAT_HZ)
+
+/*
+ * The node a legacy timer embeds (struct timer_list, struct callout).
+ * Private fields: tw is the wheel's timer, _wheel the wheel it is pending
+ * on (NULL when not pending; atomic).
+ */
+struct twheel_compat_timer {
+	struct tw_timer tw;
+	struct twheel *_wheel;
+};
+
+/* twheel_compat_mod() flags. */
+enum {
+	/* Arm on the binding's deferrable wheel, if it has one (the loop's). */
+	TWHEEL_COMPAT_DEFERRABLE = 1u << 0,
+};
+
+/*
+ * Bind the calling thread to the plain wheel @w: compat timers are armed on
+ * it, and twheel_compat_now() is twheel_now(@w) minus its value here. The
+ * thread drives @w with twheel_advance() as usual (one tick = one jiffy or
+ * callout tick); callbacks run inside it. Returns 0, or
+ *   -EINVAL  @w NULL;
+ *   -EBUSY   the thread is bound already (twheel_compat_unbind() first).
+ * O(1); the thread that owns @w.
+ */
+TWHEEL_API int twheel_compat_bind_wheel(struct twheel *w);
+
+/*
+ * Bind the calling thread to the host @h (<twheel/host.h>; an adapter's
+ * host, from twheel_uv_create() for instance), whose tick must be @tick_ns
+ * (pass TWHEEL_COMPAT_TICK_NS: HZ must match the host's tick). Timers are
+ * armed with twheel_host_mod_at(); twheel_compat_now() reads the host's
+ * clock. Returns 0, or
+ *   -EINVAL  @h NULL or shut down, or its tick is not @tick_ns;
+ *   -EBUSY   the thread is bound already.
+ * O(1) plus a clock reading; the thread that runs @h's loop.
+ */
+TWHEEL_API int twheel_compat_bind_host(struct twheel_host *h, uint64_t tick_ns);
+
+/*
+ * For a layer that builds hosts of its own (twheel_loop_compat_bind()):
+ * bind @h, and @deferrable (NULL: @h) for TWHEEL_COMPAT_DEFERRABLE timers;
+ * both must have the same tick and clock. twheel_compat_unbind() calls
+ * @unbind(@arg) (if not NULL) after forgetting the hosts; an error it
+ * returns is returned and the binding kept. Returns as
+ * twheel_compat_bind_host(), with -EINVAL also for hosts that differ.
+ */
+TWHEEL_API int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_host *deferrable,
+					int (*unbind)(void *arg), void *arg);
+
+/*
+ * Forget the calling thread's binding. Timers still pending stay on their
+ * wheel (a plain wheel, a host you own) and fire when it is advanced; a
+ * layer's unbind (the loop's) hands them back, not fired and not pending.
+ * Returns 0, -ENXIO (nothing bound) or the layer's error (the loop's:
+ * -EBUSY from one of the bound timers' callbacks). O(1), plus the layer's.
+ */
+TWHEEL_API int twheel_compat_unbind(void);
+
+/*
+ * Ticks since the calling thread bound its wheel (0 if unbound): the wheel's
+ * time (inside a callback: the tick being fired), or the host's clock read
+ * now, in whole ticks. O(1); a host reads its clock.
+ */
+TWHEEL_API uint64_t twheel_compat_now(void);
+
+/*
+ * Arm @ct at @when (a twheel_compat_now() value; at or before now: due in
+ * the next advance or host run) whether or not it is pending. Returns 1 if
+ * it was pending, 0 if not, or
+ *   -EINVAL  @ct NULL, or its tw has no callback;
+ *   -ENXIO   the calling thread bound no wheel;
+ *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
+ * O(1); the binding's thread, callbacks included.
+ */
+TWHEEL_API int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned flags);
+
+/*
+ * Disarm @ct. Returns 1 if it was pending, 0 if not (on any thread, bound
+ * or not), or -EINVAL (@ct NULL), -EXDEV (pending on another thread's
+ * wheel; nothing changed). O(1); the binding's thread, callbacks included.
+ */
+TWHEEL_API int twheel_compat_del(struct twheel_compat_timer *ct);
+
+/*
+ * Called by a legacy header's callback trampoline before the legacy
+ * function runs: @ct is not pending from here on, and is the timer
+ * "running" (twheel_compat_running()) until twheel_compat_leave(@prev)
+ * with the value this returned. O(1); the binding's thread.
+ */
+TWHEEL_API const struct twheel_compat_timer *twheel_compat_enter(struct twheel_compat_timer *ct);
+
+/* Undo twheel_compat_enter(): @prev is what it returned. O(1). */
+TWHEEL_API void twheel_compat_leave(const struct twheel_compat_timer *prev);
+
+/*
+ * True if @ct's callback is running on the calling thread now (the legacy
+ * "being serviced", "the handler is running"). O(1).
+ */
+TWHEEL_API bool twheel_compat_running(const struct twheel_compat_timer *ct);
+
+/*
+ * True if @ct is armed on a wheel and has not fired or been deleted. O(1);
+ * any thread (from another thread the answer may be stale, see above).
+ */
+static inline bool twheel_compat_pending(const struct twheel_compat_timer *ct)
+{
+	return __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED) != NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_COMPAT_H */

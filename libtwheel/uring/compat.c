@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compat.c - bind the calling thread's legacy timers (<twheel/compat.h>)
+ * to an io_uring loop. Built on the public APIs only: two hosts
+ * (<twheel/host.h>), each driven by one loop timer, as an adapter drives a
+ * host from a libuv timer. The second host's loop timer is
+ * TW_LOOP_DEFERRABLE, so TIMER_DEFERRABLE timers never wake an idle loop,
+ * as the kernel's deferrable base never wakes an idle CPU.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "twheel/compat.h"
+#include "twheel/host.h"
+#include "twheel/loop.h"
+
+struct loop_host {
+	struct twheel_host h;      /* first: the ops get it back with a cast */
+	struct tw_loop_timer lt;   /* the host timer */
+	struct loop_compat *lc;
+};
+
+struct loop_compat {
+	struct twheel_loop *loop;
+	struct loop_host host[2];  /* normal, deferrable */
+	bool in_run;               /* inside a host run: cannot be unbound */
+};
+
+static void lh_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	struct loop_host *lh = (struct loop_host *)h;
+
+	(void)now_ns;
+	twheel_loop_mod_at(lh->lc->loop, &lh->lt, wake_ns);
+}
+
+static void lh_stop(struct twheel_host *h)
+{
+	struct loop_host *lh = (struct loop_host *)h;
+
+	twheel_loop_del(lh->lc->loop, &lh->lt);
+}
+
+static const struct twheel_host_ops lh_ops = { .arm = lh_arm, .stop = lh_stop };
+
+static void lh_fired(struct tw_loop_timer *lt)
+{
+	struct loop_host *lh = tw_container_of(lt, struct loop_host, lt);
+
+	lh->lc->in_run = true;
+	twheel_host_run(&lh->h);
+	lh->lc->in_run = false;
+}
+
+static uint64_t loop_clock(void *arg)
+{
+	return twheel_loop_clock(arg);
+}
+
+/* A timer handed back at unbind: not pending any more. */
+static void dropped(struct tw_timer *t, void *arg)
+{
+	struct twheel_compat_timer *ct = tw_container_of(t, struct twheel_compat_timer, tw);
+
+	(void)arg;
+	__atomic_store_n(&ct->_wheel, NULL, __ATOMIC_RELAXED);
+}
+
+static int loop_unbind(void *arg)
+{
+	struct loop_compat *lc = arg;
+
+	if (lc->in_run)
+		return -EBUSY;
+	for (int i = 0; i < 2; i++) {
+		twheel_host_fini(&lc->host[i].h, dropped, NULL);
+		twheel_loop_del(lc->loop, &lc->host[i].lt);
+	}
+	free(lc);
+	return 0;
+}
+
+int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
+{
+	struct twheel_rt rt = { .tick_ns = tick_ns, .clock = loop_clock, .clock_arg = loop };
+	struct loop_compat *lc;
+	int rc = 0, made = 0;
+
+	if (!loop || tick_ns < 1000 || tick_ns > 1000000000)
+		return -EINVAL;
+	lc = calloc(1, sizeof(*lc));
+	if (!lc)
+		return -ENOMEM;
+	lc->loop = loop;
+	for (; made < 2 && rc == 0; made++) {
+		struct loop_host *lh = &lc->host[made];
+
+		lh->lc = lc;
+		rc = tw_loop_timer_init(&lh->lt, lh_fired, made ? TW_LOOP_DEFERRABLE : 0);
+		if (rc == 0)
+			rc = twheel_host_init(&lh->h, &rt, &lh_ops);
+	}
+	if (rc == 0)
+		rc = twheel_compat_bind_hosts(&lc->host[0].h, &lc->host[1].h, loop_unbind, lc);
+	if (rc < 0) {
+		for (int i = 0; i < made; i++)
+			twheel_host_fini(&lc->host[i].h, NULL, NULL);
+		free(lc);
+	}
+	return rc;
+}
