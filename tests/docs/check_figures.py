@@ -68,6 +68,8 @@ RULES = [
     (r'the (\d+)-byte C node', ['tw_timer_release']),
     # what debug_checks adds
     (r'(\d+) more bytes per timer', ['debug_extra']),
+    # the legacy headers' timers, release build
+    (r'struct timer_list is (\d+) bytes on LP64', ['timer_list_release']),
     (r'grows by\s+(\d+) bytes', ['debug_extra']),
     # the wheel's one allocation
     (r'about (\d+\.\d) KiB', ['wheel_kib']),

@@ -38,7 +38,7 @@ def strip_comments(text):
 
 
 headers = []
-for pat in ('libtwheel/include/twheel/*.h', 'libtwheel/include/twheel/*.h.in',
+for pat in ('libtwheel/include/twheel/*.h', 'libtwheel/include/twheel/compat/*.h','libtwheel/include/twheel/*.h.in',
             'libtwheel/uring/include/twheel/*.h', 'adapters/*/include/twheel/*.h'):
     headers += glob.glob(os.path.join(root, pat))
 cpp_headers = glob.glob(os.path.join(root, 'cpp/include/twheel/*.hpp'))

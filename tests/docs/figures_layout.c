@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <twheel/compat/timer_list.h>
 #include <twheel/twheel.h>
 #ifdef FIGURES_LOOP
 #include <twheel/loop.h>
@@ -21,6 +22,7 @@ void NAME(FIGURES_SUFFIX)(void)
 	const char *s = TWHEEL_DEBUG_CHECKS ? "debug" : "release";
 
 	printf("tw_timer_%s %zu\n", s, sizeof(struct tw_timer));
+	printf("timer_list_%s %zu\n", s, sizeof(struct timer_list));
 #ifdef FIGURES_LOOP
 	printf("tw_loop_timer_%s %zu\n", s, sizeof(struct tw_loop_timer));
 	/* what firing a one-shot timer reads: the node, func, the state */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/install/run_install_test.sh - what a user gets from `meson install`,
 # staged with --destdir, used through pkg-config only (no build tree):
-#   1. every installed C header compiles alone as plain ISO C11
+#   1. every installed C header (<twheel/compat/*.h> too) compiles alone as plain ISO C11
 #      (cc -std=c11 -pedantic -Werror, no feature macros; <twheel/uv.h>
 #      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
 #      package's --cflags, and every C++ header as C++17;
@@ -82,8 +82,8 @@ header_pkg() {
 	esac
 }
 n=0
-for h in "$stage$includedir"/twheel/*; do
-	h=${h##*/}
+for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; do
+	h=${h#"$stage$includedir"/twheel/}
 	p=$(header_pkg "$h")
 	# shellcheck disable=SC2046
 	case $h in

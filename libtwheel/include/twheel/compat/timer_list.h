@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/compat/timer_list.h - the Linux kernel's timer API (<linux/timer.h>
+ * and the jiffies of <linux/jiffies.h>, as of Linux 6.x, older spellings
+ * too) on a libtwheel wheel, so that kernel-style C code moves in with its
+ * include line changed and one line of set-up per thread:
+ *
+ *   twheel_compat_bind_wheel(w);                            a plain wheel
+ *   twheel_compat_bind_host(h, TWHEEL_COMPAT_TICK_NS);      a host (libuv...)
+ *   twheel_loop_compat_bind(loop, TWHEEL_COMPAT_TICK_NS);   the io_uring loop
+ *
+ * (<twheel/compat.h>). Static inline functions and macros over the public
+ * C API; the kernel names are not prefixed, as the point is to keep them.
+ *
+ * Semantics are the kernel-doc's of kernel/time/timer.c, with these
+ * differences, all of them from "one thread per wheel":
+ *   - A timer's callback runs on the thread that armed it, inside that
+ *     thread's twheel_advance(), host run or loop iteration, never
+ *     concurrently with that thread's other code.
+ *   - The _sync variants therefore have nothing to wait for: called outside
+ *     the timer's own callback, no callback of the thread's wheel is
+ *     running, and they return as their plain forms. Called from inside
+ *     the timer's own callback (where the kernel would wait forever), they
+ *     delete a re-arm the callback made and return at once;
+ *     try_to_del_timer_sync() returns -1 there, as the kernel's does while
+ *     the callback runs.
+ *   - A call on a timer pending on another thread's wheel changes nothing
+ *     and returns -EXDEV (add_timer(), void, does nothing); arming on a
+ *     thread that bound no wheel returns -ENXIO. mod_timer(),
+ *     mod_timer_pending(), timer_reduce(), timer_delete(), the _sync and
+ *     shutdown forms return these negative values only for such misuse.
+ *   - Expiry is exact: a timer armed for jiffy J fires in the first
+ *     advance (host run, loop iteration) that sees jiffies at or past J,
+ *     never before, and not later for being far away (the kernel's wheel
+ *     rounds far timers up by up to 12.5%). An expiry at or before jiffies
+ *     fires at the next tick, jiffies + 1, as the kernel queues it.
+ *   - TIMER_DEFERRABLE timers wait for another wake-up of the loop
+ *     (twheel_loop_compat_bind(): a deferrable wheel, as the kernel's
+ *     deferrable base); on a plain wheel or a host they are normal timers,
+ *     which "work normally when the system is busy". TIMER_PINNED and
+ *     TIMER_IRQSAFE are accepted and change nothing: a timer stays on the
+ *     thread that armed it, and there is no interrupt context.
+ *   - time_after() and friends cast their arguments to unsigned long
+ *     instead of type-checking them; from_timer() and timer_container_of()
+ *     use __typeof__ (GCC, Clang; C23 has typeof).
+ *   - timer_delete() is a macro (POSIX <time.h> has a timer_delete() of
+ *     its own): a program that also uses POSIX timers calls those through
+ *     a file that does not include this header.
+ *   - jiffies is a macro that reads the bound wheel's time (a host or loop
+ *     reads its clock): it cannot be assigned, and a local variable named
+ *     jiffies does not compile (in the kernel it would shadow the global).
+ *
+ * jiffies starts at INITIAL_JIFFIES when the thread binds, five minutes
+ * before its low 32 bits wrap, as in the kernel, so code that stores
+ * jiffies in 32 bits or compares them with < shows its wrap bugs after
+ * five minutes, not after 49 days.
+ *
+ * Size: struct timer_list is 72 bytes on LP64 (the kernel's is 40).
+ */
+#ifndef TWHEEL_COMPAT_TIMER_LIST_H
+#define TWHEEL_COMPAT_TIMER_LIST_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <twheel/compat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ticks a second (<twheel/compat.h>: define TWHEEL_COMPAT_HZ to change). */
+#ifdef HZ
+#if HZ != TWHEEL_COMPAT_HZ
+#error "HZ differs from TWHEEL_COMPAT_HZ: define TWHEEL_COMPAT_HZ instead"
+#endif
+#else
+#define HZ TWHEEL_COMPAT_HZ
+#endif
+
+/* The kernel's start value: five minutes before the low 32 bits wrap. */
+#define INITIAL_JIFFIES ((unsigned long)(unsigned int)(-300 * HZ))
+
+/* The longest timeout the conversions return ("infinite"). */
+#define MAX_JIFFY_OFFSET ((LONG_MAX >> 1) - 1)
+
+/* Ticks since the thread bound its wheel, plus INITIAL_JIFFIES. O(1). */
+static inline unsigned long twheel_jiffies(void)
+{
+	return INITIAL_JIFFIES + (unsigned long)twheel_compat_now();
+}
+
+#define jiffies (twheel_jiffies())
+
+/* jiffies as 64 bits (unsigned long is 64 bits on LP64 already). */
+static inline uint64_t get_jiffies_64(void)
+{
+	return (uint64_t)INITIAL_JIFFIES + twheel_compat_now();
+}
+
+/* Wrap-safe comparisons of jiffies values: true if @a is after @b, etc. */
+#define time_after(a, b) ((long)((unsigned long)(b) - (unsigned long)(a)) < 0)
+#define time_before(a, b) time_after(b, a)
+#define time_after_eq(a, b) ((long)((unsigned long)(a) - (unsigned long)(b)) >= 0)
+#define time_before_eq(a, b) time_after_eq(b, a)
+#define time_is_before_jiffies(a) time_after(jiffies, a)
+#define time_is_after_jiffies(a) time_before(jiffies, a)
+#define time_is_before_eq_jiffies(a) time_after_eq(jiffies, a)
+#define time_is_after_eq_jiffies(a) time_before_eq(jiffies, a)
+
+/* Milliseconds and microseconds from jiffies (unsigned int, as the kernel). */
+static inline unsigned int jiffies_to_msecs(const unsigned long j)
+{
+#if HZ <= 1000
+	return (unsigned int)((1000 / HZ) * j);
+#else
+	return (unsigned int)((j + (HZ / 1000) - 1) / (HZ / 1000));
+#endif
+}
+
+static inline unsigned int jiffies_to_usecs(const unsigned long j)
+{
+	return (unsigned int)((1000000 / HZ) * j);
+}
+
+/*
+ * Jiffies from milliseconds, rounded up; a negative value (as int) or one
+ * too large means "infinite": MAX_JIFFY_OFFSET.
+ */
+static inline unsigned long msecs_to_jiffies(const unsigned int m)
+{
+	if ((int)m < 0)
+		return MAX_JIFFY_OFFSET;
+#if HZ <= 1000
+	return (m + (1000 / HZ) - 1) / (1000 / HZ);
+#else
+	if (m > jiffies_to_msecs(MAX_JIFFY_OFFSET))
+		return MAX_JIFFY_OFFSET;
+	return (unsigned long)m * (HZ / 1000);
+#endif
+}
+
+/* Jiffies from microseconds, rounded up; too large: MAX_JIFFY_OFFSET. */
+static inline unsigned long usecs_to_jiffies(const unsigned int u)
+{
+	if (u > jiffies_to_usecs(MAX_JIFFY_OFFSET))
+		return MAX_JIFFY_OFFSET;
+	return (u + (1000000 / HZ) - 1) / (1000000 / HZ);
+}
+
+/*
+ * The kernel's round_jiffies_common() on CPU 0 (one thread, no skew):
+ * round the absolute @j to a whole second, down if within a quarter second
+ * after one (unless @force_up), else up; keep @j if the result is not in
+ * the future.
+ */
+static inline unsigned long twheel__round_jiffies(unsigned long j, bool force_up)
+{
+	unsigned long original = j;
+	unsigned long rem = j % HZ;
+
+	if (rem < HZ / 4 && !force_up)
+		j = j - rem;
+	else
+		j = j - rem + HZ;
+	return time_is_after_jiffies(j) ? j : original;
+}
+
+/* Round the absolute @j to about a whole second (see above). */
+static inline unsigned long round_jiffies(unsigned long j)
+{
+	return twheel__round_jiffies(j, false);
+}
+
+/* Round the delay @j from now to about a whole second. */
+static inline unsigned long round_jiffies_relative(unsigned long j)
+{
+	unsigned long j0 = jiffies;
+
+	return twheel__round_jiffies(j + j0, false) - j0;
+}
+
+/* As round_jiffies(), never down: never earlier than @j. */
+static inline unsigned long round_jiffies_up(unsigned long j)
+{
+	return twheel__round_jiffies(j, true);
+}
+
+/* As round_jiffies_relative(), never down. */
+static inline unsigned long round_jiffies_up_relative(unsigned long j)
+{
+	unsigned long j0 = jiffies;
+
+	return twheel__round_jiffies(j + j0, true) - j0;
+}
+
+/* ---- struct timer_list ---------------------------------------------------- */
+
+/* timer_setup() flags, with the kernel's values. */
+#define TIMER_DEFERRABLE 0x00080000u
+#define TIMER_PINNED 0x00100000u
+#define TIMER_IRQSAFE 0x00200000u
+#define TIMER_INIT_FLAGS (TIMER_DEFERRABLE | TIMER_PINNED | TIMER_IRQSAFE)
+
+/*
+ * A kernel timer. Public fields as in the kernel: expires (absolute, in
+ * jiffies), function (NULL after a shutdown), flags (TIMER_*). _ct is
+ * private. A zeroed struct (static storage, DEFINE_TIMER) is a valid timer
+ * that is not pending.
+ */
+struct timer_list {
+	struct twheel_compat_timer _ct;
+	unsigned long expires;
+	void (*function)(struct timer_list *timer);
+	uint32_t flags;
+};
+
+/* The wheel's callback: the timer is not pending when function runs. */
+static inline void twheel__timer_list_fire(struct tw_timer *tw)
+{
+	struct timer_list *t = tw_container_of(tw, struct timer_list, _ct.tw);
+	const struct twheel_compat_timer *prev = twheel_compat_enter(&t->_ct);
+
+	if (t->function)
+		t->function(t);
+	twheel_compat_leave(prev);
+}
+
+/* Initialise the wheel's part of @t once, lazily (DEFINE_TIMER). */
+static inline void twheel__timer_list_ready(struct timer_list *t)
+{
+	if (!t->_ct.tw.func)
+		tw_timer_init(&t->_ct.tw, twheel__timer_list_fire);
+}
+
+/* True if @t is armed and has not fired or been deleted. O(1). */
+static inline int timer_pending(const struct timer_list *timer)
+{
+	return twheel_compat_pending(&timer->_ct);
+}
+
+enum { TWHEEL__MOD, TWHEEL__MOD_PENDING_ONLY, TWHEEL__MOD_REDUCE, TWHEEL__MOD_NOTPENDING };
+
+/* The kernel's __mod_timer(): see mod_timer() and the others below. */
+static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires, int how)
+{
+	uint64_t now, when;
+	long delta;
+	int rc;
+
+	if (!t->function)
+		return 0; /* shut down (or never set): silently discarded */
+	if (how != TWHEEL__MOD_NOTPENDING && timer_pending(t)) {
+		long diff = (long)(t->expires - expires);
+
+		if (!diff)
+			return 1;
+		if (how == TWHEEL__MOD_REDUCE && diff <= 0)
+			return 1;
+	} else if (how == TWHEEL__MOD_PENDING_ONLY) {
+		return 0;
+	}
+	twheel__timer_list_ready(t);
+	now = twheel_compat_now();
+	delta = (long)(expires - (INITIAL_JIFFIES + (unsigned long)now));
+	when = now + (delta > 0 ? (uint64_t)delta : 1); /* past: the next tick */
+	rc = twheel_compat_mod(&t->_ct, when, (t->flags & TIMER_DEFERRABLE) ? TWHEEL_COMPAT_DEFERRABLE : 0);
+	if (rc >= 0)
+		t->expires = expires;
+	return rc;
+}
+
+/*
+ * Initialise @timer with @func and @flags (TIMER_*; others are dropped,
+ * as the kernel warns and masks them). As in the kernel, @timer must not
+ * be pending (its memory may be anything else: a stack timer's garbage);
+ * a -Ddebug_checks build reports a pending one (tw_timer_init()).
+ */
+static inline void timer_setup(struct timer_list *timer, void (*func)(struct timer_list *),
+			       unsigned int flags)
+{
+	tw_timer_init(&timer->_ct.tw, twheel__timer_list_fire);
+	timer->_ct._wheel = NULL;
+	timer->expires = 0;
+	timer->function = func;
+	timer->flags = flags & TIMER_INIT_FLAGS;
+}
+
+/* The same for a timer on the stack, and its (empty) counterpart. */
+#define timer_setup_on_stack(timer, func, flags) timer_setup(timer, func, flags)
+static inline void destroy_timer_on_stack(struct timer_list *timer)
+{
+	(void)timer;
+}
+
+/* Define a timer of static storage with callback @_function. */
+#define DEFINE_TIMER(_name, _function) struct timer_list _name = { .function = (_function) }
+
+/* The struct embedding @callback_timer as its member @timer_fieldname. */
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	((__typeof__(var))(void *)((char *)(callback_timer) - offsetof(__typeof__(*var), timer_fieldname)))
+#define from_timer(var, callback_timer, timer_fieldname) \
+	timer_container_of(var, callback_timer, timer_fieldname)
+
+/*
+ * Arm @timer at @expires (absolute jiffies) whether or not it is pending.
+ * Returns 0 if it was inactive and started (or shut down: discarded), 1 if
+ * it was active and requeued, or not modified because @expires equals its
+ * expiry; -ENXIO, -EXDEV as above. O(1).
+ */
+static inline int mod_timer(struct timer_list *timer, unsigned long expires)
+{
+	return twheel__mod_timer(timer, expires, TWHEEL__MOD);
+}
+
+/* mod_timer() for a pending timer only: 0 if inactive (not started), 1. */
+static inline int mod_timer_pending(struct timer_list *timer, unsigned long expires)
+{
+	return twheel__mod_timer(timer, expires, TWHEEL__MOD_PENDING_ONLY);
+}
+
+/* mod_timer() that only ever moves a pending timer earlier. */
+static inline int timer_reduce(struct timer_list *timer, unsigned long expires)
+{
+	return twheel__mod_timer(timer, expires, TWHEEL__MOD_REDUCE);
+}
+
+/*
+ * Start @timer at timer->expires. An active timer is left as it is (the
+ * kernel rejects it with a warning), a shut-down one is discarded. O(1).
+ */
+static inline void add_timer(struct timer_list *timer)
+{
+	if (timer_pending(timer))
+		return;
+	(void)twheel__mod_timer(timer, timer->expires, TWHEEL__MOD_NOTPENDING);
+}
+
+/* add_timer(); @cpu is ignored (the timer stays on this thread). */
+static inline void add_timer_on(struct timer_list *timer, int cpu)
+{
+	(void)cpu;
+	add_timer(timer);
+}
+
+/*
+ * Deactivate @timer: 1 if it was pending, 0 if not; -EXDEV. O(1).
+ * timer_delete() is a macro for it: POSIX's timer_delete(timer_t) of
+ * <time.h>, which this header includes first, has the same name.
+ */
+static inline int twheel_timer_delete(struct timer_list *timer)
+{
+	return twheel_compat_del(&timer->_ct);
+}
+#define timer_delete(timer) twheel_timer_delete(timer)
+
+/*
+ * timer_delete(), and "upon exit the timer is not queued and the handler
+ * is not running": true at once with one thread per wheel, except from the
+ * timer's own callback, which is running (see above).
+ */
+static inline int timer_delete_sync(struct timer_list *timer)
+{
+	return timer_delete(timer);
+}
+
+/* timer_delete(), or -1 from the timer's own callback (it is running). */
+static inline int try_to_del_timer_sync(struct timer_list *timer)
+{
+	if (twheel_compat_running(&timer->_ct)) {
+		int rc = timer_delete(timer);
+
+		return rc < 0 ? rc : -1;
+	}
+	return timer_delete(timer);
+}
+
+/*
+ * Deactivate @timer and prevent rearming (function = NULL): any later arm
+ * is silently ignored until timer_setup(). 1 if it was pending, 0 if not;
+ * -EXDEV (nothing done). O(1).
+ */
+static inline int timer_shutdown(struct timer_list *timer)
+{
+	int rc = timer_delete(timer);
+
+	if (rc >= 0)
+		timer->function = NULL;
+	return rc;
+}
+
+/* timer_shutdown(); nothing to wait for (see the _sync variants above). */
+static inline int timer_shutdown_sync(struct timer_list *timer)
+{
+	return timer_shutdown(timer);
+}
+
+/* The names before Linux 6.2 (del_timer) and 6.16 (from_timer, above). */
+#define del_timer(timer) timer_delete(timer)
+#define del_timer_sync(timer) timer_delete_sync(timer)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_COMPAT_TIMER_LIST_H */

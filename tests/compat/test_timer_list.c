@@ -1,0 +1,656 @@
+/*
+ * test_timer_list - <twheel/compat/timer_list.h> against the promises of
+ * the kernel-doc of kernel/time/timer.c and <linux/jiffies.h> (Linux 6.x),
+ * each quoted (shortly) beside its test, on a plain wheel that the test
+ * advances tick by tick: one tick is one jiffy.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <twheel/compat/timer_list.h>
+
+static struct twheel *w;
+
+struct obj {
+	int fired;
+	unsigned long fired_at;  /* jiffies inside the callback */
+	int pending_inside;      /* timer_pending() inside the callback */
+	int rearm;               /* re-arms left (from the callback) */
+	int action;              /* what the callback does, see cb() */
+	int rc;                  /* what that call returned */
+	struct timer_list timer;
+};
+
+enum { NOTHING, REARM_THEN_DELETE_SYNC, SHUTDOWN_THEN_REARM, TRY_DEL, REARM_THEN_DELETE };
+
+static void cb(struct timer_list *t)
+{
+	struct obj *o = from_timer(o, t, timer);
+
+	o->fired++;
+	o->fired_at = jiffies;
+	o->pending_inside = timer_pending(t);
+	switch (o->action) {
+	case REARM_THEN_DELETE_SYNC:
+		mod_timer(t, jiffies + 5);
+		o->rc = timer_delete_sync(t);
+		break;
+	case REARM_THEN_DELETE:
+		mod_timer(t, jiffies + 5);
+		o->rc = del_timer(t);
+		break;
+	case SHUTDOWN_THEN_REARM:
+		o->rc = timer_shutdown_sync(t);
+		mod_timer(t, jiffies + 1);
+		break;
+	case TRY_DEL:
+		o->rc = try_to_del_timer_sync(t);
+		break;
+	}
+	if (o->rearm > 0) {
+		o->rearm--;
+		mod_timer(t, jiffies + 10);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	w = twheel_create(12345);
+	assert_non_null(w);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_count(w), 0); /* each test leaves nothing behind */
+	twheel_destroy(w);
+	return 0;
+}
+
+/* Advance @n jiffies, one at a time; returns the callbacks run. */
+static long step(unsigned long n)
+{
+	long fired = 0;
+
+	for (unsigned long i = 0; i < n; i++)
+		fired += twheel_advance(w, twheel_now(w) + 1);
+	return fired;
+}
+
+static void new_obj(struct obj *o)
+{
+	*o = (struct obj){ 0 };
+	timer_setup(&o->timer, cb, 0);
+}
+
+/* jiffies.h: INITIAL_JIFFIES ((unsigned long)(unsigned int) (-300*HZ)):
+ * "Have the 32 bit jiffies value wrap 5 minutes after boot so jiffies wrap
+ * bugs show up earlier." */
+static void jiffies_start_five_minutes_before_the_wrap(void **state)
+{
+	(void)state;
+	assert_int_equal(INITIAL_JIFFIES, 4294967296ul - 300ul * HZ);
+	assert_int_equal(jiffies, INITIAL_JIFFIES);
+	step(300ul * HZ - 1);
+	assert_int_equal((unsigned int)jiffies, UINT32_MAX);
+	step(1);
+	assert_int_equal((unsigned int)jiffies, 0);
+	assert_int_equal(jiffies, 1ul << 32);
+}
+
+/* A wrap bug shows as it does in the kernel: a deadline kept in 32 bits
+ * and compared with < is wrong across the wrap; time_after() is right. */
+static void jiffies_wrap_bug_shows_and_time_after_survives_it(void **state)
+{
+	struct obj o;
+	unsigned int deadline32;
+
+	(void)state;
+	new_obj(&o);
+	step(300ul * HZ - 10); /* 10 jiffies before the 32-bit wrap */
+	deadline32 = (unsigned int)(jiffies + 20);
+	o.timer.expires = jiffies + 20;
+	add_timer(&o.timer);
+	assert_true((unsigned int)jiffies > deadline32); /* the naive test says "passed" */
+	assert_false(time_after(jiffies, o.timer.expires));
+	step(19);
+	assert_int_equal(o.fired, 0);
+	assert_true(time_before(jiffies, o.timer.expires));
+	step(1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal((unsigned int)o.fired_at, deadline32);
+	assert_true(time_after_eq(jiffies, o.timer.expires));
+}
+
+/* "time_after(a,b) returns true if the time a is after time b." and the
+ * same across the wrap of unsigned long. */
+static void time_after_before_eq(void **state)
+{
+	unsigned long a = ULONG_MAX - 2, b = 3; /* b is 6 after a, across the wrap */
+
+	(void)state;
+	assert_true(time_after(b, a));
+	assert_false(time_after(a, b));
+	assert_true(time_before(a, b));
+	assert_false(time_before(b, a));
+	assert_true(time_after_eq(b, a) && time_after_eq(a, a));
+	assert_true(time_before_eq(a, b) && time_before_eq(b, b));
+	assert_false(time_after(a, a) || time_before(a, a));
+	assert_true(time_is_after_jiffies(jiffies + 1));
+	assert_true(time_is_before_jiffies(jiffies - 1));
+	assert_true(time_is_after_eq_jiffies(jiffies) && time_is_before_eq_jiffies(jiffies));
+}
+
+/* add_timer: "Start @timer to expire at @timer->expires in the future.
+ * @timer->expires is the absolute expiry time measured in 'jiffies'." */
+static void add_timer_fires_when_jiffies_reach_expires(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	o.timer.expires = jiffies + 100;
+	add_timer(&o.timer);
+	assert_true(timer_pending(&o.timer));
+	step(99);
+	assert_int_equal(o.fired, 0);
+	step(1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.fired_at, o.timer.expires);
+	/* timer_pending: the callback runs with the timer detached */
+	assert_int_equal(o.pending_inside, 0);
+	assert_false(timer_pending(&o.timer));
+}
+
+/* Exact, far away too: the kernel's wheel would round this up by 12.5%. */
+static void far_timer_fires_exactly(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	mod_timer(&o.timer, jiffies + 5000000);
+	twheel_advance(w, twheel_now(w) + 4999999);
+	assert_int_equal(o.fired, 0);
+	twheel_advance(w, twheel_now(w) + 1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.fired_at, o.timer.expires);
+}
+
+/* add_timer: "If @timer->expires is already in the past @timer will be
+ * queued to expire at the next timer tick." */
+static void add_timer_in_the_past_fires_at_the_next_tick(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	step(50);
+	o.timer.expires = jiffies - 30;
+	add_timer(&o.timer);
+	assert_true(timer_pending(&o.timer));
+	assert_int_equal(step(1), 1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.timer.expires, o.fired_at - 31); /* expires is kept as given */
+}
+
+/* add_timer: "This can only operate on an inactive timer. Attempts to
+ * invoke this on an active timer are rejected with a warning." */
+static void add_timer_on_an_active_timer_is_rejected(void **state)
+{
+	struct obj o;
+	unsigned long first;
+
+	(void)state;
+	new_obj(&o);
+	o.timer.expires = first = jiffies + 10;
+	add_timer(&o.timer);
+	o.timer.expires = jiffies + 3; /* the caller scribbles, then adds again */
+	add_timer(&o.timer);
+	step(9);
+	assert_int_equal(o.fired, 0); /* not moved to +3 */
+	step(1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.fired_at, first);
+}
+
+/* add_timer: "If @timer->function == NULL then the start operation is
+ * silently discarded." */
+static void add_timer_without_function_is_discarded(void **state)
+{
+	struct timer_list t = { 0 };
+
+	(void)state;
+	t.expires = jiffies + 1;
+	add_timer(&t);
+	assert_false(timer_pending(&t));
+	assert_int_equal(mod_timer(&t, jiffies + 1), 0);
+	assert_false(timer_pending(&t));
+}
+
+/* mod_timer: "%0 - The timer was inactive and started ... %1 - The timer
+ * was active and requeued to expire at @expires or the timer was active
+ * and not modified because @expires did not change the effective expiry
+ * time" */
+static void mod_timer_returns_whether_it_was_pending(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 10), 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 20), 1);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 20), 1); /* unchanged */
+	assert_int_equal(o.timer.expires, jiffies + 20);
+	step(19);
+	assert_int_equal(o.fired, 0);
+	step(1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), 0); /* fired: inactive */
+	assert_int_equal(timer_delete(&o.timer), 1);
+}
+
+/* mod_timer: "mod_timer(timer, expires) is equivalent to: del_timer(timer);
+ * timer->expires = expires; add_timer(timer);" -- earlier, too. */
+static void mod_timer_moves_earlier_and_later(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	mod_timer(&o.timer, jiffies + 1000);
+	mod_timer(&o.timer, jiffies + 5);
+	step(5);
+	assert_int_equal(o.fired, 1);
+	mod_timer(&o.timer, jiffies + 5);
+	mod_timer(&o.timer, jiffies + 1000);
+	step(999);
+	assert_int_equal(o.fired, 1);
+	step(1);
+	assert_int_equal(o.fired, 2);
+}
+
+/* mod_timer_pending: "the same for pending timers as mod_timer(), but will
+ * not activate inactive timers." "%0 - The timer was inactive and not
+ * modified" "%1 - The timer was active and requeued to expire at @expires" */
+static void mod_timer_pending_leaves_inactive_timers(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(mod_timer_pending(&o.timer, jiffies + 10), 0);
+	assert_false(timer_pending(&o.timer));
+	step(20);
+	assert_int_equal(o.fired, 0);
+	mod_timer(&o.timer, jiffies + 10);
+	assert_int_equal(mod_timer_pending(&o.timer, jiffies + 30), 1);
+	step(29);
+	assert_int_equal(o.fired, 0);
+	step(1);
+	assert_int_equal(o.fired, 1);
+}
+
+/* timer_reduce: "only modify an enqueued timer if that would reduce the
+ * expiration time. If @timer is not enqueued it starts the timer." */
+static void timer_reduce_only_ever_earlier(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(timer_reduce(&o.timer, jiffies + 50), 0); /* started */
+	assert_true(timer_pending(&o.timer));
+	assert_int_equal(timer_reduce(&o.timer, jiffies + 80), 1); /* not later */
+	assert_int_equal(o.timer.expires, jiffies + 50);
+	assert_int_equal(timer_reduce(&o.timer, jiffies + 20), 1); /* earlier */
+	assert_int_equal(o.timer.expires, jiffies + 20);
+	step(20);
+	assert_int_equal(o.fired, 1);
+}
+
+/* timer_delete: "%0 - The timer was not pending" "%1 - The timer was
+ * pending and deactivated"; del_timer() is its old name. */
+static void timer_delete_returns_and_the_timer_does_not_fire(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(timer_delete(&o.timer), 0);
+	mod_timer(&o.timer, jiffies + 10);
+	assert_int_equal(timer_delete(&o.timer), 1);
+	assert_int_equal(del_timer(&o.timer), 0);
+	assert_false(timer_pending(&o.timer));
+	step(20);
+	assert_int_equal(o.fired, 0);
+	mod_timer(&o.timer, jiffies + 10);
+	assert_int_equal(del_timer_sync(&o.timer), 1);
+	step(20);
+	assert_int_equal(o.fired, 0);
+}
+
+/* timer_delete_sync: "Upon exit the timer is not queued and the handler is
+ * not running on any CPU." With one thread per wheel: from outside the
+ * callback nothing runs; from its own callback, the re-arm it made is
+ * deleted and the call returns at once (the kernel would wait forever). */
+static void timer_delete_sync_from_its_own_callback(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	o.action = REARM_THEN_DELETE_SYNC;
+	mod_timer(&o.timer, jiffies + 1);
+	step(1);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.rc, 1); /* the re-arm was pending */
+	assert_false(timer_pending(&o.timer));
+	step(20);
+	assert_int_equal(o.fired, 1);
+}
+
+/* Delete from the timer's own callback, after a re-arm there. */
+static void delete_from_its_own_callback(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	o.action = REARM_THEN_DELETE;
+	mod_timer(&o.timer, jiffies + 1);
+	step(30);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.rc, 1);
+}
+
+/* Re-arm from the timer's own callback: a periodic timer, kernel style. */
+static void rearm_from_its_own_callback(void **state)
+{
+	struct obj o;
+	unsigned long start = jiffies;
+
+	(void)state;
+	new_obj(&o);
+	o.rearm = 3;
+	mod_timer(&o.timer, jiffies + 10);
+	step(40);
+	assert_int_equal(o.fired, 4);
+	assert_int_equal(o.fired_at, start + 40);
+	assert_false(timer_pending(&o.timer));
+}
+
+/* try_to_del_timer_sync: "%-1 - The timer callback function is running"
+ * (on a different CPU in the kernel; here, it is the caller). */
+static void try_to_del_timer_sync_from_its_callback_is_minus_one(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(try_to_del_timer_sync(&o.timer), 0);
+	mod_timer(&o.timer, jiffies + 5);
+	assert_int_equal(try_to_del_timer_sync(&o.timer), 1);
+	o.action = TRY_DEL;
+	mod_timer(&o.timer, jiffies + 1);
+	step(1);
+	assert_int_equal(o.rc, -1);
+}
+
+/* timer_shutdown_sync: "@timer cannot be enqueued again. Any attempt to
+ * rearm @timer is silently ignored." "%0 - The timer was not pending"
+ * "%1 - The timer was pending"; "If the timer should be reused after
+ * shutdown it has to be initialized again." */
+static void timer_shutdown_sync_ignores_later_arms(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	mod_timer(&o.timer, jiffies + 10);
+	assert_int_equal(timer_shutdown_sync(&o.timer), 1);
+	assert_null(o.timer.function);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), 0);
+	o.timer.expires = jiffies + 1;
+	add_timer(&o.timer);
+	assert_int_equal(timer_reduce(&o.timer, jiffies + 1), 0);
+	assert_false(timer_pending(&o.timer));
+	step(20);
+	assert_int_equal(o.fired, 0);
+	assert_int_equal(timer_shutdown_sync(&o.timer), 0);
+	timer_setup(&o.timer, cb, 0);
+	mod_timer(&o.timer, jiffies + 1);
+	step(1);
+	assert_int_equal(o.fired, 1);
+}
+
+/* timer_shutdown: "it prevents rearming of the timer. Any attempt to arm
+ * @timer after this function returns will be silently ignored." */
+static void timer_shutdown_ignores_later_arms(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(timer_shutdown(&o.timer), 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), 0);
+	step(5);
+	assert_int_equal(o.fired, 0);
+}
+
+/* Shutdown from the timer's own callback: the callback's later re-arm is
+ * ignored. */
+static void shutdown_from_its_own_callback(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	o.action = SHUTDOWN_THEN_REARM;
+	mod_timer(&o.timer, jiffies + 1);
+	step(1);
+	assert_int_equal(o.rc, 0);
+	assert_false(timer_pending(&o.timer));
+	step(10);
+	assert_int_equal(o.fired, 1);
+}
+
+static int static_fired;
+static void static_cb(struct timer_list *t)
+{
+	(void)t;
+	static_fired++;
+}
+static DEFINE_TIMER(static_timer, static_cb);
+
+/* DEFINE_TIMER: a timer of static storage, ready without timer_setup(). */
+static void define_timer_is_ready(void **state)
+{
+	(void)state;
+	assert_false(timer_pending(&static_timer));
+	assert_int_equal(timer_delete(&static_timer), 0);
+	static_timer.expires = jiffies + 2;
+	add_timer(&static_timer);
+	step(2);
+	assert_int_equal(static_fired, 1);
+}
+
+/* from_timer() and timer_container_of(): the struct around the timer. */
+static void container_of_the_timer(void **state)
+{
+	struct obj o, *p = NULL, *q = NULL;
+
+	(void)state;
+	p = from_timer(p, &o.timer, timer);
+	q = timer_container_of(q, &o.timer, timer);
+	assert_ptr_equal(p, &o);
+	assert_ptr_equal(q, &o);
+}
+
+/* timer_setup flags: TIMER_DEFERRABLE, TIMER_PINNED, TIMER_IRQSAFE are
+ * accepted and kept in ->flags (the kernel masks others, with a warning);
+ * on a plain wheel a deferrable timer fires on time. */
+static void timer_setup_flags_accepted(void **state)
+{
+	struct obj o = { 0 };
+
+	(void)state;
+	timer_setup(&o.timer, cb, TIMER_DEFERRABLE | TIMER_PINNED | TIMER_IRQSAFE | 0x7u);
+	assert_int_equal(o.timer.flags, TIMER_DEFERRABLE | TIMER_PINNED | TIMER_IRQSAFE);
+	mod_timer(&o.timer, jiffies + 3);
+	step(3);
+	assert_int_equal(o.fired, 1);
+}
+
+/* msecs_to_jiffies: "negative values mean 'infinite timeout'
+ * (MAX_JIFFY_OFFSET)"; others are converted, rounded up. */
+static void conversions(void **state)
+{
+	(void)state;
+	assert_int_equal(msecs_to_jiffies(0), 0);
+	assert_int_equal(msecs_to_jiffies(1), 1);
+	assert_int_equal(msecs_to_jiffies(1500), 1500ul * HZ / 1000);
+	assert_int_equal(msecs_to_jiffies((unsigned int)-1), MAX_JIFFY_OFFSET);
+	assert_int_equal(msecs_to_jiffies(0x80000000u), MAX_JIFFY_OFFSET);
+	assert_int_equal(usecs_to_jiffies(1), 1);
+	assert_int_equal(usecs_to_jiffies(1000000), HZ);
+	assert_int_equal(usecs_to_jiffies(1000001), HZ + 1);
+	assert_int_equal(jiffies_to_msecs(HZ), 1000);
+	assert_int_equal(jiffies_to_usecs(HZ), 1000000);
+	assert_int_equal(MAX_JIFFY_OFFSET, (LONG_MAX >> 1) - 1);
+}
+
+/* round_jiffies: "rounds an absolute time in the future (in jiffies) up or
+ * down to (approximately) full seconds"; down within a quarter second after
+ * one; "Make sure j is still in the future. Otherwise return the unmodified
+ * value." */
+static void round_jiffies_to_whole_seconds(void **state)
+{
+	unsigned long s;
+
+	(void)state;
+	s = (jiffies / HZ + 5) * HZ; /* a whole second, 5 s ahead at least 4 */
+	assert_int_equal(round_jiffies(s + HZ / 4 - 1), s);     /* down */
+	assert_int_equal(round_jiffies(s + HZ / 4), s + HZ);    /* up */
+	assert_int_equal(round_jiffies(s - 1), s);              /* up */
+	assert_int_equal(round_jiffies_up(s + 1), s + HZ);      /* never down */
+	unsigned long past = (jiffies / HZ - 1) * HZ + 1; /* rounds down, into the past */
+	assert_int_equal(round_jiffies(past), past);          /* unmodified */
+	unsigned long r = round_jiffies_relative(3 * HZ);
+	assert_int_equal((jiffies + r) % HZ, 0);
+	assert_true(r > 2 * HZ && r <= 4 * HZ);
+	assert_true(round_jiffies_up_relative(1) >= 1);
+	assert_int_equal((jiffies + round_jiffies_up_relative(1)) % HZ, 0);
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+struct other {
+	struct timer_list *t;
+	int del, mod, mod_unbound, pending;
+	unsigned long jiffies_unbound;
+	struct twheel *w2;
+};
+
+static void *other_thread(void *arg)
+{
+	struct other *x = arg;
+	struct timer_list mine;
+
+	x->jiffies_unbound = jiffies;
+	x->mod_unbound = mod_timer(x->t, jiffies + 1);    /* pending elsewhere: -EXDEV */
+	timer_setup(&mine, cb, 0);
+	x->pending = mod_timer(&mine, jiffies + 1);       /* unbound: -ENXIO */
+	x->w2 = twheel_create(0);
+	twheel_compat_bind_wheel(x->w2);
+	x->del = timer_delete(x->t);
+	x->mod = mod_timer(x->t, jiffies + 1);
+	twheel_compat_unbind();
+	twheel_destroy(x->w2);
+	return NULL;
+}
+
+/* A call from another thread on a pending timer returns -EXDEV and changes
+ * nothing; an arm on an unbound thread returns -ENXIO. */
+static void another_thread_is_refused(void **state)
+{
+	struct obj o;
+	struct other x = { .t = &o.timer };
+	pthread_t th;
+	char msg[128];
+
+	(void)state;
+	new_obj(&o);
+	mod_timer(&o.timer, jiffies + 10);
+	assert_int_equal(pthread_create(&th, NULL, other_thread, &x), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(x.jiffies_unbound, INITIAL_JIFFIES);
+	assert_int_equal(x.mod_unbound, -EXDEV);
+	assert_int_equal(x.pending, -ENXIO);
+	assert_int_equal(x.del, -EXDEV);
+	assert_int_equal(x.mod, -EXDEV);
+	assert_true(timer_pending(&o.timer));
+	assert_int_equal(twheel_check(w, msg, sizeof(msg)), 0);
+	step(10);
+	assert_int_equal(o.fired, 1);
+}
+
+/* The binding calls' errors. */
+static void bind_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(twheel_compat_bind_wheel(w), -EBUSY);
+	assert_int_equal(twheel_compat_bind_wheel(NULL), -EINVAL);
+	assert_int_equal(twheel_compat_bind_host(NULL, TWHEEL_COMPAT_TICK_NS), -EINVAL);
+}
+
+static void unbind_without_binding(void **state)
+{
+	(void)state;
+	assert_int_equal(twheel_compat_unbind(), -ENXIO);
+	assert_int_equal(twheel_compat_now(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(jiffies_start_five_minutes_before_the_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(jiffies_wrap_bug_shows_and_time_after_survives_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(time_after_before_eq, setup, teardown),
+		cmocka_unit_test_setup_teardown(add_timer_fires_when_jiffies_reach_expires, setup, teardown),
+		cmocka_unit_test_setup_teardown(far_timer_fires_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(add_timer_in_the_past_fires_at_the_next_tick, setup, teardown),
+		cmocka_unit_test_setup_teardown(add_timer_on_an_active_timer_is_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(add_timer_without_function_is_discarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(mod_timer_returns_whether_it_was_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(mod_timer_moves_earlier_and_later, setup, teardown),
+		cmocka_unit_test_setup_teardown(mod_timer_pending_leaves_inactive_timers, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_reduce_only_ever_earlier, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_delete_returns_and_the_timer_does_not_fire, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_delete_sync_from_its_own_callback, setup, teardown),
+		cmocka_unit_test_setup_teardown(delete_from_its_own_callback, setup, teardown),
+		cmocka_unit_test_setup_teardown(rearm_from_its_own_callback, setup, teardown),
+		cmocka_unit_test_setup_teardown(try_to_del_timer_sync_from_its_callback_is_minus_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_shutdown_sync_ignores_later_arms, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_shutdown_ignores_later_arms, setup, teardown),
+		cmocka_unit_test_setup_teardown(shutdown_from_its_own_callback, setup, teardown),
+		cmocka_unit_test_setup_teardown(define_timer_is_ready, setup, teardown),
+		cmocka_unit_test_setup_teardown(container_of_the_timer, setup, teardown),
+		cmocka_unit_test_setup_teardown(timer_setup_flags_accepted, setup, teardown),
+		cmocka_unit_test_setup_teardown(conversions, setup, teardown),
+		cmocka_unit_test_setup_teardown(round_jiffies_to_whole_seconds, setup, teardown),
+		cmocka_unit_test_setup_teardown(another_thread_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(bind_errors, setup, teardown),
+		cmocka_unit_test(unbind_without_binding),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
