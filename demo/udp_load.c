@@ -55,8 +55,9 @@ static struct {
 	uint64_t idle_ms, tolerance_ms, grace_ms, seed;
 	const char *plot;
 	bool quiet;
+	bool dry_run; /* --dry-run: check the options, do nothing */
 } opt = { "127.0.0.1", DEMO_DEFAULT_PORT, 10000, 50, 50000, 8, UDP_DEFAULT_BUF, 10000, 50, 2000, 1, NULL,
-	  false };
+	  false, false };
 
 enum { S_NEW, S_OPEN, S_CLOSED, S_BYE };
 enum { SNAP_BASE, SNAP_FULL, SNAP_HOLD, SNAP_END, SNAP_N };
@@ -586,6 +587,7 @@ static void usage(FILE *f, const char *name)
 		"  --seed N           the session IDs' seed (1)\n"
 		"  --plot PREFIX      write the lateness CDF to PREFIX.csv\n"
 		"  --quiet            no progress lines\n"
+		"  --dry-run          check the options and exit 0 (2 and one line if one is wrong)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 3 invalid run (the generator fell behind or dropped)\n",
 		name, DEMO_DEFAULT_PORT, UDP_DEFAULT_BUF);
 }
@@ -606,6 +608,7 @@ static void parse_args(int argc, char **argv, struct demo_addr *a)
 		ARGS_NUM("seed", &opt.seed, 0, UINT64_MAX),
 		ARGS_STR("plot", &opt.plot),
 		ARGS_FLAG("quiet", &opt.quiet),
+		ARGS_FLAG("dry-run", &opt.dry_run),
 		ARGS_END,
 	};
 	args_parse(NAME, argc, argv, opts, usage);
@@ -668,6 +671,8 @@ int main(int argc, char **argv)
 {
 	struct demo_addr server;
 	parse_args(argc, argv, &server);
+	if (opt.dry_run)
+		return 0;
 	static struct gen g0;
 	struct gen *g = &g0;
 	if (gen_init(g, &server))
