@@ -5,7 +5,10 @@
 #   phase "name" cmd args...   run cmd with its output in $LOG_DIR/<n>-<slug>.log;
 #                              prints "[n] name ... ok (12 s)" or, on failure,
 #                              the log's last lines and its path; returns cmd's status
-#   phase -v "name" cmd...     the same with the output on the terminal (indented)
+#   phase -v "name" cmd...     the same with the output on the terminal (indented;
+#                              on failure the log's path only: its lines were shown)
+#   phase -l RC=LABEL ...      exit status RC is LABEL, not FAILED (e.g. 3=INVALID:
+#                              a run that measured nothing); -l and -v combine
 #   phase_note "text"          a line of its own under the current phase
 #   $PHASE_LOG                 the log of the latest phase
 #   phase_table                the phases with their times and results
@@ -30,8 +33,14 @@ _phase_last() { # name -> the seconds it took in the last run, or nothing
 }
 
 phase() {
-  local name rc start log last verbose=0
-  [ "$1" = -v ] && { verbose=1; shift; }
+  local name rc start log last verbose=0 labels=() result l
+  while :; do
+    case $1 in
+      -v) verbose=1; shift ;;
+      -l) labels+=("$2"); shift 2 ;;
+      *) break ;;
+    esac
+  done
   name=$1
   shift
   _phase_n=$((_phase_n + 1))
@@ -54,14 +63,22 @@ phase() {
   set -e
   _phase_names+=("$name")
   _phase_secs+=($((SECONDS - start)))
+  result=FAILED
+  for l in "${labels[@]}"; do [ "${l%%=*}" != "$rc" ] || result=${l#*=}; done
   if [ $rc -eq 0 ]; then
     _phase_results+=(ok)
     echo "ok ($((SECONDS - start)) s)"
+  elif [ $result != FAILED ]; then
+    _phase_results+=("$result")
+    echo "$result ($((SECONDS - start)) s)"
+    [ $verbose -eq 1 ] || echo "---- log: $log ----"
   else
     _phase_results+=("FAILED")
     echo "FAILED ($((SECONDS - start)) s, exit $rc)"
-    echo "---- last lines of $log ----"
-    tail -40 "$log"
+    if [ $verbose -eq 0 ]; then
+      echo "---- last lines of $log ----"
+      tail -40 "$log"
+    fi
     echo "---- full log: $log ----"
   fi
   return $rc
@@ -72,12 +89,12 @@ phase_note() { echo "    $*"; }
 phase_table() {
   local i
   echo
-  printf '%-4s %-52s %8s  %s\n' "" "phase" "seconds" "result"
+  printf '%-4s %-56s %8s  %s\n' "" "phase" "seconds" "result"
   for i in "${!_phase_names[@]}"; do
-    printf '%-4s %-52s %8d  %s\n' "[$((i + 1))]" "${_phase_names[$i]}" "${_phase_secs[$i]}" \
+    printf '%-4s %-56s %8d  %s\n' "[$((i + 1))]" "${_phase_names[$i]}" "${_phase_secs[$i]}" \
       "${_phase_results[$i]}"
   done
-  printf '%-4s %-52s %8d\n' "" "total" $((SECONDS - _phase_t0))
+  printf '%-4s %-56s %8d\n' "" "total" $((SECONDS - _phase_t0))
   echo "logs: $LOG_DIR"
   # remember the times of the phases that passed, keeping the others'
   {
