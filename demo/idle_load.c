@@ -221,6 +221,7 @@ static void usage(FILE *f, const char *prog)
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
 		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
 		"  --debug-stall-ms MS  once every connection is open, stop for MS (tests the INVALID verdict)\n"
+		"  --dry-run            check the options and exit 0 (2 and one line if one is wrong)\n"
 		"a run is INVALID when idle-load's timers ran late or its loop stalled longer than\n"
 		"--tolerance-ms (10 at least), or it left a chatty connection silent a timeout\n"
 		"exit: 0 pass, 1 fail, 2 usage, 3 invalid run (idle-load fell behind), 77 io_uring unavailable\n",
@@ -259,6 +260,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_STR("trace", &o.trace),
 		ARGS_STR("plot", &o.plot),
 		ARGS_NUM("debug-stall-ms", &o.stall_ms, 0, 3600000),
+		ARGS_FLAG("dry-run", &o.dry_run),
 		ARGS_END,
 	};
 	args_parse("idle-load", argc, argv, opts, usage);
@@ -436,6 +438,8 @@ static int judge_and_report(struct report *r, const struct result *res, const st
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
+	if (o.dry_run)
+		return 0;
 	signal(SIGPIPE, SIG_IGN);
 
 	rlim_t nofile = demo_raise_nofile(1u << 20);

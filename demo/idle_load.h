@@ -85,6 +85,7 @@ struct opts {
 	uint32_t server_pid;
 	uint64_t seed;
 	bool quiet;
+	bool dry_run;          /* --dry-run: check the options, do nothing */
 	const char *trace;
 	const char *plot; /* --plot PREFIX */
 	uint64_t stall_ms; /* --debug-stall-ms: stop once, all connections open */
