@@ -223,7 +223,8 @@ static void usage(FILE *f, const char *prog)
 		"  --debug-stall-ms MS  once every connection is open, stop for MS (tests the INVALID verdict)\n"
 		"  --dry-run            check the options and exit 0 (2 and one line if one is wrong)\n"
 		"a run is INVALID when idle-load's timers ran late or its loop stalled longer than\n"
-		"--tolerance-ms (10 at least), or it left a chatty connection silent a timeout\n"
+		"--tolerance-ms (10 at least), or it left a chatty connection silent a timeout,\n"
+		"and no close or reply was wrong whatever that lag (an early close fails any run)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 3 invalid run (idle-load fell behind), 77 io_uring unavailable\n",
 		prog, DEMO_DEFAULT_PORT, DEMO_DEFAULT_IDLE_MS);
 }

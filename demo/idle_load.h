@@ -131,7 +131,9 @@ struct report {
 	uint64_t end_overlap_us;   /* first tear-down -> last loop's end, if after */
 	struct server_view sv;
 	bool server_clean, pass;
-	bool invalid;      /* the generator fell behind: its lag beyond lag_bound_ms, or starved */
+	bool fell_behind;  /* the generator's lag beyond lag_bound_ms, or starved */
+	uint64_t certain;  /* closes and replies wrong whatever that lag (early ones among them) */
+	bool invalid;      /* fell behind, and nothing certain: the run says nothing (exit 3) */
 	uint64_t lag_bound_ms;
 	char plot[9000]; /* what write_plot() made, for the summary */
 };

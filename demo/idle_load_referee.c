@@ -35,7 +35,7 @@
  *   referee_chatty_close()  a chatty one's close: wrong or starved
  *   referee_http_reply(), referee_echo_reply()  the bytes of a reply
  *   tally()                 every result and process -> struct report
- *   judge_run()             struct report -> invalid, pass:
+ *   judge_run()             struct report -> fell_behind, certain, invalid, pass:
  *
  *   PASS     no early, never, wrong or failed connect, no connection left
  *            undecided, the server left with no connection and no timer;
@@ -43,7 +43,11 @@
  *            loop away from its ring, later than the lateness it judges
  *            (--tolerance-ms, at least MIN_LAG_BOUND_MS), or a chatty
  *            connection starved. Its closes could have been seen that late
- *            for its own sake: the run says nothing of the server (exit 3);
+ *            for its own sake: the run says nothing of the server (exit 3),
+ *            unless a close or reply was wrong whatever that lag (certain:
+ *            an early close, a chatty one closed within a timeout of its
+ *            last ping, a reply that differs, data on a silent one): a lag
+ *            only makes closes seen later, so such a run is a FAIL;
  *   FAIL     anything else.
  */
 #include <errno.h>
@@ -222,8 +226,15 @@ void judge_run(struct report *r)
 	r->server_clean = !o.stats || r->sv.ok;
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	r->lag_bound_ms = o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
-	r->invalid = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
-		     r->sum.stall.max_us > r->lag_bound_ms * 1000u;
+	r->fell_behind = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
+			 r->sum.stall.max_us > r->lag_bound_ms * 1000u;
+	/* What no lag of ours can make up: a close seen before its deadline
+	 * (a silent one's connect submitted + timeout, a chatty one's last
+	 * ping submitted + timeout) came before it, for our lag only makes a
+	 * close seen later; a reply that differs, or data on a silent one, is
+	 * wrong whenever it came. */
+	r->certain = s[O_EARLY] + s[O_WRONG] + c[O_WRONG] + c[O_ECHO];
+	r->invalid = r->fell_behind && r->certain == 0;
 	r->pass = !r->fail_procs && s[O_EARLY] == 0 && s[O_NEVER] == 0 && r->wrong == 0 && r->connect_fail == 0 &&
-		  r->pending == 0 && r->server_clean && !r->invalid;
+		  r->pending == 0 && r->server_clean && !r->fell_behind;
 }

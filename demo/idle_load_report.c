@@ -160,7 +160,7 @@ static void print_counts(const struct report *r)
 		       k[K_FLOOD][O_ABRUPT_OK]);
 	}
 	if (c[O_STARVED])
-		printf("  INVALID RUN    %" PRIu64 " chatty ones closed after idle-load left them silent a whole\n"
+		printf("  starved        %" PRIu64 " chatty ones closed after idle-load left them silent a whole\n"
 		       "                 timeout (it fell behind: machine overloaded?)\n", c[O_STARVED]);
 }
 
@@ -245,8 +245,12 @@ static void print_verdict(const struct report *r)
 {
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
 	char b[100];
-	printf("%s: each of these must be 0%s\n", r->invalid ? "INVALID" : r->pass ? "PASS" : "FAIL",
-	       r->pass ? ", and is" : "");
+	bool zero = s[O_EARLY] == 0 && s[O_NEVER] == 0 && r->wrong == 0 && r->connect_fail == 0 &&
+		    r->server_clean && !r->pending && !r->fail_procs && !c[O_STARVED];
+	if (r->invalid)
+		printf("Each of these must be 0%s; but idle-load fell behind (below):\n", zero ? ", and is" : "");
+	else
+		printf("%s: each of these must be 0%s\n", r->pass ? "PASS" : "FAIL", zero ? ", and is" : "");
 	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
 	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
 	       o.grace_ms);
@@ -272,6 +276,11 @@ static void print_verdict(const struct report *r)
 		printf("INVALID\n");
 		return;
 	}
+	if (r->fell_behind)
+		printf("idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, starved %" PRIu64 "), but %" PRIu64
+		       "\n  closes or replies were wrong whatever its lag (a close seen before its deadline\n"
+		       "  was early: a lag only makes it seen later)\n",
+		       r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3, c[O_STARVED], r->certain);
 	printf("%s\n", r->pass ? "PASS" : "FAIL");
 }
 
