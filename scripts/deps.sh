@@ -8,7 +8,8 @@
 #                            the demo's, plus the test frameworks, the host
 #                            loops of the adapters, Boost.Asio, clang for the
 #                            fuzzers, groff and CMake for the install checks,
-#                            ab (apache2-utils) and curl, HTTP clients of the demo
+#                            ab (apache2-utils) and curl, HTTP clients of the demo,
+#                            stress-ng to load every core under the demo
 #   scripts/deps.sh bench    the benchmarks against peers (tools/bench/run.sh): the
 #                            test's, plus Netty and a JDK, valgrind
 #   scripts/deps.sh peers    the demo beside its peers (scripts/demo-peers.sh):
@@ -24,7 +25,8 @@ build=(meson ninja-build pkg-config gcc
        dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
 demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
-      clang libclang-rt-dev groff-base cmake apache2-utils curl)
+      clang libclang-rt-dev groff-base cmake apache2-utils curl
+      stress-ng)
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
 peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light)
 

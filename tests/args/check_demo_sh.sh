@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# tests/args/check_demo_sh.sh DEMO_SH IDLE_LOAD IDLE_SERVER_C UDP_LOAD UDP_SERVER
+#
+# scripts/demo.sh against bad options and the machine's kernel settings,
+# with fake sysctl, meson, ninja, apt-get, dpkg-query and sudo first on
+# PATH, each recording its calls (the real programs of this build stand in
+# a fake build directory; the fake ninja "builds" them by doing nothing):
+#   - an out-of-range value of each option (overflowing the shell's
+#     arithmetic too, or derived: the idle timeout computed for --conns at
+#     --rate) exits 2 with one line on stderr, before anything is
+#     installed, built or changed: no fake was called;
+#   - a bad option after -- (the generator's) exits 2 before any kernel
+#     setting is written;
+#   - the settings a run raises are printed with their old values and put
+#     back when it ends: a UDP run that ends, one whose server cannot start
+#     (its port taken), and a large TCP run stopped by Ctrl-C (SIGINT to
+#     its process group).
+# Exit 0 pass, 1 fail.
+set -u
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+demo=$1
+idle_load=$(abs "$2") idle_server=$(abs "$3") udp_load=$(abs "$4") udp_server=$(abs "$5")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-demo-sh-test.XXXXXX")
+pids=()
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# The fakes. sysctl keeps its values in $tmp/kernel/KEY.
+mkdir -p "$tmp/bin" "$tmp/kernel" "$tmp/bd/demo"
+for f in meson apt-get dpkg-query sudo; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\nexit 1\n' "$f" "$tmp" >"$tmp/bin/$f"
+done
+cat >"$tmp/bin/ninja" <<EOF
+#!/bin/sh
+echo "ninja \$*" >>"$tmp/calls"
+case "\$*" in
+  *"-t targets"*) printf 'demo/idle-load: phony\ndemo/idle-server-c: phony\n'
+                  printf 'demo/udp-load: phony\ndemo/udp-session-server: phony\n' ;;
+esac
+exit 0
+EOF
+cat >"$tmp/bin/sysctl" <<EOF
+#!/bin/bash
+# sysctl [-q] -n KEY | [-q] -w KEY=VALUE, on the files in $tmp/kernel
+echo "sysctl \$*" >>"$tmp/calls"
+while [ \$# -gt 0 ]; do
+  case \$1 in
+    -q) shift ;;
+    -n) [ -f "$tmp/kernel/\$2" ] || exit 255; cat "$tmp/kernel/\$2"; exit 0 ;;
+    -w) [ -f "$tmp/kernel/\${2%%=*}" ] || exit 255
+        printf '%s\n' "\${2#*=}" >"$tmp/kernel/\${2%%=*}"; exit 0 ;;
+    *) exit 255 ;;
+  esac
+done
+EOF
+chmod +x "$tmp/bin"/*
+ln -s "$idle_load" "$tmp/bd/demo/idle-load"
+ln -s "$idle_server" "$tmp/bd/demo/idle-server-c"
+ln -s "$udp_load" "$tmp/bd/demo/udp-load"
+ln -s "$udp_server" "$tmp/bd/demo/udp-session-server"
+
+# A machine as Debian 12 ships it (the values a large run raises).
+kernel_defaults() {
+  rm -f "$tmp/kernel"/*
+  printf '9223372036854775807\n' >"$tmp/kernel/fs.file-max"
+  printf '1048576\n' >"$tmp/kernel/fs.nr_open"
+  printf '32768\t60999\n' >"$tmp/kernel/net.ipv4.ip_local_port_range"
+  printf '4096\n' >"$tmp/kernel/net.core.somaxconn"
+  printf '2048\n' >"$tmp/kernel/net.ipv4.tcp_max_syn_backlog"
+  printf '92451\t123269\t184902\n' >"$tmp/kernel/net.ipv4.tcp_mem"
+  printf '212992\n' >"$tmp/kernel/net.core.rmem_max"
+  printf '212992\n' >"$tmp/kernel/net.core.wmem_max"
+  kernel_now >"$tmp/kernel.before"
+}
+# KEY=VALUE a line, blanks as one space (the kernel takes either)
+kernel_now() { (cd "$tmp/kernel" && for k in *; do printf '%s=%s\n' "$k" "$(tr -s ' \t' '  ' <"$k")"; done); }
+
+rundemo() { PATH="$tmp/bin:$PATH" timeout 120 "$demo" "$@"; }
+
+# refused "ARGS" "MESSAGE": ARGS split on spaces; exit 2, one line
+# "demo: MESSAGE" on stderr, nothing called (scripts/deps.sh not run: no
+# dpkg-query, no apt-get), no build directory made
+refused() {
+  local rc
+  rm -f "$tmp/calls"
+  # shellcheck disable=SC2086
+  rundemo $1 --build-dir "$tmp/none" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 2 ] || [ "$(cat "$tmp/err")" != "demo: $2" ] || [ -e "$tmp/calls" ] ||
+     [ -e "$tmp/none" ]; then
+    fail "demo.sh $1: exit $rc (want 2)"
+    echo "  want: demo: $2"
+    sed 's/^/  got:  /' "$tmp/err"
+    sed 's/^/  stdout: /' "$tmp/out" | head -5
+    [ ! -e "$tmp/calls" ] || sed 's/^/  called: /' "$tmp/calls"
+  else
+    echo "ok: demo.sh $1"
+  fi
+}
+
+refused "--conns 99999999999" "--conns needs a whole number from 1 to 2500000, not '99999999999'"
+refused "--conns 99999999999999999999999" \
+  "--conns needs a whole number from 1 to 2500000, not '99999999999999999999999'"
+refused "--conns 0" "--conns needs a whole number from 1 to 2500000, not '0'"
+refused "--conns -5" "--conns needs a whole number from 1 to 2500000, not '-5'"
+refused "--conns 1e4" "--conns needs a whole number from 1 to 2500000, not '1e4'"
+refused "--conns" "--conns needs a value (see --help)"
+refused "--silent 101" "--silent needs a whole number from 0 to 100, not '101'"
+refused "--silent 18446744073709551616" \
+  "--silent needs a whole number from 0 to 100, not '18446744073709551616'"
+refused "--idle-ms 9" "--idle-ms needs a whole number from 10 to 3600000, not '9'"
+refused "--idle-ms 3600001" "--idle-ms needs a whole number from 10 to 3600000, not '3600001'"
+refused "--udp --idle-ms 18446744073709551617" \
+  "--idle-ms needs a whole number from 10 to 3600000, not '18446744073709551617'"
+refused "--abrupt 1000001" "--abrupt needs a whole number from 0 to 1000000, not '1000001'"
+refused "--conns 2000000 --abrupt 600000" \
+  "--conns 2000000 plus --abrupt 600000: at most 2539999 together (254 loopback addresses)"
+refused "--rate 100000001" "--rate needs a whole number from 0 to 100000000, not '100000001'"
+refused "--udp --rate 0" "--rate needs a whole number from 1 to 100000000, not '0'"
+refused "--workers 0" "--workers needs a whole number from 1 to 256, not '0'"
+refused "--workers 257" "--workers needs a whole number from 1 to 256, not '257'"
+refused "--port 0" "--port needs a whole number from 1 to 65535, not '0'"
+refused "--port 4294967297" "--port needs a whole number from 1 to 65535, not '4294967297'"
+refused "--udp --port 65536" "--port needs a whole number from 1 to 65535, not '65536'"
+refused "--udp --sessions 0" "--sessions needs a whole number from 1 to 67108864, not '0'"
+refused "--udp --sessions 67108865" "--sessions needs a whole number from 1 to 67108864, not '67108865'"
+refused "--sessions 1000" "--sessions is for the UDP demo (--udp); TCP: --conns"
+refused "--udp --conns 1000" \
+  "--conns is for the TCP demo, not --udp (UDP: --sessions, --silent, --idle-ms, --rate, --port)"
+refused "--udp --http" \
+  "--http is for the TCP demo, not --udp (UDP: --sessions, --silent, --idle-ms, --rate, --port)"
+refused "--server go" "--server must be c or cpp, not 'go'"
+refused "--heartbeat --http" "--heartbeat and --http are two protocols: one at most"
+# derived: the timeout that outlasts the opening of 2.5 million at 100 a second
+refused "--conns 2500000 --rate 100" "--conns 2500000 at --rate 100 a second take 25000 s to open:\
+ the idle timeout that outlasts that (plus 40 s) is above the generator's hour (3600000 ms);\
+ raise --rate, or give --idle-ms"
+
+# The generator's options (after --): checked by it after the build and
+# before any kernel setting is written.
+# generator_refused "ARGS" "MESSAGE": exit 2, MESSAGE on stderr, no sysctl -w
+generator_refused() {
+  local rc
+  kernel_defaults
+  rm -f "$tmp/calls"
+  # shellcheck disable=SC2086
+  rundemo --no-deps --build-dir "$tmp/bd" $1 >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 2 ] || [ "$(cat "$tmp/err")" != "$2" ] || grep -q 'sysctl.* -w' "$tmp/calls" ||
+     [ "$(kernel_now)" != "$(cat "$tmp/kernel.before")" ]; then
+    fail "demo.sh $1: exit $rc (want 2)"
+    echo "  want: $2"
+    sed 's/^/  got:  /' "$tmp/err"
+    sed 's/^/  called: /' "$tmp/calls"
+  else
+    echo "ok: demo.sh $1"
+  fi
+}
+generator_refused "--conns 20001 -- --tolerance-ms x" \
+  "idle-load: --tolerance-ms needs a whole number from 0 to 3600000, not 'x'"
+generator_refused "--udp -- --sockets 65" "udp-load: --sockets needs a whole number from 1 to 64, not '65'"
+
+# restored WHAT RC_WANT: after a run, every setting as before, and each
+# one raised said with its old value and put back
+restored() {
+  local k v ok=1
+  [ "$rc" -eq "$2" ] || { fail "$1: exit $rc, want $2"; ok=0; }
+  if [ "$(kernel_now)" != "$(cat "$tmp/kernel.before")" ]; then
+    fail "$1: the kernel settings were not put back:"
+    diff "$tmp/kernel.before" <(kernel_now) | sed 's/^/  /'
+    ok=0
+  fi
+  for kv in "${@:3}"; do
+    k=${kv%%=*} v=${kv#*=}
+    grep -q "^demo: set $k = .* (was $v; put back when the demo ends)$" "$tmp/out" &&
+      grep -q "^demo: put back $k = $v$" "$tmp/out" ||
+      { fail "$1: $k: no 'set ... (was $v ...)' and 'put back $k = $v' lines"; ok=0; }
+  done
+  [ $ok -eq 1 ] && echo "ok: $1: settings put back" || sed 's/^/  out: /' "$tmp/out" | tail -30
+}
+port=$(( 20000 + RANDOM % 20000 ))
+
+# A UDP run to its end (its verdict does not matter here).
+kernel_defaults
+rundemo --no-deps --build-dir "$tmp/bd" --udp --sessions 200 --idle-ms 300 --port "$port" --no-pin \
+  >"$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || [ $rc -eq 3 ] && rc=0 # a FAIL or an INVALID run ends as well
+restored "a UDP run" 0 net.core.rmem_max=212992 net.core.wmem_max=212992
+
+# A UDP run whose server cannot start: its port is taken.
+kernel_defaults
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1])))
+print("bound", flush=True); time.sleep(60)' "$port" >"$tmp/py" &
+pids+=($!)
+for _ in $(seq 100); do grep -q bound "$tmp/py" && break; sleep 0.05; done
+rundemo --no-deps --build-dir "$tmp/bd" --udp --sessions 200 --idle-ms 300 --port "$port" --no-pin \
+  >"$tmp/out" 2>&1
+rc=$?
+kill "${pids[-1]}"
+restored "a UDP server that does not start" 1 net.core.rmem_max=212992 net.core.wmem_max=212992
+
+# A large TCP run stopped by Ctrl-C (SIGINT to its process group) once it runs.
+kernel_defaults
+# (SIGINT as on a terminal: an asynchronous command here starts with it ignored)
+PATH="$tmp/bin:$PATH" env --default-signal=INT setsid "$demo" --no-deps --build-dir "$tmp/bd" --conns 20001 --silent 100 \
+  --idle-ms 5000 --port "$port" --no-pin >"$tmp/out" 2>&1 &
+dpid=$!
+pids+=($dpid)
+for _ in $(seq 600); do grep -q '^\[[0-9]*\] run: ' "$tmp/out" && break; sleep 0.05; done
+sleep 0.5
+kill -INT -- -"$dpid"
+wait "$dpid"
+rc=$?
+restored "a large TCP run stopped by Ctrl-C" 130 net.ipv4.ip_local_port_range="32768 60999" \
+  net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=2048 net.ipv4.tcp_mem="92451 123269 184902"
+if grep -qi ":$(printf %04X "$port") 00000000:0000 0A" /proc/net/tcp; then
+  fail "the TCP server still listens on port $port"
+fi
+
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
+echo "PASS: demo.sh's options and kernel settings"

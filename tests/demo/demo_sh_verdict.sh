@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tests/demo/demo_sh_verdict.sh MODE DEMO_SH IDLE_LOAD IDLE_SERVER_C UDP_LOAD UDP_SERVER
+#
+# scripts/demo.sh's verdict, run on this build's programs (a build
+# directory of links to them, a fake ninja that builds nothing, --no-deps):
+#
+#   labels  an INVALID run (the generator's --debug-stall-ms stops it longer
+#           than it may fall behind) is retried by itself, said, labelled
+#           INVALID in the phase lines and the table (never FAILED), its
+#           summary shown once a try, and after three tries the demo ends
+#           INVALID (exit 3) with one line saying what to do; a run with early
+#           closes (the server's timeout shorter than the generator's) is a
+#           FAIL even when the generator fell behind, and is not retried; the
+#           same for --udp.
+#   busy    with both cores loaded (stress-ng --cpu 4), the demo still ends in
+#           PASS or FAIL within its three tries, in well under a minute
+#           (2,000 connections).
+# Exit 0 pass, 1 fail.
+set -u
+mode=$1 demo=$2
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-demo-verdict.XXXXXX")
+spid=''
+trap '[ -z "$spid" ] || kill "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/bd/demo"
+ln -s "$(abs "$3")" "$tmp/bd/demo/idle-load"
+ln -s "$(abs "$4")" "$tmp/bd/demo/idle-server-c"
+ln -s "$(abs "$5")" "$tmp/bd/demo/udp-load"
+ln -s "$(abs "$6")" "$tmp/bd/demo/udp-session-server"
+cat >"$tmp/bin/ninja" <<'EOF'
+#!/bin/sh
+case "$*" in
+  *"-t targets"*) printf 'demo/idle-load: phony\ndemo/idle-server-c: phony\n' ;;
+esac
+exit 0
+EOF
+chmod +x "$tmp/bin/ninja"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+port=$(( 20000 + RANDOM % 20000 ))
+
+# rundemo ARGS...: the demo's output in $tmp/out, its status in $rc, its
+# seconds in $secs
+rundemo() {
+  local t0=$SECONDS
+  PATH="$tmp/bin:$PATH" timeout 170 "$demo" --no-deps --build-dir "$tmp/bd" --port "$port" "$@" \
+    >"$tmp/out" 2>&1
+  rc=$? secs=$((SECONDS - t0))
+}
+show() { sed 's/^/  | /' "$tmp/out" | grep -v '^  |     ' | tail -${1:-25}; }
+# runs: the run phases' results, one a line
+runs() { sed -n 's/^\[[0-9]*\] run: .* \.\.\. \([A-Z]*\|ok\) (.*/\1/p' "$tmp/out"; }
+
+case $mode in
+labels)
+  # 1. INVALID three times: retried, labelled, ended with one line.
+  rundemo --conns 100 --idle-ms 2000 --rate 0 -- --debug-stall-ms 1200
+  ok=1
+  [ $rc -eq 3 ] || { fail "forced INVALID: exit $rc, want 3"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "INVALID INVALID INVALID" ] ||
+    { fail "forced INVALID: the run phases said '$(runs | paste -sd ' ')', want INVALID three times"; ok=0; }
+  ! grep -q 'FAILED' "$tmp/out" || { fail "forced INVALID: FAILED in the output"; ok=0; }
+  [ "$(grep -c '^\[[0-9]*\] *run: .*  *INVALID$' "$tmp/out")" = 3 ] ||
+    { fail "forced INVALID: the table does not say INVALID for each of the 3 runs"; ok=0; }
+  [ "$(grep -c 'idle_conns summary' "$tmp/out")" = 3 ] ||
+    { fail "forced INVALID: $(grep -c 'idle_conns summary' "$tmp/out") summaries for 3 runs"; ok=0; }
+  [ "$(grep -c '^demo: INVALID: the generator fell behind.*try [23] of 3' "$tmp/out")" = 2 ] ||
+    { fail "forced INVALID: the two retries are not said"; ok=0; }
+  [ "$(tail -1 "$tmp/out" | grep -c '^demo: INVALID after 3 tries: .*; run it when')" = 1 ] ||
+    { fail "forced INVALID: the last line does not say what to do"; ok=0; }
+  ! grep -q '^ *INVALID: each of these must be 0' "$tmp/out" ||
+    { fail "forced INVALID: 'INVALID: each of these must be 0' above figures that are 0"; ok=0; }
+  [ $ok -eq 1 ] && echo "ok: a forced INVALID run: retried twice, labelled INVALID, exit 3 ($secs s)" || show 40
+
+  # 2. Early closes in a run that fell behind: FAIL, once.
+  # (the server's timeout 800 ms, the generator's 1600 ms)
+  rundemo --conns 100 --idle-ms 800 --rate 0 -- --idle-ms 1600 --debug-stall-ms 400
+  ok=1
+  [ $rc -eq 1 ] || { fail "early closes, fell behind: exit $rc, want 1"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "FAILED" ] ||
+    { fail "early closes, fell behind: the run phases said '$(runs | paste -sd ' ')', want FAILED once"; ok=0; }
+  grep -q 'RESULT .* early=[1-9]' "$tmp/out" || { fail "early closes, fell behind: no early close counted"; ok=0; }
+  grep -q 'RESULT .* stall_max_us=[0-9]\{6\}' "$tmp/out" ||
+    { fail "early closes, fell behind: the generator did not stall 100 ms or more"; ok=0; }
+  grep -q 'wrong whatever its lag' "$tmp/out" || { fail "early closes, fell behind: not said why it is a FAIL"; ok=0; }
+  [ $ok -eq 1 ] && echo "ok: early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
+
+  # 3. --udp: the same with early closes in a run that fell behind (its
+  # sockets left unread longer than a 1 ms --tolerance-ms).
+  rundemo --udp --sessions 400 --idle-ms 300 --no-pin -- --idle-ms 600 --tolerance-ms 1
+  ok=1
+  [ $rc -eq 1 ] || { fail "--udp, early closes, fell behind: exit $rc, want 1"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "FAILED" ] ||
+    { fail "--udp, early closes: the run phases said '$(runs | paste -sd ' ')', want FAILED once"; ok=0; }
+  grep -q 'RESULT .* early=[1-9].* behind=1' "$tmp/out" ||
+    { fail "--udp: no early close counted in a run that fell behind"; ok=0; }
+  [ $ok -eq 1 ] && echo "ok: --udp, early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
+  ;;
+busy)
+  command -v stress-ng >/dev/null || { echo "FAIL: no stress-ng (scripts/deps.sh test installs it)"; exit 1; }
+  stress-ng --cpu 4 --timeout 150s >/dev/null 2>&1 &
+  spid=$!
+  sleep 2
+  rundemo --conns 2000
+  kill "$spid" 2>/dev/null
+  wait "$spid" 2>/dev/null
+  spid=''
+  tries=$(runs | wc -l)
+  echo "busy: $(runs | paste -sd ' ') in $secs s, exit $rc"
+  if [ $rc -eq 3 ]; then
+    fail "with stress-ng --cpu 4: INVALID after $tries tries"; show 40
+  elif [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+    fail "with stress-ng --cpu 4: exit $rc"; show 40
+  elif [ "$tries" -gt 3 ] || [ "$tries" -lt 1 ]; then
+    fail "with stress-ng --cpu 4: $tries runs"; show 40
+  else
+    echo "ok: with both cores loaded, a verdict ($(runs | tail -1)) in $tries of 3 tries, $secs s"
+  fi
+  ;;
+*) echo "demo_sh_verdict.sh: labels or busy"; exit 1 ;;
+esac
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
+echo "PASS: demo.sh's verdict ($mode)"
