@@ -418,7 +418,9 @@ static void run_sessions(struct gen *g)
 		g->want = -1;
 }
 
-/* End every chatty session still open with UDP_BYE, at --rate. */
+/* End every chatty session still open with UDP_BYE, at --rate. The pings
+ * still due get half the budget at most: behind on them, they would
+ * otherwise take all of it, every time, and no BYE would ever go out. */
 static void end_chatty(struct gen *g)
 {
 	uint32_t i = 0;
@@ -426,7 +428,7 @@ static void end_chatty(struct gen *g)
 	while (i < g->n) {
 		uint64_t now = demo_now_ns();
 		uint64_t target = (now - t) * opt.rate / 1000000000u + 1;
-		unsigned work = ping_due(g, now, SEND_BUDGET);
+		unsigned work = ping_due(g, now, SEND_BUDGET / 2);
 		for (; i < g->n && g->byes_sent < target && work < SEND_BUDGET; i++)
 			if (g->st[i] == S_OPEN && !is_silent(i)) {
 				send_msg(g, i, UDP_BYE);
