@@ -70,6 +70,7 @@ RULES = [
     (r'(\d+) more bytes per timer', ['debug_extra']),
     # the legacy headers' timers, release build
     (r'struct timer_list is (\d+) bytes on LP64', ['timer_list_release']),
+    (r'struct callout is (\d+) bytes on LP64', ['callout_release']),
     (r'grows by\s+(\d+) bytes', ['debug_extra']),
     # the wheel's one allocation
     (r'about (\d+\.\d) KiB', ['wheel_kib']),

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <twheel/compat/callout.h>
 #include <twheel/compat/timer_list.h>
 #include <twheel/twheel.h>
 #ifdef FIGURES_LOOP
@@ -23,6 +24,7 @@ void NAME(FIGURES_SUFFIX)(void)
 
 	printf("tw_timer_%s %zu\n", s, sizeof(struct tw_timer));
 	printf("timer_list_%s %zu\n", s, sizeof(struct timer_list));
+	printf("callout_%s %zu\n", s, sizeof(struct callout));
 #ifdef FIGURES_LOOP
 	printf("tw_loop_timer_%s %zu\n", s, sizeof(struct tw_loop_timer));
 	/* what firing a one-shot timer reads: the node, func, the state */

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twheel/compat/callout.h - FreeBSD's callout(9) (<sys/callout.h>, with
+ * ticks, hz and the sbintime_t forms) on a libtwheel wheel, so that code
+ * from BSD-derived network stacks moves in with its include line changed
+ * and one line of set-up per thread (see <twheel/compat.h>):
+ *
+ *   twheel_compat_bind_wheel(w);                            a plain wheel
+ *   twheel_compat_bind_host(h, TWHEEL_COMPAT_TICK_NS);      a host (libuv...)
+ *   twheel_loop_compat_bind(loop, TWHEEL_COMPAT_TICK_NS);   the io_uring loop
+ *
+ * Static inline functions and macros over the public C API; the BSD names
+ * are not prefixed, as the point is to keep them.
+ *
+ * Semantics and return values are callout(9)'s, with these differences,
+ * all of them from "one thread per wheel":
+ *   - A callout runs on the thread that armed it, inside that thread's
+ *     twheel_advance(), host run or loop iteration: never concurrently
+ *     with that thread's other code, so the races the manual's "Avoiding
+ *     Race Conditions" works around cannot happen, and its handler pattern
+ *     (callout_pending(), callout_active(), callout_deactivate()) works
+ *     as written. "Being serviced" means: called from inside the callout's
+ *     own function.
+ *   - callout_drain() has nothing to wait for and returns as
+ *     callout_stop(); from the callout's own function (where FreeBSD
+ *     would deadlock) it returns 0 at once, as callout_stop() does there.
+ *   - Left out: callout_init_mtx(), _rm() and _rw() (the callout
+ *     subsystem would take the lock around the function: with one thread
+ *     there is nothing to lock against; call callout_init() and take the
+ *     lock in the function if other threads share the data),
+ *     callout_async_drain() and the CPU argument's meaning (the _on and
+ *     _curcpu forms are accepted, the callout stays on this thread).
+ *   - A call on a callout pending on another thread's wheel changes
+ *     nothing and returns -EXDEV; arming on a thread that bound no wheel
+ *     returns -ENXIO. These are the only negative values besides -1.
+ *   - ticks and hz are macros: ticks reads the bound wheel's time (a host
+ *     or loop reads its clock), hz is TWHEEL_COMPAT_HZ. A local variable
+ *     named ticks or hz does not compile (in FreeBSD it would shadow the
+ *     global). ticks starts where FreeBSD starts it, INT_MAX - hz * 600,
+ *     so it turns negative ten minutes after the thread binds and sign
+ *     bugs show then.
+ *   - sbinuptime() is the bound wheel's time since the thread bound, in
+ *     whole ticks; an sbintime_t is mapped onto ticks, never early: see
+ *     callout_reset_sbt(). The precision argument and C_PREL() are
+ *     accepted and ignored (a callout fires within its tick), as are
+ *     C_DIRECT_EXEC and C_CATCH.
+ *   - Expiry is exact: a callout armed for n ticks fires when ticks has
+ *     advanced by n, never earlier and not later for being far away.
+ *
+ * Size: struct callout is 72 bytes on LP64 in a release build.
+ */
+#ifndef TWHEEL_COMPAT_CALLOUT_H
+#define TWHEEL_COMPAT_CALLOUT_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <twheel/compat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ticks a second (<twheel/compat.h>: define TWHEEL_COMPAT_HZ to change). */
+#define hz TWHEEL_COMPAT_HZ
+
+/* ticks since the thread bound its wheel, from INT_MAX - hz * 600. */
+static inline int twheel_callout_ticks(void)
+{
+	return (int)((unsigned int)(INT_MAX - hz * 600) + (unsigned int)twheel_compat_now());
+}
+
+#define ticks (twheel_callout_ticks())
+
+/* Seconds in 32.32 fixed point, as FreeBSD's <sys/time.h>. */
+typedef int64_t sbintime_t;
+#define SBT_1S ((sbintime_t)1 << 32)
+#define SBT_1MS (SBT_1S / 1000)
+#define SBT_1US (SBT_1S / 1000000)
+#define SBT_1NS (SBT_1S / 1000000000)
+#define tick_sbt (SBT_1S / hz)
+
+/* The bound wheel's time since the thread bound, in whole ticks. */
+static inline sbintime_t sbinuptime(void)
+{
+	return (sbintime_t)twheel_compat_now() * tick_sbt;
+}
+
+/* callout_reset_sbt() flags, with FreeBSD's values. */
+#define C_DIRECT_EXEC 0x0001
+#define C_PRELBITS 7
+#define C_PRELRANGE ((1 << C_PRELBITS) - 1)
+#define C_PREL(x) (((x) + 1) << 1)
+#define C_PRELGET(x) (int)((((x) >> 1) & C_PRELRANGE) - 1)
+#define C_HARDCLOCK 0x0100
+#define C_ABSOLUTE 0x0200
+#define C_PRECALC 0x0400
+#define C_CATCH 0x0800
+
+/* c_flags bits (FreeBSD's values). */
+#define CALLOUT_ACTIVE 0x0002
+#define CALLOUT_MPSAFE 0x0008
+
+typedef void callout_func_t(void *);
+
+/*
+ * A callout. Public fields as in FreeBSD: c_func, c_arg (set by the
+ * callout_reset() forms), c_flags (CALLOUT_ACTIVE, CALLOUT_MPSAFE). _ct is
+ * private. Initialise it with callout_init() before any other call.
+ */
+struct callout {
+	struct twheel_compat_timer _ct;
+	callout_func_t *c_func;
+	void *c_arg;
+	int c_flags;
+};
+
+/* The wheel's callback: not pending from here on; "active" unchanged. */
+static inline void twheel__callout_fire(struct tw_timer *tw)
+{
+	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
+	const struct twheel_compat_timer *prev = twheel_compat_enter(&c->_ct);
+
+	c->c_func(c->c_arg);
+	twheel_compat_leave(prev);
+}
+
+/*
+ * Initialise @c, not pending and not active. @mpsafe is kept in c_flags
+ * (CALLOUT_MPSAFE) and changes nothing: there is no Giant lock. As in
+ * FreeBSD, @c must not be pending (its memory may be anything else). O(1).
+ */
+static inline void callout_init(struct callout *c, int mpsafe)
+{
+	memset(c, 0, sizeof(*c));
+	tw_timer_init(&c->_ct.tw, twheel__callout_fire);
+	c->c_flags = mpsafe ? CALLOUT_MPSAFE : 0;
+}
+
+/* 1 if @c is pending (set and its time not come), else 0. O(1). */
+static inline int callout_pending(const struct callout *c)
+{
+	return twheel_compat_pending(&c->_ct);
+}
+
+/* The active flag: set by the reset forms, cleared by stop, drain and
+ * callout_deactivate(), not when the callout fires. */
+#define callout_active(c) ((c)->c_flags & CALLOUT_ACTIVE)
+#define callout_deactivate(c) ((c)->c_flags &= ~CALLOUT_ACTIVE)
+
+/* Arm @c at tick @when of twheel_compat_now() with @func(@arg). */
+static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_func_t *func,
+				      void *arg)
+{
+	int rc;
+
+	if (!func)
+		return -EINVAL;
+	rc = twheel_compat_mod(&c->_ct, when, 0);
+	if (rc < 0)
+		return rc;
+	c->c_func = func;
+	c->c_arg = arg;
+	c->c_flags |= CALLOUT_ACTIVE;
+	return rc;
+}
+
+/*
+ * Call @func(@arg) after @to_ticks ticks (non-positive: 1), counted from
+ * the current tick; a pending invocation is cancelled first. Returns 1 if
+ * one was pending, 0 if not; -EXDEV, -ENXIO (see above), -EINVAL (@func
+ * NULL). O(1).
+ */
+static inline int callout_reset(struct callout *c, int to_ticks, callout_func_t *func, void *arg)
+{
+	return twheel__callout_arm(c, twheel_compat_now() + (uint64_t)(to_ticks > 0 ? to_ticks : 1),
+				   func, arg);
+}
+
+/* callout_reset() with the previous func and arg: a reset form must have
+ * set them ("callout_reset() ... must always be called to initialize func
+ * and arg before one of the callout_schedule() functions"): -EINVAL if not. */
+static inline int callout_schedule(struct callout *c, int to_ticks)
+{
+	return callout_reset(c, to_ticks, c->c_func, c->c_arg);
+}
+
+/* @sbt (ceil(@sbt / tick)) in ticks; 0 for a time not ahead. */
+static inline uint64_t twheel__sbt_ticks(sbintime_t sbt)
+{
+	return sbt > 0 ? (uint64_t)(sbt / tick_sbt) + (sbt % tick_sbt != 0) : 0;
+}
+
+/*
+ * The tick an sbintime_t arm fires at (its twheel_compat_now() value):
+ *   C_ABSOLUTE, C_PRECALC  @sbt is a sbinuptime() time: the first tick at
+ *                          or after it (a time not ahead: now);
+ *   C_HARDCLOCK            relative, counted from the current tick, as
+ *                          callout_reset() counts;
+ *   otherwise              relative, counted from the next tick, so that
+ *                          @sbt has passed when it fires, whenever in the
+ *                          current tick the call came (up to two ticks
+ *                          late); a time not ahead: now.
+ */
+static inline uint64_t twheel__sbt_when(sbintime_t sbt, int flags)
+{
+	uint64_t now = twheel_compat_now();
+
+	if (flags & (C_ABSOLUTE | C_PRECALC)) {
+		uint64_t at = twheel__sbt_ticks(sbt);
+
+		return at > now ? at : now;
+	}
+	if (sbt <= 0)
+		return now;
+	return now + twheel__sbt_ticks(sbt) + !(flags & C_HARDCLOCK);
+}
+
+/*
+ * callout_reset() at @sbt (see twheel__sbt_when() above for the mapping
+ * onto ticks; "If sbt specifies a time in the past, the window is adjusted
+ * to start at the current time": it fires in the next advance). @pr is
+ * ignored. Returns as callout_reset().
+ */
+static inline int callout_reset_sbt(struct callout *c, sbintime_t sbt, sbintime_t pr,
+				    callout_func_t *func, void *arg, int flags)
+{
+	(void)pr;
+	return twheel__callout_arm(c, twheel__sbt_when(sbt, flags), func, arg);
+}
+
+/* callout_reset_sbt() with the previous func and arg. */
+static inline int callout_schedule_sbt(struct callout *c, sbintime_t sbt, sbintime_t pr, int flags)
+{
+	return callout_reset_sbt(c, sbt, pr, c->c_func, c->c_arg, flags);
+}
+
+/*
+ * The absolute time and precision an arm with these arguments would use,
+ * in *@sbt_res and *@precision_res, for callout_reset_sbt(..., C_PRECALC).
+ * Returns *@sbt_res. O(1).
+ */
+static inline sbintime_t callout_when(sbintime_t sbt, sbintime_t precision, int flags,
+				      sbintime_t *sbt_res, sbintime_t *precision_res)
+{
+	*sbt_res = (sbintime_t)twheel__sbt_when(sbt, flags) * tick_sbt;
+	*precision_res = precision;
+	return *sbt_res;
+}
+
+/* The per-CPU forms: @cpu is ignored (the callout stays on this thread). */
+#define callout_reset_on(c, to_ticks, func, arg, cpu) \
+	((void)(cpu), callout_reset(c, to_ticks, func, arg))
+#define callout_reset_curcpu(c, to_ticks, func, arg) callout_reset(c, to_ticks, func, arg)
+#define callout_schedule_on(c, to_ticks, cpu) ((void)(cpu), callout_schedule(c, to_ticks))
+#define callout_schedule_curcpu(c, to_ticks) callout_schedule(c, to_ticks)
+#define callout_reset_sbt_on(c, sbt, pr, func, arg, cpu, flags) \
+	((void)(cpu), callout_reset_sbt(c, sbt, pr, func, arg, flags))
+#define callout_reset_sbt_curcpu(c, sbt, pr, func, arg, flags) \
+	callout_reset_sbt(c, sbt, pr, func, arg, flags)
+#define callout_schedule_sbt_on(c, sbt, pr, cpu, flags) \
+	((void)(cpu), callout_schedule_sbt(c, sbt, pr, flags))
+#define callout_schedule_sbt_curcpu(c, sbt, pr, flags) callout_schedule_sbt(c, sbt, pr, flags)
+
+/*
+ * Cancel @c and clear its active flag. Returns 1 if it was pending and is
+ * stopped; 0 if it is being serviced (called from its own function; a
+ * re-arm made there is unscheduled); -1 if it was not set or has already
+ * been serviced; -EXDEV (pending on another thread's wheel: nothing done).
+ * O(1).
+ */
+static inline int callout_stop(struct callout *c)
+{
+	bool serviced = twheel_compat_running(&c->_ct);
+	int rc = twheel_compat_del(&c->_ct);
+
+	if (rc < 0)
+		return rc;
+	c->c_flags &= ~CALLOUT_ACTIVE;
+	if (serviced)
+		return 0;
+	return rc ? 1 : -1;
+}
+
+/* callout_stop(): with one thread per wheel there is nothing to wait for. */
+static inline int callout_drain(struct callout *c)
+{
+	return callout_stop(c);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TWHEEL_COMPAT_CALLOUT_H */

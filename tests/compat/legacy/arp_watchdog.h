@@ -1,0 +1,19 @@
+/* The legacy program's entry points, for its drivers (run_arp_*.c). */
+#ifndef ARP_WATCHDOG_H
+#define ARP_WATCHDOG_H
+
+struct arp_report {
+	int start, end;               /* ticks */
+	int requests, resolved, expired, dropped;
+	int watchdog_runs;
+	int early;                    /* callouts that fired before their time */
+	int bad_returns;              /* callout(9) return values not as documented */
+	int drain_rc;                 /* callout_drain() of the pending watchdog */
+	int pending;                  /* watchdog pending or active after the drain */
+};
+
+void arp_start(void);
+int arp_idle(void);
+void arp_detach(struct arp_report *out);
+
+#endif
