@@ -430,8 +430,7 @@ static int judge_and_report(struct report *r, const struct result *res, const st
 		write_plot(r, res);
 	print_summary(r);
 	free(r->late);
-	free(r->late_in);
-	free(r->reap);
+	free(r->seen);
 	free(r->setup);
 	return r->invalid ? 3 : r->pass ? 0 : 1;
 }

@@ -45,7 +45,7 @@ struct result {
 	uint64_t t_submit; /* connect about to be submitted (ns, CLOCK_MONOTONIC) */
 	uint64_t t_est;    /* connect completion reaped */
 	uint64_t t_close;  /* server's close (EOF or error) reaped */
-	uint64_t t_fin_in; /* ...when the kernel took in the FIN (TCP_INFO, jiffies), 0 unknown */
+	uint64_t t_fin_in; /* the FIN's arrival, an upper bound (referee_fin_bound()), 0 unknown */
 	int32_t err;       /* errno of a failed connect or recv */
 	uint8_t kind;
 	uint8_t outcome;
@@ -58,6 +58,7 @@ struct proc_stats {
 	uint64_t bytes_echoed;
 	uint64_t t_first_submit, t_last_est;
 	uint64_t t_ready;        /* its set-up done (before the start line) */
+	uint64_t fin_margin_ns;  /* what referee_fin_bound() adds to the kernel's FIN stamp */
 	uint64_t t_loop_end, t_teardown; /* its loop ended; its tear-down began (the finish line between) */
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
@@ -121,10 +122,12 @@ struct report {
 	uint64_t count[K__N][O__N];
 	uint64_t wrong, abrupt_ok, abrupt_fail, connect_fail, pending;
 	int err_connect;
-	/* sorted, ns: silent lateness as the close was reaped, as the FIN came
-	 * in (where the kernel told us), our reaping delay, connect times */
-	int64_t *late, *late_in, *reap, *setup;
-	size_t nlate, nlate_in, nsetup;
+	/* sorted, ns, of the silent connections the server closed (early, on
+	 * time or late): lateness as judged (referee_lateness()) and as the
+	 * close was seen; and every connection's connect time */
+	int64_t *late, *seen, *setup;
+	size_t nlate, nsetup;
+	size_t nfin, nfin_judged; /* FINs the kernel stamped; of them, judged on the stamp */
 	struct proc_stats sum;
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
 	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
@@ -179,10 +182,33 @@ struct http_reply {
 };
 
 /*
- * A silent connection closed by the server (EOF): @x's t_submit, t_close
- * and t_fin_in (0: unknown) give O_EARLY, O_ON_TIME or O_LATE.
+ * The FIN's arrival, an upper bound (ns): @read_ns a clock reading taken
+ * after the kernel's (after getsockopt(TCP_INFO) returned), @ago_ms its
+ * tcpi_last_ack_recv, @tick_ns the kernel's tick (one jiffy). The
+ * reasoning is at the head of idle_load_referee.c.
+ */
+uint64_t referee_fin_bound(uint64_t read_ns, uint32_t ago_ms, uint64_t tick_ns);
+/* What referee_fin_bound() adds for a tick of @tick_ns: the resolution. */
+uint64_t referee_fin_margin(uint64_t tick_ns);
+/*
+ * When silent @x's close arrived, an upper bound (ns): the earlier of
+ * t_close (seen) and t_fin_in (the FIN's bound) where known.
+ */
+uint64_t referee_close_at(const struct result *x);
+/*
+ * Silent @x's lateness as judged (ns): referee_close_at() - (t_submit +
+ * the idle timeout). An upper bound of the server's own: below 0 only
+ * when the server closed early.
+ */
+int64_t referee_lateness(const struct result *x);
+/*
+ * A silent connection closed by the server (EOF), @x's t_submit, t_close
+ * and t_fin_in filled: O_EARLY (referee_lateness() < 0), O_ON_TIME (up to
+ * --tolerance-ms) or O_LATE.
  */
 enum outcome referee_silent_close(const struct result *x);
+/* Is @x a silent connection the server closed (early, on time or late)? */
+bool referee_closed_silent(const struct result *x);
 /*
  * A chatty connection closed by the server at @closed (ns), its last ping
  * (or its connect) submitted at @last_ping: O_WRONG, or O_STARVED when we

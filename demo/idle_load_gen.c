@@ -97,6 +97,7 @@ struct worker {
 	uint32_t unresolved;   /* silent and abrupt connections not yet judged */
 	uint32_t live;         /* connections whose fd is still open */
 	uint64_t now;          /* ns, read once per loop iteration */
+	uint64_t tick_ns;      /* the kernel's tick, the FIN stamps' unit */
 	struct proc_stats *ps;
 	struct demo_rng rng;
 	bool ending;           /* chatty connections being closed */
@@ -366,10 +367,10 @@ static void on_timer(struct tw_timer *t)
 }
 
 /*
- * When did the FIN of silent @c arrive, as our kernel tells (0: unknown)?
- * It carries the first ACK a silent client receives after the handshake,
- * so tcpi_last_ack_recv is the time since the kernel took it in: what is
- * left is our own delay in reaping it (jiffies resolution).
+ * When did the FIN of silent @c arrive, at the latest (0: unknown)? It
+ * carries the first ACK a silent client receives after the handshake, so
+ * tcpi_last_ack_recv is the time since the kernel took it in, in ticks
+ * (idle_load_referee.c's head says why the bound holds).
  */
 static uint64_t fin_arrival(const struct worker *w, const struct conn *c)
 {
@@ -377,9 +378,22 @@ static uint64_t fin_arrival(const struct worker *w, const struct conn *c)
 	socklen_t tl = sizeof(ti);
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0)
 		return 0;
-	uint64_t ago = (uint64_t)ti.tcpi_last_ack_recv * 1000000u;
-	/* before the connection was up: not the FIN's ACK, unknown */
-	return ago < w->now - c->res->t_est ? w->now - ago : 0;
+	uint64_t read = demo_now_ns(); /* after the kernel's reading, not w->now before it */
+	uint64_t at = referee_fin_bound(read, ti.tcpi_last_ack_recv, w->tick_ns);
+	/* within two margins of the connection's set-up, the stamp may be the
+	 * handshake's (no ACK since), not the FIN's: unknown */
+	return at > c->res->t_est + 2 * referee_fin_margin(w->tick_ns) ? at : 0;
+}
+
+/* The kernel's tick (a jiffy): the resolution of CLOCK_MONOTONIC_COARSE.
+ * Where it is not a tick of 1-10 ms (HZ 1000 to 100), 10 ms, the coarsest. */
+static uint64_t kernel_tick_ns(void)
+{
+	struct timespec res;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec != 0 || res.tv_nsec < 1000000 ||
+	    res.tv_nsec > 10000000)
+		return 10000000;
+	return (uint64_t)res.tv_nsec;
 }
 
 /* The server closed @c (EOF, or an error: res < 0): the referee judges it. */
@@ -515,6 +529,8 @@ static bool silent_or_abrupt_left(const struct worker *w)
 static void worker_init(struct worker *w, struct result *res, uint32_t lo, uint32_t pidx)
 {
 	w->rng = demo_rng_seed(o.seed, 1000 + pidx);
+	w->tick_ns = kernel_tick_ns();
+	w->ps->fin_margin_ns = referee_fin_margin(w->tick_ns);
 	int ret = ring_init(&w->ring, 4096, 65536);
 	if (ret < 0) {
 		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));

@@ -7,13 +7,16 @@
  * asks the referee_*() functions below, which hold these rules:
  *
  *   silent  must be closed by the server after the idle timeout. Lateness
- *           is close - (connect submitted + timeout): the server cannot
- *           have armed its timer before we submitted the connect, and we
- *           see the close after it happened, so lateness is an upper bound
- *           on the server's own lateness (it also holds the time the
- *           connection took to be set up and accepted, reported apart as
- *           "connect latency"), and a negative lateness is a certain
- *           violation:
+ *           is close - (connect submitted + timeout), where the close is
+ *           the earlier of two upper bounds of its arrival: when we saw
+ *           it, and the kernel's stamp of the FIN plus two ticks
+ *           (referee_close_at(); idle_load_report.c's head says why each
+ *           is a bound). The server cannot have armed its timer before we
+ *           submitted the connect, and the close arrived no later than we
+ *           take it, so lateness is an upper bound on the server's own (it
+ *           also holds the time the connection took to be set up and
+ *           accepted, reported apart as "connect ms"), and a negative
+ *           lateness is a certain violation, however far behind we were:
  *           early   lateness < 0;
  *           on time lateness at most --tolerance-ms;
  *           late    closed after that, but within --grace-ms;
@@ -31,6 +34,8 @@
  * The interface (idle_load.h), each function reading the options (o) and
  * its arguments only, so that each can be tried on made-up values:
  *
+ *   referee_fin_bound()     the FIN's arrival at the latest, from TCP_INFO
+ *   referee_lateness()      a silent one's lateness, as judged and drawn
  *   referee_silent_close()  a silent one's close: early, on time or late
  *   referee_chatty_close()  a chatty one's close: wrong or starved
  *   referee_http_reply(), referee_echo_reply()  the bytes of a reply
@@ -57,18 +62,42 @@
 
 #include "idle_load.h"
 
+uint64_t referee_fin_margin(uint64_t tick_ns)
+{
+	/* one tick for the stamps' rounding down, one for a tick that came
+	 * late to the FIN's stamp; and 1 ms where a tick is not whole ms,
+	 * which jiffies_to_msecs() rounds up */
+	return 2 * tick_ns + (tick_ns % 1000000u ? 1000000u : 0);
+}
+
+uint64_t referee_fin_bound(uint64_t read_ns, uint32_t ago_ms, uint64_t tick_ns)
+{
+	return read_ns - (uint64_t)ago_ms * 1000000u + referee_fin_margin(tick_ns);
+}
+
+uint64_t referee_close_at(const struct result *x)
+{
+	return x->t_fin_in && x->t_fin_in < x->t_close ? x->t_fin_in : x->t_close;
+}
+
+int64_t referee_lateness(const struct result *x)
+{
+	return (int64_t)(referee_close_at(x) - x->t_submit) - (int64_t)ms_ns(o.idle_ms);
+}
+
 enum outcome referee_silent_close(const struct result *x)
 {
-	uint64_t idle = ms_ns(o.idle_ms);
-	/* early: on the reaped time, which is never before the truth;
-	 * late: on the FIN's arrival where the kernel told us, so that
-	 * our own reaping lag is not blamed on the server */
-	uint64_t in = x->t_fin_in ? x->t_fin_in : x->t_close;
-	if (x->t_close - x->t_submit < idle)
+	int64_t late = referee_lateness(x);
+	if (late < 0)
 		return O_EARLY;
-	if (in - x->t_submit > idle + ms_ns(o.tolerance_ms))
+	if (late > (int64_t)ms_ns(o.tolerance_ms))
 		return O_LATE;
 	return O_ON_TIME;
+}
+
+bool referee_closed_silent(const struct result *x)
+{
+	return x->kind == K_SILENT && (x->outcome == O_EARLY || x->outcome == O_ON_TIME || x->outcome == O_LATE);
 }
 
 enum outcome referee_chatty_close(uint64_t closed, uint64_t last_ping)
@@ -152,6 +181,8 @@ static void tally_procs(struct report *r, const struct proc_stats *ps)
 		sum->pings += ps[p].pings;
 		sum->pings_skipped += ps[p].pings_skipped;
 		sum->bytes_echoed += ps[p].bytes_echoed;
+		if (ps[p].fin_margin_ns > sum->fin_margin_ns)
+			sum->fin_margin_ns = ps[p].fin_margin_ns;
 		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)
 			first_submit = ps[p].t_first_submit;
 		if (ps[p].t_last_est > last_est)
@@ -180,19 +211,17 @@ static void tally_conns(struct report *r, const struct result *res)
 		r->count[x->kind][x->outcome]++;
 		if (x->outcome == O_CONNECT_FAIL && !r->err_connect)
 			r->err_connect = x->err;
-		if (x->kind == K_SILENT && (x->outcome == O_ON_TIME || x->outcome == O_LATE)) {
-			r->late[r->nlate++] = (int64_t)(x->t_close - x->t_submit) - idle;
-			if (x->t_fin_in) {
-				r->late_in[r->nlate_in] = (int64_t)(x->t_fin_in - x->t_submit) - idle;
-				r->reap[r->nlate_in++] = (int64_t)(x->t_close - x->t_fin_in);
-			}
+		if (referee_closed_silent(x)) {
+			r->late[r->nlate] = referee_lateness(x);
+			r->seen[r->nlate++] = (int64_t)(x->t_close - x->t_submit) - idle;
+			r->nfin += x->t_fin_in != 0;
+			r->nfin_judged += x->t_fin_in && x->t_fin_in < x->t_close;
 		}
 		if (x->t_est)
 			r->setup[r->nsetup++] = (int64_t)(x->t_est - x->t_submit);
 	}
 	qsort(r->late, r->nlate, sizeof(int64_t), cmp_i64);
-	qsort(r->late_in, r->nlate_in, sizeof(int64_t), cmp_i64);
-	qsort(r->reap, r->nlate_in, sizeof(int64_t), cmp_i64);
+	qsort(r->seen, r->nlate, sizeof(int64_t), cmp_i64);
 	qsort(r->setup, r->nsetup, sizeof(int64_t), cmp_i64);
 	for (int k = 0; k < K__N; k++) {
 		r->connect_fail += r->count[k][O_CONNECT_FAIL];
@@ -210,10 +239,9 @@ int tally(struct report *r, const struct result *res, const struct proc_stats *p
 {
 	size_t ns = r->nsilent ? r->nsilent : 1;
 	r->late = malloc(sizeof(int64_t) * ns);
-	r->late_in = malloc(sizeof(int64_t) * ns);
-	r->reap = malloc(sizeof(int64_t) * ns);
+	r->seen = malloc(sizeof(int64_t) * ns);
 	r->setup = malloc(sizeof(int64_t) * (r->total ? r->total : 1));
-	if (!r->late || !r->late_in || !r->reap || !r->setup)
+	if (!r->late || !r->seen || !r->setup)
 		return -ENOMEM;
 	tally_procs(r, ps);
 	tally_conns(r, res);

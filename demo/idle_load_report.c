@@ -4,20 +4,48 @@
  * report (idle_load.h) alone: the summary (lines under 100 characters,
  * figures first, then what the verdict is made of), the RESULT line (the
  * same for scripts, key=value) and, with --plot, the lateness plot
- * (csv, gnuplot script, png).
+ * (lateness_plot.c: csv, gnuplot script, png; its title says the verdict).
+ *
+ * Every lateness printed or drawn has one baseline and is an upper bound,
+ * so that a value below zero is a close the server really made early (and
+ * the referee then judged it early: the run FAILs):
+ *
+ *   baseline  connect submitted + idle timeout. The connect is stamped
+ *             before it goes to the kernel; the server arms its timer when
+ *             it accepts, later: its deadline is no earlier than ours.
+ *   seen      when idle-load reaped the close: it takes the completions,
+ *             then reads the clock, so every close it handles happened
+ *             before that reading. Resolution: the clock's (ns); our own
+ *             reaping lag is in it (the generator lag line says how much).
+ *   FIN       when our kernel took in the server's FIN: TCP_INFO's
+ *             tcpi_last_ack_recv, the ms since then counted in kernel ticks
+ *             (jiffies, 4 ms at HZ 250). Subtracted from a clock reading
+ *             taken after getsockopt() returned, never from an earlier one
+ *             (the loop's reading for its batch of completions, which can
+ *             be tens of ms older on a busy machine: that made FIN values
+ *             6 to 26 ms early in passing runs), plus two ticks (one for the
+ *             count rounding down, one for a tick late to stamp the FIN),
+ *             plus 1 ms where the tick is not whole ms, it is no earlier
+ *             than the FIN came in. Resolution: that margin (8 ms at HZ
+ *             250; the tick is CLOCK_MONOTONIC_COARSE's resolution).
+ *   judged    the earlier of seen and FIN: both are upper bounds, so is the
+ *             earlier. Seen is the closer one unless our reaping fell behind
+ *             by more than the FIN's margin; then the FIN keeps our lag out.
+ *
+ * The summary's "lateness ms" and the plot's solid curve are the judged
+ * values of every silent connection the server closed (early ones
+ * included); its dotted curve is seen.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
 
 #include "idle_load.h"
+#include "lateness_plot.h"
 
 double pct_ms(const int64_t *v, size_t n, double p)
 {
@@ -37,89 +65,56 @@ const char *mode_name(void)
 	return o.heartbeat ? "heartbeat" : o.http ? "http" : "echo";
 }
 
+/* The verdict in a few words, for the plot's title. */
+static void verdict_words(const struct report *r, char *buf, size_t len)
+{
+	if (r->invalid)
+		snprintf(buf, len, "INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms): "
+			 "this says nothing of the server", r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3);
+	else
+		snprintf(buf, len, "%s: early %" PRIu64 ", late %" PRIu64 " (over %" PRIu64 " ms), never %" PRIu64,
+			 r->pass ? "PASS" : "FAIL", r->count[K_SILENT][O_EARLY], r->count[K_SILENT][O_LATE],
+			 o.tolerance_ms, r->count[K_SILENT][O_NEVER]);
+}
+
 /*
- * --plot PREFIX: PREFIX.csv (one row per silent connection the server
- * closed: its lateness as judged, i.e. at the FIN's arrival where known,
- * and as the close was reaped, in ms), PREFIX.gp (a gnuplot script that
- * draws both as the share of closes by lateness, the tolerance marked) and,
- * where gnuplot is installed, PREFIX.png.
+ * --plot PREFIX: each silent connection the server closed, its lateness
+ * as judged and as seen (this file's head), drawn as the share of closes
+ * by lateness; r->plot says what was made.
  */
 void write_plot(struct report *r, const struct result *res)
 {
-	char csv[4200], gp[4200], png[4200];
-	snprintf(csv, sizeof(csv), "%s.csv", o.plot);
-	snprintf(gp, sizeof(gp), "%s.gp", o.plot);
-	snprintf(png, sizeof(png), "%s.png", o.plot);
-	FILE *f = fopen(csv, "w");
-	if (!f) {
-		snprintf(r->plot, sizeof(r->plot), "%s: %s", csv, strerror(errno));
+	size_t n = 0, cap = r->nlate ? r->nlate : 1;
+	int64_t *judged = malloc(sizeof(int64_t) * cap), *seen = malloc(sizeof(int64_t) * cap);
+	if (!judged || !seen) {
+		snprintf(r->plot, sizeof(r->plot), "out of memory for the plot");
+		free(judged);
+		free(seen);
 		return;
 	}
 	int64_t idle = (int64_t)ms_ns(o.idle_ms);
-	fprintf(f, "# idle-load: silent connections closed by the server, idle timeout %" PRIu64
-		   " ms\n# judged_ms,seen_ms (lateness: judged at the FIN's arrival where known)\n", o.idle_ms);
-	for (uint32_t i = 0; i < r->total; i++) {
-		const struct result *x = &res[i];
-		if (x->kind != K_SILENT || (x->outcome != O_ON_TIME && x->outcome != O_LATE))
+	for (uint32_t i = 0; i < r->total && n < cap; i++) {
+		if (!referee_closed_silent(&res[i]))
 			continue;
-		double seen = (double)((int64_t)(x->t_close - x->t_submit) - idle) / 1e6;
-		double judged = x->t_fin_in ? (double)((int64_t)(x->t_fin_in - x->t_submit) - idle) / 1e6 : seen;
-		fprintf(f, "%.3f,%.3f\n", judged, seen);
+		judged[n] = referee_lateness(&res[i]);
+		seen[n++] = (int64_t)(res[i].t_close - res[i].t_submit) - idle;
 	}
-	fclose(f);
-	/* x up to where the curves have flattened: past p99 and the tolerance */
-	double xmax = pct_ms(r->late, r->nlate, 0.99) * 1.5;
-	if (xmax < (double)o.tolerance_ms * 1.5)
-		xmax = (double)o.tolerance_ms * 1.5;
-	if (xmax < 1)
-		xmax = 1;
-	/* the FIN's time is in jiffies (+-4 ms): it may fall a little before 0 */
-	double xmin = r->nlate_in && r->late_in[0] < 0 ? (double)r->late_in[0] / 1e6 - 1 : 0;
-	f = fopen(gp, "w");
-	if (!f) {
-		snprintf(r->plot, sizeof(r->plot), "%s: %s", gp, strerror(errno));
-		return;
-	}
-	fprintf(f,
-		"set terminal pngcairo size 900,520 font 'DejaVu Sans,11'\n"
-		"set output '%s'\n"
-		"set datafile separator ','\n"
-		"set title \"idle-load: when the server closed %zu silent connections\\n"
-		"%s mode, idle timeout %" PRIu64 " ms, %u connections in all\"\n"
-		"set xlabel 'lateness, ms: close - (connect + idle timeout)'\n"
-		"set ylabel 'share of the closes'\n"
-		"set xrange [%.1f:%.1f]\nset yrange [0:1.02]\nset grid\nset key right center opaque box\n"
-		"set arrow from %" PRIu64 ", graph 0 to %" PRIu64 ", graph 1 nohead dt 2 lc rgb '#c00000'\n"
-		"set label 'tolerance %" PRIu64 " ms: later is \"late\"' at %" PRIu64 ", graph 0.1 offset 0.5,0 "
-		"tc rgb '#c00000'\n"
-		"plot '%s' using 1:(1) smooth cnormal lw 2 title 'FIN arrived, +-4 ms (judged on this)', \\\n"
-		"     '' using 2:(1) smooth cnormal lw 2 dt 3 title 'close seen by idle-load'\n",
-		png, r->nlate, mode_name(), o.idle_ms, r->total, xmin, xmax, o.tolerance_ms, o.tolerance_ms,
-		o.tolerance_ms, o.tolerance_ms, csv);
-	fclose(f);
-	if (!r->nlate) {
-		snprintf(r->plot, sizeof(r->plot), "no silent connection was closed: nothing to draw");
-		return;
-	}
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			dup2(null, STDERR_FILENO);
-		execlp("gnuplot", "gnuplot", gp, (char *)NULL);
-		_exit(127);
-	}
-	int st = 0;
-	if (pid > 0)
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		snprintf(r->plot, sizeof(r->plot), "%s (and .csv, .gp)", png);
-	else if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		snprintf(r->plot, sizeof(r->plot), "%s (no gnuplot here: \"gnuplot %s\" draws it)", csv, gp);
-	else
-		snprintf(r->plot, sizeof(r->plot), "%s (gnuplot failed on %s)", csv, gp);
+	char what[200], how[200], verdict[200], fin[120];
+	snprintf(what, sizeof(what), "idle-load: when the server closed %zu silent connections", n);
+	snprintf(how, sizeof(how), "%s mode, idle timeout %" PRIu64 " ms, %u connections in all", mode_name(),
+		 o.idle_ms, r->total);
+	verdict_words(r, verdict, sizeof(verdict));
+	snprintf(fin, sizeof(fin), "judged: the earlier of close seen and FIN stamp + %.0f ms",
+		 r->sum.fin_margin_ns / 1e6);
+	struct lateness_plot p = {
+		.prefix = o.plot, .what = what, .how = how, .verdict = verdict,
+		.xlabel = "lateness, ms: close - (connect submitted + idle timeout); below 0: closed early",
+		.tolerance_ms = o.tolerance_ms, .n = n, .ncurves = 2,
+		.curve = { { fin, judged }, { "close seen by idle-load", seen } },
+	};
+	lateness_plot_write(&p, r->plot, sizeof(r->plot));
+	free(judged);
+	free(seen);
 }
 
 /* "p50 A  p99 B  max C" of sorted ns values, in ms. */
@@ -172,14 +167,13 @@ static void print_timing(const struct report *r)
 	if (r->nlate) {
 		printf("  lateness ms    %s  min %.2f\n", pcts(b, sizeof(b), r->late, r->nlate),
 		       (double)r->late[0] / 1e6);
-		printf("                 (close seen - (connect submitted + timeout); %zu closes, an upper bound)\n",
+		printf("                 (close - (connect submitted + timeout), %zu closes: upper bounds,\n"
+		       "                 below 0 only if closed early; the close seen, or its FIN if earlier)\n",
 		       r->nlate);
-	}
-	if (r->nlate_in) {
-		printf("  FIN arrived    %s  (the same, when our kernel took the FIN in)\n",
-		       pcts(b, sizeof(b), r->late_in, r->nlate_in));
-		printf("  our reaping    %s  (FIN in -> close seen: our delay)\n",
-		       pcts(b, sizeof(b), r->reap, r->nlate_in));
+		printf("  close seen     %s  min %.2f  (when idle-load reaped it)\n",
+		       pcts(b, sizeof(b), r->seen, r->nlate), (double)r->seen[0] / 1e6);
+		printf("  FIN stamp      %zu of %zu, by our kernel, to %.1f ms (2 of its ticks); %zu judged on it\n",
+		       r->nfin, r->nlate, r->sum.fin_margin_ns / 1e6, r->nfin_judged);
 	}
 	if (r->nsetup)
 		printf("  connect ms     %s  (submitted -> established; in the lateness)\n",
@@ -227,15 +221,17 @@ static void print_result_line(const struct report *r)
 	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
-	       " fin_p50_us=%.0f fin_p99_us=%.0f fin_max_us=%.0f server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
+	       " seen_min_us=%.0f seen_p50_us=%.0f seen_p99_us=%.0f seen_max_us=%.0f fin_stamped=%zu fin_judged=%zu"
+	       " fin_margin_us=%" PRIu64 " server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
 	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
 	       " invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
 	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
 	       pct_ms(r->late, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->late[r->nlate - 1] / 1e3 : 0.0,
-	       pct_ms(r->late_in, r->nlate_in, 0.50) * 1e3, pct_ms(r->late_in, r->nlate_in, 0.99) * 1e3,
-	       r->nlate_in ? (double)r->late_in[r->nlate_in - 1] / 1e3 : 0.0, t[ST_FIRE_P99], t[ST_FIRE_MAX],
+	       r->nlate ? (double)r->seen[0] / 1e3 : 0.0, pct_ms(r->seen, r->nlate, 0.50) * 1e3,
+	       pct_ms(r->seen, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->seen[r->nlate - 1] / 1e3 : 0.0,
+	       r->nfin, r->nfin_judged, r->sum.fin_margin_ns / 1000, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
 	       r->open_s, r->wall_s, r->start_overlap_us, r->end_overlap_us, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
@@ -268,7 +264,7 @@ static void print_verdict(const struct report *r)
 		printf("  undecided %-4" PRIu64 " connections never judged (%d generator process%s failed)\n", r->pending,
 		       r->fail_procs, r->fail_procs == 1 ? "" : "es");
 	printf("late: %" PRIu64 " of %u closed more than %" PRIu64 " ms (--tolerance-ms) after the idle timeout,\n"
-	       "  taken when the FIN arrived (else when idle-load saw the close); counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
+	       "  judged as the lateness above; counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
 	if (r->invalid) {
 		printf("INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, starved %" PRIu64
 		       "),\n  beyond the %" PRIu64 " ms it judges lateness by: this run says nothing of the server\n",

@@ -15,6 +15,11 @@
 # server's output; EXPECT_STAT=key>N must hold for the sum over workers;
 # EXPECT_RESULT=key>=X or key<=X (a number, decimals allowed) must hold
 # for the generator's RESULT line.
+#
+# The plot (--plot, always asked for) tells the truth: in a passing run
+# no value it draws (its csv, every column) is below zero, since below
+# zero means closed early, which fails the run; an INVALID run's plot says
+# INVALID in its title.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused by the kernel, or the
 # server's --bind address, e.g. ::1, does not exist on this machine).
 #
@@ -50,7 +55,7 @@ largs=("$@")
 . "$(dirname "$0")/server.sh"
 server_start "$name" "$server" "${sargs[@]}"
 
-"$load" --port "$port" --quiet "${largs[@]}" >"$tmp/load.log" 2>&1
+"$load" --port "$port" --quiet --plot "$tmp/plot" "${largs[@]}" >"$tmp/load.log" 2>&1
 lrc=$?
 cat "$tmp/load.log"
 [ $lrc -eq 77 ] && { echo "SKIP [$name]: io_uring refused"; exit 77; }
@@ -60,6 +65,7 @@ if [ -n "${EXPECT_INVALID-}" ]; then
   [ $lrc -eq 3 ] || fail "generator exited with $lrc, expected 3 (invalid run)"
   [ "$(get invalid)" = 1 ] || fail "summary: invalid=$(get invalid), expected 1"
   grep -q '^INVALID$' "$tmp/load.log" || fail "no INVALID verdict in the summary"
+  grep -q '^set title .*INVALID' "$tmp/plot.gp" || fail "the plot's title does not say INVALID"
 else
 # (starved connections make a run invalid, unless a close was wrong whatever
 # the lag: then it is a FAIL, judged below, not retried)
@@ -71,6 +77,9 @@ for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 se
 done
 [ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
+[ -s "$tmp/plot.csv" ] || fail "no plot csv"
+below=$(awk -F, '!/^#/ { for (i = 1; i <= NF; i++) if ($i + 0 < 0) n++ } END { print n + 0 }' "$tmp/plot.csv")
+[ "$below" = 0 ] || fail "a passing run drew $below values below zero (early closes it did not judge early)"
 fi
 if [ -n "${EXPECT_RESULT-}" ]; then
   case $EXPECT_RESULT in

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * referee_test.c - idle-load's referee and report on made-up samples
+ * (demo/idle_load_referee.c, demo/idle_load_report.c): no server, no
+ * network, no clock.
+ *
+ *   fin_bound      the FIN's arrival from TCP_INFO is never put before the
+ *                  truth, for ticks of 1, 3.33, 4 and 10 ms, any phase, a
+ *                  tick late to stamp the FIN, any reaping delay; the old
+ *                  reckoning (the batch's earlier clock reading - ago, no
+ *                  margin) put it before the truth.
+ *   silent_close   judged on the earlier of the close seen and the FIN's
+ *                  bound: a FIN bound before the deadline is early even when
+ *                  the close was seen after it; our reaping lag is not late.
+ *   plot_and_verdict  a run with an early close: the referee FAILs it, the
+ *                  csv draws it below zero; a run without: nothing below
+ *                  zero; an INVALID run's plot title says INVALID.
+ *
+ * Exit 0 pass, 1 fail.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "idle_load.h"
+
+struct opts o = { .idle_ms = 1000, .tolerance_ms = 50, .grace_ms = 1000, .stats = false };
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                                   \
+		if (!(cond)) {                                                     \
+			failures++;                                                    \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
+			printf(__VA_ARGS__);                                           \
+			printf("\n");                                                  \
+		}                                                                  \
+	} while (0)
+
+/* The kernel's jiffies_to_msecs(): exact for whole-ms ticks, else rounded up. */
+static uint32_t jiffies_to_ms(uint64_t j, uint64_t tick_ns)
+{
+	return (uint32_t)((j * tick_ns + 999999u) / 1000000u);
+}
+
+static void fin_bound(void)
+{
+	const uint64_t ticks[] = { 1000000, 3333333, 4000000, 10000000 };
+	struct demo_rng rng = demo_rng_seed(7, 0);
+	unsigned old_early = 0;
+	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++) {
+		uint64_t J = ticks[t];
+		for (int i = 0; i < 200000; i++) {
+			uint64_t fin = 1000000000u + demo_rng_below(&rng, 1000000000u); /* arrival, ns */
+			uint64_t kread = fin + demo_rng_below(&rng, 30000000u);         /* getsockopt's reading */
+			uint64_t stale = demo_rng_below(&rng, 2);                       /* tick late at the FIN */
+			uint64_t jf = fin / J - (fin / J > 0 ? stale : 0), jr = kread / J;
+			uint32_t ago = jiffies_to_ms(jr - jf, J);
+			uint64_t after = kread + demo_rng_below(&rng, 50000u);          /* our reading after it */
+			uint64_t bound = referee_fin_bound(after, ago, J);
+			CHECK(bound >= fin, "tick %llu ns: FIN at %llu, bound %llu", (unsigned long long)J,
+			      (unsigned long long)fin, (unsigned long long)bound);
+			CHECK(bound <= after + referee_fin_margin(J), "bound past the reading plus the margin");
+			/* the old reckoning: the batch's reading, taken before getsockopt */
+			uint64_t batch = kread - demo_rng_below(&rng, 10000000u);
+			old_early += batch - (uint64_t)ago * 1000000u < fin;
+		}
+	}
+	CHECK(old_early > 0, "the old reckoning was never early: this test would not catch it");
+	CHECK(referee_fin_margin(4000000) == 8000000, "HZ 250: %llu", (unsigned long long)referee_fin_margin(4000000));
+	CHECK(referee_fin_margin(3333333) == 7666666, "HZ 300: %llu", (unsigned long long)referee_fin_margin(3333333));
+}
+
+static struct result silent(uint64_t submit, int64_t seen_late_us, int64_t fin_late_us)
+{
+	uint64_t deadline = submit + ms_ns(o.idle_ms);
+	struct result x = { .t_submit = submit, .t_est = submit + 100000, .kind = K_SILENT };
+	x.t_close = (uint64_t)((int64_t)deadline + seen_late_us * 1000);
+	x.t_fin_in = fin_late_us == INT64_MIN ? 0 : (uint64_t)((int64_t)deadline + fin_late_us * 1000);
+	return x;
+}
+
+static void silent_close(void)
+{
+	uint64_t t = 5000000000u;
+	struct result x = silent(t, 500, -1000); /* seen 0.5 ms late, FIN bound 1 ms early */
+	CHECK(referee_silent_close(&x) == O_EARLY, "FIN bound before the deadline: %d", referee_silent_close(&x));
+	CHECK(referee_lateness(&x) == -1000000, "lateness %lld", (long long)referee_lateness(&x));
+	x = silent(t, 500, 9000); /* the FIN's bound later than the close seen: seen */
+	CHECK(referee_silent_close(&x) == O_ON_TIME && referee_lateness(&x) == 500000, "seen");
+	x = silent(t, 300000, 10000); /* we reaped 300 ms late, the FIN was in at 10 ms */
+	CHECK(referee_silent_close(&x) == O_ON_TIME, "our reaping lag blamed on the server");
+	x = silent(t, 300000, INT64_MIN); /* no FIN stamp: the close seen */
+	CHECK(referee_silent_close(&x) == O_LATE, "late: %d", referee_silent_close(&x));
+	x = silent(t, -1, INT64_MIN);
+	CHECK(referee_silent_close(&x) == O_EARLY, "seen 1 us early: %d", referee_silent_close(&x));
+}
+
+/* Lines of @path below zero in any column (after the comment lines). */
+static int below_zero(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[256];
+	int n = 0;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' && (line[0] == '-' || strstr(line, ",-")))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static bool file_has(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	char line[1024];
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Tally, judge and draw @n made-up results; the verdict in @r. */
+static void run(struct report *r, struct result *res, uint32_t n, const char *prefix)
+{
+	for (uint32_t i = 0; i < n; i++)
+		res[i].outcome = (uint8_t)referee_silent_close(&res[i]);
+	*r = (struct report){ .total = n, .nsilent = n, .nprocs = 1 };
+	struct proc_stats ps = { .fin_margin_ns = 8000000 };
+	CHECK(tally(r, res, &ps) == 0, "tally");
+	judge_run(r);
+	o.plot = prefix;
+	write_plot(r, res);
+}
+
+static void plot_and_verdict(void)
+{
+	char dir[] = "/tmp/twheel-referee-test.XXXXXX", prefix[64], csv[80], gp[80];
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(prefix, sizeof(prefix), "%s/p", dir);
+	snprintf(csv, sizeof(csv), "%s.csv", prefix);
+	snprintf(gp, sizeof(gp), "%s.gp", prefix);
+	uint64_t t = 5000000000u;
+	struct result res[4] = { silent(t, 400, INT64_MIN), silent(t, 900, 6000), silent(t, 300000, 12000),
+				 silent(t, 2000, -3000) };
+	struct report r;
+
+	run(&r, res, 3, prefix); /* none early */
+	CHECK(r.pass && !r.invalid, "a clean run: pass %d invalid %d", r.pass, r.invalid);
+	CHECK(below_zero(csv) == 0, "a passing run drew %d values below zero", below_zero(csv));
+	CHECK(file_has(gp, "PASS"), "the title says PASS");
+	CHECK(r.late[0] >= 0, "summary min %lld", (long long)r.late[0]);
+
+	free(r.late);
+	free(r.seen);
+	free(r.setup);
+	run(&r, res, 4, prefix); /* the last one's FIN bound is 3 ms early */
+	CHECK(!r.pass && r.count[K_SILENT][O_EARLY] == 1, "an early close: pass %d early %llu", r.pass,
+	      (unsigned long long)r.count[K_SILENT][O_EARLY]);
+	CHECK(below_zero(csv) == 1, "the early close drawn below zero: %d", below_zero(csv));
+	CHECK(file_has(gp, "FAIL"), "the title says FAIL");
+	CHECK(r.late[0] == -3000000, "summary min %lld", (long long)r.late[0]);
+
+	r.invalid = true; /* as judge_run() says when the generator fell behind */
+	write_plot(&r, res);
+	CHECK(file_has(gp, "INVALID RUN"), "an invalid run's title says INVALID");
+	CHECK(file_has(gp, "set xrange [-4.0:"), "the x axis shows the early close");
+
+	free(r.late);
+	free(r.seen);
+	free(r.setup);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "rm");
+}
+
+int main(void)
+{
+	fin_bound();
+	silent_close();
+	plot_and_verdict();
+	if (failures) {
+		printf("%d checks failed\n", failures);
+		return 1;
+	}
+	printf("referee: all checks passed\n");
+	return 0;
+}
