@@ -82,7 +82,7 @@ static int write_gp(const struct lateness_plot *p, const char *path, const char 
 		return -errno;
 	double lo, hi;
 	x_range(p, &lo, &hi);
-	fprintf(f, "set terminal pngcairo size 900,560 font 'DejaVu Sans,11'\nset output '%s'\n"
+	fprintf(f, "set terminal pngcairo noenhanced size 900,560 font 'DejaVu Sans,11'\nset output '%s'\n"
 		   "set datafile separator ','\nset title ", png);
 	char title[1024];
 	snprintf(title, sizeof(title), "%s\\n%s\\n%s", p->what, p->how, p->verdict);

@@ -7,8 +7,10 @@
  * timeout), and measures how late the server's UDP_CLOSED notice for each
  * silent session arrives against the idle timeout, as the generator sees
  * it: lateness = notice received - (its only datagram sent + timeout), an
- * upper bound of the server's own. A chatty session closed, or a silent one
- * closed early or never, fails the run.
+ * upper bound of the server's own (the datagram's time is read before it
+ * is sent, the notice's after it is received). A chatty session closed, or
+ * a silent one closed early or never, fails the run. --plot draws each
+ * silent session's lateness with idle-load's plot (lateness_plot.c).
  *
  * The generator referees itself too: a run is INVALID (exit 3), not a pass,
  * when a datagram was dropped anywhere (its sockets' and the server's
@@ -44,6 +46,7 @@
 
 #include "args.h"
 #include "demo_common.h"
+#include "lateness_plot.h"
 #include "udp_session.h"
 
 #define NAME "udp-load"
@@ -92,6 +95,7 @@ struct gen {
 	/* counters */
 	uint64_t on_time, late, early, closed_silent, wrong, dup, bad, send_fail, datagrams;
 	int64_t min_late_ns;
+	int64_t *late_ns;      /* each silent session's lateness, in the order closed (closed_silent) */
 	struct demo_hist lat;  /* silent sessions' lateness (early ones as 0) */
 	struct demo_hist lag;  /* chatty DATA sent - due */
 	struct demo_hist gap;  /* between two reads of the sockets */
@@ -219,8 +223,8 @@ static void on_closed(struct gen *g, uint64_t id, uint64_t now)
 		g->wrong++;
 		return;
 	}
-	g->closed_silent++;
 	int64_t late = (int64_t)(now - (g->sent[i] + g->idle_ns));
+	g->late_ns[g->closed_silent++] = late;
 	if (late < g->min_late_ns || g->closed_silent == 1)
 		g->min_late_ns = late;
 	demo_hist_add(&g->lat, late);
@@ -523,27 +527,33 @@ static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 	(void)all;
 }
 
-/* The lateness CDF, PREFIX.csv: "lateness_ms fraction" per histogram bucket. */
-static void write_plot(const struct gen *g)
+/*
+ * --plot PREFIX: each silent session's lateness, as the summary takes it
+ * (an upper bound from a baseline no later than the server's: below zero
+ * only when closed early), drawn with idle-load's plot (lateness_plot.h);
+ * the title says the verdict.
+ */
+static void write_plot(const struct gen *g, bool invalid, bool pass)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s.csv", opt.plot);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, NAME ": %s: %s\n", path, strerror(errno));
-		return;
-	}
-	fprintf(f, "# lateness_ms fraction (udp-load, %u sessions, %u%% silent, idle %" PRIu64 " ms)\n", g->n,
-		opt.silent, opt.idle_ms);
-	uint64_t seen = 0;
-	for (unsigned i = 0; i < DEMO_HIST_N && g->lat.n; i++) {
-		if (!g->lat.b[i])
-			continue;
-		seen += g->lat.b[i];
-		uint64_t top = demo_hist_top(i) < g->lat.max_us ? demo_hist_top(i) : g->lat.max_us;
-		fprintf(f, "%.3f %.6f\n", ms(top), (double)seen / (double)g->lat.n);
-	}
-	fclose(f);
+	char what[160], how[160], verdict[200], said[4300];
+	snprintf(what, sizeof(what), "udp-load: when the server closed %" PRIu64 " silent sessions",
+		 g->closed_silent);
+	snprintf(how, sizeof(how), "%u sessions, %u%% silent, idle timeout %" PRIu64 " ms, %u/s", g->n, opt.silent,
+		 opt.idle_ms, opt.rate);
+	if (invalid)
+		snprintf(verdict, sizeof(verdict), "INVALID RUN: the generator fell behind or datagrams were "
+			 "dropped: this says nothing of the server");
+	else
+		snprintf(verdict, sizeof(verdict), "%s: early %" PRIu64 ", late %" PRIu64 " (over %" PRIu64 " ms)",
+			 pass ? "PASS" : "FAIL", g->early, g->late, opt.tolerance_ms);
+	struct lateness_plot p = {
+		.prefix = opt.plot, .what = what, .how = how, .verdict = verdict,
+		.xlabel = "lateness, ms: notice received - (datagram sent + idle timeout); below 0: closed early",
+		.tolerance_ms = opt.tolerance_ms, .n = g->closed_silent, .ncurves = 1,
+		.curve = { { "UDP_CLOSED notice received by udp-load", g->late_ns } },
+	};
+	lateness_plot_write(&p, said, sizeof(said));
+	printf("  plot           %s\n", said);
 }
 
 /* The RESULT line and the verdict; returns the exit status. */
@@ -559,6 +569,8 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	 * fails even a run that fell behind; nothing else does. */
 	bool invalid = fell_behind && !g->early;
 	bool pass = !g->early && !never && !g->wrong && !g->bad && clean;
+	if (opt.plot)
+		write_plot(g, invalid, pass);
 	printf("RESULT sessions=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%"
 	       PRIu64 " wrong=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%d abrupt_fail=0 connect_fail=0"
 	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d invalid=%d pass=%d\n",
@@ -597,7 +609,8 @@ static void usage(FILE *f, const char *name)
 		"                     sockets may go unread before the run is invalid (50)\n"
 		"  --grace-ms MS      wait this long past the last timeout (2000)\n"
 		"  --seed N           the session IDs' seed (1)\n"
-		"  --plot PREFIX      write the lateness CDF to PREFIX.csv\n"
+		"  --plot PREFIX      write PREFIX.csv (each silent session's lateness), PREFIX.gp\n"
+		"                     and, with gnuplot installed, PREFIX.png: the share of closes by lateness\n"
 		"  --quiet            no progress lines\n"
 		"  --dry-run          check the options and exit 0 (2 and one line if one is wrong)\n"
 		"exit: 0 pass, 1 fail, 2 usage, 3 invalid run (the generator fell behind or dropped)\n",
@@ -663,10 +676,11 @@ static int gen_init(struct gen *g, const struct demo_addr *server)
 	while (g->first_silent + 1 < g->n && !is_silent(g->first_silent))
 		g->first_silent++;
 	g->sent = calloc(g->n, sizeof(*g->sent));
+	g->late_ns = calloc(g->nsilent + 1, sizeof(*g->late_ns));
 	g->due = calloc(g->n, sizeof(*g->due));
 	g->st = calloc(g->n, 1);
 	g->q = calloc(g->n - g->nsilent + 1, sizeof(*g->q));
-	if (!g->sent || !g->due || !g->st || !g->q) {
+	if (!g->sent || !g->late_ns || !g->due || !g->st || !g->q) {
 		fprintf(stderr, NAME ": no memory for %u sessions\n", g->n);
 		return 1;
 	}
@@ -699,7 +713,5 @@ int main(int argc, char **argv)
 	end_chatty(g);
 	g->last_read = 0; /* the wait for an empty server below is not a read gap */
 	bool clean = snap_until(g, SNAP_END, server_empty, 5000);
-	if (opt.plot)
-		write_plot(g);
 	return verdict(g, clean, demo_now_ns() - t);
 }

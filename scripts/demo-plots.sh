@@ -19,18 +19,15 @@ mkdir -p "$out"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-plots.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# CDF points "lateness_ms fraction" per run at scale n: idle-load writes one
-# close a line (judged_ms,seen_ms), udp-load the CDF itself.
+# CDF points "lateness_ms fraction" per run at scale n: both generators
+# write one close a line, its lateness as judged in the first column.
 plots=()
 for d in "$@"; do
   for f in "$d"/tcp-*-"$n".csv "$d"/udp-*-"$n".csv; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .csv)
-    case $name in
-      tcp-*) grep -v '^#' "$f" | cut -d, -f1 | sort -g |
-               awk '{ v[NR] = $1 } END { for (i = 1; i <= NR; i++) print v[i], i / NR }' >"$tmp/$name.dat" ;;
-      udp-*) grep -v '^#' "$f" >"$tmp/$name.dat" ;;
-    esac
+    grep -v '^#' "$f" | cut -d, -f1 | sort -g |
+      awk '{ v[NR] = $1 } END { for (i = 1; i <= NR; i++) print v[i], i / NR }' >"$tmp/$name.dat"
     label=${name%-"$n"}; label=${label/-/ }
     plots+=("'$tmp/$name.dat' using 1:2 with lines lw 2 title '$label'")
   done
