@@ -131,6 +131,37 @@ static void deadline_arms_read_no_clock(void **state)
 }
 
 /*
+ * host.h: "while the host timer is set to fire at once (a timer was due
+ * when it was armed), no arm touches it"; "nor does an arm at or after the
+ * tick it waits for"; an arm earlier than that tick re-arms it.
+ */
+static void host_timer_touched_only_by_an_earlier_arm(void **state)
+{
+	struct ht x[5];
+
+	(void)state;
+	ht_init(x, 5);
+	host_open(100 * TICK + 5);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 0), 0); /* due now */
+	assert_int_equal(host_arms, 1);
+	assert_int_equal(host_wake, fake_ns);                 /* fire at once */
+	assert_int_equal(twheel_host_add(&H, &x[1].t, 0), 0);
+	assert_int_equal(twheel_host_add_at(&H, &x[2].t, 50 * TICK), 0); /* passed */
+	assert_int_equal(twheel_host_add_at(&H, &x[3].t, 300 * TICK), 0);
+	assert_int_equal(host_arms, 1);                       /* left as it is */
+	assert_int_equal(host_fire(), 3);
+	/* now waiting for tick 300: an arm at that tick leaves it, one earlier re-arms */
+	assert_int_equal(host_arms, 2);
+	assert_int_equal(host_wake, 300 * TICK);
+	assert_int_equal(twheel_host_add_at(&H, &x[4].t, 300 * TICK), 0);
+	assert_int_equal(host_arms, 2);
+	assert_int_equal(twheel_host_mod_at(&H, &x[4].t, 299 * TICK), 1);
+	assert_int_equal(host_arms, 3);
+	assert_int_equal(host_wake, 299 * TICK);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+/*
  * The injected clock steps back behind the wheel: a timer armed then, by
  * delay or by deadline, runs only once the clock reads its deadline (the
  * wheel is held until the clock is back at its time: late, never early).
@@ -481,6 +512,7 @@ int main(void)
 		cmocka_unit_test(clock_steps_back_in_callback_never_early),
 		cmocka_unit_test(passed_deadline_after_step_back_is_not_due),
 		cmocka_unit_test(host_at_tick_max),
+		cmocka_unit_test(host_timer_touched_only_by_an_earlier_arm),
 		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 	};

@@ -9,8 +9,16 @@
  * host loop runs. The adapter supplies two operations, arm and stop; the
  * host calls twheel_host_run() when the host timer fires. The host timer
  * is touched only when it must be:
- *   - arming a timer earlier than the tick the host timer waits for (or
- *     while it is stopped) re-arms it; other arms never touch it;
+ *   - an arm that succeeds (add or mod, by delay or deadline, outside
+ *     twheel_host_run()) re-arms it when it is stopped, or when the
+ *     timer's tick is earlier than the tick the host timer waits for; the
+ *     host timer is then set, from a fresh clock reading, for the wheel's
+ *     next tick with work. Other arms never touch it: while it is set to
+ *     fire at once (it was armed when a timer was already due, and waits
+ *     for no particular tick) no arm can be earlier, so every arm leaves
+ *     it as it is; and an arm at or after the tick it waits for leaves it
+ *     too, even when the timer becomes the earliest (that tick may be a
+ *     cascade tick before the earliest timer);
  *   - cancelling leaves it alone unless the wheel becomes empty; then it is
  *     stopped, so an idle wheel costs no wake-ups. A cancelled earliest
  *     timer costs at most one wake-up that runs nothing;
@@ -120,8 +128,8 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * _mod_at). _add requires @t not pending; _mod re-arms it whether or not
  * it is.
  *
- * The _at forms read no clock (unless @t becomes the earliest timer and
- * the host timer is re-armed): a loop that already has the time, read once
+ * The _at forms read no clock (unless the host timer is re-armed: see
+ * the top of this header): a loop that already has the time, read once
  * per iteration with twheel_host_now() or taken from the host loop, arms
  * each timer at that time plus its delay for the cost of the wheel
  * operation alone. Such a deadline is as old as that reading: like the host
@@ -147,7 +155,9 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  *   -EINVAL  @h or @t NULL, @h shut down, or @t has no callback;
  *   -EBUSY   (_add, _add_at) @t is already pending.
  * O(1); the delay forms also read the clock once; any form calls the
- * host's arm (after a clock reading) when @t becomes the earliest timer.
+ * host's arm (after a clock reading) when the host timer is stopped or
+ * waits for a later tick than @t's (never while it is set to fire at
+ * once: see the top of this header).
  */
 TWHEEL_API int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
 TWHEEL_API int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
