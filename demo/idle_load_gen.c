@@ -23,8 +23,9 @@
  * What it records, in struct result (idle_load.h), is what the referee
  * judges (idle_load_referee.c states the rules). Every timestamp is taken
  * from CLOCK_MONOTONIC: a connect just before it is submitted, a completion
- * just after it is reaped. So a slow generator makes closes look later,
- * never earlier.
+ * just after it is reaped, a silent close's FIN from TCP_INFO at its latest
+ * (fin_arrival()). So a slow generator makes closes look later, never
+ * earlier.
  *
  * It measures its own lag too (struct proc_stats): (1) each of its timers
  * (a chatty ping due, a silent connection's grace, an abrupt client's

@@ -5,7 +5,9 @@
  *
  * The x axis runs from 0 (or, when a value is below 0, a little below the
  * lowest: an early close must be seen) to past the first curve's 99th
- * percentile and the tolerance, whichever is further.
+ * percentile and its largest value; and to past the tolerance where that
+ * is at most 4 times further (else the curves would be squeezed against
+ * the axis: the tolerance is then said in the key, not drawn).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,11 +55,15 @@ static void x_range(const struct lateness_plot *p, double *lo, double *hi)
 		p99 = (double)v[(p->n * 99 + 99) / 100 - 1] / 1e6;
 		free(v);
 	}
-	*hi = p99 * 1.5;
-	if (*hi < (double)p->tolerance_ms * 1.5)
-		*hi = (double)p->tolerance_ms * 1.5;
+	double max = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if ((double)p->curve[0].ns[i] / 1e6 > max)
+			max = (double)p->curve[0].ns[i] / 1e6;
+	*hi = p99 * 1.5 > max * 1.1 ? p99 * 1.5 : max * 1.1;
 	if (*hi < 1)
 		*hi = 1;
+	if ((double)p->tolerance_ms * 1.5 > *hi && (double)p->tolerance_ms <= 4 * *hi)
+		*hi = (double)p->tolerance_ms * 1.5;
 }
 
 static int write_csv(const struct lateness_plot *p, const char *path)
@@ -90,11 +96,15 @@ static int write_gp(const struct lateness_plot *p, const char *path, const char 
 	fprintf(f, "\nset xlabel ");
 	gp_str(f, p->xlabel);
 	fprintf(f, "\nset ylabel 'share of the closes'\n"
-		   "set xrange [%.1f:%.1f]\nset yrange [0:1.02]\nset grid\nset key below\n"
-		   "set arrow from %" PRIu64 ", graph 0 to %" PRIu64 ", graph 1 nohead dt 2 lc rgb '#c00000'\n"
-		   "set label 'tolerance %" PRIu64 " ms: later is \"late\"' at %" PRIu64 ", graph 0.1 offset 0.5,0 "
-		   "tc rgb '#c00000'\n",
-		lo, hi, p->tolerance_ms, p->tolerance_ms, p->tolerance_ms, p->tolerance_ms);
+		   "set xrange [%.1f:%.1f]\nset yrange [0:1.02]\nset grid\nset key below\n", lo, hi);
+	if ((double)p->tolerance_ms <= hi)
+		fprintf(f, "set arrow from %" PRIu64 ", graph 0 to %" PRIu64 ", graph 1 nohead dt 2 lc rgb '#c00000'\n"
+			   "set label 'tolerance %" PRIu64 " ms: later is \"late\"' at %" PRIu64 ", graph 0.1 "
+			   "offset 0.5,0 tc rgb '#c00000'\n",
+			p->tolerance_ms, p->tolerance_ms, p->tolerance_ms, p->tolerance_ms);
+	else
+		fprintf(f, "set key title 'tolerance %" PRIu64 " ms, beyond this axis: later is \"late\"'\n",
+			p->tolerance_ms);
 	if (lo < 0) /* below zero: an early close, which failed the run */
 		fprintf(f, "set arrow from 0, graph 0 to 0, graph 1 nohead lw 2 lc rgb '#c00000'\n");
 	for (unsigned c = 0; c < p->ncurves; c++) {
