@@ -87,7 +87,7 @@ struct session {
 	uint16_t port;      /* ...and port */
 	uint16_t _pad;
 	uint32_t next_free; /* free list, index + 1 */
-	uint32_t _pad2;
+	uint32_t home;      /* its home slot in the hash */
 };
 _Static_assert(sizeof(struct session) <= 256, "a session record must fit in 256 bytes");
 
@@ -146,11 +146,11 @@ static uint32_t home_slot(const struct server *s, uint64_t id)
 #define SLOT_NONE UINT32_MAX
 
 /* The slot holding @id (*found true); else the empty slot where it would
- * go, or SLOT_NONE when the PROBE_MAX slots from its home are all held.
- * O(PROBE_MAX) at most. */
-static uint32_t slot_find(const struct server *s, uint64_t id, bool *found)
+ * go, or SLOT_NONE when the PROBE_MAX slots from its home (*home) are all
+ * held. O(PROBE_MAX) at most. */
+static uint32_t slot_find(const struct server *s, uint64_t id, bool *found, uint32_t *home)
 {
-	uint32_t i = home_slot(s, id);
+	uint32_t i = *home = home_slot(s, id);
 	*found = false;
 	for (uint32_t n = 0; n < PROBE_MAX; n++, i = (i + 1) & s->mask) {
 		if (!s->slots[i])
@@ -165,7 +165,11 @@ static uint32_t slot_find(const struct server *s, uint64_t id, bool *found)
 
 /* Empty slot @i and move later entries of its probe run back (no tombstones;
  * an entry only ever moves towards its home, so each stays within PROBE_MAX
- * of it). */
+ * of it). An entry PROBE_MAX or more slots past a hole has its home past
+ * the hole too, so the search for one to move stops there: however long
+ * the run, each hole costs PROBE_MAX steps at most, and each move brings
+ * an entry closer to its home (fewer moves in all than the probes of the
+ * inserts). */
 static void slot_delete(struct server *s, uint32_t i)
 {
 	for (;;) {
@@ -173,9 +177,9 @@ static void slot_delete(struct server *s, uint32_t i)
 		uint32_t j = i;
 		for (;;) {
 			j = (j + 1) & s->mask;
-			if (!s->slots[j])
+			if (!s->slots[j] || ((j - i) & s->mask) >= PROBE_MAX)
 				return;
-			uint32_t k = home_slot(s, s->tab[s->slots[j] - 1].id);
+			uint32_t k = s->tab[s->slots[j] - 1].home;
 			/* the entry at j may move to i unless its home lies in (i, j] */
 			bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 			if (!stays)
@@ -188,8 +192,8 @@ static void slot_delete(struct server *s, uint32_t i)
 
 static void on_idle(struct tw_loop_timer *t);
 
-/* A record for @id in slot @slot, or NULL when the table is full. */
-static struct session *session_new(struct server *s, uint32_t slot, uint64_t id)
+/* A record for @id, whose home is @home, in slot @slot, or NULL when the table is full. */
+static struct session *session_new(struct server *s, uint32_t slot, uint32_t home, uint64_t id)
 {
 	uint32_t idx;
 	if (s->free_head) {
@@ -203,8 +207,9 @@ static struct session *session_new(struct server *s, uint32_t slot, uint64_t id)
 	struct session *ss = &s->tab[idx];
 	tw_loop_timer_init(&ss->idle, on_idle, 0);
 	ss->id = id;
+	ss->home = home;
 	s->slots[slot] = idx + 1;
-	uint32_t probe = ((slot - home_slot(s, id)) & s->mask) + 1;
+	uint32_t probe = ((slot - home) & s->mask) + 1;
 	if (probe > s->probe_max)
 		s->probe_max = probe;
 	if (++s->nsess > s->peak)
@@ -213,16 +218,21 @@ static struct session *session_new(struct server *s, uint32_t slot, uint64_t id)
 	return ss;
 }
 
-/* Forget @ss (its timer must be idle). */
+/* Forget @ss (its timer must be idle): its slot is within PROBE_MAX of its home. */
 static void session_free(struct server *s, struct session *ss)
 {
-	bool found;
-	uint32_t slot = slot_find(s, ss->id, &found);
-	if (found)
-		slot_delete(s, slot);
+	uint32_t idx = (uint32_t)(ss - s->tab);
+	uint32_t slot = ss->home, n = 0;
+	for (; n < PROBE_MAX && s->slots[slot] != idx + 1; n++)
+		slot = (slot + 1) & s->mask;
+	if (n == PROBE_MAX) { /* cannot be: the table is corrupt */
+		fprintf(stderr, NAME ": session %" PRIu64 " not within %d slots of its home\n", ss->id, PROBE_MAX);
+		abort();
+	}
+	slot_delete(s, slot);
 	ss->id = 0;
 	ss->next_free = s->free_head;
-	s->free_head = (uint32_t)(ss - s->tab) + 1;
+	s->free_head = idx + 1;
 	s->nsess--;
 }
 
@@ -326,13 +336,14 @@ static void print_stats(const struct server *s)
 static void on_data(struct server *s, uint64_t id, const struct sockaddr_in *from)
 {
 	bool found;
-	uint32_t slot = slot_find(s, id, &found);
+	uint32_t home;
+	uint32_t slot = slot_find(s, id, &found, &home);
 	struct session *ss;
 	if (found) {
 		ss = &s->tab[s->slots[slot] - 1];
 		twheel_loop_mod(s->loop, &ss->idle, s->idle_ns);
 	} else {
-		ss = slot == SLOT_NONE ? NULL : session_new(s, slot, id);
+		ss = slot == SLOT_NONE ? NULL : session_new(s, slot, home, id);
 		if (!ss) {
 			s->refused++;
 			s->refused_probe += slot == SLOT_NONE;
@@ -347,7 +358,8 @@ static void on_data(struct server *s, uint64_t id, const struct sockaddr_in *fro
 static void on_bye(struct server *s, uint64_t id)
 {
 	bool found;
-	uint32_t slot = slot_find(s, id, &found);
+	uint32_t home;
+	uint32_t slot = slot_find(s, id, &found, &home);
 	if (!found)
 		return;
 	struct session *ss = &s->tab[s->slots[slot] - 1];

@@ -29,10 +29,11 @@
  *
  * IDs are the client's choice. The server finds a session by a keyed hash
  * of its ID (SipHash, a key drawn at start that it never sends), so that
- * no choice of IDs costs it more than random ones; and it probes at most a
- * fixed number of slots for an ID (128): a new ID whose slots are all held
- * is refused like one that finds the table full (no notice; counted in
- * refused and refused_probe) and may be sent again.
+ * no choice of IDs costs it more than random ones; and, whatever the key
+ * and the IDs, a lookup walks at most 128 slots, and a removal at most 128
+ * for each session it moves back towards its home. A new ID whose 128
+ * slots are all held is refused like one that finds the table full (no
+ * notice; counted in refused and refused_probe) and may be sent again.
  *
  * STATS keys (the server's): worker=0 workers=1 pid conns (sessions held)
  * timers (pending session timers) peak (most sessions held at once) opened
