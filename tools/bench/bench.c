@@ -2,7 +2,8 @@
 /*
  * tools/bench/bench.c - the driver of the virtual-time benchmarks: every
  * workload of workload.c over every table of operations (struct bench_ops:
- * libtwheel, ops_wheel.c; the C++ layer, ops_cpp.cpp, when built; a 4-ary
+ * libtwheel, ops_wheel.c; its kernel timer API, ops_timer_list.c; the C++
+ * layer, ops_cpp.cpp, when built; a 4-ary
  * and a binary heap, heap.c) in this process, the floors, memory and a
  * scaling run, as Markdown tables and CSV (report.h). The real-time
  * workloads are rt.c's; run.sh runs both. docs/bench.md says what each
@@ -31,6 +32,7 @@
 
 static const struct bench_ops *const impls[] = {
 	&ops_wheel,
+	&ops_timer_list,
 #ifdef BENCH_HAVE_CPP
 	&ops_cpp,
 #endif
@@ -315,7 +317,7 @@ static void usage(FILE *f, const char *prog)
 		"  --reps R       repetitions of everything (default 5; --quick 3)\n"
 		"  --workload L   comma-separated: add_expire,add_cancel,rearm,long_range,advance_spike,\n"
 		"                 idle_skip,memory,scaling,all (default all)\n"
-		"  --impl NAME    run only this table (twheel, twheel-cpp, heap4, heap2), e.g. under perf\n"
+		"  --impl NAME    run only this table (twheel, timer_list, twheel-cpp, heap4, heap2), e.g. under perf\n"
 		"  --csv FILE     write every row as CSV\n"
 		"  --md FILE      write the Markdown tables to FILE as well as stdout\n"
 		"  --quick        scaled-down sizes for a smoke test\n", prog);
