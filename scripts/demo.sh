@@ -279,6 +279,15 @@ slow_down() {
   echo "demo: INVALID: the generator fell behind, so this run says nothing of the server;" \
     "try $(( try + 1 )) of $tries${said}"
 }
+# verdict_line: the last line, the run's verdict
+verdict_line() {
+  case $status in
+    0) echo "demo: PASS${try:+ (run $try of at most $tries)}" ;;
+    1) echo "demo: FAIL (the summary above says which connections; logs: $LOG_DIR)" ;;
+    3) invalid_end ;;
+    *) echo "demo: the generator exited with $status (logs: $LOG_DIR)" ;;
+  esac
+}
 # invalid_end: the one line after the last INVALID try
 invalid_end() {
   echo "demo: INVALID after $tries tries: this machine is too busy for the generator to keep" \
@@ -333,7 +342,7 @@ if [ $udp -eq 1 ]; then
     for _ in $(seq 100); do grep -q 'ready: listening' "$slog" && break; sleep 0.05; done
     grep -q 'ready: listening' "$slog" || { echo "demo: the server did not start:" >&2; cat "$slog" >&2; exit 1; }
     echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^udp-session-server: //')"
-    phase -v -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
+    phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
         [ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
       "${lpin[@]}" "$uload" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
     echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -343,7 +352,7 @@ if [ $udp -eq 1 ]; then
   done
   echo "demo: the server's last words: $slog"
   phase_table
-  [ $status -ne 3 ] || invalid_end
+  verdict_line
   exit $status
 fi
 targets=(demo/idle-load demo/idle-server-c)
@@ -462,7 +471,7 @@ run_tcp() {
   echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^idle-server: //') [$(basename "$server")]"
 
   mem_start "$spid" "$LOG_DIR/memory"
-  phase -v -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
+  phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
       [ -z "$rate" ] || echo ", $rate/s")$([ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
     "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
   mem_stop
@@ -491,5 +500,5 @@ for ((try = 1; try <= tries; try++)); do
   slow_down
 done
 phase_table
-[ $status -ne 3 ] || invalid_end
+verdict_line
 exit $status

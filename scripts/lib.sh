@@ -7,8 +7,9 @@
 #                              the log's last lines and its path; returns cmd's status
 #   phase -v "name" cmd...     the same with the output on the terminal (indented;
 #                              on failure the log's path only: its lines were shown)
-#   phase -l RC=LABEL ...      exit status RC is LABEL, not FAILED (e.g. 3=INVALID:
-#                              a run that measured nothing); -l and -v combine
+#   phase -l RC=LABEL ...      exit status RC is LABEL, not ok or FAILED (e.g.
+#                              -l 0=PASS -l 1=FAIL -l 3=INVALID: a run's verdict);
+#                              -l and -v combine
 #   phase_note "text"          a line of its own under the current phase
 #   $PHASE_LOG                 the log of the latest phase
 #   phase_table                the phases with their times and results
@@ -22,6 +23,7 @@ _phase_n=0
 _phase_names=()
 _phase_secs=()
 _phase_results=()
+_phase_rcs=()
 _phase_t0=$SECONDS
 
 _slug() { tr -c 'A-Za-z0-9\n' '-' <<<"$1" | tr -s '-' | sed 's/^-//; s/-$//' | tr 'A-Z' 'a-z'; }
@@ -63,11 +65,13 @@ phase() {
   set -e
   _phase_names+=("$name")
   _phase_secs+=($((SECONDS - start)))
+  _phase_rcs+=("$rc")
   result=FAILED
+  [ $rc -ne 0 ] || result=ok
   for l in "${labels[@]}"; do [ "${l%%=*}" != "$rc" ] || result=${l#*=}; done
   if [ $rc -eq 0 ]; then
-    _phase_results+=(ok)
-    echo "ok ($((SECONDS - start)) s)"
+    _phase_results+=("$result")
+    echo "$result ($((SECONDS - start)) s)"
   elif [ $result != FAILED ]; then
     _phase_results+=("$result")
     echo "$result ($((SECONDS - start)) s)"
@@ -100,7 +104,7 @@ phase_table() {
   {
     [ -f "$LOG_DIR/../phase-times" ] && cat "$LOG_DIR/../phase-times"
     for i in "${!_phase_names[@]}"; do
-      [ "${_phase_results[$i]}" != ok ] || printf '%s\t%s\n' "${_phase_names[$i]}" "${_phase_secs[$i]}"
+      [ "${_phase_rcs[$i]}" != 0 ] || printf '%s\t%s\n' "${_phase_names[$i]}" "${_phase_secs[$i]}"
     done
   } | awk -F '\t' '!($1 in t) { k[++n] = $1 } { t[$1] = $2 }
                    END { for (i = 1; i <= n; i++) print k[i] "\t" t[k[i]] }' \

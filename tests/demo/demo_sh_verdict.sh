@@ -48,8 +48,9 @@ rundemo() {
   rc=$? secs=$((SECONDS - t0))
 }
 show() { sed 's/^/  | /' "$tmp/out" | grep -v '^  |     ' | tail -${1:-25}; }
-# runs: the run phases' results, one a line
-runs() { sed -n 's/^\[[0-9]*\] run: .* \.\.\. \([A-Z]*\|ok\) (.*/\1/p' "$tmp/out"; }
+# runs: the run phases' results (PASS, FAIL, INVALID; FAILED: another
+# exit status), one a line
+runs() { sed -n 's/^\[[0-9]*\] run: .* \.\.\. \([A-Za-z]*\) (.*/\1/p' "$tmp/out"; }
 
 case $mode in
 labels)
@@ -70,19 +71,22 @@ labels)
     { fail "forced INVALID: the last line does not say what to do"; ok=0; }
   ! grep -q '^ *INVALID: each of these must be 0' "$tmp/out" ||
     { fail "forced INVALID: 'INVALID: each of these must be 0' above figures that are 0"; ok=0; }
+  [ "$(grep -c '^demo: INVALID after 3 tries' "$tmp/out")" = 1 ] ||
+    { fail "forced INVALID: the closing line is not there once"; ok=0; }
   [ $ok -eq 1 ] && echo "ok: a forced INVALID run: retried twice, labelled INVALID, exit 3 ($secs s)" || show 40
 
-  # 2. Early closes in a run that fell behind: FAIL, once.
+  # 2. Early closes in a run that fell behind: FAIL, once, and said last.
   # (the server's timeout 800 ms, the generator's 1600 ms)
   rundemo --conns 100 --idle-ms 800 --rate 0 -- --idle-ms 1600 --debug-stall-ms 400
   ok=1
   [ $rc -eq 1 ] || { fail "early closes, fell behind: exit $rc, want 1"; ok=0; }
-  [ "$(runs | paste -sd ' ')" = "FAILED" ] ||
-    { fail "early closes, fell behind: the run phases said '$(runs | paste -sd ' ')', want FAILED once"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "FAIL" ] ||
+    { fail "early closes, fell behind: the run phases said '$(runs | paste -sd ' ')', want FAIL once"; ok=0; }
   grep -q 'RESULT .* early=[1-9]' "$tmp/out" || { fail "early closes, fell behind: no early close counted"; ok=0; }
   grep -q 'RESULT .* stall_max_us=[0-9]\{6\}' "$tmp/out" ||
     { fail "early closes, fell behind: the generator did not stall 100 ms or more"; ok=0; }
   grep -q 'wrong whatever its lag' "$tmp/out" || { fail "early closes, fell behind: not said why it is a FAIL"; ok=0; }
+  tail -1 "$tmp/out" | grep -q '^demo: FAIL' || { fail "early closes, fell behind: the last line is not FAIL"; ok=0; }
   [ $ok -eq 1 ] && echo "ok: early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
 
   # 3. --udp: the same with early closes in a run that fell behind (its
@@ -90,8 +94,8 @@ labels)
   rundemo --udp --sessions 400 --idle-ms 300 --no-pin -- --idle-ms 600 --tolerance-ms 1
   ok=1
   [ $rc -eq 1 ] || { fail "--udp, early closes, fell behind: exit $rc, want 1"; ok=0; }
-  [ "$(runs | paste -sd ' ')" = "FAILED" ] ||
-    { fail "--udp, early closes: the run phases said '$(runs | paste -sd ' ')', want FAILED once"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "FAIL" ] ||
+    { fail "--udp, early closes: the run phases said '$(runs | paste -sd ' ')', want FAIL once"; ok=0; }
   grep -q 'RESULT .* early=[1-9].* behind=1' "$tmp/out" ||
     { fail "--udp: no early close counted in a run that fell behind"; ok=0; }
   [ $ok -eq 1 ] && echo "ok: --udp, early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
@@ -113,6 +117,9 @@ busy)
     fail "with stress-ng --cpu 4: exit $rc"; show 40
   elif [ "$tries" -gt 3 ] || [ "$tries" -lt 1 ]; then
     fail "with stress-ng --cpu 4: $tries runs"; show 40
+  elif [ "$(runs | tail -1)" != "$( ((rc)) && echo FAIL || echo PASS)" ] ||
+       ! tail -1 "$tmp/out" | grep -q "^demo: $( ((rc)) && echo FAIL || echo PASS)"; then
+    fail "with stress-ng --cpu 4: exit $rc, but the last run says $(runs | tail -1)"; show 40
   else
     echo "ok: with both cores loaded, a verdict ($(runs | tail -1)) in $tries of 3 tries, $secs s"
   fi
