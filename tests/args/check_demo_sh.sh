@@ -179,7 +179,11 @@ restored() {
   done
   [ $ok -eq 1 ] && echo "ok: $1: settings put back" || sed 's/^/  out: /' "$tmp/out" | tail -30
 }
-port=$(( 20000 + RANDOM % 20000 ))
+# a port below the kernel's ephemeral ones, free now
+for _ in $(seq 20); do
+  port=$(( 20000 + RANDOM % 12000 ))
+  grep -qi ":$(printf %04X "$port") " /proc/net/tcp /proc/net/udp || break
+done
 
 # A UDP run to its end (its verdict does not matter here).
 kernel_defaults
