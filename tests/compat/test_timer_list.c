@@ -423,6 +423,7 @@ static void timer_shutdown_sync_ignores_later_arms(void **state)
 	o.timer.expires = jiffies + 1;
 	add_timer(&o.timer);
 	assert_int_equal(timer_reduce(&o.timer, jiffies + 1), 0);
+	assert_int_equal(mod_timer_pending(&o.timer, jiffies + 1), 0);
 	assert_false(timer_pending(&o.timer));
 	step(20);
 	assert_int_equal(o.fired, 0);
