@@ -60,11 +60,21 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (--help lists them)" ;;
   esac
 done
-for n in $scales; do [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 100 ] || die "--scales: whole numbers from 100, not '$n'"; done
+# every check before anything is installed, built or changed: each number
+# within what the generators take, and so within the shell's arithmetic
+# (number, scripts/lib.sh)
+# shellcheck disable=SC2034 # read by lib.sh
+LIB_NAME=demo-peers
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+ns=
+for n in $scales; do number n --scales 100 2500000; ns="$ns $n"; done
+scales=$ns
 for m in $modes; do case $m in tcp|udp) ;; *) die "--modes: tcp or udp, not '$m'" ;; esac; done
-[[ $chatty =~ ^[0-9]+$ ]] && [ "$chatty" -le 100 ] || die "--chatty: a percentage from 0 to 100, not '$chatty'"
-[[ $rate =~ ^[0-9]+$ ]] || die "--rate: a whole number of connections a second, not '$rate'"
-[ -z "$idle_ms" ] || { [[ $idle_ms =~ ^[0-9]+$ ]] && [ "$idle_ms" -ge 1000 ]; } || die "--idle-ms: whole milliseconds from 1000, not '$idle_ms'"
+number chatty --chatty 0 100
+number rate --rate 0 100000000
+[ -z "$idle_ms" ] || number idle_ms --idle-ms 1000 3600000
+number port --port 1 65535
 for s in $servers; do case $s in c|cpp|netty|nginx) ;; *) die "--servers: c, cpp, netty or nginx, not '$s'" ;; esac; done
 out=${out:-$build_dir/peers}
 mkdir -p "$out"
@@ -90,14 +100,18 @@ fi
 
 ulimit -n "$(ulimit -Hn)"
 budget=$(( $(ulimit -n) - 256 ))
-for k in rmem_max wmem_max; do
-  [ "$(cat /proc/sys/net/core/$k)" -ge 67108864 ] || sysctl -q -w net.core.$k=67108864 || true
-done
-for kv in "fs.file-max 2600000" "net.ipv4.ip_local_port_range 1024 65535" "net.core.somaxconn 65535" \
-          "net.ipv4.tcp_max_syn_backlog 65535"; do
-  k=${kv%% *} v=${kv#* }
-  [ "$(sysctl -n "$k" | awk '{print $NF}')" -ge "${v##* }" ] || sysctl -q -w "$k=$v" || true
-done
+# Kernel settings raised where allowed, each said with its old value and
+# put back at the end, whichever way the script ends (scripts/lib.sh).
+spid=''
+trap '[ -z "$spid" ] || stop_server; put_back_sysctls' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+raise_sysctl net.core.rmem_max 67108864
+raise_sysctl net.core.wmem_max 67108864
+raise_sysctl fs.file-max 2600000
+raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
+raise_sysctl net.core.somaxconn 65535
+raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
 
 # The idle timeout for N sessions: long enough that all are open well
 # before the first one times out on a loaded 2-core machine.
@@ -166,6 +180,7 @@ stop_server() {
   for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
   for p in $(pgrep -P "$spid" 2>/dev/null) "$spid"; do kill -KILL "$p" 2>/dev/null || true; done
   wait "$spid" 2>/dev/null || true
+  spid=''
 }
 
 # get KEY FILE: KEY=value from the generator's RESULT line

@@ -101,16 +101,12 @@ done
 
 # Every check before anything is installed, built or changed: each number
 # within what the programs it goes to accept (idle-load, idle-server,
-# udp-load, udp-session-server), and so within the shell's arithmetic.
-# number VAR OPTION MIN MAX: $VAR a whole number from MIN to MAX, leading
-# zeros dropped (else the shell reads 010 as octal)
-number() {
-  local v=${!1}
-  [[ $v =~ ^[0-9]+$ ]] && v=${v#"${v%%[!0]*}"} && v=${v:-0} &&
-    [ ${#v} -le 15 ] && [ "$v" -ge "$3" ] && [ "$v" -le "$4" ] ||
-    die "$2 needs a whole number from $3 to $4, not '${!1}'"
-  printf -v "$1" '%s' "$v"
-}
+# udp-load, udp-session-server), and so within the shell's arithmetic
+# (number, scripts/lib.sh).
+# shellcheck disable=SC2034 # read by lib.sh
+LIB_NAME=demo
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 is_given() { local g; for g in "${given[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 if [ $udp -eq 1 ]; then
   for g in --conns --abrupt --heartbeat --http --workers --server; do
@@ -165,8 +161,6 @@ fi
 
 # 1. Dependencies and build, one phase each (scripts/lib.sh: output in
 # build-demo/logs, named if a phase fails; a table of times at the end).
-# shellcheck source=lib.sh
-. "$here/lib.sh"
 # shellcheck source=demo-mem.sh
 . "$here/demo-mem.sh"
 # Pinned runs (large TCP ones, the UDP mode) also run at nice -19 where
@@ -175,35 +169,6 @@ fi
 prio=()
 [ "$(id -u)" -eq 0 ] && prio=(nice -n -19)
 LOG_DIR=$build_dir/logs
-
-# Kernel settings: each one raised is said with its old value and put back
-# when the demo ends (cleanup, on every way out but SIGKILL).
-sysctl_keys=() sysctl_old=()
-# raise_sysctl KEY VALUE: raise KEY to VALUE (its last field compared)
-# unless it is as high already; one line when that is not allowed.
-raise_sysctl() {
-  local cur
-  cur=$(sysctl -n "$1" 2>/dev/null | tr -s ' \t' '  ') || cur=
-  [[ ${cur##* } =~ ^[0-9]+$ ]] || { echo "demo: no sysctl $1 here"; return 0; }
-  [ "${cur##* }" -ge "${2##* }" ] 2>/dev/null && return 0
-  if sysctl -q -w "$1=$2" 2>/dev/null; then
-    sysctl_keys+=("$1") sysctl_old+=("$cur")
-    echo "demo: set $1 = $2 (was $cur; put back when the demo ends)"
-  else
-    echo "demo: cannot raise $1 (it is $cur) here"
-  fi
-}
-put_back_sysctls() {
-  local i
-  for ((i = ${#sysctl_keys[@]} - 1; i >= 0; i--)); do
-    if sysctl -q -w "${sysctl_keys[i]}=${sysctl_old[i]}" 2>/dev/null; then
-      echo "demo: put back ${sysctl_keys[i]} = ${sysctl_old[i]}"
-    else
-      echo "demo: could not put back ${sysctl_keys[i]}: by hand, sysctl -w '${sysctl_keys[i]}=${sysctl_old[i]}'" >&2
-    fi
-  done
-  sysctl_keys=() sysctl_old=()
-}
 
 # The server, stopped at the end whichever way the demo ends; returns its
 # exit status (SIGKILL after 5 s).

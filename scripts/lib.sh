@@ -13,8 +13,13 @@
 #   phase_note "text"          a line of its own under the current phase
 #   $PHASE_LOG                 the log of the latest phase
 #   phase_table                the phases with their times and results
+#   number VAR OPTION MIN MAX  $VAR a whole number from MIN to MAX, else one line
+#                              and exit 2 (before anything is changed)
+#   raise_sysctl KEY VALUE     raise a kernel setting, said with its old value
+#   put_back_sysctls           put back every one raised (call it on EXIT)
 #
-# LOG_DIR must be set by the caller (a directory; created here). The times
+# LOG_DIR must be set by the caller before the first phase (a directory;
+# created here). Messages start with "$LIB_NAME: " (the script's name). The times
 # of the last run are kept in $LOG_DIR/../phase-times, and each phase says
 # how long it took then ("last run 12 s"), an estimate that follows the
 # machine.
@@ -109,4 +114,49 @@ phase_table() {
   } | awk -F '\t' '!($1 in t) { k[++n] = $1 } { t[$1] = $2 }
                    END { for (i = 1; i <= n; i++) print k[i] "\t" t[k[i]] }' \
     >"$LOG_DIR/../phase-times.new" && mv "$LOG_DIR/../phase-times.new" "$LOG_DIR/../phase-times"
+}
+
+LIB_NAME=${LIB_NAME:-$(basename "$0" .sh)}
+
+# number VAR OPTION MIN MAX: $VAR a whole number from MIN to MAX, checked
+# as text first (no shell arithmetic overflows) and with its leading zeros
+# dropped (else the shell reads 010 as octal); else one line and exit 2
+number() {
+  local v=${!1}
+  if ! [[ $v =~ ^[0-9]+$ ]] || { v=${v#"${v%%[!0]*}"}; v=${v:-0}; [ ${#v} -gt 15 ]; } ||
+     [ "$v" -lt "$3" ] || [ "$v" -gt "$4" ]; then
+    echo "$LIB_NAME: $2 needs a whole number from $3 to $4, not '${!1}'" >&2
+    exit 2
+  fi
+  printf -v "$1" '%s' "$v"
+}
+
+# Kernel settings: each one raised is said with its old value and put back
+# by put_back_sysctls (the caller's EXIT trap: on every way out but SIGKILL).
+_sysctl_keys=() _sysctl_old=()
+# raise_sysctl KEY VALUE: raise KEY to VALUE (its last field compared)
+# unless it is as high already; one line when that is not allowed.
+raise_sysctl() {
+  local cur
+  cur=$(sysctl -n "$1" 2>/dev/null | tr -s ' \t' '  ') || cur=
+  [[ ${cur##* } =~ ^[0-9]+$ ]] || { echo "$LIB_NAME: no sysctl $1 here"; return 0; }
+  [ "${cur##* }" -ge "${2##* }" ] 2>/dev/null && return 0
+  if sysctl -q -w "$1=$2" 2>/dev/null; then
+    _sysctl_keys+=("$1") _sysctl_old+=("$cur")
+    echo "$LIB_NAME: set $1 = $2 (was $cur; put back at the end)"
+  else
+    echo "$LIB_NAME: cannot raise $1 (it is $cur) here"
+  fi
+}
+put_back_sysctls() {
+  local i
+  for ((i = ${#_sysctl_keys[@]} - 1; i >= 0; i--)); do
+    if sysctl -q -w "${_sysctl_keys[i]}=${_sysctl_old[i]}" 2>/dev/null; then
+      echo "$LIB_NAME: put back ${_sysctl_keys[i]} = ${_sysctl_old[i]}"
+    else
+      echo "$LIB_NAME: could not put back ${_sysctl_keys[i]}: by hand," \
+        "sysctl -w '${_sysctl_keys[i]}=${_sysctl_old[i]}'" >&2
+    fi
+  done
+  _sysctl_keys=() _sysctl_old=()
 }

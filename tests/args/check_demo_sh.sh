@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/args/check_demo_sh.sh DEMO_SH IDLE_LOAD IDLE_SERVER_C UDP_LOAD UDP_SERVER
 #
-# scripts/demo.sh against bad options and the machine's kernel settings,
+# scripts/demo.sh (and scripts/demo-peers.sh, beside it) against bad options and the machine's kernel settings,
 # with fake sysctl, meson, ninja, apt-get, dpkg-query and sudo first on
 # PATH, each recording its calls (the real programs of this build stand in
 # a fake build directory; the fake ninja "builds" them by doing nothing):
@@ -15,6 +15,8 @@
 #     back when it ends: a UDP run that ends, one whose server cannot start
 #     (its port taken), and a large TCP run stopped by Ctrl-C (SIGINT to
 #     its process group).
+# demo-peers.sh: out-of-range options refused before anything is called,
+# and a UDP run of the C server puts back what it raised.
 # Exit 0 pass, 1 fail.
 set -u
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -31,6 +33,7 @@ mkdir -p "$tmp/bin" "$tmp/kernel" "$tmp/bd/demo"
 for f in meson apt-get dpkg-query sudo; do
   printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\nexit 1\n' "$f" "$tmp" >"$tmp/bin/$f"
 done
+printf '#!/bin/sh\necho "javac $*" >>"%s/calls"\n' "$tmp" >"$tmp/bin/javac" # demo-peers.sh's Java peers
 cat >"$tmp/bin/ninja" <<EOF
 #!/bin/sh
 echo "ninja \$*" >>"$tmp/calls"
@@ -78,26 +81,29 @@ kernel_now() { (cd "$tmp/kernel" && for k in *; do printf '%s=%s\n' "$k" "$(tr -
 
 rundemo() { PATH="$tmp/bin:$PATH" timeout 120 "$demo" "$@"; }
 
-# refused "ARGS" "MESSAGE": ARGS split on spaces; exit 2, one line
-# "demo: MESSAGE" on stderr, nothing called (scripts/deps.sh not run: no
-# dpkg-query, no apt-get), no build directory made
-refused() {
-  local rc
+# script_refused SCRIPT "ARGS" "MESSAGE": ARGS split on spaces; exit 2, one
+# line "NAME: MESSAGE" on stderr (NAME: demo, demo-peers), nothing called
+# (scripts/deps.sh not run: no dpkg-query, no apt-get), no build
+# directory made
+script_refused() {
+  local rc name
+  name=$(basename "$1" .sh)
   rm -f "$tmp/calls"
   # shellcheck disable=SC2086
-  rundemo $1 --build-dir "$tmp/none" >"$tmp/out" 2>"$tmp/err"
+  PATH="$tmp/bin:$PATH" timeout 120 "$1" $2 --build-dir "$tmp/none" >"$tmp/out" 2>"$tmp/err"
   rc=$?
-  if [ $rc -ne 2 ] || [ "$(cat "$tmp/err")" != "demo: $2" ] || [ -e "$tmp/calls" ] ||
+  if [ $rc -ne 2 ] || [ "$(cat "$tmp/err")" != "$name: $3" ] || [ -e "$tmp/calls" ] ||
      [ -e "$tmp/none" ]; then
-    fail "demo.sh $1: exit $rc (want 2)"
-    echo "  want: demo: $2"
+    fail "$name.sh $2: exit $rc (want 2)"
+    echo "  want: $name: $3"
     sed 's/^/  got:  /' "$tmp/err"
     sed 's/^/  stdout: /' "$tmp/out" | head -5
     [ ! -e "$tmp/calls" ] || sed 's/^/  called: /' "$tmp/calls"
   else
-    echo "ok: demo.sh $1"
+    echo "ok: $name.sh $2"
   fi
 }
+refused() { script_refused "$demo" "$@"; }
 
 refused "--conns 99999999999" "--conns needs a whole number from 1 to 2500000, not '99999999999'"
 refused "--conns 99999999999999999999999" \
@@ -161,7 +167,8 @@ generator_refused "--conns 20001 -- --tolerance-ms x" \
   "idle-load: --tolerance-ms needs a whole number from 0 to 3600000, not 'x'"
 generator_refused "--udp -- --sockets 65" "udp-load: --sockets needs a whole number from 1 to 64, not '65'"
 
-# restored WHAT RC_WANT: after a run, every setting as before, and each
+who=demo
+# restored WHAT RC_WANT KEY=OLD...: after a run, every setting as before, and each
 # one raised said with its old value and put back
 restored() {
   local k v ok=1
@@ -173,8 +180,8 @@ restored() {
   fi
   for kv in "${@:3}"; do
     k=${kv%%=*} v=${kv#*=}
-    grep -q "^demo: set $k = .* (was $v; put back when the demo ends)$" "$tmp/out" &&
-      grep -q "^demo: put back $k = $v$" "$tmp/out" ||
+    grep -q "^$who: set $k = .* (was $v; put back at the end)$" "$tmp/out" &&
+      grep -q "^$who: put back $k = $v$" "$tmp/out" ||
       { fail "$1: $k: no 'set ... (was $v ...)' and 'put back $k = $v' lines"; ok=0; }
   done
   [ $ok -eq 1 ] && echo "ok: $1: settings put back" || sed 's/^/  out: /' "$tmp/out" | tail -30
@@ -224,5 +231,25 @@ if grep -qi ":$(printf %04X "$port") 00000000:0000 0A" /proc/net/tcp; then
   fail "the TCP server still listens on port $port"
 fi
 
+# scripts/demo-peers.sh, which raises kernel settings too: the same.
+peers=$(dirname "$demo")/demo-peers.sh
+peers_refused() { script_refused "$peers" "$@"; }
+peers_refused "--scales 99999999999999999999" \
+  "--scales needs a whole number from 100 to 2500000, not '99999999999999999999'"
+peers_refused "--scales 99" "--scales needs a whole number from 100 to 2500000, not '99'"
+peers_refused "--rate 100000001" "--rate needs a whole number from 0 to 100000000, not '100000001'"
+peers_refused "--idle-ms 3600001" "--idle-ms needs a whole number from 1000 to 3600000, not '3600001'"
+peers_refused "--port 0" "--port needs a whole number from 1 to 65535, not '0'"
+peers_refused "--chatty 101" "--chatty needs a whole number from 0 to 100, not '101'"
+# A UDP run of the C server to its end: the settings put back.
+kernel_defaults
+: >"$tmp/bd/build.ninja"
+PATH="$tmp/bin:$PATH" timeout 100 "$peers" --no-deps --build-dir "$tmp/bd" --out "$tmp/peers" \
+  --modes udp --servers c --scales 100 --port "$port" >"$tmp/out" 2>&1
+rc=$?
+who=demo-peers
+restored "a demo-peers.sh run" 0 net.core.rmem_max=212992 net.core.wmem_max=212992 \
+  net.ipv4.ip_local_port_range="32768 60999" net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=2048
+
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
-echo "PASS: demo.sh's options and kernel settings"
+echo "PASS: demo.sh's and demo-peers.sh's options and kernel settings"
