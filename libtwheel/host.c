@@ -76,6 +76,7 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 	if (h->_in_run)
 		return -EBUSY;
 	h->_in_run = true; /* @fn may arm timers again: no host timer for them */
+	h->_parked = false;
 	twheel_drain(h->_w, fn ? fn : drop, arg);
 	while (twheel_count(h->_w))
 		twheel_drain(h->_w, drop, NULL);
@@ -90,11 +91,21 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 }
 
 /*
- * Arm @t at @ns: a delay from twheel_rt_now_upper() (at or after the
- * clock's time, usually without reading it; a delay of 0 from a fresh
- * reading, so that it is due in the next run), or a deadline (@deadline);
- * with twheel_add() or twheel_mod() (@mod). Wake the host timer earlier,
- * from a fresh reading, if @t became the earliest timer.
+ * Arm @t at @ns: a delay, or a deadline (@deadline); with twheel_add() or
+ * twheel_mod() (@mod). Wake the host timer earlier, from a fresh reading,
+ * if @t became the earliest timer.
+ *
+ * A delay is parked (twheel_park()) when a placement from a later reading
+ * is sure to come before anything waits: inside twheel_host_run() (it
+ * places after the callbacks, from the reading it re-arms from) and, with
+ * twheel_host_defer() on, while the host timer is armed (the adapter calls
+ * twheel_host_place() before its loop waits, and the armed host timer
+ * keeps the loop iterating: a host loop with nothing else to do may not
+ * even reach its prepare hook). A parked timer keeps the wheel non-empty,
+ * so the host timer stays armed until the placement. Otherwise it counts
+ * from twheel_rt_now_upper()
+ * (at or after the clock's time, usually without reading it; a delay of 0
+ * from a fresh reading, so that it is due in the next run).
  *
  * A deadline after the latest reading, _seen, needs no clock reading: it
  * is placed at the tick boundary at or after it (twheel_rt_expiry(): after
@@ -115,6 +126,14 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 
 	if (!h)
 		return -EINVAL;
+	if (!deadline && (h->_in_run || (h->_defer && h->_on))) {
+		if (!mod && t && t->func && tw_timer_pending(t))
+			return -EBUSY;
+		rc = twheel_park(h->_w, t, ns);
+		if (rc >= 0)
+			h->_parked = true;
+		return rc;
+	}
 	if (deadline) {
 		now = h->_seen;
 		if (ns <= now) { /* looks passed: unless the clock stepped back */
@@ -177,6 +196,7 @@ long twheel_host_run(struct twheel_host *h)
 		return -EBUSY;
 	h->_on = false; /* the one-shot host timer has fired */
 	h->_in_run = true;
+	/* places the timers parked before the run, from its reading */
 	n = twheel_rt_advance(&h->_rt, h->_w, host_clock(h));
 	h->_in_run = false;
 	h->_st.wakeups++;
@@ -184,9 +204,45 @@ long twheel_host_run(struct twheel_host *h)
 		h->_st.fired += (uint64_t)n;
 	else
 		h->_st.idle_wakeups++;
-	/* a fresh reading: the callbacks took time, and a stale one oversleeps */
-	host_rearm(h, host_clock(h));
+	/* a fresh reading: the callbacks took time, and a stale one oversleeps;
+	 * the delays they armed count from it */
+	host_clock(h);
+	twheel_rt_place(&h->_rt, h->_w, h->_seen);
+	h->_parked = false;
+	host_rearm(h, h->_seen);
 	return n;
+}
+
+long twheel_host_place(struct twheel_host *h)
+{
+	long n;
+
+	if (!h || !h->_w)
+		return -EINVAL;
+	if (h->_in_run)
+		return -EBUSY;
+	if (!h->_parked)
+		return 0;
+	h->_parked = false;
+	n = twheel_rt_place(&h->_rt, h->_w, host_clock(h));
+	/* one question to the wheel for the whole batch, as host_arm_timer()
+	 * asks for one timer: is something now earlier than the host timer? */
+	if (n > 0 && (!h->_on || twheel_next_expiry(h->_w) < h->_armed))
+		host_rearm(h, h->_seen);
+	return n;
+}
+
+int twheel_host_defer(struct twheel_host *h, bool on)
+{
+	long n;
+
+	if (!h || !h->_w)
+		return -EINVAL;
+	if (h->_in_run)
+		return -EBUSY;
+	h->_defer = on;
+	n = on ? 0 : twheel_host_place(h);
+	return n < 0 ? (int)n : 0;
 }
 
 uint64_t twheel_host_now(const struct twheel_host *h)

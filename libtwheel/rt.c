@@ -212,10 +212,32 @@ static tw_tick_t target(const struct twheel_rt *rt, const struct twheel *w, uint
 	return t < wt ? wt : t;
 }
 
+/*
+ * Place the parked timers: each counts its delay from @now_ns, a reading
+ * taken after it was parked (so never early), the whole batch for one
+ * clock reading instead of one per arm.
+ */
+long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
+{
+	struct tw_timer *t;
+	long n = 0;
+
+	if (!rt || !w)
+		return -EINVAL;
+	while ((t = twheel_unpark(w))) {
+		uint64_t d = t->expires > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + t->expires;
+
+		twheel_add(w, t, twheel_rt_expiry(rt, w, d, now_ns));
+		n++;
+	}
+	return n;
+}
+
 long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
 {
 	if (!rt || !w)
 		return -EINVAL;
+	twheel_rt_place(rt, w, now_ns);
 	return twheel_advance(w, target(rt, w, now_ns));
 }
 

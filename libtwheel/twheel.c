@@ -113,6 +113,7 @@ static inline unsigned idx_level(uint32_t idx)
 /* Where a pending timer is linked, beyond the wheel slots 0..NSLOTS-1. */
 #define IDX_DUE ((uint32_t)NSLOTS)      /* the due list */
 #define IDX_WORK ((uint32_t)NSLOTS + 1) /* the due list's timers while it is fired */
+#define IDX_PARKED ((uint32_t)NSLOTS + 2) /* armed, not placed yet (twheel_park()) */
 #define IDX_NONE TW__IDX_NONE
 
 #define TW_MAGIC 0x74776865u /* "twhe" */
@@ -145,6 +146,7 @@ struct twheel {
 	struct twheel_stats st;
 	struct tw_list due;  /* armed at or before due_limit */
 	struct tw_list work; /* timers being fired by the current advance */
+	struct tw_list parked; /* twheel_park()'s timers, in the order parked */
 	struct tw_list slots[NSLOTS];
 };
 
@@ -330,6 +332,7 @@ struct twheel *twheel_create(tw_tick_t now)
 	w->due_sorted = true;
 	tw_list_init(&w->due);
 	tw_list_init(&w->work);
+	tw_list_init(&w->parked);
 	for (size_t i = 0; i < NSLOTS; i++)
 		tw_list_init(&w->slots[i]);
 	return w;
@@ -342,6 +345,7 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	tw_list_init(&all);
 	tw_list_splice_tail_init(&w->due, &all);
 	tw_list_splice_tail_init(&w->work, &all);
+	tw_list_splice_tail_init(&w->parked, &all);
 	for (unsigned i = 0; i < NWORDS; i++) {
 		uint64_t occ = w->occupied[i];
 		while (occ) {
@@ -444,7 +448,8 @@ static const uint8_t word_shift[NWORDS] = { 0, 0, 0, 0, 8, 14, 20, 26, 32, 38, 4
 
 /* What twheel.h's inline re-arm takes for granted. */
 _Static_assert(offsetof(struct twheel, h) == 0, "struct twheel begins with its ABI head");
-_Static_assert(TW__NSLOTS == NSLOTS && IDX_DUE >= TW__NSLOTS && IDX_WORK >= TW__NSLOTS,
+_Static_assert(TW__NSLOTS == NSLOTS && IDX_DUE >= TW__NSLOTS && IDX_WORK >= TW__NSLOTS &&
+		       IDX_PARKED >= TW__NSLOTS,
 	       "twheel.h's slot count");
 _Static_assert(L0_SIZE == 256 && LVL_SIZE == 64 && L0_BITS == 8 && LVL_BITS == 6,
 	       "twheel.h's slot spans");
@@ -503,6 +508,51 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
 	w->count--;
 	w->st.dels++;
 	return 1;
+}
+
+/* ---- parking: armed now, placed later ------------------------------------ */
+
+/*
+ * A parked timer is pending (counted, cancellable, re-armable) but on no
+ * slot: it waits on the parked list, its expires holding the caller's
+ * value, until twheel_unpark() hands it back to be armed for real. Parking
+ * a pending timer takes it off its slot first, as twheel_mod() would. The
+ * statistics count the arm that places it, not the parking.
+ */
+int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
+{
+	int was;
+
+	if (unlikely(!w || !t || !t->func))
+		return -EINVAL;
+	if (misused(w, t))
+		return -EINVAL;
+	was = t->_idx != IDX_NONE;
+	if (was) {
+		unlink_timer(w, t);
+	} else {
+#if TWHEEL_DEBUG_CHECKS
+		t->_wheel = w;
+#endif
+		w->count++;
+	}
+	t->expires = value;
+	t->_idx = IDX_PARKED;
+	tw_list_add_tail(&t->entry, &w->parked);
+	return was;
+}
+
+struct tw_timer *twheel_unpark(struct twheel *w)
+{
+	struct tw_timer *t;
+
+	if (!w || tw_list_empty(&w->parked))
+		return NULL;
+	t = tw_list_entry(w->parked.next, struct tw_timer, entry);
+	tw_list_del(&t->entry);
+	mark_not_pending(t);
+	w->count--;
+	return t;
 }
 
 /* ---- moving a timer ------------------------------------------------------ */
@@ -606,6 +656,8 @@ tw_tick_t twheel_next_expiry(const struct twheel *cw)
 	/* refreshing the cache is not a visible change: every wheel is malloc'ed, never const */
 	struct twheel *w = (struct twheel *)(uintptr_t)cw;
 	tw_tick_t next = w->nonempty ? next_event(w) : TW_TICK_MAX;
+	if (!tw_list_empty(&w->parked) && w->now < next)
+		next = w->now; /* a parked timer may be due: place it first */
 	if (!tw_list_empty(&w->due) && w->due_min < next)
 		next = w->due_min;
 	/* inside a callback: timers of this advance still waiting their turn
@@ -977,6 +1029,8 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 	if ((r = check_list(w, &w->due, IDX_DUE, &count, msg, len)))
 		return r;
 	if ((r = check_list(w, &w->work, IDX_WORK, &count, msg, len)))
+		return r;
+	if ((r = check_list(w, &w->parked, IDX_PARKED, &count, msg, len)))
 		return r;
 	if (w->next_valid && w->next_event != wheel_next(w))
 		return violation(msg, len, "cached next event %llu, but the wheel's is %llu",

@@ -29,6 +29,16 @@
  *
  * Callbacks arm, re-arm and cancel timers (themselves too) and move the
  * clock, back included.
+ *
+ * A delay armed from a callback, or while twheel_host_defer() is on and
+ * the host timer armed, is parked: pending, but its deadline is not known until it is
+ * placed, by the run's end (from the clock after the last callback), by
+ * the next run's start (from that run's reading) or by twheel_host_place()
+ * (from the clock then). The model resolves it there: d = that reading
+ * plus the delay, which is after the call whatever the clock did, and
+ * then checks it as any other deadline. A parked timer must not fire, the
+ * host timer stays armed while one waits (outside runs), and
+ * twheel_host_place() returns the number of timers parked.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -54,6 +64,9 @@ struct htimer {
 	uint64_t deadline;
 	uint64_t bound;    /* the tick by which it must have fired */
 	uint64_t run;      /* the run that armed it (0: outside runs) */
+	bool parked;       /* armed by delay, not placed yet: deadline unknown */
+	bool was_parked;   /* ...since it was armed */
+	uint64_t delay;    /* ...its delay */
 	int handed;        /* times fini handed it back */
 };
 
@@ -70,6 +83,7 @@ struct hm {
 	uint64_t run;       /* the running run's number, 0 outside runs */
 	uint64_t nruns;
 	uint64_t reading;   /* the running run's clock reading */
+	bool defer;         /* twheel_host_defer() is on */
 	long fired;         /* callbacks of the running run */
 	int depth;          /* callbacks' own operations nest this deep */
 	struct htimer t[NT];
@@ -173,8 +187,32 @@ static void m_armed(struct hm *m, struct htimer *x, uint64_t d)
 	x->run = m->run;
 }
 
+/* The host placed every parked timer from a reading of the clock as it is now. */
+static void m_placed(struct hm *m)
+{
+	for (int i = 0; i < NT; i++) {
+		struct htimer *x = &m->t[i];
+
+		if (x->pending && x->parked) {
+			x->parked = false;
+			x->was_parked = true;
+			m_armed(m, x, add_sat(m->clk, x->delay));
+		}
+	}
+}
+
+static int m_parked(const struct hm *m)
+{
+	int n = 0;
+
+	for (int i = 0; i < NT; i++)
+		n += m->t[i].pending && m->t[i].parked;
+	return n;
+}
+
 static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 {
+	bool parks = !deadline && (m->run || (m->defer && m->armed));
 	uint64_t d, v;
 	int rc, want;
 
@@ -195,8 +233,19 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 		      mod ? "mod" : "add", deadline ? "_at" : "", rc, want);
 		return;
 	}
-	if (rc >= 0)
-		m_armed(m, x, d);
+	if (rc < 0)
+		return;
+	if (parks) {
+		x->pending = true;
+		x->parked = true;
+		x->was_parked = false;
+		x->delay = v;
+		x->run = m->run;
+		return;
+	}
+	x->parked = false;
+	x->was_parked = false;
+	m_armed(m, x, d);
 }
 
 static void do_del(struct hm *m, struct htimer *x)
@@ -206,6 +255,29 @@ static void do_del(struct hm *m, struct htimer *x)
 	if (rc != x->pending)
 		failf(m, "timer %d: del returned %d, the model says %d", x->idx, rc, x->pending);
 	x->pending = false;
+}
+
+/* twheel_host_place(), or from a callback its refusal; or defer on/off. */
+static void do_place(struct hm *m, bool toggle)
+{
+	long want = m->run ? -EBUSY : m_parked(m), rc;
+
+	if (toggle) {
+		rc = twheel_host_defer(&m->h, !m->defer);
+		if (m->run ? rc != -EBUSY : rc != 0)
+			failf(m, "twheel_host_defer(%d) returned %ld", !m->defer, rc);
+		if (m->run)
+			return;
+		m->defer = !m->defer;
+		if (!m->defer)
+			m_placed(m);
+		return;
+	}
+	rc = twheel_host_place(&m->h);
+	if (rc != want)
+		failf(m, "twheel_host_place() returned %ld, the model says %ld", rc, want);
+	if (!m->run)
+		m_placed(m);
 }
 
 /* Forward, standing still, or back; or to the host timer's wake time. */
@@ -254,6 +326,7 @@ static void host_fires(struct hm *m)
 	long n;
 
 	m->armed = false;
+	m_placed(m); /* the run's reading places what was parked before it */
 	m->nruns++;
 	run = m->run = m->nruns;
 	m->reading = m->clk;
@@ -263,6 +336,7 @@ static void host_fires(struct hm *m)
 	n = twheel_host_run(&m->h);
 	m->w = m->target;
 	m->run = 0;
+	m_placed(m); /* ...and its last reading what its callbacks parked */
 	m->res->runs++;
 	if (n != m->fired)
 		failf(m, "run %llu returned %ld, %ld callbacks ran", (unsigned long long)run, n,
@@ -291,6 +365,8 @@ static void timer_cb(struct tw_timer *t)
 	}
 	if (!x->pending)
 		failf(m, "timer %d ran while not pending", x->idx);
+	else if (x->parked)
+		failf(m, "timer %d ran while parked", x->idx);
 	else if (x->run == m->run)
 		failf(m, "timer %d ran in the run that armed it", x->idx);
 	else if (!x->passed && m->reading < x->deadline)
@@ -299,6 +375,8 @@ static void timer_cb(struct tw_timer *t)
 		      (unsigned long long)m->reading);
 	if (x->held)
 		m->res->held++;
+	if (x->was_parked)
+		m->res->parked++;
 	x->pending = false;
 	m->fired++;
 	m->res->fires++;
@@ -315,7 +393,7 @@ static void timer_cb(struct tw_timer *t)
 static void op(struct hm *m)
 {
 	struct htimer *x = &m->t[u8(m->src) % NT];
-	uint8_t k = u8(m->src) % 12;
+	uint8_t k = u8(m->src) % 14;
 
 	m->res->ops++;
 	switch (k) {
@@ -338,6 +416,10 @@ static void op(struct hm *m)
 	case 8:
 		move_clock(m);
 		break;
+	case 12:
+	case 13:
+		do_place(m, k == 13 && u8(m->src) % 4 == 0);
+		break;
 	default:
 		if (m->run) {
 			/* from a callback: refused */
@@ -358,12 +440,15 @@ static void op(struct hm *m)
 static void check_host(struct hm *m)
 {
 	uint64_t bound = UINT64_MAX;
-	size_t n = 0;
+	size_t n = 0, placed = 0;
 
 	for (int i = 0; i < NT; i++) {
 		if (!m->t[i].pending)
 			continue;
 		n++;
+		if (m->t[i].parked)
+			continue;
+		placed++;
 		if (m->t[i].bound < bound)
 			bound = m->t[i].bound;
 	}
@@ -371,10 +456,10 @@ static void check_host(struct hm *m)
 		failf(m, "the wheel holds %zu timers, the model %zu",
 		      twheel_count(twheel_host_wheel(&m->h)), n);
 	if (n && !m->armed)
-		failf(m, "%zu timers pending, the host timer stopped", n);
+		failf(m, "%zu timers pending (%zu placed), the host timer stopped", n, placed);
 	if (!n && m->armed)
 		failf(m, "no timer pending, the host timer armed");
-	if (n && m->armed) {
+	if (placed && m->armed) {
 		uint64_t by = bound > UINT64_MAX / m->tick ? UINT64_MAX : bound * m->tick;
 
 		if (m->wake > (by > m->armed_at ? by : m->armed_at))
@@ -429,18 +514,24 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 		m->t[i].idx = i;
 		tw_timer_init(&m->t[i].t, timer_cb);
 	}
+	if (u8(src) & 1)
+		do_place(m, true); /* defer from the start */
 	while (src_more(src) && !m->failed) {
 		op(m);
 		check_host(m);
 	}
-	/* half the time, let everything run out before the shutdown */
-	if (u8(src) & 1)
+	/* half the time, place what is parked and let everything run out
+	 * before the shutdown */
+	if (u8(src) & 1) {
+		do_place(m, false);
+		check_host(m);
 		for (int i = 0; i < 100000 && m->armed && !m->failed; i++) {
 			if (m->clk < m->wake)
 				m->clk = m->wake;
 			host_fires(m);
 			check_host(m);
 		}
+	}
 	rc = twheel_host_fini(&m->h, hand_back, m);
 	if (rc)
 		failf(m, "twheel_host_fini: %d", rc);

@@ -21,6 +21,7 @@ struct hm_result {
 	uint64_t backs;     /* steps back of the clock */
 	uint64_t held;      /* fires of timers armed while the clock stood behind
 			     * the wheel (held until it was back) */
+	uint64_t parked;    /* fires of timers that were parked, then placed */
 	char failure[512];  /* empty when every check passed */
 };
 

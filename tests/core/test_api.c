@@ -1158,6 +1158,68 @@ static void misuse(const char *what)
 		fail_msg("unexpected misuse report: %s", what);
 }
 
+/* ---- parking ------------------------------------------------------------------ */
+
+static int parked_drained;
+static void count_drained(struct tw_timer *t, void *arg)
+{
+	(void)arg;
+	assert_false(tw_timer_pending(t));
+	parked_drained++;
+}
+
+/*
+ * A parked timer is pending (count, del, mod, drain see it) but never
+ * fires, and the wheel says work is due while one waits; unpark hands them
+ * back in the order parked, not pending, with their value.
+ */
+static void park_is_pending_never_fires(void **state)
+{
+	struct rec_timer r[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		rec_init(&r[i], i);
+	assert_int_equal(twheel_add(W, &r[0].t, 5000), 0);
+	assert_int_equal(twheel_next_expiry(W) > 0, 1);
+	assert_int_equal(twheel_park(W, &r[1].t, 111), 0);
+	assert_int_equal(twheel_park(W, &r[0].t, 222), 1); /* leaves its slot */
+	assert_int_equal(twheel_park(W, &r[2].t, 333), 0);
+	assert_int_equal(twheel_park(W, &r[1].t, 444), 1); /* to the back */
+	assert_true(tw_timer_pending(&r[0].t));
+	assert_int_equal(twheel_count(W), 3);
+	assert_int_equal(twheel_next_expiry(W), 0);
+	check_ok();
+	assert_int_equal(adv(100000), 0);
+	assert_int_equal(twheel_next_expiry(W), 100000);
+	assert_int_equal(twheel_del(W, &r[2].t), 1);
+	assert_int_equal(twheel_del(W, &r[2].t), 0);
+	assert_int_equal(twheel_mod(W, &r[0].t, 100005), 1); /* placed by mod */
+	check_ok();
+	assert_ptr_equal(twheel_unpark(W), &r[1].t);
+	assert_false(tw_timer_pending(&r[1].t));
+	assert_int_equal(r[1].t.expires, 444);
+	assert_null(twheel_unpark(W));
+	assert_int_equal(twheel_count(W), 1);
+	assert_int_equal(adv(100005), 1);
+	assert_int_equal(r[0].fired, 1);
+	assert_int_equal(twheel_park(W, &r[1].t, 1), 0);
+	assert_int_equal(twheel_park(W, &r[3].t, 2), 0);
+	check_ok();
+	parked_drained = 0;
+	twheel_drain(W, count_drained, NULL);
+	assert_int_equal(parked_drained, 2);
+	assert_int_equal(twheel_count(W), 0);
+	assert_int_equal(twheel_park(W, &r[1].t, 1), 0); /* destroy unlinks it */
+	assert_int_equal(twheel_park(NULL, &r[2].t, 1), -EINVAL);
+	assert_int_equal(twheel_park(W, NULL, 1), -EINVAL);
+	assert_null(twheel_unpark(NULL));
+	r[3].t.func = NULL;
+	assert_int_equal(twheel_park(W, &r[3].t, 1), -EINVAL);
+	twheel_del(W, &r[1].t);
+}
+
+
 int main(void)
 {
 	twheel_set_misuse_handler(misuse);
@@ -1165,6 +1227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(timer_init_leaves_not_pending),
 		T(timer_is_at_most_40_bytes),
+		T(park_is_pending_never_fires),
 		T(create_starts_at_now),
 		T(add_errors),
 		T(add_in_past_or_at_now_fires_on_next_advance),

@@ -502,6 +502,159 @@ static void simulated_loop_never_early_fires_once(void **state)
 	assert_true(runs > 1000);
 }
 
+/*
+ * With twheel_host_defer() on, arms by delay read no clock: they are
+ * pending at once (del, mod, count, fini see them) and are placed by
+ * twheel_host_place() from one reading, which counts every delay from a
+ * time after its call and re-arms the host timer once for the batch.
+ */
+static void deferred_delays_read_no_clock(void **state)
+{
+	enum { N = 1000 };
+	struct ht *x = malloc(N * sizeof(*x));
+	struct ht far;
+
+	(void)state;
+	assert_non_null(x);
+	ht_init(x, N);
+	ht_init(&far, 1);
+	host_open(100 * TICK + 123);
+	assert_int_equal(twheel_host_add_at(&H, &far.t, 10000 * TICK), 0);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	clock_reads = 0;
+	host_arms = 0;
+	for (int i = 0; i < N; i++)
+		assert_int_equal(twheel_host_add(&H, &x[i].t, 50 * TICK + (uint64_t)i), 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(twheel_host_mod(&H, &x[i].t, 60 * TICK + (uint64_t)i), 1);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, TICK), -EBUSY);
+	assert_int_equal(clock_reads, 0);
+	assert_int_equal(host_arms, 0);
+	assert_true(tw_timer_pending(&x[0].t));
+	assert_int_equal(twheel_count(twheel_host_wheel(&H)), N + 1);
+	assert_int_equal(twheel_host_del(&H, &x[1].t), 1);
+	assert_int_equal(twheel_host_del(&H, &x[1].t), 0);
+	/* the clock moved on before the placement: the delays count from there */
+	fake_ns = 105 * TICK;
+	for (int i = 2; i < N; i++)
+		x[i].deadline = 105 * TICK + 60 * TICK + (uint64_t)i;
+	x[0].deadline = 105 * TICK + 60 * TICK;
+	assert_int_equal(twheel_host_place(&H), N - 1);
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(host_arms, 1);
+	assert_int_equal(host_wake, 165 * TICK);
+	assert_int_equal(twheel_host_place(&H), 0); /* nothing parked: no reading */
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(twheel_check(twheel_host_wheel(&H), NULL, 0), 0);
+	for (int i = 0; i < 10 && x[N - 1].fired == 0; i++) {
+		fake_ns = host_wake;
+		host_fire();
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(x[i].fired, i != 1);
+	assert_int_equal(x[1].fired, 0);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	free(x);
+}
+
+static int handed;
+static void count_handed(struct tw_timer *t, void *arg)
+{
+	(void)arg;
+	assert_false(tw_timer_pending(t));
+	handed++;
+}
+
+/*
+ * Into an empty wheel an arm by delay is placed at once, arming the host
+ * timer (the host loop may have nothing else to iterate for); later ones
+ * are parked. A parked timer is handed back by fini; turning deferral off
+ * places it.
+ */
+static void parked_timers_at_fini_and_defer_off(void **state)
+{
+	struct ht x[4];
+
+	(void)state;
+	ht_init(x, 4);
+	host_open(10 * TICK);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add(&H, &x[3].t, 50 * TICK), 0);
+	assert_true(host_armed);
+	assert_int_equal(host_wake, 60 * TICK);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 5 * TICK), 0);
+	assert_int_equal(host_wake, 60 * TICK);
+	fake_ns = 12 * TICK;
+	x[0].deadline = 17 * TICK;
+	assert_int_equal(twheel_host_defer(&H, false), 0); /* places it */
+	assert_true(host_armed);
+	assert_int_equal(host_wake, 17 * TICK);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add(&H, &x[1].t, 0), 0);
+	assert_int_equal(twheel_host_add(&H, &x[2].t, 3 * TICK), 0);
+	assert_int_equal(twheel_host_del(&H, &x[0].t), 1);
+	handed = 0;
+	assert_int_equal(twheel_host_fini(&H, count_handed, NULL), 0);
+	assert_int_equal(handed, 3);
+	assert_false(host_armed);
+	assert_int_equal(twheel_host_place(&H), -EINVAL);
+	assert_int_equal(twheel_host_defer(&H, true), -EINVAL);
+	assert_int_equal(twheel_host_place(NULL), -EINVAL);
+}
+
+/*
+ * Delays armed from callbacks are parked and placed after the callbacks,
+ * from the run's second reading, even without deferral: a callback that
+ * stands the clock still, one that moves it on, and one that steps it back
+ * before arming are never early; the run reads the clock twice in all.
+ */
+static struct ht cbx[4];
+static void rearm_cb(struct tw_timer *t)
+{
+	struct ht *x = tw_container_of(t, struct ht, t);
+
+	ht_cb(t);
+	if (x == &cbx[0]) {
+		/* arm by delay, then step the clock back: still never before
+		 * 4 ms after a reading taken after the call */
+		assert_int_equal(twheel_host_add(&H, &cbx[2].t, 4 * TICK), 0);
+		assert_true(tw_timer_pending(&cbx[2].t));
+		fake_ns -= 3 * TICK;
+		assert_int_equal(twheel_host_place(&H), -EBUSY);
+		assert_int_equal(twheel_host_defer(&H, true), -EBUSY);
+	} else if (x == &cbx[1]) {
+		assert_int_equal(twheel_host_mod(&H, &cbx[3].t, 2 * TICK), 1);
+	}
+}
+
+static void delays_from_callbacks_are_placed_after_them(void **state)
+{
+	(void)state;
+	memset(cbx, 0, sizeof(cbx));
+	for (int i = 0; i < 4; i++)
+		tw_timer_init(&cbx[i].t, rearm_cb);
+	host_open(20 * TICK);
+	assert_int_equal(twheel_host_add_at(&H, &cbx[0].t, 21 * TICK), 0);
+	assert_int_equal(twheel_host_add_at(&H, &cbx[1].t, 21 * TICK), 0);
+	assert_int_equal(twheel_host_add_at(&H, &cbx[3].t, 900 * TICK), 0);
+	fake_ns = 21 * TICK;
+	clock_reads = 0;
+	assert_int_equal(host_fire(), 2);
+	assert_int_equal(clock_reads, 2);
+	assert_true(host_armed);
+	/* counted from the reading after the callbacks, 18 ms: not from 21 */
+	assert_int_equal(fake_ns, 18 * TICK);
+	cbx[2].deadline = 22 * TICK;
+	cbx[3].deadline = 20 * TICK;
+	for (int i = 0; i < 20 && (!cbx[2].fired || !cbx[3].fired); i++) {
+		fake_ns = host_wake;
+		host_fire();
+	}
+	assert_int_equal(cbx[2].fired, 1);
+	assert_int_equal(cbx[3].fired, 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +668,9 @@ int main(void)
 		cmocka_unit_test(host_timer_touched_only_by_an_earlier_arm),
 		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
+		cmocka_unit_test(deferred_delays_read_no_clock),
+		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
+		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,13 +42,14 @@ static void run_seeds(uint64_t first, unsigned nseeds, size_t nbytes)
 		sum.fires += res.fires;
 		sum.backs += res.backs;
 		sum.held += res.held;
+		sum.parked += res.parked;
 	}
 	print_message("%u seeds of %zu bytes: %llu ops, %llu runs, %llu fires, %llu steps "
-		      "back, %llu fires held by a step back\n",
+		      "back, %llu fires held by a step back, %llu of timers parked\n",
 		      nseeds, nbytes, (unsigned long long)sum.ops, (unsigned long long)sum.runs,
 		      (unsigned long long)sum.fires, (unsigned long long)sum.backs,
-		      (unsigned long long)sum.held);
-	assert_true(sum.fires > 0 && sum.backs > 0 && sum.held > 0);
+		      (unsigned long long)sum.held, (unsigned long long)sum.parked);
+	assert_true(sum.fires > 0 && sum.backs > 0 && sum.held > 0 && sum.parked > 0);
 }
 
 /* Short sequences: many starts, ticks and shutdowns with timers pending. */

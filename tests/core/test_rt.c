@@ -217,6 +217,45 @@ static void target_never_goes_back(void **state)
 	twheel_destroy(w);
 }
 
+/*
+ * twheel_rt_place() arms each parked timer at its delay from the reading
+ * it is given, with twheel_rt_expiry()'s rules (a delay of 0 is due; after
+ * a step back behind the wheel, after the wheel's tick); twheel_rt_advance()
+ * places before it advances; the wait is 0 while a timer is parked.
+ */
+static void place_counts_delays_from_the_reading(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w = twheel_create(100);
+	struct tw_timer t[4];
+
+	(void)state;
+	twheel_rt_init(&rt, 1000, NULL, NULL);
+	for (int i = 0; i < 4; i++)
+		tw_timer_init(&t[i], count_cb);
+	assert_int_equal(twheel_park(w, &t[0], 2500), 0);
+	assert_int_equal(twheel_park(w, &t[1], 0), 0);
+	assert_int_equal(twheel_park(w, &t[2], UINT64_MAX), 0);
+	assert_true(twheel_rt_timeout_ns(&rt, w, 100000) == 0);
+	assert_int_equal(twheel_rt_place(&rt, w, 100200), 3);
+	assert_true(tw_timer_expires(&t[0]) == 103); /* ceil(102700 / 1000) */
+	assert_true(tw_timer_expires(&t[1]) <= 100); /* due */
+	assert_true(tw_timer_expires(&t[2]) == twheel_rt_expiry(&rt, w, UINT64_MAX, 100200));
+	assert_int_equal(twheel_rt_place(&rt, w, 100200), 0);
+	assert_int_equal(twheel_rt_place(NULL, w, 0), -EINVAL);
+	assert_int_equal(twheel_rt_place(&rt, NULL, 0), -EINVAL);
+	fired = 0;
+	assert_int_equal(twheel_rt_advance(&rt, w, 102999), 1);
+	/* parked, then the clock steps back behind the wheel: after its tick */
+	assert_int_equal(twheel_park(w, &t[3], 500), 0);
+	assert_int_equal(twheel_rt_advance(&rt, w, 50000), 0);
+	assert_true(tw_timer_expires(&t[3]) == 103);
+	assert_int_equal(twheel_rt_advance(&rt, w, 103000), 2);
+	assert_int_equal(fired, 3);
+	twheel_del(w, &t[2]);
+	twheel_destroy(w);
+}
+
 static void timeout_ns_cases(void **state)
 {
 	struct twheel_rt rt;
@@ -708,6 +747,7 @@ int main(void)
 		cmocka_unit_test(saturation_at_64_bits),
 		cmocka_unit_test(null_arguments),
 		cmocka_unit_test(target_never_goes_back),
+		cmocka_unit_test(place_counts_delays_from_the_reading),
 		cmocka_unit_test(timeout_ns_cases),
 		cmocka_unit_test(timeout_ms_and_timespec_round_up),
 		cmocka_unit_test(simulated_loop_never_early_never_spins),

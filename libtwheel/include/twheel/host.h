@@ -10,7 +10,8 @@
  * host calls twheel_host_run() when the host timer fires. The host timer
  * is touched only when it must be:
  *   - an arm that succeeds (add or mod, by delay or deadline, outside
- *     twheel_host_run()) re-arms it when it is stopped, or when the
+ *     twheel_host_run(); a parked arm by delay at its placement, once for
+ *     the whole batch) re-arms it when it is stopped, or when the
  *     timer's tick is earlier than the tick the host timer waits for; the
  *     host timer is then set, from a fresh clock reading, for the wheel's
  *     next tick with work. Other arms never touch it: while it is set to
@@ -28,10 +29,17 @@
  * stopped until arm is called again.
  *
  * Time: a delay is relative to the clock's time at the call, counted from
- * twheel_rt_now_upper() (never from a host loop's cached "now", which may
- * be old: from a time at or after the call's, at most 1/16 of a tick after
- * it, usually without a clock reading), a deadline is a clock reading
- * (arming by a deadline still ahead reads no clock). A timer
+ * a time at or after it, never from a host loop's cached "now", which may
+ * be old. Armed from a callback of twheel_host_run(), or, once the adapter
+ * turned twheel_host_defer() on, anywhere while the host timer is armed
+ * (a timer is pending), the timer is parked and placed
+ * with the others of the iteration from one reading taken after them all
+ * (at the run's end, or by twheel_host_place() before the host loop
+ * waits): no clock reading per arm, and late by at most the rest of the
+ * iteration. Otherwise it counts from twheel_rt_now_upper() (at most 1/16
+ * of a tick after the call, usually without a clock reading). A deadline
+ * is a clock reading (arming by a deadline still ahead reads no clock). A
+ * timer
  * fires when twheel_host_run() finds the clock at or past its deadline
  * (never early, even if the clock stepped back), at most one tick plus the
  * host's wake-up latency later.
@@ -94,6 +102,8 @@ struct twheel_host {
 	uint64_t _seen;       /* the latest clock reading this host took */
 	bool _in_run;
 	bool _on;             /* the host timer is armed */
+	bool _defer;          /* twheel_host_defer() is on (1.2: in the padding) */
+	bool _parked;         /* a timer may be parked, waiting for a placement */
 	struct twheel_host_stats _st;
 };
 
@@ -121,12 +131,21 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
 				void (*fn)(struct tw_timer *t, void *arg), void *arg);
 
 /*
- * Arm @t to fire @delay_ns after the call (_add, _mod: counted from
- * twheel_rt_now_upper(), never early, at most 1/16 of a tick later than
- * from a fresh reading; a delay of 0 reads the clock and, having come,
- * fires in the next run), or when the clock reaches @deadline_ns (_add_at,
- * _mod_at). _add requires @t not pending; _mod re-arms it whether or not
- * it is.
+ * Arm @t to fire @delay_ns after the call (_add, _mod), or when the clock
+ * reaches @deadline_ns (_add_at, _mod_at). _add requires @t not pending;
+ * _mod re-arms it whether or not it is.
+ *
+ * A delay never counts from before the call. From a callback of
+ * twheel_host_run(), or with twheel_host_defer() on while the host timer
+ * is armed (another timer is pending), @t is parked: pending
+ * at once (del, mod, twheel_count() and fini see it), placed by the run's
+ * end or the next twheel_host_place(), counting from the one clock reading
+ * that placement takes (after the call: never early; late by the time
+ * from the call to it; if the clock stepped back meanwhile, counted from
+ * that reading all the same). Otherwise it counts from
+ * twheel_rt_now_upper(): at most 1/16 of a tick later than from a fresh
+ * reading. A delay of 0 has come: @t fires in the next run (a parked one,
+ * in the run that places it if that comes first).
  *
  * The _at forms read no clock (unless the host timer is re-armed: see
  * the top of this header): a loop that already has the time, read once
@@ -154,10 +173,11 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * _mod_at), or
  *   -EINVAL  @h or @t NULL, @h shut down, or @t has no callback;
  *   -EBUSY   (_add, _add_at) @t is already pending.
- * O(1); the delay forms also read the clock once; any form calls the
- * host's arm (after a clock reading) when the host timer is stopped or
- * waits for a later tick than @t's (never while it is set to fire at
- * once: see the top of this header).
+ * O(1); a delay that is not parked also reads the clock (or bounds it
+ * with twheel_rt_now_upper()); any form that places @t calls the host's
+ * arm (after a clock reading) when the host timer is stopped or waits for
+ * a later tick than @t's (never while it is set to fire at once: see the
+ * top of this header).
  */
 TWHEEL_API int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
 TWHEEL_API int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns);
@@ -177,12 +197,45 @@ TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
  * with work, or leave it stopped if the wheel is empty. Call it from the
  * host timer's callback: the host counts its timer stopped from here on
  * (called while the host timer is still armed, that timer may wake once
- * for nothing). Returns the number of timer callbacks run, or
+ * for nothing). Timers parked before the run are placed from its first
+ * clock reading, those its callbacks parked from its second, after them.
+ * Returns the number of timer callbacks run, or
  *   -EINVAL  @h NULL or shut down (nothing counted);
  *   -EBUSY   called from one of the wheel's callbacks.
  * Cost: that of twheel_advance() plus two clock readings.
  */
 TWHEEL_API long twheel_host_run(struct twheel_host *h);
+
+/*
+ * Place the timers parked by arms by delay (see twheel_host_add()) from one
+ * fresh clock reading, and re-arm the host timer if one of them is now the
+ * earliest. An adapter that turned twheel_host_defer() on calls this once
+ * per host loop iteration, before the loop waits (a prepare hook: libev's
+ * ev_prepare, libuv's uv_prepare_t); anyone may call it at any time.
+ * Returns the number of timers placed (0, without reading the clock, when
+ * none was parked), or
+ *   -EINVAL  @h NULL or shut down;
+ *   -EBUSY   called from one of the wheel's callbacks (the run places them).
+ * Cost: one clock reading, O(1) per timer placed, O(levels) to ask the
+ * wheel for its earliest tick. (TWHEEL_1.2)
+ */
+TWHEEL_API long twheel_host_place(struct twheel_host *h);
+
+/*
+ * With @on, park every arm by delay (twheel_host_add(), twheel_host_mod())
+ * made while the host timer is armed until the next twheel_host_place() or
+ * run, instead of bounding the time of each call (with the host timer
+ * stopped, the wheel empty, the arm places at once and arms it, so that
+ * the host loop has something to run for). The caller promises to call
+ * twheel_host_place() before its host loop waits, every iteration: a
+ * parked timer is not placed otherwise until the next run. Without it,
+ * only the arms from the run's callbacks are parked. Turning it off places
+ * what is parked. Returns 0, or
+ *   -EINVAL  @h NULL or shut down;
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ * O(1), or twheel_host_place()'s cost when turned off. (TWHEEL_1.2)
+ */
+TWHEEL_API int twheel_host_defer(struct twheel_host *h, bool on);
 
 /* A fresh reading of @h's clock (ns); 0 if @h is NULL. O(1). */
 TWHEEL_API uint64_t twheel_host_now(const struct twheel_host *h);

@@ -15,7 +15,9 @@
  *                             a wheel at the clock's tick;
  *   3. twheel_rt_expiry()     the tick to arm a timer on, for a deadline
  *                             (a delay: twheel_rt_now_upper() + delay;
- *                             a delay of 0: twheel_rt_now());
+ *                             a delay of 0: twheel_rt_now(); or, with no
+ *                             clock reading per arm, twheel_park() and
+ *                             twheel_rt_place() once per iteration);
  *   4. twheel_rt_timeout_ms() (or _ns) how long the loop may sleep;
  *   5. twheel_rt_advance()    after the wait, run what is due.
  *
@@ -173,7 +175,26 @@ TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct t
 				      uint64_t deadline_ns, uint64_t now_ns);
 
 /*
- * Advance @w to floor(@now_ns / tick), or leave it at its time if that is
+ * Arm by delay for the cost of the wheel operation alone: park @t on @w
+ * with its delay (twheel_park(@w, @t, @delay_ns)) during the loop's
+ * iteration, and place every parked timer once, before the loop waits,
+ * from one fresh reading: twheel_rt_place(@rt, @w, twheel_rt_now(@rt)).
+ * Each parked timer is armed (twheel_add()) at twheel_rt_expiry(@rt, @w,
+ * @now_ns + its delay, @now_ns), saturating. @now_ns must be a reading
+ * taken after every park it places: then a delay counts from a time at or
+ * after the call, never early, and late by at most the time from the call
+ * to that reading (the rest of the iteration); a delay of 0 is due in the
+ * next advance. If the clock stepped back meanwhile, the delay counts from
+ * @now_ns all the same: late in real time, never early. twheel_rt_advance()
+ * places first, from its own @now_ns. Returns the number of timers placed,
+ * or -EINVAL (@rt or @w NULL). O(1) per timer placed; @w's thread,
+ * callbacks included. (TWHEEL_1.2)
+ */
+TWHEEL_API long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns);
+
+/*
+ * Place @w's parked timers from @now_ns (twheel_rt_place()), then advance
+ * @w to floor(@now_ns / tick), or leave it at its time if that is
  * later (the clock stepped back), running every timer due by then.
  * Returns the number of callbacks run, or
  *   -EINVAL  @rt or @w is NULL;

@@ -62,7 +62,8 @@ typedef uint64_t tw_tick_t;
  * tw_timer_init(), then arm it with twheel_add() or twheel_mod().
  *
  * Public fields (read-only while pending):
- *   expires  the tick it is (or was last) armed for.
+ *   expires  the tick it is (or was last) armed for (while parked: the
+ *            value twheel_park() was given).
  *   func     the callback, set by tw_timer_init().
  *   flags    free for the owner; the wheel never reads or writes it
  *            (tw_timer_init() sets it to 0).
@@ -247,7 +248,8 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * at most TWHEEL_LEVELS + 1 advances, plus at most one for each pending
  * timer that twheel_mod() re-armed to a later expiry without moving it
  * (see there): such a timer waits where it was, and the advance to that
- * slot's cascade moves it. O(levels); the wheel's thread.
+ * slot's cascade moves it. While a timer is parked (twheel_park()), the
+ * result is at most the wheel's time. O(levels); the wheel's thread.
  */
 TWHEEL_API tw_tick_t twheel_next_expiry(const struct twheel *w);
 
@@ -281,6 +283,36 @@ TWHEEL_API size_t twheel_count(const struct twheel *w);
  */
 TWHEEL_API void twheel_drain(struct twheel *w,
 			     void (*fn)(struct tw_timer *t, void *arg), void *arg);
+
+/* ---- Parking: arm now, place later ---------------------------------------- */
+
+/*
+ * Park @t: make it pending without placing it on a slot, for a caller
+ * that knows only later where it goes (<twheel/rt.h>'s arm by delay, placed
+ * from one clock reading per loop iteration: twheel_rt_place()). @value is
+ * the caller's (a delay, say); it is kept in @t's expires while @t is parked.
+ * A parked timer is pending like any other: tw_timer_pending() is true,
+ * twheel_count() counts it, twheel_del() cancels it, twheel_mod() and
+ * twheel_park() re-arm it, twheel_drain() hands it back and
+ * twheel_destroy() unlinks it. It never fires while parked: the wheel
+ * does not know its expiry, so twheel_next_expiry() reports work due at
+ * the wheel's time while any timer is parked, and a loop must place the
+ * parked timers (twheel_unpark() each, then twheel_add() it) before it
+ * asks how long it may sleep. A pending @t leaves its slot; a parked one
+ * goes to the back of the parked list. Returns 1 if @t was pending, 0 if
+ * not, or
+ *   -EINVAL  @w or @t is NULL, or @t has no callback.
+ * O(1); the wheel's thread, callbacks included. (TWHEEL_1.2)
+ */
+TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value);
+
+/*
+ * Take the longest-parked timer off @w's parked list and return it, not
+ * pending, its value in its expires field (arm it at once: twheel_add()).
+ * NULL when no timer is parked or @w is NULL. O(1); the wheel's thread,
+ * callbacks included. (TWHEEL_1.2)
+ */
+TWHEEL_API struct tw_timer *twheel_unpark(struct twheel *w);
 
 /* ---- Moving a timer ------------------------------------------------------- */
 
