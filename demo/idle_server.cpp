@@ -4,7 +4,7 @@
 // the showcase for C++ users. Same protocol, flags, STATS line and exit
 // codes as the C variant idle_server.c (scripts/demo.sh runs either).
 //
-// Every connection is a tw::LoopTimerHook<Conn>: its idle timer is part of
+// Every connection is a tw::Hook<tw::Loop, Conn>: its idle timer is part of
 // the connection record (nothing allocated per timer), armed when the
 // connection is accepted, re-armed with arm_in() on every read (O(1),
 // kernel mod_timer()); when it fires (Conn::on_timer()) the connection was
@@ -74,7 +74,7 @@ struct BufRing {
 // to the ring once sent. A recv that finds the ring empty (ENOBUFS) waits
 // on the starved list, first come first served, for the next buffer given
 // back. Without a ring, the connection has its own (own).
-struct Conn : tw::LoopTimerHook<Conn> {
+struct Conn : tw::Hook<tw::Loop, Conn> {
 	enum State : std::uint8_t { open, drain, linger, closing }; // linger: see on_send()
 	enum : std::uint8_t { rx = 1, tx = 2 };
 
@@ -103,8 +103,8 @@ struct Conn : tw::LoopTimerHook<Conn> {
 	char line[DEMO_PING_LEN] = {};
 	demo_http http{}; // HTTP: the request head being read
 
-	Conn(Server *srv, tw::Loop &loop, int f) : LoopTimerHook(loop), s(srv), req{{&io_done}, this}, fd(f) {}
-	LoopTimerHook &idle() { return *this; } // the idle timer
+	Conn(Server *srv, tw::Loop &loop, int f) : Hook(loop), s(srv), req{{&io_done}, this}, fd(f) {}
+	Hook &idle() { return *this; } // the idle timer
 	void on_timer();                        // it fired: silent for the whole timeout
 	static void io_done(tw_loop_io *io, const io_uring_cqe *cqe) noexcept;
 	char *data() const; // the bytes received last: the provided buffer, or own
@@ -127,7 +127,7 @@ struct Server {
 	std::size_t nconns = 0; // data connections (control ones excluded)
 	unsigned ios = 0;       // server-level requests in flight
 	bool accepting = false, paused = false, stopping = false;
-	tw::LoopTimer backoff, deadline;
+	tw::Timer<tw::Loop> backoff, deadline;
 	signalfd_siginfo si{};
 	std::uint64_t accepted = 0, idle_closed = 0, peer_closed = 0, resets = 0, errors = 0,
 		      protocol_errors = 0, emfile = 0, emfile_unreported = 0, control = 0, last_emfile_msg = 0;
@@ -148,8 +148,8 @@ struct Server {
 		rlimit rl;
 		getrlimit(RLIMIT_NOFILE, &rl);
 		nofile = rl.rlim_cur;
-		backoff = loop.timer([this] { on_backoff(); });
-		deadline = loop.timer([this] {
+		backoff = tw::Timer(loop, [this] { on_backoff(); });
+		deadline = tw::Timer(loop, [this] {
 			std::fprintf(stderr, "idle-server[%u]: shutdown: %u requests still in flight after 2 s; stopping anyway\n",
 				     worker, ios);
 			loop.stop();

@@ -23,10 +23,10 @@ int main()
 		int ticks = 0;
 
 		// Periodic: every 5 ms; if the loop falls behind, run once.
-		tw::LoopTimer tick = loop.every(5ms, [&] { ticks++; }, tw::misfire::once);
+		tw::Timer tick = loop.every(5ms, [&] { ticks++; }, tw::misfire::once);
 
 		// One-shot, 30 ms from now (rounded up: never early).
-		tw::LoopTimer done = loop.after(30ms, [&] { loop.stop(); });
+		tw::Timer done = loop.after(30ms, [&] { loop.stop(); });
 
 		// I/O: a no-op request with a completion handler.
 		loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); },

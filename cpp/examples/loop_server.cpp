@@ -2,7 +2,7 @@
 // A TCP echo server with idle timeouts on tw::Loop (docs/cpp.md, "A TCP server
 // with idle timeouts"). One multishot accept, re-armed whenever the kernel
 // ends it; per connection one request in flight (a recv, or the send of what
-// it received) and one tw::LoopTimer re-armed on activity; SIGINT/SIGTERM
+// it received) and one tw::Timer<tw::Loop> re-armed on activity; SIGINT/SIGTERM
 // read from a signalfd. Exits 77 where io_uring is refused.
 //
 // usage: loop_server [--idle-ms MS] [--entries N] [--max-conns N] [--seconds S] [PORT]
@@ -45,7 +45,7 @@ struct Conn {
 	bool busy = false;         // a recv or a send in flight
 	bool closing = false;      // close once nothing is in flight
 	std::size_t len = 0, sent = 0; // received bytes, echoed bytes
-	tw::LoopTimer idle;
+	tw::Timer<tw::Loop> idle;
 	char buf[4096];
 };
 
@@ -54,8 +54,8 @@ public:
 	Server(tw::Loop &loop, int lfd, int sfd, const Options &o)
 		: loop_(loop), lfd_(lfd), sfd_(sfd), idle_(o.idle_ms), max_conns_(o.max_conns)
 	{
-		retry_ = loop.timer([this] { resume(); });
-		backoff_ = loop.timer([this] { resume(); });
+		retry_ = tw::Timer(loop, [this] { resume(); });
+		backoff_ = tw::Timer(loop, [this] { resume(); });
 		if (o.seconds)
 			deadline_ = loop.after(std::chrono::seconds(o.seconds), [this] { quit(); });
 		accept_arm();
@@ -141,7 +141,7 @@ private:
 		auto c = std::make_unique<Conn>();
 		Conn *p = c.get();
 		p->fd = fd;
-		p->idle = loop_.timer([this, p] {
+		p->idle = tw::Timer(loop_, [this, p] {
 			idle++;
 			close_conn(*p);
 		});
@@ -280,7 +280,7 @@ private:
 	unsigned long max_conns_;
 	std::unordered_map<int, std::unique_ptr<Conn>> conns_;
 	std::vector<int> later_; // connections waiting for a free SQE
-	tw::LoopTimer retry_, backoff_, deadline_;
+	tw::Timer<tw::Loop> retry_, backoff_, deadline_;
 	signalfd_siginfo si_;
 	std::uint64_t accept_key_ = 0, signal_key_ = 0;
 	bool accepting_ = false, reading_signals_ = false, stopping_ = false;

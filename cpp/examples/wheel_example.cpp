@@ -12,12 +12,12 @@ using namespace std::chrono_literals;
 
 struct Connection {
 	std::string peer;
-	tw::Timer idle; // cancels itself when the connection goes away
+	tw::Timer<tw::Wheel> idle; // cancels itself when the connection goes away
 };
 
 int main()
 {
-	tw::Wheel wheel(0, 1ms); // virtual time, 1 tick = 1 ms
+	tw::Wheel wheel(1ms); // virtual time from 0, 1 tick = 1 ms
 	std::map<int, Connection> conns;
 	int closed = 0;
 	struct Server {
@@ -39,14 +39,14 @@ int main()
 		c.idle.arm_in(30s); // rounded up to whole ticks: never early
 	}
 
-	wheel.advance(10'000);              // 10 s later, fd 4 sends data:
+	wheel.advance(wheel.now() + 10s);   // 10 s later, fd 4 sends data:
 	conns[4].idle.arm_in(30s);          // re-arm (O(1)), fires at 40 s
 	conns.erase(5);                     // fd 5 closes: its timer is cancelled
 
 	while (auto next = wheel.next_expiry())
 		wheel.advance(*next);
 
-	std::printf("closed %d idle connections at t=%llu ms\n", closed,
-		    static_cast<unsigned long long>(wheel.now()));
+	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wheel.now().time_since_epoch());
+	std::printf("closed %d idle connections at t=%lld ms\n", closed, static_cast<long long>(ms.count()));
 	return closed == 2 && conns.empty() ? 0 : 1;
 }

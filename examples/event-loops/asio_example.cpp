@@ -9,36 +9,30 @@
 
 using namespace std::chrono_literals;
 
-struct conn {
+// The timeout is part of the connection: no allocation per timeout.
+struct conn : tw::Hook<tw::AsioHost, conn> {
 	int id;
-	int activity;         // how many more times it will look busy
-	tw_timer idle{};      // embedded: no allocation per timeout
-};
+	int activity; // how many more times it will look busy
 
-static tw::AsioHost *timeouts;
-
-static void on_idle(tw_timer *t)
-{
-	conn *c = tw_container_of(t, conn, idle);
-
-	if (c->activity-- > 0) {
-		timeouts->mod(*t, 10ms); // busy: 10 ms more
-		return;
+	conn(tw::AsioHost &h, int i, int a) : Hook(h), id(i), activity(a) {}
+	void on_timer()
+	{
+		if (activity-- > 0) {
+			arm_in(10ms); // busy: 10 ms more
+			return;
+		}
+		std::printf("connection %d idle, closed\n", id);
 	}
-	std::printf("connection %d idle, closed\n", c->id);
-}
+};
 
 int main()
 {
 	boost::asio::io_context io;
 	tw::AsioHost host(io); // 1 ms ticks, CLOCK_MONOTONIC
-	conn conns[3] = { { 1, 2 }, { 2, 0 }, { 3, 1 } };
+	conn conns[3] = { { host, 1, 2 }, { host, 2, 0 }, { host, 3, 1 } };
 
-	timeouts = &host;
-	for (conn &c : conns) {
-		tw_timer_init(&c.idle, on_idle);
-		host.add(c.idle, 20ms);
-	}
+	for (conn &c : conns)
+		c.arm_in(20ms);
 	io.run(); // until no timeout is pending
 	return 0;
 }

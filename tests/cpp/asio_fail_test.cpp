@@ -40,45 +40,54 @@ void operator delete(void *p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-struct Rec {
-	tw_timer t{};
+struct Rec : tw::Hook<tw::AsioHost, Rec> {
+	using Hook::Hook;
 	int fired = 0;
 	int fail_after = 0; // fail this many allocations when it fires
-	Rec()
+	void on_timer()
 	{
-		tw_timer_init(&t, [](tw_timer *t) {
-			Rec *r = tw_container_of(t, Rec, t);
-			r->fired++;
-			g_fail = r->fail_after;
-		});
+		fired++;
+		g_fail = fail_after;
 	}
 };
 
+// Arms @r @d from now: 0, or the -errno of the tw::error it throws.
+template <class D>
+int arm(Rec &r, D d)
+{
+	try {
+		r.arm_in(d);
+		return 0;
+	} catch (const tw::error &e) {
+		return -e.code().value();
+	}
+}
+
 } // namespace
 
-// The add that needs a new wait cannot start it: -ENOMEM, the timer is
+// The arming that needs a new wait cannot start it: -ENOMEM, the timer is
 // not pending, and the timer that was pending still fires (its wait,
 // cancelled by the failed re-arm, is started again).
 TEST(AsioHostFailure, AddWhoseWaitCannotStartFailsCleanly)
 {
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
-	Rec late, early;
-	ASSERT_EQ(h.add(late.t, 30ms), 0);
+	Rec late(h), early(h);
+	ASSERT_EQ(arm(late, 30ms), 0);
 	g_fail = 1;
-	EXPECT_EQ(h.add(early.t, 1ms), -ENOMEM);
+	EXPECT_EQ(arm(early, 1ms), -ENOMEM);
 	g_fail = 0;
-	EXPECT_FALSE(tw_timer_pending(&early.t));
-	EXPECT_TRUE(tw_timer_pending(&late.t));
+	EXPECT_FALSE(early.pending());
+	EXPECT_TRUE(late.pending());
 	io.run(); // returns once late has fired: its wait was started again
 	EXPECT_EQ(late.fired, 1);
 	EXPECT_EQ(early.fired, 0);
 
-	// the first timer of an idle host, and a mod: the same
+	// the first timer of an idle host, and a re-arm: the same
 	g_fail = 1;
-	EXPECT_EQ(h.mod(early.t, 1ms), -ENOMEM);
-	EXPECT_FALSE(tw_timer_pending(&early.t));
-	EXPECT_EQ(h.add(early.t, 1ms), 0);
+	EXPECT_EQ(arm(early, 1ms), -ENOMEM);
+	EXPECT_FALSE(early.pending());
+	EXPECT_EQ(arm(early, 1ms), 0);
 	io.restart();
 	io.run();
 	EXPECT_EQ(early.fired, 1);
@@ -91,14 +100,14 @@ TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
 {
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
-	Rec first, second;
+	Rec first(h), second(h);
 	first.fail_after = 1;
-	ASSERT_EQ(h.add(first.t, 1ms), 0);
-	ASSERT_EQ(h.add(second.t, 20ms), 0);
+	ASSERT_EQ(arm(first, 1ms), 0);
+	ASSERT_EQ(arm(second, 20ms), 0);
 	EXPECT_THROW(io.run(), std::bad_alloc);
 	g_fail = 0;
 	EXPECT_EQ(first.fired, 1);
-	EXPECT_TRUE(tw_timer_pending(&second.t));
+	EXPECT_TRUE(second.pending());
 	io.restart();
 	EXPECT_EQ(io.run_for(50ms), 0u); // no wait: nothing runs
 	EXPECT_EQ(second.fired, 0);

@@ -2,8 +2,9 @@
 // timer before its deadline on CLOCK_MONOTONIC, each exactly once, re-arms
 // and cancels from callbacks, an earlier timer moves the steady_timer
 // earlier, io_context::run() returns once the wheel is empty (no wait left
-// outstanding), shutdown hands timers back, and a wait still outstanding
-// when the host is destroyed does nothing.
+// outstanding), destruction cancels pending timers (on_cancel), a wait
+// still outstanding when the host is destroyed does nothing, and the host
+// may be destroyed from its own callback with timers pending.
 #include <twheel/asio.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -29,38 +30,38 @@ std::uint64_t mono_ns()
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-struct Rec {
-	tw_timer t{};
+// A record with an intrusive timer on the host (tw::Hook).
+struct Rec : tw::Hook<tw::AsioHost, Rec> {
 	std::uint64_t deadline = 0;
 	std::uint64_t fired_at = 0;
 	int fired = 0;
+	int cancelled = 0;
 	int rearms = 0;             // re-arm itself this many more times (5 ms)
 	Rec *victim = nullptr;      // cancel when firing
-	tw::AsioHost *host = nullptr;
 
-	static void cb(tw_timer *t)
+	void on_timer()
 	{
-		Rec *r = tw_container_of(t, Rec, t);
-		r->fired_at = mono_ns();
-		r->fired++;
-		EXPECT_GE(r->fired_at, r->deadline) << "fired early";
-		if (r->victim) {
-			EXPECT_EQ(r->host->del(r->victim->t), 1);
+		fired_at = mono_ns();
+		fired++;
+		EXPECT_GE(fired_at, deadline) << "fired early";
+		if (victim) {
+			EXPECT_TRUE(victim->cancel());
 		}
-		if (r->rearms > 0) {
-			r->rearms--;
-			r->fired = 0;
-			r->deadline = mono_ns() + 5000000;
-			EXPECT_EQ(r->host->mod(r->t, 5ms), 0);
+		if (rearms > 0) {
+			rearms--;
+			fired = 0;
+			deadline = mono_ns() + 5000000;
+			EXPECT_FALSE(arm_in(5ms));
 		}
 	}
+	void on_cancel() { cancelled++; }
 	void arm(tw::AsioHost &h, std::chrono::milliseconds d)
 	{
-		host = &h;
+		if (!*this)
+			static_cast<Hook &>(*this) = Hook(h);
 		deadline = mono_ns() + static_cast<std::uint64_t>(d.count()) * 1000000u;
-		ASSERT_EQ(h.add(t, d), 0);
+		arm_in(d);
 	}
-	Rec() { tw_timer_init(&t, cb); }
 };
 
 TEST(AsioHost, NeverEarlyEachOnceAndRunReturnsWhenEmpty)
@@ -107,7 +108,7 @@ TEST(AsioHost, EarlierTimerMovesTheWaitEarlier)
 	io.run_for(100ms); // the early one must not wait for the late one's wait
 	EXPECT_EQ(early.fired, 1);
 	EXPECT_EQ(late.fired, 0);
-	EXPECT_EQ(h.del(late.t), 1);
+	EXPECT_TRUE(late.cancel());
 	io.restart();
 	const auto t0 = mono_ns();
 	io.run(); // the cancel emptied the wheel: nothing outstanding
@@ -126,29 +127,52 @@ TEST(AsioHost, WaitOutstandingAtDestructionDoesNothing)
 	}                                          // destroyed with its wait outstanding
 	io.run(); // the aborted wait must not touch the destroyed host (ASan would say so)
 	EXPECT_EQ(r.fired, 0);
-	EXPECT_FALSE(tw_timer_pending(&r.t));
+	EXPECT_FALSE(r.pending());
+	EXPECT_EQ(r.cancelled, 1);
 }
 
-TEST(AsioHost, ShutdownHandsBackPendingTimersOnce)
+TEST(AsioHost, DestructionCancelsPendingTimersOnce)
 {
 	boost::asio::io_context io;
-	tw::AsioHost h(io);
 	std::vector<Rec> r(10);
-	for (auto &x : r)
-		x.arm(h, 10s);
-	int handed = 0;
-	ASSERT_EQ(h.shutdown([](tw_timer *t, void *arg) {
-		EXPECT_FALSE(tw_timer_pending(t));
-		++*static_cast<int *>(arg);
-	}, &handed), 0);
-	EXPECT_EQ(handed, 10);
-	EXPECT_EQ(h.get(), nullptr);
-	EXPECT_EQ(h.add(r[0].t, 1ms), -EINVAL);
-	EXPECT_EQ(h.del(r[0].t), -EINVAL);
-	EXPECT_EQ(h.shutdown(nullptr, nullptr), -EINVAL);
+	int g = 0;
+	tw::Timer<tw::AsioHost> t;
+	{
+		tw::AsioHost h(io);
+		for (auto &x : r)
+			x.arm(h, 10s);
+		t = h.after(10s, [] {});
+		t.on_cancel([&g] { g++; });
+	}
+	EXPECT_EQ(g, 1);
+	EXPECT_FALSE(t);
+	EXPECT_THROW(t.arm_in(1ms), tw::error);
+	for (auto &x : r) {
+		EXPECT_EQ(x.cancelled, 1);
+		EXPECT_FALSE(x.pending());
+		EXPECT_FALSE(x.cancel());
+	}
 	io.run(); // nothing outstanding
 	for (auto &x : r)
 		EXPECT_EQ(x.fired, 0);
+}
+
+TEST(AsioHost, OwningTimersPeriodicAndFireAndForget)
+{
+	boost::asio::io_context io;
+	tw::AsioHost h(io);
+	int once = 0, ticks = 0, forgotten = 0;
+	auto t = h.after(2ms, [&] { once++; });
+	auto p = h.every(3ms, [&](tw::Timer<tw::AsioHost> &self) {
+		if (++ticks == 4)
+			self.cancel();
+	});
+	h.call_after(1ms, [&] { forgotten++; });
+	io.run(); // returns once the periodic timer stopped: nothing pending
+	EXPECT_EQ(once, 1);
+	EXPECT_EQ(ticks, 4);
+	EXPECT_EQ(forgotten, 1);
+	EXPECT_FALSE(p.pending());
 }
 
 TEST(AsioHost, StrandOfAMultiThreadedContext)
@@ -173,50 +197,42 @@ TEST(AsioHost, ChronoIsRoundedUpAndSaturated)
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
 	Rec r;
-	r.host = &h;
+	r.arm(h, 0ms);
 	// a negative delay is 0: due at once, never before the call
 	r.deadline = mono_ns();
-	ASSERT_EQ(h.add(r.t, -5ms), 0);
+	r.arm_in(-5ms);
 	io.run();
 	EXPECT_EQ(r.fired, 1);
 	// a huge one saturates: pending, far away, no busy loop
-	ASSERT_EQ(h.add(r.t, std::chrono::hours::max()), 0);
+	r.arm_in(std::chrono::hours::max());
 	EXPECT_EQ(io.run_for(30ms), 0u);
 	EXPECT_EQ(r.fired, 1);
-	EXPECT_EQ(h.del(r.t), 1);
+	EXPECT_TRUE(r.cancel());
 }
 
 } // namespace
 
-// Destroyed from one of its timers' callbacks with no timer left pending:
-// the wheel is shut down when that run returns (LeakSanitizer sees no
-// wheel left behind).
+// Destroyed from one of its timers' callbacks with a timer pending: the
+// rule of every owner, the pending timer is cancelled when the run returns
+// (it used to print and abort).
 TEST(AsioHost, DestroyedFromItsOwnCallback)
 {
 	boost::asio::io_context io;
-	struct Killer {
-		tw_timer t{};
-		std::unique_ptr<tw::AsioHost> *host = nullptr;
-		tw_timer *far = nullptr;
-		int fired = 0;
-	} k;
 	auto host = std::make_unique<tw::AsioHost>(io);
-	k.host = &host;
-	tw_timer_init(&k.t, [](tw_timer *t) {
-		Killer *k = tw_container_of(t, Killer, t);
-		k->fired++;
-		EXPECT_EQ((*k->host)->del(*k->far), 1);
-		k->host->reset();
+	int fired = 0;
+	auto k = host->after(1ms, [&] {
+		fired++;
+		host.reset();
 	});
 	Rec far;
-	k.far = &far.t;
 	far.arm(*host, 1h);
-	ASSERT_EQ(host->add(k.t, 1ms), 0);
 	io.run_for(10s); // returns once no work is left: at once when the host is gone
-	EXPECT_EQ(k.fired, 1);
+	EXPECT_EQ(fired, 1);
 	EXPECT_EQ(host, nullptr);
-	EXPECT_FALSE(tw_timer_pending(&far.t));
+	EXPECT_FALSE(far.pending());
+	EXPECT_EQ(far.cancelled, 1);
 	EXPECT_EQ(far.fired, 0);
+	EXPECT_FALSE(k);
 	io.run(); // nothing outstanding
 }
 
@@ -224,22 +240,20 @@ namespace {
 
 // An object that owns an AsioHost and its timers, and deletes itself from
 // one of them ("delete this"). With @tidy its destructor cancels its
-// timers first, as ~AsioHost from a callback requires.
+// idle timer first; without, the idle timer is still pending then.
 struct Conn {
-	tw_timer bye{}; // first: a tw_timer * is a Conn *
-	tw_timer idle{};
 	tw::AsioHost host;
+	tw::Timer<tw::AsioHost> bye, idle;
 	bool tidy;
 	int *gone;
-	Conn(boost::asio::io_context &io, bool tidy, int *gone) : host(io), tidy(tidy), gone(gone)
+	Conn(boost::asio::io_context &io, bool tidy, int *gone)
+		: host(io), bye(host, [this] { delete this; }), idle(host, [] {}), tidy(tidy), gone(gone)
 	{
-		tw_timer_init(&bye, [](tw_timer *t) { delete reinterpret_cast<Conn *>(t); });
-		tw_timer_init(&idle, [](tw_timer *) {});
 	}
 	~Conn()
 	{
 		if (tidy)
-			host.del(idle);
+			idle.cancel();
 		++*gone;
 	}
 };
@@ -249,11 +263,18 @@ void delete_this(bool tidy)
 	boost::asio::io_context io;
 	int gone = 0;
 	auto *c = new Conn(io, tidy, &gone);
-	ASSERT_EQ(c->host.add(c->bye, 1ms), 0);
-	ASSERT_EQ(c->host.add(c->idle, 1h), 0);
+	c->bye.arm_in(1ms);
+	c->idle.arm_in(1h);
 	io.run(); // returns once the host is gone
 	EXPECT_EQ(gone, 1);
 }
+
+// A session outliving its server: a C tw_timer could not know its host was
+// gone (ASan heap-use-after-free in host.del()); the hook knows.
+struct Server {
+	tw::AsioHost host;
+	explicit Server(boost::asio::io_context &io) : host(io) {}
+};
 
 } // namespace
 
@@ -264,39 +285,24 @@ TEST(AsioHost, DeleteThisFromACallbackAfterCancellingItsTimers)
 	delete_this(true);
 }
 
-// The idiom with a timer still pending: the deferred shutdown used to
-// unlink it from the freed object (ASan: heap-use-after-free). A timer
-// pending then cannot be unlinked from inside the callback, so ~AsioHost
-// refuses loudly.
-TEST(AsioHostDeathTest, DeleteThisFromACallbackWithATimerPendingIsRefused)
+// The idiom with a timer still pending: the timer is a member of the
+// freed object, so it unlinks itself; nothing aborts (it used to), nothing
+// touches freed memory (ASan).
+TEST(AsioHost, DeleteThisFromACallbackWithATimerPending)
 {
-	GTEST_FLAG_SET(death_test_style, "threadsafe");
-	EXPECT_DEATH(delete_this(false), "destroyed from one of its callbacks with 1 timer\\(s\\) pending");
+	delete_this(false);
 }
 
-// shutdown()'s fn destroys the AsioHost (its last timer handed back): the
-// shutdown finishes on the state it holds (it wrote to the destroyed
-// AsioHost: ASan heap-use-after-free).
-TEST(AsioHost, ShutdownWhoseFnDestroysTheHost)
+TEST(AsioHost, ATimerOutlivingItsHostIsGuarded)
 {
 	boost::asio::io_context io;
-	auto host = std::make_unique<tw::AsioHost>(io);
-	Rec r;
-	r.arm(*host, 1h);
-	struct Ctx {
-		std::unique_ptr<tw::AsioHost> *host;
-		int handed;
-	} ctx{&host, 0};
-	EXPECT_EQ(host->shutdown(
-			  [](tw_timer *, void *arg) {
-				  auto *c = static_cast<Ctx *>(arg);
-				  c->handed++;
-				  c->host->reset();
-			  },
-			  &ctx),
-		  0);
-	EXPECT_EQ(ctx.handed, 1);
-	EXPECT_EQ(host, nullptr);
-	EXPECT_FALSE(tw_timer_pending(&r.t));
-	io.run(); // nothing outstanding
+	Rec session;
+	{
+		Server s(io);
+		session.arm(s.host, 1h);
+	}
+	EXPECT_FALSE(session);
+	EXPECT_FALSE(session.cancel()); // used to be host.del() on freed memory
+	EXPECT_THROW(session.arm_in(1ms), tw::error);
+	io.run();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // GoogleTest suite for what a hostile caller does to tw::Loop and
-// tw::LoopTimer: empty callables, callables whose copy throws, a Loop
+// tw::Timer<tw::Loop>: empty callables, callables whose copy throws, a Loop
 // destroyed from each kind of its callbacks, handles destroyed or moved
 // from their own callbacks. Run under ASan+UBSan too: most of these failed
 // there as use-after-free or leaks before the fixes.
@@ -22,7 +22,7 @@
 
 using namespace std::chrono_literals;
 using tw::Loop;
-using tw::LoopTimer;
+using LoopTimer = tw::Timer<tw::Loop>;
 
 namespace {
 
@@ -82,7 +82,7 @@ struct Doomed {
 	int cancelled = 0, posted = 0;
 	std::shared_ptr<int> io_alive = std::make_shared<int>(0);
 	std::unique_ptr<Loop> loop;
-	LoopTimer pending;
+	tw::Timer<tw::Loop> pending;
 
 	Doomed()
 	{
@@ -128,23 +128,23 @@ TEST(LoopEmpty, EveryEntryPointRefusesAnEmptyCallable)
 {
 	Loop loop;
 	void (*null_fn)() = nullptr;
-	void (*null_timer_fn)(LoopTimer &) = nullptr;
+	void (*null_timer_fn)(tw::Timer<tw::Loop> &) = nullptr;
 	std::function<void()> empty;
-	EXPECT_THROW(loop.post(null_fn), std::invalid_argument);
-	EXPECT_THROW(loop.post(empty), std::invalid_argument);
-	EXPECT_THROW(loop.after(1ms, null_fn), std::invalid_argument);
-	EXPECT_THROW(loop.at(loop.now(), empty), std::invalid_argument);
-	EXPECT_THROW(loop.every(1ms, null_timer_fn), std::invalid_argument);
-	EXPECT_THROW(loop.timer(std::function<void(LoopTimer &)>()), std::invalid_argument);
+	EXPECT_THROW(loop.post(null_fn), tw::error);
+	EXPECT_THROW(loop.post(empty), tw::error);
+	EXPECT_THROW(loop.after(1ms, null_fn), tw::error);
+	EXPECT_THROW(loop.at(loop.now(), empty), tw::error);
+	EXPECT_THROW(loop.every(1ms, null_timer_fn), tw::error);
+	EXPECT_THROW(tw::Timer(loop, std::function<void(tw::Timer<tw::Loop> &)>()), tw::error);
 	if (has_ring(loop)) {
 		void (*null_prep)(io_uring_sqe &) = nullptr;
 		void (*null_handler)(const io_uring_cqe &) = nullptr;
 		auto prep = [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); };
-		EXPECT_THROW(loop.submit(null_prep, [](const io_uring_cqe &) {}), std::invalid_argument);
-		EXPECT_THROW(loop.submit(prep, null_handler), std::invalid_argument);
-		EXPECT_THROW(loop.submit(prep, std::function<void(const io_uring_cqe &)>()), std::invalid_argument);
+		EXPECT_THROW(loop.submit(null_prep, [](const io_uring_cqe &) {}), tw::error);
+		EXPECT_THROW(loop.submit(prep, null_handler), tw::error);
+		EXPECT_THROW(loop.submit(prep, std::function<void(const io_uring_cqe &)>()), tw::error);
 		EXPECT_THROW(loop.submit(std::function<void(io_uring_sqe &)>(), [](const io_uring_cqe &) {}),
-			     std::invalid_argument);
+			     tw::error);
 	}
 	EXPECT_EQ(loop.size(), 0u);
 	EXPECT_EQ(loop.run_once(false), 0u); // nothing was queued
@@ -156,7 +156,7 @@ TEST(LoopEmpty, OnCancelEmptyRemovesAndAThrowingCopyKeepsThePreviousOne)
 {
 	Loop loop;
 	int g = 0;
-	LoopTimer t = loop.after(1h, [] {});
+	tw::Timer<tw::Loop> t = loop.after(1h, [] {});
 	t.on_cancel([&] { g++; });
 	ThrowsOnCopy bad;
 	ThrowsOnCopy::armed = true;
@@ -221,9 +221,9 @@ TEST(LoopClose, ArmingFromACancellationCallbackDuringDestroyIsDropped)
 	loop->on_exception(caught.handler());
 	int g = 0;
 	bool posted = false;
-	std::vector<LoopTimer> made;
-	LoopTimer t = loop->after(1h, [] {});
-	LoopTimer *tp = &t;
+	std::vector<tw::Timer<tw::Loop>> made;
+	tw::Timer<tw::Loop> t = loop->after(1h, [] {});
+	tw::Timer<tw::Loop> *tp = &t;
 	t.on_cancel([&, tp, lp] {
 		g++;
 		EXPECT_FALSE(tp->arm_in(1ms));
@@ -236,14 +236,14 @@ TEST(LoopClose, ArmingFromACancellationCallbackDuringDestroyIsDropped)
 	EXPECT_EQ(g, 1);
 	EXPECT_EQ(caught.what, std::vector<std::string>{});
 	EXPECT_FALSE(posted);
-	for (const LoopTimer &m : made)
+	for (const tw::Timer<tw::Loop> &m : made)
 		EXPECT_FALSE(m.pending());
 }
 
 TEST(LoopClose, DestroyFromATimerCallback)
 {
 	Doomed d;
-	LoopTimer killer = d.loop->after(1ms, [&] { d.destroy_from_callback(); });
+	tw::Timer<tw::Loop> killer = d.loop->after(1ms, [&] { d.destroy_from_callback(); });
 	d.loop->run();
 	d.check();
 	EXPECT_FALSE(static_cast<bool>(killer));
@@ -253,7 +253,7 @@ TEST(LoopClose, DestroyFromATimerCallbackUnderRunOnce)
 {
 	Doomed d;
 	bool fired = false;
-	LoopTimer killer = d.loop->after(1ms, [&] {
+	tw::Timer<tw::Loop> killer = d.loop->after(1ms, [&] {
 		fired = true;
 		d.destroy_from_callback();
 	});
@@ -266,7 +266,7 @@ TEST(LoopClose, DestroyFromAPeriodicCallback)
 {
 	Doomed d;
 	int runs = 0, g = 0;
-	LoopTimer killer = d.loop->every(
+	tw::Timer<tw::Loop> killer = d.loop->every(
 		2ms,
 		[&] {
 			if (++runs == 3)
@@ -305,9 +305,9 @@ TEST(LoopClose, DestroyFromPostedWork)
 TEST(LoopClose, DestroyFromACancellationCallback)
 {
 	Doomed d;
-	LoopTimer victim = d.loop->after(1h, [] {});
+	tw::Timer<tw::Loop> victim = d.loop->after(1h, [] {});
 	victim.on_cancel([&] { d.destroy_from_callback(); });
-	LoopTimer killer = d.loop->after(1ms, [&] { EXPECT_TRUE(victim.cancel()); });
+	tw::Timer<tw::Loop> killer = d.loop->after(1ms, [&] { EXPECT_TRUE(victim.cancel()); });
 	d.loop->run();
 	d.check();
 }
@@ -317,7 +317,7 @@ TEST(LoopClose, DestroyFromTheExceptionHandler)
 {
 	Doomed d;
 	d.loop->on_exception([&](std::exception_ptr) { d.destroy_from_callback(); });
-	LoopTimer thrower = d.loop->after(1ms, [] { throw std::runtime_error("boom"); });
+	tw::Timer<tw::Loop> thrower = d.loop->after(1ms, [] { throw std::runtime_error("boom"); });
 	d.loop->run();
 	d.check();
 }
@@ -327,7 +327,7 @@ TEST(LoopClose, DestroyFromTheExceptionHandler)
 TEST(LoopClose, DestroyFromACancellationCallbackOutsideTheLoop)
 {
 	Doomed d;
-	LoopTimer victim = d.loop->after(1h, [] {});
+	tw::Timer<tw::Loop> victim = d.loop->after(1h, [] {});
 	victim.on_cancel([&] {
 		d.loop->post([&] { d.posted++; });
 		d.loop.reset();
@@ -336,7 +336,7 @@ TEST(LoopClose, DestroyFromACancellationCallbackOutsideTheLoop)
 	d.check();
 }
 
-// ---- LoopTimer handles in their own callbacks ------------------------------
+// ---- tw::Timer<tw::Loop> handles in their own callbacks ------------------------------
 
 // cancel() runs g, which destroys g's own handle: the block (and g's
 // captures) live until g returns (they were freed under it: ASan
@@ -344,7 +344,7 @@ TEST(LoopClose, DestroyFromACancellationCallbackOutsideTheLoop)
 TEST(LoopHandle, CancellationCallbackDestroysItsHandleFromCancel)
 {
 	Loop loop;
-	auto t = std::make_unique<LoopTimer>(loop.after(1h, [] {}));
+	auto t = std::make_unique<tw::Timer<tw::Loop>>(loop.after(1h, [] {}));
 	std::string seen;
 	const std::string tag(40, 'g'); // g on the heap, beside the block
 	t->on_cancel([&, tag] {
@@ -361,12 +361,12 @@ TEST(LoopHandle, CancellationCallbackDestroysItsHandleFromCancel)
 // connection, its timer included, while ~Loop cancels them.
 TEST(LoopHandle, CancellationCallbacksEraseTheirOwnersDuringDestroy)
 {
-	std::map<int, LoopTimer> conns;
+	std::map<int, tw::Timer<tw::Loop>> conns;
 	std::vector<std::string> seen;
 	{
 		Loop loop;
 		for (int fd = 3; fd < 8; fd++) {
-			LoopTimer &t = conns[fd];
+			tw::Timer<tw::Loop> &t = conns[fd];
 			t = loop.after(std::chrono::seconds(fd), [] {});
 			t.on_cancel([&conns, &seen, fd, tag = std::string(32, char('a' + fd))] {
 				conns.erase(fd);
@@ -387,10 +387,10 @@ TEST(LoopHandle, CancellationCallbacksEraseTheirOwnersDuringDestroy)
 TEST(LoopHandle, CancellationCallbackMovesItsHandleDuringItsDestructor)
 {
 	Loop loop;
-	LoopTimer rescued;
+	tw::Timer<tw::Loop> rescued;
 	int g = 0;
-	auto t = std::make_unique<LoopTimer>(loop.after(1h, [] {}));
-	LoopTimer *tp = t.get();
+	auto t = std::make_unique<tw::Timer<tw::Loop>>(loop.after(1h, [] {}));
+	tw::Timer<tw::Loop> *tp = t.get();
 	t->on_cancel([&, tp] {
 		if (g++ == 0)
 			rescued = std::move(*tp);
@@ -410,12 +410,12 @@ TEST(LoopHandle, CancellationCallbackMovesItsHandleDuringItsDestructor)
 TEST(LoopHandle, OneShotMovedAssignedAndDestroyedFromItsOwnCallback)
 {
 	Loop loop;
-	std::unique_ptr<LoopTimer> moved;
+	std::unique_ptr<tw::Timer<tw::Loop>> moved;
 	int next = 0;
 	const std::string tag(60, 'f'); // a heap-stored callable
 	std::string seen;
-	LoopTimer t = loop.after(0ms, [&, tag](LoopTimer &self) {
-		moved = std::make_unique<LoopTimer>(std::move(self));
+	tw::Timer<tw::Loop> t = loop.after(0ms, [&, tag](tw::Timer<tw::Loop> &self) {
+		moved = std::make_unique<tw::Timer<tw::Loop>>(std::move(self));
 		*moved = loop.after(0ms, [&] { next++; });
 		moved.reset();
 		seen = tag;
@@ -433,10 +433,10 @@ TEST(LoopHandle, ThrowingCallablesReachTheHandler)
 	Loop loop;
 	Caught caught;
 	loop.on_exception(caught.handler());
-	LoopTimer c = loop.after(1h, [] {});
+	tw::Timer<tw::Loop> c = loop.after(1h, [] {});
 	c.on_cancel([] { throw std::runtime_error("on_cancel"); });
 	int runs = 0;
-	LoopTimer p = loop.every(
+	tw::Timer<tw::Loop> p = loop.every(
 		2ms,
 		[&] {
 			if (++runs == 2) {

@@ -12,7 +12,7 @@ TEST(Plugins, WheelDestroyedInTheOtherRunsTheCancellationOnce)
 {
 	vis_counts n;
 	tw::Wheel *w = vis_a_wheel();
-	tw::Timer *t = vis_a_timer(w, &n);
+	tw::Timer<> *t = vis_a_timer(w, &n);
 	vis_b_destroy_wheel(w);
 	EXPECT_EQ(n.cancelled, 1);
 	EXPECT_EQ(n.fired, 0);
@@ -25,7 +25,7 @@ TEST(Plugins, CancelledInTheOtherRunsTheCancellationOnce)
 {
 	vis_counts n;
 	tw::Wheel *w = vis_a_wheel();
-	tw::Timer *t = vis_a_timer(w, &n);
+	tw::Timer<> *t = vis_a_timer(w, &n);
 	EXPECT_TRUE(vis_b_cancel(t));
 	EXPECT_EQ(n.cancelled, 1);
 	EXPECT_FALSE(vis_b_cancel(t));
@@ -39,7 +39,7 @@ TEST(Plugins, DestroyedInTheOtherRunsTheCancellationOnce)
 {
 	vis_counts n;
 	tw::Wheel *w = vis_a_wheel();
-	tw::Timer *t = vis_a_timer(w, &n);
+	tw::Timer<> *t = vis_a_timer(w, &n);
 	vis_b_destroy_timer(t);
 	EXPECT_EQ(n.cancelled, 1);
 	EXPECT_EQ(w->size(), 0u);
@@ -53,15 +53,15 @@ TEST(Plugins, OnCancelSetInTheOtherFireAndCancelAcross)
 {
 	vis_counts n;
 	tw::Wheel *w = vis_a_wheel();
-	tw::Timer *t = vis_a_timer_without_cancel(w, &n);
+	tw::Timer<> *t = vis_a_timer_without_cancel(w, &n);
 	vis_b_on_cancel(t, &n);
 	t = vis_b_move(t);
 	EXPECT_EQ(vis_b_advance(w, 10), 1u);
 	EXPECT_EQ(n.fired, 1);
-	t->arm_at(20);
+	t->arm_at(tw::Wheel::time_point(std::chrono::milliseconds(20)));
 	EXPECT_TRUE(vis_a_cancel(t));
 	EXPECT_EQ(n.cancelled, 1);
-	t->arm_at(30);
+	t->arm_at(tw::Wheel::time_point(std::chrono::milliseconds(30)));
 	vis_b_destroy_wheel(w);
 	EXPECT_EQ(n.cancelled, 2);
 	vis_b_destroy_timer(t);

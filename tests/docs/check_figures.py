@@ -48,6 +48,9 @@ for h in ('Timer', 'LoopTimer'):
                       'bytes are stored without an allocation')
     if cap is not None:
         vals[h + '_inline'] = cap
+if 'LoopTimer_inline' in vals and vals['LoopTimer_inline'] != vals.get('Timer_inline'):
+    errors.append('tw::Timer<tw::Loop> and tw::Timer<tw::Wheel> store callables of different sizes inline; '
+                  'docs/cpp.md says one size on every owner')
 if vals.get('LoopTimerHook_allocations', 0) != 0:
     errors.append(f'a tw::LoopTimerHook made, armed, cancelled and destroyed allocated '
                   f'{vals["LoopTimerHook_allocations"]} times; docs/cpp.md says it allocates nothing')
@@ -105,6 +108,11 @@ RULES = [
     (r'the C timer and two pointers \((\d+) bytes', ['LoopTimerHook']),
     (r'(\d+) bytes on LP64: the C timer,', ['LoopTimerHook']),
     (r'Allocates only if g\s+(?:///\s+)?exceeds (\d+) bytes', ['LoopTimer_cancel_inline_measured']),
+    (r'a `Timer<Wheel>` is (\d+) bytes', ['Timer']),
+    (r'a `Hook<Wheel, D>` is (\d+) bytes', ['TimerHook']),
+    (r'`Timer<Loop>` is (\d+) bytes', ['LoopTimer']),
+    (r'`Hook<Loop, D>` is (\d+) bytes', ['LoopTimerHook']),
+    (r'bytes \((\d+) on every owner', ['Timer_inline']),
     # the demo's protocol
     (r'longer than (\d+) bytes is malformed', ['DEMO_MAX_LINE']),
 ]

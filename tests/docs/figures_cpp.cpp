@@ -47,14 +47,14 @@ template <std::size_t N> struct Capture {
 template <std::size_t N> std::size_t timer_allocs(tw::Wheel &w)
 {
 	std::size_t before = allocations;
-	tw::Timer t(w, Capture<N>{});
+	tw::Timer<> t(w, Capture<N>{});
 	return allocations - before;
 }
 
 // Allocations made by the first on_cancel() of an N-byte callable.
 template <std::size_t N> std::size_t cancel_allocs(tw::Wheel &w)
 {
-	tw::Timer t(w, [] {});
+	tw::Timer<> t(w, [] {});
 	std::size_t before = allocations;
 	t.on_cancel(Capture<N>{});
 	return allocations - before;
@@ -92,14 +92,14 @@ template <std::size_t N> struct LoopTimerAllocs {
 	std::size_t operator()(tw::Loop &l) const
 	{
 		std::size_t before = allocations;
-		tw::LoopTimer t = l.timer(Capture<N>{});
+		tw::Timer<tw::Loop> t(l, Capture<N>{});
 		return allocations - before;
 	}
 };
 template <std::size_t N> struct LoopCancelAllocs {
 	std::size_t operator()(tw::Loop &l) const
 	{
-		tw::LoopTimer t = l.timer([] {});
+		tw::Timer<tw::Loop> t(l, [] {});
 		std::size_t before = allocations;
 		t.on_cancel(Capture<N>{});
 		return allocations - before;
@@ -107,27 +107,27 @@ template <std::size_t N> struct LoopCancelAllocs {
 };
 #endif
 
-struct Hooked : tw::TimerHook<Hooked> {
+struct Hooked : tw::Hook<tw::Wheel, Hooked> {
 	void on_timer() noexcept {}
 };
 
 #ifdef FIGURES_LOOP
-struct LoopHooked : tw::LoopTimerHook<LoopHooked> {
-	explicit LoopHooked(tw::Loop &l) : LoopTimerHook(l) {}
+struct LoopHooked : tw::Hook<tw::Loop, LoopHooked> {
+	explicit LoopHooked(tw::Loop &l) : Hook(l) {}
 	void on_timer() noexcept {}
 };
 #endif
 
 int main()
 {
-	tw::Wheel w(0);
+	tw::Wheel w;
 	const char *layout = TWHEEL_DEBUG_CHECKS ? "_debug" : "";
-	std::printf("Timer%s %zu\nTimerHook%s %zu\n", layout, sizeof(tw::Timer), layout,
+	std::printf("Timer%s %zu\nTimerHook%s %zu\n", layout, sizeof(tw::Timer<>), layout,
 		    sizeof(Hooked));
-	std::printf("Timer_inline_capacity %zu\n", tw::Timer::inline_capacity);
+	std::printf("Timer_inline_capacity %zu\n", tw::Timer<>::inline_capacity);
 #ifdef FIGURES_LOOP
-	std::printf("LoopTimer %zu\n", sizeof(tw::LoopTimer));
-	std::printf("LoopTimer_inline_capacity %zu\n", tw::LoopTimer::inline_capacity);
+	std::printf("LoopTimer%s %zu\n", layout, sizeof(tw::Timer<tw::Loop>));
+	std::printf("LoopTimer_inline_capacity %zu\n", tw::Timer<tw::Loop>::inline_capacity);
 	std::printf("LoopTimerHook%s %zu\n", layout, sizeof(LoopHooked));
 #endif
 #ifndef SANITIZED
@@ -138,9 +138,9 @@ int main()
 	tw::loop_options o;
 	o.flags = TW_LOOP_NO_URING; // timers only: runs wherever epoll does
 	tw::Loop l(o);
-	// one block per timer, holding its callable when it fits
-	std::printf("LoopTimer_inline_measured %zu\n", largest<LoopTimerAllocs>(1, l));
-	std::printf("LoopTimer_cancel_inline_measured %zu\n", largest<LoopCancelAllocs>(0, l));
+	// as on a Wheel: the callable in the handle when it fits
+	std::printf("LoopTimer_inline_measured %zu\n", largest<LoopTimerAllocs>(0, l));
+	std::printf("LoopTimer_cancel_inline_measured %zu\n", largest<LoopCancelAllocs>(1, l));
 	{
 		// a hook made, armed, re-armed, cancelled and destroyed
 		const std::size_t before = allocations;

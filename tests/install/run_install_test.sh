@@ -75,7 +75,7 @@ header_pkg() {
 	case $1 in
 	loop.h) echo twheel-uring ;;
 	uv.h | ev.h | event.h | epoll.h) echo "twheel-${1%.h}" ;;
-	twheel.hpp) echo twheel++ ;;
+	twheel.hpp | fn.hpp | timer.hpp) echo twheel++ ;;
 	loop.hpp) echo twheel-uring++ ;;
 	asio.hpp) echo twheel-asio++ ;;
 	*) echo twheel ;;

@@ -34,7 +34,7 @@ static const struct bench_ops *const impls[] = {
 	&ops_wheel,
 	&ops_timer_list,
 #ifdef BENCH_HAVE_CPP
-	&ops_cpp,
+	&ops_cpp, &ops_cpp_hook,
 #endif
 	&ops_heap4, &ops_heap2,
 };
@@ -317,7 +317,7 @@ static void usage(FILE *f, const char *prog)
 		"  --reps R       repetitions of everything (default 5; --quick 3)\n"
 		"  --workload L   comma-separated: add_expire,add_cancel,rearm,long_range,advance_spike,\n"
 		"                 idle_skip,memory,scaling,all (default all)\n"
-		"  --impl NAME    run only this table (twheel, timer_list, twheel-cpp, heap4, heap2), e.g. under perf\n"
+		"  --impl NAME    run only this table (twheel, timer_list, twheel-cpp, twheel-cpp-hook, heap4, heap2), e.g. under perf\n"
 		"  --csv FILE     write every row as CSV\n"
 		"  --md FILE      write the Markdown tables to FILE as well as stdout\n"
 		"  --quick        scaled-down sizes for a smoke test\n", prog);

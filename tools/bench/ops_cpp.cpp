@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 //
-// tools/bench/ops_cpp.cpp - the C++ layer (<twheel/twheel.hpp>) as a table
-// of operations (bench.h), "twheel-cpp": a tw::Wheel and tw::Timer handles
-// whose callback is a lambda, armed with arm_at() and disarmed with
-// cancel(), so that bench runs every workload over it beside the C API's
-// table ("twheel") and the two compare like for like. Built only with the
-// C++ layer.
+// tools/bench/ops_cpp.cpp - the C++ layer (<twheel/twheel.hpp>) as two
+// tables of operations (bench.h) beside the C API's ("twheel"):
+// "twheel-cpp", tw::Timer<tw::Wheel> handles whose callback is a lambda,
+// and "twheel-cpp-hook", tw::Hook<tw::Wheel, D> records. Both are armed
+// with arm_at() at a time point (the bench's tick times the wheel's 1 ms
+// tick: the conversion a user pays is measured) and disarmed with
+// cancel(). Built only with the C++ layer.
 #include <cerrno>
 #include <new>
-#include <system_error>
 #include <vector>
 
 #include <twheel/twheel.hpp>
@@ -17,112 +17,114 @@
 
 namespace {
 
-// The wheel and every timer made on it: destroy() ends the timers first.
-struct CppWheel {
-	tw::Wheel w;
-	std::vector<tw::Timer *> timers;
-	explicit CppWheel(uint64_t now) : w(now) {}
+struct Hooked : tw::Hook<tw::Wheel, Hooked> {
+	using Hook::Hook;
+	void on_timer() { bench_fired(tw_timer_expires(native_handle())); }
 };
 
-CppWheel *cw(void *w) { return static_cast<CppWheel *>(w); }
-tw::Timer *ct(void *t) { return static_cast<tw::Timer *>(t); }
-twheel *native(void *w) { return cw(w)->w.native_handle(); }
-
-void *cpp_create(uint64_t now, size_t cap)
-{
-	CppWheel *w = new (std::nothrow) CppWheel(now);
-	if (w)
-		w->timers.reserve(cap);
-	return w;
-}
-
-void cpp_destroy(void *w)
-{
-	for (tw::Timer *t : cw(w)->timers)
-		t->~Timer();
-	delete cw(w);
-}
-
-void cpp_timer_init(void *w, void *t)
-{
-	cw(w)->timers.push_back(new (t) tw::Timer(cw(w)->w, [](tw::Timer &self) {
-		bench_fired(tw_timer_expires(self.native_handle()));
-	}));
-}
-
-int cpp_add(void *, void *t, uint64_t e)
-{
-	if (ct(t)->pending())
-		return -EBUSY;
-	try {
-		ct(t)->arm_at(e);
-	} catch (const std::system_error &x) {
-		return -x.code().value();
+// The wheel and every timer made on it: destroy() ends the timers first.
+template <class T>
+struct CppWheel {
+	tw::Wheel w;
+	std::vector<T *> timers;
+	explicit CppWheel(uint64_t now) : w(std::chrono::milliseconds(1), at(now)) {}
+	static tw::Wheel::time_point at(uint64_t tick)
+	{
+		return tw::Wheel::time_point(std::chrono::milliseconds(static_cast<std::int64_t>(tick)));
 	}
-	return 0;
-}
+};
 
-int cpp_mod(void *, void *t, uint64_t e)
-{
-	try {
-		return ct(t)->arm_at(e) ? 1 : 0;
-	} catch (const std::system_error &x) {
-		return -x.code().value();
+template <class T>
+struct Ops {
+	static CppWheel<T> *cw(void *w) { return static_cast<CppWheel<T> *>(w); }
+	static T *ct(void *t) { return static_cast<T *>(t); }
+	static twheel *native(void *w) { return cw(w)->w.native_handle(); }
+
+	static void *create(uint64_t now, size_t cap)
+	{
+		auto *w = new (std::nothrow) CppWheel<T>(now);
+		if (w)
+			w->timers.reserve(cap);
+		return w;
 	}
-}
-
-int cpp_del(void *, void *t) { return ct(t)->cancel() ? 1 : 0; }
-
-long cpp_advance(void *w, uint64_t now)
-{
-	try {
-		return static_cast<long>(cw(w)->w.advance(now));
-	} catch (const std::system_error &x) {
-		return -x.code().value();
+	static void destroy(void *w)
+	{
+		for (T *t : cw(w)->timers)
+			t->~T();
+		delete cw(w);
 	}
-}
+	static void timer_init(void *w, void *t)
+	{
+		if constexpr (std::is_same_v<T, Hooked>)
+			cw(w)->timers.push_back(new (t) Hooked(cw(w)->w));
+		else
+			cw(w)->timers.push_back(new (t) T(cw(w)->w, [](T &self) {
+				bench_fired(tw_timer_expires(self.native_handle()));
+			}));
+	}
+	static int mod(void *, void *t, uint64_t e)
+	{
+		try {
+			return ct(t)->arm_at(CppWheel<T>::at(e)) ? 1 : 0;
+		} catch (const tw::error &x) {
+			return -x.code().value();
+		}
+	}
+	static int add(void *w, void *t, uint64_t e) { return ct(t)->pending() ? -EBUSY : mod(w, t, e); }
+	static int del(void *, void *t) { return ct(t)->cancel() ? 1 : 0; }
+	static long advance(void *w, uint64_t now)
+	{
+		try {
+			return static_cast<long>(cw(w)->w.advance(CppWheel<T>::at(now)));
+		} catch (const tw::error &x) {
+			return -x.code().value();
+		}
+	}
+	static long add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
+	{
+		long bad = 0;
+		for (uint32_t i = 0; i < n; i++)
+			bad |= add(w, tm + i * sizeof(T), exp[i]);
+		return bad;
+	}
+	static long mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
+	{
+		long sum = 0;
+		for (uint32_t i = 0; i < n; i++)
+			sum += mod(w, t[i], e);
+		return sum;
+	}
+	static long del_many(void *, char *tm, const uint32_t *idx, uint32_t n)
+	{
+		long sum = 0;
+		for (uint32_t i = 0; i < n; i++)
+			sum += ct(tm + idx[i] * sizeof(T))->cancel();
+		return sum;
+	}
+	static uint64_t next_expiry(void *w)
+	{
+		const auto e = cw(w)->w.next_expiry();
+		return e ? static_cast<uint64_t>(e->time_since_epoch() / std::chrono::milliseconds(1)) : UINT64_MAX;
+	}
+	static size_t count(void *w) { return cw(w)->w.size(); }
+	static int check(void *w) { return twheel_check(native(w), nullptr, 0); }
+	static twheel_stats stats(void *w)
+	{
+		twheel_stats st;
+		twheel_get_stats(native(w), &st);
+		return st;
+	}
+	static uint64_t cascaded(void *w) { return stats(w).cascaded; }
+	static uint64_t mods_fast(void *w) { return stats(w).mods_fast; }
 
-long cpp_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
-{
-	long bad = 0;
-	for (uint32_t i = 0; i < n; i++)
-		bad |= cpp_add(w, tm + i * sizeof(tw::Timer), exp[i]);
-	return bad;
-}
-
-long cpp_mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
-{
-	long sum = 0;
-	for (uint32_t i = 0; i < n; i++)
-		sum += cpp_mod(w, t[i], e);
-	return sum;
-}
-
-long cpp_del_many(void *, char *tm, const uint32_t *idx, uint32_t n)
-{
-	long sum = 0;
-	for (uint32_t i = 0; i < n; i++)
-		sum += ct(tm + idx[i] * sizeof(tw::Timer))->cancel();
-	return sum;
-}
-
-uint64_t cpp_next_expiry(void *w) { return cw(w)->w.next_expiry().value_or(UINT64_MAX); }
-size_t cpp_count(void *w) { return cw(w)->w.size(); }
-int cpp_check(void *w) { return twheel_check(native(w), nullptr, 0); }
-
-twheel_stats stats(void *w)
-{
-	twheel_stats st;
-	twheel_get_stats(native(w), &st);
-	return st;
-}
-uint64_t cpp_cascaded(void *w) { return stats(w).cascaded; }
-uint64_t cpp_mods_fast(void *w) { return stats(w).mods_fast; }
+	static constexpr bench_ops table(const char *name)
+	{
+		return {name, sizeof(T), 0, create, destroy, timer_init, add, mod, del, advance, add_many,
+			mod_many, del_many, next_expiry, count, check, cascaded, mods_fast};
+	}
+};
 
 } // namespace
 
-extern "C" const struct bench_ops ops_cpp = {
-	"twheel-cpp", sizeof(tw::Timer), 0, cpp_create, cpp_destroy, cpp_timer_init, cpp_add,
-	cpp_mod, cpp_del, cpp_advance, cpp_add_many, cpp_mod_many, cpp_del_many, cpp_next_expiry,
-	cpp_count, cpp_check, cpp_cascaded, cpp_mods_fast,
-};
+extern "C" const struct bench_ops ops_cpp = Ops<tw::Timer<tw::Wheel>>::table("twheel-cpp");
+extern "C" const struct bench_ops ops_cpp_hook = Ops<Hooked>::table("twheel-cpp-hook");

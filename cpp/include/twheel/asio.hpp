@@ -6,43 +6,34 @@
 // a delay counts from, and the errors). Header-only, C++17, in namespace
 // tw; needs Boost.Asio (pkg-config twheel-asio++ adds libtwheel only).
 //
-// tw::AsioHost owns a struct twheel_host and its steady_timer. Timers are
-// C struct tw_timer embedded in your objects, armed and cancelled through
-// the host; their callbacks run from the steady_timer's completion handler,
-// in nondecreasing order of expiry. Re-arming and cancelling never touch
+// tw::AsioHost is the owner; its timers are tw::Timer<tw::AsioHost> and
+// tw::Hook<tw::AsioHost, D> (<twheel/timer.hpp>), the same as on any
+// owner. Their callbacks run from the steady_timer's completion handler,
+// in nondecreasing order of expiry. Arming and cancelling never touch
 // Asio unless a timer becomes the earliest one (the steady_timer is moved
-// earlier) or the wheel becomes empty (it is cancelled: an idle wheel keeps
-// no wait outstanding, so io_context::run() returns when nothing else is).
-//
-// Time: the default clock is CLOCK_MONOTONIC, which is what
-// std::chrono::steady_clock reads on Linux, so the steady_timer waits for
-// the absolute time point of the tick boundary it serves; with an injected
-// clock it waits for the remaining time. Either way no timer runs before
-// its deadline: a run advances the wheel only to what the clock says.
+// earlier) or the wheel empties (it is cancelled: an idle wheel keeps no
+// wait outstanding, so io_context::run() returns when nothing else is).
+// Time is steady_clock (CLOCK_MONOTONIC), or the injected rt clock.
 //
 // Threads: every call, and the completion handler, on one thread at a
-// time: an io_context run by one thread, or a strand passed as the
-// executor (the handler is dispatched on it).
+// time: an io_context run by one thread, or a strand as the executor.
 //
 // Lifetime: the completion handler holds a weak reference to the host's
-// state and a generation number, so a wait that completes (or was
-// completed but not yet run) after a re-arm, a stop or the AsioHost's
-// destruction does nothing. Destroy the AsioHost before its io_context
-// (as any Asio I/O object). Destroyed from one of its callbacks, it needs
-// no timer pending (see ~AsioHost()).
+// state and a generation number, so a wait that completes after a re-arm,
+// a stop or the AsioHost's destruction does nothing. Destroy the AsioHost
+// before its io_context (as any Asio I/O object).
 //
-// Errors: no exception crosses the C host. The host's arm and stop catch
-// what steady_timer throws (std::bad_alloc from async_wait, an Asio
-// system_error). A stop that fails costs at most one wake-up that runs
-// nothing. A wait that cannot be started is owed, never forgotten: the
-// add() or mod() that needed it undoes its arm and returns the error; one
-// needed after a run is rethrown from the completion handler, out of
-// io_context::run(); either way resume(), add(), mod() and del() start
-// the owed wait again, and the timers pending meanwhile stay pending.
+// Errors: no exception crosses the C host. A wait that cannot be started
+// (std::bad_alloc, an Asio system_error) is owed, never forgotten: the
+// arm that needed it is undone and throws tw::error (ENOMEM, the Asio
+// errno, EIO); one needed after a run is rethrown out of
+// io_context::run(); either way resume() or the next arm starts it again,
+// and the timers pending meanwhile stay pending.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
 
 #include <twheel/host.h>
+#include <twheel/timer.hpp>
 #include <twheel/twheel.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -53,8 +44,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <new>
@@ -66,20 +55,24 @@ namespace tw {
 static_assert(std::is_same_v<std::chrono::steady_clock::duration, std::chrono::nanoseconds>,
 	      "tw::AsioHost expects steady_clock in nanoseconds (CLOCK_MONOTONIC)");
 
-class AsioHost {
+class AsioHost : public detail::timers<AsioHost> {
 public:
+	using time_point = std::chrono::steady_clock::time_point;
+
 	/// A host on @ex (an io_context's executor or a strand). @rt gives the
 	/// tick and the clock (nullptr: 1 ms, CLOCK_MONOTONIC) and is copied.
-	/// Throws std::bad_alloc, or std::system_error with what
-	/// twheel_host_init() refused.
+	/// Throws std::bad_alloc, or tw::error with what twheel_host_init()
+	/// refused.
 	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
 		: s_(std::make_shared<state>(ex))
 	{
 		s_->self = s_;
 		s_->hh.s = s_.get();
 		if (int rc = twheel_host_init(&s_->hh.h, rt, &ops); rc < 0)
-			throw std::system_error(-rc, std::generic_category(), "twheel_host_init");
-		s_->live = true;
+			detail::fail(rc, "tw: twheel_host_init() refused");
+		s_->x = new detail::ctx;
+		s_->x->c = &s_->hh.h;
+		s_->x->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
 	}
 	explicit AsioHost(boost::asio::io_context &io, const twheel_rt *rt = nullptr)
 		: AsioHost(boost::asio::any_io_executor(io.get_executor()), rt)
@@ -88,91 +81,26 @@ public:
 	AsioHost(const AsioHost &) = delete;
 	AsioHost &operator=(const AsioHost &) = delete;
 
-	/// shutdown(nullptr): pending timers are dropped (unlinked, not run).
-	/// From one of its callbacks (a timer's, or shutdown()'s fn), the wheel
-	/// cannot be drained until that callback returns, and a timer left
-	/// pending would be touched then, after the object that owns this
-	/// AsioHost (and, in the idiom "delete this", the timer) is freed. So
-	/// there it must have no timer pending (del() them first, e.g. in the
-	/// owner's destructor): the shutdown then happens when the run returns.
-	/// With timers still pending it refuses: it prints how many to stderr
-	/// and aborts, as a misuse (a use-after-free otherwise).
-	~AsioHost()
-	{
-		if (shutdown(nullptr, nullptr) != -EBUSY)
-			return;
-		if (const std::size_t n = twheel_count(twheel_host_wheel(&s_->hh.h))) {
-			std::fprintf(stderr,
-				     "tw::AsioHost destroyed from one of its callbacks with %zu timer(s) "
-				     "pending: del() them first\n",
-				     n);
-			std::abort();
-		}
-		s_->closing = true;
-	}
+	/// Cancels every pending timer (cancellation callbacks run; what they
+	/// arm is dropped) and the steady_timer; C timers armed through get()
+	/// are dropped unrun. From one of its callbacks: the rule of every
+	/// owner (docs/cpp.md): arming is dropped, the timers due in the
+	/// running run still run, the rest are cancelled when it returns.
+	~AsioHost() { detail::close(s_->x, &finish); }
 
-	/// Hand every pending timer to @fn(@t, @arg) exactly once (@fn may be
-	/// nullptr, may free the timer; timers it arms again are dropped),
-	/// cancel the steady_timer. Afterwards every call fails with -EINVAL.
-	/// Returns 0, -EBUSY from one of the wheel's callbacks (nothing done),
-	/// or -EINVAL if already shut down. O(pending timers).
-	int shutdown(void (*fn)(tw_timer *t, void *arg), void *arg) noexcept
-	{
-		const std::shared_ptr<state> s = s_; // @fn may destroy this AsioHost
-		if (!s->live)
-			return -EINVAL;
-		if (int rc = twheel_host_fini(&s->hh.h, fn, arg); rc < 0)
-			return rc;
-		s->live = false;
-		return 0;
-	}
+	/// The C host, for the calls of <twheel/host.h> (a C tw_timer, stats);
+	/// nullptr once it is gone.
+	twheel_host *get() noexcept { return s_->x->c ? &s_->hh.h : nullptr; }
+	/// The host's time (twheel_host_now()).
+	time_point now() const noexcept { return detail::ns_tp<time_point>(twheel_host_now(&s_->hh.h)); }
+	/// Timers pending.
+	std::size_t size() const noexcept { return s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
+	/// Sets the handler of exceptions escaping callbacks (empty: print them).
+	void on_exception(exception_handler h) { s_->x->on_exception = std::move(h); }
 
-	/// The host, for the calls of <twheel/host.h>; nullptr after shutdown().
-	twheel_host *get() noexcept { return s_->live ? &s_->hh.h : nullptr; }
-
-	/// twheel_host_add() / twheel_host_mod() with @d rounded up to whole
-	/// nanoseconds (zero or negative: 0; beyond 2^64 ns: saturated). Also
-	/// -ENOMEM (std::bad_alloc), -errno of an Asio error, or -EIO (another
-	/// exception) if the steady_timer's wait that @t needs, or one owed
-	/// from before, cannot be started: then @t is not pending (a mod() of
-	/// a pending @t cancelled it), and the wait owed for the other timers
-	/// is retried by the next call (see resume()).
-	template <class Rep, class Period>
-	int add(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
-	{
-		if (int rc = resume(); rc < 0)
-			return rc;
-		return settle(t, twheel_host_add(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1))));
-	}
-	template <class Rep, class Period>
-	int mod(tw_timer &t, std::chrono::duration<Rep, Period> d) noexcept
-	{
-		if (int rc = resume(); rc < 0) {
-			twheel_host_del(get(), &t);
-			return rc;
-		}
-		return settle(t, twheel_host_mod(get(), &t, ticks_ceil(d, std::chrono::nanoseconds(1))));
-	}
-	/// twheel_host_del(); then retries an owed wait (see resume()).
-	int del(tw_timer &t) noexcept
-	{
-		const int rc = twheel_host_del(get(), &t);
-		resume();
-		return rc;
-	}
-
-	/// Starts the steady_timer's wait if one is owed: a failure to start it
-	/// (reported by add() or mod(), or thrown out of io_context::run() by
-	/// the completion handler) left the pending timers without a wait.
-	/// Returns 0 (also when nothing is owed or after shutdown()), or the
-	/// error of add(); then the wait is still owed. O(1).
-	int resume() noexcept
-	{
-		if (!s_->live || !s_->owed)
-			return 0;
-		wait(s_.get(), s_->owed_at);
-		return s_->owed ? s_->owed_err : 0;
-	}
+	/// Starts the steady_timer's wait if one is owed (see Errors above).
+	/// Returns 0, or the -errno of the failure; then it is still owed. O(1).
+	int resume() noexcept { return resume(s_.get()); }
 
 private:
 	struct state;
@@ -187,9 +115,8 @@ private:
 		hosted hh{};                // the host, and the way back from it
 		boost::asio::steady_timer timer;
 		std::weak_ptr<state> self;  // for the completion handlers
+		detail::ctx *x = nullptr;   // shared with the timers; x->c: live
 		std::uint64_t gen = 0;      // bumped by every arm and stop
-		bool live = false;
-		bool closing = false;       // destroyed from a callback: fini after the run
 		bool owed = false;          // the host counts on a wait that failed to start
 		clock::time_point owed_at;  // what it was for
 		int owed_err = 0;           // and why (-errno)
@@ -197,20 +124,38 @@ private:
 	};
 
 	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
+	static twheel_host *host(detail::ctx *x) noexcept { return static_cast<twheel_host *>(x->c); }
 
-	// After an add or mod of @t returned @rc: if the wait it needed could
-	// not be started, undo it (the caller is told; @t must not be left
-	// pending without a wait) and retry the wait for the others.
-	int settle(tw_timer &t, int rc) noexcept
+	static int resume(state *s) noexcept
 	{
-		if (rc < 0 || !s_->owed)
-			return rc;
-		const int err = s_->owed_err;
-		twheel_host_del(&s_->hh.h, &t); // may stop: nothing owed then
-		resume();
-		return err;
+		if (!s->x || !s->x->c || !s->owed)
+			return 0;
+		wait(s, s->owed_at);
+		return s->owed ? s->owed_err : 0;
 	}
 
+	// Cancels the timers, then finishes the host (the state is freed with
+	// its last reference: the AsioHost's, a handler's).
+	static void finish(detail::ctx *x) noexcept
+	{
+		state *s = of(host(x));
+		twheel_host_fini(host(x), &detail::drained<tw_timer>, x);
+		x->c = nullptr;
+		s->x = nullptr;
+		s->owed = false;
+	}
+
+	// After an arm that returned @rc: if the wait it needed could not be
+	// started, undo it and retry the wait for the others.
+	static int settle(state *s, tw_timer *t, int rc) noexcept
+	{
+		if (rc < 0 || !s->owed)
+			return rc;
+		const int err = s->owed_err;
+		twheel_host_del(&s->hh.h, t); // may stop: nothing owed then
+		resume(s);
+		return err;
+	}
 	// The -errno of the exception being handled.
 	static int error_of_current() noexcept
 	{
@@ -237,13 +182,13 @@ private:
 				s->timer.get_executor(),
 				[w = s->self, gen](const boost::system::error_code &ec) {
 					auto p = w.lock();
-					if (ec || !p || !p->live || p->gen != gen)
+					if (ec || !p || !p->x || p->gen != gen)
 						return; // cancelled, re-armed, stopped or gone
-					twheel_host_run(&p->hh.h);
-					if (p->closing) {
-						twheel_host_fini(&p->hh.h, nullptr, nullptr);
-						p->live = false;
-					} else if (p->owed) {
+					{
+						const detail::run_frame f(p->x, &finish);
+						twheel_host_run(&p->hh.h);
+					}
+					if (p->owed) {
 						// the re-arm after the run failed: out of
 						// io_context::run(), never silently
 						std::rethrow_exception(p->owed_exc);
@@ -295,8 +240,52 @@ private:
 	static inline const twheel_host_ops ops = { arm, stop };
 
 	std::shared_ptr<state> s_;
+
+	friend struct detail::ops<AsioHost>;
 };
 
+namespace detail {
+
+// The C calls behind Timer<AsioHost> and Hook<AsioHost, D>.
+template <>
+struct ops<AsioHost> {
+	using node = tw_timer;
+	using S = AsioHost;
+	static ctx *share(AsioHost &o) { return retain(o.s_->x); }
+	static ctx::c_fn key(void (*fire)(node *)) noexcept { return reinterpret_cast<ctx::c_fn>(fire); }
+	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
+	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
+	{
+		AsioHost::state *s = AsioHost::of(S::host(c));
+		if (const int rc = AsioHost::resume(s); rc < 0) {
+			twheel_host_del(S::host(c), n);
+			return rc;
+		}
+		return AsioHost::settle(s, n, f(S::host(c), n, ns));
+	}
+	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod_at); }
+	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod); }
+	static bool del(ctx *c, node *n) noexcept
+	{
+		const bool r = twheel_host_del(S::host(c), n) == 1;
+		AsioHost::resume(AsioHost::of(S::host(c)));
+		return r;
+	}
+	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
+	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
+	{
+		const tick_t e = tw_timer_expires(n);
+		return e > UINT64_MAX / c->tick_ns ? UINT64_MAX : e * c->tick_ns;
+	}
+	static std::uint64_t now(const ctx *c) noexcept { return twheel_host_now(static_cast<twheel_host *>(c->c)); }
+	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
+	static void move(ctx *c, node *dst, node *src) noexcept
+	{
+		twheel_move(c ? twheel_host_wheel(S::host(c)) : nullptr, dst, src);
+	}
+};
+
+} // namespace detail
 } // namespace tw
 
 #endif // TWHEEL_ASIO_HPP

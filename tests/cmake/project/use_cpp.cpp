@@ -1,6 +1,8 @@
 // twheel::twheel-uring++: the C++ headers compile as C++17 with the target's
 // flags alone, and the C libraries link.
+#include <twheel/fn.hpp>
 #include <twheel/loop.hpp>
+#include <twheel/timer.hpp>
 #include <twheel/twheel.hpp>
 
 #include <cstdio>

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+//
+// twheel/fn.hpp - what every owner and timer of the C++ layer shares:
+// tw::error (the one exception type), the callable store detail::fn, and
+// detail::ctx, the counted control block an owner (tw::Wheel, tw::Loop,
+// tw::AsioHost) shares with its timers, so that a timer outlives its owner
+// safely. Header-only, C++17; docs/cpp.md is the manual.
+#ifndef TWHEEL_FN_HPP
+#define TWHEEL_FN_HPP
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tw {
+
+/// The one exception type of this layer: a std::system_error whose code
+/// is an errno value and whose what() names the misuse (detail::fail()).
+class error : public std::system_error {
+public:
+	error(int err, const char *msg) : std::system_error(err, std::generic_category(), msg), msg_(msg) {}
+	error(int err, const std::string &msg) : std::system_error(err, std::generic_category(), msg) {}
+	const char *what() const noexcept override { return msg_ ? msg_ : std::system_error::what(); }
+
+private:
+	const char *msg_ = nullptr; // a static message: what() is it alone
+};
+
+/// Receives every exception that escapes a callback, on the thread that ran
+/// it. Whatever it throws is printed to stderr and dropped.
+using exception_handler = std::function<void(std::exception_ptr)>;
+
+/// How a periodic timer catches up after missing deadlines.
+enum class misfire { skip, once, all };
+/// Where the next deadline counts from: the previous one, or the end of the run.
+enum class schedule { fixed_rate, fixed_delay };
+
+namespace detail {
+
+// The kinds of misuse, one message each.
+enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_argument, stopped };
+
+[[noreturn]] inline void fail(misuse m)
+{
+	static const struct {
+		int err;
+		const char *msg;
+	} t[] = {
+		{EINVAL, "tw: the timer is empty"},
+		{ESHUTDOWN, "tw: the owner was destroyed"},
+		{EINVAL, "tw: the owner was moved from"},
+		{EINVAL, "tw: empty callable"},
+		{EINVAL, "tw: bad duration"},
+		{ESHUTDOWN, "tw: the loop is stopped"},
+	};
+	const auto &e = t[static_cast<int>(m)];
+	throw error(e.err, e.msg);
+}
+
+// A negative errno of the C API: one of the kinds above, or its own text.
+[[noreturn]] inline void fail(int neg, const char *what)
+{
+	if (neg == -ESHUTDOWN)
+		fail(misuse::stopped);
+	throw error(-neg, what);
+}
+
+// @d in whole nanoseconds rounded up (never early): 0 for zero, negative
+// and NaN durations, UINT64_MAX beyond.
+template <class Rep, class Period>
+std::uint64_t ns_ceil(std::chrono::duration<Rep, Period> d) noexcept
+{
+	static_assert(std::is_arithmetic_v<Rep>, "takes an arithmetic duration");
+	if (!(d.count() > 0))
+		return 0;
+	using ns = std::ratio_divide<Period, std::nano>;
+	if constexpr (std::is_floating_point_v<Rep>) {
+		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den;
+		if (!(t < 18446744073709551615.0L))
+			return UINT64_MAX;
+		const auto w = static_cast<std::uint64_t>(t);
+		return static_cast<long double>(w) < t ? w + 1 : w;
+	} else {
+		__extension__ using u128 = unsigned __int128;
+		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) * ns::num;
+		const u128 n = p / ns::den + (p % ns::den != 0);
+		return n > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(n);
+	}
+}
+
+template <class TP>
+std::uint64_t tp_ns(TP tp) noexcept
+{
+	return ns_ceil(tp.time_since_epoch());
+}
+template <class TP>
+TP ns_tp(std::uint64_t ns) noexcept
+{
+	constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+	return TP(std::chrono::duration_cast<typename TP::duration>(
+		std::chrono::nanoseconds(static_cast<std::int64_t>(ns < max ? ns : max))));
+}
+inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+// Calls @f(args...); an exception goes to @h (empty: print it). Never throws.
+template <class F, class... A>
+void guarded(const exception_handler &h, F &f, A &&...args) noexcept
+{
+	try {
+		try {
+			f(std::forward<A>(args)...);
+		} catch (...) {
+			if (!h)
+				throw;
+			h(std::current_exception());
+		}
+	} catch (const std::exception &x) {
+		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
+	} catch (...) {
+		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
+	}
+}
+
+// True for what the store takes as empty: a null function or member
+// pointer, an empty std::function.
+template <class D>
+bool is_empty_callable(const D &f) noexcept
+{
+	if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>)
+		return f == nullptr;
+	else if constexpr (std::is_constructible_v<bool, const D &>)
+		return !static_cast<bool>(f);
+	else
+		return false;
+}
+
+// A move-only, type-erased function of (A...), kept in N bytes inline when
+// it fits (size, pointer alignment, a noexcept move), else in one heap
+// block the N bytes point to. A callable invocable with no arguments
+// ignores A. tag() is a number the stored type chose (its kind_tag, else
+// 0): the same in every shared object, unlike the address of a table.
+template <std::size_t N, class... A>
+class fn {
+	struct ops {
+		void (*call)(void *, A...);
+		void (*move)(void *dst, void *src) noexcept; // and destroy src
+		void (*destroy)(void *) noexcept;
+		int tag;
+	};
+	template <class F>
+	static void call_f(F &f, A... a)
+	{
+		if constexpr (std::is_invocable_v<F &, A...>)
+			f(a...);
+		else
+			f();
+	}
+	template <class F, class = void>
+	struct tag_of : std::integral_constant<int, 0> {};
+	template <class F>
+	struct tag_of<F, std::void_t<decltype(F::kind_tag)>> : std::integral_constant<int, F::kind_tag> {};
+	template <class F>
+	struct inline_ops {
+		static F *get(void *p) noexcept { return std::launder(static_cast<F *>(p)); }
+		static void call(void *p, A... a) { call_f(*get(p), a...); }
+		static void move(void *d, void *s) noexcept
+		{
+			::new (d) F(std::move(*get(s)));
+			get(s)->~F();
+		}
+		static void destroy(void *p) noexcept { get(p)->~F(); }
+		static constexpr ops table{&call, &move, &destroy, tag_of<F>::value};
+	};
+	template <class F>
+	struct on_heap {
+		static constexpr int kind_tag = tag_of<F>::value;
+		std::unique_ptr<F> p;
+		void operator()(A... a) { call_f(*p, a...); }
+	};
+
+public:
+	template <class F>
+	static constexpr bool fits = sizeof(F) <= N && alignof(F) <= alignof(void *) &&
+				     std::is_nothrow_move_constructible_v<F>;
+
+	fn() noexcept = default;
+	fn(fn &&o) noexcept { take(o); }
+	fn &operator=(fn &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			take(o);
+		}
+		return *this;
+	}
+	~fn() { reset(); }
+
+	// Stores @f (empty if @f is an empty callable). Strong guarantee:
+	// throws what copying @f or operator new throws, the old one stays.
+	template <class F>
+	void emplace(F &&f)
+	{
+		using D = std::decay_t<F>;
+		static_assert(std::is_invocable_v<D &, A...> || std::is_invocable_v<D &>,
+			      "the callable must be invocable with the documented arguments, or none");
+		if (is_empty_callable<D>(f))
+			return reset();
+		if constexpr (!fits<D>) {
+			emplace(on_heap<D>{std::make_unique<D>(std::forward<F>(f))});
+		} else {
+			fn built;
+			::new (static_cast<void *>(built.buf_)) D(std::forward<F>(f));
+			built.ops_ = &inline_ops<D>::table;
+			*this = std::move(built);
+		}
+	}
+	void reset() noexcept
+	{
+		if (ops_)
+			std::exchange(ops_, nullptr)->destroy(buf_);
+	}
+	int tag() const noexcept { return ops_ ? ops_->tag : 0; }
+	// The stored callable, which the caller knows (by tag()) to be an F.
+	template <class F>
+	F *get_as() noexcept
+	{
+		if constexpr (fits<F>)
+			return inline_ops<F>::get(buf_);
+		else
+			return inline_ops<on_heap<F>>::get(buf_)->p.get();
+	}
+	explicit operator bool() const noexcept { return ops_ != nullptr; }
+	void operator()(A... a) { ops_->call(buf_, a...); }
+
+private:
+	void take(fn &o) noexcept
+	{
+		if (o.ops_) {
+			o.ops_->move(buf_, o.buf_);
+			ops_ = std::exchange(o.ops_, nullptr);
+		}
+	}
+
+	const ops *ops_ = nullptr;
+	alignas(void *) unsigned char buf_[N];
+};
+
+// A callable lent to a running frame (a timer's callback or cancellation
+// callback), and the handle that owns it now: moves of the handle update
+// it, destroying the handle clears it. Frames nest.
+struct lent_frame {
+	const void *owner;
+	lent_frame *up;
+	bool cancel;
+};
+
+// What an owner shares with its timers. @c is the C owner (a twheel,
+// twheel_loop or twheel_host), nullptr once it is gone. @running counts
+// the runs in progress (advance(), run(), a host run): an owner destroyed
+// from a callback sets @closing and the outermost run finishes the job.
+// @kinds maps the C callback of each C++ timer type seen (one copy per
+// shared object) to what cancels it when the owner goes.
+struct ctx {
+	using c_fn = void (*)();
+	struct kind {
+		c_fn fire;
+		void (*cancel)(void *node) noexcept;
+	};
+
+	virtual ~ctx() = default;
+	void *c = nullptr;
+	std::uint64_t tick_ns = 1, tick_inv = 0; // a Wheel's tick, UINT64_MAX / tick
+	exception_handler on_exception;
+	lent_frame *lent = nullptr;
+	std::size_t refs = 1;
+	unsigned running = 0;
+	bool closing = false;
+	kind kinds[4]{};
+	std::vector<kind> more_kinds;
+
+	// Records a C++ timer type by its C callback. Allocates only beyond
+	// four types (std::bad_alloc).
+	void note(c_fn fire, void (*cancel)(void *) noexcept)
+	{
+		if (canceller(fire))
+			return;
+		for (kind &k : kinds)
+			if (!k.fire) {
+				k = {fire, cancel};
+				return;
+			}
+		more_kinds.push_back({fire, cancel});
+	}
+	// What cancels a timer of C callback @fire; nullptr: not a C++ timer
+	// with a cancellation callback (dropped as it is).
+	void (*canceller(c_fn fire) const noexcept)(void *) noexcept
+	{
+		for (const kind &k : kinds)
+			if (k.fire == fire)
+				return k.cancel;
+		for (const kind &k : more_kinds)
+			if (k.fire == fire)
+				return k.cancel;
+		return nullptr;
+	}
+	// The handle @from is now @to (nullptr: gone) for the frames it lent to.
+	void relend(const void *from, const void *to, bool cancel_only = false) noexcept
+	{
+		for (lent_frame *f = lent; f; f = f->up)
+			if (f->owner == from && (f->cancel || !cancel_only))
+				f->owner = to;
+	}
+};
+
+// An owner's drain callback: cancels a C++ timer as its type does, drops
+// any other (a C timer).
+template <class N>
+void drained(N *n, void *arg) noexcept
+{
+	if (auto cancel = static_cast<ctx *>(arg)->canceller(reinterpret_cast<ctx::c_fn>(n->func)))
+		cancel(n);
+}
+
+template <class C>
+C *retain(C *c) noexcept
+{
+	if (c)
+		c->refs++;
+	return c;
+}
+inline void release(ctx *c) noexcept
+{
+	if (c && --c->refs == 0)
+		delete c;
+}
+
+// One run of an owner (advance(), run(), a host run): holds the control
+// block, and calls @finish when the outermost run of an owner destroyed
+// from a callback returns.
+struct run_frame {
+	ctx *c;
+	void (*finish)(ctx *) noexcept;
+	run_frame(ctx *x, void (*f)(ctx *) noexcept) noexcept : c(retain(x)), finish(f) { c->running++; }
+	run_frame(const run_frame &) = delete;
+	run_frame &operator=(const run_frame &) = delete;
+	~run_frame()
+	{
+		if (--c->running == 0 && c->closing && c->c)
+			finish(c);
+		release(c);
+	}
+};
+
+// The owners' destructor: closes @c now, or (from a callback) marks it so
+// that the outermost run closes it when it returns.
+inline void close(ctx *c, void (*finish)(ctx *) noexcept) noexcept
+{
+	if (!c)
+		return;
+	c->closing = true;
+	if (c->running == 0 && c->c)
+		finish(c);
+	release(c);
+}
+
+} // namespace detail
+} // namespace tw
+
+#endif // TWHEEL_FN_HPP

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+//
+// twheel/timer.hpp - the two timer types of the C++ layer, the same on
+// every owner O (tw::Wheel, tw::Loop, tw::AsioHost):
+//   tw::Timer<O>          owns its callback f() or f(tw::Timer<O> &);
+//   tw::Hook<O, D, Tag>   intrusive: D derives from it, D::on_timer() runs.
+// Both embed the owner's C timer, keep the owner's control block (they
+// outlive it safely), move (a pending one stays pending), never copy, and
+// cancel when destroyed. Time is O::time_point and std::chrono durations.
+// Each owner's header specialises detail::ops<O>, the C calls behind them.
+#ifndef TWHEEL_TIMER_HPP
+#define TWHEEL_TIMER_HPP
+
+#include <twheel/fn.hpp>
+
+namespace tw {
+
+class Wheel;
+
+namespace detail {
+
+// Per owner (see its header): using node (the C timer); static members
+// share(O &) -> ctx * (retained; throws if O was moved from), init(node *,
+// fire), mod_at / mod_in(ctx *, node *, ns) -> 0, 1 or -errno, del(ctx *,
+// node *) -> bool, pending, expiry, now and tick (ns), move(ctx *, dst, src),
+// key(fire) -> ctx::c_fn. The ctx calls need the C owner alive.
+template <class O>
+struct ops;
+
+// What Timer and Hook share: the C timer (first: it leads back here) and
+// the owner's control block.
+template <class O>
+class handle {
+protected:
+	using X = ops<O>;
+	using node = typename X::node;
+
+public:
+	using time_point = typename O::time_point;
+
+	handle(const handle &) = delete;
+	handle &operator=(const handle &) = delete;
+
+	/// Bound to an owner that still exists.
+	explicit operator bool() const noexcept { return c_ && c_->c; }
+	/// Armed; false once the owner is gone.
+	bool pending() const noexcept { return *this && X::pending(c_, &n_); }
+	/// When it fires (or last fired, or was last armed for); on a Wheel or
+	/// an AsioHost rounded up to the tick.
+	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
+
+	/// Arms it for @tp, pending or not: true if it was pending. O(1), no
+	/// allocation. While its owner is being destroyed the arming is
+	/// dropped (false). Throws tw::error: an empty timer (EINVAL), a
+	/// destroyed owner or a stopped loop (ESHUTDOWN), the C error.
+	bool arm_at(time_point tp) { return arm<false>(tp_ns(tp)); }
+	/// Arms it @d (rounded up to whole ns, saturating) after the owner's
+	/// now(); as arm_at().
+	template <class Rep, class Period>
+	bool arm_in(std::chrono::duration<Rep, Period> d)
+	{
+		return arm<true>(ns_ceil(d));
+	}
+
+	/// The C timer, read-only.
+	const node *native_handle() const noexcept { return &n_; }
+
+protected:
+	handle(ctx *c, void (*fire)(node *)) noexcept : c_(c) { X::init(&n_, fire); }
+	~handle() { release(c_); }
+
+	// mod_in (@In) or mod_at, inlined: a wheel's re-arm has an inline path.
+	template <bool In>
+	bool arm(std::uint64_t ns)
+	{
+		if (!c_ || !c_->c || c_->closing)
+			return refused();
+		const int r = In ? X::mod_in(c_, &n_, ns) : X::mod_at(c_, &n_, ns);
+		if (r < 0)
+			fail(r, "tw: the owner refused to arm the timer");
+		return r == 1;
+	}
+	bool refused() const
+	{
+		if (!c_)
+			fail(misuse::empty_timer);
+		if (!c_->c)
+			fail(misuse::owner_gone);
+		return false; // the owner is being destroyed: dropped
+	}
+	bool del() noexcept { return *this && X::del(c_, &n_); }
+	// Takes @o's owner and timer (pending or not); this one is not pending.
+	void take(handle &o) noexcept
+	{
+		release(std::exchange(c_, std::exchange(o.c_, nullptr)));
+		X::move(c_ && c_->c ? c_ : nullptr, &n_, &o.n_);
+	}
+	static handle *from(node *n) noexcept { return reinterpret_cast<handle *>(n); }
+
+	node n_{};
+	ctx *c_;
+};
+
+} // namespace detail
+
+/// A timer owning its callback f() or f(tw::Timer<O> &). A callable of at
+/// most inline_capacity bytes, pointer alignment and a noexcept move is
+/// stored in the handle, a larger one in one heap block. While it runs it
+/// is lent to the firing frame: the callback may destroy, move or assign
+/// over its own handle, and destroy the owner.
+template <class O = Wheel>
+class [[nodiscard]] Timer : public detail::handle<O> {
+	using H = detail::handle<O>;
+	using X = typename H::X;
+	using node = typename H::node;
+	using callable = detail::fn<8, Timer &>;
+	struct box;
+
+public:
+	/// One pointer: [this], [&state], a function pointer, std::ref(x).
+	static constexpr std::size_t inline_capacity = 8;
+	template <class F>
+	static constexpr bool stores_inline = callable::template fits<std::decay_t<F>>;
+
+	/// An empty timer: operator bool false, cancel() a no-op, arming throws.
+	Timer() noexcept : H(nullptr, &fire) {}
+	/// Bound to @owner for life, not armed. Throws tw::error (an empty
+	/// callable; @owner moved from), what copying @f throws, std::bad_alloc.
+	template <class F>
+	Timer(O &owner, F &&f) : H(X::share(owner), &fire)
+	{
+		f_.emplace(std::forward<F>(f));
+		if (!f_)
+			detail::fail(detail::misuse::empty_callable);
+		this->c_->note(X::key(&fire), &cancel_node);
+	}
+	/// Moves @o here, pending or not, even from @o's callback.
+	Timer(Timer &&o) noexcept : H(nullptr, &fire) { take(o); }
+	/// Moves @o out first, cancels this timer (as the destructor), then
+	/// takes what was @o's.
+	Timer &operator=(Timer &&o) noexcept
+	{
+		if (this != &o) {
+			Timer from(std::move(o));
+			drop();
+			take(from);
+		}
+		return *this;
+	}
+	/// Cancels it (as cancel(); what the cancellation callback arms is
+	/// dropped). Safe in any callback, its own included.
+	~Timer() { drop(); }
+
+	/// Disarms it and ends a periodic timer (from its own callback too);
+	/// true if it was pending or periodic, and then the cancellation
+	/// callback has run (it may destroy or move this handle).
+	bool cancel() noexcept
+	{
+		box *b = boxed();
+		const bool periodic = b && b->period;
+		if (periodic)
+			b->period = 0;
+		if (!this->del() && !periodic)
+			return false;
+		cancelled();
+		return true;
+	}
+
+	/// Arms it to fire every @period (rounded up to whole ns; shorter than
+	/// the owner's tick throws tw::error EINVAL), first @period from now.
+	/// fixed_rate keeps to the grid of deadlines; a run that finds more
+	/// deadlines passed (missed()) then runs by @m: skip runs none of them,
+	/// once runs once, all runs once for each; the next deadline is the
+	/// first of the grid to come. fixed_delay counts from the end of each
+	/// run. The first call allocates the block
+	/// that on_cancel() uses too. Otherwise as arm_in().
+	template <class Rep, class Period>
+	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
+		       schedule s = schedule::fixed_rate)
+	{
+		const std::uint64_t p = detail::ns_ceil(period);
+		if (!this->c_)
+			detail::fail(detail::misuse::empty_timer);
+		if (!p || (this->c_->c && p < X::tick(this->c_)))
+			detail::fail(detail::misuse::bad_argument);
+		box *b = make_box();
+		const std::uint64_t at = this->c_->c ? detail::add_sat(X::now(this->c_), p) : 0;
+		const bool r = this->template arm<false>(at);
+		b->period = p;
+		b->grid = at;
+		b->missed = 0;
+		b->m = m;
+		b->s = s;
+		return r;
+	}
+	/// The period, zero for a one-shot timer.
+	std::chrono::nanoseconds period() const noexcept
+	{
+		const box *b = const_cast<Timer *>(this)->boxed();
+		const std::uint64_t p = b ? b->period : 0, max = std::chrono::nanoseconds::max().count();
+		return std::chrono::nanoseconds(static_cast<std::int64_t>(p < max ? p : max));
+	}
+	/// Inside a periodic callback: how many further deadlines had passed.
+	std::uint32_t missed() const noexcept
+	{
+		const box *b = const_cast<Timer *>(this)->boxed();
+		return b ? b->missed : 0;
+	}
+
+	/// Sets g(), run whenever the timer stops being pending unfired:
+	/// cancel() true, destruction of it or its owner, assignment over it.
+	/// nullptr or an empty callable removes it. The first call moves the
+	/// callable into a heap block beside g (g over 16 bytes: one more).
+	/// Strong guarantee: throws what copying @g throws, std::bad_alloc;
+	/// tw::error on an empty timer. Run by cancel() or the owner's
+	/// destruction, g may destroy, move or re-arm this handle; run by its
+	/// destructor or an assignment over it, g must not destroy or assign
+	/// over it, and what g arms is dropped.
+	template <class G>
+	void on_cancel(G &&g)
+	{
+		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
+			remove_cancel();
+		} else {
+			if (!this->c_)
+				detail::fail(detail::misuse::empty_timer);
+			detail::fn<16> ng;
+			ng.emplace(std::forward<G>(g));
+			if (!ng)
+				return remove_cancel();
+			make_box()->g = std::move(ng);
+			this->c_->relend(this, nullptr, true); // a running g is not put back
+		}
+	}
+
+private:
+	// The heap block that on_cancel() and arm_every() make: the callable,
+	// g and the period. Told by its kind_tag in every shared object.
+	struct box {
+		static constexpr int kind_tag = 1;
+		callable f;
+		detail::fn<16> g;
+		std::uint64_t period, grid; // ns; grid: the deadline being served
+		std::uint32_t missed;
+		misfire m;
+		schedule s;
+		void operator()() {} // never called: fire() lends f alone
+	};
+
+	box *boxed() noexcept { return f_.tag() == box::kind_tag ? f_.template get_as<box>() : nullptr; }
+	box *make_box()
+	{
+		if (box *b = boxed())
+			return b;
+		callable blk;
+		blk.emplace(box{{}, {}, 0, 0, 0, misfire::skip, schedule::fixed_rate}); // may throw
+		box *b = blk.template get_as<box>();
+		b->f = std::move(f_);
+		f_ = std::move(blk);
+		return b;
+	}
+	callable &own() noexcept
+	{
+		box *b = boxed();
+		return b ? b->f : f_;
+	}
+	void remove_cancel() noexcept
+	{
+		if (box *b = boxed())
+			b->g.reset();
+		if (this->c_)
+			this->c_->relend(this, nullptr, true);
+	}
+	void take(Timer &o) noexcept
+	{
+		H::take(o);
+		f_ = std::move(o.f_);
+		if (this->c_)
+			this->c_->relend(&o, this);
+	}
+	// Cancels, drops a re-arm of g, lets go of the callables and the owner.
+	void drop() noexcept
+	{
+		cancel();
+		this->del();
+		if (this->c_)
+			this->c_->relend(this, nullptr);
+		f_.reset();
+		detail::release(std::exchange(this->c_, nullptr));
+	}
+
+	// Runs g, lent to this frame (g may destroy or move this handle).
+	void cancelled() noexcept
+	{
+		box *b = boxed();
+		if (!b || !b->g)
+			return;
+		detail::ctx *c = detail::retain(this->c_);
+		detail::fn<16> g = std::move(b->g);
+		detail::lent_frame fr{this, c->lent, true};
+		c->lent = &fr;
+		detail::guarded(c->on_exception, g);
+		c->lent = fr.up;
+		if (auto *now = static_cast<Timer *>(const_cast<void *>(fr.owner)))
+			if (box *nb = now->boxed(); nb && !nb->g)
+				nb->g = std::move(g);
+		detail::release(c);
+	}
+	static void cancel_node(void *n) noexcept
+	{
+		auto *t = static_cast<Timer *>(H::from(static_cast<node *>(n)));
+		if (box *b = t->boxed())
+			b->period = 0;
+		t->cancelled();
+	}
+
+	// Re-arms a periodic timer that its callback left unarmed: the next
+	// deadline of the grid (after those missed, unless misfire::all), or
+	// one period after now; cancels it if its owner is being destroyed.
+	void again() noexcept
+	{
+		box *b = boxed();
+		if (!b || !b->period || !*this || this->pending())
+			return;
+		if (this->c_->closing) { // its owner is going: it will not run again
+			b->period = 0;
+			return cancelled();
+		}
+		const std::uint64_t p = b->period;
+		if (b->s == schedule::fixed_delay)
+			b->grid = detail::add_sat(X::now(this->c_), p);
+		else
+			b->grid = detail::add_sat(b->grid, (b->m == misfire::all ? 1 : b->missed + std::uint64_t{1}) * p);
+		X::mod_at(this->c_, &this->n_, b->grid); // fails only once the loop is stopped
+	}
+
+	// The C callback of every Timer<O>: lends the callable to this frame,
+	// calls it, gives it back to whichever handle now owns the timer.
+	static void fire(node *n) noexcept
+	{
+		auto *t = static_cast<Timer *>(H::from(n));
+		detail::ctx *c = t->c_; // kept alive by the owner's running frame
+		if (box *b = t->boxed(); b && b->period && b->s == schedule::fixed_rate) {
+			const std::uint64_t now = X::now(c), k = now > b->grid ? (now - b->grid) / b->period : 0;
+			b->missed = static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
+			if (k && b->m == misfire::skip)
+				return t->again(); // the deadlines passed are skipped, this one too
+		}
+		callable f = std::move(t->own());
+		detail::lent_frame fr{t, c->lent, false};
+		c->lent = &fr;
+		detail::guarded(c->on_exception, f, *t);
+		c->lent = fr.up;
+		if (auto *now = static_cast<Timer *>(const_cast<void *>(fr.owner))) {
+			if (callable &slot = now->own(); !slot)
+				slot = std::move(f);
+			now->again();
+		}
+	}
+
+	callable f_;
+};
+
+/// An intrusive timer: D derives from Hook<O, D> (or Hook<O, D, Tag>, for
+/// several hooks in one object) and gives on_timer() (on_timer(Tag)); if
+/// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel() or the
+/// owner's destruction disarms it (not when the hook is destroyed: D is
+/// gone by then). The C timer plus one pointer: making, arming, firing
+/// and cancelling it allocate nothing. on_timer() may re-arm, move or
+/// destroy the object (then not touch it again); a periodic hook re-arms
+/// itself there: arm_at(expiry() + period), O(1).
+template <class O, class D, class Tag = void>
+class Hook : public detail::handle<O> {
+	using H = detail::handle<O>;
+	using X = typename H::X;
+	using node = typename H::node;
+
+public:
+	/// Bound to @owner, not armed. Throws tw::error if @owner was moved from.
+	explicit Hook(O &owner) : H(X::share(owner), &fire)
+	{
+		if constexpr (has_cancel())
+			this->c_->note(X::key(&fire), &cancel_node);
+	}
+	/// Unbound; bind it by assigning a bound hook.
+	Hook() noexcept : H(nullptr, &fire) {}
+	Hook(Hook &&o) noexcept : H(nullptr, &fire) { this->take(o); }
+	/// Disarms this hook (no on_cancel()), then takes @o's owner and state.
+	Hook &operator=(Hook &&o) noexcept
+	{
+		if (this != &o) {
+			this->del();
+			this->take(o);
+		}
+		return *this;
+	}
+	~Hook() { this->del(); }
+
+	/// Disarms it: true if it was pending, and then D::on_cancel() has run.
+	bool cancel() noexcept
+	{
+		if (!this->del())
+			return false;
+		cancelled(this);
+		return true;
+	}
+
+private:
+	template <class E, class = void>
+	struct cancel0 : std::false_type {};
+	template <class E>
+	struct cancel0<E, std::void_t<decltype(std::declval<E &>().on_cancel())>> : std::true_type {};
+	template <class E, class = void>
+	struct cancel1 : std::false_type {};
+	template <class E>
+	struct cancel1<E, std::void_t<decltype(std::declval<E &>().on_cancel(std::declval<Tag>()))>>
+		: std::true_type {};
+	static constexpr bool has_cancel() noexcept
+	{
+		if constexpr (std::is_void_v<Tag>)
+			return cancel0<D>::value;
+		else
+			return cancel1<D>::value;
+	}
+
+	template <bool Cancel>
+	static void call(Hook *h) noexcept
+	{
+		auto run = [d = static_cast<D *>(h)] {
+			if constexpr (Cancel && std::is_void_v<Tag>)
+				d->on_cancel();
+			else if constexpr (Cancel)
+				d->on_cancel(Tag{});
+			else if constexpr (std::is_void_v<Tag>)
+				d->on_timer();
+			else
+				d->on_timer(Tag{});
+		};
+		detail::ctx *c = detail::retain(h->c_); // if the callback destroys *h
+		detail::guarded(c->on_exception, run);
+		detail::release(c);
+	}
+	static void cancelled(Hook *h) noexcept
+	{
+		if constexpr (has_cancel())
+			call<true>(h);
+	}
+	static void cancel_node(void *n) noexcept { cancelled(static_cast<Hook *>(H::from(static_cast<node *>(n)))); }
+	static void fire(node *n) noexcept { call<false>(static_cast<Hook *>(H::from(n))); }
+};
+
+namespace detail {
+
+// The timer calls of every owner O (a base of O).
+template <class O>
+class timers {
+public:
+	/// A timer running @f @d from now (Timer::arm_in()). Throws as the
+	/// Timer constructor and arm_in().
+	template <class Rep, class Period, class F>
+	Timer<O> after(std::chrono::duration<Rep, Period> d, F &&f)
+	{
+		Timer<O> t(self(), std::forward<F>(f));
+		t.arm_in(d);
+		return t;
+	}
+	/// A timer running @f at @tp; as after().
+	template <class Clock, class Dur, class F>
+	Timer<O> at(std::chrono::time_point<Clock, Dur> tp, F &&f)
+	{
+		Timer<O> t(self(), std::forward<F>(f));
+		t.arm_at(tp);
+		return t;
+	}
+	/// A periodic timer (Timer::arm_every()); as after().
+	template <class Rep, class Period, class F>
+	Timer<O> every(std::chrono::duration<Rep, Period> period, F &&f, misfire m = misfire::skip,
+		       schedule s = schedule::fixed_rate)
+	{
+		Timer<O> t(self(), std::forward<F>(f));
+		t.arm_every(period, m, s);
+		return t;
+	}
+	/// Fire and forget: runs @f() @d from now, with no handle; if the
+	/// owner is destroyed first, @f is destroyed uncalled. One or two
+	/// allocations. Throws as after().
+	template <class Rep, class Period, class F>
+	void call_after(std::chrono::duration<Rep, Period> d, F &&f)
+	{
+		using G = std::decay_t<F>;
+		if (is_empty_callable<G>(f))
+			fail(misuse::empty_callable);
+		auto t = std::make_unique<Timer<O>>(self(), [g = G(std::forward<F>(f))](Timer<O> &me) mutable {
+			const std::unique_ptr<Timer<O>> done(&me);
+			g();
+		});
+		t->on_cancel([p = t.get()] { delete p; });
+		t->arm_in(d);
+		if (t->pending()) // else dropped: the owner is being destroyed
+			t.release();
+	}
+
+private:
+	O &self() noexcept { return static_cast<O &>(*this); }
+};
+
+} // namespace detail
+} // namespace tw
+
+#endif // TWHEEL_TIMER_HPP
