@@ -11,6 +11,11 @@
  * CLOCK_MONOTONIC time that lies as far after a fresh uv_hrtime() reading
  * (counting from uv_now() instead, truncated to the millisecond, would
  * wake up to 1 ms before the tick boundary, for nothing).
+ *
+ * Arms by delay are parked (twheel_host_defer()) and placed by a
+ * uv_prepare_t, which libuv runs just before it computes its poll timeout:
+ * one clock reading per iteration instead of one per arm. It does not keep
+ * the loop alive (uv_unref()).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -24,7 +29,9 @@
 struct twheel_uv {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	uv_timer_t timer;
+	uv_prepare_t prepare; /* places the iteration's arms by delay */
 	uv_loop_t *loop;
+	int open_handles;     /* freed when both handles are closed */
 };
 
 static inline uint64_t ceil_ms(uint64_t ns)
@@ -37,6 +44,13 @@ static void on_timer(uv_timer_t *timer)
 	struct twheel_uv *u = timer->data;
 
 	twheel_host_run(&u->h);
+}
+
+static void on_prepare(uv_prepare_t *prepare)
+{
+	struct twheel_uv *u = prepare->data;
+
+	twheel_host_place(&u->h);
 }
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
@@ -79,12 +93,21 @@ struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt
 		return twheel__adapter_abort(&u->h, EINVAL);
 	u->timer.data = u;
 	u->loop = loop;
+	uv_prepare_init(loop, &u->prepare); /* cannot fail */
+	u->prepare.data = u;
+	uv_prepare_start(&u->prepare, on_prepare);
+	uv_unref((uv_handle_t *)&u->prepare);
+	u->open_handles = 2;
+	twheel_host_defer(&u->h, true);
 	return &u->h;
 }
 
 static void on_close(uv_handle_t *handle)
 {
-	free(handle->data);
+	struct twheel_uv *u = handle->data;
+
+	if (--u->open_handles == 0)
+		free(u);
 }
 
 int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
@@ -96,5 +119,6 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	if (rc)
 		return rc;
 	uv_close((uv_handle_t *)&u->timer, on_close);
+	uv_close((uv_handle_t *)&u->prepare, on_close);
 	return 0;
 }

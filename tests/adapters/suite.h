@@ -8,6 +8,8 @@
  *   - timer callbacks that re-arm themselves, cancel others and arm new
  *     ones; the same from the host loop's own handlers;
  *   - a delay counts from the call, not from the loop's cached time;
+ *   - arms by delay from a handler read no clock when the adapter places
+ *     them once per iteration, one each otherwise (injected clock);
  *   - no wake-ups while the wheel is empty (counted), and the host loop
  *     returns when nothing is pending (the host timer was stopped);
  *   - shutdown hands every pending timer back exactly once;
@@ -50,6 +52,9 @@ struct host_loop {
 	 * its own until *@until changes (the host loop refreshes its cached
 	 * time all along) */
 	void (*busy)(const int *until);
+	/* the adapter places arms by delay once per iteration
+	 * (twheel_host_defer()): they read no clock */
+	bool places;
 };
 
 static const struct host_loop *HL;
@@ -260,6 +265,59 @@ static void delay_counts_from_the_call_not_the_cached_time(void **state)
 	assert_int_equal(early, 0);
 }
 
+/*
+ * Arms by delay from one of the host loop's handlers, another timer keeping
+ * the host timer armed: where the adapter places them once per iteration,
+ * none reads the clock (elsewhere each does: the clock is injected, so
+ * twheel_rt_now_upper() reads it); each fires once, never before its delay
+ * after the call.
+ */
+#define NBATCH 50
+static struct ttimer batch[NBATCH + 1];
+static unsigned counted_reads, reads_in_arms;
+
+static uint64_t counting_clock(void *arg)
+{
+	(void)arg;
+	counted_reads++;
+	return mono_ns();
+}
+
+static void arm_batch(void *arg)
+{
+	unsigned r0;
+
+	(void)arg;
+	arm(&batch[NBATCH], 3 * TICK_NS);
+	r0 = counted_reads;
+	for (int i = 0; i < NBATCH; i++)
+		arm(&batch[i], (uint64_t)(i % 7 + 1) * TICK_NS + (uint64_t)i * 1000);
+	reads_in_arms = counted_reads - r0;
+}
+
+static void delays_from_a_handler_batched(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	twheel_rt_init(&rt, TICK_NS, counting_clock, NULL);
+	H = HL->create(&rt);
+	assert_non_null(H);
+	memset(batch, 0, sizeof(batch));
+	for (int i = 0; i <= NBATCH; i++)
+		tw_timer_init(&batch[i].t, t_cb);
+	HL->call_soon(arm_batch, NULL);
+	HL->run();
+	for (int i = 0; i <= NBATCH; i++)
+		assert_int_equal(batch[i].fired, 1);
+	assert_int_equal(early, 0);
+	if (HL->places)
+		assert_int_equal(reads_in_arms, 0);
+	else /* one each, and one more to re-arm the host timer earlier */
+		assert_true(reads_in_arms >= NBATCH);
+}
+
 static void no_wakeups_while_idle(void **state)
 {
 	static struct ttimer a;
@@ -468,6 +526,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(host_handlers_arm_and_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(delay_counts_from_the_call_not_the_cached_time, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(delays_from_a_handler_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),

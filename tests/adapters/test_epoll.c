@@ -115,7 +115,7 @@ static void ep_call_soon(void (*fn)(void *arg), void *arg)
 
 static const struct host_loop ep_host = {
 	"epoll", ep_setup, ep_teardown, ep_create, ep_destroy, ep_run, ep_run_for, ep_call_soon,
-	NULL,
+	NULL, false,
 };
 
 /*

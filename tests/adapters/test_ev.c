@@ -76,7 +76,7 @@ static void ev_call_soon(void (*fn)(void *arg), void *arg)
 
 static const struct host_loop ev_host = {
 	"libev", ev_setup, ev_teardown, ev_create, twheel_ev_destroy,
-	ev_run_all, ev_run_for, ev_call_soon, NULL,
+	ev_run_all, ev_run_for, ev_call_soon, NULL, true,
 };
 
 int main(void)

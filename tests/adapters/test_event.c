@@ -104,11 +104,11 @@ int main(void)
 {
 	static const struct host_loop coarse = {
 		"libevent (default base)", event_setup, event_teardown, event_create,
-		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, false,
 	};
 	static const struct host_loop fine = {
 		"libevent (precise timer)", event_setup, event_teardown, event_create,
-		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, false,
 	};
 	int rc;
 

@@ -75,7 +75,7 @@ static void uv_call_soon(void (*fn)(void *arg), void *arg)
 
 static const struct host_loop uv_host = {
 	"libuv", uv_setup, uv_teardown, uv_create, twheel_uv_destroy,
-	uv_run_all, uv_run_for, uv_call_soon, NULL,
+	uv_run_all, uv_run_for, uv_call_soon, NULL, true,
 };
 
 /*

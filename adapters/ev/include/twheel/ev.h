@@ -9,10 +9,15 @@
  * ev_timer's callback, in nondecreasing order of expiry.
  *
  * Time. The clock is the struct twheel_rt passed to twheel_ev_create()
- * (CLOCK_MONOTONIC and 1 ms ticks by default), from whose time at the call
- * twheel_host_add()/_mod() count (twheel_rt_now_upper(): never behind it,
- * at most 1/16 of a tick ahead): a delay is relative to the moment of the call,
- * not to the loop's cached time (ev_now(), and the monotonic time libev
+ * (CLOCK_MONOTONIC and 1 ms ticks by default). The adapter turns
+ * twheel_host_defer() on: while a timer is pending, a delay
+ * (twheel_host_add()/_mod()) is parked and placed by an ev_prepare of the
+ * lowest priority (unreferenced: it keeps no loop alive) just before libev
+ * waits, from one clock reading taken after every arm of the iteration:
+ * no clock reading per arm, late by at most the rest of the iteration
+ * (into an empty wheel it counts from twheel_rt_now_upper(): never behind
+ * the clock, at most 1/16 of a tick ahead). A delay is relative to the
+ * moment of the call, not to the loop's cached time (ev_now(), and the monotonic time libev
  * keeps beside it, are read once per iteration; an ev_timer started after
  * a long callback counts from that old time and fires early). Before the
  * ev_timer is started the adapter calls ev_now_update(), after reading its

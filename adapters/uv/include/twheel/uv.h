@@ -9,12 +9,19 @@
  * uv_timer_t's callback, in nondecreasing order of expiry.
  *
  * Time. The clock is the struct twheel_rt passed to twheel_uv_create()
- * (CLOCK_MONOTONIC and 1 ms ticks by default), from whose time at the call
- * twheel_host_add()/_mod() count (twheel_rt_now_upper(): never behind it,
- * at most 1/16 of a tick ahead): a delay is relative to the moment of the call, not
+ * (CLOCK_MONOTONIC and 1 ms ticks by default). A delay
+ * (twheel_host_add()/_mod()) is relative to the moment of the call, not
  * to the loop's cached uv_now(), so a timer armed after a long callback
  * does not fire early (libuv's own timers do: they count from the time
- * cached at the start of the iteration). A timer fires when the clock has
+ * cached at the start of the iteration). The adapter turns
+ * twheel_host_defer() on: while a timer is pending, a delay is parked and
+ * placed by a uv_prepare_t (unreferenced: it keeps no loop alive) just
+ * before libuv polls, from one clock reading taken after every arm of the
+ * iteration: no clock reading per arm, late by at most the rest of the
+ * iteration (into an empty wheel it counts from twheel_rt_now_upper():
+ * never behind the clock, at most 1/16 of a tick ahead). An arm from
+ * another prepare handle that libuv runs after the adapter's (one started
+ * before twheel_uv_create()) is placed by the next iteration's. A timer fires when the clock has
  * reached its deadline, at most one tick plus the loop's wake-up latency
  * later. The uv_timer_t is set in uv_now()'s milliseconds so that it
  * never fires before the tick boundary it waits for.
