@@ -18,8 +18,9 @@
  *                   DEMO_HTTP_REPLY ("Connection: keep-alive"), or
  *                   DEMO_HTTP_REPLY_CLOSE to a request that closes the
  *                   connection ("Connection: close", HTTP/1.0 without
- *                   keep-alive: demo_http_input() in demo_server.h), after
- *                   which the server reads no more requests and closes; a
+ *                   keep-alive, a request with a body, which the server
+ *                   does not read: demo_http_input() in demo_server.h),
+ *                   after which the server reads no more requests and closes; a
  *                   head longer than DEMO_HTTP_MAX_HEAD bytes is malformed
  *                   and closes the connection. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with

@@ -134,13 +134,17 @@ _Static_assert(DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE
 /*
  * demo_http_input() reads a head byte by byte, keeping only what decides
  * whether the connection persists (RFC 9112 9.3): the request line's
- * version, and the options of its Connection fields.
+ * version, the options of its Connection fields, and whether a body
+ * follows (Content-Length, Transfer-Encoding: RFC 9112 6.3). The server
+ * reads no bodies, so a head that announces one closes the connection:
+ * its body is never read as the next request.
  */
 enum http_part {
 	HTTP_REQUEST_LINE, /* its words, the third the version */
 	HTTP_LINE_START,   /* the first byte of a field line */
-	HTTP_FIELD_NAME,   /* a field name, while it may be "Connection" */
+	HTTP_FIELD_NAME,   /* a field name, up to its colon */
 	HTTP_CONNECTION,   /* the value of a Connection field */
+	HTTP_LENGTH,       /* the value of a Content-Length field */
 	HTTP_OTHER,        /* another field line: skipped */
 };
 
@@ -149,14 +153,22 @@ enum http_part {
 #define HTTP_V11 2u        /* the version is HTTP/1.1, or a later HTTP/1.x */
 #define HTTP_CLOSE 4u      /* a "close" connection option */
 #define HTTP_KEEP_ALIVE 8u /* a "keep-alive" connection option */
+#define HTTP_BODY 16u      /* a body follows (or its length is unclear): the connection closes */
 #define HTTP_NO_MATCH 0xff /* pos: the word can no longer be what is looked for */
 
 static const char http_version[] = "HTTP/1."; /* then one digit; case-sensitive (RFC 9112 2.3) */
 #define HTTP_VERSION_LEN 8 /* "HTTP/1." and the digit */
-static const char http_connection[] = "connection";
-#define HTTP_CONNECTION_LEN 10
-_Static_assert(sizeof(http_version) == HTTP_VERSION_LEN && sizeof(http_connection) - 1 == HTTP_CONNECTION_LEN,
-	       "HTTP_*_LEN");
+_Static_assert(sizeof(http_version) == HTTP_VERSION_LEN, "HTTP_VERSION_LEN");
+/* The field names looked for (cand bits while a name is read), compared without regard to case. */
+static const struct {
+	const char *name;
+	uint8_t len, part; /* part: what the value is, HTTP_OTHER: the name alone says it */
+} http_fields[] = {
+	{ "connection", 10, HTTP_CONNECTION },
+	{ "content-length", 14, HTTP_LENGTH },
+	{ "transfer-encoding", 17, HTTP_OTHER }, /* any value: a body follows */
+};
+#define HTTP_FIELDS_ALL 7u /* one cand bit each */
 static const struct {
 	const char *name;
 	uint8_t len, bit;
@@ -240,18 +252,66 @@ static void http_option_byte(struct demo_http *h, char ch)
 		h->pos++;
 }
 
+/*
+ * A byte of a Content-Length value: a body unless the value is one run of
+ * zeros between optional whitespace (pos: the zeros so far, capped).
+ */
+static void http_length_byte(struct demo_http *h, char ch)
+{
+	if (http_ows(ch))
+		h->gap = h->pos != 0;
+	else if (ch == '0' && !h->gap)
+		h->pos = 1;
+	else
+		h->head |= HTTP_BODY;
+}
+
 /* The first byte of a field line: which part it starts. */
 static void http_line_start(struct demo_http *h, char ch)
 {
 	if (http_ows(ch)) { /* obs-fold: the field above goes on, read as a space (RFC 9112 5.2) */
-		h->part = h->fold ? HTTP_CONNECTION : HTTP_OTHER;
+		h->part = h->fold ? HTTP_CONNECTION : h->length ? HTTP_LENGTH : HTTP_OTHER;
+		h->gap = h->gap || h->length; /* a Content-Length's zeros are over: "0\r\n 5" is "0 5" */
 		return;
 	}
 	if (h->fold)
 		http_option_end(h);
 	h->fold = false;
+	h->length = false;
 	h->part = HTTP_FIELD_NAME;
 	h->pos = 0;
+	h->cand = HTTP_FIELDS_ALL;
+}
+
+/* A byte of a field name: which of http_fields it may still be; at its colon, what its value is. */
+static void http_name_byte(struct demo_http *h, char ch)
+{
+	if (ch == ':') {
+		unsigned part = HTTP_OTHER;
+		for (size_t i = 0; i < sizeof(http_fields) / sizeof(http_fields[0]); i++)
+			if ((h->cand & (1u << i)) && h->pos == http_fields[i].len) {
+				part = http_fields[i].part;
+				if (part == HTTP_OTHER) /* Transfer-Encoding */
+					h->head |= HTTP_BODY;
+			}
+		h->part = (uint8_t)part;
+		h->fold = part == HTTP_CONNECTION;
+		h->length = part == HTTP_LENGTH;
+		h->pos = 0;
+		h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
+		h->gap = false;
+		return;
+	}
+	if (http_ows(ch)) { /* whitespace before the colon: the message is rejected (RFC 9112 5.1) */
+		h->head |= HTTP_CLOSE;
+		h->part = HTTP_OTHER;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(http_fields) / sizeof(http_fields[0]); i++)
+		if (h->pos >= http_fields[i].len || http_lower(ch) != http_fields[i].name[h->pos])
+			h->cand &= (uint8_t)~(1u << i);
+	if (h->pos < HTTP_NO_MATCH)
+		h->pos++;
 }
 
 /* A byte of a head other than LF. */
@@ -263,21 +323,14 @@ static void http_head_byte(struct demo_http *h, char ch)
 	case HTTP_REQUEST_LINE:
 		http_request_byte(h, ch);
 		break;
-	case HTTP_FIELD_NAME: /* no whitespace before the colon (RFC 9112 5.1) */
-		if (h->pos == HTTP_CONNECTION_LEN && ch == ':') {
-			h->part = HTTP_CONNECTION;
-			h->fold = true;
-			h->pos = 0;
-			h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
-			h->gap = false;
-		} else if (h->pos < HTTP_CONNECTION_LEN && http_lower(ch) == http_connection[h->pos]) {
-			h->pos++;
-		} else {
-			h->part = HTTP_OTHER;
-		}
+	case HTTP_FIELD_NAME:
+		http_name_byte(h, ch);
 		break;
 	case HTTP_CONNECTION:
 		http_option_byte(h, ch);
+		break;
+	case HTTP_LENGTH:
+		http_length_byte(h, ch);
 		break;
 	default:
 		break;
@@ -293,6 +346,8 @@ static void http_line_end(struct demo_http *h)
 			h->head &= (uint8_t)~(HTTP_V10 | HTTP_V11);
 	} else if (h->part == HTTP_CONNECTION) {
 		h->gap = h->pos != 0; /* the line break is whitespace if the field goes on */
+	} else if (h->part == HTTP_LENGTH && !h->pos) {
+		h->head |= HTTP_BODY; /* no value: its length is unclear */
 	}
 	h->part = HTTP_LINE_START;
 }
@@ -304,7 +359,7 @@ static bool http_head_end(struct demo_http *h)
 		http_option_end(h);
 	unsigned head = h->head;
 	*h = (struct demo_http){ .len = 0 };
-	if (head & HTTP_CLOSE)
+	if (head & (HTTP_CLOSE | HTTP_BODY))
 		return false;
 	return (head & HTTP_V11) || ((head & HTTP_V10) && (head & HTTP_KEEP_ALIVE));
 }

@@ -76,13 +76,14 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 struct demo_http {
 	uint16_t len;   /* the current head's bytes so far, 0 between heads */
 	uint8_t part;   /* what the next byte belongs to (enum http_part, demo_server.c) */
-	uint8_t pos;    /* bytes of the current word, field name or option so far */
-	uint8_t cand;   /* what these bytes may still spell: a version, or options */
+	uint8_t pos;    /* bytes of the current word, field name, option or length so far */
+	uint8_t cand;   /* what these bytes may still spell: a version, field names, or options */
 	uint8_t words;  /* the request line's words so far (4: more than 3) */
 	uint8_t head;   /* what the head said so far: its version, its Connection options */
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool fold : 1;  /* in a Connection field (a line that starts with whitespace continues it) */
+	bool length : 1; /* in a Content-Length field (a line that starts with whitespace continues it) */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
 };
 
@@ -95,7 +96,12 @@ struct demo_http {
  * Persistence (RFC 9112 9.3): a head closes the connection unless its
  * request line is "METHOD TARGET HTTP/1.x" (three words, x a digit) and
  * its Connection fields have no "close" option, and, for HTTP/1.0, have a
- * "keep-alive" option. Connection fields are matched by name without
+ * "keep-alive" option. Bodies are not read: a head that announces one (a
+ * Transfer-Encoding field, or a Content-Length field whose value is not a
+ * run of zeros between optional whitespace, on one line; several such
+ * fields must all be) closes, so that its body is never read as a request
+ * (RFC 9112 6.3). A field line with whitespace in its name (before its
+ * colon, or with no colon) is invalid and closes (RFC 9112 5.1). Connection fields are matched by name without
  * regard to case; each value is a comma-separated list of options, each
  * between optional whitespace and compared without regard to case; the
  * field may appear on several lines, and a line that starts with

@@ -14,11 +14,15 @@
 #  - curl --http1.0, and curl with "Connection: close": the reply says
 #    "Connection: close" and curl's next request needs a new connection;
 #    plain curl (HTTP/1.1) gets "Connection: keep-alive" and reuses it;
+#    curl -d, with a Content-Length or a chunked body, gets "Connection:
+#    close" and never a reply it did not ask for (the body is not read as
+#    a request);
 #  - raw requests on a socket: the server sends its FIN right after the
 #    reply that closes (read to the end within 2 s); a request pipelined
 #    after it is not answered, and 16 KiB more behind it do not turn the
 #    close into an RST (the reply arrives whole, the end is clean);
-#    HTTP/1.0 with keep-alive stays open;
+#    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
+#    is not answered as a request, "Content-Length: 0" keeps it open;
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused, or ab or curl not
@@ -88,6 +92,8 @@ curl_check() {
     >"$tmp/curl.out" 2>"$tmp/curl.err" || { cat "$tmp/curl.err"; fail "$label: curl failed"; }
   grep -iq "^< Connection: $want" "$tmp/curl.err" ||
     { cat "$tmp/curl.err"; fail "$label: no \"Connection: $want\" in the reply"; }
+  # a reply curl did not ask for (a body read as a request) is "excess" to it
+  grep -q 'Excess found' "$tmp/curl.err" && { cat "$tmp/curl.err"; fail "$label: a reply curl did not ask for"; }
   [ "$(paste -sd, "$tmp/curl.out")" = "$connects" ] ||
     { cat "$tmp/curl.err"; fail "$label: connections made per request $(paste -sd, "$tmp/curl.out"), want $connects"; }
   echo "$label: Connection: $want, new connections per request $connects"
@@ -96,6 +102,9 @@ curl_check "curl --http1.0" close 1,1 --http1.0
 curl_check "curl -H 'Connection: close'" close 1,1 -H 'Connection: close'
 curl_check "curl (HTTP/1.1)" keep-alive 1,0
 curl_check "curl --http1.0 -H 'Connection: keep-alive'" keep-alive 1,0 --http1.0 -H 'Connection: keep-alive'
+# a request with a body: the server reads no bodies, so it closes rather than read one as a request
+curl_check "curl -d (Content-Length)" close 1,1 -d 'hello'
+curl_check "curl -d, chunked" close 1,1 -H 'Transfer-Encoding: chunked' -d 'hello'
 
 # raw LABEL REQUEST WANT_REPLIES WANT_END: send REQUEST (printf format) on a
 # socket and read for 2 s at most; WANT_END "eof": the server closed
@@ -134,6 +143,9 @@ raw "pipelined after close" \
 junk=$(printf 'GET / HTTP/1.1\\r\\n\\r\\n%.0s' $(seq 900)) # 16 KiB of requests after the close
 raw "16 KiB after close" "GET / HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
 raw "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
+raw "a body that reads as a request" 'POST / HTTP/1.1\r\nContent-Length: 18\r\n\r\nGET / HTTP/1.1\r\n\r\n' 1 eof
+raw "a chunked body" 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
+raw "Content-Length: 0" 'POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 open
 
 # the connections end when the clients close theirs: none waits for the timer
 for _ in $(seq 100); do stats; [ "$(get conns)" = 0 ] && break; sleep 0.05; done

@@ -189,11 +189,11 @@ static const struct {
 	{ "GET / HTTP/1.1\r\nProxy-Connection: close\r\n\r\n", false },
 	{ "GET / HTTP/1.1\r\nConnection-X: close\r\n\r\n", false },
 	{ "GET / HTTP/1.1\r\nConnectio: close\r\n\r\n", false },
-	{ "GET / HTTP/1.1\r\nConnection : close\r\n\r\n", false }, /* no space before the colon */
+	{ "GET / HTTP/1.1\r\nConnection : close\r\n\r\n", true }, /* a space before the colon: rejected */
 	{ "GET / HTTP/1.1\r\nHost: close\r\n\r\n", false },
 	{ "GET / HTTP/1.1\r\nX: Connection: close\r\n\r\n", false },
 	{ "GET /close HTTP/1.1\r\n\r\n", false },
-	{ "GET / HTTP/1.1\r\nConnection close\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nConnection close\r\n\r\n", true }, /* whitespace in a field name: rejected */
 	/* HTTP/1.0: keep-alive in any case (ab -k sends "Keep-Alive"), close wins */
 	{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", false },
 	{ "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: a\r\n\r\n", false },
@@ -209,6 +209,42 @@ static const struct {
 	{ "GET / HTTP/1.0\r\nConnection: keep\r\n\r\n", true },
 	{ "GET / HTTP/1.0\r\nConnection:\r\n\r\n", true },
 	{ "GET / HTTP/2.0\r\nConnection: keep-alive\r\n\r\n", true },
+	/*
+	 * A head that announces a body closes (RFC 9112 6.3): the server reads
+	 * no bodies, so the body must not be read as the next request. A body
+	 * is announced by any Transfer-Encoding, or by a Content-Length other
+	 * than a run of zeros (one that is not a single valid value closes too).
+	 */
+	{ "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\ncontent-length:18\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nCONTENT-LENGTH: 10\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n", true },
+	{ "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", false },
+	{ "POST / HTTP/1.1\r\nContent-Length:\t000 \r\n\r\n", false },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", false },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 7\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0 0\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0, 0\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: -0\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: +0\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0x0\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nContent-Length: 0\r\n 5\r\n\r\n", true }, /* obs-fold: "0 5" */
+	{ "POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nContent-Lengthx: 5\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nX-Content-Length: 5\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nContent-Lengt: 5\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nContent: 5\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nTransfer-Encodin: chunked\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nX: Content-Length: 5\r\n\r\n", false },
+	{ "GET / HTTP/1.1\r\nHost: a\r\n Transfer-Encoding: chunked\r\n\r\n", false }, /* Host goes on */
+	/* whitespace between a field name and its colon: rejected (RFC 9112 5.1), so closed */
+	{ "POST / HTTP/1.1\r\nContent-Length : 5\r\n\r\n", true },
+	{ "POST / HTTP/1.1\r\nTransfer-Encoding\t: chunked\r\n\r\n", true },
+	{ "GET / HTTP/1.1\r\nHost : a\r\n\r\n", true },
 };
 
 /* xorshift64: the random inputs, the same every run */
@@ -232,7 +268,8 @@ static void check_random(void)
 	static const char *const pieces[] = {
 		"GET", " ", "/", "HTTP/1.0", "HTTP/1.1", "HTTP/1.", "\r\n", "\n", "\r", "\t", ":", ",",
 		"Connection", "connection:", "Connection: ", "close", "CLOSE", "keep-alive", "Keep-Alive",
-		"\r\n\r\n", "x", "\r\n ", "HTTP/2.0",
+		"\r\n\r\n", "x", "\r\n ", "HTTP/2.0", "Content-Length:", "content-length: ", "0", "5",
+		"Transfer-Encoding:", " chunked", "\0",
 	};
 	char in[600];
 	for (int t = 0; t < 20000; t++) {
