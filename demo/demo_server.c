@@ -185,10 +185,13 @@ static bool http_word_gap(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r';
 }
 
-/* Optional whitespace in a field value: SP, HTAB, or a bare CR, read as SP (RFC 9112 2.2). */
+/*
+ * Optional whitespace in a field value: SP, HTAB, or a bare CR or a NUL,
+ * each read as SP (RFC 9112 2.2, RFC 9110 5.5).
+ */
 static bool http_ows(char ch)
 {
-	return ch == ' ' || ch == '\t' || ch == '\r';
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\0';
 }
 
 /*

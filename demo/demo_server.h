@@ -106,8 +106,9 @@ struct demo_http {
  * between optional whitespace and compared without regard to case; the
  * field may appear on several lines, and a line that starts with
  * whitespace continues the field above (obs-fold, read as a space). A
- * bare CR counts as a space (RFC 9112 2.2). An unknown version (HTTP/2.0,
- * HTTP/0.9, "http/1.1", no version) closes.
+ * bare CR counts as a space (RFC 9112 2.2), and so does a NUL in a field
+ * line (RFC 9110 5.5: "Connection: close\0" closes). An unknown version
+ * (HTTP/2.0, HTTP/0.9, "http/1.1", no version) closes.
  *
  * Returns the heads completed, each to be answered (demo_http_reply_span()),
  * or -1 (a protocol error) once a head is longer than DEMO_HTTP_MAX_HEAD

@@ -350,6 +350,33 @@ int main(void)
 		check_splits(shown(buf), buf, ends[1], close ? 1 : 2, close, ends);
 	}
 
+	/*
+	 * A NUL in a field value is read as a space (RFC 9110 5.5 allows that
+	 * or rejecting the message; both close on "close\0"), never as part of
+	 * an option or a length.
+	 */
+	static const struct {
+		const char *head;
+		size_t len;
+		bool close;
+	} nul[] = {
+#define NUL_CASE(lit, cl) { lit, sizeof(lit) - 1, cl }
+		NUL_CASE("GET / HTTP/1.1\r\nConnection: close\0\r\n\r\n", true),
+		NUL_CASE("GET / HTTP/1.1\r\nConnection:\0close\r\n\r\n", true),
+		NUL_CASE("GET / HTTP/1.1\r\nConnection: cl\0ose\r\n\r\n", false),
+		NUL_CASE("POST / HTTP/1.1\r\nContent-Length: 0\0\r\n\r\n", false),
+		NUL_CASE("POST / HTTP/1.1\r\nContent-Length: 0\0" "5\r\n\r\n", true),
+#undef NUL_CASE
+	};
+	for (size_t i = 0; i < sizeof(nul) / sizeof(nul[0]); i++) {
+		ends[0] = nul[i].len;
+		ends[1] = ends[0] + strlen(next);
+		check_splits(shown(nul[i].head), nul[i].head, ends[0], 1, nul[i].close, ends);
+		memcpy(buf, nul[i].head, ends[0]);
+		memcpy(buf + ends[0], next, strlen(next));
+		check_splits(shown(nul[i].head), buf, ends[1], nul[i].close ? 1 : 2, nul[i].close, ends);
+	}
+
 	/* a run of requests: the one that closes is the last answered, the rest is not read */
 	const char *run = "GET / HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
 			  "GET /2 HTTP/1.1\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\nGET";
