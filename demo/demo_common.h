@@ -27,9 +27,12 @@
  *                   DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"),
  *                   whatever headers it holds (nginx adds Server, Date,
  *                   Connection), so foreign HTTP servers answer it too.
- *   In every mode any bytes read count as activity and re-arm the
- *   connection's idle timer; a connection silent for the idle timeout is
- *   closed by the server.
+ *   A read that completes a message counts as activity and re-arms the
+ *   connection's idle timer: in echo mode any bytes, in heartbeat mode a
+ *   line, in HTTP mode a request head (so a slow client that trickles a
+ *   partial line or head, or only empty lines between heads, has one idle
+ *   timeout to complete it); a connection without activity for the idle
+ *   timeout is closed by the server.
  *   A connection whose first read is exactly "STATS\n" is a control
  *   connection: it is taken out of the counts (its timer deleted), gets one
  *   STATS line (below) and is closed. The load generator uses it to check

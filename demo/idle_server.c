@@ -3,8 +3,10 @@
  * idle_server.c - the idle-timeout TCP server on the C API of twheel-uring
  * (<twheel/loop.h>). The C++ build of the same server is idle_server.cpp.
  *
- * Every accepted connection embeds a loop timer; each read re-arms it with
- * twheel_loop_mod() (kernel mod_timer(): O(1), just a store when the timer
+ * Every accepted connection embeds a loop timer; each read that completes
+ * a message (any bytes in echo mode, a line with --heartbeat, a request
+ * head with --http: a slow client trickling a partial one gets one idle
+ * timeout for it) re-arms it with twheel_loop_mod() (kernel mod_timer(): O(1), just a store when the timer
  * is pushed later and more than 256 ticks out), and when it fires the connection was
  * silent for the whole idle timeout and is closed. All I/O goes through the
  * loop's ring: one multishot accept, one recv or send in flight per
@@ -413,33 +415,38 @@ static void on_idle(struct tw_loop_timer *t)
 	demo_hist_add(&s->h_fin, (int64_t)(fin - dl));
 }
 
-/* Heartbeat protocol: consume @n bytes, write the PONGs over them. */
-static bool heartbeat_input(struct conn *c, size_t n)
+/*
+ * Heartbeat protocol: consume @n bytes, write the PONGs over them. Returns
+ * whether they completed a line, or -1 (a line too long).
+ */
+static int heartbeat_input(struct conn *c, size_t n)
 {
+	bool line = memchr(conn_data(c), '\n', n) != NULL;
 	int out = demo_heartbeat_input(conn_data(c), n, c->line, &c->line_len);
 	if (out < 0)
-		return false;
+		return -1;
 	c->out_len = (uint16_t)out;
 	c->out_off = 0;
-	return true;
+	return line;
 }
 
 /*
  * HTTP mode: consume @n bytes; a 204 goes out for each request head they
- * complete. After one that closes the connection: C_LINGER.
+ * complete. After one that closes the connection: C_LINGER. Returns the
+ * heads completed, or -1 (a protocol error).
  */
-static bool http_input(struct conn *c, size_t n)
+static int http_input(struct conn *c, size_t n)
 {
 	int heads = demo_http_input(conn_data(c), n, &c->http);
 	if (heads < 0)
-		return false;
+		return -1;
 	if (c->bid >= 0)
 		buf_put(c->s, c); /* the replies do not go out of it */
 	c->out = (char *)demo_http_replies();
 	demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
 	if (c->http.close)
 		c->state = C_LINGER;
-	return true;
+	return heads;
 }
 
 /* The first bytes were "STATS\n": answer with the STATS line, then close. */
@@ -524,10 +531,10 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 			return;
 		}
 	}
-	/* activity: the connection lives idle_ns more */
-	twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
+	int done = 1; /* echo: any bytes are a message */
 	if (demo_opts.heartbeat || demo_opts.http) {
-		if (!(demo_opts.http ? http_input(c, n) : heartbeat_input(c, n))) {
+		done = demo_opts.http ? http_input(c, n) : heartbeat_input(c, n);
+		if (done < 0) {
 			s->protocol_errors++;
 			conn_close(c);
 			return;
@@ -536,6 +543,9 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 		c->out_len = (uint16_t)n;
 		c->out_off = 0;
 	}
+	/* activity, a complete message (a slow partial one is not): the connection lives idle_ns more */
+	if (done)
+		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 	if (c->out_len) {
 		conn_send(c);
 		return;

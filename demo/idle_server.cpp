@@ -6,8 +6,8 @@
 //
 // Every connection is a tw::Hook<tw::Loop, Conn>: its idle timer is part of
 // the connection record (nothing allocated per timer), armed when the
-// connection is accepted, re-armed with arm_in() on every read (O(1),
-// kernel mod_timer()); when it fires (Conn::on_timer()) the connection was
+// connection is accepted, re-armed with arm_in() on every read that
+// completes a message (as in idle_server.c; O(1), kernel mod_timer()); when it fires (Conn::on_timer()) the connection was
 // silent for the whole idle timeout and is closed. Destroying the
 // connection cancels it (RAII): no timer can outlive its connection.
 //
@@ -395,28 +395,31 @@ struct Server {
 	}
 
 	// Heartbeat protocol: consume @n bytes, write the PONGs over them.
-	static bool heartbeat_input(Conn *c, std::size_t n)
+	// Returns whether they completed a line, or -1 (a line too long).
+	static int heartbeat_input(Conn *c, std::size_t n)
 	{
+		const bool line = std::memchr(c->data(), '\n', n) != nullptr;
 		const int out = demo_heartbeat_input(c->data(), n, c->line, &c->line_len);
 		if (out < 0)
-			return false;
+			return -1;
 		c->out_len = static_cast<std::uint16_t>(out);
 		c->out_off = 0;
-		return true;
+		return line;
 	}
 
-	// HTTP mode: consume @n bytes; a 204 goes out for each request head they complete.
-	bool http_input(Conn *c, std::size_t n)
+	// HTTP mode: consume @n bytes; a 204 goes out for each request head they
+	// complete. Returns the heads completed, or -1 (a protocol error).
+	int http_input(Conn *c, std::size_t n)
 	{
 		const int heads = demo_http_input(c->data(), n, &c->http);
 		if (heads < 0)
-			return false;
+			return -1;
 		if (c->bid >= 0)
 			buf_put(c); // the replies do not go out of it (Conn::out())
 		demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
 		if (c->http.close)
 			c->state = Conn::linger;
-		return true;
+		return heads;
 	}
 
 	// The first bytes were "STATS\n": answer with the STATS line, then close.
@@ -490,10 +493,10 @@ struct Server {
 				return;
 			}
 		}
-		// activity: the connection lives one more idle timeout
-		c->idle().arm_in(idle);
+		int done = 1; // echo: any bytes are a message
 		if (o.heartbeat || o.http) {
-			if (!(o.http ? http_input(c, n) : heartbeat_input(c, n))) {
+			done = o.http ? http_input(c, n) : heartbeat_input(c, n);
+			if (done < 0) {
 				protocol_errors++;
 				conn_close(c);
 				return;
@@ -502,6 +505,9 @@ struct Server {
 			c->out_len = static_cast<std::uint16_t>(n);
 			c->out_off = 0;
 		}
+		// activity, a complete message (a slow partial one is not): one more idle timeout
+		if (done)
+			c->idle().arm_in(idle);
 		if (c->out_len) {
 			conn_send(c);
 			return;

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/demo/slow_client_test.sh - a slow client (slowloris) against an
+# idle-timeout server in --http or --heartbeat mode.
+#
+# usage: slow_client_test.sh SERVER NAME http|heartbeat
+#
+# With a 500 ms idle timeout, for 3 s: one connection sends a request head
+# (http) or a line (heartbeat) one byte every 100 ms and never completes
+# it; another sends a complete request or PING every 100 ms. Asserts: the
+# server closed the slow one by its idle timer (idle_closed 1: its bytes
+# do not push the timeout back, only complete requests or lines do) and
+# kept the chatty one open (conns 1), whose replies all came; after
+# SIGTERM it exits 0 with no connection and no timer left.
+# Exit 0 pass, 1 fail, 77 skip (io_uring refused).
+set -u
+server=$1 name=$2 mode=$3
+# shellcheck source-path=SCRIPTDIR source=server.sh
+. "$(dirname "$0")/server.sh"
+server_start "$name" "$server" --"$mode" --idle-ms 500
+trap '' PIPE # a write to the closed slow connection fails, it does not kill the test
+
+if [ "$mode" = http ]; then
+  slow='GET / HTTP/1.1\r\nHost: slow\r\nX: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' # never ends
+  chatty='GET / HTTP/1.1\r\nHost: chatty\r\n\r\n'
+  reply='^HTTP/1.1 204 '
+else
+  slow='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' # no newline
+  chatty='PING\n'
+  reply='^PONG'
+fi
+slow=$(printf '%b' "$slow")
+
+exec 6<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect (slow)"
+exec 7<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect (chatty)"
+timeout 5 cat <&7 >"$tmp/chatty.out" &
+reader=$!
+for i in $(seq 0 29); do
+  printf '%s' "${slow:i:1}" >&6 2>/dev/null
+  # shellcheck disable=SC2059
+  printf "$chatty" >&7 || fail "the chatty connection was closed after $i requests"
+  sleep 0.1
+done
+
+stats() {
+  exec 5<>"/dev/tcp/127.0.0.1/$port" || fail "STATS: cannot connect"
+  printf 'STATS\n' >&5
+  stats_line=$(timeout 5 cat <&5)
+  exec 5<&-
+  [ -n "$stats_line" ] || fail "no STATS line"
+}
+get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats_line"; }
+stats
+echo "after 3 s: $stats_line" | cut -c1-200
+[ "$(get idle_closed)" = 1 ] ||
+  fail "idle_closed $(get idle_closed), want 1: a byte every 100 ms kept the slow connection open for 3 s"
+[ "$(get conns)" = 1 ] || fail "conns $(get conns), want 1 (the chatty connection)"
+exec 6<&- 7<&-
+wait "$reader"
+got=$(grep -c "$reply" "$tmp/chatty.out")
+[ "$got" = 30 ] || fail "the chatty connection got $got replies, want 30"
+for _ in $(seq 100); do stats; [ "$(get conns)" = 0 ] && break; sleep 0.05; done
+server_stop
+echo "PASS [$name]: the slow $mode client closed after one idle timeout, the chatty one served"
+exit 0
