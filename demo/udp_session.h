@@ -23,9 +23,25 @@
  * shorter or longer (even one whose first 24 bytes would do: the server
  * reads 24 bytes and the kernel's MSG_TRUNC tells it there were more), is
  * counted in rx and bad and changes nothing else: it opens no session,
- * pushes no timeout back, moves no reply address. The reply address of a
- * session is the source address of its latest datagram (a client may
- * move, as under QUIC).
+ * pushes no timeout back, moves no reply address; so is an empty one. The
+ * reply address of a session is the source address of its latest datagram
+ * (a client may move, as under QUIC).
+ *
+ * Trust. Nothing in a datagram is authenticated, and the server relies on
+ * being bound to loopback (--bind takes 127.x.y.z only). An ID is a name,
+ * not a credential: any sender that uses a session's ID keeps it open,
+ * moves its reply address to itself (the UDP_CLOSED notice then goes
+ * there; QUIC would validate the new path first) or ends it with UDP_BYE;
+ * a UDP_BYE for an ID the server does not hold changes nothing (counted in
+ * rx only). One sender may fill the table (refused, below). Replies: a
+ * session's one UDP_CLOSED is as long as a datagram that opened it, but
+ * the STATS line answering a 24-byte UDP_STATS is about 300 bytes, a
+ * reflection amplifier of the kind RFC 8085 (section 6) warns about.
+ * That is harmless here only because the replies go to loopback
+ * addresses, which a sender elsewhere cannot put in a datagram's source
+ * (the kernel drops such datagrams arriving from outside); a server on a
+ * routable address would have to authenticate IDs and answer STATS no
+ * longer than the request, or only to a verified source.
  *
  * IDs are the client's choice. The server finds a session by a keyed hash
  * of its ID (SipHash, a key drawn at start that it never sends), so that

@@ -23,6 +23,8 @@
 #    close into an RST (the reply arrives whole, the end is clean);
 #    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
 #    is not answered as a request, "Content-Length: 0" keeps it open;
+#    HTTP/2's preface gets one closing reply; HTTP/0.9's one line, no
+#    complete head, none (the connection waits);
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused, or ab or curl not
@@ -145,6 +147,8 @@ raw "16 KiB after close" "GET / HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n$junk
 raw "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
 raw "a body that reads as a request" 'POST / HTTP/1.1\r\nContent-Length: 18\r\n\r\nGET / HTTP/1.1\r\n\r\n' 1 eof
 raw "a chunked body" 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
+raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof
+raw "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
 raw "Content-Length: 0" 'POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 open
 
 # the connections end when the clients close theirs: none waits for the timer
