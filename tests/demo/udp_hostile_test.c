@@ -12,7 +12,9 @@
  *            opened beside it, not 0.6 s later: a comparison that a
  *            loaded machine's delays do not upset) and moves no reply
  *            address (the notice reaches the socket of the valid
- *            datagram, not the other). The 24-byte one opens one.
+ *            datagram, not the other). The 24-byte one opens one. An
+ *            empty datagram is bad too, and a valid BYE for an ID the
+ *            server does not hold changes nothing.
  *
  *   ids      Sets of 40,000 session IDs, each sent as one UDP_DATA and
  *            left to time out (200 ms): random IDs; IDs crafted against
@@ -276,19 +278,27 @@ static void test_lengths(const char *path)
 	      " opened=%" PRIu64 ", expected bad=5 conns=0 opened=0",
 	      st.bad, st.conns, st.opened);
 
+	/* an empty datagram is bad too; a valid BYE for an ID the server does not hold changes nothing */
+	send_len(&s, a, UDP_DATA, 0, 0);
+	send_len(&s, a, UDP_BYE, 3000, 24);
+	st = stats_get(&s);
+	CHECK(st.bad == 6 && st.conns == 0 && st.opened == 0 && st.byes == 0,
+	      "after an empty datagram and a BYE for an unknown ID: bad=%" PRIu64 " conns=%" PRIu64
+	      " opened=%" PRIu64 " byes=%" PRIu64 ", expected 6, 0, 0, 0", st.bad, st.conns, st.opened, st.byes);
+
 	/* 24-byte ones open their sessions: 2000, and 2001 beside it to compare with */
 	send_len(&s, a, UDP_DATA, 2000, 24);
 	send_len(&s, a, UDP_DATA, 2001, 24);
 	st = stats_get(&s);
-	CHECK(st.conns == 2 && st.opened == 2 && st.bad == 5, "after two 24-byte DATAs: conns=%" PRIu64
-	      " opened=%" PRIu64 " bad=%" PRIu64 ", expected 2, 2, 5", st.conns, st.opened, st.bad);
+	CHECK(st.conns == 2 && st.opened == 2 && st.bad == 6, "after two 24-byte DATAs: conns=%" PRIu64
+	      " opened=%" PRIu64 " bad=%" PRIu64 ", expected 2, 2, 6", st.conns, st.opened, st.bad);
 
 	/* oversized BYEs close nothing */
 	for (unsigned i = 0; i < 4; i++)
 		send_len(&s, a, UDP_BYE, 2000, lens[i]);
 	st = stats_get(&s);
-	CHECK(st.conns == 2 && st.byes == 0 && st.bad == 9, "after BYEs of 23, 25, 1500, 65507 bytes: conns=%"
-	      PRIu64 " byes=%" PRIu64 " bad=%" PRIu64 ", expected 2, 0, 9", st.conns, st.byes, st.bad);
+	CHECK(st.conns == 2 && st.byes == 0 && st.bad == 10, "after BYEs of 23, 25, 1500, 65507 bytes: conns=%"
+	      PRIu64 " byes=%" PRIu64 " bad=%" PRIu64 ", expected 2, 0, 10", st.conns, st.byes, st.bad);
 
 	/* 0.6 s in, oversized DATAs for 2000 from another socket: its timeout is
 	 * not pushed back (it closes with 2001, not 0.6 s later, however late
@@ -298,8 +308,8 @@ static void test_lengths(const char *path)
 	for (unsigned i = 1; i < 4; i++)
 		send_len(&s, b, UDP_DATA, 2000, lens[i]);
 	st = stats_get(&s);
-	CHECK(st.conns == 2 && st.bad == 12, "after oversized DATAs from another socket: conns=%" PRIu64
-	      " bad=%" PRIu64 ", expected 2, 12", st.conns, st.bad);
+	CHECK(st.conns == 2 && st.bad == 13, "after oversized DATAs from another socket: conns=%" PRIu64
+	      " bad=%" PRIu64 ", expected 2, 13", st.conns, st.bad);
 	static const uint64_t pair[2] = { 2000, 2001 };
 	uint64_t t[2];
 	notices_wait(a, pair, t, 10000);
@@ -312,9 +322,9 @@ static void test_lengths(const char *path)
 	notices_wait(b, pair, tb, 100);
 	CHECK(!tb[0] && !tb[1], "a notice went to the socket of the oversized DATAs");
 	st = stats_get(&s);
-	CHECK(st.conns == 0 && st.opened == 2 && st.bad == 12 && st.rx_dropped == 0,
+	CHECK(st.conns == 0 && st.opened == 2 && st.bad == 13 && st.rx_dropped == 0,
 	      "at the end: conns=%" PRIu64 " opened=%" PRIu64 " bad=%" PRIu64 " rx_dropped=%" PRIu64
-	      ", expected 0, 2, 12, 0", st.conns, st.opened, st.bad, st.rx_dropped);
+	      ", expected 0, 2, 13, 0", st.conns, st.opened, st.bad, st.rx_dropped);
 	close(a);
 	close(b);
 	server_stop(&s);
