@@ -117,6 +117,27 @@ static int ring_setup(struct twheel_loop *l, unsigned entries, unsigned flags,
 	return io_uring_queue_init_params(entries, &l->ring, p);
 }
 
+/*
+ * I/O deadlines are linked timeouts (deadline.c) when the kernel has
+ * IORING_OP_LINK_TIMEOUT (probed: io_uring_get_probe_ring()), the loop
+ * clock is CLOCK_MONOTONIC (the kernel's absolute timeout reads that
+ * clock) and the config does not say TW_LOOP_NO_LINK_TIMEOUT.
+ */
+static void link_timeout_probe(struct twheel_loop *l, const struct twheel_loop_config *cfg)
+{
+	struct io_uring_probe *probe;
+
+	if ((cfg->flags & TW_LOOP_NO_LINK_TIMEOUT) ||
+	    (cfg->clock && cfg->clock != twheel_rt_clock_monotonic))
+		return;
+	probe = io_uring_get_probe_ring(&l->ring);
+	if (!probe)
+		return;
+	if (io_uring_opcode_supported(probe, IORING_OP_LINK_TIMEOUT))
+		l->features |= TW_LOOP_FEAT_LINK_TIMEOUT;
+	io_uring_free_probe(probe);
+}
+
 static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg, char *msg,
 		     size_t len)
 {
@@ -159,6 +180,7 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 		return -EOPNOTSUPP;
 	}
 	l->features |= TW_LOOP_FEAT_EXT_ARG;
+	link_timeout_probe(l, cfg);
 	return 0;
 }
 

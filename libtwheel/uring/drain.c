@@ -27,6 +27,8 @@ static void drain_one(struct tw_timer *tt, void *arg)
 
 	if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
 		pending_dec(c->l);
+		if (t->func == twl_deadline_fire)
+			return; /* an I/O deadline's: dropped with its request */
 		c->n++;
 		if (c->fn)
 			c->fn(t, c->arg);

@@ -14,6 +14,7 @@
  *	multishot.c which requests in flight are multishot, to count their ends
  *	create.c    creation, kernel probing and its error messages, destroy, inspection
  *	drain.c     handing back everything the loop owns
+ *	deadline.c  a deadline on an I/O request: a linked timeout or a loop timer
  *
  * Time. The loop clock gives nanoseconds (CLOCK_MONOTONIC by default),
  * mapped onto wheel ticks of l->tick ns. The wheels are advanced to
@@ -67,7 +68,8 @@
 #define TW__LOOP_PERIODIC (1u << 31)
 
 #define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
-#define CONFIG_FLAGS (TW_LOOP_NO_DEFER_TASKRUN | TW_LOOP_NO_URING | TW_LOOP_URING_ONLY)
+#define CONFIG_FLAGS \
+	(TW_LOOP_NO_DEFER_TASKRUN | TW_LOOP_NO_URING | TW_LOOP_URING_ONLY | TW_LOOP_NO_LINK_TIMEOUT)
 #define PERIODIC_FLAGS (TIMER_FLAGS | TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_MASK)
 
 #define NO_TIMEOUT UINT64_MAX
@@ -272,5 +274,9 @@ void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe);
 /* multishot.c: scan before every submission; end only while ms_len > 0 */
 void twl_multishot_scan(struct twheel_loop *l);
 bool twl_multishot_end(struct twheel_loop *l, uint64_t user_data);
+bool twl_sqe_multishot(const struct io_uring_sqe *sqe);
+
+/* deadline.c: the loop timer of an I/O deadline fires here */
+void twl_deadline_fire(struct tw_loop_timer *t);
 
 #endif /* TWHEEL_LOOP_IMPL_H */

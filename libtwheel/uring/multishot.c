@@ -49,7 +49,7 @@
 
 #define MS_MIN_BITS 6u /* the first table: 64 slots */
 
-static bool sqe_multishot(const struct io_uring_sqe *sqe)
+bool twl_sqe_multishot(const struct io_uring_sqe *sqe)
 {
 	switch (sqe->opcode) {
 	case IORING_OP_POLL_ADD:
@@ -119,7 +119,7 @@ void twl_multishot_scan(struct twheel_loop *l)
 		const struct io_uring_sqe *sqe = &sq->sqes[i & sq->ring_mask];
 
 		/* out of memory: that request's end is not counted */
-		if (sqe->user_data && sqe_multishot(sqe) && ms_reserve(l)) {
+		if (sqe->user_data && twl_sqe_multishot(sqe) && ms_reserve(l)) {
 			ms_put(l->ms_tab, l->ms_bits, sqe->user_data);
 			l->ms_len++;
 		}

@@ -84,6 +84,9 @@ RULES = [
      ['tw_loop_timer_release', 'tw_timer_release']),
     (r'fills the first (\d+) bytes, one cache line when the struct is (\d+)-byte aligned',
      ['tw_loop_timer_hot_end_release', 'cache_line']),
+    # struct tw_loop_deadline
+    (r'A deadline is (\d+) bytes on LP64 in a release build', ['tw_loop_deadline_release']),
+    (r'`struct tw_loop_deadline` \((\d+) bytes\)', ['tw_loop_deadline_release']),
     # the CPU's cache line (bench.md)
     (r'(\d+)-byte line', ['cache_line']),
     (r'not (\d+)-byte aligned', ['cache_line']),

@@ -27,6 +27,7 @@ void NAME(FIGURES_SUFFIX)(void)
 	printf("callout_%s %zu\n", s, sizeof(struct callout));
 #ifdef FIGURES_LOOP
 	printf("tw_loop_timer_%s %zu\n", s, sizeof(struct tw_loop_timer));
+	printf("tw_loop_deadline_%s %zu\n", s, sizeof(struct tw_loop_deadline));
 	/* what firing a one-shot timer reads: the node, func, the state */
 	printf("tw_loop_timer_hot_end_%s %zu\n", s,
 	       offsetof(struct tw_loop_timer, _node) + sizeof(struct tw_loop_node));

@@ -255,12 +255,16 @@ enum {
 	/* Fail instead of falling back (to fallback mode) when io_uring is
 	 * refused or too old. */
 	TW_LOOP_URING_ONLY = 1u << 3,
+	/* Serve I/O deadlines (twheel_loop_io_deadline()) with the loop's
+	 * own timer even where the kernel has linked timeouts. */
+	TW_LOOP_NO_LINK_TIMEOUT = 1u << 4,
 };
 
 struct twheel_loop_config {
 	uint64_t tick_ns;        /* wheel tick, 1,000 .. 1,000,000,000; 0 = 1 ms */
 	unsigned entries;        /* SQ entries; 0 = 256; CQ 2 * entries, at least 1024 */
-	unsigned flags;          /* TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING, TW_LOOP_URING_ONLY */
+	unsigned flags;          /* TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING, TW_LOOP_URING_ONLY,
+				  * TW_LOOP_NO_LINK_TIMEOUT */
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
 	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none */
 	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
@@ -589,6 +593,75 @@ TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
  * The loop thread. */
 TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
+/* ---- I/O with a deadline ------------------------------------------------ */
+
+/*
+ * The deadline of one I/O request (twheel_loop_io_deadline()). Embed it in
+ * the object that owns the request, next to its struct tw_loop_io, and
+ * keep it valid until that request's handler has been called (or the loop
+ * destroyed). Zero-initialise it once (or memset); all fields are private.
+ * A deadline is 160 bytes on LP64 in a release build.
+ */
+struct tw_loop_deadline {
+	struct tw_loop_io _req;      /* the request's CQE comes here */
+	struct tw_loop_io _aux;      /* the linked timeout's or the cancel's CQE */
+	struct tw_loop_io *_user;    /* the handler the SQE was taken for */
+	struct twheel_loop *_loop;
+	struct tw_loop_timer _timer; /* the loop's own timer (no linked timeout) */
+	int64_t _ts[2];              /* the linked timeout's __kernel_timespec */
+	int32_t _res;                /* the request's result, kept for delivery */
+	uint32_t _cflags;            /* ...and its CQE flags */
+	uint32_t _state;
+	uint32_t _pad;
+};
+
+/*
+ * Give the request just prepared in @sqe a deadline: if it has not
+ * completed when the loop clock reaches @deadline_ns, the kernel cancels it
+ * and its handler gets cqe->res == -ETIME. Call it after preparing @sqe
+ * (got from twheel_loop_get_sqe() for the request's handler, the last SQE
+ * taken, not yet submitted: an io_uring_prep_*() clears the SQE's flags)
+ * and before taking another SQE.
+ *
+ * How: where the kernel has linked timeouts (TW_LOOP_FEAT_LINK_TIMEOUT,
+ * probed at creation; the loop clock is CLOCK_MONOTONIC, the default; no
+ * TW_LOOP_NO_LINK_TIMEOUT), an IORING_OP_LINK_TIMEOUT SQE at @deadline_ns
+ * (absolute) is linked to @sqe; it costs one SQE and no system call of its
+ * own. Otherwise, or when the SQ has no room left for it, the loop's own
+ * timer in @dl is armed at @deadline_ns (twheel_loop_add_at()'s rules)
+ * and, when it fires, an IORING_OP_ASYNC_CANCEL SQE cancels the request.
+ * Either way the request is cancelled no earlier than @deadline_ns.
+ *
+ * The handler (the struct tw_loop_io @sqe was taken for) is called once,
+ * on the loop thread, when the request and the deadline's own SQE have
+ * both completed, with a copy of the request's CQE whose user_data is the
+ * handler's and whose res is:
+ *   -ETIME      the deadline passed and cancelled the request (the kernel
+ *               ended it with -ECANCELED, or -EINTR for a request it could
+ *               only interrupt);
+ *   otherwise the request's own result: a request that completed before
+ *   the deadline (its timeout is then cancelled: a timer del or the
+ *   kernel's, no CQE reaches the handler for it), or that completed while
+ *   being cancelled (the result wins over the deadline).
+ * While it is in flight the request's user_data is @dl (to cancel it
+ * early: io_uring_prep_cancel64(sqe, (uintptr_t)dl, 0); it then ends with
+ * -ECANCELED, or -ETIME if the deadline had passed meanwhile).
+ * Returns 0, or
+ *   -EINVAL      NULL argument; @sqe not the last SQE taken from this
+ *                loop's ring and not yet submitted, or without a handler;
+ *                a multishot request (not supported);
+ *   -EBUSY       @dl serves a request still in flight;
+ *   -EOPNOTSUPP  fallback mode (no I/O);
+ * and in the timer case the errors of twheel_loop_add_at() (-ENOSPC,
+ * -ESHUTDOWN). On error @sqe is left as it was (still to be submitted).
+ * The timer of a request in flight counts in twheel_loop_count() and
+ * cfg.max_pending; twheel_loop_drain() and destroy drop it without
+ * handing it to @timer_fn (in-flight I/O is dropped with the ring).
+ * No allocation. O(1); the loop thread.
+ */
+TWHEEL_LOOP_API int twheel_loop_io_deadline(struct twheel_loop *loop, struct io_uring_sqe *sqe,
+					    struct tw_loop_deadline *dl, uint64_t deadline_ns);
+
 /* ---- Legacy timer APIs -------------------------------------------------- */
 
 /*
@@ -614,6 +687,9 @@ enum {
 	TW_LOOP_FEAT_EXT_ARG = 1u << 0,       /* tickless waits with EXT_ARG */
 	TW_LOOP_FEAT_DEFER_TASKRUN = 1u << 1, /* SINGLE_ISSUER|DEFER_TASKRUN */
 	TW_LOOP_FEAT_FALLBACK = 1u << 2,      /* fallback mode: no io_uring, no I/O calls */
+	/* IORING_OP_LINK_TIMEOUT: I/O deadlines are linked timeouts (unless
+	 * TW_LOOP_NO_LINK_TIMEOUT; see twheel_loop_io_deadline()) */
+	TW_LOOP_FEAT_LINK_TIMEOUT = 1u << 3,
 	/* 1.0's name of TW_LOOP_FEAT_FALLBACK, until 2.0 ("epoll" names the
 	 * <twheel/epoll.h> adapter, a different thing) */
 	TW_LOOP_FEAT_EPOLL = TW_LOOP_FEAT_FALLBACK,
