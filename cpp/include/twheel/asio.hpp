@@ -1,34 +1,21 @@
 // SPDX-License-Identifier: MIT
 //
-// twheel/asio.hpp - libtwheel inside a Boost.Asio program: one
-// boost::asio::steady_timer drives a wheel, through the host driver of
-// <twheel/host.h> (read it: it states when the host timer is touched, what
-// a delay counts from, and the errors). Header-only, C++17, in namespace
-// tw; needs Boost.Asio (pkg-config twheel-asio++ adds libtwheel only).
-//
-// tw::AsioHost is the owner; its timers are tw::Timer<tw::AsioHost> and
-// tw::Hook<tw::AsioHost, D> (<twheel/timer.hpp>), the same as on any
-// owner. Their callbacks run from the steady_timer's completion handler,
-// in nondecreasing order of expiry. Arming and cancelling never touch
-// Asio unless a timer becomes the earliest one (the steady_timer is moved
-// earlier) or the wheel empties (it is cancelled: an idle wheel keeps no
-// wait outstanding, so io_context::run() returns when nothing else is).
-// Time is steady_clock (CLOCK_MONOTONIC), or the injected rt clock.
-//
-// Threads: every call, and the completion handler, on one thread at a
-// time: an io_context run by one thread, or a strand as the executor.
-//
-// Lifetime: the completion handler holds a weak reference to the host's
-// state and a generation number, so a wait that completes after a re-arm,
-// a stop or the AsioHost's destruction does nothing. Destroy the AsioHost
-// before its io_context (as any Asio I/O object).
-//
-// Errors: no exception crosses the C host. A wait that cannot be started
-// (std::bad_alloc, an Asio system_error) is owed, never forgotten: the
-// arm that needed it is undone and throws tw::error (ENOMEM, the Asio
-// errno, EIO); one needed after a run is rethrown out of
-// io_context::run(); either way resume() or the next arm starts it again,
-// and the timers pending meanwhile stay pending.
+// twheel/asio.hpp - tw::AsioHost, the owner of a wheel inside a Boost.Asio
+// program: one boost::asio::steady_timer drives it through the host driver
+// of <twheel/host.h> (when the host timer is touched, the errors). Its
+// timers are tw::Timer<tw::AsioHost> and tw::Hook<tw::AsioHost, D>
+// (<twheel/timer.hpp>), run from the steady_timer's completion handler in
+// order of expiry; an empty wheel keeps no wait outstanding, so
+// io_context::run() returns. Time is steady_clock (CLOCK_MONOTONIC) or the
+// injected rt clock. One thread at a time: an io_context run by one
+// thread, or a strand. The completion handler holds a weak reference and
+// a generation: a wait completing after a re-arm, a stop or destruction
+// does nothing. Destroy the AsioHost before its io_context. No exception
+// crosses the C host: a wait that cannot start (std::bad_alloc, an Asio
+// error) is owed; the arm that needed it is undone and throws tw::error
+// (ENOMEM, the Asio errno, EIO); one needed after a run is rethrown out of
+// io_context::run(); resume() or the next arm starts it again. Header-only,
+// C++17; the program brings Boost.Asio.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
 
@@ -248,12 +235,9 @@ namespace detail {
 
 // The C calls behind Timer<AsioHost> and Hook<AsioHost, D>.
 template <>
-struct ops<AsioHost> {
-	using node = tw_timer;
+struct ops<AsioHost> : wheel_node_ops {
 	using S = AsioHost;
 	static ctx *share(AsioHost &o) { return retain(o.s_->x); }
-	static ctx::c_fn key(void (*fire)(node *)) noexcept { return reinterpret_cast<ctx::c_fn>(fire); }
-	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
 	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
 	{
 		AsioHost::state *s = AsioHost::of(S::host(c));
@@ -271,14 +255,7 @@ struct ops<AsioHost> {
 		AsioHost::resume(AsioHost::of(S::host(c)));
 		return r;
 	}
-	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
-	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
-	{
-		const tick_t e = tw_timer_expires(n);
-		return e > UINT64_MAX / c->tick_ns ? UINT64_MAX : e * c->tick_ns;
-	}
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_host_now(static_cast<twheel_host *>(c->c)); }
-	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
 	static void move(ctx *c, node *dst, node *src) noexcept
 	{
 		twheel_move(c ? twheel_host_wheel(S::host(c)) : nullptr, dst, src);

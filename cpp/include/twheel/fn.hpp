@@ -57,16 +57,10 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 	static const struct {
 		int err;
 		const char *msg;
-	} t[] = {
-		{EINVAL, "tw: the timer is empty"},
-		{ESHUTDOWN, "tw: the owner was destroyed"},
-		{EINVAL, "tw: the owner was moved from"},
-		{EINVAL, "tw: empty callable"},
-		{EINVAL, "tw: bad duration"},
-		{ESHUTDOWN, "tw: the loop is stopped"},
-	};
-	const auto &e = t[static_cast<int>(m)];
-	throw error(e.err, e.msg);
+	} t[] = {{EINVAL, "tw: the timer is empty"},     {ESHUTDOWN, "tw: the owner was destroyed"},
+		 {EINVAL, "tw: the owner was moved from"}, {EINVAL, "tw: empty callable"},
+		 {EINVAL, "tw: bad duration"},            {ESHUTDOWN, "tw: the loop is stopped"}};
+	throw error(t[static_cast<int>(m)].err, t[static_cast<int>(m)].msg);
 }
 
 // A negative errno of the C API: one of the kinds above, or its own text.
@@ -77,36 +71,47 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 	throw error(-neg, what);
 }
 
-// @d in whole nanoseconds rounded up (never early): 0 for zero, negative
-// and NaN durations, UINT64_MAX beyond.
+} // namespace detail
+
+/// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
+/// negative and NaN durations, UINT64_MAX beyond. Exact for every integer
+/// duration of any period; floating ones go through long double.
 template <class Rep, class Period>
-std::uint64_t ns_ceil(std::chrono::duration<Rep, Period> d) noexcept
+std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
 {
-	static_assert(std::is_arithmetic_v<Rep>, "takes an arithmetic duration");
-	if (!(d.count() > 0))
+	static_assert(std::is_arithmetic_v<Rep> && sizeof(Rep) <= 8, "takes an arithmetic duration");
+	if (!(d.count() > 0) || tick.count() <= 0)
 		return 0;
-	using ns = std::ratio_divide<Period, std::nano>;
+	using ns = std::ratio_divide<Period, std::nano>; // d in ns is count * num / den
 	if constexpr (std::is_floating_point_v<Rep>) {
-		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den;
+		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den / tick.count();
 		if (!(t < 18446744073709551615.0L))
 			return UINT64_MAX;
 		const auto w = static_cast<std::uint64_t>(t);
 		return static_cast<long double>(w) < t ? w + 1 : w;
 	} else {
-		__extension__ using u128 = unsigned __int128;
-		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) * ns::num;
-		const u128 n = p / ns::den + (p % ns::den != 0);
+		__extension__ using u128 = unsigned __int128; // no product overflows
+		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) * std::uint64_t{ns::num};
+		const u128 q = static_cast<u128>(std::uint64_t{ns::den}) * static_cast<std::uint64_t>(tick.count());
+		const u128 n = p / q + (p % q != 0);
 		return n > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(n);
 	}
 }
 
+namespace detail {
+
+template <class Rep, class Period>
+std::uint64_t ns_ceil(std::chrono::duration<Rep, Period> d) noexcept
+{
+	return ticks_ceil(d, std::chrono::nanoseconds(1));
+}
 template <class TP>
 std::uint64_t tp_ns(TP tp) noexcept
 {
 	return ns_ceil(tp.time_since_epoch());
 }
 template <class TP>
-TP ns_tp(std::uint64_t ns) noexcept
+TP ns_tp(std::uint64_t ns) noexcept // saturated at TP::max()
 {
 	constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 	return TP(std::chrono::duration_cast<typename TP::duration>(
@@ -137,7 +142,7 @@ void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 }
 
 // True for what the store takes as empty: a null function or member
-// pointer, an empty std::function.
+// pointer, an empty std::function. refuse_empty() throws for it.
 template <class D>
 bool is_empty_callable(const D &f) noexcept
 {
@@ -147,6 +152,12 @@ bool is_empty_callable(const D &f) noexcept
 		return !static_cast<bool>(f);
 	else
 		return false;
+}
+template <class F>
+void refuse_empty(const F &f)
+{
+	if (is_empty_callable<std::decay_t<F>>(f))
+		fail(misuse::empty_callable);
 }
 
 // A move-only, type-erased function of (A...), kept in N bytes inline when
@@ -273,8 +284,9 @@ struct lent_frame {
 // twheel_loop or twheel_host), nullptr once it is gone. @running counts
 // the runs in progress (advance(), run(), a host run): an owner destroyed
 // from a callback sets @closing and the outermost run finishes the job.
-// @kinds maps the C callback of each C++ timer type seen (one copy per
-// shared object) to what cancels it when the owner goes.
+// @kinds maps the C callback of each C++ timer type seen (one per shared
+// object) to what cancels it when the owner goes; room for four is made
+// with the owner, so that making a timer allocates nothing.
 struct ctx {
 	using c_fn = void (*)();
 	struct kind {
@@ -282,6 +294,7 @@ struct ctx {
 		void (*cancel)(void *node) noexcept;
 	};
 
+	ctx() { kinds.reserve(4); }
 	virtual ~ctx() = default;
 	void *c = nullptr;
 	std::uint64_t tick_ns = 1, tick_inv = 0; // a Wheel's tick, UINT64_MAX / tick
@@ -290,30 +303,17 @@ struct ctx {
 	std::size_t refs = 1;
 	unsigned running = 0;
 	bool closing = false;
-	kind kinds[4]{};
-	std::vector<kind> more_kinds;
+	std::vector<kind> kinds;
 
-	// Records a C++ timer type by its C callback. Allocates only beyond
-	// four types (std::bad_alloc).
-	void note(c_fn fire, void (*cancel)(void *) noexcept)
+	void note(c_fn fire, void (*cancel)(void *) noexcept) // std::bad_alloc
 	{
-		if (canceller(fire))
-			return;
-		for (kind &k : kinds)
-			if (!k.fire) {
-				k = {fire, cancel};
-				return;
-			}
-		more_kinds.push_back({fire, cancel});
+		if (!canceller(fire))
+			kinds.push_back({fire, cancel});
 	}
-	// What cancels a timer of C callback @fire; nullptr: not a C++ timer
-	// with a cancellation callback (dropped as it is).
+	// What cancels a timer of C callback @fire; nullptr for a C timer.
 	void (*canceller(c_fn fire) const noexcept)(void *) noexcept
 	{
 		for (const kind &k : kinds)
-			if (k.fire == fire)
-				return k.cancel;
-		for (const kind &k : more_kinds)
 			if (k.fire == fire)
 				return k.cancel;
 		return nullptr;

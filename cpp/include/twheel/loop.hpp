@@ -36,28 +36,13 @@ struct loop_options {
 
 namespace detail {
 
-// What a Loop shares with its handles and requests (as wheel_ctx), the
-// clock and the in-flight I/O. @running counts the run() and run_once()
-// frames on the loop thread: a ~Loop that finds one is called from a
-// callback, and the outermost frame finishes the destruction when the C
-// call returns. @closing: ~Loop has begun; arming is dropped from then on.
+// What a Loop shares with its timers and requests: the clock, the I/O in
+// flight (freed by ~Loop if it never completes).
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io;
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
 };
-
-template <class F>
-void refuse_empty(const F &f)
-{
-	if (is_empty_callable<std::decay_t<F>>(f))
-		fail(misuse::empty_callable);
-}
-
-inline std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) noexcept
-{
-	return ns_tp<std::chrono::steady_clock::time_point>(ns);
-}
 
 // A function posted to the loop.
 struct work {
@@ -73,10 +58,7 @@ struct work {
 	}
 };
 
-// An I/O request in flight, linked in the loop's list so that ~Loop frees
-// those that never complete. The request ends with the first CQE without
-// IORING_CQE_F_MORE (a multishot one too, and that CQE may still carry a
-// result): the handler gets it, then the request is freed.
+// An I/O request in flight; freed after its CQE without IORING_CQE_F_MORE.
 struct io_op {
 	tw_loop_io io; // first
 	loop_ctx *ctx;
@@ -104,14 +86,12 @@ class Loop : public detail::timers<Loop> {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
-	/// twheel_loop_create(): io_uring mode, or fallback mode (timers and posts,
-	/// no I/O requests: features() has TW_LOOP_FEAT_FALLBACK) where io_uring is
-	/// refused (EPERM), absent (ENOSYS) or older than 5.11 (EOPNOTSUPP), or
-	/// with TW_LOOP_NO_URING. Throws tw::error with the C error
-	/// and the C library's explanation: EINVAL (bad tick or flags, entries
-	/// too large), ENOMEM, EMFILE, ENFILE, and with TW_LOOP_URING_ONLY the
-	/// io_uring errors above instead of fallback mode; what copying
-	/// @opt.clock throws; std::bad_alloc. Nothing is leaked on a throw.
+	/// twheel_loop_create(): io_uring mode, or fallback mode (timers and
+	/// posts, no I/O: features() has TW_LOOP_FEAT_FALLBACK) where io_uring
+	/// is refused, absent or older than 5.11, or with TW_LOOP_NO_URING.
+	/// Throws tw::error with the C error and explanation (EINVAL, ENOMEM,
+	/// EMFILE, ENFILE; with TW_LOOP_URING_ONLY the io_uring errors), what
+	/// copying @opt.clock throws, std::bad_alloc. Nothing leaks on a throw.
 	explicit Loop(const loop_options &opt = loop_options())
 	{
 		std::unique_ptr<detail::loop_ctx> c(new detail::loop_ctx);
@@ -141,8 +121,7 @@ public:
 
 	/// @o is left empty. Not while it runs.
 	Loop(Loop &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Closes this loop as the destructor does (so not while it runs),
-	/// then takes @o's.
+	/// Closes this loop as the destructor does, then takes @o's.
 	Loop &operator=(Loop &&o) noexcept
 	{
 		if (this != &o) {
@@ -152,24 +131,20 @@ public:
 		return *this;
 	}
 
-	/// Stops the loop, runs the posts not yet run, cancels every armed timer
-	/// (cancellation callbacks run, once each; what they arm is dropped),
-	/// closes the ring and the loop's descriptors (in-flight handlers are
-	/// destroyed, not called). From one of the loop's callbacks: the rule
-	/// of every owner (docs/cpp.md): it stops the loop at once, arming is
-	/// dropped, the callbacks due in the same iteration still run (they
-	/// must not use this Loop; their timers work), and the rest is done
-	/// when the run() or run_once() that called the callback returns. Not
-	/// from another thread while the loop runs, nor with the loop run
-	/// through native_handle().
+	/// Stops the loop, runs the posts not yet run, cancels the armed timers
+	/// (cancellation callbacks run once; what they arm is dropped), closes
+	/// the ring (in-flight handlers destroyed uncalled). From a callback:
+	/// the rule of every owner (docs/cpp.md); the loop stops at once, the
+	/// callbacks due in that iteration must not use this Loop. Not from
+	/// another thread, nor with the loop run through native_handle().
 	~Loop() { close(); }
 
-	/// Runs @f() on the loop thread at its next iteration
-	/// (twheel_loop_post()); what @f throws goes to the exception handler.
-	/// Any thread; one allocation. Returns false, and destroys @f uncalled,
-	/// once the loop is stopped. A post queued when the loop is destroyed
-	/// runs then. Throws tw::error (empty callable: nothing allocated or
-	/// queued; a moved-from Loop), std::bad_alloc, what copying @f throws.
+	/// Runs @f() on the loop thread at its next iteration (twheel_loop_post(),
+	/// or when the loop is destroyed); what @f throws goes to the exception
+	/// handler. Any thread; one allocation. False (@f destroyed uncalled)
+	/// once the loop is stopped. Throws tw::error (empty callable: nothing
+	/// allocated or queued; a moved-from Loop), std::bad_alloc, what
+	/// copying @f throws.
 	template <class F>
 	bool post(F &&f)
 	{
@@ -188,21 +163,14 @@ public:
 		return true;
 	}
 
-	/// One I/O request: @prep(io_uring_sqe &) prepares it (any
-	/// io_uring_prep_*(); not user_data), called at once on this thread;
-	/// @handler(const io_uring_cqe &) gets each completion on the loop
-	/// thread, what it throws going to the exception handler. The request
-	/// ends with the first CQE without IORING_CQE_F_MORE: a multishot
-	/// request (accept, recv, poll...) may end so at any time (the kernel
-	/// ends it on a CQ overflow, an error, a cancel), and that last CQE may
-	/// still carry a result (an accepted fd, bytes) to handle: submit the
-	/// request again to go on. The handler is destroyed after that CQE, or
-	/// uncalled by ~Loop. Returns its user_data. Allocates the request.
-	/// Throws tw::error: empty @prep or @handler (nothing allocated or
-	/// queued), EOPNOTSUPP (fallback mode: the
-	/// loop has no ring), EBUSY (queue full), what copying @handler throws
-	/// (nothing queued), and what @prep throws (the SQE becomes a no-op,
-	/// @handler is never called).
+	/// One I/O request: @prep(io_uring_sqe &) prepares it at once (not
+	/// user_data); @handler(const io_uring_cqe &) gets each CQE on the loop
+	/// thread. It ends with the first CQE without IORING_CQE_F_MORE, which
+	/// the kernel may send a multishot request at any time, still carrying
+	/// a result: submit again to go on. Returns its user_data; allocates.
+	/// Throws tw::error: an empty callable, EOPNOTSUPP (fallback mode),
+	/// EBUSY (queue full); what copying @handler throws (nothing queued);
+	/// what @prep throws (the SQE becomes a no-op, @handler never runs).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
@@ -233,9 +201,8 @@ public:
 	}
 
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
-	/// thread. Throws std::system_error (EBUSY: from a callback). If a
-	/// callback destroyed this Loop, it returns once the destruction is
-	/// complete (without touching *this).
+	/// thread. Throws tw::error EBUSY from a callback. If a callback
+	/// destroyed this Loop, returns once that is done (not touching *this).
 	void run()
 	{
 		int r;
@@ -272,9 +239,9 @@ public:
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop()); }
 
 	/// The loop clock at the start of the current (or last) iteration.
-	time_point now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_now(ctx_->loop()) : 0); }
+	time_point now() const noexcept { return detail::ns_tp<time_point>(ctx_ ? twheel_loop_now(ctx_->loop()) : 0); }
 	/// A fresh reading of the loop clock. Any thread.
-	time_point clock_now() const noexcept { return detail::from_ns(ctx_ ? twheel_loop_clock(ctx_->loop()) : 0); }
+	time_point clock_now() const noexcept { return detail::ns_tp<time_point>(ctx_ ? twheel_loop_clock(ctx_->loop()) : 0); }
 	/// The tick. Any thread.
 	std::chrono::nanoseconds tick() const noexcept
 	{
@@ -282,14 +249,11 @@ public:
 	}
 	/// Timers armed on the loop.
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop()) : 0; }
-	/// The TW_LOOP_FEAT_* in use (twheel_loop_features()): TW_LOOP_FEAT_FALLBACK
-	/// in fallback mode, where submit() throws EOPNOTSUPP. 0 if empty. Any
-	/// thread.
+	/// The TW_LOOP_FEAT_* in use (0 if empty). Any thread.
 	unsigned features() const noexcept { return ctx_ ? twheel_loop_features(ctx_->loop()) : 0; }
 
-	/// Sets the handler of exceptions escaping callbacks, posts, I/O
-	/// handlers and cancellation callbacks; empty restores the default
-	/// (print to stderr). While no callback runs.
+	/// Sets the handler of exceptions escaping callbacks, posts and I/O
+	/// handlers (empty: print them). While no callback runs.
 	void on_exception(exception_handler h) { get()->on_exception = std::move(h); }
 
 	/// The C loop, for calls this class does not wrap. nullptr if empty.
@@ -304,9 +268,8 @@ private:
 	}
 	static detail::loop_ctx *ctx(detail::ctx *c) noexcept { return static_cast<detail::loop_ctx *>(c); }
 
-	// Stops the loop (arming from the callbacks below is dropped); unless
-	// a run is below (a callback destroys the loop), finishes now, with
-	// ctx_ still set so that the callbacks may call this Loop.
+	// Stops the loop; finishes now (ctx_ still set: cancellation callbacks
+	// may use this Loop) unless a run is below.
 	void close() noexcept
 	{
 		if (!ctx_)
@@ -338,14 +301,12 @@ private:
 namespace detail {
 
 // The C calls behind Timer<Loop> and Hook<Loop, D>: one-shot C timers
-// (periodic ones re-arm from <twheel/timer.hpp>), so a timer is idle
-// while its callback runs and may move or go then.
+// (periodic ones re-arm from timer.hpp), idle while their callback runs.
 template <>
 struct ops<Loop> {
 	using node = tw_loop_timer;
 	static twheel_loop *l(const ctx *c) noexcept { return static_cast<twheel_loop *>(c->c); }
 	static ctx *share(Loop &o) { return retain(o.get()); }
-	static ctx::c_fn key(void (*fire)(node *)) noexcept { return reinterpret_cast<ctx::c_fn>(fire); }
 	static void init(node *n, void (*fire)(node *)) noexcept { tw_loop_timer_init(n, fire, 0); }
 	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod_at(l(c), n, ns); }
 	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod(l(c), n, ns); }
@@ -355,7 +316,7 @@ struct ops<Loop> {
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_loop_now(l(c)); }
 	static std::uint64_t tick(const ctx *c) noexcept { return twheel_loop_tick(l(c)); }
 	// The loop keeps a timer's address: a pending one is re-armed at dst
-	// for the same deadline (O(1)); one the loop is stopped for is lost.
+	// for the same deadline (on a stopped loop it is lost).
 	static void move(ctx *c, node *dst, node *src) noexcept
 	{
 		init(dst, src->func);

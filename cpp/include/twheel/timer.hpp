@@ -8,6 +8,7 @@
 // outlive it safely), move (a pending one stays pending), never copy, and
 // cancel when destroyed. Time is O::time_point and std::chrono durations.
 // Each owner's header specialises detail::ops<O>, the C calls behind them.
+// All calls O(1), on the owner's thread.
 #ifndef TWHEEL_TIMER_HPP
 #define TWHEEL_TIMER_HPP
 
@@ -19,13 +20,18 @@ class Wheel;
 
 namespace detail {
 
-// Per owner (see its header): using node (the C timer); static members
-// share(O &) -> ctx * (retained; throws if O was moved from), init(node *,
-// fire), mod_at / mod_in(ctx *, node *, ns) -> 0, 1 or -errno, del(ctx *,
-// node *) -> bool, pending, expiry, now and tick (ns), move(ctx *, dst, src),
-// key(fire) -> ctx::c_fn. The ctx calls need the C owner alive.
+// The C calls behind the timers of owner O: node (the C timer), share(O &)
+// (the ctx, retained), init, mod_at and mod_in (ns; 0, 1 or -errno), del,
+// pending, expiry, now, tick, move.
 template <class O>
 struct ops;
+
+// A timer type's C callback, as the owner's ctx records it.
+template <class N>
+ctx::c_fn key(void (*fire)(N *)) noexcept
+{
+	return reinterpret_cast<ctx::c_fn>(fire);
+}
 
 // What Timer and Hook share: the C timer (first: it leads back here) and
 // the owner's control block.
@@ -45,23 +51,20 @@ public:
 	explicit operator bool() const noexcept { return c_ && c_->c; }
 	/// Armed; false once the owner is gone.
 	bool pending() const noexcept { return *this && X::pending(c_, &n_); }
-	/// When it fires (or last fired, or was last armed for); on a Wheel or
-	/// an AsioHost rounded up to the tick.
+	/// When it fires (or fired, or was last armed for); rounded up to the
+	/// tick on a Wheel or an AsioHost.
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
-
-	/// Arms it for @tp, pending or not: true if it was pending. O(1), no
-	/// allocation. While its owner is being destroyed the arming is
-	/// dropped (false). Throws tw::error: an empty timer (EINVAL), a
-	/// destroyed owner or a stopped loop (ESHUTDOWN), the C error.
+	/// Arms it for @tp, pending or not: true if it was pending. No
+	/// allocation. Dropped (false) while the owner is being destroyed.
+	/// Throws tw::error: an empty timer (EINVAL), a destroyed owner or a
+	/// stopped loop (ESHUTDOWN), the C error.
 	bool arm_at(time_point tp) { return arm<false>(tp_ns(tp)); }
-	/// Arms it @d (rounded up to whole ns, saturating) after the owner's
-	/// now(); as arm_at().
+	/// Arms it @d (rounded up to whole ns) after the owner's now(); as arm_at().
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
 		return arm<true>(ns_ceil(d));
 	}
-
 	/// The C timer, read-only.
 	const node *native_handle() const noexcept { return &n_; }
 
@@ -114,10 +117,9 @@ class [[nodiscard]] Timer : public detail::handle<O> {
 	using X = typename H::X;
 	using node = typename H::node;
 	using callable = detail::fn<8, Timer &>;
-	struct box;
 
 public:
-	/// One pointer: [this], [&state], a function pointer, std::ref(x).
+	/// One pointer, on every owner: [this], [&state], a function pointer.
 	static constexpr std::size_t inline_capacity = 8;
 	template <class F>
 	static constexpr bool stores_inline = callable::template fits<std::decay_t<F>>;
@@ -125,19 +127,17 @@ public:
 	/// An empty timer: operator bool false, cancel() a no-op, arming throws.
 	Timer() noexcept : H(nullptr, &fire) {}
 	/// Bound to @owner for life, not armed. Throws tw::error (an empty
-	/// callable; @owner moved from), what copying @f throws, std::bad_alloc.
+	/// callable, a moved-from owner), what copying @f throws, std::bad_alloc.
 	template <class F>
 	Timer(O &owner, F &&f) : H(X::share(owner), &fire)
 	{
+		detail::refuse_empty(f);
 		f_.emplace(std::forward<F>(f));
-		if (!f_)
-			detail::fail(detail::misuse::empty_callable);
-		this->c_->note(X::key(&fire), &cancel_node);
+		this->c_->note(detail::key(&fire), &cancel_node);
 	}
 	/// Moves @o here, pending or not, even from @o's callback.
 	Timer(Timer &&o) noexcept : H(nullptr, &fire) { take(o); }
-	/// Moves @o out first, cancels this timer (as the destructor), then
-	/// takes what was @o's.
+	/// Moves @o out, cancels this timer (as the destructor), takes @o's.
 	Timer &operator=(Timer &&o) noexcept
 	{
 		if (this != &o) {
@@ -157,23 +157,19 @@ public:
 	bool cancel() noexcept
 	{
 		box *b = boxed();
-		const bool periodic = b && b->period;
-		if (periodic)
-			b->period = 0;
+		const bool periodic = b && std::exchange(b->period, 0);
 		if (!this->del() && !periodic)
 			return false;
 		cancelled();
 		return true;
 	}
 
-	/// Arms it to fire every @period (rounded up to whole ns; shorter than
-	/// the owner's tick throws tw::error EINVAL), first @period from now.
-	/// fixed_rate keeps to the grid of deadlines; a run that finds more
-	/// deadlines passed (missed()) then runs by @m: skip runs none of them,
-	/// once runs once, all runs once for each; the next deadline is the
-	/// first of the grid to come. fixed_delay counts from the end of each
-	/// run. The first call allocates the block
-	/// that on_cancel() uses too. Otherwise as arm_in().
+	/// Arms it every @period (rounded up to whole ns; shorter than the tick:
+	/// tw::error EINVAL), first @period from now. fixed_rate keeps to the
+	/// grid of deadlines; a run that finds further deadlines passed
+	/// (missed()) goes by @m: skip runs none of them, once runs once, all
+	/// once each. fixed_delay counts from the end of each run. The first
+	/// call allocates on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
 	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
 		       schedule s = schedule::fixed_rate)
@@ -186,51 +182,41 @@ public:
 		box *b = make_box();
 		const std::uint64_t at = this->c_->c ? detail::add_sat(X::now(this->c_), p) : 0;
 		const bool r = this->template arm<false>(at);
-		b->period = p;
-		b->grid = at;
-		b->missed = 0;
-		b->m = m;
-		b->s = s;
+		b->period = p, b->grid = at, b->missed = 0, b->m = m, b->s = s;
 		return r;
 	}
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept
 	{
-		const box *b = const_cast<Timer *>(this)->boxed();
-		const std::uint64_t p = b ? b->period : 0, max = std::chrono::nanoseconds::max().count();
+		const std::uint64_t p = boxed() ? boxed()->period : 0, max = std::chrono::nanoseconds::max().count();
 		return std::chrono::nanoseconds(static_cast<std::int64_t>(p < max ? p : max));
 	}
 	/// Inside a periodic callback: how many further deadlines had passed.
-	std::uint32_t missed() const noexcept
-	{
-		const box *b = const_cast<Timer *>(this)->boxed();
-		return b ? b->missed : 0;
-	}
+	std::uint32_t missed() const noexcept { return boxed() ? boxed()->missed : 0; }
 
 	/// Sets g(), run whenever the timer stops being pending unfired:
-	/// cancel() true, destruction of it or its owner, assignment over it.
+	/// cancel() true, destruction of it or its owner, assignment over it;
 	/// nullptr or an empty callable removes it. The first call moves the
 	/// callable into a heap block beside g (g over 16 bytes: one more).
-	/// Strong guarantee: throws what copying @g throws, std::bad_alloc;
-	/// tw::error on an empty timer. Run by cancel() or the owner's
-	/// destruction, g may destroy, move or re-arm this handle; run by its
-	/// destructor or an assignment over it, g must not destroy or assign
-	/// over it, and what g arms is dropped.
+	/// Throws (strong guarantee) what copying @g throws, std::bad_alloc,
+	/// tw::error on an empty timer. Run by cancel() or the owner's end, g
+	/// may destroy, move or re-arm this handle; run by its destructor or an
+	/// assignment over it, g must not, and what g arms is dropped.
 	template <class G>
 	void on_cancel(G &&g)
 	{
-		if constexpr (std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
-			remove_cancel();
-		} else {
+		detail::fn<16> ng;
+		if constexpr (!std::is_same_v<std::decay_t<G>, std::nullptr_t>) {
 			if (!this->c_)
 				detail::fail(detail::misuse::empty_timer);
-			detail::fn<16> ng;
 			ng.emplace(std::forward<G>(g));
-			if (!ng)
-				return remove_cancel();
-			make_box()->g = std::move(ng);
-			this->c_->relend(this, nullptr, true); // a running g is not put back
 		}
+		if (ng)
+			make_box()->g = std::move(ng);
+		else if (box *b = boxed())
+			b->g.reset();
+		if (this->c_)
+			this->c_->relend(this, nullptr, true); // a running g is not put back
 	}
 
 private:
@@ -247,7 +233,11 @@ private:
 		void operator()() {} // never called: fire() lends f alone
 	};
 
-	box *boxed() noexcept { return f_.tag() == box::kind_tag ? f_.template get_as<box>() : nullptr; }
+	box *boxed() const noexcept
+	{
+		auto &f = const_cast<callable &>(f_);
+		return f.tag() == box::kind_tag ? f.template get_as<box>() : nullptr;
+	}
 	box *make_box()
 	{
 		if (box *b = boxed())
@@ -259,18 +249,7 @@ private:
 		f_ = std::move(blk);
 		return b;
 	}
-	callable &own() noexcept
-	{
-		box *b = boxed();
-		return b ? b->f : f_;
-	}
-	void remove_cancel() noexcept
-	{
-		if (box *b = boxed())
-			b->g.reset();
-		if (this->c_)
-			this->c_->relend(this, nullptr, true);
-	}
+	callable &own() noexcept { return boxed() ? boxed()->f : f_; }
 	void take(Timer &o) noexcept
 	{
 		H::take(o);
@@ -314,9 +293,9 @@ private:
 		t->cancelled();
 	}
 
-	// Re-arms a periodic timer that its callback left unarmed: the next
-	// deadline of the grid (after those missed, unless misfire::all), or
-	// one period after now; cancels it if its owner is being destroyed.
+	// Re-arms a periodic timer its callback left unarmed: the next deadline
+	// of the grid (after those missed, unless misfire::all), or a period
+	// after now; cancels it if its owner is being destroyed.
 	void again() noexcept
 	{
 		box *b = boxed();
@@ -368,7 +347,7 @@ private:
 /// gone by then). The C timer plus one pointer: making, arming, firing
 /// and cancelling it allocate nothing. on_timer() may re-arm, move or
 /// destroy the object (then not touch it again); a periodic hook re-arms
-/// itself there: arm_at(expiry() + period), O(1).
+/// itself there: arm_at(expiry() + period).
 template <class O, class D, class Tag = void>
 class Hook : public detail::handle<O> {
 	using H = detail::handle<O>;
@@ -379,8 +358,8 @@ public:
 	/// Bound to @owner, not armed. Throws tw::error if @owner was moved from.
 	explicit Hook(O &owner) : H(X::share(owner), &fire)
 	{
-		if constexpr (has_cancel())
-			this->c_->note(X::key(&fire), &cancel_node);
+		if constexpr (cancels<D>::value)
+			this->c_->note(detail::key(&fire), &cancel_node);
 	}
 	/// Unbound; bind it by assigning a bound hook.
 	Hook() noexcept : H(nullptr, &fire) {}
@@ -401,31 +380,24 @@ public:
 	{
 		if (!this->del())
 			return false;
-		cancelled(this);
+		cancel_node(&this->n_);
 		return true;
 	}
 
 private:
-	template <class E, class = void>
-	struct cancel0 : std::false_type {};
-	template <class E>
-	struct cancel0<E, std::void_t<decltype(std::declval<E &>().on_cancel())>> : std::true_type {};
-	template <class E, class = void>
-	struct cancel1 : std::false_type {};
-	template <class E>
-	struct cancel1<E, std::void_t<decltype(std::declval<E &>().on_cancel(std::declval<Tag>()))>>
+	// D has on_cancel() (or on_cancel(Tag)); T is D, complete by then.
+	template <class T, class = void>
+	struct cancels : std::false_type {};
+	template <class T>
+	struct cancels<T, std::void_t<decltype(std::declval<T &>().on_cancel())>> : std::is_void<Tag> {};
+	template <class T>
+	struct cancels<T, std::void_t<decltype(std::declval<T &>().on_cancel(std::declval<Tag>()))>>
 		: std::true_type {};
-	static constexpr bool has_cancel() noexcept
-	{
-		if constexpr (std::is_void_v<Tag>)
-			return cancel0<D>::value;
-		else
-			return cancel1<D>::value;
-	}
 
 	template <bool Cancel>
-	static void call(Hook *h) noexcept
+	static void call(node *n) noexcept
 	{
+		auto *h = static_cast<Hook *>(H::from(n));
 		auto run = [d = static_cast<D *>(h)] {
 			if constexpr (Cancel && std::is_void_v<Tag>)
 				d->on_cancel();
@@ -440,13 +412,12 @@ private:
 		detail::guarded(c->on_exception, run);
 		detail::release(c);
 	}
-	static void cancelled(Hook *h) noexcept
+	static void cancel_node(void *n) noexcept
 	{
-		if constexpr (has_cancel())
-			call<true>(h);
+		if constexpr (cancels<D>::value)
+			call<true>(static_cast<node *>(n));
 	}
-	static void cancel_node(void *n) noexcept { cancelled(static_cast<Hook *>(H::from(static_cast<node *>(n)))); }
-	static void fire(node *n) noexcept { call<false>(static_cast<Hook *>(H::from(n))); }
+	static void fire(node *n) noexcept { call<false>(n); }
 };
 
 namespace detail {
@@ -455,8 +426,7 @@ namespace detail {
 template <class O>
 class timers {
 public:
-	/// A timer running @f @d from now (Timer::arm_in()). Throws as the
-	/// Timer constructor and arm_in().
+	/// A timer running @f @d from now; throws as Timer() and arm_in().
 	template <class Rep, class Period, class F>
 	Timer<O> after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
@@ -481,16 +451,14 @@ public:
 		t.arm_every(period, m, s);
 		return t;
 	}
-	/// Fire and forget: runs @f() @d from now, with no handle; if the
-	/// owner is destroyed first, @f is destroyed uncalled. One or two
+	/// Fire and forget: runs @f() @d from now, with no handle; if the owner
+	/// is destroyed first, @f is destroyed uncalled. One or two
 	/// allocations. Throws as after().
 	template <class Rep, class Period, class F>
 	void call_after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
-		using G = std::decay_t<F>;
-		if (is_empty_callable<G>(f))
-			fail(misuse::empty_callable);
-		auto t = std::make_unique<Timer<O>>(self(), [g = G(std::forward<F>(f))](Timer<O> &me) mutable {
+		refuse_empty(f);
+		auto t = std::make_unique<Timer<O>>(self(), [g = std::decay_t<F>(std::forward<F>(f))](Timer<O> &me) mutable {
 			const std::unique_ptr<Timer<O>> done(&me);
 			g();
 		});

@@ -21,38 +21,6 @@ namespace tw {
 using tick_t = tw_tick_t;
 inline constexpr tick_t tick_max = TW_TICK_MAX;
 
-/// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
-/// negative and NaN durations, tick_max beyond the range. Exact for every
-/// integer duration of any period; floating ones go through long double.
-template <class Rep, class Period>
-tick_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
-{
-	static_assert(std::is_arithmetic_v<Rep>, "ticks_ceil() takes an arithmetic duration");
-	if (!(d.count() > 0) || tick.count() <= 0)
-		return 0;
-	using ns = std::ratio_divide<Period, std::nano>; // d in ns is count * num / den
-	if constexpr (std::is_floating_point_v<Rep>) {
-		const long double t = static_cast<long double>(d.count()) * ns::num / ns::den / tick.count();
-		if (!(t < static_cast<long double>(tick_max)))
-			return tick_max;
-		const auto whole = static_cast<tick_t>(t);
-		return static_cast<long double>(whole) < t ? whole + 1 : whole;
-	} else {
-		static_assert(sizeof(Rep) <= 8, "ticks_ceil() takes a duration of at most 64 bits");
-		__extension__ using u128 = unsigned __int128;
-		// each factor is below 2^64: neither product overflows 128 bits
-		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) *
-			       static_cast<std::uint64_t>(ns::num);
-		const u128 q = static_cast<u128>(static_cast<std::uint64_t>(ns::den)) *
-			       static_cast<std::uint64_t>(tick.count());
-		const u128 n = p / q + (p % q != 0);
-		return n >= tick_max ? tick_max : static_cast<tick_t>(n);
-	}
-}
-
-class Wheel;
-
-
 /// A timer wheel: owns one C struct twheel. Time is virtual: it starts at
 /// the start given and moves in advance(); a time point is converted to
 /// the wheel's ticks rounding up (never early). Move-only; timers stay
@@ -190,13 +158,23 @@ private:
 
 namespace detail {
 
+// What the owners of a struct tw_timer (a wheel, a host) share.
+struct wheel_node_ops {
+	using node = tw_timer;
+	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
+	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
+	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
+	{
+		const tick_t e = tw_timer_expires(n);
+		return e > UINT64_MAX / c->tick_ns ? UINT64_MAX : e * c->tick_ns;
+	}
+	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
+};
+
 // The C calls behind Timer<Wheel> and Hook<Wheel, D>.
 template <>
-struct ops<Wheel> {
-	using node = tw_timer;
+struct ops<Wheel> : wheel_node_ops {
 	static ctx *share(Wheel &w) { return retain(w.get()); }
-	static ctx::c_fn key(void (*fire)(node *)) noexcept { return reinterpret_cast<ctx::c_fn>(fire); }
-	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
 	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept
 	{
 		return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, ns));
@@ -207,15 +185,8 @@ struct ops<Wheel> {
 		return twheel_mod(Wheel::w(c), n, d > tick_max - now ? tick_max : now + d);
 	}
 	static bool del(ctx *c, node *n) noexcept { return twheel_del(Wheel::w(c), n) == 1; }
-	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
-	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
-	{
-		const tick_t e = tw_timer_expires(n);
-		return e > UINT64_MAX / c->tick_ns ? UINT64_MAX : e * c->tick_ns;
-	}
 	// the target of a running advance(): periodic timers count from it
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_target(Wheel::w(c)) * c->tick_ns; }
-	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
 	static void move(ctx *c, node *dst, node *src) noexcept { twheel_move(c ? Wheel::w(c) : nullptr, dst, src); }
 };
 
