@@ -51,9 +51,10 @@ for h in ('Timer', 'LoopTimer'):
 if 'LoopTimer_inline' in vals and vals['LoopTimer_inline'] != vals.get('Timer_inline'):
     errors.append('tw::Timer<tw::Loop> and tw::Timer<tw::Wheel> store callables of different sizes inline; '
                   'docs/cpp.md says one size on every owner')
-if vals.get('LoopTimerHook_allocations', 0) != 0:
-    errors.append(f'a tw::LoopTimerHook made, armed, cancelled and destroyed allocated '
-                  f'{vals["LoopTimerHook_allocations"]} times; docs/cpp.md says it allocates nothing')
+for h in ('TimerHook', 'LoopTimerHook'):
+    if vals.get(h + '_allocations', 0) != 0:
+        errors.append(f'a hook ({h}) made, armed, fired, cancelled and destroyed allocated '
+                      f'{vals[h + "_allocations"]} times; docs/cpp.md says it allocates nothing')
 for demo_h in ('demo/demo_common.h',):
     demo_h = os.path.join(root, demo_h)
     m = os.path.exists(demo_h) and re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())

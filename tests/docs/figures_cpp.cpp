@@ -108,13 +108,17 @@ template <std::size_t N> struct LoopCancelAllocs {
 #endif
 
 struct Hooked : tw::Hook<tw::Wheel, Hooked> {
-	void on_timer() noexcept {}
+	using Hook::Hook;
+	int fired = 0, cancelled = 0;
+	void on_timer() noexcept { fired++; }
+	void on_cancel() noexcept { cancelled++; }
 };
 
 #ifdef FIGURES_LOOP
 struct LoopHooked : tw::Hook<tw::Loop, LoopHooked> {
 	explicit LoopHooked(tw::Loop &l) : Hook(l) {}
-	void on_timer() noexcept {}
+	int fired = 0;
+	void on_timer() noexcept { fired++; }
 };
 #endif
 
@@ -123,17 +127,30 @@ int main()
 	tw::Wheel w;
 	const char *layout = TWHEEL_DEBUG_CHECKS ? "_debug" : "";
 	std::printf("Timer%s %zu\nTimerHook%s %zu\n", layout, sizeof(tw::Timer<>), layout,
-		    sizeof(Hooked));
+		    sizeof(tw::Hook<tw::Wheel, Hooked>));
 	std::printf("Timer_inline_capacity %zu\n", tw::Timer<>::inline_capacity);
 #ifdef FIGURES_LOOP
 	std::printf("LoopTimer%s %zu\n", layout, sizeof(tw::Timer<tw::Loop>));
 	std::printf("LoopTimer_inline_capacity %zu\n", tw::Timer<tw::Loop>::inline_capacity);
-	std::printf("LoopTimerHook%s %zu\n", layout, sizeof(LoopHooked));
+	std::printf("LoopTimerHook%s %zu\n", layout, sizeof(tw::Hook<tw::Loop, LoopHooked>));
 #endif
 #ifndef SANITIZED
 	std::printf("Timer_inline_measured %zu\n", largest<TimerAllocs>(0, w));
 	// the first on_cancel() makes one block for the callable and g
 	std::printf("Timer_cancel_inline_measured %zu\n", largest<CancelAllocs>(1, w));
+	{
+		// a hook made, armed, re-armed, fired, cancelled and destroyed
+		const std::size_t before = allocations;
+		{
+			Hooked h(w);
+			h.arm_in(std::chrono::seconds(1));
+			h.arm_in(std::chrono::seconds(2));
+			w.advance(w.now() + std::chrono::seconds(2));
+			h.arm_in(std::chrono::seconds(1));
+			h.cancel();
+		}
+		std::printf("TimerHook_allocations %zu\n", allocations - before);
+	}
 #ifdef FIGURES_LOOP
 	tw::loop_options o;
 	o.flags = TW_LOOP_NO_URING; // timers only: runs wherever epoll does
@@ -142,13 +159,16 @@ int main()
 	std::printf("LoopTimer_inline_measured %zu\n", largest<LoopTimerAllocs>(0, l));
 	std::printf("LoopTimer_cancel_inline_measured %zu\n", largest<LoopCancelAllocs>(1, l));
 	{
-		// a hook made, armed, re-armed, cancelled and destroyed
+		// a hook made, armed, re-armed, cancelled, fired and destroyed
 		const std::size_t before = allocations;
 		{
 			LoopHooked h(l);
 			h.arm_in(std::chrono::seconds(1));
 			h.arm_in(std::chrono::seconds(2));
 			h.cancel();
+			h.arm_in(std::chrono::milliseconds(1));
+			while (!h.fired)
+				l.run_once(true);
 		}
 		std::printf("LoopTimerHook_allocations %zu\n", allocations - before);
 	}
