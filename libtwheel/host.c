@@ -19,6 +19,14 @@ static uint64_t host_clock(struct twheel_host *h)
 	return h->_seen;
 }
 
+/*
+ * A batch of parked timers is placed when it reaches this many arms, not
+ * only at the iteration's end: a long run of arms (a loop's set-up, say)
+ * then holds none of its timers back by more than the time of 64 arms,
+ * for one clock reading per 64.
+ */
+#define HOST_PARK_BATCH 64
+
 /* Stop the armed host timer. */
 static void host_stop(struct twheel_host *h)
 {
@@ -76,7 +84,7 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 	if (h->_in_run)
 		return -EBUSY;
 	h->_in_run = true; /* @fn may arm timers again: no host timer for them */
-	h->_parked = false;
+	h->_parked = 0;
 	twheel_drain(h->_w, fn ? fn : drop, arg);
 	while (twheel_count(h->_w))
 		twheel_drain(h->_w, drop, NULL);
@@ -117,6 +125,21 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * has reached it. The clock is otherwise read only when the host timer
  * must be re-armed.
  */
+/*
+ * Place the parked timers from a fresh reading; outside a run, re-arm the
+ * host timer if one of them is now earlier than what it waits for (one
+ * question to the wheel for the whole batch). Returns how many it placed.
+ */
+static long host_place(struct twheel_host *h)
+{
+	long n = twheel_rt_place(&h->_rt, h->_w, host_clock(h));
+
+	h->_parked = 0;
+	if (n > 0 && !h->_in_run && (!h->_on || twheel_next_expiry(h->_w) < h->_armed))
+		host_rearm(h, h->_seen);
+	return n;
+}
+
 static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
 			  bool mod)
 {
@@ -130,8 +153,8 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 		if (!mod && t && t->func && tw_timer_pending(t))
 			return -EBUSY;
 		rc = twheel_park(h->_w, t, ns);
-		if (rc >= 0)
-			h->_parked = true;
+		if (rc >= 0 && ++h->_parked == HOST_PARK_BATCH)
+			host_place(h);
 		return rc;
 	}
 	if (deadline) {
@@ -197,6 +220,7 @@ long twheel_host_run(struct twheel_host *h)
 	h->_on = false; /* the one-shot host timer has fired */
 	h->_in_run = true;
 	/* places the timers parked before the run, from its reading */
+	h->_parked = 0;
 	n = twheel_rt_advance(&h->_rt, h->_w, host_clock(h));
 	h->_in_run = false;
 	h->_st.wakeups++;
@@ -208,28 +232,18 @@ long twheel_host_run(struct twheel_host *h)
 	 * the delays they armed count from it */
 	host_clock(h);
 	twheel_rt_place(&h->_rt, h->_w, h->_seen);
-	h->_parked = false;
+	h->_parked = 0;
 	host_rearm(h, h->_seen);
 	return n;
 }
 
 long twheel_host_place(struct twheel_host *h)
 {
-	long n;
-
 	if (!h || !h->_w)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
-	if (!h->_parked)
-		return 0;
-	h->_parked = false;
-	n = twheel_rt_place(&h->_rt, h->_w, host_clock(h));
-	/* one question to the wheel for the whole batch, as host_arm_timer()
-	 * asks for one timer: is something now earlier than the host timer? */
-	if (n > 0 && (!h->_on || twheel_next_expiry(h->_w) < h->_armed))
-		host_rearm(h, h->_seen);
-	return n;
+	return h->_parked ? host_place(h) : 0;
 }
 
 int twheel_host_defer(struct twheel_host *h, bool on)

@@ -33,8 +33,8 @@
  * A delay armed from a callback, or while twheel_host_defer() is on and
  * the host timer armed, is parked: pending, but its deadline is not known until it is
  * placed, by the run's end (from the clock after the last callback), by
- * the next run's start (from that run's reading) or by twheel_host_place()
- * (from the clock then). The model resolves it there: d = that reading
+ * the next run's start (from that run's reading), by twheel_host_place()
+ * (from the clock then) or by the 64th park since the last placement. The model resolves it there: d = that reading
  * plus the delay, which is after the call whatever the clock did, and
  * then checks it as any other deadline. A parked timer must not fire, the
  * host timer stays armed while one waits (outside runs), and
@@ -84,6 +84,7 @@ struct hm {
 	uint64_t nruns;
 	uint64_t reading;   /* the running run's clock reading */
 	bool defer;         /* twheel_host_defer() is on */
+	int nparked;        /* parks since the last placement: 64 place them */
 	long fired;         /* callbacks of the running run */
 	int depth;          /* callbacks' own operations nest this deep */
 	struct htimer t[NT];
@@ -190,6 +191,7 @@ static void m_armed(struct hm *m, struct htimer *x, uint64_t d)
 /* The host placed every parked timer from a reading of the clock as it is now. */
 static void m_placed(struct hm *m)
 {
+	m->nparked = 0;
 	for (int i = 0; i < NT; i++) {
 		struct htimer *x = &m->t[i];
 
@@ -241,6 +243,8 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 		x->was_parked = false;
 		x->delay = v;
 		x->run = m->run;
+		if (++m->nparked == 64)
+			m_placed(m); /* the host places a batch of 64 at once */
 		return;
 	}
 	x->parked = false;

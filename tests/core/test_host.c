@@ -510,7 +510,7 @@ static void simulated_loop_never_early_fires_once(void **state)
  */
 static void deferred_delays_read_no_clock(void **state)
 {
-	enum { N = 1000 };
+	enum { N = 30 }; /* 60 arms: fewer than a batch of 64 */
 	struct ht *x = malloc(N * sizeof(*x));
 	struct ht far;
 
@@ -655,6 +655,33 @@ static void delays_from_callbacks_are_placed_after_them(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/* The 64th arm parked since the last placement places the batch at once. */
+static void a_batch_of_64_is_placed_at_once(void **state)
+{
+	struct ht x[65];
+	uint64_t wake;
+
+	(void)state;
+	ht_init(x, 65);
+	host_open(10 * TICK);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add_at(&H, &x[64].t, 1000 * TICK), 0);
+	wake = host_wake;
+	clock_reads = 0;
+	for (int i = 0; i < 63; i++)
+		assert_int_equal(twheel_host_add(&H, &x[i].t, 5 * TICK), 0);
+	assert_int_equal(clock_reads, 0);
+	assert_true(host_wake == wake && wake > 16 * TICK);
+	fake_ns = 11 * TICK;
+	assert_int_equal(twheel_host_add(&H, &x[63].t, 5 * TICK), 0);
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(host_wake, 16 * TICK); /* placed from 11 ms */
+	assert_int_equal(twheel_host_place(&H), 0);
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -671,6 +698,7 @@ int main(void)
 		cmocka_unit_test(deferred_delays_read_no_clock),
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
 		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
+		cmocka_unit_test(a_batch_of_64_is_placed_at_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

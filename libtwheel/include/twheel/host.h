@@ -34,9 +34,9 @@
  * turned twheel_host_defer() on, anywhere while the host timer is armed
  * (a timer is pending), the timer is parked and placed
  * with the others of the iteration from one reading taken after them all
- * (at the run's end, or by twheel_host_place() before the host loop
- * waits): no clock reading per arm, and late by at most the rest of the
- * iteration. Otherwise it counts from twheel_rt_now_upper() (at most 1/16
+ * (at the run's end, by twheel_host_place() before the host loop waits,
+ * or once 64 arms are parked): no clock reading per arm, and late by at
+ * most the rest of the iteration (or the time of 64 arms). Otherwise it counts from twheel_rt_now_upper() (at most 1/16
  * of a tick after the call, usually without a clock reading). A deadline
  * is a clock reading (arming by a deadline still ahead reads no clock). A
  * timer
@@ -103,7 +103,7 @@ struct twheel_host {
 	bool _in_run;
 	bool _on;             /* the host timer is armed */
 	bool _defer;          /* twheel_host_defer() is on (1.2: in the padding) */
-	bool _parked;         /* a timer may be parked, waiting for a placement */
+	uint8_t _parked;      /* arms parked since the last placement (< 64) */
 	struct twheel_host_stats _st;
 };
 
@@ -139,7 +139,8 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * twheel_host_run(), or with twheel_host_defer() on while the host timer
  * is armed (another timer is pending), @t is parked: pending
  * at once (del, mod, twheel_count() and fini see it), placed by the run's
- * end or the next twheel_host_place(), counting from the one clock reading
+ * end, the next twheel_host_place() or the 64th arm parked since the last
+ * placement (whichever comes first), counting from the one clock reading
  * that placement takes (after the call: never early; late by the time
  * from the call to it; if the clock stepped back meanwhile, counted from
  * that reading all the same). Otherwise it counts from
