@@ -734,6 +734,50 @@ TEST(LoopHook, ArmsRearmsCancelsAndNeverFiresEarly)
 	EXPECT_EQ(fired.size(), 1u);
 }
 
+namespace {
+struct Mover : tw::Hook<tw::Loop, Mover> {
+	using Hook::Hook;
+	int fired = 0, cancelled = 0;
+	void on_timer() { fired++; }
+	void on_cancel() { cancelled++; }
+};
+} // namespace
+
+// The same rules on every owner: both timer types move and never copy. A
+// Loop hook moved while pending keeps its deadline (re-armed at its new
+// address) and fires once, from there; its on_cancel() runs on cancel()
+// and when the Loop is destroyed, not on expiry.
+TEST(LoopHook, MovesPendingKeepsItsDeadlineAndRunsOnCancel)
+{
+	static_assert(std::is_nothrow_move_constructible_v<tw::Timer<tw::Loop>> &&
+		      !std::is_copy_constructible_v<tw::Timer<tw::Loop>>);
+	static_assert(std::is_nothrow_move_constructible_v<tw::Timer<tw::Wheel>> &&
+		      !std::is_copy_constructible_v<tw::Timer<tw::Wheel>>);
+	static_assert(std::is_nothrow_move_constructible_v<Mover> && !std::is_copy_constructible_v<Mover>);
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	Mover a(loop), c(loop);
+	a.arm_in(5ms);
+	Mover b(std::move(a));
+	EXPECT_FALSE(a.pending()); // NOLINT(bugprone-use-after-move)
+	EXPECT_TRUE(b.pending());
+	EXPECT_EQ(b.expiry(), clk.at(5ms));
+	EXPECT_EQ(loop.size(), 1u);
+	clk.set(5ms);
+	loop.run_once(false);
+	EXPECT_EQ(b.fired, 1);
+	EXPECT_EQ(b.cancelled, 0);
+	b.arm_in(5ms);
+	EXPECT_TRUE(b.cancel());
+	EXPECT_EQ(b.cancelled, 1);
+	c.arm_in(1h);
+	loop_opt.reset(); // ~Loop cancels c
+	EXPECT_EQ(c.cancelled, 1);
+	EXPECT_FALSE(c);
+	EXPECT_FALSE(c.cancel());
+	EXPECT_THROW(c.arm_in(1ms), tw::error);
+}
+
 TEST(LoopHook, DestroyedPendingOrInsideItsOwnCallback)
 {
 	FakeClock clk;
