@@ -68,6 +68,9 @@
 #define NAME "udp-session-server"
 #define SEND_MAX 256 /* notices queued before a sendmmsg() */
 #define PROBE_MAX 128 /* slots a lookup probes at most: a session's slot - its home < this */
+/* STATS lines answered a second at most, in bursts of STATS_BURST (a line costs ~15 us) */
+#define STATS_RATE 10000u
+#define STATS_BURST 1000u
 
 static struct {
 	const char *bind;
@@ -125,6 +128,9 @@ struct server {
 	size_t nsess, peak;
 	/* counters */
 	uint64_t opened, idle_closed, byes, rx, bad, rx_dropped, tx_failed, refused, refused_probe;
+	uint64_t stats_limited;          /* UDP_STATS not answered: over STATS_RATE */
+	uint64_t stats_t;                /* the STATS token bucket: when last refilled (ns), */
+	uint32_t stats_tokens;           /* ...and the answers it allows now */
 	struct demo_hist h_fire; /* idle timer: callback run - deadline */
 	struct rx_batch rxb;
 	struct tx_batch txb;
@@ -311,12 +317,13 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 	return snprintf(buf, len,
 		"STATS worker=0 workers=1 pid=%d conns=%zu timers=%zu peak=%zu opened=%" PRIu64
 		" idle_closed=%" PRIu64 " byes=%" PRIu64 " rx=%" PRIu64 " bad=%" PRIu64 " rx_dropped=%" PRIu64
-		" tx_failed=%" PRIu64 " refused=%" PRIu64 " refused_probe=%" PRIu64 " probe_max=%" PRIu32
+		" tx_failed=%" PRIu64 " refused=%" PRIu64 " refused_probe=%" PRIu64 " stats_limited=%" PRIu64
+		" probe_max=%" PRIu32
 		" record_bytes=%zu table=%" PRIu32 " rss_kb=%" PRIu64
 		" utime_us=%" PRIu64 " stime_us=%" PRIu64 " iters=%" PRIu64 " wakeups=%" PRIu64
 		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64 "\n",
 		(int)getpid(), s->nsess, twheel_loop_count(s->loop), s->peak, s->opened, s->idle_closed, s->byes,
-		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, s->refused_probe, s->probe_max,
+		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, s->refused_probe, s->stats_limited, s->probe_max,
 		sizeof(struct session), s->cap, demo_rss_kb(),
 		(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 		(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec, ls.iterations,
@@ -368,8 +375,26 @@ static void on_bye(struct server *s, uint64_t id)
 	s->byes++;
 }
 
+/*
+ * A UDP_STATS: the line to @from, unless STATS_RATE a second were answered
+ * (a token bucket of STATS_BURST). A STATS line costs the server far more
+ * than any other datagram: unbounded, a flood of requests alone would
+ * hold the loop while the socket's queue, and every datagram in it,
+ * waits behind them.
+ */
 static void on_stats_req(struct server *s, const struct sockaddr_in *from)
 {
+	const uint64_t now = demo_now_ns(), per = 1000000000u / STATS_RATE;
+	if (now - s->stats_t >= per) {
+		uint64_t add = (now - s->stats_t) / per;
+		s->stats_tokens = add >= STATS_BURST - s->stats_tokens ? STATS_BURST : s->stats_tokens + (uint32_t)add;
+		s->stats_t = s->stats_tokens == STATS_BURST ? now : s->stats_t + add * per;
+	}
+	if (!s->stats_tokens) {
+		s->stats_limited++;
+		return;
+	}
+	s->stats_tokens--;
 	char line[DEMO_STATS_MAX];
 	int n = stats_line(s, line, sizeof(line));
 	if (n > 0 && sendto(s->fd, line, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from,

@@ -12,7 +12,9 @@
  *                     UDP_BYE    id: the client ends the session; no reply.
  *                     UDP_STATS  the server answers with one STATS line
  *                                (text, "STATS key=value ...", no newline
- *                                needed) to the sender.
+ *                                needed) to the sender; 10,000 a second
+ *                                at most (in bursts of 1,000), the rest
+ *                                unanswered (stats_limited).
  *   server -> client  UDP_CLOSED id: the session was silent for the idle
  *                                timeout and is closed; @arg carries how
  *                                late the server's timer ran (us).
@@ -36,7 +38,10 @@
  * rx only). One sender may fill the table (refused, below). Replies: a
  * session's one UDP_CLOSED is as long as a datagram that opened it, but
  * the STATS line answering a 24-byte UDP_STATS is about 300 bytes, a
- * reflection amplifier of the kind RFC 8085 (section 6) warns about.
+ * reflection amplifier of the kind RFC 8085 (section 6) warns about,
+ * bounded only by the rate cap above (which exists because a STATS line
+ * costs the server far more than any other datagram: a flood of requests
+ * held its loop and queued every other datagram behind them).
  * That is harmless here only because the replies go to loopback
  * addresses, which a sender elsewhere cannot put in a datagram's source
  * (the kernel drops such datagrams arriving from outside); a server on a
@@ -55,7 +60,7 @@
  * timers (pending session timers) peak (most sessions held at once) opened
  * idle_closed byes rx (datagrams) bad rx_dropped (datagrams the kernel
  * dropped on the server's socket, SO_RXQ_OVFL) tx_failed (notices that
- * could not be sent) refused (new sessions refused: the table full, or
+ * could not be sent) stats_limited (UDP_STATS left unanswered) refused (new sessions refused: the table full, or
  * refused_probe: their probe run full) probe_max (the longest probe, in
  * slots, that a session opened needed) record_bytes table (capacity)
  * rss_kb utime_us stime_us iters wakeups fire_n fire_p50_us fire_p99_us

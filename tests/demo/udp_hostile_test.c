@@ -44,6 +44,13 @@
  *            of each within 2x of the random set's (opening and timing
  *            out 40,000 sessions).
  *
+ *   flood    A child sends UDP_STATS requests as fast as it can for 2 s
+ *            (each answered by a line of about 300 bytes, which it never
+ *            reads); 0.3 s in, a session with a 200 ms timeout is opened:
+ *            its UDP_CLOSED must come within 1 s: the flood must not
+ *            hold the server's loop, nor queue the DATA behind requests
+ *            it cannot answer as fast as they come.
+ *
  * The datagrams go out in batches of 128, each followed by a STATS request
  * whose reply is awaited, so that the server's socket never holds more
  * than one batch (no drop even with a small net.core.rmem_max).
@@ -201,6 +208,7 @@ static struct stats stats_get(const struct server *s)
 	struct pollfd pfd = { .fd = s->ctl, .events = POLLIN };
 	if (poll(&pfd, 1, 5000) != 1) {
 		printf("FAIL: no STATS reply within 5 s\n");
+		kill(s->pid, SIGKILL); /* not left running, holding the test's output */
 		exit(1);
 	}
 	char line[4096];
@@ -571,10 +579,61 @@ static void test_ids(const char *path)
 	close(fd);
 }
 
+/* ---- flood ------------------------------------------------------------------------ */
+
+/* From a socket of its own, send UDP_STATS requests to @s as fast as it can for @ms, never reading. */
+static void stats_flood(const struct server *s, unsigned ms)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&s->addr, sizeof(s->addr)) != 0)
+		_exit(1);
+	struct udp_msg m = { .magic = UDP_MAGIC, .type = UDP_STATS, .id = 1 };
+	struct iovec iov = { &m, sizeof(m) };
+	struct mmsghdr h[64];
+	for (unsigned i = 0; i < 64; i++)
+		h[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+	for (uint64_t end = now_us() + ms * 1000u; now_us() < end;)
+		(void)sendmmsg(fd, h, 64, 0);
+	_exit(0);
+}
+
+static void test_flood(const char *path)
+{
+	struct server s;
+	server_start(&s, path, 200, NULL);
+	int a = data_socket();
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0)
+		stats_flood(&s, 2000);
+	usleep(300000); /* the flood is on */
+	send_len(&s, a, UDP_DATA, 4000, 24);
+	uint64_t t0 = now_us(), t[2];
+	static const uint64_t one[2] = { 4000, 4000 };
+	notices_wait(a, one, t, 5000);
+	CHECK(t[0], "no UDP_CLOSED for a session with a 200 ms timeout within 5 s of a STATS flood");
+	if (t[0]) {
+		printf("notice %.0f ms after the DATA (timeout 200 ms), during a STATS flood\n", (double)(t[0] - t0) / 1e3);
+		CHECK(t[0] - t0 < 1000000, "the notice came %.0f ms after the DATA, timeout 200 ms: the flood held the loop",
+		      (double)(t[0] - t0) / 1e3);
+	}
+	int st;
+	waitpid(child, &st, 0);
+	/* the server answers STATS at a bounded rate: the flood's last ones, still
+	 * queued, take what it allows; ask once they were read */
+	usleep(300000);
+	struct stats after = stats_get(&s);
+	printf("after the flood: rx=%" PRIu64 " rx_dropped=%" PRIu64 "\n", after.rx, after.rx_dropped);
+	close(a);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids"))) {
-		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids\n", argv[0]);
+	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids") && strcmp(argv[2], "flood"))) {
+		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids|flood\n", argv[0]);
 		return 2;
 	}
 	if (sodium_init() < 0) {
@@ -584,6 +643,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[2], "lengths"))
 		test_lengths(argv[1]);
+	else if (!strcmp(argv[2], "flood"))
+		test_flood(argv[1]);
 	else
 		test_ids(argv[1]);
 	printf("%s\n", fails ? "FAIL" : "PASS");
