@@ -370,7 +370,9 @@ def main():
             if b.lang == 'c':
                 cmd = shlex.split(a.cc) + ['-std=c11']
             else:
-                cmd = shlex.split(a.cxx) + ['-std=c++17']
+                # <twheel/co.hpp> is the one C++20 header (opt-in)
+                cxx_std = '-std=c++20' if '<twheel/co.hpp>' in src else '-std=c++17'
+                cmd = shlex.split(a.cxx) + [cxx_std]
             linked = kind == 'unit' and re.search(r'^\s*int\s+main\s*\(', src, re.M)
             cmd += ['-D_GNU_SOURCE', '-I', inc] + warn + ([] if linked else unused_ok)
             cmd += a.cflag + ['-pthread']

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+//
+// twheel/co.hpp - C++20 coroutines on tw::Loop (opt-in; C++17 programs do
+// not include it). Header-only over <twheel/loop.hpp>; no new library.
+//
+//   tw::co::task<T>        a lazy coroutine: co_await it (it runs, its
+//                          result or exception comes back), or detach it
+//                          on a loop with tw::co::spawn(loop, task);
+//   co_await tw::co::sleep_for(loop, d) / sleep_until(loop, tp)
+//                          resumes on the loop thread, never before the
+//                          deadline (a tw::Hook<tw::Loop> in the frame:
+//                          O(1), nothing allocated);
+//   co_await tw::co::io(loop, prep, deadline)
+//                          one io_uring request; resumes with its result,
+//                          or -ETIME when the deadline passed first (the
+//                          request cancelled; twheel_loop_io_deadline());
+//   co_await tw::co::resume_on(loop)
+//                          from any thread: the rest of the coroutine runs
+//                          on the loop thread (twheel_loop_post(), the
+//                          work item in the frame: nothing allocated).
+//
+// Lifetime. A detached task is owned by the loop: when it finishes its
+// frame is freed; when the Loop is destroyed first, the frame of every
+// detached task still suspended is destroyed (destructors run, nothing
+// leaks), whatever it waits on. An exception escaping a detached task
+// goes to the loop's exception handler (Loop::on_exception()). A task
+// object destroyed while its coroutine is suspended destroys the frame;
+// a timer it waits on is disarmed then.
+// Threads: everything on the loop thread, except resume_on(), which is
+// awaited on any thread.
+#ifndef TWHEEL_CO_HPP
+#define TWHEEL_CO_HPP
+
+#if !defined(__cpp_impl_coroutine) || __cpp_impl_coroutine < 201902L
+#error "<twheel/co.hpp> needs C++20 coroutines (-std=c++20)"
+#endif
+
+#include <twheel/loop.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace tw::co {
+
+template <class T = void>
+class task;
+
+namespace detail {
+
+// Keeps a detached task tied to its loop: armed at the end of time, it is
+// cancelled when the Loop is destroyed (on_cancel: the frame goes).
+struct anchor : tw::Hook<tw::Loop, anchor> {
+	std::coroutine_handle<> frame;
+	tw::detail::ctx *c;
+	explicit anchor(tw::Loop &l) : Hook(l), c(tw::detail::ops<tw::Loop>::share(l)) {}
+	anchor(const anchor &) = delete;
+	anchor &operator=(const anchor &) = delete;
+	~anchor() { tw::detail::release(c); }
+	void on_timer() noexcept {} // never: the end of time does not come
+	void on_cancel() noexcept { frame.destroy(); } // destroys *this too
+};
+
+// What every task's promise shares: the awaiter to resume when it ends,
+// the exception it ended with, and, when detached, the loop's anchor.
+struct promise_base {
+	std::coroutine_handle<> cont = std::noop_coroutine();
+	std::exception_ptr error;
+	std::optional<anchor> anch; // detached
+
+	std::suspend_always initial_suspend() noexcept { return {}; }
+	struct final_awaiter {
+		bool await_ready() noexcept { return false; }
+		template <class P>
+		std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
+		{
+			promise_base &p = h.promise();
+			if (p.anch) {
+				finish_detached(p, h);
+				return std::noop_coroutine();
+			}
+			return p.cont;
+		}
+		void await_resume() noexcept {}
+	};
+	final_awaiter final_suspend() noexcept { return {}; }
+	void unhandled_exception() noexcept { error = std::current_exception(); }
+
+	// A detached task has ended: frees its frame, then hands its
+	// exception to the loop's handler.
+	static void finish_detached(promise_base &p, std::coroutine_handle<> h) noexcept
+	{
+		tw::detail::ctx *c = tw::detail::retain(p.anch->c);
+		std::exception_ptr e = std::move(p.error);
+		h.destroy();
+		if (e) {
+			auto rethrow = [&e] { std::rethrow_exception(e); };
+			tw::detail::guarded(c->on_exception, rethrow);
+		}
+		tw::detail::release(c);
+	}
+};
+
+template <class T>
+struct promise : promise_base {
+	std::optional<T> value;
+	task<T> get_return_object() noexcept;
+	template <class U>
+	void return_value(U &&v)
+	{
+		value.emplace(std::forward<U>(v));
+	}
+};
+
+template <>
+struct promise<void> : promise_base {
+	task<void> get_return_object() noexcept;
+	void return_void() noexcept {}
+};
+
+} // namespace detail
+
+/// A lazy coroutine returning T: it starts when awaited (or spawned).
+/// Move-only; destroying a task whose coroutine has not finished destroys
+/// its frame (a timer it waits on is disarmed).
+template <class T>
+class [[nodiscard]] task {
+public:
+	using promise_type = detail::promise<T>;
+	using handle = std::coroutine_handle<promise_type>;
+
+	task() noexcept = default;
+	explicit task(handle h) noexcept : h_(h) {}
+	task(task &&o) noexcept : h_(std::exchange(o.h_, {})) {}
+	task &operator=(task &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			h_ = std::exchange(o.h_, {});
+		}
+		return *this;
+	}
+	~task() { reset(); }
+
+	/// True once the coroutine has finished.
+	bool done() const noexcept { return !h_ || h_.done(); }
+
+	struct awaiter {
+		handle h;
+		bool await_ready() noexcept { return !h || h.done(); }
+		std::coroutine_handle<> await_suspend(std::coroutine_handle<> c) noexcept
+		{
+			h.promise().cont = c;
+			return h;
+		}
+		T await_resume()
+		{
+			if (h.promise().error)
+				std::rethrow_exception(h.promise().error);
+			if constexpr (!std::is_void_v<T>)
+				return std::move(*h.promise().value);
+		}
+	};
+	/// Runs the task until it ends; returns its value or rethrows its
+	/// exception. Await a task once.
+	awaiter operator co_await() && noexcept { return {h_}; }
+
+	/// Releases the frame to the caller (spawn() uses it).
+	handle release() noexcept { return std::exchange(h_, {}); }
+
+private:
+	void reset() noexcept
+	{
+		if (h_)
+			std::exchange(h_, {}).destroy();
+	}
+	handle h_;
+};
+
+namespace detail {
+template <class T>
+task<T> promise<T>::get_return_object() noexcept
+{
+	return task<T>(std::coroutine_handle<promise<T>>::from_promise(*this));
+}
+inline task<void> promise<void>::get_return_object() noexcept
+{
+	return task<void>(std::coroutine_handle<promise<void>>::from_promise(*this));
+}
+} // namespace detail
+
+/// Detaches @t on @loop and starts it now, on this thread (the loop
+/// thread): it runs until its first suspension, then from the loop. The
+/// loop owns it: its frame is freed when it ends, or when the Loop is
+/// destroyed first (it is then destroyed where it is suspended). Its
+/// exception goes to the loop's exception handler. Nothing allocated
+/// beyond the frame. Throws tw::error (a moved-from or stopped Loop).
+template <class T>
+void spawn(tw::Loop &loop, task<T> t)
+{
+	auto h = t.release();
+	if (!h)
+		return;
+	auto &p = h.promise();
+	try {
+		p.anch.emplace(loop);
+		p.anch->frame = h;
+		p.anch->arm_at(tw::Loop::time_point::max());
+	} catch (...) {
+		h.destroy();
+		throw;
+	}
+	h.resume();
+}
+
+/// Awaits the loop clock reaching @tp: resumes on the loop thread in the
+/// first iteration at or after it (never before; at most a tick plus
+/// scheduling noise after, as every loop timer). A Hook in the frame:
+/// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
+class sleep_until : tw::Hook<tw::Loop, sleep_until> {
+public:
+	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
+	bool await_ready() const noexcept { return false; }
+	void await_suspend(std::coroutine_handle<> h)
+	{
+		h_ = h;
+		arm_at(tp_);
+	}
+	void await_resume() const noexcept {}
+	void on_timer() noexcept { h_.resume(); }
+
+private:
+	friend class tw::Hook<tw::Loop, sleep_until>;
+	tw::Loop::time_point tp_;
+	std::coroutine_handle<> h_;
+};
+
+/// Awaits @d (rounded up to whole ns) after the loop clock now; as
+/// sleep_until.
+template <class Rep, class Period>
+sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
+{
+	return sleep_until(loop, loop.clock_now() + std::chrono::ceil<std::chrono::nanoseconds>(d));
+}
+
+/// Awaited on any thread: the coroutine goes on on @loop's thread, at its
+/// next iteration (twheel_loop_post(); the work item is in the frame,
+/// nothing allocated). Throws tw::error ESHUTDOWN from await_suspend
+/// (the coroutine then goes on here) once the loop is stopped.
+class resume_on {
+public:
+	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()) {}
+	bool await_ready() const noexcept { return false; }
+	void await_suspend(std::coroutine_handle<> h)
+	{
+		h_ = h;
+		tw_loop_work_init(&w_, &run);
+		const int r = twheel_loop_post(l_, &w_);
+		if (r < 0)
+			throw tw::error(-r, "tw::co::resume_on: twheel_loop_post() failed");
+	}
+	void await_resume() const noexcept {}
+
+private:
+	static void run(tw_loop_work *w) noexcept
+	{
+		resume_on *self = reinterpret_cast<resume_on *>(reinterpret_cast<char *>(w) - offsetof(resume_on, w_));
+		self->h_.resume();
+	}
+	tw_loop_work w_{};
+	twheel_loop *l_;
+	std::coroutine_handle<> h_;
+};
+
+namespace detail {
+
+// The state of one I/O request, where the kernel's user_data points: not
+// in the frame, so that a frame destroyed with its request in flight
+// leaves it to the CQE. Recycled through a per-thread free list: in the
+// steady state an operation allocates nothing.
+struct io_slot {
+	tw_loop_io io;
+	tw_loop_deadline dl;
+	std::coroutine_handle<> h; // empty: orphaned, recycled at its CQE
+	int res;
+	bool done;
+	bool orphan_armed;
+	io_slot *next;
+	// An orphan's tie to its loop: armed at the end of time, handed back
+	// when the Loop is destroyed before the orphan's CQE came (freed then).
+	tw_loop_timer orphan;
+	twheel_loop *loop;
+
+	struct pool {
+		io_slot *free = nullptr;
+		~pool()
+		{
+			while (io_slot *s = free) {
+				free = s->next;
+				delete s;
+			}
+		}
+	};
+	static pool &free_list() noexcept
+	{
+		thread_local pool p;
+		return p;
+	}
+	static io_slot *get()
+	{
+		pool &p = free_list();
+		io_slot *s = p.free;
+		if (s)
+			p.free = s->next;
+		else
+			s = new io_slot;
+		*s = io_slot{};
+		s->io.func = &complete;
+		return s;
+	}
+	static void put(io_slot *s) noexcept
+	{
+		pool &p = free_list();
+		s->next = p.free;
+		p.free = s;
+	}
+	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
+	{
+		io_slot *s = reinterpret_cast<io_slot *>(io); // io first
+		s->res = cqe->res;
+		s->done = true;
+		if (s->h)
+			return s->h.resume(); // await_resume() recycles it
+		if (s->orphan_armed)
+			twheel_loop_del(s->loop, &s->orphan);
+		put(s);
+	}
+
+	static void orphan_fire(tw_loop_timer *) noexcept {} // never: the end of time
+	static void orphan_gone(void *n) noexcept // its loop is destroyed
+	{
+		io_slot *s = reinterpret_cast<io_slot *>(reinterpret_cast<char *>(n) - offsetof(io_slot, orphan));
+		// the deadline's loop timer, if armed, is unlinked before the
+		// memory goes (the loop's destruction would reach it next)
+		twheel_loop_del(s->loop, &s->dl._timer);
+		put(s);
+	}
+	// The frame of @s's request goes while the request is in flight: the
+	// slot waits for its CQE, or for the loop's end.
+	void orphan_on(tw::detail::ctx *c) noexcept
+	{
+		h = {};
+		loop = static_cast<twheel_loop *>(c->c);
+		try {
+			c->note(reinterpret_cast<tw::detail::ctx::c_fn>(&orphan_fire), &orphan_gone);
+		} catch (...) {
+			return; // out of memory: leaked if the loop goes first
+		}
+		tw_loop_timer_init(&orphan, &orphan_fire, 0);
+		orphan_armed = twheel_loop_add_at(loop, &orphan, UINT64_MAX) == 0;
+	}
+};
+
+inline void ignore_cqe(tw_loop_io *, const io_uring_cqe *) noexcept {}
+inline tw_loop_io ignored_io{&ignore_cqe};
+
+} // namespace detail
+
+/// co_await io(loop, prep, deadline): one I/O request on @loop.
+/// @prep(io_uring_sqe &) prepares it (any single-shot io_uring_prep_*();
+/// not user_data). The coroutine resumes on the loop thread with the
+/// request's result (cqe->res: bytes, an fd, or a negative errno), or
+/// -ETIME when @deadline (the loop clock) passed first: the request is then
+/// cancelled, never before @deadline (twheel_loop_io_deadline(): a linked
+/// timeout, or the loop's timer). No deadline: time_point::max(). Errors
+/// come as results too: -EOPNOTSUPP in fallback mode, -EBUSY when the
+/// submission queue is full, the errors of twheel_loop_io_deadline(). What
+/// @prep throws propagates (nothing is submitted).
+/// Destroying the frame while the request is in flight cancels the
+/// request; its state (recycled) stays until the kernel
+/// has let go of it, or until the loop is destroyed. Nothing allocated in
+/// the steady state. The loop thread.
+template <class Prep>
+class io {
+public:
+	io(tw::Loop &loop, Prep prep, tw::Loop::time_point deadline = tw::Loop::time_point::max())
+		: c_(tw::detail::ops<tw::Loop>::share(loop)), prep_(std::move(prep)), deadline_(deadline)
+	{
+	}
+	io(const io &) = delete;
+	io &operator=(const io &) = delete;
+	~io()
+	{
+		if (s_ && !s_->done) {
+			if (!c_->c || c_->closing) {
+				detail::io_slot::put(s_); // the ring goes with the loop: no CQE
+			} else {
+				s_->orphan_on(c_); // recycled at its CQE
+				cancel();
+			}
+		} else if (s_) {
+			detail::io_slot::put(s_);
+		}
+		tw::detail::release(c_);
+	}
+
+	bool await_ready() const noexcept { return false; }
+	bool await_suspend(std::coroutine_handle<> h)
+	{
+		twheel_loop *l = static_cast<twheel_loop *>(c_->c);
+		if (!l || (twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK)) {
+			res_ = -EOPNOTSUPP;
+			return false;
+		}
+		s_ = detail::io_slot::get();
+		io_uring_sqe *sqe = twheel_loop_get_sqe(l, &s_->io);
+		if (!sqe) {
+			detail::io_slot::put(std::exchange(s_, nullptr));
+			res_ = -EBUSY;
+			return false;
+		}
+		try {
+			prep_(*sqe);
+		} catch (...) {
+			io_uring_prep_nop(sqe);
+			std::exchange(s_, nullptr)->orphan_on(c_); // its no-op's CQE recycles it
+			throw;
+		}
+		if (deadline_ != tw::Loop::time_point::max()) {
+			const int r = twheel_loop_io_deadline(l, sqe, &s_->dl, tw::detail::tp_ns(deadline_));
+			if (r < 0) {
+				io_uring_prep_nop(sqe);
+				std::exchange(s_, nullptr)->orphan_on(c_);
+				res_ = r;
+				return false;
+			}
+		}
+		s_->h = h;
+		return true;
+	}
+	int await_resume() noexcept
+	{
+		if (s_) {
+			res_ = s_->res;
+			detail::io_slot::put(std::exchange(s_, nullptr));
+		}
+		return res_;
+	}
+
+private:
+	void cancel() noexcept
+	{
+		twheel_loop *l = static_cast<twheel_loop *>(c_->c);
+		io_uring_sqe *sqe = twheel_loop_get_sqe(l, &detail::ignored_io);
+		if (!sqe)
+			return; // the deadline, if any, still ends it
+		const bool dl = deadline_ != tw::Loop::time_point::max();
+		io_uring_prep_cancel64(sqe, dl ? reinterpret_cast<std::uintptr_t>(&s_->dl)
+					       : reinterpret_cast<std::uintptr_t>(&s_->io), 0);
+	}
+
+	tw::detail::ctx *c_;
+	Prep prep_;
+	tw::Loop::time_point deadline_;
+	detail::io_slot *s_ = nullptr;
+	int res_ = 0;
+};
+
+} // namespace tw::co
+
+#endif // TWHEEL_CO_HPP
