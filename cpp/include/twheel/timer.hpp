@@ -386,13 +386,19 @@ public:
 
 private:
 	// D has on_cancel() (or on_cancel(Tag)); T is D, complete by then.
+	// Two traits: with Tag void, one trait's two partial specialisations
+	// would be the same one to clang (a redefinition).
 	template <class T, class = void>
-	struct cancels : std::false_type {};
+	struct cancel0 : std::false_type {};
 	template <class T>
-	struct cancels<T, std::void_t<decltype(std::declval<T &>().on_cancel())>> : std::is_void<Tag> {};
+	struct cancel0<T, std::void_t<decltype(std::declval<T &>().on_cancel())>> : std::true_type {};
+	template <class T, class = void>
+	struct cancel1 : std::false_type {};
 	template <class T>
-	struct cancels<T, std::void_t<decltype(std::declval<T &>().on_cancel(std::declval<Tag>()))>>
+	struct cancel1<T, std::void_t<decltype(std::declval<T &>().on_cancel(std::declval<Tag>()))>>
 		: std::true_type {};
+	template <class T>
+	struct cancels : std::bool_constant<std::is_void_v<Tag> ? cancel0<T>::value : cancel1<T>::value> {};
 
 	template <bool Cancel>
 	static void call(node *n) noexcept
