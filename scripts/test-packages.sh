@@ -82,7 +82,8 @@ check_contents() (
     has "libtwheel-${a}1" "$lib/libtwheel-$a\.so\.1" "$lib/libtwheel-$a\.so\.$v"
   done
   has libtwheel-dev usr/include/twheel/twheel.h usr/include/twheel/list.h usr/include/twheel/config.h \
-    usr/include/twheel/loop.h usr/include/twheel/fn.hpp usr/include/twheel/timer.hpp usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp usr/include/twheel/asio.hpp \
+    usr/include/twheel/loop.h usr/include/twheel/fn.hpp usr/include/twheel/timer.hpp usr/include/twheel/twheel.hpp usr/include/twheel/loop.hpp usr/include/twheel/asio.hpp usr/include/twheel/co.hpp \
+    usr/include/twheel/compat.h usr/include/twheel/compat/timer_list.h usr/include/twheel/compat/callout.h \
     usr/include/twheel/rt.h usr/include/twheel/host.h usr/include/twheel/uv.h usr/include/twheel/epoll.h \
     "$lib/pkgconfig/twheel-uv\.pc" "$lib/pkgconfig/twheel-epoll\.pc" \
     "$lib/libtwheel\.so" "$lib/libtwheel-uring\.so" "$lib/libtwheel\.a" \

@@ -76,7 +76,7 @@ header_pkg() {
 	loop.h) echo twheel-uring ;;
 	uv.h | ev.h | event.h | epoll.h) echo "twheel-${1%.h}" ;;
 	twheel.hpp | fn.hpp | timer.hpp) echo twheel++ ;;
-	loop.hpp) echo twheel-uring++ ;;
+	loop.hpp | co.hpp) echo twheel-uring++ ;;
 	asio.hpp) echo twheel-asio++ ;;
 	*) echo twheel ;;
 	esac
@@ -100,14 +100,27 @@ for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; 
 	*.hpp)
 		[ "$h" = asio.hpp ] && ! has asio && continue
 		printf '#include <twheel/%s>\nint twheel_header_test;\n' "$h" >"$tmp/h.cpp"
-		"$cxx" -std=c++17 -pedantic -Werror -Wall -Wextra -c "$tmp/h.cpp" -o "$tmp/h.o" \
+		# <twheel/co.hpp> is C++20 (coroutines); a C++17 build gets its
+		# one-line #error, nothing else of it
+		std=c++17
+		if [ "$h" = co.hpp ]; then
+			std=c++20
+			# shellcheck disable=SC2046
+			if "$cxx" -std=c++17 -c "$tmp/h.cpp" -o "$tmp/h.o" $(pkg-config --cflags "$p") \
+				2>"$tmp/h.err"; then
+				fail "<twheel/co.hpp> compiles as C++17: it should refuse with its #error"
+			fi
+			grep -q 'needs C++20' "$tmp/h.err" ||
+				fail "<twheel/co.hpp> as C++17 does not say it needs C++20"
+		fi
+		"$cxx" -std=$std -pedantic -Werror -Wall -Wextra -c "$tmp/h.cpp" -o "$tmp/h.o" \
 			$(pkg-config --cflags "$p") ||
-			fail "<twheel/$h> does not compile with -std=c++17 -pedantic and pkg-config --cflags $p"
+			fail "<twheel/$h> does not compile with -std=$std -pedantic and pkg-config --cflags $p"
 		;;
 	esac
 	n=$((n + 1))
 done
-echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17"
+echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17 (co.hpp: c++20)"
 
 # 2. One program per library: built with pkg-config (and the rpath outside
 # /usr), run as is (in /usr: from the staged libdir, the default path's
