@@ -160,7 +160,7 @@ struct Client {
 	int fd = -1;
 	bool chatty = false, connected = false, eof = false, failed = false, done = false;
 	bool stalled = false; // the client itself went quiet for an idle timeout
-	Clock::time_point start, last_send, eof_at;
+	Clock::time_point start, last_send, eof_at, echoed_at;
 	std::string expect; // sent, not yet echoed
 	unsigned sent = 0;
 };
@@ -264,23 +264,26 @@ struct Clients {
 
 // Every client sends one message once connected; true once every one has
 // had its echo (false if @limit passed first). With @close, each client
-// closes once it has its echo.
-bool echo_each(Clients &cl, Clock::duration limit, bool close = true)
+// closes @hold after it has its echo.
+bool echo_each(Clients &cl, Clock::duration limit, bool close = true, Clock::duration hold = 0ms)
 {
 	const auto end = Clock::now() + limit;
-	unsigned done = 0;
-	while (done < cl.c.size() && Clock::now() < end) {
+	unsigned done = 0, open = 0;
+	while ((done < cl.c.size() || open) && Clock::now() < end) {
 		cl.poll(10ms, [&](unsigned i) { cl.send_msg(cl.c[i], i); });
-		done = 0;
+		done = open = 0;
+		const auto now = Clock::now();
 		for (auto &x : cl.c) {
 			if (!x.done && x.connected && x.sent && x.expect.empty() && !x.failed) {
 				x.done = true;
-				if (close) {
-					::close(x.fd); // nothing unread: a FIN, not a reset
-					x.fd = -1;
-				}
+				x.echoed_at = now;
+			}
+			if (close && x.done && x.fd >= 0 && now - x.echoed_at >= hold) {
+				::close(x.fd); // nothing unread: a FIN, not a reset
+				x.fd = -1;
 			}
 			done += x.done;
+			open += close && x.done && x.fd >= 0;
 		}
 	}
 	return done == cl.c.size();
@@ -437,8 +440,10 @@ int run(const char *path)
 // retry from a timer; every request after that submits the one before): the
 // 100 clients wait in the backlog (the server is stopped while they
 // connect), the accept fails with EMFILE after about 20 and is re-armed
-// from a timer; each client closes once echoed. Every one is served, then
-// the server exits by itself.
+// from a timer; each client closes 200 ms after its echo, so that the
+// server runs out of fds even when it accepts one connection a request
+// and its echoes keep pace with its accepts. Every one is served, then the
+// server exits by itself.
 void run_emfile(const char *path)
 {
 	Server s;
@@ -451,7 +456,7 @@ void run_emfile(const char *path)
 	CHECK(cl.connect_all(s.port, kEmfile), "connect: %s", std::strerror(errno));
 	kill(s.pid, SIGCONT);
 	const auto t0 = Clock::now();
-	const bool ok = echo_each(cl, 20s);
+	const bool ok = echo_each(cl, 20s, true, 200ms);
 	const int code = s.wait_exit();
 	unsigned echoed = 0;
 	for (auto &x : cl.c)
