@@ -287,6 +287,57 @@ TEST(LoopReal, IoPrepThrowingNeverCallsTheHandler)
 	EXPECT_FALSE(called);
 }
 
+// submit() with a deadline: a read that never completes ends with -ETIME,
+// never before its deadline; one whose data is there gets its data; a
+// multishot request is refused and its handler never runs.
+TEST(LoopReal, SubmitWithADeadline)
+{
+	for (const unsigned flags : {0u, unsigned(TW_LOOP_NO_LINK_TIMEOUT)}) {
+		tw::loop_options o;
+		o.flags = flags;
+		MAKE_RING(loop, o);
+		int fds[2];
+		ASSERT_EQ(pipe(fds), 0);
+		char buf[8] = {};
+		int silent_res = 0, data_res = 0, done = 0;
+		const Loop::time_point deadline = loop.clock_now() + 30ms;
+		Loop::time_point silent_at{};
+		loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, fds[0], buf, sizeof buf, 0); },
+			    deadline, [&](const io_uring_cqe &cqe) {
+				    silent_res = cqe.res;
+				    silent_at = loop.clock_now();
+				    if (++done == 2)
+					    loop.stop();
+			    });
+		int p2[2];
+		ASSERT_EQ(pipe(p2), 0);
+		ASSERT_EQ(write(p2[1], "ok", 2), 2);
+		char buf2[8] = {};
+		loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, p2[0], buf2, sizeof buf2, 0); },
+			    loop.clock_now() + 10s, [&](const io_uring_cqe &cqe) {
+				    data_res = cqe.res;
+				    if (++done == 2)
+					    loop.stop();
+			    });
+		bool called = false;
+		try {
+			loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_poll_multishot(&sqe, fds[0], POLLIN); },
+				    loop.clock_now() + 10ms, [&](const io_uring_cqe &) { called = true; });
+			ADD_FAILURE() << "a multishot request with a deadline was accepted";
+		} catch (const tw::error &e) {
+			EXPECT_EQ(e.code().value(), EINVAL);
+		}
+		tw::Timer<tw::Loop> guard = loop.after(5s, [&] { loop.stop(); });
+		loop.run();
+		EXPECT_EQ(silent_res, -ETIME) << "flags " << flags;
+		EXPECT_GE(silent_at, deadline) << "the deadline cancelled the read early";
+		EXPECT_EQ(data_res, 2);
+		EXPECT_FALSE(called);
+		for (int fd : {fds[0], fds[1], p2[0], p2[1]})
+			close(fd);
+	}
+}
+
 TEST(LoopReal, DestroyWithIoInFlightFreesTheHandler)
 {
 	auto alive = std::make_shared<int>(0);

@@ -65,6 +65,10 @@ struct io_op {
 	tw_list link;
 	bool dead = false; // its SQE was turned into a no-op
 	fn<32, const io_uring_cqe &> h;
+	tw_loop_deadline *dl = nullptr; // submit() with a deadline; owned (a raw
+					// pointer keeps io_op standard-layout)
+
+	~io_op() { delete dl; }
 
 	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
 	{
@@ -174,6 +178,28 @@ public:
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
+		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), nullptr);
+	}
+
+	/// submit() with a deadline on the loop clock (twheel_loop_io_deadline():
+	/// a linked timeout where the kernel has it, else the loop's own timer):
+	/// a request not complete at @deadline is cancelled, never earlier, and
+	/// @handler gets its one CQE with res -ETIME; a request that completes
+	/// first gets its own result. Single-shot requests only. Throws as
+	/// submit(), and tw::error EINVAL for a multishot request, ENOSPC
+	/// (max_pending reached) or ESHUTDOWN (a stopping loop) from the timer
+	/// (the SQE becomes a no-op, @handler never runs). Allocates the op and
+	/// its struct tw_loop_deadline; re-arming means submitting again.
+	template <class Prep, class H>
+	std::uint64_t submit(Prep &&prep, time_point deadline, H &&handler)
+	{
+		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), &deadline);
+	}
+
+private:
+	template <class Prep, class H>
+	std::uint64_t submit_(Prep &&prep, H &&handler, const time_point *deadline)
+	{
 		static_assert(std::is_invocable_v<Prep &&, io_uring_sqe &>,
 			      "submit() takes a prep invocable as prep(io_uring_sqe &)");
 		detail::loop_ctx *c = get();
@@ -181,8 +207,10 @@ public:
 		detail::refuse_empty(handler);
 		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK)
 			throw error(EOPNOTSUPP, "tw: fallback mode, no io_uring");
-		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, c, {}, false, {}});
+		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, c, {}, false, {}, nullptr});
 		p->h.emplace(std::forward<H>(handler));
+		if (deadline)
+			p->dl = new tw_loop_deadline{};
 		io_uring_sqe *sqe = twheel_loop_get_sqe(c->loop(), &p->io);
 		if (!sqe)
 			throw error(EBUSY, "tw: the submission queue is full");
@@ -197,8 +225,20 @@ public:
 			op->dead = true;
 			throw;
 		}
+		if (deadline) {
+			// on error the SQE is left as it was: made a no-op, as above
+			const int r = twheel_loop_io_deadline(c->loop(), sqe, op->dl, detail::tp_ns(*deadline));
+			if (r < 0) {
+				io_uring_prep_nop(sqe);
+				sqe->user_data = key;
+				op->dead = true;
+				detail::fail(r, "tw: twheel_loop_io_deadline() failed");
+			}
+		}
 		return key;
 	}
+
+public:
 
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
 	/// thread. Throws tw::error EBUSY from a callback. If a callback
