@@ -26,9 +26,11 @@ build=(meson ninja-build pkg-config gcc
 demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox)
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
       clang libclang-rt-dev groff-base cmake apache2-utils curl
-      stress-ng)
+      stress-ng
+      bsdextrautils iproute2) # column and ss: tests/args runs scripts/demo-peers.sh
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
-peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light)
+peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light
+       bsdextrautils iproute2) # column (the summary), ss (nginx listening)
 
 usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
 
