@@ -6,8 +6,13 @@
 
 static int check_rtx(const char *where, const struct rtx_report *r)
 {
-	int ok = r->delivered == r->segments && r->duplicates == 0 && r->retransmissions == 7 &&
-		 r->transmissions == r->segments + 7 && r->probes == 6 && r->dead_at_probe == 3 &&
+	/* 7 retransmissions when every timer runs within its margins; on a
+	 * loaded machine an acknowledgement handled after the retransmission
+	 * timer adds spurious ones (late, never early), each at most one
+	 * duplicate at the receiver. */
+	int ok = r->delivered == r->segments && r->retransmissions >= 7 &&
+		 r->duplicates <= r->retransmissions - 7 &&
+		 r->transmissions == r->segments + r->retransmissions && r->probes == 6 && r->dead_at_probe == 3 &&
 		 r->early == 0 && r->pending == 0 && r->gc_runs > 0;
 
 	printf("%s: %u segments delivered (%u duplicates) in %u transmissions, %u retransmitted;"
@@ -16,7 +21,7 @@ static int check_rtx(const char *where, const struct rtx_report *r)
 	       where, r->delivered, r->duplicates, r->transmissions, r->retransmissions, r->probes,
 	       r->dead_at_probe, r->gc_runs, r->end - r->start, r->early, r->max_late);
 	if (!ok)
-		printf("FAIL: expected 20 delivered, 0 duplicates, 7 retransmissions, 6 probes, "
+		printf("FAIL: expected 20 delivered, 7 retransmissions (more, with as many duplicates, only if late), 6 probes, "
 		       "dead after 3, no early fire, nothing pending\n");
 	return ok ? 0 : 1;
 }
