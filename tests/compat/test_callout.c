@@ -5,13 +5,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 
 #include <twheel/compat/callout.h>
+
+#define WHEEL_FIXTURE_START 777
+#include "wheel_fixture.h"
 
 /* b - a in ticks, as FreeBSD computes it: ticks wraps (it starts ten
  * minutes before INT_MAX), and a signed difference would overflow. */
@@ -19,8 +17,6 @@ static int ticks_since(int a, int b)
 {
 	return (int)((unsigned int)b - (unsigned int)a);
 }
-
-static struct twheel *w;
 
 struct softc {
 	struct callout co;
@@ -62,33 +58,6 @@ static void fn(void *arg)
 		sc->again--;
 		callout_schedule(&sc->co, 10);
 	}
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	w = twheel_create(777);
-	assert_non_null(w);
-	assert_int_equal(twheel_compat_bind_wheel(w), 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(twheel_compat_unbind(), 0);
-	assert_int_equal(twheel_count(w), 0); /* each test leaves nothing behind */
-	twheel_destroy(w);
-	return 0;
-}
-
-static long step(unsigned long n)
-{
-	long fired = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		fired += twheel_advance(w, twheel_now(w) + 1);
-	return fired;
 }
 
 static void new_sc(struct softc *sc)
@@ -520,7 +489,6 @@ static void another_thread_is_refused(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(ticks_wrap_ten_minutes_after_binding),
 		T(reset_fires_after_ticks),

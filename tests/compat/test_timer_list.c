@@ -6,15 +6,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 
 #include <twheel/compat/timer_list.h>
 
-static struct twheel *w;
+#define WHEEL_FIXTURE_START 12345
+#include "wheel_fixture.h"
 
 struct obj {
 	int fired;
@@ -56,34 +52,6 @@ static void cb(struct timer_list *t)
 		o->rearm--;
 		mod_timer(t, jiffies + 10);
 	}
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	w = twheel_create(12345);
-	assert_non_null(w);
-	assert_int_equal(twheel_compat_bind_wheel(w), 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(twheel_compat_unbind(), 0);
-	assert_int_equal(twheel_count(w), 0); /* each test leaves nothing behind */
-	twheel_destroy(w);
-	return 0;
-}
-
-/* Advance @n jiffies, one at a time; returns the callbacks run. */
-static long step(unsigned long n)
-{
-	long fired = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		fired += twheel_advance(w, twheel_now(w) + 1);
-	return fired;
 }
 
 static void new_obj(struct obj *o)
@@ -624,33 +592,33 @@ static void unbind_without_binding(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(jiffies_start_five_minutes_before_the_wrap, setup, teardown),
-		cmocka_unit_test_setup_teardown(jiffies_wrap_bug_shows_and_time_after_survives_it, setup, teardown),
-		cmocka_unit_test_setup_teardown(time_after_before_eq, setup, teardown),
-		cmocka_unit_test_setup_teardown(add_timer_fires_when_jiffies_reach_expires, setup, teardown),
-		cmocka_unit_test_setup_teardown(far_timer_fires_exactly, setup, teardown),
-		cmocka_unit_test_setup_teardown(add_timer_in_the_past_fires_at_the_next_tick, setup, teardown),
-		cmocka_unit_test_setup_teardown(add_timer_on_an_active_timer_is_rejected, setup, teardown),
-		cmocka_unit_test_setup_teardown(add_timer_without_function_is_discarded, setup, teardown),
-		cmocka_unit_test_setup_teardown(mod_timer_returns_whether_it_was_pending, setup, teardown),
-		cmocka_unit_test_setup_teardown(mod_timer_moves_earlier_and_later, setup, teardown),
-		cmocka_unit_test_setup_teardown(mod_timer_pending_leaves_inactive_timers, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_reduce_only_ever_earlier, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_delete_returns_and_the_timer_does_not_fire, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_delete_sync_from_its_own_callback, setup, teardown),
-		cmocka_unit_test_setup_teardown(delete_from_its_own_callback, setup, teardown),
-		cmocka_unit_test_setup_teardown(rearm_from_its_own_callback, setup, teardown),
-		cmocka_unit_test_setup_teardown(try_to_del_timer_sync_from_its_callback_is_minus_one, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_shutdown_sync_ignores_later_arms, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_shutdown_ignores_later_arms, setup, teardown),
-		cmocka_unit_test_setup_teardown(shutdown_from_its_own_callback, setup, teardown),
-		cmocka_unit_test_setup_teardown(define_timer_is_ready, setup, teardown),
-		cmocka_unit_test_setup_teardown(container_of_the_timer, setup, teardown),
-		cmocka_unit_test_setup_teardown(timer_setup_flags_accepted, setup, teardown),
-		cmocka_unit_test_setup_teardown(conversions, setup, teardown),
-		cmocka_unit_test_setup_teardown(round_jiffies_to_whole_seconds, setup, teardown),
-		cmocka_unit_test_setup_teardown(another_thread_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(bind_errors, setup, teardown),
+		T(jiffies_start_five_minutes_before_the_wrap),
+		T(jiffies_wrap_bug_shows_and_time_after_survives_it),
+		T(time_after_before_eq),
+		T(add_timer_fires_when_jiffies_reach_expires),
+		T(far_timer_fires_exactly),
+		T(add_timer_in_the_past_fires_at_the_next_tick),
+		T(add_timer_on_an_active_timer_is_rejected),
+		T(add_timer_without_function_is_discarded),
+		T(mod_timer_returns_whether_it_was_pending),
+		T(mod_timer_moves_earlier_and_later),
+		T(mod_timer_pending_leaves_inactive_timers),
+		T(timer_reduce_only_ever_earlier),
+		T(timer_delete_returns_and_the_timer_does_not_fire),
+		T(timer_delete_sync_from_its_own_callback),
+		T(delete_from_its_own_callback),
+		T(rearm_from_its_own_callback),
+		T(try_to_del_timer_sync_from_its_callback_is_minus_one),
+		T(timer_shutdown_sync_ignores_later_arms),
+		T(timer_shutdown_ignores_later_arms),
+		T(shutdown_from_its_own_callback),
+		T(define_timer_is_ready),
+		T(container_of_the_timer),
+		T(timer_setup_flags_accepted),
+		T(conversions),
+		T(round_jiffies_to_whole_seconds),
+		T(another_thread_is_refused),
+		T(bind_errors),
 		cmocka_unit_test(unbind_without_binding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
