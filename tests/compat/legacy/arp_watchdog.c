@@ -7,7 +7,7 @@
  * pending/active/deactivate pattern and is drained on detach. The only
  * line that is not FreeBSD code is the include of
  * <twheel/compat/callout.h>; the same file is compiled, unchanged, into a
- * driver for the io_uring loop and one for libuv (run_arp_*.c).
+ * driver for the io_uring loop and one for libuv (run_loop.c, run_uv.c).
  *
  * Deterministic in what happens: 8 addresses; 6 answer the first request,
  * one the third, one never (dropped after 5 tries): 14 requests, 7

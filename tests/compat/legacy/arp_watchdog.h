@@ -1,4 +1,4 @@
-/* The legacy program's entry points, for its drivers (run_arp_*.c). */
+/* The legacy program's entry points, for its drivers (legacy/programs.h). */
 #ifndef ARP_WATCHDOG_H
 #define ARP_WATCHDOG_H
 

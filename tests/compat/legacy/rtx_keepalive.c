@@ -6,7 +6,7 @@
  * the receiving side, and a deferrable housekeeping timer. The only line
  * that is not kernel code is the include of <twheel/compat/timer_list.h>;
  * the same file is compiled, unchanged, into a driver for the io_uring
- * loop and one for libuv (run_rtx_*.c).
+ * loop and one for libuv (run_loop.c, run_uv.c).
  *
  * The scenario is deterministic in what happens, not in when: 20 segments
  * cross a link of 5 ms each way; the first transmission of every fourth

@@ -1,4 +1,4 @@
-/* The legacy program's entry points, for its drivers (run_rtx_*.c). */
+/* The legacy program's entry points, for its drivers (legacy/programs.h). */
 #ifndef RTX_KEEPALIVE_H
 #define RTX_KEEPALIVE_H
 
