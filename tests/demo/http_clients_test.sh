@@ -42,17 +42,6 @@ idle_s=5
 server_start "$name" "$server" --http --idle-ms $((idle_s * 1000))
 url=http://127.0.0.1:$port/
 
-# stats: the server's STATS line (a control connection) into $stats_line;
-# get KEY: a counter from it
-stats() {
-  exec 5<>"/dev/tcp/127.0.0.1/$port" || fail "STATS: cannot connect"
-  printf 'STATS\n' >&5
-  stats_line=$(timeout 5 cat <&5)
-  exec 5<&-
-  [ -n "$stats_line" ] || fail "no STATS line"
-}
-get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats_line"; }
-
 # ab_run LABEL ARGS...: 2,000 requests, 10 at a time; all must complete
 # within the idle timeout (given 30 s before it is called stuck)
 ab_run() {
@@ -73,15 +62,15 @@ ab_run() {
 }
 
 # ab: HTTP/1.0 without keep-alive; it reads each reply until the server closes
-stats; a0=$(get accepted)
+stats; a0=$(counter accepted)
 ab_run "ab (HTTP/1.0)"
-stats; a1=$(get accepted)
+stats; a1=$(counter accepted)
 [ $((a1 - a0)) -ge 2000 ] || fail "ab: $((a1 - a0)) connections accepted for 2000 requests without keep-alive"
 
 # ab -k: HTTP/1.0 with "Connection: Keep-Alive"; the replies must keep them open
 ab_run "ab -k (HTTP/1.0 keep-alive)" -k
 grep -Eq '^Keep-Alive requests: +2000$' "$tmp/ab.log" || fail "ab -k: not every request on a kept-alive connection"
-stats; a2=$(get accepted)
+stats; a2=$(counter accepted)
 [ $((a2 - a1)) -le 50 ] || fail "ab -k: $((a2 - a1)) connections for 2000 requests (reuse expected)"
 echo "ab -k: $((a2 - a1)) connections"
 
@@ -152,10 +141,10 @@ raw "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
 raw "Content-Length: 0" 'POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 open
 
 # the connections end when the clients close theirs: none waits for the timer
-for _ in $(seq 100); do stats; [ "$(get conns)" = 0 ] && break; sleep 0.05; done
-[ "$(get conns)" = 0 ] || fail "$(get conns) connections still open after the clients closed theirs"
-[ "$(get idle_closed)" = 0 ] || fail "$(get idle_closed) connections closed by the idle timer"
-[ "$(get resets)" = 0 ] || fail "$(get resets) connections reset"
+stats_until_closed
+[ "$(counter conns)" = 0 ] || fail "$(counter conns) connections still open after the clients closed theirs"
+[ "$(counter idle_closed)" = 0 ] || fail "$(counter idle_closed) connections closed by the idle timer"
+[ "$(counter resets)" = 0 ] || fail "$(counter resets) connections reset"
 
 server_stop
 echo "PASS [$name]"

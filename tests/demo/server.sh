@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/demo/server.sh - sourced by the demo tests: the server under test,
-# started and stopped alike by each (bash).
+# started, asked for its counters and stopped alike by each (bash).
 #
 # server_start NAME SERVER ARGS...: make $tmp (removed at exit, the server
 #   killed if it still runs), start SERVER --port 0 ARGS with its output in
@@ -10,8 +10,26 @@
 # server_stop: SIGTERM; the server must exit 0 within 5 s, each worker's
 #   final STATS line saying no connection and no timer left.
 # fail MESSAGE...: "FAIL [NAME]: MESSAGE" and the server's output; exit 1.
+# stats: the server's STATS line, asked on a control connection, into
+#   $stats_line (fails the test if none comes within 5 s); counter KEY:
+#   KEY's value in that line.
+# stats_until_closed: stats until it says conns=0, 5 s at most (the
+#   caller checks: counter conns).
 
 fail() { echo "FAIL [$name]: $*"; echo "--- server output:"; cat "$tmp/server.log"; exit 1; }
+
+stats() {
+  exec 5<>"/dev/tcp/127.0.0.1/$port" || fail "STATS: cannot connect"
+  printf 'STATS\n' >&5
+  stats_line=$(timeout 5 cat <&5)
+  exec 5<&-
+  [ -n "$stats_line" ] || fail "no STATS line"
+}
+counter() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats_line"; }
+
+stats_until_closed() {
+  for _ in $(seq 100); do stats; [ "$(counter conns)" = 0 ] && return; sleep 0.05; done
+}
 
 server_cleanup() {
   if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then kill -KILL "$spid" 2>/dev/null; fi

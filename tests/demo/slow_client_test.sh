@@ -41,24 +41,16 @@ for i in $(seq 0 29); do
   sleep 0.1
 done
 
-stats() {
-  exec 5<>"/dev/tcp/127.0.0.1/$port" || fail "STATS: cannot connect"
-  printf 'STATS\n' >&5
-  stats_line=$(timeout 5 cat <&5)
-  exec 5<&-
-  [ -n "$stats_line" ] || fail "no STATS line"
-}
-get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats_line"; }
 stats
 echo "after 3 s: $stats_line" | cut -c1-200
-[ "$(get idle_closed)" = 1 ] ||
-  fail "idle_closed $(get idle_closed), want 1: a byte every 100 ms kept the slow connection open for 3 s"
-[ "$(get conns)" = 1 ] || fail "conns $(get conns), want 1 (the chatty connection)"
+[ "$(counter idle_closed)" = 1 ] ||
+  fail "idle_closed $(counter idle_closed), want 1: a byte every 100 ms kept the slow connection open for 3 s"
+[ "$(counter conns)" = 1 ] || fail "conns $(counter conns), want 1 (the chatty connection)"
 exec 6<&- 7<&-
 wait "$reader"
 got=$(grep -c "$reply" "$tmp/chatty.out")
 [ "$got" = 30 ] || fail "the chatty connection got $got replies, want 30"
-for _ in $(seq 100); do stats; [ "$(get conns)" = 0 ] && break; sleep 0.05; done
+stats_until_closed
 server_stop
 echo "PASS [$name]: the slow $mode client closed after one idle timeout, the chatty one served"
 exit 0
