@@ -3,8 +3,17 @@
  * adapters/epoll/epoll.c - one timerfd drives a wheel (see <twheel/epoll.h>).
  * A zero it_value disarms a timerfd, so "now" is armed as 1 ns (absolute:
  * long past, so the fd becomes readable at once).
+ *
+ * Arms by delay: the loop owns its wait, so the adapter cannot hook it; a
+ * loop that waits through twheel_epoll_wait() lets it place the delays
+ * parked since the last wait (twheel_host_place()) right before
+ * epoll_wait(), from one clock reading taken after them all: one reading
+ * per iteration instead of one per arm. Its first call turns
+ * twheel_host_defer() on, and the loop then promises to wait only through
+ * it; a loop that never calls it keeps the per-arm bound.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/timerfd.h>
@@ -16,6 +25,7 @@
 struct twheel_epoll {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	int fd;
+	bool defer; /* twheel_epoll_wait() turned twheel_host_defer() on */
 };
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
@@ -101,6 +111,29 @@ long twheel_epoll_dispatch(struct twheel_host *h)
 	if (n < 0 && rc >= 0 && !twheel_count(twheel_host_wheel(h)))
 		host_stop(h);
 	return rc;
+}
+
+int twheel_epoll_wait(struct twheel_host *h, int epfd, struct epoll_event *events, int maxevents,
+		      int timeout_ms)
+{
+	struct twheel_epoll *e = (struct twheel_epoll *)h;
+	long placed;
+	int n;
+
+	if (twheel_host_get_ops(h) != &epoll_ops || !events || maxevents <= 0)
+		return -EINVAL;
+	if (!e->defer) {
+		int rc = twheel_host_defer(h, true);
+
+		if (rc)
+			return rc;
+		e->defer = true;
+	}
+	placed = twheel_host_place(h);
+	if (placed < 0)
+		return (int)placed;
+	n = epoll_wait(epfd, events, maxevents, timeout_ms);
+	return n < 0 ? -errno : n;
 }
 
 int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg),

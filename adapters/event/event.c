@@ -14,8 +14,22 @@
  * lies as far after a fresh reading (taken after the injected clock's
  * @now): counting the remaining time from the base's clock instead would
  * start from a coarse time up to a few ms old, and fire that much early.
+ *
+ * Arms by delay. libevent 2.1 has no hook that runs before the base waits
+ * (its prepare watchers, evwatch_prepare_new(), came in 2.2), and the host
+ * does not tell an adapter when it parks an arm, so no event can be made
+ * active for exactly the iterations that parked something: an event kept
+ * active would stop the base from ever blocking. So the adapter wraps the
+ * loop instead: twheel_event_loop() runs event_base_loop() one iteration
+ * at a time (EVLOOP_ONCE: wait for events, run every callback made
+ * active, return) and places the parked delays (twheel_host_place())
+ * before each, that is, before the base waits again: one clock reading
+ * per iteration instead of one per arm. Its first call turns
+ * twheel_host_defer() on; a program that runs the base itself keeps the
+ * per-arm bound.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -26,6 +40,7 @@ struct twheel_event {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	struct event *ev;
 	struct event_base *base;
+	bool defer; /* twheel_event_loop() turned twheel_host_defer() on */
 };
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -82,6 +97,37 @@ struct twheel_host *twheel_event_create(struct event_base *base, const struct tw
 		return twheel__adapter_abort(&e->h, ENOMEM);
 	e->base = base;
 	return &e->h;
+}
+
+int twheel_event_loop(struct twheel_host *h, int flags)
+{
+	struct twheel_event *e = (struct twheel_event *)h;
+	long placed;
+	int rc;
+
+	if (twheel_host_get_ops(h) != &event_ops ||
+	    (flags & ~(EVLOOP_ONCE | EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY)))
+		return -EINVAL;
+	if (!e->defer) {
+		rc = twheel_host_defer(h, true);
+		if (rc)
+			return rc;
+		e->defer = true;
+	}
+	for (;;) {
+		placed = twheel_host_place(h);
+		if (placed < 0)
+			return (int)placed;
+		rc = event_base_loop(e->base, flags | EVLOOP_ONCE);
+		if (rc != 0 || (flags & (EVLOOP_ONCE | EVLOOP_NONBLOCK)) ||
+		    event_base_got_exit(e->base) || event_base_got_break(e->base))
+			break;
+	}
+	/* what the last iteration's callbacks parked: the base may wait elsewhere */
+	placed = twheel_host_place(h);
+	if (placed < 0)
+		return (int)placed;
+	return rc;
 }
 
 int twheel_event_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg),

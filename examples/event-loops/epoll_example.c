@@ -2,7 +2,8 @@
  * epoll_example.c - idle timeouts in a plain epoll loop: the adapter's
  * timerfd is one more descriptor in the set; when it is readable,
  * twheel_epoll_dispatch() runs what is due. Activity re-arms a
- * connection's timeout; silence closes it.
+ * connection's timeout; silence closes it. twheel_epoll_wait() places
+ * the timeouts armed by delay in each iteration from one clock reading.
  */
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -47,7 +48,7 @@ int main(void)
 	}
 	while (twheel_count(twheel_host_wheel(timeouts))) {
 		struct epoll_event got[16];
-		int n = epoll_wait(epfd, got, 16, -1); /* the timerfd wakes us */
+		int n = twheel_epoll_wait(timeouts, epfd, got, 16, -1); /* timerfd wakes us */
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.ptr == timeouts)

@@ -1,8 +1,9 @@
 /*
  * event_example.c - idle timeouts in a libevent program: one timer event
  * drives every timeout through libtwheel. Activity re-arms a connection's
- * timeout; silence closes it. event_base_dispatch() returns once no
- * timeout is pending.
+ * timeout; silence closes it. twheel_event_loop() runs the base like
+ * event_base_dispatch(), placing the timeouts armed by delay in each
+ * iteration from one clock reading, and returns once none is pending.
  */
 #include <stdio.h>
 #include <twheel/event.h>
@@ -40,7 +41,7 @@ int main(void)
 		tw_timer_init(&conns[i].idle, on_idle);
 		twheel_host_add(timeouts, &conns[i].idle, 20 * MS);
 	}
-	event_base_dispatch(base);               /* until no timeout is pending */
+	twheel_event_loop(timeouts, 0);          /* until no timeout is pending */
 	twheel_event_destroy(timeouts, NULL, NULL);
 	event_base_free(base);
 	return 0;

@@ -10,6 +10,9 @@
  *   - a delay counts from the call, not from the loop's cached time;
  *   - arms by delay from a handler read no clock when the adapter places
  *     them once per iteration, one each otherwise (injected clock);
+ *   - arms by delay placed later than the call (from a handler, from
+ *     outside the loop) are never early, the injected clock jumping ahead,
+ *     standing still or stepping back before the placement;
  *   - no wake-ups while the wheel is empty (counted), and the host loop
  *     returns when nothing is pending (the host timer was stopped);
  *   - shutdown hands every pending timer back exactly once;
@@ -318,6 +321,129 @@ static void delays_from_a_handler_batched(void **state)
 		assert_true(reads_in_arms >= NBATCH);
 }
 
+/*
+ * Arms by delay placed later than the call, where the adapter places them
+ * once per iteration: from a handler and from outside the loop, while the
+ * injected clock jumps ahead (between the host's latest reading and the
+ * call), stands still, or steps back (after the call, before the
+ * placement). Each fires once, and never before its delay of real time has
+ * passed since the call; unless the clock stepped back after the call,
+ * also not before the injected clock reads its reading at the call plus
+ * the delay (placed from a reading taken before the call, a timer armed
+ * after the jump would fire up to the jump early).
+ */
+static int64_t adj_off;          /* the injected clock: CLOCK_MONOTONIC + adj_off */
+static uint64_t adj_still_until; /* ...standing still at adj_still_at until then */
+static uint64_t adj_still_at;
+
+static uint64_t adj_clock(void *arg)
+{
+	uint64_t m = mono_ns();
+
+	(void)arg;
+	return m < adj_still_until ? adj_still_at : m + (uint64_t)adj_off;
+}
+
+/* The injected clock stands still for @ns of real time, then goes on. */
+static void adj_stand_still(uint64_t ns)
+{
+	adj_still_at = adj_clock(NULL);
+	adj_still_until = mono_ns() + ns;
+	adj_off -= (int64_t)ns;
+}
+
+struct atimer {
+	struct tw_timer t;
+	uint64_t real_due, adj_due; /* the call's readings plus the delay */
+	uint64_t real_fired, adj_fired;
+	bool stepped_back;          /* the clock stepped back after the call */
+	int fired;
+};
+
+static void adj_cb(struct tw_timer *t)
+{
+	struct atimer *x = tw_container_of(t, struct atimer, t);
+
+	x->fired++;
+	x->real_fired = mono_ns();
+	x->adj_fired = adj_clock(NULL);
+}
+
+static void adj_arm(struct atimer *x, uint64_t delay_ns)
+{
+	x->real_due = mono_ns() + delay_ns;
+	x->adj_due = adj_clock(NULL) + delay_ns;
+	assert_true(twheel_host_mod(H, &x->t, delay_ns) >= 0);
+}
+
+#define NADJ 12
+static struct atimer adj[NADJ];
+
+/* Each phase arms 4: after a jump, standing still, then before a step back. */
+static void adj_phase(void *arg)
+{
+	struct atimer *a = arg;
+
+	adj_off += 30 * (int64_t)TICK_NS; /* 30 ms ahead of the host's latest reading */
+	adj_arm(&a[0], 5 * TICK_NS);
+	adj_arm(&a[1], 1 * TICK_NS);
+	adj_stand_still(3 * TICK_NS);
+	adj_arm(&a[2], 2 * TICK_NS);
+	adj_arm(&a[3], 4 * TICK_NS);
+	a[3].stepped_back = true;
+	adj_off -= 20 * (int64_t)TICK_NS; /* after the call, before the placement */
+}
+
+/* Keeps the host timer armed; the clock jumps while it waits: not judged. */
+static int keeper_fired;
+static void keeper_cb(struct tw_timer *t)
+{
+	(void)t;
+	keeper_fired++;
+}
+
+static void delays_placed_later_never_early(void **state)
+{
+	static struct tw_timer keeper;
+	struct twheel_rt rt;
+
+	(void)state;
+	if (!HL->places)
+		skip();
+	assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	adj_off = 0;
+	adj_still_until = 0;
+	twheel_rt_init(&rt, TICK_NS, adj_clock, NULL);
+	H = HL->create(&rt);
+	assert_non_null(H);
+	memset(adj, 0, sizeof(adj));
+	keeper_fired = 0;
+	for (int i = 0; i < NADJ; i++)
+		tw_timer_init(&adj[i].t, adj_cb);
+	tw_timer_init(&keeper, keeper_cb);
+
+	/* from a handler; the keeper keeps the host timer armed meanwhile */
+	assert_int_equal(twheel_host_add(H, &keeper, 60 * TICK_NS), 0);
+	HL->call_soon(adj_phase, &adj[0]);
+	HL->run();
+	/* from outside the loop (the adapter has run it: it places now) */
+	assert_int_equal(twheel_host_add(H, &keeper, 60 * TICK_NS), 0);
+	adj_phase(&adj[4]);
+	HL->run();
+	/* both, the first run's arms parked outside, the second's inside */
+	assert_int_equal(twheel_host_add(H, &keeper, 60 * TICK_NS), 0);
+	adj_phase(&adj[8]);
+	HL->call_soon(adj_phase, &adj[8]);
+	HL->run();
+	for (int i = 0; i < NADJ; i++) {
+		assert_int_equal(adj[i].fired, 1);
+		assert_true(adj[i].real_fired >= adj[i].real_due);
+		if (!adj[i].stepped_back)
+			assert_true(adj[i].adj_fired >= adj[i].adj_due);
+	}
+	assert_int_equal(keeper_fired, 3);
+}
+
 static void no_wakeups_while_idle(void **state)
 {
 	static struct ttimer a;
@@ -527,6 +653,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(delay_counts_from_the_call_not_the_cached_time, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(delays_from_a_handler_batched, setup, teardown),
+		cmocka_unit_test_setup_teardown(delays_placed_later_never_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),

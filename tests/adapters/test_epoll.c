@@ -1,7 +1,9 @@
 /*
  * test_epoll - the adapter suite (suite.h) on a plain epoll loop watching
- * the adapter's timerfd, plus its own arguments and its fd being silent
- * while the wheel is empty (also after a dispatch when it was not readable).
+ * the adapter's timerfd, waiting with epoll_wait() (one bound per arm by
+ * delay) and again with twheel_epoll_wait() (placed once per iteration),
+ * plus its own arguments and its fd being silent while the wheel is empty
+ * (also after a dispatch when it was not readable).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 static int epfd = -1;
 static struct twheel_host *cur;
+static int wrapped; /* wait with twheel_epoll_wait() */
 
 #define MAXSOON 8
 static struct {
@@ -44,6 +47,9 @@ static struct twheel_host *ep_create(const struct twheel_rt *rt)
 	if (h) {
 		ev.data.ptr = h;
 		assert_int_equal(epoll_ctl(epfd, EPOLL_CTL_ADD, twheel_epoll_fd(h), &ev), 0);
+		/* a loop already running: its handlers' arms are parked */
+		if (wrapped)
+			assert_int_equal(twheel_epoll_wait(h, epfd, &ev, 1, 0), 0);
 	}
 	cur = h;
 	return h;
@@ -86,7 +92,11 @@ static void ep_once(int ms)
 			soon[i].fn(soon[i].arg);
 		return;
 	}
-	n = epoll_wait(epfd, ev, 4, ms);
+	if (wrapped && cur)
+		n = twheel_epoll_wait(cur, epfd, ev, 4, ms);
+	else
+		n = epoll_wait(epfd, ev, 4, ms);
+	assert_true(n >= 0);
 	for (int i = 0; i < n; i++)
 		assert_true(twheel_epoll_dispatch(ev[i].data.ptr) >= 0);
 }
@@ -116,6 +126,10 @@ static void ep_call_soon(void (*fn)(void *arg), void *arg)
 static const struct host_loop ep_host = {
 	"epoll", ep_setup, ep_teardown, ep_create, ep_destroy, ep_run, ep_run_for, ep_call_soon,
 	NULL, false,
+};
+static const struct host_loop ep_wait_host = {
+	"epoll, twheel_epoll_wait()", ep_setup, ep_teardown, ep_create, ep_destroy, ep_run,
+	ep_run_for, ep_call_soon, NULL, true,
 };
 
 /*
@@ -167,11 +181,43 @@ static int dispatch_when_not_readable_leaves_idle_fd_silent(void)
 	return bad;
 }
 
+/* twheel_epoll_wait()'s arguments; a wait that fails places all the same. */
+static int wait_args(void)
+{
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct epoll_event ev;
+	struct tw_timer a, b;
+	int bad = !h;
+
+	if (!h)
+		return 1;
+	tw_timer_init(&a, spur_cb);
+	tw_timer_init(&b, spur_cb);
+	bad |= twheel_epoll_wait(NULL, 0, &ev, 1, 0) != -EINVAL;
+	bad |= twheel_epoll_wait(h, 0, NULL, 1, 0) != -EINVAL;
+	bad |= twheel_epoll_wait(h, 0, &ev, 0, 0) != -EINVAL;
+	bad |= twheel_epoll_wait(h, -1, &ev, 1, 0) != -EBADF; /* defer now on */
+	bad |= twheel_host_add(h, &a, 1000 * TICK_NS) != 0;  /* arms the timerfd */
+	bad |= twheel_host_add(h, &b, 1000 * TICK_NS) != 0;  /* parked */
+	bad |= twheel_host_place(h) != 1;
+	bad |= twheel_host_mod(h, &b, 2000 * TICK_NS) != 1;  /* parked again */
+	bad |= twheel_epoll_wait(h, -1, &ev, 1, 0) != -EBADF;
+	bad |= twheel_host_place(h) != 0;                    /* placed by the wait */
+	bad |= twheel_epoll_destroy(h, NULL, NULL) != 0;
+	if (bad)
+		fprintf(stderr, "twheel_epoll_wait: arguments or placement\n");
+	return bad;
+}
+
 int main(void)
 {
+	int rc;
+
 	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
 		return 1;
-	if (dispatch_when_not_readable_leaves_idle_fd_silent())
+	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args())
 		return 1;
-	return suite_main(&ep_host);
+	rc = suite_main(&ep_host);
+	wrapped = 1;
+	return rc | suite_main(&ep_wait_host);
 }

@@ -1,15 +1,17 @@
 /*
  * test_event - the adapter suite (suite.h) on Debian's libevent, with a
- * default base (its clock is CLOCK_MONOTONIC_COARSE) and again with
- * EVENT_BASE_FLAG_PRECISE_TIMER, plus twheel_event_create()'s own argument
- * check.
+ * default base (its clock is CLOCK_MONOTONIC_COARSE) run through
+ * twheel_event_loop() (arms by delay placed once per iteration), and
+ * again with EVENT_BASE_FLAG_PRECISE_TIMER run by event_base_dispatch()
+ * (one bound per arm), plus twheel_event_create()'s and
+ * twheel_event_loop()'s own argument checks.
  */
 #include <twheel/event.h>
 
 #include "suite.h"
 
 static struct event_base *base;
-static int precise;
+static int precise; /* and the base run by event_base_dispatch() */
 
 static void event_setup(void)
 {
@@ -35,7 +37,10 @@ static struct twheel_host *event_create(const struct twheel_rt *rt)
 
 static void event_run_all(void)
 {
-	event_base_dispatch(base);
+	if (precise || !H)
+		assert_true(event_base_dispatch(base) >= 0);
+	else
+		assert_true(twheel_event_loop(H, 0) >= 0);
 }
 
 static void event_run_for(unsigned ms)
@@ -43,7 +48,7 @@ static void event_run_for(unsigned ms)
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 
 	event_base_loopexit(base, &tv);
-	event_base_dispatch(base);
+	event_run_all();
 }
 
 struct soon {
@@ -100,11 +105,25 @@ static void event_busy(const int *until)
 	assert_int_equal(event_add(ticker, &tv), 0);
 }
 
+/* twheel_event_loop(): an unknown flag; a base with nothing pending. */
+static int bad_flags(void)
+{
+	struct twheel_host *h;
+	int bad;
+
+	event_setup();
+	h = twheel_event_create(base, NULL);
+	bad = !h || twheel_event_loop(h, 0x100) != -EINVAL ||
+	      twheel_event_loop(h, EVLOOP_NONBLOCK) != 1 || twheel_event_destroy(h, NULL, NULL) != 0;
+	event_teardown();
+	return bad;
+}
+
 int main(void)
 {
 	static const struct host_loop coarse = {
 		"libevent (default base)", event_setup, event_teardown, event_create,
-		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, false,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, true,
 	};
 	static const struct host_loop fine = {
 		"libevent (precise timer)", event_setup, event_teardown, event_create,
@@ -114,6 +133,8 @@ int main(void)
 
 	errno = 0;
 	if (twheel_event_create(NULL, NULL) != NULL || errno != EINVAL)
+		return 1;
+	if (twheel_event_loop(NULL, 0) != -EINVAL || bad_flags())
 		return 1;
 	rc = suite_main(&coarse);
 	precise = 1;

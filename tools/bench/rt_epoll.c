@@ -11,11 +11,12 @@
 
 static int epfd;
 static bool stopping;
+static struct twheel_host *host;
 
 static struct twheel_host *host_open(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct twheel_host *h = host = twheel_epoll_create(NULL);
 	epfd = epoll_create1(0);
 	ev.data.ptr = h;
 	if (h)
@@ -23,11 +24,11 @@ static struct twheel_host *host_open(void)
 	return h;
 }
 
-/* One epoll_wait, for up to @timeout_ms, and the adapter's dispatch. */
+/* One wait, for up to @timeout_ms (placing first: twheel_epoll_wait()), and the dispatch. */
 static void host_wait(int timeout_ms)
 {
 	struct epoll_event ev;
-	if (epoll_wait(epfd, &ev, 1, timeout_ms) == 1)
+	if (twheel_epoll_wait(host, epfd, &ev, 1, timeout_ms) == 1)
 		twheel_epoll_dispatch(ev.data.ptr);
 }
 

@@ -145,19 +145,20 @@ const struct rt_ops rt_libevent_common = {
 /* ---- the adapter ---- */
 
 static struct event_base *base;
+static struct twheel_host *host; /* run through twheel_event_loop(): it places */
 
 static struct twheel_host *host_open(void)
 {
 	base = event_base_new();
-	return twheel_event_create(base, NULL);
+	return host = twheel_event_create(base, NULL);
 }
 
 static void host_pump(void)
 {
-	event_base_loop(base, EVLOOP_NONBLOCK);
+	twheel_event_loop(host, EVLOOP_NONBLOCK);
 }
 
-static void host_run(void) { event_base_loop(base, 0); }
+static void host_run(void) { twheel_event_loop(host, 0); }
 static void host_stop(void) { event_base_loopbreak(base); }
 
 static void host_close(struct twheel_host *h)

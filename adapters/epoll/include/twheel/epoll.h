@@ -18,9 +18,16 @@
  * makes the fd readable.
  *
  * Time: delays count from the clock's time at the call
- * (twheel_rt_now_upper(): never behind it, at most 1/16 of a tick ahead). With
- * an injected clock (struct twheel_rt), the timerfd is armed relative to
- * that clock's reading, and a wake-up that comes early only re-arms it.
+ * (twheel_rt_now_upper(): never behind it, at most 1/16 of a tick ahead),
+ * until the loop waits through twheel_epoll_wait(). From its first call,
+ * an arm by delay made while a timer is pending is parked and placed with
+ * the others of the iteration from one clock reading taken right before
+ * the next epoll_wait() (or at the run's end for the wheel's callbacks, or
+ * at the 64th arm: <twheel/host.h>): no clock reading per arm, never
+ * early, and late by at most the rest of the iteration (the time from the
+ * call to the next wait). With an injected clock (struct twheel_rt), the
+ * timerfd is armed relative to that clock's reading, and a wake-up that
+ * comes early only re-arms it.
  *
  * Threads: a host belongs to the thread that runs the loop; every function
  * may be called from the wheel's callbacks and the loop's other handlers,
@@ -28,6 +35,8 @@
  */
 #ifndef TWHEEL_EPOLL_H
 #define TWHEEL_EPOLL_H
+
+#include <sys/epoll.h>
 
 #include <twheel/host.h>
 
@@ -64,6 +73,24 @@ TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
  * Cost: one read(2), twheel_advance(), at most one timerfd_settime(2).
  */
 TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
+
+/*
+ * epoll_wait(@epfd, @events, @maxevents, @timeout_ms), right after placing
+ * the arms by delay parked since the last wait (twheel_host_place()). The
+ * first call turns twheel_host_defer() on for @h (it stays on): from then
+ * on the loop must wait only through this function, or call
+ * twheel_host_place(@h) right before its own waits, or a parked timer is
+ * placed (and fires) late. Returns the number of ready events, or
+ *   -EINVAL  @h NULL or not created by twheel_epoll_create(), @events NULL
+ *            or @maxevents <= 0 (nothing placed);
+ *   -EBUSY   called from one of the wheel's callbacks (nothing placed);
+ *   or epoll_wait()'s error as a negative errno (-EINTR, -EBADF...), the
+ *   parked timers placed.
+ * Cost: twheel_host_place() (one clock reading if an arm was parked, O(1)
+ * per timer placed), then epoll_wait(2). (TWHEEL_EPOLL_1.2)
+ */
+TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct epoll_event *events,
+				       int maxevents, int timeout_ms);
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn

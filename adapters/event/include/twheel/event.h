@@ -4,22 +4,28 @@
  * drives a wheel (library twheel-event, pkg-config twheel-event).
  *
  * The host (<twheel/host.h>) arms, re-arms and cancels timers; this header
- * only creates and destroys it. Timer callbacks run on the loop's thread
+ * creates and destroys it, and runs the base (twheel_event_loop()). Timer callbacks run on the loop's thread
  * from the timer event's callback, in nondecreasing order of expiry.
  *
  * Time. A delay given to twheel_host_add()/_mod() counts from the time at
  * the call (twheel_rt_now_upper(): never behind it, at most 1/16 of a tick
  * ahead) of the adapter's clock (struct twheel_rt; CLOCK_MONOTONIC and
- * 1 ms ticks by default), not from libevent's cached time, which is taken
- * once per iteration and, by default, from CLOCK_MONOTONIC_COARSE (a few
- * milliseconds behind). With the default clock the timer event is set
- * against libevent's own clock (event_gettime_monotonic(), read before
- * event_base_update_cache_time()), so it cannot fire before the tick
- * boundary it waits for, whichever clock the base uses. A timer fires when
- * the clock has reached its deadline, at most one tick plus libevent's
- * wake-up latency later: with a default base that latency includes the
- * coarse clock's lag (up to one kernel jiffy); a base created with
- * EVENT_BASE_FLAG_PRECISE_TIMER avoids it.
+ * 1 ms ticks by default), never from libevent's cached time, which is
+ * taken once per iteration and, by default, from CLOCK_MONOTONIC_COARSE (a
+ * few milliseconds behind). Once the base is run with twheel_event_loop(),
+ * an arm by delay made while a timer is pending counts instead from one
+ * clock reading per iteration taken after every arm of it: it is parked,
+ * and placed before the base waits again (the wheel's callbacks' at the
+ * run's end; in any case at the 64th arm: <twheel/host.h>). No clock
+ * reading per arm, never early, and late by at most the rest of the
+ * iteration (the time from the call to the base's next wait). With the
+ * default clock the timer event is set against libevent's own clock
+ * (event_gettime_monotonic(), read before event_base_update_cache_time()),
+ * so it cannot fire before the tick boundary it waits for, whichever clock
+ * the base uses. A timer fires when the clock has reached its deadline, at
+ * most one tick plus libevent's wake-up latency later: with a default base
+ * that latency includes the coarse clock's lag (up to one kernel jiffy); a
+ * base created with EVENT_BASE_FLAG_PRECISE_TIMER avoids it.
  *
  * The timer event is pending exactly while the wheel has pending timers:
  * event_base_dispatch() returns when nothing else is pending, and an idle
@@ -55,6 +61,28 @@ extern "C" {
  */
 TWHEEL_EVENT_API struct twheel_host *twheel_event_create(struct event_base *base,
 							 const struct twheel_rt *rt);
+
+/*
+ * event_base_loop(base, @flags) on the base of @h, one iteration at a time
+ * (EVLOOP_ONCE), placing the arms by delay parked since the last one
+ * (twheel_host_place()) before each iteration and once more on return.
+ * The first call turns twheel_host_defer() on for @h (it stays on): from
+ * then on run the base only through this function (or call
+ * twheel_host_place(@h) before each event_base_loop() of your own), or a
+ * parked timer is placed (and fires) late. @flags: 0 (run until no event
+ * is pending, event_base_loopexit() or event_base_loopbreak(), like
+ * event_base_dispatch()), or EVLOOP_ONCE, EVLOOP_NONBLOCK,
+ * EVLOOP_NO_EXIT_ON_EMPTY as for event_base_loop(). Returns
+ * event_base_loop()'s result (0; 1 if no event was pending or active; -1
+ * on libevent's error, such as a call from one of the base's callbacks),
+ * or
+ *   -EINVAL  @h NULL or not created by twheel_event_create(), or an
+ *            unknown flag (nothing run);
+ *   -EBUSY   called from one of the wheel's callbacks (nothing run).
+ * Cost per iteration: event_base_loop(EVLOOP_ONCE), plus one clock reading
+ * if an arm was parked. The base's thread. (TWHEEL_EVENT_1.2)
+ */
+TWHEEL_EVENT_API int twheel_event_loop(struct twheel_host *h, int flags);
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
