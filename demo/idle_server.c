@@ -117,10 +117,15 @@ enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
  * data arrives (IOSQE_BUFFER_SELECT), and the echo goes out of that buffer,
  * which returns to the ring once sent. Where the kernel has no
  * provided-buffer rings (before 5.19), each connection gets its own
- * CONN_BUF bytes (@buf). A receive that finds the ring empty (ENOBUFS)
- * waits on the starved list, first come first served, for the next buffer
- * given back; a client that never reads its echo holds its buffer until
- * its idle timeout closes it.
+ * CONN_BUF bytes (@buf). A receive waits for data before it takes a
+ * buffer (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty
+ * (ENOBUFS) has data waiting: it waits on the starved list, first come
+ * first served, for the next buffer given back, which goes to the list's
+ * head. (Issued at once, a receive fails ENOBUFS on an empty ring with no
+ * data there: idle connections would queue for buffers, and each buffer
+ * given back to one would lie unused while connections with data waited.)
+ * A client that never reads its echo holds its buffer until its idle
+ * timeout closes it.
  */
 /* --trace: what a traced connection's line holds besides the record */
 struct conn_trace {
@@ -363,6 +368,10 @@ static void conn_recv(struct conn *c)
 		io_uring_prep_recv(sqe, c->fd, NULL, CONN_BUF, 0);
 		sqe->flags |= IOSQE_BUFFER_SELECT;
 		sqe->buf_group = BUF_GROUP;
+		/* wait for data before taking a buffer: without, a receive
+		 * issued while the ring is empty fails ENOBUFS at once, data
+		 * or not, and an idle connection joins the starved list */
+		sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
 	} else {
 		io_uring_prep_recv(sqe, c->fd, c->buf, CONN_BUF, 0);
 	}

@@ -71,9 +71,12 @@ struct BufRing {
 
 // A connection: no buffer while it is idle. Its recv takes one from the
 // ring only when data arrives, and the echo goes out of it, which returns
-// to the ring once sent. A recv that finds the ring empty (ENOBUFS) waits
-// on the starved list, first come first served, for the next buffer given
-// back. Without a ring, the connection has its own (own).
+// to the ring once sent. A recv waits for data before it takes a buffer
+// (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty (ENOBUFS)
+// has data waiting: it waits on the starved list, first come first served,
+// for the next buffer given back (see idle_server.c's struct conn for why
+// it must wait for data first). Without a ring, the connection has its
+// own (own).
 struct Conn : tw::Hook<tw::Loop, Conn> {
 	enum State : std::uint8_t { open, drain, linger, closing }; // linger: see on_send()
 	enum : std::uint8_t { rx = 1, tx = 2 };
@@ -346,6 +349,10 @@ struct Server {
 			io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
 			sqe.flags |= IOSQE_BUFFER_SELECT;
 			sqe.buf_group = buf_group;
+			// wait for data before taking a buffer: without, a recv issued
+			// while the ring is empty fails ENOBUFS at once, data or not,
+			// and an idle connection joins the starved list
+			sqe.ioprio |= IORING_RECVSEND_POLL_FIRST;
 		} else {
 			io_uring_prep_recv(&sqe, c->fd, c->own.get(), conn_buf, 0);
 		}
