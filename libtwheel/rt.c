@@ -184,24 +184,29 @@ static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadl
 	return up < floor_now ? up : floor_now;
 }
 
-tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
-			   uint64_t deadline_ns, uint64_t now_ns)
+/* twheel_rt_expiry() for a deadline ahead of @now_ns, the wheel's target @wt. */
+static inline tw_tick_t ahead_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				   uint64_t now_ns, tw_tick_t wt)
 {
-	tw_tick_t e, wt;
+	tw_tick_t e = deadline_tick(rt, deadline_ns, now_ns);
 
-	if (!rt)
-		return 0;
-	e = deadline_tick(rt, deadline_ns, now_ns);
-	if (!w || deadline_ns <= now_ns)
-		return e;
 	/* Ahead of the clock, but a tick the wheel has reached, or that the
 	 * advance now running (from a callback) will reach: the clock stepped
 	 * back. The wheel is held there until the clock catches up, so the
 	 * first tick after it is the earliest that is not early. */
-	wt = twheel_target(w);
 	if (e <= wt)
 		e = wt < TW_TICK_MAX ? wt + 1 : TW_TICK_MAX;
 	return e;
+}
+
+tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
+			   uint64_t deadline_ns, uint64_t now_ns)
+{
+	if (!rt)
+		return 0;
+	if (!w || deadline_ns <= now_ns)
+		return deadline_tick(rt, deadline_ns, now_ns);
+	return ahead_tick(rt, deadline_ns, now_ns, twheel_target(w));
 }
 
 /* The tick an advance at @now_ns goes to: never behind the wheel's time. */
@@ -217,20 +222,31 @@ static tw_tick_t target(const struct twheel_rt *rt, const struct twheel *w, uint
  * taken after it was parked (so never early), the whole batch for one
  * clock reading instead of one per arm.
  */
+struct place_from {
+	const struct twheel_rt *rt;
+	uint64_t now_ns;
+	tw_tick_t wt; /* twheel_target(): placing does not change it */
+};
+
+/* twheel_rt_expiry(rt, w, now_ns + delay, now_ns), for twheel_place(). */
+static tw_tick_t place_expiry(uint64_t delay, void *arg)
+{
+	const struct place_from *p = arg;
+	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
+
+	if (d <= p->now_ns) /* a delay of 0: due */
+		return deadline_tick(p->rt, d, p->now_ns);
+	return ahead_tick(p->rt, d, p->now_ns, p->wt);
+}
+
 long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
 {
-	struct tw_timer *t;
-	long n = 0;
+	struct place_from p = { rt, now_ns, 0 };
 
 	if (!rt || !w)
 		return -EINVAL;
-	while ((t = twheel_unpark(w))) {
-		uint64_t d = t->expires > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + t->expires;
-
-		twheel_add(w, t, twheel_rt_expiry(rt, w, d, now_ns));
-		n++;
-	}
-	return n;
+	p.wt = twheel_target(w);
+	return twheel_place(w, place_expiry, &p);
 }
 
 long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)

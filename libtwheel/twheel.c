@@ -72,8 +72,23 @@
  * that a jump passes over are performed in order because each one is itself
  * such a tick. Skipping 2^32 idle ticks costs the same as skipping one.
  *
- * Memory: 256 + 10 * 64 = 896 list heads (16 bytes each) plus 14 bitmap
- * words: about 14.3 KiB per wheel, allocated once by twheel_create().
+ * Parking (twheel_park()): a timer armed before its expiry is known (a
+ * delay, placed later from one clock reading for many arms) is pending but
+ * on no slot: it waits on the parked list, its expires holding the
+ * caller's value. One that was pending on a slot above level 0 is parked
+ * in place instead, while there is room in the park table (64 entries,
+ * emptied by each placement): it stays linked in its slot, its _idx says
+ * "parked" (and which entry, and which slot), and the entry keeps the
+ * expiry the slot was chosen by. Placing it (twheel_place()) is then a
+ * twheel_mod() from that expiry, which usually only stores the new one: a
+ * re-arm by delay touches the timer alone, as a re-arm by deadline. Such a
+ * timer is still a slot's timer to the bitmaps and to the slot's cascade,
+ * which does not re-insert it but moves it to the parked list. Level-0
+ * slots are fired, not cascaded: their timers are parked on the list.
+ *
+ * Memory: 256 + 10 * 64 = 896 list heads (16 bytes each), 14 bitmap words
+ * and the park table: about 15.3 KiB per wheel, allocated once by
+ * twheel_create().
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -116,6 +131,30 @@ static inline unsigned idx_level(uint32_t idx)
 #define IDX_PARKED ((uint32_t)NSLOTS + 2) /* armed, not placed yet (twheel_park()) */
 #define IDX_NONE TW__IDX_NONE
 
+/*
+ * Parked in place, in slot s (a level >= 1 slot) with park table entry i:
+ * _idx = IDX_INPLACE | i << 10 | s (above every list index, so twheel.h's
+ * inline re-arm calls the library for it).
+ */
+#define PARK_ENTRIES 64
+#define IDX_INPLACE 0x100000u
+#define INPLACE_SLOT_BITS 10
+
+static inline bool idx_inplace(uint32_t idx)
+{
+	return idx - IDX_INPLACE < (uint32_t)PARK_ENTRIES << INPLACE_SLOT_BITS;
+}
+
+static inline uint32_t inplace_slot(uint32_t idx)
+{
+	return idx & ((1u << INPLACE_SLOT_BITS) - 1);
+}
+
+static inline uint32_t inplace_entry(uint32_t idx)
+{
+	return (idx - IDX_INPLACE) >> INPLACE_SLOT_BITS;
+}
+
 #define TW_MAGIC 0x74776865u /* "twhe" */
 
 #ifndef EUCLEAN
@@ -146,7 +185,13 @@ struct twheel {
 	struct twheel_stats st;
 	struct tw_list due;  /* armed at or before due_limit */
 	struct tw_list work; /* timers being fired by the current advance */
-	struct tw_list parked; /* twheel_park()'s timers, in the order parked */
+	struct tw_list parked; /* twheel_park()'s timers not parked in place */
+	uint32_t park_n;     /* park table entries used since it was last empty */
+	uint32_t park_live;  /* ...that hold a timer (the others were released) */
+	struct {
+		struct tw_timer *t; /* parked in place; NULL once released */
+		tw_tick_t expires;  /* the expiry its slot was chosen by */
+	} park[PARK_ENTRIES];
 	struct tw_list slots[NSLOTS];
 };
 
@@ -265,6 +310,23 @@ static inline void link_timer(struct twheel *w, struct tw_timer *t, tw_tick_t e,
 }
 
 /*
+ * Take @t, parked in place, out of the park table: it is its slot's timer
+ * again, at the expiry its slot was chosen by. Returns its parked value.
+ */
+static inline uint64_t release_inplace(struct twheel *w, struct tw_timer *t)
+{
+	uint32_t i = inplace_entry(t->_idx);
+	uint64_t value = t->expires;
+
+	t->_idx = inplace_slot(t->_idx);
+	t->expires = w->park[i].expires;
+	w->park[i].t = NULL;
+	if (!--w->park_live)
+		w->park_n = 0; /* every entry released: the table is empty again */
+	return value;
+}
+
+/*
  * Unlink pending @t from whatever list holds it and keep bitmaps right.
  * @t emptied slot @idx iff both its links point at that slot's head; the
  * test reads only @t. (A timer on the list being fired may still carry the
@@ -272,6 +334,8 @@ static inline void link_timer(struct twheel *w, struct tw_timer *t, tw_tick_t e,
  */
 static inline void unlink_timer(struct twheel *w, struct tw_timer *t)
 {
+	if (unlikely(idx_inplace(t->_idx)))
+		release_inplace(w, t);
 	uint32_t idx = t->_idx;
 	struct tw_list *next = t->entry.next, *prev = t->entry.prev;
 	tw_list_del(&t->entry);
@@ -358,6 +422,7 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	w->nonempty = 0;
 	w->next_valid = false;
 	w->due_sorted = true;
+	w->park_n = w->park_live = 0; /* the timers parked in place hold their value */
 	while (!tw_list_empty(&all)) {
 		struct tw_timer *t = tw_list_entry(all.next, struct tw_timer, entry);
 		tw_list_del(&t->entry);
@@ -416,6 +481,21 @@ hot_entry int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	return 0;
 }
 
+/* The expiry bits above a slot's span, by occupancy word (slot index / 64). */
+static const uint8_t word_shift[NWORDS] = { 0, 0, 0, 0, 8, 14, 20, 26, 32, 38, 44, 50, 56, 62 };
+
+/*
+ * True if pending @t, linked at @old, may stay there re-armed to @expires:
+ * its slot is processed no later than @expires (see twheel_mod()).
+ */
+static inline bool mod_stays(const struct twheel *w, const struct tw_timer *t, uint32_t old,
+			     tw_tick_t expires)
+{
+	return likely(tw__mod_later(&w->h, t, expires)) ||
+	       (old < NSLOTS && expires > w->h.due_limit &&
+		!((expires ^ t->expires) >> word_shift[old / 64]));
+}
+
 /* Everything but the same-slot re-arm; @old is t->_idx. */
 static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t expires,
 			     uint32_t old)
@@ -443,8 +523,6 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 	return 0;
 }
 
-/* The expiry bits above a slot's span, by occupancy word (slot index / 64). */
-static const uint8_t word_shift[NWORDS] = { 0, 0, 0, 0, 8, 14, 20, 26, 32, 38, 44, 50, 56, 62 };
 
 /* What twheel.h's inline re-arm takes for granted. */
 _Static_assert(offsetof(struct twheel, h) == 0, "struct twheel begins with its ABI head");
@@ -480,9 +558,7 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	 * advance's target must wait for a later advance (mod_slow moves it).
 	 */
 	uint32_t old = t->_idx;
-	if (likely(tw__mod_later(&w->h, t, expires)) ||
-	    (old < NSLOTS && expires > w->h.due_limit &&
-	     !((expires ^ t->expires) >> word_shift[old / 64]))) {
+	if (mod_stays(w, t, old, expires)) {
 		t->expires = expires;
 		w->h.mods_fast++;
 		return 1;
@@ -513,21 +589,38 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
 /* ---- parking: armed now, placed later ------------------------------------ */
 
 /*
- * A parked timer is pending (counted, cancellable, re-armable) but on no
- * slot: it waits on the parked list, its expires holding the caller's
- * value, until twheel_unpark() hands it back to be armed for real. Parking
- * a pending timer takes it off its slot first, as twheel_mod() would. The
- * statistics count the arm that places it, not the parking.
+ * A parked timer is pending (counted, cancellable, re-armable) but is not
+ * placed by expiry: its expires holds the caller's value until
+ * twheel_place() arms it for real (or twheel_unpark() hands it back). One
+ * pending on a slot above level 0 is parked in place while the park table
+ * has room (the design comment at the top); any other waits on the parked
+ * list. The statistics count the placement as an arm, not the parking.
  */
 int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 {
+	uint32_t idx;
 	int was;
 
 	if (unlikely(!w || !t || !t->func))
 		return -EINVAL;
 	if (misused(w, t))
 		return -EINVAL;
-	was = t->_idx != IDX_NONE;
+	idx = t->_idx;
+	if (idx_inplace(idx)) { /* parked in place already: a new value */
+		t->expires = value;
+		return 1;
+	}
+	if (idx - L0_SIZE < NSLOTS - L0_SIZE && w->park_n < PARK_ENTRIES) {
+		uint32_t i = w->park_n++;
+
+		w->park_live++;
+		w->park[i].t = t;
+		w->park[i].expires = t->expires;
+		t->_idx = IDX_INPLACE | i << INPLACE_SLOT_BITS | idx;
+		t->expires = value;
+		return 1;
+	}
+	was = idx != IDX_NONE;
 	if (was) {
 		unlink_timer(w, t);
 	} else {
@@ -546,13 +639,65 @@ struct tw_timer *twheel_unpark(struct twheel *w)
 {
 	struct tw_timer *t;
 
-	if (!w || tw_list_empty(&w->parked))
+	if (!w)
 		return NULL;
-	t = tw_list_entry(w->parked.next, struct tw_timer, entry);
-	tw_list_del(&t->entry);
+	if (w->park_live) {
+		/* the table's last entry that holds one (the table empties
+		 * itself when its last timer is released) */
+		while (!w->park[w->park_n - 1].t)
+			w->park_n--;
+		t = w->park[w->park_n - 1].t;
+		uint64_t value = release_inplace(w, t);
+
+		unlink_timer(w, t);
+		t->expires = value;
+	} else if (!tw_list_empty(&w->parked)) {
+		t = tw_list_entry(w->parked.next, struct tw_timer, entry);
+		tw_list_del(&t->entry);
+	} else {
+		return NULL;
+	}
 	mark_not_pending(t);
 	w->count--;
 	return t;
+}
+
+long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void *arg)
+{
+	long n = 0;
+
+	if (!w || !expiry)
+		return -EINVAL;
+	/* in place: a re-arm from the expiry its slot was chosen by */
+	for (uint32_t i = 0; i < w->park_n; i++) {
+		struct tw_timer *t = w->park[i].t;
+
+		if (!t)
+			continue;
+		tw_tick_t e = expiry(t->expires, arg);
+		uint32_t idx = inplace_slot(t->_idx);
+
+		t->_idx = idx;
+		t->expires = w->park[i].expires;
+		if (mod_stays(w, t, idx, e)) {
+			t->expires = e;
+		} else {
+			unlink_timer(w, t);
+			link_timer(w, t, e, calc_idx(w, e));
+		}
+		n++;
+	}
+	w->park_n = w->park_live = 0;
+	while (!tw_list_empty(&w->parked)) {
+		struct tw_timer *t = tw_list_entry(w->parked.next, struct tw_timer, entry);
+		tw_tick_t e = expiry(t->expires, arg);
+
+		tw_list_del(&t->entry);
+		link_timer(w, t, e, calc_idx(w, e));
+		n++;
+	}
+	w->st.adds += (uint64_t)n;
+	return n;
 }
 
 /* ---- moving a timer ------------------------------------------------------ */
@@ -579,6 +724,8 @@ int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
 		/* take @src's place in its list: the neighbours point at @dst */
 		dst->entry.prev->next = &dst->entry;
 		dst->entry.next->prev = &dst->entry;
+		if (idx_inplace(dst->_idx))
+			w->park[inplace_entry(dst->_idx)].t = dst;
 	}
 	mark_not_pending(src);
 	return pending;
@@ -656,7 +803,7 @@ tw_tick_t twheel_next_expiry(const struct twheel *cw)
 	/* refreshing the cache is not a visible change: every wheel is malloc'ed, never const */
 	struct twheel *w = (struct twheel *)(uintptr_t)cw;
 	tw_tick_t next = w->nonempty ? next_event(w) : TW_TICK_MAX;
-	if (!tw_list_empty(&w->parked) && w->now < next)
+	if ((w->park_live || !tw_list_empty(&w->parked)) && w->now < next)
 		next = w->now; /* a parked timer may be due: place it first */
 	if (!tw_list_empty(&w->due) && w->due_min < next)
 		next = w->due_min;
@@ -670,9 +817,17 @@ tw_tick_t twheel_next_expiry(const struct twheel *cw)
 	return next;
 }
 
-static inline void cascade_one(struct twheel *w, struct tw_list *p)
+static inline void cascade_one(struct twheel *w, struct tw_list *p, uint32_t idx)
 {
 	struct tw_timer *t = tw_list_entry(p, struct tw_timer, entry);
+	if (unlikely(t->_idx != idx)) {
+		/* parked in place: its expiry is not known yet, off to the parked list */
+		uint64_t value = release_inplace(w, t);
+		t->expires = value;
+		t->_idx = IDX_PARKED;
+		tw_list_add_tail(&t->entry, &w->parked);
+		return;
+	}
 	uint32_t to = wheel_idx(w, t->expires);
 	t->_idx = to;
 	tw_list_add(&t->entry, &w->slots[to]);
@@ -698,13 +853,13 @@ static void cascade(struct twheel *w, uint32_t idx)
 	clear_bit_idx(w, idx);
 	for (;;) {
 		if (f == b) {
-			cascade_one(w, f);
+			cascade_one(w, f, idx);
 			moved++;
 			break;
 		}
 		struct tw_list *fn = f->next, *bp = b->prev;
-		cascade_one(w, f);
-		cascade_one(w, b);
+		cascade_one(w, f, idx);
+		cascade_one(w, b, idx);
 		moved += 2;
 		if (fn == b)
 			break;
@@ -895,6 +1050,16 @@ static size_t list_length(const struct tw_list *h)
 	return n;
 }
 
+/* The timers of slot @idx that are placed there (not parked in place). */
+static size_t slot_placed(const struct twheel *w, uint32_t idx)
+{
+	size_t n = 0;
+	const struct tw_list *p;
+	tw_list_for_each(p, &w->slots[idx])
+		n += tw_list_entry(p, struct tw_timer, entry)->_idx == idx;
+	return n;
+}
+
 int twheel_inspect(const struct twheel *w, struct twheel_level_info *info, size_t n, size_t *due)
 {
 	if (!w || !info || n < NLEVELS)
@@ -913,7 +1078,7 @@ int twheel_inspect(const struct twheel *w, struct twheel_level_info *info, size_
 			uint32_t idx = lvl_base(lvl) + s;
 			if (bit_is_set(w, idx)) {
 				li->slots_used++;
-				li->timers += list_length(&w->slots[idx]);
+				li->timers += slot_placed(w, idx);
 			}
 		}
 	}
@@ -940,7 +1105,7 @@ static int violation(char *msg, size_t len, const char *fmt, ...)
  * work list: what the advance put there, IDX_WORK or the fired slot's).
  */
 static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t idx,
-		      size_t *count, char *msg, size_t len)
+		      size_t *count, size_t *inplace, char *msg, size_t len)
 {
 	const struct tw_list *p = h, *n;
 	size_t limit = w->count + 1;
@@ -951,9 +1116,20 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 		if (n == h)
 			return 0;
 		const struct tw_timer *t = tw_list_entry(n, struct tw_timer, entry);
-		if (t->_idx != (idx == IDX_WORK ? w->work_idx : idx))
+		tw_tick_t e = t->expires;
+		if (idx >= L0_SIZE && idx < NSLOTS && idx_inplace(t->_idx) &&
+		    inplace_slot(t->_idx) == idx) {
+			/* parked in place: judged by the expiry its entry keeps */
+			uint32_t i = inplace_entry(t->_idx);
+			if (i >= w->park_n || w->park[i].t != t)
+				return violation(msg, len, "timer %p parked in slot %u: park entry %u is not its",
+						 (const void *)t, idx, i);
+			e = w->park[i].expires;
+			++*inplace;
+		} else if (t->_idx != (idx == IDX_WORK ? w->work_idx : idx)) {
 			return violation(msg, len, "timer %p on list %u says it is on list %u",
 					 (const void *)t, idx, t->_idx);
+		}
 		if (!t->func)
 			return violation(msg, len, "timer %p has no callback", (const void *)t);
 #if TWHEEL_DEBUG_CHECKS
@@ -963,7 +1139,6 @@ static int check_list(const struct twheel *w, const struct tw_list *h, uint32_t 
 		if (idx < NSLOTS) {
 			unsigned lvl = idx_level(idx), shift = lvl_shift(lvl);
 			uint32_t s = idx - lvl_base(lvl);
-			tw_tick_t e = t->expires;
 			if (e <= w->now)
 				return violation(msg, len, "timer %p (expiry %llu) in slot %u:%u but now is %llu",
 						 (const void *)t, (unsigned long long)e, lvl, s,
@@ -1008,7 +1183,7 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 		return -EINVAL;
 	if (msg && len)
 		msg[0] = '\0';
-	size_t count = 0;
+	size_t count = 0, inplace = 0, live = 0;
 	int r;
 	if (w->h.due_limit < w->now)
 		return violation(msg, len, "due_limit %llu before now %llu",
@@ -1023,15 +1198,22 @@ int twheel_check(const struct twheel *w, char *msg, size_t len)
 		if (bit == tw_list_empty(&w->slots[idx]))
 			return violation(msg, len, "slot %u: bitmap bit %d but list %s", idx, bit,
 					 bit ? "empty" : "non-empty");
-		if ((r = check_list(w, &w->slots[idx], idx, &count, msg, len)))
+		if ((r = check_list(w, &w->slots[idx], idx, &count, &inplace, msg, len)))
 			return r;
 	}
-	if ((r = check_list(w, &w->due, IDX_DUE, &count, msg, len)))
+	if ((r = check_list(w, &w->due, IDX_DUE, &count, &inplace, msg, len)))
 		return r;
-	if ((r = check_list(w, &w->work, IDX_WORK, &count, msg, len)))
+	if ((r = check_list(w, &w->work, IDX_WORK, &count, &inplace, msg, len)))
 		return r;
-	if ((r = check_list(w, &w->parked, IDX_PARKED, &count, msg, len)))
+	if ((r = check_list(w, &w->parked, IDX_PARKED, &count, &inplace, msg, len)))
 		return r;
+	if (w->park_n > PARK_ENTRIES || w->park_live > w->park_n || (w->park_n && !w->park_live))
+		return violation(msg, len, "park table: %u entries used, %u live", w->park_n, w->park_live);
+	for (uint32_t i = 0; i < w->park_n; i++)
+		live += w->park[i].t != NULL;
+	if (live != w->park_live || inplace != live)
+		return violation(msg, len, "park table: %u live, %zu entries hold a timer, %zu parked in place",
+				 w->park_live, live, inplace);
 	if (w->next_valid && w->next_event != wheel_next(w))
 		return violation(msg, len, "cached next event %llu, but the wheel's is %llu",
 				 (unsigned long long)w->next_event, (unsigned long long)wheel_next(w));

@@ -8,6 +8,16 @@
  * Callbacks act too: they re-arm themselves (also into the past), delete or
  * modify timers due in the same advance, arm others, call twheel_advance()
  * (which must fail with -EBUSY) and free their own timer's memory.
+ *
+ * Parking: twheel_park() with a value (an expiry, less the shift that
+ * the twheel_place() which places it adds: a timer placed by its value
+ * alone fires at the wrong tick), twheel_unpark(), twheel_place(),
+ * twheel_move() and twheel_drain(), at the top and from callbacks; runs
+ * of parks that fill the wheel's table of timers parked in place. A parked timer is
+ * pending, never fires, is in no twheel_inspect() count and makes
+ * next_expiry() at most the wheel's time; an advance may pass while timers
+ * wait parked (in place in a slot that is cascaded, too), then they are
+ * placed, deleted, re-parked, moved, drained.
  */
 #include "model.h"
 
@@ -94,9 +104,17 @@ struct model {
 	long fired_now;        /* callbacks in the current advance */
 	bool failed;
 	bool cascade_heavy;    /* mode: log-uniform expiries and steps, many cascades */
+	bool parking;          /* mode: park, unpark, place and move too */
 	unsigned drained;      /* timers handed back by twheel_drain */
 	uint64_t adds, mods, dels; /* what twheel_get_stats() must count */
 	bool *drained_seen;
+	bool *parked;          /* model: timer id is parked (twheel_park()) */
+	uint64_t *pval;        /* ...with this value: the expiry to place it at */
+	bool *park_pend;       /* ...and was pending when first parked */
+	tw_tick_t *park_old;   /* ...at this expiry (where it may still wait) */
+	size_t nparked;
+	long placing;          /* expiry callbacks of the running twheel_place() */
+	uint64_t shift;        /* ...which places each timer at its value plus this */
 };
 
 static struct model *M; /* callbacks need it; one model runs at a time */
@@ -196,7 +214,7 @@ static bool model_earliest(struct model *m, tw_tick_t *e)
 	bool any = heap_min(m, e);
 	for (size_t i = 0; i < m->ndefer; i++) {
 		uint32_t id = m->defer_list[i];
-		if (m->pending[id] && m->deferred[id] && (!any || m->exp[id] < *e)) {
+		if (m->pending[id] && m->deferred[id] && !m->parked[id] && (!any || m->exp[id] < *e)) {
 			*e = m->exp[id];
 			any = true;
 		}
@@ -205,8 +223,16 @@ static bool model_earliest(struct model *m, tw_tick_t *e)
 }
 
 /* Model side of arming timer @id at @e. */
+static void model_unpark(struct model *m, uint32_t id)
+{
+	if (m->parked[id])
+		m->nparked--;
+	m->parked[id] = false;
+}
+
 static void model_arm(struct model *m, uint32_t id, tw_tick_t e)
 {
+	model_unpark(m, id);
 	if (!m->pending[id])
 		m->count++;
 	m->pending[id] = true;
@@ -227,6 +253,7 @@ static void model_disarm(struct model *m, uint32_t id)
 {
 	if (m->pending[id])
 		m->count--;
+	model_unpark(m, id);
 	m->pending[id] = false;
 	m->later[id] = false;
 	m->ver[id]++;
@@ -272,6 +299,10 @@ static tw_tick_t rnd_expiry(struct model *m)
 static void op_add(struct model *m, uint32_t id, tw_tick_t e);
 static void op_mod(struct model *m, uint32_t id, tw_tick_t e);
 static void op_del(struct model *m, uint32_t id);
+static void op_park(struct model *m, uint32_t id, uint64_t v);
+static void op_unpark(struct model *m);
+static void op_place(struct model *m);
+static void op_move(struct model *m, uint32_t id);
 
 static void on_fire(struct tw_timer *t)
 {
@@ -283,6 +314,7 @@ static void on_fire(struct tw_timer *t)
 	CHECK(m, m->in_advance, "callback for %u outside an advance", id);
 	CHECK(m, !tw_timer_pending(t), "timer %u pending inside its callback", id);
 	CHECK(m, m->pending[id], "timer %u fired but the model has it not pending", id);
+	CHECK(m, !m->parked[id], "timer %u fired while parked", id);
 	CHECK(m, !m->deferred[id], "timer %u fired in the advance that armed it", id);
 	CHECK(m, t->expires == m->exp[id], "timer %u fired with expiry %" PRIu64 ", model %" PRIu64,
 	      id, t->expires, m->exp[id]);
@@ -302,7 +334,7 @@ static void on_fire(struct tw_timer *t)
 	unsigned acts = (unsigned)rnd_below(m, 3);
 	bool freed = false;
 	for (unsigned i = 0; i < acts && !m->failed; i++) {
-		uint64_t r = rnd_below(m, 100);
+		uint64_t r = rnd_below(m, 120);
 		m->res->ops++;
 		if (r < 25) {
 			if (!freed)
@@ -332,8 +364,20 @@ static void on_fire(struct tw_timer *t)
 				m->objs[id] = n;
 				freed = true;
 			}
-		} else {
+		} else if (r < 100) {
 			(void)twheel_next_expiry(m->w);
+		} else if (r < 108) {
+			uint32_t o2 = r & 1 || freed ? (uint32_t)rnd_below(m, m->n) : id;
+			op_park(m, o2, rnd_expiry(m));
+		} else if (r < 112) {
+			op_place(m);
+		} else if (r < 115) {
+			op_unpark(m);
+		} else {
+			/* move another timer (this one may be freed already) */
+			uint32_t o2 = (uint32_t)rnd_below(m, m->n);
+			if (o2 != id)
+				op_move(m, o2);
 		}
 	}
 }
@@ -372,6 +416,131 @@ static void op_del(struct model *m, uint32_t id)
 	model_disarm(m, id);
 }
 
+static bool far_placed(const struct model *m, uint32_t id)
+{
+	return m->pending[id] && !m->parked[id] && m->exp[id] > m->now + 256;
+}
+
+static bool is_parked(const struct model *m, uint32_t id)
+{
+	return m->parked[id];
+}
+
+/* A random timer that @want, if one of the first 64 from a random start is. */
+static uint32_t pick(struct model *m, bool (*want)(const struct model *, uint32_t))
+{
+	uint32_t id = (uint32_t)rnd_below(m, m->n);
+	for (unsigned k = 0; k < 64 && k < m->n; k++, id = (id + 1) % m->n)
+		if (want(m, id))
+			break;
+	return id;
+}
+
+static void op_park(struct model *m, uint32_t id, uint64_t v)
+{
+	struct tw_timer *t = &m->objs[id]->t;
+	int rc = twheel_park(m->w, t, v);
+	int want = m->pending[id] ? 1 : 0;
+	CHECK(m, rc == want, "park(%u, %" PRIu64 ") = %d, want %d", id, v, rc, want);
+	CHECK(m, tw_timer_pending(t) && t->expires == v, "parked timer %u: pending %d, expires %" PRIu64
+	      " (value %" PRIu64 ")", id, tw_timer_pending(t), t->expires, v);
+	if (!m->parked[id]) {
+		m->park_pend[id] = m->pending[id];
+		m->park_old[id] = m->exp[id];
+		m->parked[id] = true;
+		m->nparked++;
+	}
+	if (!m->pending[id])
+		m->count++;
+	m->pending[id] = true;
+	m->pval[id] = v;
+	m->ver[id]++; /* off the heap: no expiry until it is placed */
+}
+
+/* twheel_unpark(): one parked timer back, not pending, with its value. */
+static void op_unpark(struct model *m)
+{
+	struct tw_timer *t = twheel_unpark(m->w);
+	if (!m->nparked) {
+		CHECK(m, !t, "unpark returned a timer with none parked");
+		return;
+	}
+	CHECK(m, t, "unpark returned NULL with %zu parked", m->nparked);
+	uint32_t id = tw_container_of(t, struct obj, t)->id;
+	CHECK(m, id < m->n && &m->objs[id]->t == t && m->parked[id],
+	      "unpark returned timer %u, which is not parked", id);
+	CHECK(m, !tw_timer_pending(t) && t->expires == m->pval[id],
+	      "unparked timer %u: pending %d, expires %" PRIu64 ", value %" PRIu64, id,
+	      tw_timer_pending(t), t->expires, m->pval[id]);
+	model_disarm(m, id);
+	if (rnd_below(m, 2))
+		op_add(m, id, rnd_expiry(m)); /* as a loop would: arm it at once */
+}
+
+static tw_tick_t place_shifted(uint64_t value, void *arg)
+{
+	struct model *m = arg;
+	m->placing++;
+	return value > TW_TICK_MAX - m->shift ? TW_TICK_MAX : value + m->shift;
+}
+
+/* twheel_place(): every parked timer armed at its value plus a shift. */
+static void op_place(struct model *m)
+{
+	size_t want = m->nparked;
+	m->placing = 0;
+	m->shift = rnd_below(m, 3) ? 0 : rnd_below(m, UINT64_C(1) << rnd_below(m, 24));
+	long rc = twheel_place(m->w, place_shifted, m);
+	CHECK(m, rc == (long)want && m->placing == rc, "place = %ld (%ld values asked), want %zu", rc,
+	      m->placing, want);
+	for (uint32_t id = 0; id < m->n && m->nparked; id++) {
+		if (!m->parked[id])
+			continue;
+		/* one parked in place that stays is a re-arm from where it waits */
+		tw_tick_t e = m->pval[id] > TW_TICK_MAX - m->shift ? TW_TICK_MAX : m->pval[id] + m->shift;
+		if (m->park_pend[id] && e > m->park_old[id])
+			m->later[id] = true;
+		m->adds++;
+		model_arm(m, id, e);
+	}
+	CHECK(m, twheel_place(m->w, NULL, m) == -EINVAL && twheel_place(NULL, place_shifted, m) == -EINVAL,
+	      "place with NULL arguments did not fail");
+}
+
+/* twheel_move() to a fresh object, which takes the old one's id. */
+static void op_move(struct model *m, uint32_t id)
+{
+	struct obj *o = m->objs[id], *n = malloc(sizeof(*n));
+	if (!n)
+		abort();
+	tw_timer_init(&n->t, on_fire);
+	n->id = id;
+	tw_tick_t e = o->t.expires;
+	int rc = twheel_move(m->w, &n->t, &o->t);
+	free(o);
+	m->objs[id] = n;
+	CHECK(m, rc == (m->pending[id] ? 1 : 0), "move(%u) = %d, model pending %d", id, rc, m->pending[id]);
+	CHECK(m, tw_timer_pending(&n->t) == m->pending[id] && n->t.expires == e,
+	      "moved timer %u: pending %d, expires %" PRIu64 ", was %" PRIu64, id,
+	      tw_timer_pending(&n->t), n->t.expires, e);
+}
+
+static void on_drain(struct tw_timer *t, void *arg);
+
+/* twheel_drain() in mid-run: every timer back once (parked ones with their value). */
+static void op_drain(struct model *m)
+{
+	size_t want = m->count;
+	m->drained = 0;
+	memset(m->drained_seen, 0, m->n * sizeof(bool));
+	twheel_drain(m->w, on_drain, m);
+	CHECK(m, m->drained == want && twheel_count(m->w) == 0,
+	      "drain handed back %u of %zu timers, count now %zu", m->drained, want, twheel_count(m->w));
+	for (uint32_t id = 0; id < m->n; id++)
+		model_disarm(m, id);
+	CHECK(m, twheel_next_expiry(m->w) == TW_TICK_MAX, "next_expiry after a drain");
+}
+
 static void op_advance(struct model *m, tw_tick_t target)
 {
 	if (target < m->now) {
@@ -394,7 +563,7 @@ static void op_advance(struct model *m, tw_tick_t target)
 	      "advance to %" PRIu64 " left a due timer (expiry %" PRIu64 ") unfired", target, min);
 	for (size_t i = 0; i < m->ndefer; i++) {
 		uint32_t id = m->defer_list[i];
-		if (m->pending[id] && m->deferred[id])
+		if (m->pending[id] && m->deferred[id] && !m->parked[id])
 			heap_push(m, m->exp[id], id);
 		m->deferred[id] = false;
 	}
@@ -408,12 +577,17 @@ static void op_advance(struct model *m, tw_tick_t target)
 static void check_next_expiry(struct model *m)
 {
 	tw_tick_t next = twheel_next_expiry(m->w), min;
+	if (m->nparked)
+		CHECK(m, next <= m->now, "next_expiry %" PRIu64 " after now %" PRIu64 " with %zu parked",
+		      next, m->now, m->nparked);
 	if (!model_earliest(m, &min)) {
+		if (m->nparked)
+			return;
 		CHECK(m, next == TW_TICK_MAX, "next_expiry %" PRIu64 " with nothing pending", next);
 		return;
 	}
 	CHECK(m, next <= min, "next_expiry %" PRIu64 " after the earliest expiry %" PRIu64, next, min);
-	if (min > m->now)
+	if (min > m->now && !m->nparked)
 		CHECK(m, next > m->now, "next_expiry %" PRIu64 " <= now %" PRIu64 " with nothing due",
 		      next, m->now);
 }
@@ -425,7 +599,13 @@ static void check_next_expiry(struct model *m)
 static void op_chase(struct model *m)
 {
 	tw_tick_t min;
-	if (!model_earliest(m, &min))
+	if (m->nparked) {
+		/* next_expiry() says "now" while any is parked */
+		if (rnd_below(m, 4))
+			return;
+		op_place(m);
+	}
+	if (m->failed || !model_earliest(m, &min))
 		return;
 	if (min > m->now && min - m->now > (UINT64_C(1) << 44) && rnd_below(m, 64))
 		return;
@@ -456,6 +636,9 @@ static void on_drain(struct tw_timer *t, void *arg)
 	CHECK(m, !tw_timer_pending(t), "drained timer %u still pending", o->id);
 	CHECK(m, m->pending[o->id], "drained timer %u that the model has not pending", o->id);
 	CHECK(m, !m->drained_seen[o->id], "timer %u drained twice", o->id);
+	CHECK(m, !m->parked[o->id] || t->expires == m->pval[o->id],
+	      "drained parked timer %u: expires %" PRIu64 ", value %" PRIu64, o->id, t->expires,
+	      m->pval[o->id]);
 	m->drained_seen[o->id] = true;
 	m->drained++;
 }
@@ -478,8 +661,12 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	m->later = calloc(ntimers, sizeof(bool));
 	m->ver = calloc(ntimers, sizeof(uint32_t));
 	m->defer_list = calloc(ntimers, sizeof(uint32_t));
+	m->parked = calloc(ntimers, sizeof(bool));
+	m->pval = calloc(ntimers, sizeof(uint64_t));
+	m->park_pend = calloc(ntimers, sizeof(bool));
+	m->park_old = calloc(ntimers, sizeof(tw_tick_t));
 	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->later || !m->ver || !m->defer_list ||
-	    !m->drained_seen)
+	    !m->drained_seen || !m->parked || !m->pval || !m->park_pend || !m->park_old)
 		abort();
 	for (unsigned i = 0; i < ntimers; i++) {
 		m->objs[i] = malloc(sizeof(struct obj));
@@ -491,6 +678,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	/* start anywhere, sometimes close to the end of time */
 	uint64_t r = rnd(m);
 	m->cascade_heavy = (r >> 8) % 2;
+	m->parking = (r >> 9) % 4 != 0; /* parks, places and moves in 3 runs of 4 */
 	m->now = r % 4 == 0 ? TW_TICK_MAX - rnd_below(m, UINT64_C(1) << 20)
 		 : r % 4 == 1 ? 0 : rnd(m) >> (16 + rnd(m) % 48);
 	m->w = twheel_create(m->now);
@@ -503,8 +691,25 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 			break;
 		res->ops++;
 		uint32_t id = (uint32_t)rnd_below(m, ntimers);
-		uint64_t op = rnd_below(m, 1000);
-		if (op < 300) {
+		uint64_t op = rnd_below(m, m->parking ? 1100 : 1000);
+		if (op >= 1000) {
+			if (op < 1050) {
+				op_park(m, id, rnd_expiry(m));
+			} else if (op < 1056) {
+				/* a run of parks of timers placed far off (those the
+				 * wheel parks in place): more than its table holds */
+				for (uint64_t k = rnd_below(m, 100); k > 0 && !m->failed; k--)
+					op_park(m, pick(m, far_placed), rnd_expiry(m));
+			} else if (op < 1068) {
+				op_place(m);
+			} else if (op < 1078) {
+				op_unpark(m);
+			} else if (op < 1098) {
+				op_move(m, rnd_below(m, 2) ? pick(m, is_parked) : id);
+			} else {
+				op_drain(m);
+			}
+		} else if (op < 300) {
 			op_add(m, id, rnd_expiry(m));
 		} else if (op < 450) {
 			op_mod(m, id, rnd_expiry(m));
@@ -573,14 +778,18 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 			sum = due;
 			for (unsigned l = 0; l < TWHEEL_LEVELS; l++)
 				sum += li[l].timers;
-			if (sum != m->count)
-				fail(m, "inspect counts %zu timers, model %zu", sum, m->count);
+			if (sum != m->count - m->nparked)
+				fail(m, "inspect counts %zu timers, model %zu placed", sum,
+				     m->count - m->nparked);
 		} else {
 			if (twheel_check(m->w, msg, sizeof(msg)))
 				fail(m, "twheel_check: %s", msg);
 		}
 		if (!m->failed && i % 4096 == 0 && twheel_check(m->w, msg, sizeof(msg)))
 			fail(m, "twheel_check: %s", msg);
+		/* timers parked (in place) across operations: check often */
+		if (!m->failed && m->nparked && rnd_below(m, 16 + m->count / 8) == 0 && twheel_check(m->w, msg, sizeof(msg)))
+			fail(m, "twheel_check with %zu parked: %s", m->nparked, msg);
 	}
 	if (!m->failed && twheel_check(m->w, msg, sizeof(msg)))
 		fail(m, "twheel_check at end: %s", msg);
@@ -589,6 +798,8 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 		twheel_get_stats(m->w, &st);
 		res->cascaded = st.cascaded;
 		size_t want = m->count;
+		m->drained = 0;
+		memset(m->drained_seen, 0, m->n * sizeof(bool));
 		twheel_drain(m->w, on_drain, m);
 		if (!m->failed && (m->drained != want || twheel_count(m->w) != 0))
 			fail(m, "drain handed back %u of %zu timers, count now %zu", m->drained, want,
@@ -605,6 +816,10 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	free(m->later);
 	free(m->ver);
 	free(m->defer_list);
+	free(m->parked);
+	free(m->pval);
+	free(m->park_pend);
+	free(m->park_old);
 	free(m->heap);
 	M = NULL;
 	return m->failed ? -1 : 0;

@@ -1171,7 +1171,7 @@ static void count_drained(struct tw_timer *t, void *arg)
 /*
  * A parked timer is pending (count, del, mod, drain see it) but never
  * fires, and the wheel says work is due while one waits; unpark hands them
- * back in the order parked, not pending, with their value.
+ * back, not pending, with their value.
  */
 static void park_is_pending_never_fires(void **state)
 {

@@ -179,8 +179,9 @@ TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct t
  * with its delay (twheel_park(@w, @t, @delay_ns)) during the loop's
  * iteration, and place every parked timer once, before the loop waits,
  * from one fresh reading: twheel_rt_place(@rt, @w, twheel_rt_now(@rt)).
- * Each parked timer is armed (twheel_add()) at twheel_rt_expiry(@rt, @w,
- * @now_ns + its delay, @now_ns), saturating. @now_ns must be a reading
+ * Each parked timer is armed (twheel_place(): one parked in place usually
+ * only stores its expiry) at twheel_rt_expiry(@rt, @w, @now_ns + its
+ * delay, @now_ns), saturating. @now_ns must be a reading
  * taken after every park it places: then a delay counts from a time at or
  * after the call, never early, and late by at most the time from the call
  * to that reading (the rest of the iteration); a delay of 0 is due in the

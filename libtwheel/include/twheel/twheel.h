@@ -111,7 +111,7 @@ struct twheel;
 /*
  * Create a wheel whose time starts at @now (any value, up to TW_TICK_MAX).
  * Returns the wheel, or NULL with errno set (ENOMEM). The only function that
- * allocates: one block of about 14.3 KiB. Any thread.
+ * allocates: one block of about 15.3 KiB. Any thread.
  */
 TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
 
@@ -287,32 +287,58 @@ TWHEEL_API void twheel_drain(struct twheel *w,
 /* ---- Parking: arm now, place later ---------------------------------------- */
 
 /*
- * Park @t: make it pending without placing it on a slot, for a caller
- * that knows only later where it goes (<twheel/rt.h>'s arm by delay, placed
+ * Park @t: make it pending without placing it by expiry, for a caller that
+ * knows only later when it is due (<twheel/rt.h>'s arm by delay, placed
  * from one clock reading per loop iteration: twheel_rt_place()). @value is
- * the caller's (a delay, say); it is kept in @t's expires while @t is parked.
- * A parked timer is pending like any other: tw_timer_pending() is true,
- * twheel_count() counts it, twheel_del() cancels it, twheel_mod() and
- * twheel_park() re-arm it, twheel_drain() hands it back and
- * twheel_destroy() unlinks it. It never fires while parked: the wheel
- * does not know its expiry, so twheel_next_expiry() reports work due at
- * the wheel's time while any timer is parked, and a loop must place the
- * parked timers (twheel_unpark() each, then twheel_add() it) before it
- * asks how long it may sleep. A pending @t leaves its slot; a parked one
- * goes to the back of the parked list. Returns 1 if @t was pending, 0 if
- * not, or
+ * the caller's (a delay, say); it is kept in @t's expires while @t is
+ * parked. A parked timer is pending like any other: tw_timer_pending() is
+ * true, twheel_count() counts it, twheel_del() cancels it, twheel_mod()
+ * re-arms it (placed at once), twheel_park() gives it a new value,
+ * twheel_move() moves it (still parked), twheel_drain() hands it back
+ * (its value in expires) and twheel_destroy() unlinks it. It never fires
+ * while parked: the wheel does not know its expiry, so
+ * twheel_next_expiry() reports work due at the wheel's time while any
+ * timer is parked, and a loop must place the parked timers
+ * (twheel_place(), or twheel_unpark() each and arm it) before it asks how
+ * long it may sleep. twheel_inspect() counts none of them.
+ * A @t pending on a slot more than 256 ticks away when it was placed is
+ * parked in place, while the wheel has room for it (64 such timers
+ * between two placements; more are parked as the others): it stays linked
+ * in its slot, so that twheel_place() usually only stores its new expiry,
+ * as twheel_mod() does, and parking it touches no other timer. Any other
+ * @t (one not pending, due, on the first level's slots, or beyond that
+ * room) goes on the parked list, off its slot.
+ * Returns 1 if @t was pending (parked or not), 0 if not, or
  *   -EINVAL  @w or @t is NULL, or @t has no callback.
- * O(1); the wheel's thread, callbacks included. (TWHEEL_1.2)
+ * O(1); the wheel's thread, callbacks included (a timer parked in place
+ * whose slot an advance cascades before it is placed moves to the parked
+ * list: it does not fire). (TWHEEL_1.2)
  */
 TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value);
 
 /*
- * Take the longest-parked timer off @w's parked list and return it, not
- * pending, its value in its expires field (arm it at once: twheel_add()).
- * NULL when no timer is parked or @w is NULL. O(1); the wheel's thread,
+ * Take one parked timer off @w and return it, not pending, its value in
+ * its expires field (arm it at once: twheel_add()). Timers come back in no
+ * particular order. NULL when no timer is parked or @w is NULL. O(1) (amortised over
+ * the timers parked since the last placement); the wheel's thread,
  * callbacks included. (TWHEEL_1.2)
  */
 TWHEEL_API struct tw_timer *twheel_unpark(struct twheel *w);
+
+/*
+ * Place every parked timer of @w: arm each at the tick @expiry(its value,
+ * @arg) returns, as twheel_mod() would, so that one parked in place
+ * usually only stores its new expiry (see twheel_park()). Placing from a
+ * callback follows twheel_mod()'s rule: an expiry at or before the
+ * advance's target fires in a later advance. @expiry must not change @w
+ * (it may read it: twheel_target()). Each placement counts as an arm in
+ * twheel_get_stats() (adds). Returns the number of timers placed, or
+ *   -EINVAL  @w or @expiry is NULL.
+ * O(1) per timer placed, plus O(64) for the park table; the wheel's
+ * thread, callbacks included. (TWHEEL_1.2)
+ */
+TWHEEL_API long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg),
+			     void *arg);
 
 /* ---- Moving a timer ------------------------------------------------------- */
 
@@ -346,7 +372,8 @@ TWHEEL_API int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_tim
 
 /* Counters since twheel_create(). */
 struct twheel_stats {
-	uint64_t adds;      /* timers armed (twheel_add, twheel_mod of a non-pending timer) */
+	uint64_t adds;      /* timers armed (twheel_add, twheel_mod of a non-pending timer,
+			     * twheel_place of a parked one) */
 	uint64_t mods;      /* twheel_mod calls on a pending timer */
 	uint64_t mods_fast; /* ...of which only stored the new expiry */
 	uint64_t dels;      /* twheel_del calls that disarmed a pending timer */
@@ -363,7 +390,7 @@ TWHEEL_API int twheel_get_stats(const struct twheel *w, struct twheel_stats *st)
 struct twheel_level_info {
 	unsigned slots;          /* slots on this level (256 or 64; 4 on the last) */
 	unsigned slots_used;     /* non-empty slots */
-	size_t timers;           /* timers linked on this level */
+	size_t timers;           /* timers placed on this level (parked ones are not) */
 	tw_tick_t span;          /* ticks covered by one slot (2^63 max is exact) */
 	tw_tick_t next;          /* next tick with work on this level, TW_TICK_MAX if empty */
 };
