@@ -140,23 +140,14 @@ static long host_place(struct twheel_host *h)
 	return n;
 }
 
-static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool deadline,
-			  bool mod)
+/* The arm placed at once: by deadline, or by delay when it may not be parked. */
+static __attribute__((noinline)) int host_arm_now(struct twheel_host *h, struct tw_timer *t,
+						  uint64_t ns, bool deadline, bool mod)
 {
 	uint64_t now;
 	tw_tick_t e;
 	int rc;
 
-	if (!h)
-		return -EINVAL;
-	if (!deadline && (h->_in_run || (h->_defer && h->_on))) {
-		if (!mod && t && t->func && tw_timer_pending(t))
-			return -EBUSY;
-		rc = twheel_park(h->_w, t, ns);
-		if (rc >= 0 && ++h->_parked == HOST_PARK_BATCH)
-			host_place(h);
-		return rc;
-	}
 	if (deadline) {
 		now = h->_seen;
 		if (ns <= now) { /* looks passed: unless the clock stepped back */
@@ -175,6 +166,24 @@ static int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns
 	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run)
 		host_rearm(h, host_clock(h));
 	return rc;
+}
+
+static inline int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns,
+				 bool deadline, bool mod)
+{
+	int rc;
+
+	if (!h)
+		return -EINVAL;
+	if (!deadline && (h->_in_run || (h->_defer && h->_on))) {
+		if (!mod && t && t->func && tw_timer_pending(t))
+			return -EBUSY;
+		rc = twheel_park(h->_w, t, ns);
+		if (rc >= 0 && ++h->_parked == HOST_PARK_BATCH)
+			host_place(h);
+		return rc;
+	}
+	return host_arm_now(h, t, ns, deadline, mod);
 }
 
 int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)

@@ -601,11 +601,15 @@ int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 	uint32_t idx;
 	int was;
 
-	if (unlikely(!w || !t || !t->func))
+	if (unlikely(!w || !t))
 		return -EINVAL;
 	if (misused(w, t))
 		return -EINVAL;
+	/* a pending timer has a callback (it was armed): its first 16 bytes,
+	 * one cache line, are all that parking it in place reads */
 	idx = t->_idx;
+	if (unlikely(idx == IDX_NONE && !t->func))
+		return -EINVAL;
 	if (idx_inplace(idx)) { /* parked in place already: a new value */
 		t->expires = value;
 		return 1;

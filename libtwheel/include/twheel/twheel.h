@@ -309,7 +309,7 @@ TWHEEL_API void twheel_drain(struct twheel *w,
  * @t (one not pending, due, on the first level's slots, or beyond that
  * room) goes on the parked list, off its slot.
  * Returns 1 if @t was pending (parked or not), 0 if not, or
- *   -EINVAL  @w or @t is NULL, or @t has no callback.
+ *   -EINVAL  @w or @t is NULL, or @t is not pending and has no callback.
  * O(1); the wheel's thread, callbacks included (a timer parked in place
  * whose slot an advance cascades before it is placed moves to the parked
  * list: it does not fire). (TWHEEL_1.2)
