@@ -19,8 +19,11 @@ static struct twheel_host *host_open(void)
 	struct twheel_host *h = host = twheel_epoll_create(NULL);
 	epfd = epoll_create1(0);
 	ev.data.ptr = h;
-	if (h)
+	if (h) {
 		epoll_ctl(epfd, EPOLL_CTL_ADD, twheel_epoll_fd(h), &ev);
+		/* a loop that waits through twheel_epoll_wait() from the start */
+		twheel_epoll_wait(h, epfd, &ev, 1, 0);
+	}
 	return h;
 }
 

@@ -147,10 +147,14 @@ const struct rt_ops rt_libevent_common = {
 static struct event_base *base;
 static struct twheel_host *host; /* run through twheel_event_loop(): it places */
 
+/* A program that runs its base through twheel_event_loop() from the start: run it once. */
 static struct twheel_host *host_open(void)
 {
 	base = event_base_new();
-	return host = twheel_event_create(base, NULL);
+	host = twheel_event_create(base, NULL);
+	if (host)
+		twheel_event_loop(host, EVLOOP_NONBLOCK);
+	return host;
 }
 
 static void host_pump(void)
