@@ -1219,6 +1219,71 @@ static void park_is_pending_never_fires(void **state)
 	twheel_del(W, &r[1].t);
 }
 
+static tw_tick_t place_at_value(uint64_t value, void *arg)
+{
+	(void)arg;
+	return value;
+}
+
+/*
+ * A timer pending far off (here on level 1) is parked in place: parking it
+ * and placing it at a later expiry leave it linked where it was, between
+ * the same neighbours (what a re-arm by deadline costs: no other timer is
+ * written), and it fires at its new expiry all the same. The wheel parks
+ * 64 in place between two placements; the 65th goes to the parked list.
+ */
+static void park_in_place_keeps_links(void **state)
+{
+	static struct rec_timer r[67];
+	struct tw_list *next, *prev;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		rec_init(&r[i], i);
+		assert_int_equal(twheel_add(W, &r[i].t, 5000), 0);
+	}
+	next = r[1].t.entry.next;
+	prev = r[1].t.entry.prev;
+	assert_int_equal(twheel_park(W, &r[1].t, 7000), 1);
+	assert_ptr_equal(r[1].t.entry.next, next);
+	assert_ptr_equal(r[1].t.entry.prev, prev);
+	assert_int_equal(r[1].t.expires, 7000);
+	assert_int_equal(twheel_park(W, &r[1].t, 7001), 1); /* a new value, still in place */
+	assert_ptr_equal(r[1].t.entry.next, next);
+	check_ok();
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 1);
+	assert_ptr_equal(r[1].t.entry.next, next);
+	assert_ptr_equal(r[1].t.entry.prev, prev);
+	assert_int_equal(r[1].t.expires, 7001);
+	check_ok();
+	assert_int_equal(adv(7000), 2);
+	assert_int_equal(adv(7001), 1);
+	assert_int_equal(r[1].fired, 1);
+
+	/* 64 in place, then the table is full: the 65th leaves its slot */
+	for (int i = 0; i < 65; i++) {
+		rec_init(&r[i], i);
+		assert_int_equal(twheel_add(W, &r[i].t, 9000), 0);
+	}
+	for (int i = 0; i < 65; i++) {
+		next = r[i].t.entry.next;
+		assert_int_equal(twheel_park(W, &r[i].t, 9500 + (tw_tick_t)i), 1);
+		if (i < 64)
+			assert_ptr_equal(r[i].t.entry.next, next);
+		else
+			assert_ptr_not_equal(r[i].t.entry.next, next);
+	}
+	check_ok();
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 65);
+	check_ok();
+	assert_int_equal(adv(9564), 65);
+	for (int i = 0; i < 65; i++) {
+		assert_int_equal(r[i].fired, 1);
+		assert_int_equal(r[i].t.expires, 9500 + i);
+	}
+	for (int i = 1; i < norder; i++)
+		assert_true(order_exp[i - 1] <= order_exp[i]);
+}
 
 int main(void)
 {
@@ -1228,6 +1293,7 @@ int main(void)
 		T(timer_init_leaves_not_pending),
 		T(timer_is_at_most_40_bytes),
 		T(park_is_pending_never_fires),
+		T(park_in_place_keeps_links),
 		T(create_starts_at_now),
 		T(add_errors),
 		T(add_in_past_or_at_now_fires_on_next_advance),
