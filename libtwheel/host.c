@@ -141,8 +141,8 @@ static long host_place(struct twheel_host *h)
 }
 
 /* The arm placed at once: by deadline, or by delay when it may not be parked. */
-static __attribute__((noinline)) int host_arm_now(struct twheel_host *h, struct tw_timer *t,
-						  uint64_t ns, bool deadline, bool mod)
+static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64_t ns,
+			       bool deadline, bool mod)
 {
 	uint64_t now;
 	tw_tick_t e;
@@ -168,14 +168,20 @@ static __attribute__((noinline)) int host_arm_now(struct twheel_host *h, struct 
 	return rc;
 }
 
-static inline int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint64_t ns,
-				 bool deadline, bool mod)
+/* An arm by delay that is not parked: out of line, so that parking is a leaf's work. */
+static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struct tw_timer *t,
+						    uint64_t ns, bool mod)
+{
+	return host_arm_now(h, t, ns, false, mod);
+}
+
+static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool mod)
 {
 	int rc;
 
 	if (!h)
 		return -EINVAL;
-	if (!deadline && (h->_in_run || (h->_defer && h->_on))) {
+	if (h->_in_run || (h->_defer && h->_on)) {
 		if (!mod && t && t->func && tw_timer_pending(t))
 			return -EBUSY;
 		rc = twheel_park(h->_w, t, ns);
@@ -183,27 +189,27 @@ static inline int host_arm_timer(struct twheel_host *h, struct tw_timer *t, uint
 			host_place(h);
 		return rc;
 	}
-	return host_arm_now(h, t, ns, deadline, mod);
+	return host_delay_now(h, t, ns, mod);
 }
 
 int twheel_host_add(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
 {
-	return host_arm_timer(h, t, delay_ns, false, false);
+	return host_arm_delay(h, t, delay_ns, false);
 }
 
 int twheel_host_mod(struct twheel_host *h, struct tw_timer *t, uint64_t delay_ns)
 {
-	return host_arm_timer(h, t, delay_ns, false, true);
+	return host_arm_delay(h, t, delay_ns, true);
 }
 
 int twheel_host_add_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
 {
-	return host_arm_timer(h, t, deadline_ns, true, false);
+	return h ? host_arm_now(h, t, deadline_ns, true, false) : -EINVAL;
 }
 
 int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns)
 {
-	return host_arm_timer(h, t, deadline_ns, true, true);
+	return h ? host_arm_now(h, t, deadline_ns, true, true) : -EINVAL;
 }
 
 int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
