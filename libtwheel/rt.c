@@ -184,16 +184,15 @@ static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadl
 	return up < floor_now ? up : floor_now;
 }
 
-/* twheel_rt_expiry() for a deadline ahead of @now_ns, the wheel's target @wt. */
-static inline tw_tick_t ahead_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
-				   uint64_t now_ns, tw_tick_t wt)
+/*
+ * A deadline's tick @e, ahead of the clock but a tick the wheel has
+ * reached, or that the advance now running (from a callback) will reach
+ * (@wt, twheel_target()): the clock stepped back. The wheel is held there
+ * until the clock catches up, so the first tick after it is the earliest
+ * that is not early.
+ */
+static inline tw_tick_t after_target(tw_tick_t e, tw_tick_t wt)
 {
-	tw_tick_t e = deadline_tick(rt, deadline_ns, now_ns);
-
-	/* Ahead of the clock, but a tick the wheel has reached, or that the
-	 * advance now running (from a callback) will reach: the clock stepped
-	 * back. The wheel is held there until the clock catches up, so the
-	 * first tick after it is the earliest that is not early. */
 	if (e <= wt)
 		e = wt < TW_TICK_MAX ? wt + 1 : TW_TICK_MAX;
 	return e;
@@ -202,11 +201,14 @@ static inline tw_tick_t ahead_tick(const struct twheel_rt *rt, uint64_t deadline
 tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 			   uint64_t deadline_ns, uint64_t now_ns)
 {
+	tw_tick_t e;
+
 	if (!rt)
 		return 0;
+	e = deadline_tick(rt, deadline_ns, now_ns);
 	if (!w || deadline_ns <= now_ns)
-		return deadline_tick(rt, deadline_ns, now_ns);
-	return ahead_tick(rt, deadline_ns, now_ns, twheel_target(w));
+		return e;
+	return after_target(e, twheel_target(w));
 }
 
 /* The tick an advance at @now_ns goes to: never behind the wheel's time. */
@@ -233,10 +235,9 @@ static tw_tick_t place_expiry(uint64_t delay, void *arg)
 {
 	const struct place_from *p = arg;
 	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
+	tw_tick_t e = deadline_tick(p->rt, d, p->now_ns);
 
-	if (d <= p->now_ns) /* a delay of 0: due */
-		return deadline_tick(p->rt, d, p->now_ns);
-	return ahead_tick(p->rt, d, p->now_ns, p->wt);
+	return d <= p->now_ns ? e : after_target(e, p->wt); /* a delay of 0 is due */
 }
 
 long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
