@@ -78,7 +78,7 @@
 #define DEFAULT_BATCH 4096u
 /* Inbox items popped before one clock reading (wait.c). */
 #define INBOX_CHUNK 64u
-/* I/O handlers run per iteration before the wheels are advanced. */
+/* I/O handlers run per iteration at most (wait.c). */
 #define CQE_BATCH 256u
 /* The least CQ ring size asked for (create.c): a few iterations' CQEs. */
 #define CQ_MIN_ENTRIES (4 * CQE_BATCH)
@@ -98,6 +98,10 @@ struct twheel_loop {
 	struct tw_loop_node stub;
 	bool inbox_more;   /* batch exhausted or a push in flight: don't sleep */
 	bool cq_more;      /* CQE_BATCH used up with CQEs left: don't sleep */
+	bool cq_marked;    /* a backlog of CQEs is being run (wait.c) */
+	unsigned cq_mark;  /* the CQ tail when cq_mark_ns was read */
+	uint64_t cq_mark_ns; /* the wheels wait for this reading until the
+			      * CQEs before cq_mark have all run */
 
 	struct twheel *wheel;  /* normal timers */
 	struct twheel *dwheel; /* deferrable timers */

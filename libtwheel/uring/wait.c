@@ -21,13 +21,32 @@
  *      another thread wakes the loop through an eventfd read kept armed on
  *      the ring (the handshake is in inbox.c);
  *   3. read the clock, run up to CQE_BATCH I/O handlers, handle up to
- *      cfg.batch inbox items, advance both wheels to the current tick.
- *      Both batches are bounded so that due timers are looked at every
- *      few hundred completions: a loop that is behind (a CPU-starved
- *      process with thousands of completions waiting) interleaves its
- *      timers with its I/O instead of running them after all of it.
+ *      cfg.batch inbox items, then advance both wheels to the tick of the
+ *      reading, unless completions that were waiting at that reading have
+ *      not all run yet (below). Both batches are bounded, so that a loop
+ *      that is behind (a CPU-starved process with thousands of
+ *      completions waiting) still returns from every run_once() and
+ *      handles other threads' requests every few hundred completions.
  *      What is left over is run by the next iteration, which then does
  *      not sleep.
+ *
+ * I/O before timers. A timer must not fire while the completion it times
+ * out already waits in the CQ: an idle timer due now must not close a
+ * connection whose data sits in the CQ behind CQE_BATCH other completions.
+ * So the wheels are advanced to the tick of a reading r only once every CQE
+ * that was in the CQ ring at r has run. An iteration notes its reading and
+ * the CQ's tail right after it (the mark); while the CQEs before the mark
+ * do not fit in an iteration's batch, the iterations run I/O and the inbox
+ * and leave the wheels where they are (no timer fires, not even one due
+ * from before); the iteration whose batch reaches the mark advances them to
+ * the mark's reading, and the next one takes a new mark. The rule that
+ * used to hold (due timers run every CQE_BATCH completions) becomes: due
+ * timers run once the completions that were waiting when they were found
+ * due have run, at most one CQ ring of them (CQ_MIN_ENTRIES or more), never
+ * behind completions that arrived later, so a steady flood delays them by
+ * one ring's worth of handlers and no more. CQEs the kernel kept on its
+ * overflow list (the ring was full) are not in the ring at r and are not
+ * waited for.
  */
 #include <sys/epoll.h>
 
@@ -135,6 +154,32 @@ static int cqes_run(struct twheel_loop *l)
 		io->func(io, &c);
 	}
 	return ran;
+}
+
+/*
+ * Whether this iteration's batch of CQEs reaches the mark (see the top of
+ * the file), taking a new mark from this iteration's reading if none is
+ * set; if so, *@upto is the mark's reading, the time the wheels may be
+ * advanced to. cqes_run() reaps min(CQE_BATCH, ready) CQEs, and the CQEs
+ * before the mark are all ready, so this is known before any runs.
+ */
+static bool cq_mark_reached(struct twheel_loop *l, uint64_t *upto)
+{
+	if (loop_fallback(l)) {
+		*upto = l->now;
+		return true;
+	}
+	if (!l->cq_marked) {
+		l->cq_mark_ns = l->now;
+		l->cq_mark = io_uring_smp_load_acquire(l->ring.cq.ktail);
+		l->cq_marked = true;
+	}
+	/* signed: a head past the mark (CQEs the user reaped) has reached it */
+	if ((int)(l->cq_mark - IO_URING_READ_ONCE(*l->ring.cq.khead)) > (int)CQE_BATCH)
+		return false;
+	l->cq_marked = false;
+	*upto = l->cq_mark_ns;
+	return true;
 }
 
 /* Handle one popped node, @ref being a clock reading taken after its pop;
@@ -323,9 +368,11 @@ static int loop_start(struct twheel_loop *l)
 int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 {
 	struct twheel_loop *prev;
+	uint64_t upto;
 	tw_tick_t tick;
 	long fired;
 	int ret, ran;
+	bool advance;
 
 	if (!l || (flags & ~TW_LOOP_NOWAIT))
 		return -EINVAL;
@@ -348,10 +395,18 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	l->now = loop_clock(l);
 	/* A replaced clock might step back; the wheels never do. Known
 	 * before any callback runs: what they arm goes after it. */
-	tick = twheel_rt_floor(&l->rt, l->now);
-	l->tick = tick = tick > l->tick ? tick : l->tick;
+	advance = cq_mark_reached(l, &upto);
+	if (advance) {
+		tick = twheel_rt_floor(&l->rt, upto);
+		l->tick = tick > l->tick ? tick : l->tick;
+	}
+	tick = l->tick;
 	ran = cqes_run(l);
 	ran += inbox_run(l);
+	if (!advance) {
+		l->in_callback = false;
+		return ran; /* completions from before the reading still wait */
+	}
 
 	/* timer.c fires them for the loop this thread advances; a callback
 	 * of another loop may be running this one */

@@ -372,8 +372,13 @@ enum {
  * Run one iteration: submit pending SQEs; unless TW_LOOP_NOWAIT, sleep
  * in the kernel until the next normal timer's tick, an I/O completion or a
  * cross-thread request (not at all when something is already due); then
- * run I/O handlers, up to cfg.batch inbox items (schedules, cancels,
- * posted work) and every timer due at the loop clock's time.
+ * run up to 256 I/O handlers, up to cfg.batch inbox items (schedules,
+ * cancels, posted work) and every timer due at the loop clock's time,
+ * unless completions that were in the CQ at that time have not all run
+ * yet: then the timers wait for a later iteration (at most one CQ ring of
+ * handlers later), so that a timer never fires while the completion it
+ * times out already waits (an idle timer, say, and the data that makes it
+ * moot).
  * Returns the number of callbacks run: timer callbacks run or handed to the
  * executor (a skipped misfire or a cancelled timer runs none), I/O
  * handlers and work items; or
