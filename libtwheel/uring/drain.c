@@ -35,12 +35,48 @@ static void drain_one(struct tw_timer *tt, void *arg)
 	}
 }
 
+/* Hand back (or run, or release) one node popped from the inbox, @ref
+ * being a clock reading taken after its pop. */
+static void drain_node(struct drain_ctx *c, struct tw_loop_node *n, uint64_t ref,
+		       void (*work_fn)(struct tw_loop_work *w, void *arg))
+{
+	struct twheel_loop *l = c->l;
+	struct tw_loop_timer *t;
+	uint32_t s;
+
+	if (n->_kind == TW__NODE_WORK) {
+		struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
+
+		if (work_fn) {
+			state_store(n, 0);
+			work_fn(w, c->arg);
+		} else {
+			twl_work_run(w);
+		}
+		return;
+	}
+	t = tw_container_of(n, struct tw_loop_timer, _node);
+	s = state_load(n);
+	if (s == TW__T_QUEUED_DELAY) /* a deadline, as a drained armed timer has */
+		t->deadline = add_sat(ref, t->deadline);
+	if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
+	    state_cas(n, s, TW__T_IDLE)) {
+		pending_dec(l);
+		c->n++;
+		if (c->fn)
+			c->fn(t, c->arg);
+	} else if (state_load(n) == TW__T_CANCELLED) {
+		twl_timer_release(l, t);
+	}
+}
+
 size_t twheel_loop_drain(struct twheel_loop *l,
 			 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
 			 void (*work_fn)(struct tw_loop_work *w, void *arg), void *arg)
 {
 	struct drain_ctx c = { .l = l, .fn = timer_fn, .arg = arg, .n = 0 };
-	struct tw_loop_node *n;
+	struct tw_loop_node *chunk[INBOX_CHUNK], *n;
+	unsigned k, i;
 
 	if (!l || l->in_callback)
 		return 0;
@@ -48,40 +84,26 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 	 * is one of the loop's callbacks: a nested destroy, drain or run_once
 	 * must find the loop in use. */
 	l->in_callback = true;
-	/* The inbox first: cancels in it unlink timers from the wheels. */
-	while ((n = twl_inbox_pop(l))) {
-		struct tw_loop_timer *t;
-		uint32_t s;
+	/* Timers armed by delay and not yet placed get their deadline. */
+	twl_timers_place_now(l);
+	/* The inbox first: cancels in it unlink timers from the wheels. In
+	 * chunks, as the loop takes them (wait.c): one reading per chunk,
+	 * after its pops, for the queued delays. */
+	do {
+		k = 0;
+		while (k < INBOX_CHUNK && (n = twl_inbox_pop(l))) {
+			if (n == &twl_inbox_retry)
+				sched_yield(); /* a push in flight */
+			else
+				chunk[k++] = n;
+		}
+		if (k) {
+			uint64_t ref = loop_clock(l);
 
-		if (n == &twl_inbox_retry) {
-			sched_yield();
-			continue;
+			for (i = 0; i < k; i++)
+				drain_node(&c, chunk[i], ref, work_fn);
 		}
-		if (n->_kind == TW__NODE_WORK) {
-			struct tw_loop_work *w = tw_container_of(n, struct tw_loop_work, _node);
-
-			if (work_fn) {
-				state_store(n, 0);
-				work_fn(w, arg);
-			} else {
-				twl_work_run(w);
-			}
-			continue;
-		}
-		t = tw_container_of(n, struct tw_loop_timer, _node);
-		s = state_load(n);
-		if (s == TW__T_QUEUED_DELAY) /* a deadline, as a drained armed timer has */
-			t->deadline = add_sat(loop_clock(l), t->deadline);
-		if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
-		    state_cas(n, s, TW__T_IDLE)) {
-			pending_dec(l);
-			c.n++;
-			if (timer_fn)
-				timer_fn(t, arg);
-		} else if (state_load(n) == TW__T_CANCELLED) {
-			twl_timer_release(l, t);
-		}
-	}
+	} while (k);
 	twheel_drain(l->wheel, drain_one, &c);
 	twheel_drain(l->dwheel, drain_one, &c);
 	l->in_callback = false;

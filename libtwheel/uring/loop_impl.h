@@ -78,6 +78,9 @@
 #define DEFAULT_BATCH 4096u
 /* Inbox items popped before one clock reading (wait.c). */
 #define INBOX_CHUNK 64u
+/* Arms by delay parked since the last placement that make the loop place
+ * them at once (timer.c). */
+#define PARK_BATCH 64u
 /* I/O handlers run per iteration at most (wait.c). */
 #define CQE_BATCH 256u
 /* The least CQ ring size asked for (create.c): a few iterations' CQEs. */
@@ -107,6 +110,8 @@ struct twheel_loop {
 	struct twheel *dwheel; /* deferrable timers */
 	struct twheel_rt rt;   /* tick length and clock: the real-time rules */
 	uint64_t now;          /* clock at the start of this iteration */
+	unsigned nparked;      /* arms by delay parked since the last placement
+				* (or fewer: some may have been re-armed) */
 	tw_tick_t tick;        /* the wheels' tick, or the one this iteration
 				* advances them to: timers armed meanwhile go
 				* after it (timer_link(), timer.c) */
@@ -240,6 +245,14 @@ void twl_work_run(struct tw_loop_work *w);
 /* timer.c */
 void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
 void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref);
+void twl_timers_place(struct twheel_loop *l, uint64_t ref);
+
+/* Place the parked timers, if any, from a fresh reading (loop thread). */
+static inline void twl_timers_place_now(struct twheel_loop *l)
+{
+	if (l->nparked)
+		twl_timers_place(l, loop_clock(l));
+}
 extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
 
 /* periodic.c: the policy, pure functions of what they are passed */

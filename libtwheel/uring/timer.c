@@ -33,6 +33,24 @@
  * arms it (or drain hands it back), nothing reads t->deadline of a queued
  * timer; a timer cancelled before that keeps the delay there.
  *
+ * An arm by delay on the loop thread (twheel_loop_add(), _mod(), delay > 0)
+ * reads no clock either: the timer is parked on its wheel (twheel_park())
+ * and placed, with every other parked timer, from one reading taken after
+ * them all (twl_timers_place(), through twheel_place(), which usually only
+ * stores the new expiry of a timer re-armed far ahead): before the loop
+ * decides its wait and at the end of each iteration (wait.c), at the
+ * PARK_BATCH-th park since the last placement, before a del of an armed
+ * timer and before a drain. That reading is later than every call it
+ * places, so a timer still never fires before call + delay; it is late by
+ * at most the time from the call to the placement (the rest of the
+ * iteration, or PARK_BATCH arms). A parked timer is ARMED like any other
+ * (pending, counted; del, mod, a cancel from another thread and drain go
+ * through the wheel's API, which knows parked timers) but cannot fire: the
+ * wheel does not know its expiry. Its t->deadline holds twheel_loop_now()
+ * + the delay until the placement writes the deadline it gets; a del
+ * places first, so that the deadline of a deleted timer is the one it had
+ * (the C++ layer re-arms a moved timer by it).
+ *
  * CALLED (or-ed into RUNNING, CANCEL_REQ or not) makes the start of a
  * periodic executor run a compare-and-swap as well, so that a hand-off is
  * run and handed back once however many times it is called.
@@ -144,28 +162,84 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 }
 
 /*
- * Link @t on its wheel for @deadline, @ref being a clock reading taken no
- * earlier than the request (loop thread). A deadline at or before @ref has
- * come, unless the clock stepped back since and a fresh reading finds it
- * ahead. A deadline ahead goes on its tick (<twheel/rt.h>), or after
- * l->tick if the clock stepped back behind that: during an iteration
- * l->tick is the tick both wheels are being advanced to, from the I/O
- * handlers on (they run before the advance), so a timer armed by any
- * callback of the iteration cannot fire in it.
+ * Link @t on its wheel for @deadline, @ref being a clock reading taken
+ * after the request (loop thread): a deadline at or before @ref has come.
+ * A deadline ahead goes on its tick (<twheel/rt.h>), or after l->tick if
+ * the clock stepped back behind that: during an iteration l->tick is the
+ * tick both wheels are being advanced to, from the I/O handlers on (they
+ * run before the advance), so a timer armed by any callback of the
+ * iteration cannot fire in it.
  */
+static tw_tick_t timer_expiry(const struct twheel_loop *l, uint64_t deadline, uint64_t ref)
+{
+	tw_tick_t e = twheel_rt_expiry(&l->rt, NULL, deadline, ref);
+
+	if (deadline > ref && e <= l->tick)
+		e = l->tick < TW_TICK_MAX ? l->tick + 1 : TW_TICK_MAX;
+	return e;
+}
+
+static void timer_place(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
+			uint64_t ref)
+{
+	t->deadline = deadline;
+	twheel_mod(timer_wheel(l, t), &t->timer, timer_expiry(l, deadline, ref));
+}
+
+/* timer_place() with @ref possibly older than the request (the iteration's
+ * reading): a deadline at or before it has come, unless the clock stepped
+ * back since and a fresh reading finds it ahead. */
 static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
 		       uint64_t ref)
 {
 	uint64_t fresh;
-	tw_tick_t e;
 
 	if (deadline <= ref && deadline > (fresh = loop_clock(l)))
 		ref = fresh;
-	e = twheel_rt_expiry(&l->rt, NULL, deadline, ref);
-	if (deadline > ref && e <= l->tick)
-		e = l->tick < TW_TICK_MAX ? l->tick + 1 : TW_TICK_MAX;
-	t->deadline = deadline;
-	twheel_mod(timer_wheel(l, t), &t->timer, e);
+	timer_place(l, t, deadline, ref);
+}
+
+/*
+ * Park @t by @delay (> 0) until the next placement (see the top). The
+ * wheel keeps @t's address as its value, and t->deadline the delay as
+ * twheel_loop_now() + @delay: l->now does not change before the placement
+ * (an iteration places what is parked before it reads the clock).
+ */
+static void timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
+{
+	t->deadline = add_sat(l->now, delay);
+	twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
+	if (++l->nparked >= PARK_BATCH)
+		twl_timers_place(l, loop_clock(l));
+}
+
+struct place_ctx {
+	const struct twheel_loop *l;
+	uint64_t ref;
+};
+
+/* twheel_place()'s question for parked timer @value: its tick, its
+ * deadline counted from the placement's reading (a saturated one stays
+ * saturated: later, never earlier, than that reading plus the delay). */
+static tw_tick_t place_expiry(uint64_t value, void *arg)
+{
+	const struct place_ctx *c = arg;
+	struct tw_loop_timer *t = (struct tw_loop_timer *)(uintptr_t)value;
+
+	if (t->deadline != UINT64_MAX)
+		t->deadline = add_sat(c->ref, t->deadline - c->l->now);
+	return timer_expiry(c->l, t->deadline, c->ref);
+}
+
+/* Place every parked timer from @ref, a reading taken after every park
+ * (loop thread, callbacks included): the delay counts from @ref. */
+void twl_timers_place(struct twheel_loop *l, uint64_t ref)
+{
+	struct place_ctx c = { l, ref };
+
+	l->nparked = 0;
+	twheel_place(l->wheel, place_expiry, &c);
+	twheel_place(l->dwheel, place_expiry, &c);
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.
@@ -211,16 +285,20 @@ static struct twl_period timer_period(const struct twheel_loop *l,
 /* Link periodic @t at the deadline after the run that served t->deadline
  * (on the loop thread or handed back by the executor: the run is over);
  * @s is what the policy saw of it at the loop's time, @fresh whether the
- * deadline counts from a reading taken now. */
+ * deadline counts from a reading taken after the run: @ref, or a new one
+ * if @ref is 0. */
 static void periodic_relink(struct twheel_loop *l, struct tw_loop_timer *t,
-			    struct twl_period *s, bool fresh)
+			    struct twl_period *s, bool fresh, uint64_t ref)
 {
 	/* a fixed delay counts from the end of the run: a fresh reading, also
 	 * the one to judge the deadline by (if the clock stepped back during
 	 * the run, the loop's time is ahead of it) */
-	if (fresh)
-		s->now = loop_clock(l);
-	timer_link(l, t, twl_periodic_next(s), s->now);
+	if (!fresh) {
+		timer_link(l, t, twl_periodic_next(s), s->now);
+		return;
+	}
+	s->now = ref ? ref : loop_clock(l);
+	timer_place(l, t, twl_periodic_next(s), s->now);
 }
 
 /* Periodic @t is due: the policy judges the misfire, then it runs here,
@@ -263,7 +341,7 @@ static __attribute__((noinline)) void timer_fire_periodic(struct twheel_loop *l,
 	s.period = t->period;
 	s.missed = t->missed;
 	s.backlog = t->_backlog;
-	periodic_relink(l, t, &s, due.fresh);
+	periodic_relink(l, t, &s, due.fresh, 0);
 	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED))
 		twl_timer_release(l, t); /* cancelled from another thread during the run */
 }
@@ -342,23 +420,25 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 
 /* The loop took @t from the inbox: arm what was queued or handed back by
  * the executor, release what was cancelled. @ref is a clock reading taken
- * after @t was popped: a queued delay counts from it. */
+ * after @t was popped (one per chunk of items, wait.c), so after the
+ * request: a queued delay and a fixed delay after an executor run count
+ * from it, and a deadline at or before it has come. */
 void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref)
 {
 	uint32_t s = state_load(&t->_node);
 
 	if (s == TW__T_QUEUED_DELAY) {
-		timer_link(l, t, add_sat(ref, t->deadline), ref);
+		timer_place(l, t, add_sat(ref, t->deadline), ref);
 		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_QUEUED) {
-		timer_link(l, t, t->deadline, l->now);
+		timer_place(l, t, t->deadline, ref);
 		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_RETURNED) {
 		/* a periodic executor run ended; misfires are judged when the
 		 * next deadline is due */
 		struct twl_period p = timer_period(l, t, l->now);
 
-		periodic_relink(l, t, &p, twl_periodic_fresh(&p));
+		periodic_relink(l, t, &p, twl_periodic_fresh(&p), ref);
 		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_CANCELLED) {
 		twl_timer_release(l, t);
@@ -367,8 +447,23 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 
 /* ---- On the loop thread ------------------------------------------------- */
 
-static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline,
-		    uint64_t ref, bool mod)
+/* Link @t for an arm: at the deadline @v, or (@delay) @v after the call. */
+static void arm_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay)
+{
+	uint64_t now;
+
+	if (!delay) {
+		timer_link(l, t, v, l->now);
+	} else if (v) {
+		timer_park(l, t, v);
+	} else { /* a delay of 0 has come: exact, from a reading */
+		now = loop_clock(l);
+		timer_place(l, t, now, now);
+	}
+}
+
+static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay,
+		    bool mod)
 {
 	uint32_t s;
 	int ret = timer_check(l, t);
@@ -379,7 +474,7 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		timer_link(l, t, deadline, ref);
+		arm_link(l, t, v, delay);
 		return 1;
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
@@ -388,48 +483,36 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t dea
 			return -EBUSY; /* cancelled from another thread */
 		l->cur_gone = true;
 		t->_backlog = 0;
-		timer_link(l, t, deadline, ref);
+		arm_link(l, t, v, delay);
 		timer_publish_armed(l, t, TW__T_RUNNING);
 		return 0;
 	}
 	ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	timer_link(l, t, deadline, ref);
+	arm_link(l, t, v, delay);
 	state_store(&t->_node, TW__T_ARMED);
 	return 0;
 }
 
 int twheel_loop_add_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
 {
-	return loop_add(l, t, deadline_ns, l ? l->now : 0, false);
+	return loop_add(l, t, deadline_ns, false, false);
 }
 
 int twheel_loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
 {
-	uint64_t now;
-
-	if (!l)
-		return -EINVAL;
-	/* never behind the clock, so never early; a delay of 0 has come: exact */
-	now = delay_ns ? twheel_rt_now_upper(&l->rt) : loop_clock(l);
-	return loop_add(l, t, add_sat(now, delay_ns), now, false);
+	return loop_add(l, t, delay_ns, true, false);
 }
 
 int twheel_loop_mod_at(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t deadline_ns)
 {
-	return loop_add(l, t, deadline_ns, l ? l->now : 0, true);
+	return loop_add(l, t, deadline_ns, false, true);
 }
 
 int twheel_loop_mod(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay_ns)
 {
-	uint64_t now;
-
-	if (!l)
-		return -EINVAL;
-	/* never behind the clock, so never early; a delay of 0 has come: exact */
-	now = delay_ns ? twheel_rt_now_upper(&l->rt) : loop_clock(l);
-	return loop_add(l, t, add_sat(now, delay_ns), now, true);
+	return loop_add(l, t, delay_ns, true, true);
 }
 
 int twheel_loop_del(struct twheel_loop *l, struct tw_loop_timer *t)
@@ -444,6 +527,8 @@ again:
 		return -EXDEV;
 	switch (s) {
 	case TW__T_ARMED:
+		/* if it is parked, its deadline first (see the top) */
+		twl_timers_place_now(l);
 		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);
 		pending_dec(l);

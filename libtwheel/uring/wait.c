@@ -12,7 +12,9 @@
  *	                             └──▶ dwheel  (deferrable timers: never do)
  *
  * One iteration (twheel_loop_run_once):
- *   1. compute the wait: 0 if anything is due or queued, else until the
+ *   1. place the timers armed by delay since the last placement (timer.c)
+ *      from a clock reading, then compute the wait from it: 0 if anything
+ *      is due or queued, else until the
  *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
  *      expiry: at most TWHEEL_LEVELS + 1 wake-ups for a lone far timer), or
  *      forever when the normal wheel is empty;
@@ -28,7 +30,8 @@
  *      completions waiting) still returns from every run_once() and
  *      handles other threads' requests every few hundred completions.
  *      What is left over is run by the next iteration, which then does
- *      not sleep.
+ *      not sleep. Last, the timers the iteration's callbacks armed by
+ *      delay are placed from one reading taken after them all.
  *
  * I/O before timers. A timer must not fire while the completion it times
  * out already waits in the CQ: an idle timer due now must not close a
@@ -290,9 +293,15 @@ static int wait_fallback(struct twheel_loop *l, uint64_t timeout)
  */
 static int loop_wait(struct twheel_loop *l, bool nowait)
 {
-	uint64_t timeout = NO_TIMEOUT;
+	uint64_t timeout = NO_TIMEOUT, now = 0;
 	int ret;
 
+	/* arms by delay since the last iteration (timer.c): placed from a
+	 * reading after them, the one the wait is computed from */
+	if (l->nparked) {
+		now = loop_clock(l);
+		twl_timers_place(l, now);
+	}
 	if (!l->efd_armed)
 		efd_arm(l); /* without it another thread could not wake us */
 	if (nowait || !l->efd_armed || l->inbox_more || l->cq_more ||
@@ -301,7 +310,7 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	} else {
 		/* until the next tick with work (0 when one is due; "forever",
 		 * NO_TIMEOUT, when the wheel is empty) */
-		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, loop_clock(l));
+		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, now ? now : loop_clock(l));
 	}
 
 	if (timeout) {
@@ -404,6 +413,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	ran = cqes_run(l);
 	ran += inbox_run(l);
 	if (!advance) {
+		twl_timers_place_now(l); /* what the handlers armed by delay */
 		l->in_callback = false;
 		return ran; /* completions from before the reading still wait */
 	}
@@ -418,6 +428,9 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	twheel_advance(l->wheel, tick);
 	twheel_advance(l->dwheel, tick);
 	ran += (int)((long)l->st.timers_fired - fired);
+	/* what the iteration's callbacks armed by delay, from a reading after
+	 * them all (timer.c) */
+	twl_timers_place_now(l);
 	twl_firing_loop = prev;
 	l->in_callback = false;
 	return ran;

@@ -379,6 +379,7 @@ TEST(LoopClock, AfterRoundsUpAndNeverFiresEarly)
 	MAKE_LOOP(loop, clk.options(1ms));
 	int fired = 0;
 	tw::Timer<tw::Loop> t = loop.after(std::chrono::microseconds(10'500), [&] { fired++; });
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	// deadline 10.5 ms -> tick 11
 	clk.set(10'999us);
 	loop.run_once(false);
@@ -405,6 +406,7 @@ TEST(LoopClock, AtAndReArm)
 	loop.run_once(false);
 	ASSERT_EQ(at.size(), 1u);
 	EXPECT_FALSE(t.arm_in(2ms)); // fired: arming again is not a re-arm
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(10ms);
 	loop.run_once(false);
 	EXPECT_EQ(at.size(), 2u);
@@ -421,6 +423,7 @@ TEST(LoopClock, CancelAndOnCancel)
 	EXPECT_FALSE(t.cancel());
 	EXPECT_EQ(cancelled, 1);
 	t.arm_in(5ms);
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(10ms);
 	loop.run_once(false);
 	EXPECT_EQ(fired, 1);
@@ -764,10 +767,12 @@ TEST(LoopHook, ArmsRearmsCancelsAndNeverFiresEarly)
 	EXPECT_TRUE(c.pending());
 	EXPECT_EQ(c.expiry(), clk.at(10'500us));
 	EXPECT_EQ(loop.size(), 1u);
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(10'999us);
 	loop.run_once(false);
 	EXPECT_TRUE(fired.empty());
 	EXPECT_TRUE(c.arm_in(5ms)); // re-armed while pending, from 11 ms: due at 16
+	loop.run_once(false);
 	clk.set(15ms);
 	loop.run_once(false);
 	EXPECT_TRUE(fired.empty());
@@ -843,6 +848,7 @@ TEST(LoopHook, DestroyedPendingOrInsideItsOwnCallback)
 	auto self = std::make_unique<HookedConn>(loop, &fired);
 	self->self = &self;
 	self->arm_in(2ms);
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(5ms);
 	loop.run_once(false);
 	EXPECT_EQ(fired.size(), 1u); // only the second one ran
@@ -857,6 +863,7 @@ TEST(LoopHook, SeveralHooksInOneObjectByTag)
 	TwoHooks t(loop);
 	static_cast<IdleLoopHook &>(t).arm_in(3ms);
 	static_cast<WriteLoopHook &>(t).arm_in(1ms);
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(1ms);
 	loop.run_once(false);
 	EXPECT_EQ(t.write, 1);
@@ -878,11 +885,13 @@ TEST(LoopHook, ExceptionsGoToTheLoopHandler)
 	HookedConn c(loop, &fired);
 	c.throw_once = true;
 	c.arm_in(1ms);
+	loop.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(1ms);
 	loop.run_once(false);
 	ASSERT_EQ(caught.what.size(), 1u);
 	EXPECT_EQ(caught.what[0], "hook threw");
 	c.arm_in(1ms); // still usable
+	loop.run_once(false);
 	clk.set(2ms);
 	loop.run_once(false);
 	EXPECT_EQ(fired.size(), 2u);
@@ -945,6 +954,7 @@ TEST(LoopHook, FromAMovedFromLoopThrows)
 	EXPECT_THROW(HookedConn(loop, &fired), tw::error);
 	HookedConn c(other, &fired); // the moved-to loop works
 	c.arm_in(1ms);
+	other.run_once(false); // an arm by delay counts from the loop's next reading: let it place it
 	clk.set(1ms);
 	other.run_once(false);
 	EXPECT_EQ(fired.size(), 1u);

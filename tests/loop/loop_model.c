@@ -12,11 +12,15 @@
  *     executor) and posted work. An iteration reads it (now) and goes to
  *     tick T = max(floor(now / tick), W), W being the wheels' tick, which
  *     is T afterwards: the wheels never step back;
- *   - a deadline d is linked with a reference time ref: a fresh clock
- *     reading for the delay calls, the iteration's time (twheel_loop_now())
- *     for add_at/mod_at and for a schedule_at taken from the inbox, and the
- *     reading taken after the inbox pops (one per chunk) for the delay of
- *     a schedule. A d at or before ref but after a fresh reading (the clock
+ *   - a deadline d is linked with a reference time ref: the iteration's
+ *     time (twheel_loop_now()) for add_at/mod_at, and the reading taken
+ *     after the inbox pops (one per chunk) for a schedule's delay or
+ *     deadline. An add/mod by delay is parked (pending, deadline
+ *     twheel_loop_now() + delay until placed) and placed from one reading
+ *     taken after it: before the next iteration's wait, at the end of the
+ *     iteration that armed it, at the 64th park since the last placement,
+ *     before a del of an armed timer and before the drain; the clock may
+ *     move (forward, back) between the arm and that reading. A d at or before ref but after a fresh reading (the clock
  *     stepped back) is judged against that reading. A d still ahead fires
  *     in the first iteration whose T reaches ceil(d / tick), or T' + 1 if
  *     that tick is not after the current one T' (W outside an iteration,
@@ -76,6 +80,9 @@ struct mtimer {
 	enum mstate st;
 	bool linked;
 	bool come;         /* linked with a deadline that had come */
+	bool parked;       /* armed by delay, not yet placed (no tick yet) */
+	uint64_t pdelay;   /* parked: the delay */
+	uint64_t parked_at; /* parked: the clock at the arm */
 	uint64_t link_iter; /* linked during this iteration (0: between two) */
 	uint64_t exp;      /* wheel tick, while linked */
 	uint64_t deadline; /* what t->deadline is */
@@ -117,6 +124,7 @@ struct lm {
 	uint64_t clk;       /* the model's idea of it */
 	uint64_t tick, now; /* model: the last iteration's time */
 	uint64_t wtick;     /* model: the wheels' tick W; T during an iteration */
+	unsigned nparked;   /* arms by delay parked since the last placement */
 	size_t max_pending;
 	unsigned batch;
 	bool executor, hook, stopped, in_iter;
@@ -245,12 +253,13 @@ static uint64_t ceil_tick(const struct lm *m, uint64_t d)
  * one: the wheels are there already, and what a callback arms never fires
  * in the advance that runs it.
  */
-static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
+static void m_link_ref(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool fresh)
 {
 	uint64_t up = ceil_tick(m, d);
 
-	if (d <= ref && d > m->clk)
+	if (!fresh && d <= ref && d > m->clk)
 		ref = m->clk;
+	x->parked = false;
 	x->deadline = d;
 	x->come = d <= ref;
 	x->link_iter = m->in_iter ? m->res->iterations : 0;
@@ -266,6 +275,62 @@ static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
 	}
 }
 
+static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
+{
+	m_link_ref(m, x, d, ref, false);
+}
+
+/*
+ * The placement of the timers parked by delay, from the reading @ref taken
+ * after every park: before an iteration's wait and at its end, at the 64th
+ * park since the last placement, before a del of an armed timer and before
+ * the drain. Each gets the deadline ref + its delay.
+ */
+static void m_place(struct lm *m, uint64_t ref)
+{
+	m->nparked = 0;
+	for (int i = 0; i < NT; i++) {
+		struct mtimer *x = &m->t[i];
+
+		if (!x->parked)
+			continue;
+		m->res->placed++;
+		m->res->late_placed += ref != x->parked_at;
+		/* a deadline that saturated when parked stays saturated */
+		m_link_ref(m, x, x->deadline == UINT64_MAX ? UINT64_MAX : add_sat(ref, x->pdelay),
+			   ref, true);
+	}
+}
+
+/* An arm by delay (> 0) reads no clock: the timer is parked, pending, its
+ * deadline twheel_loop_now() + the delay until placed. */
+static void m_park(struct lm *m, struct mtimer *x, uint64_t delay)
+{
+	x->parked = true;
+	x->pdelay = delay;
+	x->parked_at = m->clk;
+	x->linked = true;
+	x->come = false;
+	x->deadline = add_sat(m->now, delay);
+	if (++m->nparked >= 64) {
+		m->res->batches++;
+		m_place(m, m->clk);
+	}
+}
+
+/* Link @x for an arm: the deadline @v (judged against the iteration's
+ * reading), or (@delay) @v after the call: parked, or a delay of 0 from a
+ * reading. */
+static void m_arm(struct lm *m, struct mtimer *x, uint64_t v, bool delay)
+{
+	if (!delay)
+		m_link(m, x, v, m->now);
+	else if (v)
+		m_park(m, x, v);
+	else
+		m_link_ref(m, x, m->clk, m->clk, true);
+}
+
 /* The errors an arming call checks before the timer's state. */
 static int arm_check(const struct lm *m, const struct mtimer *x)
 {
@@ -278,8 +343,8 @@ static int arm_check(const struct lm *m, const struct mtimer *x)
 	return 0;
 }
 
-/* add / add_at / mod / mod_at (@ref: the reference time of the call). */
-static int m_add(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool mod,
+/* add / mod (@delay: @v is a delay) / add_at / mod_at (@v is a deadline). */
+static int m_add(struct lm *m, struct mtimer *x, uint64_t v, bool delay, bool mod,
 		 bool self_running)
 {
 	int ret = arm_check(m, x);
@@ -289,11 +354,11 @@ static int m_add(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool 
 	if (self_running) { /* a periodic timer re-armed by its own callback */
 		x->backlog = 0;
 		x->st = S_ARMED;
-		m_link(m, x, d, ref);
+		m_arm(m, x, v, delay);
 		return 0;
 	}
 	if (x->st == S_ARMED && mod) {
-		m_link(m, x, d, ref);
+		m_arm(m, x, v, delay);
 		return 1;
 	}
 	if (owned(x->st))
@@ -302,7 +367,7 @@ static int m_add(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref, bool 
 		return -ENOSPC;
 	x->backlog = 0;
 	x->st = S_ARMED;
-	m_link(m, x, d, ref);
+	m_arm(m, x, v, delay);
 	return 0;
 }
 
@@ -328,16 +393,19 @@ static int m_schedule(struct lm *m, struct mtimer *x, uint64_t v, bool delay)
 
 static int m_del(struct lm *m, struct mtimer *x, bool self_running)
 {
-	(void)m;
 	if (self_running) {
 		x->st = S_IDLE;
 		x->linked = false;
+		x->parked = false;
 		return 1;
 	}
 	switch (x->st) {
 	case S_ARMED:
+		if (m->nparked) /* a parked timer's deadline first */
+			m_place(m, m->clk);
 		x->st = S_IDLE;
 		x->linked = false;
+		x->parked = false;
 		return 1;
 	case S_QUEUED:
 	case S_RETURNED:
@@ -395,12 +463,14 @@ static uint64_t m_skip_ahead(uint64_t d, uint64_t p, uint64_t missed, uint64_t n
 
 /* The deadline after a run of periodic @x served at x->deadline, and in
  * *@ref its reference time: the iteration's, or for a fixed delay the
- * reading it counts from. */
-static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x, uint64_t *ref)
+ * reading it counts from, @fresh_now (then *@fresh). */
+static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x, uint64_t *ref,
+				bool *fresh, uint64_t fresh_now)
 {
 	unsigned policy = x->flags & TW_LOOP_MISFIRE_MASK;
 
 	*ref = m->now;
+	*fresh = false;
 	if (!(x->flags & TW_LOOP_FIXED_DELAY))
 		return add_sat(x->deadline,
 			       mul_sat(1 + m_skip_ahead(x->deadline, x->period,
@@ -409,14 +479,16 @@ static uint64_t m_periodic_next(struct lm *m, const struct mtimer *x, uint64_t *
 				       x->period));
 	if (x->backlog)
 		return m->now; /* an owed run: due, if the clock confirms it */
-	*ref = m->clk;
-	return add_sat(m->clk, x->period);
+	*ref = fresh_now;
+	*fresh = true;
+	return add_sat(fresh_now, x->period);
 }
 
 static void m_release(struct lm *m, struct mtimer *x)
 {
 	x->st = S_IDLE;
 	x->linked = false;
+	x->parked = false;
 	x->cancel_req = false;
 	if (m->hook)
 		ev_add(&m->want, EV_RELEASE, x->idx, 0, 0, 0, 0);
@@ -515,7 +587,7 @@ static void drain_cb(struct tw_loop_timer *t, void *arg)
 	(void)arg;
 	if (tw_loop_timer_busy(t))
 		failf(M, "timer %d: busy() when the drain hands it back", x->idx);
-	ev_add(&M->got, EV_DRAIN, x->idx, 0, 0, 0, 0);
+	ev_add(&M->got, EV_DRAIN, x->idx, t->deadline, 0, 0, 0);
 	M->res->drained++;
 }
 
@@ -537,9 +609,9 @@ static int m_oneshot_act(struct lm *m, struct mtimer *x)
 	case A_DEL:
 		return m_del(m, x, false);
 	case A_MOD:
-		return m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, true, false);
+		return m_add(m, x, x->action_arg, true, true, false);
 	case A_ADD:
-		return m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, false, false);
+		return m_add(m, x, x->action_arg, true, false, false);
 	case A_CANCEL:
 		return m_cancel(m, x, false);
 	case A_SCHED:
@@ -553,7 +625,7 @@ static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 {
 	uint64_t next, ref;
 	int ret = 0;
-	bool gone = false;
+	bool gone = false, fresh;
 
 	m->clk = clock_moved(m->clk, x->move);
 	switch (x->action) {
@@ -567,7 +639,7 @@ static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 			ret = -ESHUTDOWN;
 			break;
 		}
-		ret = m_add(m, x, add_sat(m->clk, x->action_arg), m->clk, x->action == A_MOD, true);
+		ret = m_add(m, x, x->action_arg, true, x->action == A_MOD, true);
 		gone = true;
 		break;
 	case A_CANCEL:
@@ -584,8 +656,8 @@ static void m_periodic_run(struct lm *m, struct mtimer *x, uint64_t key)
 		m_release(m, x);
 		return;
 	}
-	next = m_periodic_next(m, x, &ref);
-	m_link(m, x, next, ref);
+	next = m_periodic_next(m, x, &ref, &fresh, m->clk);
+	m_link_ref(m, x, next, ref, fresh);
 	x->st = S_ARMED;
 }
 
@@ -986,6 +1058,7 @@ static int m_inbox_run(struct lm *m)
 	while (left && m->qn) {
 		unsigned k = (unsigned)m->qn < left ? (unsigned)m->qn : left;
 		uint64_t ref = m->clk, next, pref;
+		bool fresh;
 
 		left -= k;
 		while (k--) {
@@ -997,14 +1070,12 @@ static int m_inbox_run(struct lm *m)
 				m_work_run(m, &m->w[item - NT]);
 				ran++;
 			} else if (x->st == S_QUEUED) {
-				if (x->qdelay)
-					m_link(m, x, add_sat(ref, x->qdl), ref);
-				else
-					m_link(m, x, x->qdl, m->now);
+				/* after the request: no second reading */
+				m_link_ref(m, x, x->qdelay ? add_sat(ref, x->qdl) : x->qdl, ref, true);
 				x->st = S_ARMED;
 			} else if (x->st == S_RETURNED) {
-				next = m_periodic_next(m, x, &pref);
-				m_link(m, x, next, pref);
+				next = m_periodic_next(m, x, &pref, &fresh, ref);
+				m_link_ref(m, x, next, pref, fresh);
 				x->st = S_ARMED;
 			} else if (x->st == S_CANCELLED) {
 				m_release(m, x);
@@ -1056,6 +1127,9 @@ static void op_run_once(struct lm *m)
 		compare(m, 0, "stopped run_once");
 		return;
 	}
+	/* before its wait, the loop places what was armed by delay since */
+	if (m->nparked)
+		m_place(m, m->clk);
 	m->now = m->clk; /* the reading at the start of the iteration */
 	if (twheel_loop_now(m->l) != m->now)
 		failf(m, "now() %llu, the clock read %llu", (unsigned long long)twheel_loop_now(m->l),
@@ -1079,7 +1153,7 @@ static void op_run_once(struct lm *m)
 	 * callbacks that move the clock or arm timers depend on it.
 	 */
 	for (i = 0; i < NT; i++)
-		isdue[i] = m->t[i].linked && m->t[i].exp <= tick;
+		isdue[i] = m->t[i].linked && !m->t[i].parked && m->t[i].exp <= tick;
 	for (j = ordered; j < m->got.n; j++) {
 		const struct ev *e = &m->got.e[j];
 
@@ -1104,6 +1178,9 @@ static void op_run_once(struct lm *m)
 
 		ran += m_fire(m, x, timer_key(x));
 	}
+	/* at its end, what its callbacks armed by delay */
+	if (m->nparked)
+		m_place(m, m->clk);
 	m->in_iter = false;
 	compare(m, ordered, "run_once");
 	EXPECT_RET(m, ret, ran, "run_once");
@@ -1206,25 +1283,25 @@ static void op_one(struct lm *m)
 	case 0:
 		v = pick_delay(m);
 		ret = twheel_loop_add(m->l, &x->t, v);
-		want = m_add(m, x, add_sat(m->clk, v), m->clk, false, false);
+		want = m_add(m, x, v, true, false, false);
 		EXPECT_RET(m, ret, want, "add");
 		break;
 	case 1:
 		v = pick_deadline(m);
 		ret = twheel_loop_add_at(m->l, &x->t, v);
-		want = m_add(m, x, v, m->now, false, false);
+		want = m_add(m, x, v, false, false, false);
 		EXPECT_RET(m, ret, want, "add_at");
 		break;
 	case 2:
 		v = pick_delay(m);
 		ret = twheel_loop_mod(m->l, &x->t, v);
-		want = m_add(m, x, add_sat(m->clk, v), m->clk, true, false);
+		want = m_add(m, x, v, true, true, false);
 		EXPECT_RET(m, ret, want, "mod");
 		break;
 	case 3:
 		v = pick_deadline(m);
 		ret = twheel_loop_mod_at(m->l, &x->t, v);
-		want = m_add(m, x, v, m->now, true, false);
+		want = m_add(m, x, v, false, true, false);
 		EXPECT_RET(m, ret, want, "mod_at");
 		break;
 	case 4:
@@ -1314,6 +1391,7 @@ static void op_one(struct lm *m)
 static void finish(struct lm *m)
 {
 	size_t n, want_n = 0;
+	uint64_t ref;
 	int i, ordered;
 
 	while (m->xn && !m->failed) {
@@ -1326,7 +1404,11 @@ static void finish(struct lm *m)
 	m->stopped = true;
 	logs_reset(m);
 	n = twheel_loop_drain(m->l, drain_cb, m->res->ops & 1 ? work_drain_cb : NULL, NULL);
-	/* the inbox in order, then the wheels */
+	/* the parked timers get their deadline first, then the inbox in order
+	 * (one reading for its one chunk, after the pops), then the wheels */
+	if (m->nparked)
+		m_place(m, m->clk);
+	ref = m->clk;
 	for (i = 0; i < m->qn; i++) {
 		int item = m->q[i];
 
@@ -1350,9 +1432,11 @@ static void finish(struct lm *m)
 		struct mtimer *x = &m->t[item];
 
 		if (x->st == S_QUEUED || x->st == S_RETURNED) {
+			if (x->st == S_QUEUED)
+				x->deadline = x->qdelay ? add_sat(ref, x->qdl) : x->qdl;
 			x->st = S_IDLE;
 			x->linked = false;
-			ev_add(&m->want, EV_DRAIN, x->idx, 0, 0, 0, 0);
+			ev_add(&m->want, EV_DRAIN, x->idx, x->deadline, 0, 0, 0);
 			want_n++;
 		} else if (x->st == S_CANCELLED) {
 			m_release(m, x);
@@ -1366,7 +1450,7 @@ static void finish(struct lm *m)
 		if (x->linked && x->st == S_ARMED) {
 			x->st = S_IDLE;
 			x->linked = false;
-			ev_add(&m->want, EV_DRAIN, x->idx, 0, 0, 0, 1);
+			ev_add(&m->want, EV_DRAIN, x->idx, x->deadline, 0, 0, 1);
 			want_n++;
 		}
 	}

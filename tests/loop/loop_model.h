@@ -24,6 +24,9 @@ struct lm_result {
 	uint64_t steps_back; /* moves of the clock backwards */
 	uint64_t held;       /* timers linked a tick after the wheels' because
 			      * the clock was behind them */
+	uint64_t placed;     /* timers armed by delay, parked and placed later */
+	uint64_t late_placed; /* ...from a reading later than their arm's */
+	uint64_t batches;    /* placements made by the 64th park */
 	char failure[512];   /* empty when every check passed */
 };
 

@@ -40,10 +40,23 @@ static void rec_fn(struct tw_loop_timer *t)
 	r->order = ++seq;
 }
 
-/* Step the fake clock by @step up to @until, one NOWAIT iteration each. */
+/* Arm @t @delay from now and let the loop place it before the clock moves
+ * on, as a running loop does before it waits: an arm by delay counts from a
+ * reading the loop takes after it, at its next iteration at the latest. */
+static int add_placed(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
+{
+	int ret = twheel_loop_add(l, t, delay);
+
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	return ret;
+}
+
+/* Step the fake clock by @step up to @until, one NOWAIT iteration each,
+ * after one at the clock's time (it places what was armed by delay). */
 static void run_until(struct twheel_loop *l, struct fake_clock *c, uint64_t until,
 		      uint64_t step)
 {
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
 	while (fake_clock_read(c) < until) {
 		fake_clock_add(c, step);
 		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
@@ -203,7 +216,7 @@ static void test_deferrable(void **state)
 	(void)state;
 	tw_loop_timer_init(&d.t, rec_fn, TW_LOOP_DEFERRABLE);
 	tw_loop_timer_init(&n.t, rec_fn, 0);
-	assert_int_equal(twheel_loop_add(l, &d.t, 5 * MS), 0);
+	assert_int_equal(add_placed(l, &d.t, 5 * MS), 0);
 	assert_int_equal(twheel_loop_count(l), 1);
 	/* Only the normal wheel decides the wait, so the loop sees nothing to
 	 * wake for: the deferrable one runs when the loop runs anyway. */
@@ -257,7 +270,7 @@ static struct rec *misfire_run(unsigned policy, struct twheel_loop **lp,
 	memset(r, 0, sizeof(*r));
 	r->clk = c;
 	tw_loop_timer_init_periodic(&r->t, rec_fn, 10 * MS, TW_LOOP_FIXED_RATE | policy);
-	twheel_loop_add(l, &r->t, 10 * MS);
+	add_placed(l, &r->t, 10 * MS);
 	fake_clock_set(c, 1045 * MS);
 	*lp = l;
 	return r;
@@ -337,7 +350,7 @@ static void test_misfire_once_beyond_u32(void **state)
 	cfg.tick_ns = US;
 	l = fake_loop(&c, 1000 * MS, &cfg);
 	assert_int_equal(tw_loop_timer_init_periodic(&r.t, rec_fn, US, TW_LOOP_MISFIRE_ONCE), 0);
-	assert_int_equal(twheel_loop_add(l, &r.t, US), 0);
+	assert_int_equal(add_placed(l, &r.t, US), 0);
 	fake_clock_add(&c, gap);
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
 	assert_int_equal(r.n, 1);
@@ -389,7 +402,7 @@ static void test_periodic_fixed_delay(void **state)
 	(void)state;
 	fd_clock = &c;
 	tw_loop_timer_init_periodic(&r.t, slow_fn, 10 * MS, TW_LOOP_FIXED_DELAY);
-	twheel_loop_add(l, &r.t, 10 * MS);
+	add_placed(l, &r.t, 10 * MS);
 	run_until(l, &c, 1050 * MS, MS);
 	/* runs at 10, 23, 36, 49 (each 3 ms + 10 ms after the previous) */
 	assert_int_equal(r.n, 4);
@@ -405,7 +418,7 @@ static void test_periodic_fixed_delay(void **state)
 	l = fake_loop(&c, 1000 * MS, NULL);
 	tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS,
 				    TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ALL);
-	twheel_loop_add(l, &r.t, 10 * MS);
+	add_placed(l, &r.t, 10 * MS);
 	fake_clock_set(&c, 1045 * MS);
 	for (int i = 0; i < 8; i++)
 		twheel_loop_run_once(l, TW_LOOP_NOWAIT);
@@ -734,6 +747,163 @@ static void test_drain_hands_back_a_queued_delay_as_a_deadline(void **state)
 
 /* Fixed delay + ALL off a tick boundary: the owed runs come one per
  * iteration even when the clock does not reach the next tick. */
+/*
+ * An arm by delay reads no clock: the loop counts the delay from one
+ * reading it takes after the arm (before it next waits, or at the end of the
+ * iteration whose callback armed it). Outside the loop's callbacks: the
+ * clock moved 7 ms since the iteration's reading, and the 10 ms count from
+ * the reading after the arm, not from twheel_loop_now(). Fails if the
+ * placement used a reading taken before the arm.
+ */
+static void test_delay_counts_from_a_reading_after_the_arm(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_add(&c, 7 * MS);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	assert_true(twheel_loop_pending(l, &r.t));
+	assert_int_equal(r.t.deadline, 1010 * MS); /* until placed: now() + delay */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.t.deadline, 1017 * MS); /* placed before the wait */
+	fake_clock_set(&c, 1017 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_set(&c, 1017 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r.fired_at[0], 1017 * MS);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A slow callback: the clock moves 5 ms, then it arms @b by 10 ms. */
+static struct rec *slow_armed;
+static void slow_arm_fn(struct tw_loop_timer *t)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	rec_fn(t);
+	fake_clock_add(r->clk, 5 * MS);
+	assert_int_equal(twheel_loop_add(tw_container_of(t, struct rec, t)->t._loop, &slow_armed->t,
+					 10 * MS), 0);
+}
+
+/* From a callback: placed at the end of the iteration, from a reading
+ * after the callback's arm (the clock moved during the callback). */
+static void test_delay_armed_in_a_callback_counts_from_after_it(void **state)
+{
+	struct fake_clock c;
+	struct rec a = { .clk = &c }, b = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	slow_armed = &b;
+	tw_loop_timer_init(&a.t, slow_arm_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add_at(l, &a.t, 1001 * MS), 0);
+	fake_clock_set(&c, 1001 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(b.t.deadline, 1016 * MS); /* 1006 ms + 10 ms */
+	fake_clock_set(&c, 1016 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_set(&c, 1016 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(b.n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* The 64th arm by delay since the last placement places them all, from a
+ * reading after it: a long run of arms holds none back by more. */
+static void test_64th_arm_places_the_batch(void **state)
+{
+	struct fake_clock c;
+	struct rec r[65];
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+	int i;
+
+	(void)state;
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	for (i = 0; i < 65; i++) {
+		r[i] = (struct rec){ .clk = &c };
+		tw_loop_timer_init(&r[i].t, rec_fn, i % 2 ? TW_LOOP_DEFERRABLE : 0);
+	}
+	for (i = 0; i < 63; i++)
+		assert_int_equal(twheel_loop_add(l, &r[i].t, 10 * MS), 0);
+	assert_int_equal(r[0].t.deadline, 1010 * MS); /* parked */
+	fake_clock_add(&c, 3 * MS);
+	assert_int_equal(twheel_loop_add(l, &r[63].t, 10 * MS), 0);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(r[i].t.deadline, 1013 * MS);
+	assert_int_equal(twheel_loop_add(l, &r[64].t, 10 * MS), 0);
+	assert_int_equal(r[64].t.deadline, 1010 * MS); /* the next batch */
+	assert_int_equal(twheel_loop_count(l), 65);
+	fake_clock_set(&c, 1013 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r[64].t.deadline, 1023 * MS - 1); /* placed before the wait */
+	fake_clock_set(&c, 1013 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 64);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+static uint64_t drained_parked;
+static void parked_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	drained_parked = t->deadline;
+}
+
+/*
+ * A timer armed by delay and not yet placed: pending and counted; mod_at
+ * re-arms it by deadline (and the placement leaves it there); del disarms
+ * it and leaves the deadline it would have had (a reading at the del); a
+ * cancel from "another thread" releases it; drain hands it back with a
+ * deadline from its own reading; it never fires before it is placed.
+ */
+static void test_parked_timer_del_mod_cancel_drain(void **state)
+{
+	struct fake_clock c;
+	struct rec a = { .clk = &c }, b = { .clk = &c }, d = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	tw_loop_timer_init(&d.t, rec_fn, TW_LOOP_DEFERRABLE);
+	assert_int_equal(twheel_loop_add(l, &a.t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_mod(l, &a.t, 6 * MS), 1); /* parked again */
+	assert_int_equal(twheel_loop_add(l, &b.t, 5 * MS), 0);
+	assert_int_equal(twheel_loop_count(l), 2);
+	assert_true(twheel_loop_pending(l, &a.t) && twheel_loop_pending(l, &b.t));
+	assert_int_equal(twheel_loop_add(l, &a.t, MS), -EBUSY);
+	fake_clock_add(&c, 2 * MS);
+	assert_int_equal(twheel_loop_del(l, &b.t), 1);
+	assert_int_equal(b.t.deadline, 1007 * MS); /* its deadline from the del's reading */
+	assert_false(twheel_loop_pending(l, &b.t));
+	assert_int_equal(a.t.deadline, 1008 * MS); /* placed with it */
+	assert_int_equal(twheel_loop_mod(l, &a.t, 10 * MS), 1);
+	assert_int_equal(twheel_loop_mod_at(l, &a.t, 1004 * MS), 1); /* by deadline now */
+	assert_int_equal(twheel_loop_add(l, &b.t, 50 * MS), 0);
+	assert_int_equal(twheel_loop_cancel(l, &b.t), 1);
+	fake_clock_set(&c, 1004 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.fired_at[0], 1004 * MS);
+	assert_int_equal(b.n, 0);
+	assert_false(tw_loop_timer_busy(&b.t)); /* the cancel was released */
+	assert_int_equal(twheel_loop_add(l, &d.t, 3 * MS), 0);
+	fake_clock_add(&c, MS);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	drained_parked = 0;
+	assert_int_equal(twheel_loop_drain(l, parked_drain_fn, NULL, NULL), 1);
+	assert_int_equal(drained_parked, 1008 * MS);
+	assert_false(tw_loop_timer_busy(&d.t));
+	assert_int_equal(d.n, 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 {
 	struct fake_clock c;
@@ -743,7 +913,7 @@ static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 	(void)state;
 	tw_loop_timer_init_periodic(&r.t, rec_fn, 10 * MS,
 				    TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ALL);
-	twheel_loop_add(l, &r.t, 10 * MS);
+	add_placed(l, &r.t, 10 * MS);
 	fake_clock_set(&c, 1045 * MS + MS / 2); /* 35.5 ms behind, mid-tick */
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
@@ -1418,7 +1588,7 @@ static void test_fixed_delay_after_clock_steps_back_never_early(void **state)
 	assert_int_equal(tw_loop_timer_init_periodic(&r.t, step_back_once, 10 * MS,
 						     TW_LOOP_FIXED_DELAY),
 			 0);
-	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	assert_int_equal(add_placed(l, &r.t, 10 * MS), 0);
 	fake_clock_set(&c, START + 11 * MS); /* past the deadline's tick boundary */
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1); /* steps back 500 ms */
 	uint64_t next = r.t.deadline;
@@ -1477,6 +1647,10 @@ int main(void)
 		cmocka_unit_test(test_stop_drains_every_timer),
 		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
+		cmocka_unit_test(test_delay_counts_from_a_reading_after_the_arm),
+		cmocka_unit_test(test_delay_armed_in_a_callback_counts_from_after_it),
+		cmocka_unit_test(test_64th_arm_places_the_batch),
+		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),

@@ -129,6 +129,8 @@ enum {
  *   func      the callback, run on the loop thread (or by the executor).
  *   deadline  the deadline in loop-clock nanoseconds it is (or was last)
  *             armed for; inside the callback: the deadline being served.
+ *             Armed by delay and not yet placed: twheel_loop_now() + the
+ *             delay (see twheel_loop_add()).
  *             A twheel_loop_schedule() stores its delay here, which the
  *             loop turns into the deadline when it arms the timer or hands
  *             it back from twheel_loop_drain() (a timer cancelled before
@@ -429,11 +431,20 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
 /* ---- Timers on the loop thread ----------------------------------------- */
 
 /*
- * Arm @t @delay_ns after this call, counted from twheel_rt_now_upper() of
- * the loop's clock (so it never fires earlier than @delay_ns after this
- * call, and at most 1/16 of a tick later than from a fresh reading, which
- * that function usually spares; a delay of 0 reads the clock), or at the absolute
- * loop-clock deadline @deadline_ns (_at). A deadline still ahead is rounded
+ * Arm @t @delay_ns after this call, or at the absolute loop-clock deadline
+ * @deadline_ns (_at). An arm by delay reads no clock: the timer is parked
+ * (pending and counted, but on no tick yet) and the loop places it, with
+ * every other one parked, from one clock reading taken after them all:
+ * before it next decides its wait (at the end of the iteration for an arm
+ * made by one of its callbacks; at the start of the next
+ * twheel_loop_run_once() for one made outside them), at the 64th arm by
+ * delay since the last placement, and before a twheel_loop_del() of an
+ * armed timer or a drain. So it never fires earlier than @delay_ns after
+ * this call, and it is late by at most the time from the call to that
+ * reading: the rest of the iteration, or until the loop runs again. Until
+ * it is placed, t->deadline holds twheel_loop_now() + @delay_ns (no later
+ * than the deadline it gets unless the clock steps back). A delay of 0
+ * reads the clock at the call instead (due in the next iteration). A deadline still ahead is rounded
  * up to the tick: the timer fires in the first iteration that starts at or
  * after the start of that tick. A deadline that has come (a delay of 0, or
  * an _at deadline at or before twheel_loop_now() that a fresh clock
@@ -452,8 +463,9 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  *   -EXDEV      @t is owned by another loop;
  *   -ENOSPC     cfg.max_pending timers are owned already;
  *   -ESHUTDOWN  the loop was stopped.
- * No system call and no SQE. O(1); the loop thread (callbacks included;
- * a periodic timer's callback may re-arm its own timer).
+ * No system call and no SQE; by delay, one clock reading per placement (at
+ * most one per 64 arms). O(1); the loop thread (callbacks included; a
+ * periodic timer's callback may re-arm its own timer).
  */
 TWHEEL_LOOP_API int twheel_loop_add(struct twheel_loop *loop, struct tw_loop_timer *t,
 				    uint64_t delay_ns);
@@ -484,7 +496,9 @@ TWHEEL_LOOP_API int twheel_loop_mod_at(struct twheel_loop *loop, struct tw_loop_
  * it may be freed (from its own callback too). A timer still in the inbox
  * (queued by another thread) or running on the executor is released later,
  * when the loop gets it back (release hook; tw_loop_timer_busy() tells).
- * O(1); the loop thread, callbacks included.
+ * Timers armed by delay and not yet placed are placed first (one clock
+ * reading), so that t->deadline of a deleted timer is the deadline it had.
+ * O(1) plus O(1) per timer placed; the loop thread, callbacks included.
  */
 TWHEEL_LOOP_API int twheel_loop_del(struct twheel_loop *loop, struct tw_loop_timer *t);
 
@@ -525,9 +539,9 @@ TWHEEL_LOOP_API int tw_loop_timer_call(struct tw_loop_timer *t);
  *   -ENOSPC     cfg.max_pending timers are owned already;
  *   -ESHUTDOWN  the loop was stopped.
  * The loop arms it with the rules of twheel_loop_add_at(), the loop's time
- * being that of the iteration that takes it from the inbox (for a delay:
- * the reading the delay counts from, so that a delay of 0 fires in that
- * iteration or the next).
+ * being a reading it takes after taking it from the inbox (one per chunk
+ * of up to 64 items; for a delay, the reading the delay counts from, so
+ * that a delay of 0 fires in that iteration or the next).
  * From then on the loop owns @t until its callback runs, it is handed back
  * by twheel_loop_drain(), or it is cancelled and released.
  * O(1), lock-free; any thread, the loop thread included.
