@@ -12,7 +12,8 @@
  *     them once per iteration, one each otherwise (injected clock);
  *   - arms by delay placed later than the call (from a handler, from
  *     outside the loop) are never early, the injected clock jumping ahead,
- *     standing still or stepping back before the placement;
+ *     standing still or stepping back before the placement, and placed
+ *     before the loop waits;
  *   - no wake-ups while the wheel is empty (counted), and the host loop
  *     returns when nothing is pending (the host timer was stopped);
  *   - shutdown hands every pending timer back exactly once;
@@ -444,6 +445,54 @@ static void delays_placed_later_never_early(void **state)
 	assert_int_equal(keeper_fired, 3);
 }
 
+/*
+ * Where the adapter places once per iteration, it places before the host
+ * loop waits: a 2 ms delay parked while the host timer waits 1 s for
+ * another timer fires long before that one's time (placed only by the
+ * host timer's run, it would fire with it). Armed from a handler, and
+ * from outside the loop; each cancels the far timer, so that the loop
+ * returns.
+ */
+static struct tw_timer far_t;
+static uint64_t far_due;
+static struct ttimer near_t[2];
+
+static void near_cb(struct tw_timer *t)
+{
+	t_cb(t);
+	assert_int_equal(twheel_host_del(H, &far_t), 1);
+}
+
+static void arm_near(void *arg)
+{
+	arm(arg, 2 * TICK_NS);
+}
+
+static void parked_delays_placed_before_the_loop_waits(void **state)
+{
+	(void)state;
+	if (!HL->places)
+		skip();
+	memset(near_t, 0, sizeof(near_t));
+	tw_timer_init(&far_t, keeper_cb);
+	for (int i = 0; i < 2; i++)
+		tw_timer_init(&near_t[i].t, near_cb);
+	HL->run_for(1); /* the loop has run (the wrappers turn deferral on) */
+	far_due = mono_ns() + 1000 * TICK_NS;
+	assert_int_equal(twheel_host_add(H, &far_t, 1000 * TICK_NS), 0);
+	HL->call_soon(arm_near, &near_t[0]);
+	HL->run();
+	far_due = mono_ns() + 1000 * TICK_NS;
+	assert_int_equal(twheel_host_add(H, &far_t, 1000 * TICK_NS), 0);
+	arm_near(&near_t[1]);
+	HL->run();
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(near_t[i].fired, 1);
+		assert_true(near_t[i].fired_at < far_due);
+	}
+	assert_int_equal(early, 0);
+}
+
 static void no_wakeups_while_idle(void **state)
 {
 	static struct ttimer a;
@@ -654,6 +703,8 @@ static int suite_main(const struct host_loop *hl)
 						teardown),
 		cmocka_unit_test_setup_teardown(delays_from_a_handler_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(delays_placed_later_never_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(parked_delays_placed_before_the_loop_waits, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
