@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/rt_uring.c - the twheel-uring loop as two tables of
- * operations (rt.h): "twheel" arms by delay (twheel_loop_add(), from
- * twheel_rt_now_upper(): never early from the call), "twheel-at" by deadline, the
+ * operations (rt.h): "twheel" arms by delay (twheel_loop_add(), never early
+ * from the call: parked, placed from one reading after a batch of arms,
+ * before the loop next waits), "twheel-at" by deadline, the
  * harness's own request-time reading plus the delay (twheel_loop_add_at():
  * no clock reading). Cross-thread schedules are the same in both.
  */
