@@ -1265,6 +1265,31 @@ static void op_clock(struct lm *m, uint8_t b)
 	m->rclk = m->clk;
 }
 
+/* A run of re-arms by delay with the clock moving between them (forward,
+ * standing, back): long enough, often, for the 64th park to place them. */
+static void op_mod_burst(struct lm *m)
+{
+	int n = 1 + u8(m->src) % 96;
+
+	for (int k = 0; k < n && !m->failed; k++) {
+		struct mtimer *x = &m->t[u8(m->src) % NT];
+		uint8_t b = u8(m->src);
+		uint64_t v;
+
+		if (!x->inited)
+			continue;
+		if (b % 4 == 0) {
+			m->clk = clock_moved(m->clk, b & 4 ? -(int64_t)pick_back(m)
+							  : (int64_t)(u8(m->src) * m->tick / 64));
+			m->res->steps_back += (b & 4) != 0;
+			m->rclk = m->clk;
+		}
+		v = 1 + pick_delay(m) % (64 * m->tick);
+		EXPECT_RET(m, twheel_loop_mod(m->l, &x->t, v), m_add(m, x, v, true, true, false),
+			   "mod (burst)");
+	}
+}
+
 static void op_one(struct lm *m)
 {
 	uint8_t op = u8(m->src);
@@ -1297,6 +1322,8 @@ static void op_one(struct lm *m)
 		ret = twheel_loop_mod(m->l, &x->t, v);
 		want = m_add(m, x, v, true, true, false);
 		EXPECT_RET(m, ret, want, "mod");
+		if (u8(m->src) % 8 == 0)
+			op_mod_burst(m);
 		break;
 	case 3:
 		v = pick_deadline(m);

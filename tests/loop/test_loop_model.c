@@ -73,7 +73,7 @@ static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 		      (unsigned long long)late_placed, (unsigned long long)batches);
 	assert_true(fires > 0 && iters > 0 && drained > 0);
 	if (!one)
-		assert_true(back > 0 && held > 0 && late_placed > 0);
+		assert_true(back > 0 && held > 0 && late_placed > 0 && batches > 0);
 }
 
 static void model_short_runs(void **state)
