@@ -28,7 +28,8 @@
  * inserts needed 65; PROBE_MAX is 128.
  *
  * I/O: one multishot poll on the socket; each completion drains it with
- * recvmmsg() (UDP_BATCH a call). A datagram for an unknown ID opens a
+ * recvmmsg() (UDP_BATCH a call), RX_BUDGET calls before the loop runs its
+ * due timers and the reading goes on. A datagram for an unknown ID opens a
  * session and arms its timer; one for a known ID re-arms it with
  * twheel_loop_mod() (O(1)). When a timer fires the session was silent for
  * the whole timeout: a UDP_CLOSED notice is queued for its latest address
@@ -67,6 +68,7 @@
 
 #define NAME "udp-session-server"
 #define SEND_MAX 256 /* notices queued before a sendmmsg() */
+#define RX_BUDGET 16 /* recvmmsg() calls of one rx_drain(): then due timers run */
 #define PROBE_MAX 128 /* slots a lookup probes at most: a session's slot - its home < this */
 /* STATS lines answered a second at most, in bursts of STATS_BURST (a line costs ~15 us) */
 #define STATS_RATE 10000u
@@ -116,6 +118,7 @@ struct server {
 	struct tw_loop_io poll_io, signal_io;
 	struct signalfd_siginfo si;
 	bool polling, stopping;
+	bool rx_more; /* rx_drain() stopped at RX_BUDGET: the socket may hold more */
 	uint64_t idle_ns;
 	/* the table and its hash */
 	struct session *tab;
@@ -423,11 +426,18 @@ static void on_datagram(struct server *s, const struct mmsghdr *m, const struct 
 	}
 }
 
-/* Read the socket dry, UDP_BATCH datagrams a call. */
+/*
+ * Read the socket, UDP_BATCH datagrams a call, RX_BUDGET calls at most:
+ * then s->rx_more, and serve() reads on after a loop iteration that ran
+ * the timers due. Read until dry, a flood that comes faster than the
+ * server reads would hold the loop as long as it lasts, every timer
+ * waiting.
+ */
 static void rx_drain(struct server *s)
 {
 	struct rx_batch *b = &s->rxb;
-	for (;;) {
+	s->rx_more = false;
+	for (unsigned calls = 0; calls < RX_BUDGET; calls++) {
 		for (unsigned i = 0; i < UDP_BATCH; i++) {
 			b->iov[i] = (struct iovec){ &b->buf[i], sizeof(b->buf[i]) };
 			b->m[i].msg_hdr = (struct msghdr){ .msg_name = &b->from[i], .msg_namelen = sizeof(b->from[i]),
@@ -444,6 +454,7 @@ static void rx_drain(struct server *s)
 		if (n < UDP_BATCH)
 			return;
 	}
+	s->rx_more = true;
 }
 
 /* ---- The loop ------------------------------------------------------------------- */
@@ -493,13 +504,18 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	twheel_loop_stop(s->loop);
 }
 
-/* Run until a signal stops the loop; the notices of each iteration go out after it. */
+/* Run until a signal stops the loop; the notices of each iteration go out
+ * after it. While the socket may hold more (rx_more), the loop does not
+ * sleep and the socket is read on after each iteration. */
 static int serve(struct server *s)
 {
 	int ret;
-	while ((ret = twheel_loop_run_once(s->loop, 0)) >= 0)
+	while ((ret = twheel_loop_run_once(s->loop, s->rx_more ? TW_LOOP_NOWAIT : 0)) >= 0) {
+		if (s->rx_more)
+			rx_drain(s);
 		if (s->txb.n)
 			tx_flush(s);
+	}
 	if (ret == -ESHUTDOWN)
 		return 0;
 	fprintf(stderr, NAME ": loop: %s\n", strerror(-ret));
