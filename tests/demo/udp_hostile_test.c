@@ -29,12 +29,12 @@
  *            run, so a loaded machine slows both) and no session may be
  *            refused (the crafted sets do not collide under the server's
  *            random key). How late the timers ran (each notice says) is
- *            printed, not judged: on a loaded machine it is the
- *            scheduler's (both cores loaded, the random set's latest timer
- *            ran 11 to 279 ms late from round to round, the key-0 set's,
- *            random IDs under the server's key, 92 to 378 ms), while IDs
- *            that collide cost CPU, which the load does not change (the
- *            old hash: 9x the random set's, its timers a second late).
+ *            printed, not judged: on a loaded machine the latest of a
+ *            set's timers is the longest the server waited for a core
+ *            in the phase, which differs from phase to phase as much for
+ *            random IDs as for crafted ones; IDs that collide cost CPU,
+ *            which the load does not change (the old hash, no probe
+ *            bound: 7x to 9x the random set's, its timers a second late).
  *            Then, to show that the key-0 set is a real
  *            attack, a server is started with --debug-fixed-key (the key
  *            all zero): the same set must now crowd its probe runs
