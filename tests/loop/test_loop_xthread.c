@@ -54,6 +54,7 @@ struct prod {
 	struct witem w[NWORK];
 	uint64_t seed;
 	uint64_t delay_unit; /* delay = 16 random bits * this */
+	uint64_t long_unit;  /* ... or, for one timer in 4, * this (if not 0) */
 	uint64_t enospc, busy;
 	pthread_t th;
 };
@@ -110,8 +111,9 @@ static void *producer(void *arg)
 		for (i = 0; i < NT; i++) {
 			struct item *it = &p->t[i];
 			uint64_t r = next_rand(&p->seed);
+			uint64_t unit = p->long_unit && !((r >> 40) & 3) ? p->long_unit : p->delay_unit;
 
-			ret = twheel_loop_schedule(p->l, &it->t, (r & 0xffff) * p->delay_unit);
+			ret = twheel_loop_schedule(p->l, &it->t, (r & 0xffff) * unit);
 			if (ret == -ENOSPC) {
 				p->enospc++;
 				continue;
@@ -210,8 +212,11 @@ static void stress(size_t max_pending)
 	for (i = 0; i < NPROD; i++) {
 		prods[i].l = l;
 		prods[i].seed = 42 + (uint64_t)i;
-		/* 0..2.6 ms; 0..52 ms with a limit, so that the limit is hit */
+		/* 0..2.6 ms; with a limit, 0..52 ms or (one timer in 4)
+		 * 0..2.6 s, so that the limit is hit however slowly the
+		 * producers run: about 2,000 schedules keep 300 pending */
 		prods[i].delay_unit = max_pending ? 800 : 40;
+		prods[i].long_unit = max_pending ? 40 * 1000 : 0;
 		for (j = 0; j < NT; j++)
 			tw_loop_timer_init(&prods[i].t[j].t, fire_fn, j % 7 == 0 ? TW_LOOP_DEFERRABLE : 0);
 		for (j = 0; j < NPER; j++)
