@@ -7,10 +7,12 @@
 // destructors run: LSan-clean under ASan); resume_on() from another
 // thread; I/O with a deadline: -ETIME never early, data first, a frame
 // destroyed with its request in flight, the loop destroyed with requests
-// in flight, data racing the deadline.
+// in flight, data racing the deadline, no allocation in the steady state.
 #include <twheel/co.hpp>
 
 #include <gtest/gtest.h>
+
+#include "count_new.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -396,6 +398,38 @@ TEST_P(CoIo, DataRacingTheDeadline)
 	}
 	EXPECT_EQ(data + timeouts, 100);
 	std::printf("race: %d data, %d timeouts\n", data, timeouts);
+}
+
+// Requests one after another, with deadlines and without: once the loop
+// has a request record (and its deadline), nothing is allocated.
+tw::co::task<void> nops(tw::Loop &loop, int n, long *allocs, int *ok)
+{
+	for (int i = 0; i < n; i++) {
+		if (i == 2)
+			*allocs = g_allocs.load();
+		const auto dl = i % 2 ? loop.clock_now() + 1h : tw::Loop::time_point::max();
+		*ok += co_await tw::co::io(loop, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, dl) == 0;
+	}
+	*allocs = g_allocs.load() - *allocs;
+	loop.stop();
+}
+
+TEST_P(CoIo, NothingAllocatedInTheSteadyState)
+{
+	tw::loop_options o;
+	o.flags = GetParam();
+	tw::Loop loop(o);
+	if (!have_uring(loop))
+		GTEST_SKIP() << "no io_uring";
+	long allocs = -1;
+	int ok = 0;
+	tw::co::spawn(loop, nops(loop, 40, &allocs, &ok));
+	const auto end = clk::now() + 5s;
+	while (!loop.stopped() && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(ok, 40);
+	EXPECT_EQ(allocs, 0);
+	EXPECT_EQ(loop.size(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CoIo, ::testing::Values(0u, unsigned{TW_LOOP_NO_LINK_TIMEOUT}));

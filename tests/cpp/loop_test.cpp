@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "count_new.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -354,6 +356,36 @@ TEST(LoopReal, DestroyWithIoInFlightFreesTheHandler)
 	EXPECT_EQ(alive.use_count(), 1); // handler destroyed with the loop (and ASan: no leak)
 	close(fds[0]);
 	close(fds[1]);
+}
+
+// A finished request's record serves the next one: in the steady state
+// submit() allocates nothing (a handler of at most 32 bytes), with a
+// deadline or without, and each handler is destroyed when its request ends.
+TEST(LoopReal, SubmitReusesRequestRecords)
+{
+	MAKE_RING(loop, tw::loop_options());
+	auto alive = std::make_shared<int>(0);
+	int done = 0;
+	auto one = [&](bool deadline) {
+		auto prep = [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); };
+		auto h = [&done, alive](const io_uring_cqe &cqe) { done += cqe.res == 0; };
+		const int want = done + 1;
+		if (deadline)
+			loop.submit(prep, loop.clock_now() + 1h, h);
+		else
+			loop.submit(prep, h);
+		for (int i = 0; i < 100 && done < want; i++)
+			loop.run_once(false);
+	};
+	one(false);
+	one(true); // the record's struct tw_loop_deadline is made once
+	const long before = g_allocs.load();
+	for (int i = 0; i < 20; i++)
+		one(i % 2);
+	EXPECT_EQ(g_allocs.load() - before, 0);
+	EXPECT_EQ(done, 22);
+	EXPECT_EQ(alive.use_count(), 1);
+	EXPECT_EQ(loop.size(), 0u); // no deadline timer left behind
 }
 
 TEST(LoopReal, ExceptionsGoToTheLoopHandler)

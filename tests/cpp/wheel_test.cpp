@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "count_new.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <functional>
@@ -19,24 +21,6 @@
 using namespace std::chrono_literals;
 using Timer = tw::Timer<tw::Wheel>;
 using tw::Wheel;
-
-// ---- counting allocator: proves what is and is not heap-allocated ---------
-static std::atomic<long> g_allocs{0};
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete" // malloc/free pair by design
-
-void *operator new(std::size_t n)
-{
-	g_allocs.fetch_add(1, std::memory_order_relaxed);
-	if (void *p = std::malloc(n ? n : 1))
-		return p;
-	throw std::bad_alloc();
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace {
 

@@ -274,97 +274,8 @@ private:
 };
 
 namespace detail {
-
-// The state of one I/O request, where the kernel's user_data points: not
-// in the frame, so that a frame destroyed with its request in flight
-// leaves it to the CQE. Recycled through a per-thread free list: in the
-// steady state an operation allocates nothing.
-struct io_slot {
-	tw_loop_io io;
-	tw_loop_deadline dl;
-	std::coroutine_handle<> h; // empty: orphaned, recycled at its CQE
-	int res;
-	bool done;
-	bool orphan_armed;
-	io_slot *next;
-	// An orphan's tie to its loop: armed at the end of time, handed back
-	// when the Loop is destroyed before the orphan's CQE came (freed then).
-	tw_loop_timer orphan;
-	twheel_loop *loop;
-
-	struct pool {
-		io_slot *free = nullptr;
-		~pool()
-		{
-			while (io_slot *s = free) {
-				free = s->next;
-				delete s;
-			}
-		}
-	};
-	static pool &free_list() noexcept
-	{
-		thread_local pool p;
-		return p;
-	}
-	static io_slot *get()
-	{
-		pool &p = free_list();
-		io_slot *s = p.free;
-		if (s)
-			p.free = s->next;
-		else
-			s = new io_slot;
-		*s = io_slot{};
-		s->io.func = &complete;
-		return s;
-	}
-	static void put(io_slot *s) noexcept
-	{
-		pool &p = free_list();
-		s->next = p.free;
-		p.free = s;
-	}
-	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
-	{
-		io_slot *s = reinterpret_cast<io_slot *>(io); // io first
-		s->res = cqe->res;
-		s->done = true;
-		if (s->h)
-			return s->h.resume(); // await_resume() recycles it
-		if (s->orphan_armed)
-			twheel_loop_del(s->loop, &s->orphan);
-		put(s);
-	}
-
-	static void orphan_fire(tw_loop_timer *) noexcept {} // never: the end of time
-	static void orphan_gone(void *n) noexcept // its loop is destroyed
-	{
-		io_slot *s = reinterpret_cast<io_slot *>(reinterpret_cast<char *>(n) - offsetof(io_slot, orphan));
-		// the deadline's loop timer, if armed, is unlinked before the
-		// memory goes (the loop's destruction would reach it next)
-		twheel_loop_del(s->loop, &s->dl._timer);
-		put(s);
-	}
-	// The frame of @s's request goes while the request is in flight: the
-	// slot waits for its CQE, or for the loop's end.
-	void orphan_on(tw::detail::ctx *c) noexcept
-	{
-		h = {};
-		loop = static_cast<twheel_loop *>(c->c);
-		try {
-			c->note(reinterpret_cast<tw::detail::ctx::c_fn>(&orphan_fire), &orphan_gone);
-		} catch (...) {
-			return; // out of memory: leaked if the loop goes first
-		}
-		tw_loop_timer_init(&orphan, &orphan_fire, 0);
-		orphan_armed = twheel_loop_add_at(loop, &orphan, UINT64_MAX) == 0;
-	}
-};
-
 inline void ignore_cqe(tw_loop_io *, const io_uring_cqe *) noexcept {}
 inline tw_loop_io ignored_io{&ignore_cqe};
-
 } // namespace detail
 
 /// co_await io(loop, prep, deadline): one I/O request on @loop.
@@ -378,9 +289,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// submission queue is full, the errors of twheel_loop_io_deadline(). What
 /// @prep throws propagates (nothing is submitted).
 /// Destroying the frame while the request is in flight cancels the
-/// request; its state (recycled) stays until the kernel
-/// has let go of it, or until the loop is destroyed. Nothing allocated in
-/// the steady state. The loop thread.
+/// request; its record (the loop's, recycled) waits for the CQE, or for
+/// the loop's end. Nothing allocated in the steady state. The loop thread.
 template <class Prep>
 class io {
 public:
@@ -392,15 +302,10 @@ public:
 	io &operator=(const io &) = delete;
 	~io()
 	{
-		if (s_ && !s_->done) {
-			if (!c_->c || c_->closing) {
-				detail::io_slot::put(s_); // the ring goes with the loop: no CQE
-			} else {
-				s_->orphan_on(c_); // recycled at its CQE
+		if (op_ && c_->c) { // in flight; once the loop is gone, so is the record
+			op_->h.reset();
+			if (!c_->closing)
 				cancel();
-			}
-		} else if (s_) {
-			detail::io_slot::put(s_);
 		}
 		tw::detail::release(c_);
 	}
@@ -408,62 +313,39 @@ public:
 	bool await_ready() const noexcept { return false; }
 	bool await_suspend(std::coroutine_handle<> h)
 	{
-		twheel_loop *l = static_cast<twheel_loop *>(c_->c);
-		if (!l || (twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK)) {
+		auto *c = static_cast<tw::detail::loop_ctx *>(c_);
+		if (!c->c) {
 			res_ = -EOPNOTSUPP;
 			return false;
 		}
-		s_ = detail::io_slot::get();
-		io_uring_sqe *sqe = twheel_loop_get_sqe(l, &s_->io);
-		if (!sqe) {
-			detail::io_slot::put(std::exchange(s_, nullptr));
-			res_ = -EBUSY;
-			return false;
-		}
-		try {
-			prep_(*sqe);
-		} catch (...) {
-			io_uring_prep_nop(sqe);
-			std::exchange(s_, nullptr)->orphan_on(c_); // its no-op's CQE recycles it
-			throw;
-		}
-		if (deadline_ != tw::Loop::time_point::max()) {
-			const int r = twheel_loop_io_deadline(l, sqe, &s_->dl, tw::detail::tp_ns(deadline_));
-			if (r < 0) {
-				io_uring_prep_nop(sqe);
-				std::exchange(s_, nullptr)->orphan_on(c_);
-				res_ = r;
-				return false;
-			}
-		}
-		s_->h = h;
-		return true;
+		h_ = h;
+		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
+		auto done = [this](const io_uring_cqe &cqe) {
+			op_ = nullptr;
+			res_ = cqe.res;
+			h_.resume();
+		};
+		op_ = tw::detail::io_op::start(c, prep_, done, has_deadline() ? &ns : nullptr, res_);
+		return op_ != nullptr;
 	}
-	int await_resume() noexcept
-	{
-		if (s_) {
-			res_ = s_->res;
-			detail::io_slot::put(std::exchange(s_, nullptr));
-		}
-		return res_;
-	}
+	int await_resume() const noexcept { return res_; }
 
 private:
+	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
 	void cancel() noexcept
 	{
-		twheel_loop *l = static_cast<twheel_loop *>(c_->c);
-		io_uring_sqe *sqe = twheel_loop_get_sqe(l, &detail::ignored_io);
+		io_uring_sqe *sqe = twheel_loop_get_sqe(static_cast<twheel_loop *>(c_->c), &detail::ignored_io);
 		if (!sqe)
 			return; // the deadline, if any, still ends it
-		const bool dl = deadline_ != tw::Loop::time_point::max();
-		io_uring_prep_cancel64(sqe, dl ? reinterpret_cast<std::uintptr_t>(&s_->dl)
-					       : reinterpret_cast<std::uintptr_t>(&s_->io), 0);
+		io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
+							   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
 	}
 
 	tw::detail::ctx *c_;
 	Prep prep_;
 	tw::Loop::time_point deadline_;
-	detail::io_slot *s_ = nullptr;
+	tw::detail::io_op *op_ = nullptr;
+	std::coroutine_handle<> h_;
 	int res_ = 0;
 };
 

@@ -15,9 +15,7 @@
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
 #include <twheel/loop.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <limits>
 #include <memory>
 
 namespace tw {
@@ -36,11 +34,11 @@ struct loop_options {
 
 namespace detail {
 
-// What a Loop shares with its timers and requests: the clock, the I/O in
-// flight (freed by ~Loop if it never completes).
+// What a Loop shares with its timers and requests: the clock, the I/O
+// requests in flight and those done, kept for reuse (~Loop frees both).
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
-	tw_list io;
+	tw_list io, spare;
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
 };
 
@@ -58,27 +56,99 @@ struct work {
 	}
 };
 
-// An I/O request in flight; freed after its CQE without IORING_CQE_F_MORE.
+// One I/O request of Loop::submit() or co::io: in loop_ctx::io from its
+// SQE to its last CQE (one without IORING_CQE_F_MORE), then in
+// loop_ctx::spare for the next request: the steady state allocates nothing.
 struct io_op {
-	tw_loop_io io; // first
+	tw_loop_io io; // first: the C request leads back here
 	loop_ctx *ctx;
 	tw_list link;
-	bool dead = false; // its SQE was turned into a no-op
-	fn<32, const io_uring_cqe &> h;
-	tw_loop_deadline *dl = nullptr; // submit() with a deadline; owned (a raw
-					// pointer keeps io_op standard-layout)
+	fn<32, const io_uring_cqe &> h; // empty: never called again
+	tw_loop_deadline *dl = nullptr; // made by the first request with a
+					// deadline; a raw pointer keeps io_op
+					// standard-layout
 
 	~io_op() { delete dl; }
+
+	// Starts a request on @c: @prep(io_uring_sqe &) prepares its SQE, @h
+	// gets its CQEs, and with @deadline (ns, the loop clock)
+	// twheel_loop_io_deadline() bounds it. Returns it, or nullptr and @err:
+	// -EOPNOTSUPP (fallback mode), -EBUSY (the queue is full), the error
+	// of twheel_loop_io_deadline() (the SQE made a no-op, @h destroyed).
+	// What copying @h or operator new throws propagates, nothing queued;
+	// what @prep throws propagates, the SQE made a no-op.
+	template <class Prep, class H>
+	static io_op *start(loop_ctx *c, Prep &&prep, H &&h, const std::uint64_t *deadline, int &err)
+	{
+		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK) {
+			err = -EOPNOTSUPP;
+			return nullptr;
+		}
+		io_op *op = take(c);
+		io_uring_sqe *sqe;
+		try {
+			op->h.emplace(std::forward<H>(h));
+			if (deadline && !op->dl)
+				op->dl = new tw_loop_deadline{};
+			sqe = twheel_loop_get_sqe(c->loop(), &op->io);
+		} catch (...) {
+			op->put();
+			throw;
+		}
+		if (!sqe) {
+			op->put();
+			err = -EBUSY;
+			return nullptr;
+		}
+		const std::uint64_t key = sqe->user_data;
+		try {
+			std::forward<Prep>(prep)(*sqe);
+			err = deadline ? twheel_loop_io_deadline(c->loop(), sqe, op->dl, *deadline) : 0;
+		} catch (...) {
+			op->drop(sqe, key);
+			throw;
+		}
+		if (err == 0)
+			return op;
+		op->drop(sqe, key); // the SQE was left as it was
+		return nullptr;
+	}
 
 	static void complete(tw_loop_io *io, const io_uring_cqe *cqe) noexcept
 	{
 		auto *op = reinterpret_cast<io_op *>(io);
-		if (!op->dead)
+		if (op->h)
 			guarded(op->ctx->on_exception, op->h, *cqe);
-		if (!(cqe->flags & IORING_CQE_F_MORE)) {
+		if (!(cqe->flags & IORING_CQE_F_MORE))
+			op->put();
+	}
+
+private:
+	// A spare request of @c's, or a new one; in c->io.
+	static io_op *take(loop_ctx *c)
+	{
+		io_op *op;
+		if (tw_list_empty(&c->spare)) {
+			op = new io_op{{&complete}, c, {}, {}};
+		} else {
+			op = tw_list_entry(c->spare.next, io_op, link);
 			tw_list_del(&op->link);
-			delete op;
 		}
+		tw_list_add(&op->link, &c->io);
+		return op;
+	}
+	void put() noexcept
+	{
+		h.reset();
+		tw_list_del(&link);
+		tw_list_add(&link, &ctx->spare);
+	}
+	// Makes @sqe a no-op whose CQE ends this request.
+	void drop(io_uring_sqe *sqe, std::uint64_t key) noexcept
+	{
+		io_uring_prep_nop(sqe);
+		sqe->user_data = key;
+		h.reset();
 	}
 };
 
@@ -100,6 +170,7 @@ public:
 	{
 		std::unique_ptr<detail::loop_ctx> c(new detail::loop_ctx);
 		tw_list_init(&c->io);
+		tw_list_init(&c->spare);
 		twheel_loop_config cfg;
 		twheel_loop_config_init(&cfg);
 		// zero: the C default; negative: 1 ns, which the C library refuses
@@ -171,7 +242,9 @@ public:
 	/// user_data); @handler(const io_uring_cqe &) gets each CQE on the loop
 	/// thread. It ends with the first CQE without IORING_CQE_F_MORE, which
 	/// the kernel may send a multishot request at any time, still carrying
-	/// a result: submit again to go on. Returns its user_data; allocates.
+	/// a result: submit again to go on. Returns its user_data. Allocates
+	/// only while every request record the loop made is in use, and for a
+	/// @handler too large to be stored in the record.
 	/// Throws tw::error: an empty callable, EOPNOTSUPP (fallback mode),
 	/// EBUSY (queue full); what copying @handler throws (nothing queued);
 	/// what @prep throws (the SQE becomes a no-op, @handler never runs).
@@ -188,8 +261,9 @@ public:
 	/// first gets its own result. Single-shot requests only. Throws as
 	/// submit(), and tw::error EINVAL for a multishot request, ENOSPC
 	/// (max_pending reached) or ESHUTDOWN (a stopping loop) from the timer
-	/// (the SQE becomes a no-op, @handler never runs). Allocates the op and
-	/// its struct tw_loop_deadline; re-arming means submitting again.
+	/// (the SQE becomes a no-op, @handler never runs). A request record
+	/// makes its struct tw_loop_deadline once; re-arming means submitting
+	/// again.
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, time_point deadline, H &&handler)
 	{
@@ -205,37 +279,15 @@ private:
 		detail::loop_ctx *c = get();
 		detail::refuse_empty(prep);
 		detail::refuse_empty(handler);
-		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK)
-			throw error(EOPNOTSUPP, "tw: fallback mode, no io_uring");
-		std::unique_ptr<detail::io_op> p(new detail::io_op{{&detail::io_op::complete}, c, {}, false, {}, nullptr});
-		p->h.emplace(std::forward<H>(handler));
-		if (deadline)
-			p->dl = new tw_loop_deadline{};
-		io_uring_sqe *sqe = twheel_loop_get_sqe(c->loop(), &p->io);
-		if (!sqe)
-			throw error(EBUSY, "tw: the submission queue is full");
-		detail::io_op *op = p.release();
-		tw_list_add(&op->link, &ctx_->io);
-		const std::uint64_t key = sqe->user_data;
-		try {
-			std::forward<Prep>(prep)(*sqe);
-		} catch (...) {
-			io_uring_prep_nop(sqe);
-			sqe->user_data = key;
-			op->dead = true;
-			throw;
-		}
-		if (deadline) {
-			// on error the SQE is left as it was: made a no-op, as above
-			const int r = twheel_loop_io_deadline(c->loop(), sqe, op->dl, detail::tp_ns(*deadline));
-			if (r < 0) {
-				io_uring_prep_nop(sqe);
-				sqe->user_data = key;
-				op->dead = true;
-				detail::fail(r, "tw: twheel_loop_io_deadline() failed");
-			}
-		}
-		return key;
+		const std::uint64_t ns = deadline ? detail::tp_ns(*deadline) : 0;
+		int err;
+		detail::io_op *op = detail::io_op::start(c, std::forward<Prep>(prep), std::forward<H>(handler),
+							 deadline ? &ns : nullptr, err);
+		if (!op)
+			detail::fail(err, err == -EOPNOTSUPP ? "tw: fallback mode, no io_uring"
+				     : err == -EBUSY       ? "tw: the submission queue is full"
+							   : "tw: twheel_loop_io_deadline() failed");
+		return reinterpret_cast<std::uintptr_t>(&op->io);
 	}
 
 public:
@@ -308,17 +360,13 @@ private:
 	}
 	static detail::loop_ctx *ctx(detail::ctx *c) noexcept { return static_cast<detail::loop_ctx *>(c); }
 
-	// Stops the loop; finishes now (ctx_ still set: cancellation callbacks
-	// may use this Loop) unless a run is below.
+	// Stops the loop, then closes it (ctx_ still set: cancellation
+	// callbacks may use this Loop).
 	void close() noexcept
 	{
-		if (!ctx_)
-			return;
-		twheel_loop_stop(ctx_->loop());
-		ctx_->closing = true;
-		if (ctx_->running == 0)
-			finish(ctx_);
-		detail::release(std::exchange(ctx_, nullptr));
+		stop();
+		detail::close(ctx_, &finish);
+		ctx_ = nullptr;
 	}
 
 	static void finish(detail::ctx *x) noexcept
@@ -326,6 +374,7 @@ private:
 		detail::loop_ctx *c = ctx(x);
 		twheel_loop_destroy(c->loop(), &detail::drained<tw_loop_timer>, nullptr, c);
 		c->c = nullptr;
+		tw_list_splice_tail_init(&c->spare, &c->io);
 		while (!tw_list_empty(&c->io)) {
 			tw_list *l = c->io.next;
 			tw_list_del(l);
