@@ -193,21 +193,10 @@ private:
 
 	static void arm(twheel_host *h, std::uint64_t wake, std::uint64_t now) noexcept
 	{
-		state *s = of(h);
-		constexpr auto max = static_cast<std::uint64_t>(std::chrono::nanoseconds::max().count());
-		if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
-			// another epoch: wait for the remaining time from now on
-			const std::uint64_t left = wake - now;
-			if (left <= max && clock::now().time_since_epoch().count() <
-						   clock::duration::max().count() - static_cast<std::int64_t>(left))
-				wake = static_cast<std::uint64_t>((clock::now() + std::chrono::nanoseconds(left))
-								  .time_since_epoch()
-								  .count());
-			else
-				wake = UINT64_MAX;
-		}
-		// steady_clock is CLOCK_MONOTONIC in nanoseconds
-		wait(s, wake <= max ? clock::time_point(std::chrono::nanoseconds(wake)) : clock::time_point::max());
+		// another epoch: wait for the remaining time from now on
+		if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic)
+			wake = detail::add_sat(detail::tp_ns(clock::now()), wake - now);
+		wait(of(h), detail::ns_tp<clock::time_point>(wake)); // steady_clock is CLOCK_MONOTONIC
 	}
 
 	// A cancel that throws leaves a wait outstanding, which the new
