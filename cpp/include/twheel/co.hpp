@@ -102,21 +102,24 @@ struct promise_base {
 	}
 };
 
+// What a task<T> returns: a T, or nothing for task<void>.
 template <class T>
-struct promise : promise_base {
+struct returns {
 	std::optional<T> value;
-	task<T> get_return_object() noexcept;
 	template <class U>
 	void return_value(U &&v)
 	{
 		value.emplace(std::forward<U>(v));
 	}
 };
-
 template <>
-struct promise<void> : promise_base {
-	task<void> get_return_object() noexcept;
+struct returns<void> {
 	void return_void() noexcept {}
+};
+
+template <class T>
+struct promise : promise_base, returns<T> {
+	task<T> get_return_object() noexcept { return task<T>(std::coroutine_handle<promise>::from_promise(*this)); }
 };
 
 } // namespace detail
@@ -177,18 +180,6 @@ private:
 	}
 	handle h_;
 };
-
-namespace detail {
-template <class T>
-task<T> promise<T>::get_return_object() noexcept
-{
-	return task<T>(std::coroutine_handle<promise<T>>::from_promise(*this));
-}
-inline task<void> promise<void>::get_return_object() noexcept
-{
-	return task<void>(std::coroutine_handle<promise<void>>::from_promise(*this));
-}
-} // namespace detail
 
 /// Detaches @t on @loop and starts it now, on this thread (the loop
 /// thread): it runs until its first suspension, then from the loop. The
@@ -258,7 +249,7 @@ public:
 		tw_loop_work_init(&w_, &run);
 		const int r = twheel_loop_post(l_, &w_);
 		if (r < 0)
-			throw tw::error(-r, "tw::co::resume_on: twheel_loop_post() failed");
+			tw::detail::fail(r, "tw: twheel_loop_post() failed");
 	}
 	void await_resume() const noexcept {}
 

@@ -64,19 +64,12 @@ struct io_op {
 	loop_ctx *ctx;
 	tw_list link;
 	fn<32, const io_uring_cqe &> h; // empty: never called again
-	tw_loop_deadline *dl = nullptr; // made by the first request with a
-					// deadline; a raw pointer keeps io_op
-					// standard-layout
+	tw_loop_deadline *dl = nullptr; // made once; a raw pointer keeps io_op standard-layout
 
 	~io_op() { delete dl; }
 
-	// Starts a request on @c: @prep(io_uring_sqe &) prepares its SQE, @h
-	// gets its CQEs, and with @deadline (ns, the loop clock)
-	// twheel_loop_io_deadline() bounds it. Returns it, or nullptr and @err:
-	// -EOPNOTSUPP (fallback mode), -EBUSY (the queue is full), the error
-	// of twheel_loop_io_deadline() (the SQE made a no-op, @h destroyed).
-	// What copying @h or operator new throws propagates, nothing queued;
-	// what @prep throws propagates, the SQE made a no-op.
+	// Loop::submit() on @c, with @deadline in ns (or none), but its errors
+	// returned: nullptr and @err (-EOPNOTSUPP, -EBUSY, the deadline's).
 	template <class Prep, class H>
 	static io_op *start(loop_ctx *c, Prep &&prep, H &&h, const std::uint64_t *deadline, int &err)
 	{
