@@ -680,6 +680,44 @@ TEST(Chrono, RandomDurationsNeverFireEarlyNorATickLate)
 	}
 }
 
+// A time point or duration in the wheel's tick is taken as a tick count
+// (no arithmetic); every other unit is rounded up as before: both must
+// give the same tick, on a 1 ms wheel and on a 5 ms one.
+TEST(Chrono, TickUnitsAndOtherUnitsGiveTheSameTick)
+{
+	using ms_point = std::chrono::time_point<Wheel::clock, std::chrono::milliseconds>;
+	using us_point = std::chrono::time_point<Wheel::clock, std::chrono::microseconds>;
+	using five = std::chrono::duration<std::int64_t, std::ratio<5, 1000>>;
+	using five_point = std::chrono::time_point<Wheel::clock, five>;
+	Wheel w(1ms, T(10)), w5(5ms, S(10, 5ms));
+	int fired = 0;
+	Timer t(w, [&] { fired++; }), t5(w5, [&] { fired++; });
+	for (std::int64_t k : {0, 9, 10, 11, 1000, 123456789}) {
+		t.arm_at(ms_point(std::chrono::milliseconds(k)));
+		const auto a = t.expiry();
+		t.arm_at(T(k));
+		EXPECT_EQ(t.expiry(), a) << k;
+		t.arm_at(us_point(std::chrono::microseconds(k * 1000 - 1))); // rounds up to k
+		EXPECT_EQ(t.expiry(), a) << k;
+		t5.arm_at(five_point(five(k)));
+		EXPECT_EQ(t5.expiry(), S(k, 5ms)) << k;
+		t5.arm_at(ms_point(std::chrono::milliseconds(k * 5 - 4)));
+		EXPECT_EQ(t5.expiry(), S(k, 5ms)) << k;
+	}
+	t.arm_at(ms_point(std::chrono::milliseconds(-3))); // before the epoch: tick 0, due now
+	EXPECT_EQ(EXP(t), std::optional<tw::tick_t>(0));
+	t.arm_in(7ms);
+	EXPECT_EQ(EXP(t), std::optional<tw::tick_t>(17));
+	t.arm_in(-7ms);
+	EXPECT_EQ(EXP(t), std::optional<tw::tick_t>(10));
+	t5.arm_in(five(3));
+	EXPECT_EQ(t5.expiry(), S(13, 5ms));
+	EXPECT_EQ(w.advance(ms_point(std::chrono::milliseconds(10))), 1u);
+	EXPECT_EQ(w5.advance(five_point(five(13))), 1u);
+	EXPECT_EQ(fired, 2);
+	EXPECT_EQ(NOW(w5), 13u);
+}
+
 // ---- TimerHook ---------------------------------------------------------------
 
 namespace {

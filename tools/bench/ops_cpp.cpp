@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
 // tools/bench/ops_cpp.cpp - the C++ layer (<twheel/twheel.hpp>) as two
-// tables of operations (bench.h) beside the C API's ("twheel"):
-// "twheel-cpp", tw::Timer<tw::Wheel> handles whose callback is a lambda,
-// and "twheel-cpp-hook", tw::Hook<tw::Wheel, D> records. Both are armed
-// with arm_at() at a time point (the bench's tick times the wheel's 1 ms
-// tick: the conversion a user pays is measured) and disarmed with
-// cancel(). Built only with the C++ layer.
+// tables of operations (bench.h) beside the C API's ("twheel", whose
+// inspection calls check, cascaded and mods_fast are reused on the C
+// wheel): "twheel-cpp", tw::Timer<tw::Wheel> handles whose callback is a
+// lambda, and "twheel-cpp-hook", tw::Hook<tw::Wheel, D> records. A 1 ms
+// wheel, armed with arm_at() at a time point in milliseconds (its tick: no
+// conversion) and disarmed with cancel(). Built only with the C++ layer.
 #include <cerrno>
 #include <new>
 #include <vector>
@@ -16,6 +16,13 @@
 #include "bench.h"
 
 namespace {
+
+using ms_point = std::chrono::time_point<tw::Wheel::clock, std::chrono::milliseconds>;
+
+ms_point at(uint64_t tick)
+{
+	return ms_point(std::chrono::milliseconds(static_cast<std::int64_t>(tick)));
+}
 
 struct Hooked : tw::Hook<tw::Wheel, Hooked> {
 	using Hook::Hook;
@@ -28,17 +35,13 @@ struct CppWheel {
 	tw::Wheel w;
 	std::vector<T *> timers;
 	explicit CppWheel(uint64_t now) : w(std::chrono::milliseconds(1), at(now)) {}
-	static tw::Wheel::time_point at(uint64_t tick)
-	{
-		return tw::Wheel::time_point(std::chrono::milliseconds(static_cast<std::int64_t>(tick)));
-	}
 };
 
 template <class T>
 struct Ops {
 	static CppWheel<T> *cw(void *w) { return static_cast<CppWheel<T> *>(w); }
 	static T *ct(void *t) { return static_cast<T *>(t); }
-	static twheel *native(void *w) { return cw(w)->w.native_handle(); }
+	static void *native(void *w) { return cw(w)->w.native_handle(); }
 
 	static void *create(uint64_t now, size_t cap)
 	{
@@ -65,7 +68,7 @@ struct Ops {
 	static int mod(void *, void *t, uint64_t e)
 	{
 		try {
-			return ct(t)->arm_at(CppWheel<T>::at(e)) ? 1 : 0;
+			return ct(t)->arm_at(at(e)) ? 1 : 0;
 		} catch (const tw::error &x) {
 			return -x.code().value();
 		}
@@ -75,7 +78,7 @@ struct Ops {
 	static long advance(void *w, uint64_t now)
 	{
 		try {
-			return static_cast<long>(cw(w)->w.advance(CppWheel<T>::at(now)));
+			return static_cast<long>(cw(w)->w.advance(at(now)));
 		} catch (const tw::error &x) {
 			return -x.code().value();
 		}
@@ -107,15 +110,9 @@ struct Ops {
 		return e ? static_cast<uint64_t>(e->time_since_epoch() / std::chrono::milliseconds(1)) : UINT64_MAX;
 	}
 	static size_t count(void *w) { return cw(w)->w.size(); }
-	static int check(void *w) { return twheel_check(native(w), nullptr, 0); }
-	static twheel_stats stats(void *w)
-	{
-		twheel_stats st;
-		twheel_get_stats(native(w), &st);
-		return st;
-	}
-	static uint64_t cascaded(void *w) { return stats(w).cascaded; }
-	static uint64_t mods_fast(void *w) { return stats(w).mods_fast; }
+	static int check(void *w) { return ops_wheel.check(native(w)); }
+	static uint64_t cascaded(void *w) { return ops_wheel.cascaded(native(w)); }
+	static uint64_t mods_fast(void *w) { return ops_wheel.mods_fast(native(w)); }
 
 	static constexpr bench_ops table(const char *name)
 	{

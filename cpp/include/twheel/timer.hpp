@@ -54,16 +54,27 @@ public:
 	/// When it fires (or fired, or was last armed for); rounded up to the
 	/// tick on a Wheel or an AsioHost.
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
-	/// Arms it for @tp, pending or not: true if it was pending. No
-	/// allocation. Dropped (false) while the owner is being destroyed.
-	/// Throws tw::error: an empty timer (EINVAL), a destroyed owner or a
-	/// stopped loop (ESHUTDOWN), the C error.
-	bool arm_at(time_point tp) { return arm<false>(tp_ns(tp)); }
-	/// Arms it @d (rounded up to whole ns) after the owner's now(); as arm_at().
+	/// Arms it for @tp (any duration on the owner's clock, rounded up),
+	/// pending or not: true if it was pending. No allocation. Dropped
+	/// (false) while the owner is being destroyed. Throws tw::error: an
+	/// empty timer (EINVAL), a destroyed owner or a stopped loop
+	/// (ESHUTDOWN), the C error.
+	template <class Dur>
+	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
+	{
+		if constexpr (std::is_same_v<O, Wheel>)
+			return arm<false>(tp); // a Wheel converts to its tick itself
+		else
+			return arm<false>(tp_ns(tp));
+	}
+	/// Arms it @d after the owner's now(); as arm_at().
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		return arm<true>(ns_ceil(d));
+		if constexpr (std::is_same_v<O, Wheel>)
+			return arm<true>(d);
+		else
+			return arm<true>(ns_ceil(d));
 	}
 	/// The C timer, read-only.
 	const node *native_handle() const noexcept { return &n_; }
@@ -72,13 +83,18 @@ protected:
 	handle(ctx *c, void (*fire)(node *)) noexcept : c_(c) { X::init(&n_, fire); }
 	~handle() { release(c_); }
 
-	// mod_in (@In) or mod_at, inlined: a wheel's re-arm has an inline path.
-	template <bool In>
-	bool arm(std::uint64_t ns)
+	// mod_in (@In) or mod_at of @t (ns, or what the owner's ops take),
+	// inlined: a wheel's re-arm has an inline path. A gone owner is closing.
+	template <bool In, class T>
+	bool arm(T t)
 	{
-		if (!c_ || !c_->c || c_->closing)
+		if (!c_ || c_->closing)
 			return refused();
-		const int r = In ? X::mod_in(c_, &n_, ns) : X::mod_at(c_, &n_, ns);
+		int r;
+		if constexpr (In)
+			r = X::mod_in(c_, &n_, t);
+		else
+			r = X::mod_at(c_, &n_, t);
 		if (r < 0)
 			fail(r, "tw: the owner refused to arm the timer");
 		return r == 1;
@@ -414,9 +430,13 @@ private:
 			else
 				d->on_timer(Tag{});
 		};
-		detail::ctx *c = detail::retain(h->c_); // if the callback destroys *h
-		detail::guarded(c->on_exception, run);
-		detail::release(c);
+		if constexpr (Cancel) { // the callback may destroy *h and the owner
+			detail::ctx *c = detail::retain(h->c_);
+			detail::guarded(c->on_exception, run);
+			detail::release(c);
+		} else { // the owner's running frame holds its control block
+			detail::guarded(h->c_->on_exception, run);
+		}
 	}
 	static void cancel_node(void *n) noexcept
 	{

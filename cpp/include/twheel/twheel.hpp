@@ -77,12 +77,13 @@ public:
 	/// Runs every timer due up to @now (twheel_advance()); returns how
 	/// many ran. Throws tw::error: EINVAL for a time before now(), or on a
 	/// moved-from wheel. A callback may destroy this Wheel.
-	std::size_t advance(time_point now)
+	template <class Dur>
+	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		long r;
 		{
 			const detail::run_frame f(get(), &shut);
-			r = twheel_advance(w(f.c), ticks(f.c, detail::tp_ns(now)));
+			r = twheel_advance(w(f.c), ticks(f.c, now.time_since_epoch()));
 		}
 		if (r < 0)
 			detail::fail(static_cast<int>(r), "tw: advance() before now()");
@@ -127,6 +128,17 @@ private:
 		if (!ctx_)
 			detail::fail(detail::misuse::owner_moved);
 		return ctx_;
+	}
+	// @d in ticks, rounded up: none of the arithmetic below if @d's unit
+	// is the tick (a std::chrono::milliseconds on a 1 ms wheel).
+	template <class Rep, class Period>
+	static tick_t ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
+	{
+		using P = std::ratio_divide<Period, std::nano>;
+		if constexpr (P::den == 1 && std::is_integral_v<Rep>)
+			if (c->tick_ns == P::num)
+				return d.count() > 0 ? static_cast<tick_t>(d.count()) : 0;
+		return ticks(c, detail::ns_ceil(d));
 	}
 	// @ns in ticks, rounded up: one multiplication by the reciprocal and
 	// one correction step, never a division.
@@ -175,14 +187,20 @@ struct wheel_node_ops {
 template <>
 struct ops<Wheel> : wheel_node_ops {
 	static ctx *share(Wheel &w) { return retain(w.get()); }
-	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept
+	// @t: ns, or a time point of the wheel's clock
+	template <class T>
+	static int mod_at(ctx *c, node *n, T t) noexcept
 	{
-		return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, ns));
+		if constexpr (std::is_integral_v<T>)
+			return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, t));
+		else
+			return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, t.time_since_epoch()));
 	}
-	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept
+	template <class Rep, class Period>
+	static int mod_in(ctx *c, node *n, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		const tick_t now = twheel_now(Wheel::w(c)), d = Wheel::ticks(c, ns);
-		return twheel_mod(Wheel::w(c), n, d > tick_max - now ? tick_max : now + d);
+		const tick_t now = twheel_now(Wheel::w(c)), t = Wheel::ticks(c, d);
+		return twheel_mod(Wheel::w(c), n, t > tick_max - now ? tick_max : now + t);
 	}
 	static bool del(ctx *c, node *n) noexcept { return twheel_del(Wheel::w(c), n) == 1; }
 	// the target of a running advance(): periodic timers count from it
