@@ -135,9 +135,11 @@ private:
 	static tick_t ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		using P = std::ratio_divide<Period, std::nano>;
-		if constexpr (P::den == 1 && std::is_integral_v<Rep>)
-			if (c->tick_ns == P::num)
-				return d.count() > 0 ? static_cast<tick_t>(d.count()) : 0;
+		if constexpr (P::den == 1 && std::is_integral_v<Rep>) {
+			const tick_t n = d.count() > 0 ? static_cast<tick_t>(d.count()) : 0;
+			if (__builtin_expect(c->tick_ns == P::num, 1))
+				return n;
+		}
 		return ticks(c, detail::ns_ceil(d));
 	}
 	// @ns in ticks, rounded up: one multiplication by the reciprocal and
