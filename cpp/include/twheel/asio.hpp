@@ -42,7 +42,7 @@ namespace tw {
 static_assert(std::is_same_v<std::chrono::steady_clock::duration, std::chrono::nanoseconds>,
 	      "tw::AsioHost expects steady_clock in nanoseconds (CLOCK_MONOTONIC)");
 
-class AsioHost : public detail::timers<AsioHost> {
+class AsioHost : public detail::owner<AsioHost> {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
@@ -57,23 +57,17 @@ public:
 		s_->hh.s = s_.get();
 		if (int rc = twheel_host_init(&s_->hh.h, rt, &ops); rc < 0)
 			detail::fail(rc, "tw: twheel_host_init() refused");
-		s_->x = new detail::ctx;
-		s_->x->c = &s_->hh.h;
-		s_->x->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
+		ctx_ = s_->x = new detail::ctx;
+		ctx_->c = &s_->hh.h;
+		ctx_->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
 	}
 	explicit AsioHost(boost::asio::io_context &io, const twheel_rt *rt = nullptr)
 		: AsioHost(boost::asio::any_io_executor(io.get_executor()), rt)
 	{
 	}
-	AsioHost(const AsioHost &) = delete;
-	AsioHost &operator=(const AsioHost &) = delete;
-
-	/// Cancels every pending timer (cancellation callbacks run; what they
-	/// arm is dropped) and the steady_timer; C timers armed through get()
-	/// are dropped unrun. From one of its callbacks: the rule of every
-	/// owner (docs/cpp.md): arming is dropped, the timers due in the
-	/// running run still run, the rest are cancelled when it returns.
-	~AsioHost() { detail::close(s_->x, &finish); }
+	/// Destroyed (by the rule of detail::owner): cancels the steady_timer
+	/// too; C timers armed through get() are dropped unrun. Not movable.
+	~AsioHost() { close(); }
 
 	/// The C host, for the calls of <twheel/host.h> (a C tw_timer, stats);
 	/// nullptr once it is gone.
@@ -82,8 +76,6 @@ public:
 	time_point now() const noexcept { return detail::ns_tp<time_point>(twheel_host_now(&s_->hh.h)); }
 	/// Timers pending.
 	std::size_t size() const noexcept { return s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
-	/// Sets the handler of exceptions escaping callbacks (empty: print them).
-	void on_exception(exception_handler h) { s_->x->on_exception = std::move(h); }
 
 	/// Starts the steady_timer's wait if one is owed (see Errors above).
 	/// Returns 0, or the -errno of the failure; then it is still owed. O(1).
@@ -217,6 +209,7 @@ private:
 
 	std::shared_ptr<state> s_;
 
+	friend class detail::owner<AsioHost>;
 	friend struct detail::ops<AsioHost>;
 };
 
@@ -226,7 +219,7 @@ namespace detail {
 template <>
 struct ops<AsioHost> : wheel_node_ops {
 	using S = AsioHost;
-	static ctx *share(AsioHost &o) { return retain(o.s_->x); }
+	static ctx *share(AsioHost &o) { return retain(o.checked()); }
 	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
 	{
 		AsioHost::state *s = AsioHost::of(S::host(c));

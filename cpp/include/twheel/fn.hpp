@@ -27,7 +27,13 @@
 namespace tw {
 
 /// The one exception type of this layer: a std::system_error whose code
-/// is an errno value and whose what() names the misuse (detail::fail()).
+/// is an errno value and whose what() names the misuse, one message per
+/// kind. "Throws tw::error" in these headers means, besides the errors
+/// that call lists: EINVAL for an empty timer, an empty callable, a bad
+/// duration or a moved-from owner; ESHUTDOWN for a destroyed owner or a
+/// stopped loop; a C call's -errno, with that call's name. Where a call
+/// takes a callable it also throws what copying it throws, and
+/// std::bad_alloc; each such throw leaves the call without effect.
 class error : public std::system_error {
 public:
 	error(int err, const char *msg) : std::system_error(err, std::generic_category(), msg), msg_(msg) {}
@@ -365,18 +371,6 @@ struct run_frame {
 		release(c);
 	}
 };
-
-// The owners' destructor: closes @c now, or (from a callback) marks it so
-// that the outermost run closes it when it returns.
-inline void close(ctx *c, void (*finish)(ctx *) noexcept) noexcept
-{
-	if (!c)
-		return;
-	c->closing = true;
-	if (c->running == 0 && c->c)
-		finish(c);
-	release(c);
-}
 
 } // namespace detail
 } // namespace tw

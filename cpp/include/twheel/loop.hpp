@@ -73,36 +73,27 @@ struct io_op {
 	template <class Prep, class H>
 	static io_op *start(loop_ctx *c, Prep &&prep, H &&h, const std::uint64_t *deadline, int &err)
 	{
-		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK) {
-			err = -EOPNOTSUPP;
-			return nullptr;
-		}
+		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK)
+			return err = -EOPNOTSUPP, nullptr;
 		io_op *op = take(c);
-		io_uring_sqe *sqe;
+		io_uring_sqe *sqe = nullptr;
+		std::uint64_t key = 0;
 		try {
 			op->h.emplace(std::forward<H>(h));
 			if (deadline && !op->dl)
 				op->dl = new tw_loop_deadline{};
-			sqe = twheel_loop_get_sqe(c->loop(), &op->io);
-		} catch (...) {
-			op->put();
-			throw;
-		}
-		if (!sqe) {
-			op->put();
-			err = -EBUSY;
-			return nullptr;
-		}
-		const std::uint64_t key = sqe->user_data;
-		try {
+			if (!(sqe = twheel_loop_get_sqe(c->loop(), &op->io))) {
+				op->put();
+				return err = -EBUSY, nullptr;
+			}
+			key = sqe->user_data;
 			std::forward<Prep>(prep)(*sqe);
-			err = deadline ? twheel_loop_io_deadline(c->loop(), sqe, op->dl, *deadline) : 0;
+			if (!(err = deadline ? twheel_loop_io_deadline(c->loop(), sqe, op->dl, *deadline) : 0))
+				return op;
 		} catch (...) {
-			op->drop(sqe, key);
+			sqe ? op->drop(sqe, key) : op->put();
 			throw;
 		}
-		if (err == 0)
-			return op;
 		op->drop(sqe, key); // the SQE was left as it was
 		return nullptr;
 	}
@@ -148,8 +139,15 @@ private:
 } // namespace detail
 
 /// An io_uring event loop driving a timer wheel: owns a struct twheel_loop.
-/// Move-only; timers and I/O keep working across a move.
-class Loop : public detail::timers<Loop> {
+/// Move-only; timers and I/O keep working across a move. Destroyed (by the
+/// rule of detail::owner): stops the loop, runs the posts not yet run,
+/// cancels the armed timers (cancellation callbacks run once; what they
+/// arm is dropped), closes the ring (in-flight handlers destroyed
+/// uncalled). From a callback the loop stops at once, and the callbacks
+/// due in that iteration must not use this Loop; run() returns once the
+/// rest is done. Not from another thread, nor with the loop run through
+/// native_handle().
+class Loop : public detail::owner<Loop, detail::loop_ctx> {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
@@ -187,37 +185,15 @@ public:
 		ctx_ = c.release();
 	}
 
-	/// @o is left empty. Not while it runs.
-	Loop(Loop &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Closes this loop as the destructor does, then takes @o's.
-	Loop &operator=(Loop &&o) noexcept
-	{
-		if (this != &o) {
-			close();
-			ctx_ = std::exchange(o.ctx_, nullptr);
-		}
-		return *this;
-	}
-
-	/// Stops the loop, runs the posts not yet run, cancels the armed timers
-	/// (cancellation callbacks run once; what they arm is dropped), closes
-	/// the ring (in-flight handlers destroyed uncalled). From a callback:
-	/// the rule of every owner (docs/cpp.md); the loop stops at once, the
-	/// callbacks due in that iteration must not use this Loop. Not from
-	/// another thread, nor with the loop run through native_handle().
-	~Loop() { close(); }
-
 	/// Runs @f() on the loop thread at its next iteration (twheel_loop_post(),
 	/// or when the loop is destroyed); what @f throws goes to the exception
 	/// handler. Any thread; one allocation. False (@f destroyed uncalled)
-	/// once the loop is stopped. Throws tw::error (empty callable: nothing
-	/// allocated or queued; a moved-from Loop), std::bad_alloc, what
-	/// copying @f throws.
+	/// once the loop is stopped. Throws tw::error (then nothing is queued).
 	template <class F>
 	bool post(F &&f)
 	{
 		static_assert(std::is_invocable_v<std::decay_t<F> &>, "post() takes a callable invocable as f()");
-		detail::loop_ctx *c = get();
+		detail::loop_ctx *c = checked();
 		detail::refuse_empty(f);
 		std::unique_ptr<detail::work> it(new detail::work{{}, c, {}});
 		it->f.emplace(std::forward<F>(f));
@@ -237,16 +213,14 @@ public:
 	/// the kernel may send a multishot request at any time, still carrying
 	/// a result: submit again to go on. Returns its user_data. Allocates
 	/// only while every request record the loop made is in use, and for a
-	/// @handler too large to be stored in the record.
-	/// Throws tw::error: an empty callable, EOPNOTSUPP (fallback mode),
-	/// EBUSY (queue full); what copying @handler throws (nothing queued);
-	/// what @prep throws (the SQE becomes a no-op, @handler never runs).
+	/// @handler too large to be stored in the record. Throws tw::error:
+	/// EOPNOTSUPP (fallback mode), EBUSY (queue full), nothing queued; what
+	/// @prep throws (the SQE becomes a no-op, @handler never runs).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
 		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), nullptr);
 	}
-
 	/// submit() with a deadline on the loop clock (twheel_loop_io_deadline():
 	/// a linked timeout where the kernel has it, else the loop's own timer):
 	/// a request not complete at @deadline is cancelled, never earlier, and
@@ -263,50 +237,20 @@ public:
 		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), &deadline);
 	}
 
-private:
-	template <class Prep, class H>
-	std::uint64_t submit_(Prep &&prep, H &&handler, const time_point *deadline)
-	{
-		static_assert(std::is_invocable_v<Prep &&, io_uring_sqe &>,
-			      "submit() takes a prep invocable as prep(io_uring_sqe &)");
-		detail::loop_ctx *c = get();
-		detail::refuse_empty(prep);
-		detail::refuse_empty(handler);
-		const std::uint64_t ns = deadline ? detail::tp_ns(*deadline) : 0;
-		int err;
-		detail::io_op *op = detail::io_op::start(c, std::forward<Prep>(prep), std::forward<H>(handler),
-							 deadline ? &ns : nullptr, err);
-		if (!op)
-			detail::fail(err, err == -EOPNOTSUPP ? "tw: fallback mode, no io_uring"
-				     : err == -EBUSY       ? "tw: the submission queue is full"
-							   : "tw: twheel_loop_io_deadline() failed");
-		return reinterpret_cast<std::uintptr_t>(&op->io);
-	}
-
-public:
-
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
 	/// thread. Throws tw::error EBUSY from a callback. If a callback
 	/// destroyed this Loop, returns once that is done (not touching *this).
 	void run()
 	{
-		int r;
-		{
-			const detail::run_frame f(get(), &finish);
-			r = twheel_loop_run(ctx(f.c)->loop());
-		}
-		if (r < 0)
+		if (const int r = in_run([](detail::loop_ctx *c) { return twheel_loop_run(c->loop()); }); r < 0)
 			detail::fail(r, "tw: run() from a callback");
 	}
 	/// One iteration, sleeping only if @wait; returns the callbacks run (0
 	/// once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
-		int r;
-		{
-			const detail::run_frame f(get(), &finish);
-			r = twheel_loop_run_once(ctx(f.c)->loop(), wait ? 0u : unsigned{TW_LOOP_NOWAIT});
-		}
+		const unsigned flags = wait ? 0u : unsigned{TW_LOOP_NOWAIT};
+		const int r = in_run([&](detail::loop_ctx *c) { return twheel_loop_run_once(c->loop(), flags); });
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)
@@ -315,11 +259,7 @@ public:
 	}
 
 	/// Stops the loop after the current iteration, for good. Any thread.
-	void stop() noexcept
-	{
-		if (ctx_)
-			twheel_loop_stop(ctx_->loop());
-	}
+	void stop() noexcept { stopping(ctx_); }
 	/// True once stop() was called (or if empty). Any thread.
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop()); }
 
@@ -337,34 +277,36 @@ public:
 	/// The TW_LOOP_FEAT_* in use (0 if empty). Any thread.
 	unsigned features() const noexcept { return ctx_ ? twheel_loop_features(ctx_->loop()) : 0; }
 
-	/// Sets the handler of exceptions escaping callbacks, posts and I/O
-	/// handlers (empty: print them). While no callback runs.
-	void on_exception(exception_handler h) { get()->on_exception = std::move(h); }
-
 	/// The C loop, for calls this class does not wrap. nullptr if empty.
 	twheel_loop *native_handle() const noexcept { return ctx_ ? ctx_->loop() : nullptr; }
 
 private:
-	detail::loop_ctx *get() const
+	template <class Prep, class H>
+	std::uint64_t submit_(Prep &&prep, H &&handler, const time_point *deadline)
 	{
-		if (!ctx_)
-			detail::fail(detail::misuse::owner_moved);
-		return ctx_;
+		static_assert(std::is_invocable_v<Prep &&, io_uring_sqe &>,
+			      "submit() takes a prep invocable as prep(io_uring_sqe &)");
+		detail::loop_ctx *c = checked();
+		detail::refuse_empty(prep);
+		detail::refuse_empty(handler);
+		const std::uint64_t ns = deadline ? detail::tp_ns(*deadline) : 0;
+		int err;
+		if (auto *op = detail::io_op::start(c, std::forward<Prep>(prep), std::forward<H>(handler),
+						     deadline ? &ns : nullptr, err))
+			return reinterpret_cast<std::uintptr_t>(&op->io);
+		detail::fail(err, err == -EOPNOTSUPP ? "tw: fallback mode, no io_uring"
+			     : err == -EBUSY       ? "tw: the submission queue is full"
+						   : "tw: twheel_loop_io_deadline() failed");
 	}
-	static detail::loop_ctx *ctx(detail::ctx *c) noexcept { return static_cast<detail::loop_ctx *>(c); }
 
-	// Stops the loop, then closes it (ctx_ still set: cancellation
-	// callbacks may use this Loop).
-	void close() noexcept
+	static void stopping(detail::loop_ctx *c) noexcept
 	{
-		stop();
-		detail::close(ctx_, &finish);
-		ctx_ = nullptr;
+		if (c)
+			twheel_loop_stop(c->loop());
 	}
-
 	static void finish(detail::ctx *x) noexcept
 	{
-		detail::loop_ctx *c = ctx(x);
+		auto *c = static_cast<detail::loop_ctx *>(x);
 		twheel_loop_destroy(c->loop(), &detail::drained<tw_loop_timer>, nullptr, c);
 		c->c = nullptr;
 		tw_list_splice_tail_init(&c->spare, &c->io);
@@ -375,8 +317,7 @@ private:
 		}
 	}
 
-	detail::loop_ctx *ctx_ = nullptr;
-
+	friend class detail::owner<Loop, detail::loop_ctx>;
 	friend struct detail::ops<Loop>;
 };
 
@@ -388,7 +329,7 @@ template <>
 struct ops<Loop> {
 	using node = tw_loop_timer;
 	static twheel_loop *l(const ctx *c) noexcept { return static_cast<twheel_loop *>(c->c); }
-	static ctx *share(Loop &o) { return retain(o.get()); }
+	static ctx *share(Loop &o) { return retain(o.checked()); }
 	static void init(node *n, void (*fire)(node *)) noexcept { tw_loop_timer_init(n, fire, 0); }
 	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod_at(l(c), n, ns); }
 	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod(l(c), n, ns); }

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/timer.hpp - the two timer types of the C++ layer, the same on
-// every owner O (tw::Wheel, tw::Loop, tw::AsioHost):
+// every owner O (tw::Wheel, tw::Loop, tw::AsioHost), and detail::owner,
+// the base of the owners (moves, close, the timer calls after/at/every/
+// call_after):
 //   tw::Timer<O>          owns its callback f() or f(tw::Timer<O> &);
 //   tw::Hook<O, D, Tag>   intrusive: D derives from it, D::on_timer() runs.
 // Both embed the owner's C timer, keep the owner's control block (they
 // outlive it safely), move (a pending one stays pending), never copy, and
 // cancel when destroyed. Time is O::time_point and std::chrono durations.
 // Each owner's header specialises detail::ops<O>, the C calls behind them.
-// All calls O(1), on the owner's thread.
+// All calls O(1), on the owner's thread; "Throws tw::error": fn.hpp.
 #ifndef TWHEEL_TIMER_HPP
 #define TWHEEL_TIMER_HPP
 
@@ -57,9 +59,7 @@ public:
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
 	/// Arms it for @tp (any duration on the owner's clock, rounded up),
 	/// pending or not: true if it was pending. No allocation. Dropped
-	/// (false) while the owner is being destroyed. Throws tw::error: an
-	/// empty timer (EINVAL), a destroyed owner or a stopped loop
-	/// (ESHUTDOWN), the C error.
+	/// (false) while the owner is being destroyed. Throws tw::error.
 	template <class Dur>
 	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
 	{
@@ -146,8 +146,7 @@ public:
 
 	/// An empty timer: operator bool false, cancel() a no-op, arming throws.
 	Timer() noexcept : H(nullptr, &fire) {}
-	/// Bound to @owner for life, not armed. Throws tw::error (an empty
-	/// callable, a moved-from owner), what copying @f throws, std::bad_alloc.
+	/// Bound to @owner for life, not armed. Throws tw::error.
 	template <class F>
 	Timer(O &owner, F &&f) : H(X::share(owner), &fire)
 	{
@@ -218,8 +217,7 @@ public:
 	/// cancel() true, destruction of it or its owner, assignment over it;
 	/// nullptr or an empty callable removes it. The first call moves the
 	/// callable into a heap block beside g (g over 16 bytes: one more).
-	/// Throws (strong guarantee) what copying @g throws, std::bad_alloc,
-	/// tw::error on an empty timer. Run by cancel() or the owner's end, g
+	/// Throws tw::error (strong guarantee). Run by cancel() or the owner's end, g
 	/// may destroy, move or re-arm this handle; run by its destructor or an
 	/// assignment over it, g must not, and what g arms is dropped.
 	template <class G>
@@ -375,7 +373,7 @@ class Hook : public detail::handle<O> {
 	using node = typename H::node;
 
 public:
-	/// Bound to @owner, not armed. Throws tw::error if @owner was moved from.
+	/// Bound to @owner, not armed. Throws tw::error.
 	explicit Hook(O &owner) : H(X::share(owner), &fire)
 	{
 		if constexpr (cancels<D>::value)
@@ -452,10 +450,32 @@ private:
 
 namespace detail {
 
-// The timer calls of every owner O (a base of O).
-template <class O>
-class timers {
+// The base of every owner O over its control block C (nullptr once moved
+// from): the moves, the close, the exception handler, the timer calls.
+// O gives static finish(ctx *) (closes the C owner) and may hide
+// stopping(C *), run first even from a callback.
+template <class O, class C = ctx>
+class owner {
 public:
+	owner(const owner &) = delete;
+	owner &operator=(const owner &) = delete;
+	/// @o is left empty: a call that needs the owner throws tw::error
+	/// (EINVAL), a query returns zero, nullptr or empty. Not while it runs.
+	owner(owner &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
+	/// Closes this owner as the destructor does, then takes @o's.
+	owner &operator=(owner &&o) noexcept
+	{
+		if (this != &o) {
+			close();
+			ctx_ = std::exchange(o.ctx_, nullptr);
+		}
+		return *this;
+	}
+
+	/// Sets the handler of exceptions escaping its callbacks (empty: print
+	/// them). While no callback runs. Throws tw::error.
+	void on_exception(exception_handler h) { checked()->on_exception = std::move(h); }
+
 	/// A timer running @f @d from now; throws as Timer() and arm_in().
 	template <class Rep, class Period, class F>
 	Timer<O> after(std::chrono::duration<Rep, Period> d, F &&f)
@@ -498,8 +518,47 @@ public:
 			t.release();
 	}
 
+protected:
+	owner() noexcept = default;
+	/// Destroying an owner cancels every pending timer unfired (cancellation
+	/// callbacks run; what they arm is dropped). From one of its callbacks,
+	/// the rule of every owner (docs/cpp.md): arming is dropped from then
+	/// on, the timers already due in the running run still run, and the
+	/// rest are cancelled when it returns.
+	~owner() { close(); }
+
+	C *checked() const
+	{
+		if (!ctx_)
+			fail(misuse::owner_moved);
+		return ctx_;
+	}
+	// @f(C *) as one run of the owner (run_frame): it may be destroyed in it.
+	template <class F>
+	auto in_run(F &&f)
+	{
+		const run_frame fr(checked(), &O::finish);
+		return f(static_cast<C *>(fr.c));
+	}
+	// Closes the C owner now, or (from a callback) marks it so that the
+	// outermost run closes it when it returns; ctx_ stays set meanwhile.
+	void close() noexcept
+	{
+		if (!ctx_)
+			return;
+		O::stopping(ctx_);
+		ctx_->closing = true;
+		if (ctx_->running == 0 && ctx_->c)
+			O::finish(ctx_);
+		release(std::exchange(ctx_, nullptr));
+	}
+	static void stopping(C *) noexcept {}
+
+	C *ctx_ = nullptr;
+
 private:
 	O &self() noexcept { return static_cast<O &>(*this); }
+	friend struct ops<O>;
 };
 
 } // namespace detail

@@ -24,8 +24,10 @@ inline constexpr tick_t tick_max = TW_TICK_MAX;
 /// A timer wheel: owns one C struct twheel. Time is virtual: it starts at
 /// the start given and moves in advance(); a time point is converted to
 /// the wheel's ticks rounding up (never early). Move-only; timers stay
-/// bound and pending across a move. One thread at a time.
-class Wheel : public detail::timers<Wheel> {
+/// bound and pending across a move. One thread at a time. Destroyed (by
+/// the rule of detail::owner), from a callback too: closes when the
+/// running advance() returns.
+class Wheel : public detail::owner<Wheel> {
 public:
 	/// The virtual clock: a time point of a Wheel counts from tick 0.
 	struct clock {
@@ -58,33 +60,13 @@ public:
 	{
 	}
 
-	/// @o is left empty (advance() throws tw::error EINVAL).
-	Wheel(Wheel &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Closes this wheel as the destructor does, then takes @o's.
-	Wheel &operator=(Wheel &&o) noexcept
-	{
-		if (this != &o)
-			detail::close(std::exchange(ctx_, std::exchange(o.ctx_, nullptr)), &shut);
-		return *this;
-	}
-	/// Cancels every pending timer unfired (cancellation callbacks run;
-	/// what they arm is dropped). From one of its callbacks: the rule of
-	/// every owner (docs/cpp.md): arming is dropped from then on, the
-	/// timers already due in the running advance() still run, and the
-	/// rest are cancelled when it returns.
-	~Wheel() { detail::close(ctx_, &shut); }
-
 	/// Runs every timer due up to @now (twheel_advance()); returns how
-	/// many ran. Throws tw::error: EINVAL for a time before now(), or on a
-	/// moved-from wheel. A callback may destroy this Wheel.
+	/// many ran. Throws tw::error: EINVAL for a time before now(). A
+	/// callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
-		long r;
-		{
-			const detail::run_frame f(get(), &shut);
-			r = twheel_advance(w(f.c), ticks(f.c, now.time_since_epoch()));
-		}
+		const long r = in_run([&](detail::ctx *c) { return twheel_advance(w(c), ticks(c, now.time_since_epoch())); });
 		if (r < 0)
 			detail::fail(static_cast<int>(r), "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
@@ -92,7 +74,7 @@ public:
 	/// Deprecated (removed at 2.0): advance(time_point(tick * tick_length())).
 	[[deprecated("use advance(time_point)")]] std::size_t advance(tick_t tick)
 	{
-		return advance(detail::ns_tp<time_point>(tick * get()->tick_ns));
+		return advance(detail::ns_tp<time_point>(tick * checked()->tick_ns));
 	}
 
 	/// When the earliest timer fires (twheel_next_expiry()); nullopt if none.
@@ -113,22 +95,12 @@ public:
 		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(ctx_->tick_ns) : 0);
 	}
 
-	/// Sets the handler of exceptions escaping callbacks (empty: print
-	/// them). Not from inside the handler.
-	void on_exception(exception_handler h) { get()->on_exception = std::move(h); }
-
 	/// The C wheel (twheel_check()...), nullptr if moved from; do not
 	/// destroy it.
 	::twheel *native_handle() const noexcept { return ctx_ ? w(ctx_) : nullptr; }
 
 private:
 	static ::twheel *w(const detail::ctx *c) noexcept { return static_cast<::twheel *>(c->c); }
-	detail::ctx *get() const
-	{
-		if (!ctx_)
-			detail::fail(detail::misuse::owner_moved);
-		return ctx_;
-	}
 	// @d in ticks, rounded up: none of the arithmetic below if @d's unit
 	// is the tick (a std::chrono::milliseconds on a 1 ms wheel).
 	template <class Rep, class Period>
@@ -157,7 +129,7 @@ private:
 		return q + (r != 0);
 	}
 	// Cancels the pending timers, then destroys the C wheel.
-	static void shut(detail::ctx *c) noexcept
+	static void finish(detail::ctx *c) noexcept
 	{
 		twheel_drain(w(c), &detail::drained<tw_timer>, c);
 		twheel_drain(w(c), [](tw_timer *, void *) {}, nullptr); // what g re-armed
@@ -165,8 +137,7 @@ private:
 		c->c = nullptr;
 	}
 
-	detail::ctx *ctx_ = nullptr;
-
+	friend class detail::owner<Wheel>;
 	friend struct detail::ops<Wheel>;
 };
 
@@ -188,7 +159,7 @@ struct wheel_node_ops {
 // The C calls behind Timer<Wheel> and Hook<Wheel, D>.
 template <>
 struct ops<Wheel> : wheel_node_ops {
-	static ctx *share(Wheel &w) { return retain(w.get()); }
+	static ctx *share(Wheel &w) { return retain(w.checked()); }
 	// @t: ns, or a time point of the wheel's clock
 	template <class T>
 	static int mod_at(ctx *c, node *n, T t) noexcept
