@@ -199,43 +199,66 @@ static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t 
 	timer_place(l, t, deadline, ref);
 }
 
+/* twl_timers_place() from a fresh reading, out of line: the PARK_BATCH-th
+ * park is rare, and the others stay a leaf's work. */
+static __attribute__((noinline)) void timer_place_batch(struct twheel_loop *l)
+{
+	twl_timers_place(l, loop_clock(l));
+}
+
 /*
  * Park @t by @delay (> 0) until the next placement (see the top). The
  * wheel keeps @t's address as its value, and t->deadline the delay as
  * twheel_loop_now() + @delay: l->now does not change before the placement
  * (an iteration places what is parked before it reads the clock).
  */
-static void timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
+static inline void timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
 {
 	t->deadline = add_sat(l->now, delay);
 	twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
 	if (++l->nparked >= PARK_BATCH)
-		twl_timers_place(l, loop_clock(l));
+		timer_place_batch(l);
 }
 
+/* What a placement reads for each timer, read once from the loop. */
 struct place_ctx {
 	const struct twheel_loop *l;
-	uint64_t ref;
+	uint64_t ref;     /* the placement's reading */
+	uint64_t now;     /* l->now, which the parked deadlines count from */
+	uint64_t tick_ns; /* l->rt.tick_ns (never 0) */
+	tw_tick_t after;  /* l->tick: a deadline ahead goes after it */
 };
 
 /* twheel_place()'s question for parked timer @value: its tick, its
  * deadline counted from the placement's reading (a saturated one stays
- * saturated: later, never earlier, than that reading plus the delay). */
+ * saturated: later, never earlier, than that reading plus the delay).
+ * That deadline is after the reading (the delay is > 0), so its tick is
+ * timer_expiry()'s for a deadline ahead, computed here without the call:
+ * ceil(deadline / tick), after l->tick. Only a reading of UINT64_MAX
+ * (a saturated deadline not after it) takes the general rule. */
 static tw_tick_t place_expiry(uint64_t value, void *arg)
 {
 	const struct place_ctx *c = arg;
 	struct tw_loop_timer *t = (struct tw_loop_timer *)(uintptr_t)value;
+	uint64_t d = t->deadline;
+	tw_tick_t e;
 
-	if (t->deadline != UINT64_MAX)
-		t->deadline = add_sat(c->ref, t->deadline - c->l->now);
-	return timer_expiry(c->l, t->deadline, c->ref);
+	if (d != UINT64_MAX)
+		d = add_sat(c->ref, d - c->now);
+	t->deadline = d;
+	if (__builtin_expect(d <= c->ref, 0))
+		return timer_expiry(c->l, d, c->ref);
+	e = d / c->tick_ns + (d % c->tick_ns != 0);
+	if (e <= c->after)
+		e = c->after < TW_TICK_MAX ? c->after + 1 : TW_TICK_MAX;
+	return e;
 }
 
 /* Place every parked timer from @ref, a reading taken after every park
  * (loop thread, callbacks included): the delay counts from @ref. */
 void twl_timers_place(struct twheel_loop *l, uint64_t ref)
 {
-	struct place_ctx c = { l, ref };
+	struct place_ctx c = { l, ref, l->now, l->rt.tick_ns, l->tick };
 
 	l->nparked = 0;
 	twheel_place(l->wheel, place_expiry, &c);
@@ -474,7 +497,10 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, 
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		arm_link(l, t, v, delay);
+		if (delay && v)
+			timer_park(l, t, v); /* the re-arm by delay: here, inline */
+		else
+			arm_link(l, t, v, delay);
 		return 1;
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
