@@ -175,19 +175,33 @@ static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struc
 	return host_arm_now(h, t, ns, false, mod);
 }
 
+/* The HOST_PARK_BATCH-th park since the last placement: it places them all
+ * (the count starts again even if this one failed). */
+static __attribute__((noinline)) int host_park_batch(struct twheel_host *h, struct tw_timer *t,
+						     uint64_t ns)
+{
+	int rc = twheel_park(h->_w, t, ns);
+
+	host_place(h);
+	return rc;
+}
+
+/*
+ * An arm by delay: parked when it may be (see above), else placed at once.
+ * The park is counted before it is made, so that the call is the last
+ * thing done (a tail call, no frame); one that fails is counted too, which
+ * only brings the next placement nearer.
+ */
 static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint64_t ns, bool mod)
 {
-	int rc;
-
 	if (!h)
 		return -EINVAL;
 	if (h->_in_run || (h->_defer && h->_on)) {
 		if (!mod && t && t->func && tw_timer_pending(t))
 			return -EBUSY;
-		rc = twheel_park(h->_w, t, ns);
-		if (rc >= 0 && ++h->_parked == HOST_PARK_BATCH)
-			host_place(h);
-		return rc;
+		if (++h->_parked < HOST_PARK_BATCH)
+			return twheel_park(h->_w, t, ns);
+		return host_park_batch(h, t, ns);
 	}
 	return host_delay_now(h, t, ns, mod);
 }
