@@ -470,19 +470,27 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 
 /* ---- On the loop thread ------------------------------------------------- */
 
-/* Link @t for an arm: at the deadline @v, or (@delay) @v after the call. */
+/* Link @t for an arm at the deadline @v, or (@delay) for a delay of 0. */
 static void arm_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay)
 {
 	uint64_t now;
 
 	if (!delay) {
 		timer_link(l, t, v, l->now);
-	} else if (v) {
-		timer_park(l, t, v);
 	} else { /* a delay of 0 has come: exact, from a reading */
 		now = loop_clock(l);
 		timer_place(l, t, now, now);
 	}
+}
+
+/* Arm @t: at the deadline @v, or (@delay) @v after the call. A delay > 0
+ * is parked here, inline: the common arm stays a few stores and a call. */
+static inline void arm(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay)
+{
+	if (delay && v)
+		timer_park(l, t, v);
+	else
+		arm_link(l, t, v, delay);
 }
 
 static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay,
@@ -497,10 +505,7 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, 
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		if (delay && v)
-			timer_park(l, t, v); /* the re-arm by delay: here, inline */
-		else
-			arm_link(l, t, v, delay);
+		arm(l, t, v, delay);
 		return 1;
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
@@ -509,14 +514,14 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, 
 			return -EBUSY; /* cancelled from another thread */
 		l->cur_gone = true;
 		t->_backlog = 0;
-		arm_link(l, t, v, delay);
+		arm(l, t, v, delay);
 		timer_publish_armed(l, t, TW__T_RUNNING);
 		return 0;
 	}
 	ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	arm_link(l, t, v, delay);
+	arm(l, t, v, delay);
 	state_store(&t->_node, TW__T_ARMED);
 	return 0;
 }
