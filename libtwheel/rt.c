@@ -168,11 +168,10 @@ tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
 	return rt ? now_ns / rt_tick(rt) : 0;
 }
 
-/* The deadline rule without the wheel (twheel_rt_expiry(), @w NULL). */
-static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
-				      uint64_t now_ns)
+/* The deadline rule without the wheel (twheel_rt_expiry(), @w NULL), for
+ * ticks of @tick ns. */
+static inline tw_tick_t deadline_tick_ns(uint64_t tick, uint64_t deadline_ns, uint64_t now_ns)
 {
-	uint64_t tick = rt_tick(rt);
 	tw_tick_t up, floor_now;
 
 	/* Cannot wrap: with tick 1 the remainder is 0. */
@@ -182,6 +181,12 @@ static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadl
 	/* Passed: due in the next advance, even inside now's own tick. */
 	floor_now = now_ns / tick;
 	return up < floor_now ? up : floor_now;
+}
+
+static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
+				      uint64_t now_ns)
+{
+	return deadline_tick_ns(rt_tick(rt), deadline_ns, now_ns);
 }
 
 /*
@@ -225,7 +230,7 @@ static tw_tick_t target(const struct twheel_rt *rt, const struct twheel *w, uint
  * clock reading instead of one per arm.
  */
 struct place_from {
-	const struct twheel_rt *rt;
+	uint64_t tick;   /* rt_tick(): read once per placement */
 	uint64_t now_ns;
 	tw_tick_t wt; /* twheel_target(): placing does not change it */
 };
@@ -235,17 +240,18 @@ static tw_tick_t place_expiry(uint64_t delay, void *arg)
 {
 	const struct place_from *p = arg;
 	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
-	tw_tick_t e = deadline_tick(p->rt, d, p->now_ns);
+	tw_tick_t e = deadline_tick_ns(p->tick, d, p->now_ns);
 
 	return d <= p->now_ns ? e : after_target(e, p->wt); /* a delay of 0 is due */
 }
 
 long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
 {
-	struct place_from p = { rt, now_ns, 0 };
+	struct place_from p = { 0, now_ns, 0 };
 
 	if (!rt || !w)
 		return -EINVAL;
+	p.tick = rt_tick(rt);
 	p.wt = twheel_target(w);
 	return twheel_place(w, place_expiry, &p);
 }
