@@ -71,6 +71,23 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 	return h->_w ? 0 : -ENOMEM;
 }
 
+/* The 1.3 flag lives in the padding of the 1.0 struct: its size is frozen. */
+_Static_assert(offsetof(struct twheel_host, _ext) < offsetof(struct twheel_host, _st),
+	       "struct twheel_host: _ext must fit in the padding before _st");
+
+int twheel_host_init_ext(struct twheel_host *h, const struct twheel_rt *rt,
+			 const struct twheel_host_ops_ext *ops)
+{
+	int rc;
+
+	if (!ops || !ops->parked)
+		return -EINVAL;
+	rc = twheel_host_init(h, rt, &ops->ops);
+	if (rc == 0)
+		h->_ext = true;
+	return rc;
+}
+
 static void drop(struct tw_timer *t, void *arg)
 {
 	(void)t;
@@ -107,7 +124,9 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * is sure to come before anything waits: inside twheel_host_run() (it
  * places after the callbacks, from the reading it re-arms from) and, with
  * twheel_host_defer() on, while the host timer is armed (the adapter calls
- * twheel_host_place() before its loop waits, and the armed host timer
+ * twheel_host_place() before its loop waits, from a hook or, with
+ * twheel_host_init_ext(), scheduled by the parked op that the first park
+ * after a placement calls: placed at once if it refuses; the armed host timer
  * keeps the loop iterating: a host loop with nothing else to do may not
  * even reach its prepare hook). A parked timer keeps the wheel non-empty,
  * so the host timer stays armed until the placement. Otherwise it counts
@@ -175,14 +194,24 @@ static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struc
 	return host_arm_now(h, t, ns, false, mod);
 }
 
-/* The HOST_PARK_BATCH-th park since the last placement: it places them all
- * (the count starts again even if this one failed). */
-static __attribute__((noinline)) int host_park_batch(struct twheel_host *h, struct tw_timer *t,
-						     uint64_t ns)
+/*
+ * The HOST_PARK_BATCH-th park since the last placement: it places them all
+ * (the count starts again even if this one failed). Or the first park
+ * outside a run of a host made with twheel_host_init_ext(): its parked op
+ * schedules a placement; if it cannot, the host places at once (a first
+ * park that fails is not counted: the next one asks).
+ */
+static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struct tw_timer *t,
+						    uint64_t ns)
 {
 	int rc = twheel_park(h->_w, t, ns);
 
-	host_place(h);
+	if (h->_parked == HOST_PARK_BATCH)
+		host_place(h);
+	else if (rc < 0)
+		h->_parked = 0;
+	else if (((const struct twheel_host_ops_ext *)h->_ops)->parked(h))
+		host_place(h); /* no placement could be scheduled */
 	return rc;
 }
 
@@ -199,9 +228,10 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 	if (h->_in_run || (h->_defer && h->_on)) {
 		if (!mod && t && t->func && tw_timer_pending(t))
 			return -EBUSY;
-		if (++h->_parked < HOST_PARK_BATCH)
+		if (++h->_parked < HOST_PARK_BATCH &&
+		    (h->_parked != 1 || !h->_ext || h->_in_run))
 			return twheel_park(h->_w, t, ns);
-		return host_park_batch(h, t, ns);
+		return host_park_slow(h, t, ns);
 	}
 	return host_delay_now(h, t, ns, mod);
 }

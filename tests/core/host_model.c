@@ -39,6 +39,13 @@
  * then checks it as any other deadline. A parked timer must not fire, the
  * host timer stays armed while one waits (outside runs), and
  * twheel_host_place() returns the number of timers parked.
+ *
+ * Half the hosts are made with twheel_host_init_ext(): the fake adapter's
+ * parked op marks a placement scheduled (or, now and then, refuses, as
+ * when it is out of memory: the host then places at once); the scheduled
+ * placement runs as an operation. The host must call it at exactly the
+ * first park after each placement outside runs, and outside runs no timer
+ * may wait parked without a placement scheduled.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -85,6 +92,10 @@ struct hm {
 	uint64_t reading;   /* the running run's clock reading */
 	bool defer;         /* twheel_host_defer() is on */
 	int nparked;        /* parks since the last placement: 64 place them */
+	bool ext;           /* made with twheel_host_init_ext() */
+	bool scheduled;     /* ...its parked op scheduled a placement */
+	int notified;       /* ...calls of the parked op */
+	bool refuse;        /* ...the next call refuses */
 	long fired;         /* callbacks of the running run */
 	int depth;          /* callbacks' own operations nest this deep */
 	struct htimer t[NT];
@@ -145,6 +156,19 @@ static void fake_stop(struct twheel_host *h)
 }
 
 static const struct twheel_host_ops fake_ops = { fake_arm, fake_stop };
+
+/* The adapter's parked op: schedules a placement, unless told to refuse. */
+static int fake_parked(struct twheel_host *h)
+{
+	(void)h;
+	M->notified++;
+	if (M->refuse)
+		return -1;
+	M->scheduled = true;
+	return 0;
+}
+
+static const struct twheel_host_ops_ext fake_ext = { { fake_arm, fake_stop }, fake_parked };
 
 /* ---- Operations ---------------------------------------------------------- */
 
@@ -215,8 +239,13 @@ static int m_parked(const struct hm *m)
 static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 {
 	bool parks = !deadline && (m->run || (m->defer && m->armed));
+	/* the host tells the adapter of the first park after a placement */
+	bool notify = parks && m->ext && !m->run && m->nparked == 0;
+	int notified = m->notified;
 	uint64_t d, v;
 	int rc, want;
+
+	m->refuse = m->ext && u8(m->src) % 8 == 0;
 
 	if (deadline) {
 		uint64_t base = u8(m->src) & 1 ? m->clk : m->reading;
@@ -235,6 +264,9 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 		      mod ? "mod" : "add", deadline ? "_at" : "", rc, want);
 		return;
 	}
+	if (m->notified - notified != (rc >= 0 && notify))
+		failf(m, "timer %d: the parked op was called %d times, the model says %d", x->idx,
+		      m->notified - notified, rc >= 0 && notify);
 	if (rc < 0)
 		return;
 	if (parks) {
@@ -243,8 +275,9 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 		x->was_parked = false;
 		x->delay = v;
 		x->run = m->run;
-		if (++m->nparked == 64)
-			m_placed(m); /* the host places a batch of 64 at once */
+		if (++m->nparked == 64 || (notify && m->refuse))
+			m_placed(m); /* the host places a batch of 64, or what the
+				      * adapter could not schedule, at once */
 		return;
 	}
 	x->parked = false;
@@ -421,8 +454,12 @@ static void op(struct hm *m)
 		move_clock(m);
 		break;
 	case 12:
+		if (m->scheduled && !m->run)
+			m->scheduled = false; /* the adapter's scheduled placement runs */
+		do_place(m, false);
+		break;
 	case 13:
-		do_place(m, k == 13 && u8(m->src) % 4 == 0);
+		do_place(m, u8(m->src) % 4 == 0);
 		break;
 	default:
 		if (m->run) {
@@ -463,6 +500,8 @@ static void check_host(struct hm *m)
 		failf(m, "%zu timers pending (%zu placed), the host timer stopped", n, placed);
 	if (!n && m->armed)
 		failf(m, "no timer pending, the host timer armed");
+	if (m->ext && n > placed && !m->scheduled)
+		failf(m, "%zu timers parked, no placement scheduled", n - placed);
 	if (placed && m->armed) {
 		uint64_t by = bound > UINT64_MAX / m->tick ? UINT64_MAX : bound * m->tick;
 
@@ -507,7 +546,9 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 	m->clk = u64(src, 5) * (u8(src) & 1 ? 1 : m->tick);
 	m->reading = m->clk;
 	twheel_rt_init(&rt, m->tick, fake_clock, m);
-	rc = twheel_host_init(&m->h, &rt, &fake_ops);
+	m->ext = u8(src) & 1;
+	rc = m->ext ? twheel_host_init_ext(&m->h, &rt, &fake_ext)
+		    : twheel_host_init(&m->h, &rt, &fake_ops);
 	if (rc) {
 		snprintf(res->failure, sizeof(res->failure), "twheel_host_init: %d", rc);
 		free(m);

@@ -681,6 +681,122 @@ static void a_batch_of_64_is_placed_at_once(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/* An adapter that schedules its own placements (twheel_host_init_ext()). */
+static unsigned parked_calls;
+static int parked_rc;
+static uint64_t parked_reads; /* clock_reads when the op was called */
+static int fake_parked(struct twheel_host *h)
+{
+	(void)h;
+	parked_calls++;
+	parked_reads = clock_reads;
+	return parked_rc;
+}
+
+static const struct twheel_host_ops_ext fake_ext = { { fake_arm, fake_stop }, fake_parked };
+
+/*
+ * The parked op is called at the first park after each placement (a
+ * scheduled twheel_host_place(), a run, the 64th park) outside runs, never
+ * from a run's callbacks, and before any clock reading; when it refuses,
+ * the host places at once, from a reading taken after the arm.
+ */
+static void parked_op_schedules_the_placement(void **state)
+{
+	const struct twheel_host_ops_ext no_op = { { fake_arm, fake_stop }, NULL };
+	struct twheel_rt rt;
+	struct ht x[70];
+
+	(void)state;
+	ht_init(x, 70);
+	fake_ns = 10 * TICK;
+	host_armed = false;
+	twheel_rt_init(&rt, TICK, fake_clock, NULL);
+	assert_int_equal(twheel_host_init_ext(&H, &rt, &no_op), -EINVAL);
+	assert_int_equal(twheel_host_init_ext(&H, &rt, NULL), -EINVAL);
+	assert_int_equal(twheel_host_init_ext(NULL, &rt, &fake_ext), -EINVAL);
+	assert_int_equal(twheel_host_init_ext(&H, &rt, &fake_ext), 0);
+	assert_ptr_equal(twheel_host_get_ops(&H), &fake_ext.ops);
+	parked_calls = 0;
+	parked_rc = 0;
+	/* without deferral nothing is parked outside runs: no call */
+	assert_int_equal(twheel_host_add(&H, &x[69].t, 1000 * TICK), 0);
+	assert_int_equal(twheel_host_add(&H, &x[68].t, 900 * TICK), 0);
+	assert_int_equal(parked_calls, 0);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	clock_reads = 0;
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(twheel_host_add(&H, &x[i].t, 5 * TICK), 0);
+	assert_int_equal(parked_calls, 1);
+	assert_int_equal(parked_reads, 0);
+	assert_int_equal(clock_reads, 0);
+	/* the scheduled placement, later: the delays count from then */
+	fake_ns = 12 * TICK;
+	for (int i = 0; i < 10; i++)
+		x[i].deadline = 17 * TICK;
+	assert_int_equal(twheel_host_place(&H), 10);
+	assert_int_equal(host_wake, 17 * TICK);
+	/* the next park asks again; a refusal places at once */
+	parked_rc = -1;
+	fake_ns = 13 * TICK;
+	clock_reads = 0;
+	assert_int_equal(twheel_host_mod(&H, &x[0].t, 2 * TICK), 1);
+	assert_int_equal(parked_calls, 2);
+	assert_int_equal(parked_reads, 0); /* asked before reading the clock */
+	assert_int_equal(clock_reads, 1);
+	assert_int_equal(host_wake, 15 * TICK);
+	x[0].deadline = 15 * TICK;
+	parked_rc = 0;
+	/* 64 parks: the batch is placed at once, the 65th asks again */
+	for (int i = 10; i < 64 + 10; i++)
+		assert_int_equal(twheel_host_mod(&H, &x[i % 64].t, 50 * TICK), i % 64 < 10);
+	assert_int_equal(parked_calls, 3);
+	assert_int_equal(twheel_host_mod(&H, &x[64].t, 50 * TICK), 0);
+	assert_int_equal(parked_calls, 4);
+	assert_int_equal(twheel_host_place(&H), 1);
+	handed = 0;
+	assert_int_equal(twheel_host_fini(&H, count_handed, NULL), 0);
+	assert_int_equal(handed, 67);
+}
+
+/* The run places what was parked before it and what its callbacks park: no call. */
+static void parked_cb(struct tw_timer *t)
+{
+	ht_cb(t);
+	assert_int_equal(twheel_host_add(&H, &cbx[1].t, 3 * TICK), 0);
+}
+
+static void parked_op_not_called_from_a_run(void **state)
+{
+	struct twheel_rt rt;
+
+	(void)state;
+	memset(cbx, 0, sizeof(cbx));
+	tw_timer_init(&cbx[0].t, parked_cb);
+	tw_timer_init(&cbx[1].t, ht_cb);
+	tw_timer_init(&cbx[2].t, ht_cb);
+	fake_ns = 10 * TICK;
+	host_armed = false;
+	twheel_rt_init(&rt, TICK, fake_clock, NULL);
+	assert_int_equal(twheel_host_init_ext(&H, &rt, &fake_ext), 0);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	parked_calls = 0;
+	parked_rc = 0;
+	assert_int_equal(twheel_host_add_at(&H, &cbx[0].t, 11 * TICK), 0);
+	assert_int_equal(twheel_host_add(&H, &cbx[2].t, 100 * TICK), 0);
+	assert_int_equal(parked_calls, 1);
+	fake_ns = 11 * TICK;
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(parked_calls, 1);
+	assert_true(tw_timer_pending(&cbx[1].t) && tw_timer_pending(&cbx[2].t));
+	assert_int_equal(host_wake, 14 * TICK);
+	/* the placement scheduled before the run finds nothing: no reading */
+	clock_reads = 0;
+	assert_int_equal(twheel_host_place(&H), 0);
+	assert_int_equal(clock_reads, 0);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
 
 int main(void)
 {
@@ -699,6 +815,8 @@ int main(void)
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
 		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
 		cmocka_unit_test(a_batch_of_64_is_placed_at_once),
+		cmocka_unit_test(parked_op_schedules_the_placement),
+		cmocka_unit_test(parked_op_not_called_from_a_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

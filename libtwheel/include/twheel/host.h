@@ -36,7 +36,11 @@
  * with the others of the iteration from one reading taken after them all
  * (at the run's end, by twheel_host_place() before the host loop waits,
  * or once 64 arms are parked): no clock reading per arm, and late by at
- * most the rest of the iteration (or the time of 64 arms). Otherwise it counts from twheel_rt_now_upper() (at most 1/16
+ * most the rest of the iteration (or the time of 64 arms). The adapter
+ * calls twheel_host_place() from a hook its loop runs every iteration
+ * (libev's ev_prepare), or, with twheel_host_init_ext(), schedules it
+ * when the host says a first arm was parked (a handler posted to an Asio
+ * executor). Otherwise it counts from twheel_rt_now_upper() (at most 1/16
  * of a tick after the call, usually without a clock reading). A deadline
  * is a clock reading (arming by a deadline still ahead reads no clock). A
  * timer
@@ -104,7 +108,30 @@ struct twheel_host {
 	bool _on;             /* the host timer is armed */
 	bool _defer;          /* twheel_host_defer() is on (1.2: in the padding) */
 	uint8_t _parked;      /* arms parked since the last placement (< 64) */
+	bool _ext;            /* _ops is a twheel_host_ops_ext (1.3: in the padding) */
 	struct twheel_host_stats _st;
+};
+
+/*
+ * An adapter that can schedule a placement of its own (a handler posted
+ * to its loop, an event made active) adds @parked to its ops
+ * (twheel_host_init_ext()). (TWHEEL_1.3)
+ */
+struct twheel_host_ops_ext {
+	struct twheel_host_ops ops; /* arm, stop: as above */
+	/*
+	 * An arm by delay was just parked outside twheel_host_run() (with
+	 * twheel_host_defer() on), the first since the last placement: make
+	 * sure twheel_host_place() is called before the host loop waits
+	 * (schedule it, unless a call is already scheduled), and return 0.
+	 * Nonzero: it cannot be scheduled (out of memory); the host places
+	 * at once, from a reading taken after the arm. Called from inside
+	 * twheel_host_add() and twheel_host_mod(): it must not call @h's
+	 * functions. A placement scheduled by an earlier call may still be
+	 * pending (the run or the 64th park placed that batch): the adapter
+	 * keeps its own "scheduled" mark, cleared when its placement runs.
+	 */
+	int (*parked)(struct twheel_host *h);
 };
 
 /*
@@ -117,6 +144,18 @@ struct twheel_host {
  */
 TWHEEL_API int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 				const struct twheel_host_ops *ops);
+
+/*
+ * twheel_host_init() for an adapter that schedules its own placements:
+ * @ops->parked is called when an arm by delay is parked and no placement
+ * was scheduled since the last one (see struct twheel_host_ops_ext), so
+ * that the adapter needs no hook that runs every iteration; it still turns
+ * twheel_host_defer() on. twheel_host_get_ops() returns &@ops->ops.
+ * Returns what twheel_host_init() returns, and -EINVAL if @ops->parked is
+ * NULL. Any thread. (TWHEEL_1.3)
+ */
+TWHEEL_API int twheel_host_init_ext(struct twheel_host *h, const struct twheel_rt *rt,
+				    const struct twheel_host_ops_ext *ops);
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
@@ -212,7 +251,8 @@ TWHEEL_API long twheel_host_run(struct twheel_host *h);
  * fresh clock reading, and re-arm the host timer if one of them is now the
  * earliest. An adapter that turned twheel_host_defer() on calls this once
  * per host loop iteration, before the loop waits (a prepare hook: libev's
- * ev_prepare, libuv's uv_prepare_t); anyone may call it at any time.
+ * ev_prepare, libuv's uv_prepare_t), or when its parked op asks for it
+ * (twheel_host_init_ext()); anyone may call it at any time.
  * Returns the number of timers placed (0, without reading the clock, when
  * none was parked), or
  *   -EINVAL  @h NULL or shut down;
