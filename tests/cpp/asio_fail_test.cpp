@@ -4,8 +4,10 @@
 // memory is off in this program, so every wait allocates). std::bad_alloc
 // used to escape through the C host: out of the noexcept add() (terminate)
 // and out of twheel_host_run(). Now add() and mod() undo their arm and
-// return -ENOMEM, a failure after a run is thrown out of io_context::run()
-// (outside any C frame), and no pending timer is lost: the wait is retried.
+// return -ENOMEM, a failure after a run or a placement is thrown out of
+// io_context::run() (outside any C frame), a placement that cannot be
+// posted is made at once, and no pending timer is lost: the wait is
+// retried.
 #define BOOST_ASIO_DISABLE_SMALL_BLOCK_RECYCLING 1
 #include <twheel/asio.hpp>
 
@@ -67,14 +69,16 @@ int arm(Rec &r, D d)
 
 // The arming that needs a new wait cannot start it: -ENOMEM, the timer is
 // not pending, and the timer that was pending still fires (its wait,
-// cancelled by the failed re-arm, is started again).
+// cancelled by the failed re-arm, is started again). (An arm by delay
+// while a timer is pending first posts its placement: that post fails
+// too, and the host places at once.)
 TEST(AsioHostFailure, AddWhoseWaitCannotStartFailsCleanly)
 {
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
 	Rec late(h), early(h);
 	ASSERT_EQ(arm(late, 30ms), 0);
-	g_fail = 1;
+	g_fail = 2;
 	EXPECT_EQ(arm(early, 1ms), -ENOMEM);
 	g_fail = 0;
 	EXPECT_FALSE(early.pending());
@@ -118,4 +122,44 @@ TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
 	io.restart();
 	io.run();
 	EXPECT_EQ(second.fired, 1);
+}
+
+// The placement of an arm by delay cannot be posted: the host places it at
+// once (the timer is not lost, and fires), and nothing throws.
+TEST(AsioHostFailure, PlacementThatCannotBePostedIsMadeAtOnce)
+{
+	boost::asio::io_context io;
+	tw::AsioHost h(io);
+	Rec late(h), early(h);
+	ASSERT_EQ(arm(late, 30ms), 0);
+	g_fail = 1; // the post
+	EXPECT_EQ(arm(early, 1ms), 0);
+	EXPECT_EQ(g_fail, 0);
+	EXPECT_TRUE(early.pending());
+	EXPECT_EQ(twheel_host_place(h.get()), 0); // already placed
+	io.run();
+	EXPECT_EQ(early.fired, 1);
+	EXPECT_EQ(late.fired, 1);
+}
+
+// The placement runs, but the wait its batch needs cannot start:
+// io_context::run() throws std::bad_alloc (out of the handler, not through
+// the C host), the timer stays pending, and resume() starts its wait.
+TEST(AsioHostFailure, WaitAfterAPlacementFailsOutOfRunAndResumes)
+{
+	boost::asio::io_context io;
+	tw::AsioHost h(io);
+	Rec late(h), early(h);
+	ASSERT_EQ(arm(late, 30ms), 0);
+	EXPECT_EQ(arm(early, 1ms), 0); // parked, its placement posted
+	g_fail = 1;                    // the wait the placement starts
+	EXPECT_THROW(io.run_one(), std::bad_alloc);
+	g_fail = 0;
+	EXPECT_TRUE(early.pending());
+	EXPECT_EQ(early.fired, 0);
+	EXPECT_EQ(h.resume(), 0);
+	io.restart();
+	io.run();
+	EXPECT_EQ(early.fired, 1);
+	EXPECT_EQ(late.fired, 1);
 }

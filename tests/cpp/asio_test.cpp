@@ -306,3 +306,197 @@ TEST(AsioHost, ATimerOutlivingItsHostIsGuarded)
 	EXPECT_THROW(session.arm_in(1ms), tw::error);
 	io.run();
 }
+
+// ---- Arms by delay outside a run: parked, placed by one posted handler ----
+
+namespace {
+
+// An injected clock (ns) that counts its readings; with a strand set, every
+// reading must be made inside it.
+std::uint64_t fake_ns;
+unsigned reads;
+const boost::asio::strand<boost::asio::io_context::executor_type> *in_strand;
+
+std::uint64_t fake_clock(void *)
+{
+	reads++;
+	if (in_strand) {
+		EXPECT_TRUE(in_strand->running_in_this_thread()) << "a clock reading outside the strand";
+	}
+	return in_strand ? mono_ns() : fake_ns;
+}
+
+// A timer on the injected clock: must not run before @deadline.
+struct Fake : tw::Hook<tw::AsioHost, Fake> {
+	using Hook::Hook;
+	std::uint64_t deadline = 0;
+	int fired = 0;
+	void on_timer()
+	{
+		fired++;
+		EXPECT_GE(fake_ns, deadline) << "fired early";
+	}
+};
+
+twheel_rt fake_rt(std::uint64_t start)
+{
+	twheel_rt rt;
+	fake_ns = start;
+	twheel_rt_init(&rt, 1000000, fake_clock, nullptr);
+	return rt;
+}
+
+// Runs @io until @x fired, the clock standing at fake_ns (the steady_timer
+// waits in real time for what the injected clock says remains).
+void run_until(boost::asio::io_context &io, const Fake &x, std::chrono::milliseconds d)
+{
+	io.restart();
+	for (auto end = std::chrono::steady_clock::now() + d; !x.fired && std::chrono::steady_clock::now() < end;)
+		io.run_one_for(5ms);
+}
+
+} // namespace
+
+// Arms by delay while a timer is pending read no clock; one posted handler
+// places them from one reading taken after the last of them (the clock
+// moved on after the first: the second counts from later, not from the
+// first's time), and the 64th arm places the batch at once.
+TEST(AsioHostDefer, OneReadingAfterTheArmsNeverEarly)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(1000000000);
+	tw::AsioHost h(io, &rt);
+	Fake far(h), a(h), b(h);
+	far.arm_in(1h); // the host timer is armed: later arms are parked
+	reads = 0;
+	a.arm_in(10ms);
+	fake_ns += 5000000; // the clock moves on between the two arms
+	b.arm_in(10ms);
+	EXPECT_EQ(reads, 0u);
+	EXPECT_TRUE(a.pending() && b.pending());
+	EXPECT_EQ(io.poll_one(), 1u); // the placement
+	EXPECT_EQ(reads, 1u);
+	a.deadline = b.deadline = fake_ns + 10000000; // from the placement's reading
+	EXPECT_EQ(a.expiry(), b.expiry());
+	fake_ns = b.deadline - 1000000; // a placement read at the first arm says due
+	run_until(io, a, 50ms);
+	EXPECT_EQ(a.fired + b.fired, 0);
+	fake_ns = b.deadline;
+	run_until(io, b, 2s);
+	EXPECT_EQ(a.fired, 1);
+	EXPECT_EQ(b.fired, 1);
+
+	// 100 arms: the 64th places the batch (one reading), one handler the rest
+	std::vector<Fake> r;
+	r.reserve(100);
+	for (int i = 0; i < 100; i++)
+		r.emplace_back(h);
+	far.arm_in(1h);
+	reads = 0;
+	for (auto &x : r)
+		x.arm_in(1s);
+	EXPECT_EQ(reads, 1u);
+	io.restart();
+	io.poll(); // the placement (and the wait the batch's re-arm aborted)
+	EXPECT_EQ(reads, 2u);
+	EXPECT_EQ(h.size(), 101u);
+}
+
+// The clock stands still, or steps back, between the arm and the
+// placement: the delay counts from the placement's reading all the same.
+TEST(AsioHostDefer, ClockStandingStillOrSteppingBack)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(2000000000);
+	tw::AsioHost h(io, &rt);
+	Fake far(h), still(h), back(h);
+	far.arm_in(1h);
+	still.arm_in(3ms);
+	still.deadline = fake_ns + 3000000;
+	io.poll();
+	back.arm_in(10ms);
+	fake_ns -= 2000000; // 2 ms back before the placement
+	back.deadline = fake_ns + 10000000;
+	io.poll();
+	fake_ns = still.deadline - 1;
+	run_until(io, still, 20ms);
+	EXPECT_EQ(still.fired, 0);
+	fake_ns = still.deadline;
+	run_until(io, still, 2s);
+	EXPECT_EQ(still.fired, 1);
+	fake_ns = back.deadline - 1;
+	run_until(io, back, 20ms);
+	EXPECT_EQ(back.fired, 0);
+	fake_ns = back.deadline;
+	run_until(io, back, 2s);
+	EXPECT_EQ(back.fired, 1);
+}
+
+// io_context::run_one() users: the first handler run is the placement
+// (the one clock reading), then the timer fires.
+TEST(AsioHostDefer, RunOnePlacesFirst)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(3000000000);
+	tw::AsioHost h(io, &rt);
+	Fake far(h), near(h);
+	far.arm_in(1h);
+	reads = 0;
+	near.arm_in(2ms);
+	EXPECT_EQ(reads, 0u);
+	EXPECT_EQ(io.run_one(), 1u);
+	EXPECT_EQ(reads, 1u);
+	near.deadline = fake_ns = fake_ns + 2000000;
+	for (int i = 0; i < 10 && !near.fired; i++)
+		io.run_one();
+	EXPECT_EQ(near.fired, 1);
+	EXPECT_TRUE(far.cancel());
+	io.run();
+}
+
+// Destroyed with its placement handler queued: the handler does nothing
+// (ASan would report a use of the freed state), the parked timer is
+// cancelled once.
+TEST(AsioHostDefer, PlacementOutlivingTheHost)
+{
+	boost::asio::io_context io;
+	Rec far, near;
+	{
+		tw::AsioHost h(io);
+		far.arm(h, 1h);
+		near.arm(h, 1ms); // parked, its placement posted
+	}
+	EXPECT_EQ(far.cancelled, 1);
+	EXPECT_EQ(near.cancelled, 1);
+	io.run();
+	EXPECT_EQ(near.fired, 0);
+	EXPECT_FALSE(near.pending());
+}
+
+// A host on a strand of an io_context run by two threads: arms from the
+// strand are placed by a handler posted to it (every clock reading is made
+// inside the strand), never early, each once.
+TEST(AsioHostDefer, PlacementOnAStrand)
+{
+	boost::asio::io_context io;
+	auto strand = boost::asio::make_strand(io);
+	twheel_rt rt;
+	twheel_rt_init(&rt, 1000000, fake_clock, nullptr);
+	std::vector<Rec> r(50);
+	std::unique_ptr<tw::AsioHost> h;
+	boost::asio::post(strand, [&] {
+		in_strand = &strand;
+		h = std::make_unique<tw::AsioHost>(strand, &rt);
+		for (std::size_t i = 0; i < r.size(); i++)
+			r[i].arm(*h, std::chrono::milliseconds(1 + i % 20));
+	});
+	std::thread other([&] { io.run(); });
+	io.run();
+	other.join();
+	boost::asio::post(strand, [&] { h.reset(); });
+	io.restart();
+	io.run();
+	in_strand = nullptr;
+	for (auto &x : r)
+		EXPECT_EQ(x.fired, 1);
+}

@@ -10,11 +10,15 @@
 // injected rt clock. One thread at a time: an io_context run by one
 // thread, or a strand. The completion handler holds a weak reference and
 // a generation: a wait completing after a re-arm, a stop or destruction
-// does nothing. Destroy the AsioHost before its io_context. No exception
+// does nothing. An arm by delay outside a run reads no clock: the first
+// after a placement posts one handler (weak reference) that places them
+// all from one reading, before Asio's next wait (docs/cpp.md: lateness).
+// Destroy the AsioHost before its io_context. No exception
 // crosses the C host: a wait that cannot start (std::bad_alloc, an Asio
 // error) is owed; the arm that needed it is undone and throws tw::error
 // (ENOMEM, the Asio errno, EIO); one needed after a run is rethrown out of
-// io_context::run(); resume() or the next arm starts it again. Header-only,
+// io_context::run(); resume() or the next arm starts it again; a placement
+// that cannot be posted is made at once. Header-only,
 // C++17; the program brings Boost.Asio.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
@@ -26,6 +30,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <cerrno>
@@ -48,15 +53,16 @@ public:
 
 	/// A host on @ex (an io_context's executor or a strand). @rt gives the
 	/// tick and the clock (nullptr: 1 ms, CLOCK_MONOTONIC) and is copied.
-	/// Throws std::bad_alloc, or tw::error with what twheel_host_init()
+	/// Throws std::bad_alloc, or tw::error with what twheel_host_init_ext()
 	/// refused.
 	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
 		: s_(std::make_shared<state>(ex))
 	{
 		s_->self = s_;
 		s_->hh.s = s_.get();
-		if (int rc = twheel_host_init(&s_->hh.h, rt, &ops); rc < 0)
-			detail::fail(rc, "tw: twheel_host_init() refused");
+		if (int rc = twheel_host_init_ext(&s_->hh.h, rt, &ops); rc < 0)
+			detail::fail(rc, "tw: twheel_host_init_ext() refused");
+		twheel_host_defer(&s_->hh.h, true);
 		ctx_ = s_->x = new detail::ctx;
 		ctx_->c = &s_->hh.h;
 		ctx_->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
@@ -96,6 +102,7 @@ private:
 		std::weak_ptr<state> self;  // for the completion handlers
 		detail::ctx *x = nullptr;   // shared with the timers; x->c: live
 		std::uint64_t gen = 0;      // bumped by every arm and stop
+		bool placing = false;       // a placement handler is queued (one at a time)
 		bool owed = false;          // the host counts on a wait that failed to start
 		clock::time_point owed_at;  // what it was for
 		int owed_err = 0;           // and why (-errno)
@@ -205,7 +212,34 @@ private:
 		}
 	}
 
-	static inline const twheel_host_ops ops = { arm, stop };
+	// The first arm by delay parked after a placement: post the placement
+	// (never dispatch: that could place before the arms that follow). The
+	// handler is the only one while placing is set, so a weak reference
+	// suffices; nonzero (std::bad_alloc...) makes the host place at once.
+	static int parked(twheel_host *h) noexcept
+	{
+		state *s = of(h);
+		if (s->placing)
+			return 0;
+		try {
+			boost::asio::post(s->timer.get_executor(), [w = s->self] {
+				auto p = w.lock();
+				if (!p || !p->x)
+					return; // the host is gone
+				const std::uint64_t gen = p->gen;
+				p->placing = false;
+				twheel_host_place(&p->hh.h);
+				if (p->owed && p->gen != gen) // its re-arm failed: out of run()
+					std::rethrow_exception(p->owed_exc);
+			});
+		} catch (...) {
+			return -1;
+		}
+		s->placing = true;
+		return 0;
+	}
+
+	static inline const twheel_host_ops_ext ops = { { arm, stop }, parked };
 
 	std::shared_ptr<state> s_;
 
