@@ -718,6 +718,23 @@ TEST(Chrono, TickUnitsAndOtherUnitsGiveTheSameTick)
 	EXPECT_EQ(NOW(w5), 13u);
 }
 
+// A timer at the wheel's last tick (a time point of unsigned count in the
+// tick's unit reaches it): the next expiry saturates as expiry() does, it
+// does not wrap to an early time.
+TEST(Chrono, NextExpiryOfTheLastTickSaturates)
+{
+	using last_point = std::chrono::time_point<Wheel::clock, std::chrono::duration<std::uint64_t, std::milli>>;
+	Wheel w;
+	Timer t(w, [] {});
+	t.arm_at(last_point(std::chrono::duration<std::uint64_t, std::milli>(UINT64_MAX)));
+	EXPECT_EQ(t.native_handle()->expires, tw::tick_max);
+	EXPECT_EQ(t.expiry(), Wheel::time_point::max());
+	ASSERT_TRUE(w.next_expiry());
+	EXPECT_EQ(*w.next_expiry(), Wheel::time_point::max());
+	t.cancel();
+	EXPECT_EQ(w.next_expiry(), std::nullopt);
+}
+
 // ---- TimerHook ---------------------------------------------------------------
 
 namespace {
@@ -937,6 +954,34 @@ TEST(Hostile, WheelDestroyedFromATimerCallbackClosesWhenTheAdvanceReturns)
 	EXPECT_FALSE(later);
 	EXPECT_FALSE(later.pending());
 	EXPECT_FALSE(same);
+}
+
+// Arming in the wheel's tick unit (the fast path) after the wheel was
+// destroyed from a callback is dropped as any other arm, for both handles.
+TEST(Hostile, TickUnitArmAfterTheWheelIsDestroyedFromACallbackIsDropped)
+{
+	using ms_point = std::chrono::time_point<Wheel::clock, std::chrono::milliseconds>;
+	const ms_point at(std::chrono::milliseconds(50));
+	auto *w = new Wheel;
+	Conn c(*w);
+	Timer pending(*w, [] {}), idle(*w, [] {});
+	pending.arm_at(at);
+	bool rearmed = true, armed = true, hooked = true;
+	Timer bye(*w, [&] {
+		delete w;
+		rearmed = pending.arm_at(at + std::chrono::milliseconds(1));
+		armed = idle.arm_at(at);
+		hooked = c.arm_at(at) || c.pending();
+		EXPECT_FALSE(idle.pending());
+	});
+	bye.arm_at(ms_point(std::chrono::milliseconds(5)));
+	w->advance(T(10));
+	EXPECT_FALSE(rearmed);
+	EXPECT_FALSE(armed);
+	EXPECT_FALSE(hooked);
+	EXPECT_FALSE(pending.pending());
+	EXPECT_FALSE(idle);
+	EXPECT_THROW(idle.arm_at(at), tw::error);
 }
 
 // A cancellation callback destroys its own Timer, run by cancel() or by the

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -175,7 +176,7 @@ template <std::size_t N, class... A>
 class fn {
 	struct ops {
 		void (*call)(void *, A...);
-		void (*move)(void *dst, void *src) noexcept; // and destroy src
+		void (*move)(void *dst, void *src) noexcept; // and destroy src; null: memcpy
 		void (*destroy)(void *) noexcept;
 		int tag;
 	};
@@ -201,7 +202,7 @@ class fn {
 			get(s)->~F();
 		}
 		static void destroy(void *p) noexcept { get(p)->~F(); }
-		static constexpr ops table{&call, &move, &destroy, tag_of<F>::value};
+		static constexpr ops table{&call, std::is_trivially_copyable_v<F> ? nullptr : &move, &destroy, tag_of<F>::value};
 	};
 	template <class F>
 	struct on_heap {
@@ -268,13 +269,13 @@ private:
 	void take(fn &o) noexcept
 	{
 		if (o.ops_) {
-			o.ops_->move(buf_, o.buf_);
+			o.ops_->move ? o.ops_->move(buf_, o.buf_) : void(std::memcpy(buf_, o.buf_, N));
 			ops_ = std::exchange(o.ops_, nullptr);
 		}
 	}
 
 	const ops *ops_ = nullptr;
-	alignas(void *) unsigned char buf_[N];
+	alignas(void *) unsigned char buf_[N]{}; // zeroed: take() may copy all N bytes
 };
 
 // A callable lent to a running frame (a timer's callback or cancellation
@@ -303,7 +304,7 @@ struct ctx {
 	ctx() { kinds.reserve(4); }
 	virtual ~ctx() = default;
 	void *c = nullptr;
-	std::uint64_t tick_ns = 1, tick_inv = 0; // a Wheel's tick, UINT64_MAX / tick
+	std::uint64_t tick_ns = 1, tick_inv = 0, open_tick = 0; // a Wheel's: tick, UINT64_MAX / tick, tick until closing
 	exception_handler on_exception;
 	lent_frame *lent = nullptr;
 	std::size_t refs = 1;

@@ -64,7 +64,7 @@ public:
 	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
 	{
 		if constexpr (std::is_same_v<O, Wheel>)
-			return arm<false>(tp); // a Wheel converts to its tick itself
+			return arm<false>(tp.time_since_epoch()); // a Wheel converts to its tick itself
 		else
 			return arm<false>(tp_ns(tp));
 	}
@@ -85,11 +85,17 @@ protected:
 	~handle() { release(c_); }
 
 	// mod_in (@In) or mod_at of @t (ns, or what the owner's ops take),
-	// inlined: a wheel's re-arm has an inline path. A gone owner is closing.
+	// inlined: a wheel's re-arm has an inline path. A gone owner is closing;
+	// an open Wheel and @t in its tick are one test (ops<Wheel>::open()).
 	template <bool In, class T>
 	bool arm(T t)
 	{
-		if (!c_ || c_->closing)
+		bool open;
+		if constexpr (std::is_same_v<O, Wheel>)
+			open = c_ && X::open(c_, t);
+		else
+			open = c_ && !c_->closing;
+		if (!open)
 			return refused();
 		int r;
 		if constexpr (In)
@@ -547,7 +553,7 @@ protected:
 		if (!ctx_)
 			return;
 		O::stopping(ctx_);
-		ctx_->closing = true;
+		ctx_->closing = true, ctx_->open_tick = 0;
 		if (ctx_->running == 0 && ctx_->c)
 			O::finish(ctx_);
 		release(std::exchange(ctx_, nullptr));

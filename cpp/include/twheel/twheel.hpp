@@ -48,7 +48,7 @@ public:
 			detail::fail(detail::misuse::bad_argument);
 		std::unique_ptr<detail::ctx> c(new detail::ctx);
 		c->tick_ns = static_cast<std::uint64_t>(tick.count());
-		c->tick_inv = UINT64_MAX / c->tick_ns;
+		c->tick_inv = UINT64_MAX / (c->open_tick = c->tick_ns);
 		if (!(c->c = twheel_create(ticks(c.get(), detail::tp_ns(start)))))
 			throw std::bad_alloc();
 		ctx_ = c.release();
@@ -80,9 +80,10 @@ public:
 	/// When the earliest timer fires (twheel_next_expiry()); nullopt if none.
 	std::optional<time_point> next_expiry() const noexcept
 	{
-		if (size() == 0)
+		const tick_t t = ctx_ ? twheel_next_expiry(w(ctx_)) : tick_max;
+		if (t == tick_max && size() == 0)
 			return std::nullopt;
-		return detail::ns_tp<time_point>(twheel_next_expiry(w(ctx_)) * ctx_->tick_ns);
+		return detail::ns_tp<time_point>(t > ctx_->tick_inv ? UINT64_MAX : t * ctx_->tick_ns);
 	}
 	/// The wheel's time; pending timers; the tick (zeros if moved from).
 	time_point now() const noexcept
@@ -101,18 +102,26 @@ public:
 
 private:
 	static ::twheel *w(const detail::ctx *c) noexcept { return static_cast<::twheel *>(c->c); }
-	// @d in ticks, rounded up: none of the arithmetic below if @d's unit
-	// is the tick (a std::chrono::milliseconds on a 1 ms wheel).
+	// The wheel of a handle that tested closing, which a gone wheel sets.
+	static ::twheel *live(const detail::ctx *c) noexcept { return c->c ? w(c) : (__builtin_unreachable(), nullptr); }
+	// @d in ticks, rounded up: none of the arithmetic below if @d is in the
+	// tick's unit (a std::chrono::milliseconds on a 1 ms wheel) and the
+	// wheel open: open_tick, its tick until it closes, 0 then.
 	template <class Rep, class Period>
 	static tick_t ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		using P = std::ratio_divide<Period, std::nano>;
-		if constexpr (P::den == 1 && std::is_integral_v<Rep>) {
-			const tick_t n = d.count() > 0 ? static_cast<tick_t>(d.count()) : 0;
-			if (__builtin_expect(c->tick_ns == P::num, 1))
-				return n;
+		if (open_tick(c, d) && d.count() >= 0)
+			return static_cast<tick_t>(d.count());
+		return ticks(c, detail::ns_ceil(d)); // a negative @d is 0
+	}
+	template <class D> // a duration, or ns (not this path)
+	static bool open_tick(const detail::ctx *c, D) noexcept
+	{
+		if constexpr (!std::is_integral_v<D>) {
+			using P = std::ratio_divide<typename D::period, std::nano>;
+			return P::den == 1 && std::is_integral_v<typename D::rep> && __builtin_expect(c->open_tick == P::num, 1);
 		}
-		return ticks(c, detail::ns_ceil(d));
+		return false;
 	}
 	// @ns in ticks, rounded up: one multiplication by the reciprocal and
 	// one correction step, never a division.
@@ -160,20 +169,17 @@ struct wheel_node_ops {
 template <>
 struct ops<Wheel> : wheel_node_ops {
 	static ctx *share(Wheel &w) { return retain(w.checked()); }
-	// @t: ns, or a time point of the wheel's clock
+	// Arming is allowed: @t (ns, or a duration since the epoch or from now)
+	// is in the tick of an open wheel, tested first, or it is not closing.
 	template <class T>
-	static int mod_at(ctx *c, node *n, T t) noexcept
-	{
-		if constexpr (std::is_integral_v<T>)
-			return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, t));
-		else
-			return twheel_mod(Wheel::w(c), n, Wheel::ticks(c, t.time_since_epoch()));
-	}
+	static bool open(const ctx *c, T t) noexcept { return Wheel::open_tick(c, t) || !c->closing; }
+	template <class T>
+	static int mod_at(ctx *c, node *n, T t) noexcept { return twheel_mod(Wheel::live(c), n, Wheel::ticks(c, t)); }
 	template <class Rep, class Period>
 	static int mod_in(ctx *c, node *n, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		const tick_t now = twheel_now(Wheel::w(c)), t = Wheel::ticks(c, d);
-		return twheel_mod(Wheel::w(c), n, t > tick_max - now ? tick_max : now + t);
+		const tick_t now = twheel_now(Wheel::live(c)), t = Wheel::ticks(c, d);
+		return twheel_mod(Wheel::live(c), n, t > tick_max - now ? tick_max : now + t);
 	}
 	static bool del(ctx *c, node *n) noexcept { return twheel_del(Wheel::w(c), n) == 1; }
 	// the target of a running advance(): periodic timers count from it
