@@ -73,6 +73,7 @@ struct Ops {
 			return -x.code().value();
 		}
 	}
+	// twheel_add(): -EBUSY, untouched, if pending (the model check's add).
 	static int add(void *w, void *t, uint64_t e) { return ct(t)->pending() ? -EBUSY : mod(w, t, e); }
 	static int del(void *, void *t) { return ct(t)->cancel() ? 1 : 0; }
 	static long advance(void *w, uint64_t now)
@@ -83,11 +84,15 @@ struct Ops {
 			return -x.code().value();
 		}
 	}
+	// Arms new timers as a C++ user does, with arm_at() alone (no add in
+	// this API); one found pending is reported as twheel_add()'s -EBUSY.
 	static long add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
 	{
 		long bad = 0;
-		for (uint32_t i = 0; i < n; i++)
-			bad |= add(w, tm + i * sizeof(T), exp[i]);
+		for (uint32_t i = 0; i < n; i++) {
+			const int r = mod(w, tm + i * sizeof(T), exp[i]);
+			bad |= r == 1 ? -EBUSY : r;
+		}
 		return bad;
 	}
 	static long mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
