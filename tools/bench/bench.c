@@ -9,7 +9,7 @@
  * workloads are rt.c's; run.sh runs both. docs/bench.md says what each
  * figure measures.
  *
- * Usage: bench [--n N] [--m M] [--reps R] [--workload LIST] [--impl NAME]
+ * Usage: bench [--n N] [--m M] [--reps R] [--workload LIST] [--impl LIST]
  *              [--csv FILE] [--md FILE] [--quick]
  *
  * Exit status: 0 if every workload passed its check, 1 if one failed (its
@@ -124,7 +124,7 @@ static void run_workload(const char *section, const char *workload, uint32_t n, 
 	for (uint32_t rep = 0; rep < opt.reps; rep++) {
 		for (size_t i = 0; i < NIMPLS; i++) {
 			const struct bench_ops *im = impls[(i + rep) % NIMPLS]; /* rotate who goes first */
-			if (opt.impl && strcmp(opt.impl, im->name))
+			if (opt.impl && !bench_listed(opt.impl, im->name))
 				continue;
 			run_one(section, wls[w].row, im, wls[w].fn, &p,
 				!strcmp(workload, "idle_skip") ? 1 : n, wls[w].unit);
@@ -310,14 +310,15 @@ static void print_report(void)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [--n N] [--m M] [--reps R] [--workload LIST] [--impl NAME] [--csv FILE]\n"
+		"usage: %s [--n N] [--m M] [--reps R] [--workload LIST] [--impl LIST] [--csv FILE]\n"
 		"             [--md FILE] [--quick]\n"
 		"  --n N          timers (default 1000000; --quick 20000)\n"
 		"  --m M          re-arms in rearm (default 10000000; --quick 200000)\n"
 		"  --reps R       repetitions of everything (default 5; --quick 3)\n"
 		"  --workload L   comma-separated: add_expire,add_cancel,rearm,long_range,advance_spike,\n"
 		"                 idle_skip,memory,scaling,all (default all)\n"
-		"  --impl NAME    run only this table (twheel, timer_list, twheel-cpp, twheel-cpp-hook, heap4, heap2), e.g. under perf\n"
+		"  --impl L       comma-separated: run only these tables (twheel, timer_list, twheel-cpp,\n"
+		"                 twheel-cpp-hook, heap4, heap2), e.g. under perf\n"
 		"  --csv FILE     write every row as CSV\n"
 		"  --md FILE      write the Markdown tables to FILE as well as stdout\n"
 		"  --quick        scaled-down sizes for a smoke test\n", prog);
@@ -337,11 +338,11 @@ static void parse_args(int argc, char **argv)
 	const char *bad = bench_unknown(opt.workloads, workloads, "all");
 	if (bad)
 		args_fail("bench", "--workload: no workload '%s' (bench --help lists them)", bad);
-	bool found = !opt.impl;
+	const char *names[NIMPLS + 1] = { NULL };
 	for (size_t i = 0; i < NIMPLS; i++)
-		found |= opt.impl && !strcmp(opt.impl, impls[i]->name);
-	if (!found)
-		args_fail("bench", "--impl: no table '%s' in this build", opt.impl);
+		names[i] = impls[i]->name;
+	if (opt.impl && (bad = bench_unknown(opt.impl, names, "")))
+		args_fail("bench", "--impl: no table '%s' in this build", bad);
 	opt.n = opt.n ? opt.n : opt.quick ? 20000 : BENCH_N;
 	opt.m = opt.m ? opt.m : opt.quick ? 200000 : BENCH_M;
 	opt.reps = opt.reps ? opt.reps : opt.quick ? 3 : 5;
