@@ -16,11 +16,13 @@
 
 /*
  * Allocate @size zeroed bytes whose first member is a struct twheel_host
- * and initialise that with @rt and @ops (twheel_host_init()). Returns the
- * host, or NULL with errno ENOMEM or what twheel_host_init() refused.
+ * and initialise that with @rt and @ops (twheel_host_init()), or with @ext
+ * if not NULL (twheel_host_init_ext()). Returns the host, or NULL with
+ * errno ENOMEM or what the init refused.
  */
-static inline struct twheel_host *twheel__adapter_new(size_t size, const struct twheel_rt *rt,
-						      const struct twheel_host_ops *ops)
+static inline struct twheel_host *twheel__adapter_new_ext(size_t size, const struct twheel_rt *rt,
+							  const struct twheel_host_ops *ops,
+							  const struct twheel_host_ops_ext *ext)
 {
 	struct twheel_host *h = calloc(1, size);
 	int rc;
@@ -29,13 +31,19 @@ static inline struct twheel_host *twheel__adapter_new(size_t size, const struct 
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = twheel_host_init(h, rt, ops);
+	rc = ext ? twheel_host_init_ext(h, rt, ext) : twheel_host_init(h, rt, ops);
 	if (rc) {
 		free(h);
 		errno = -rc;
 		return NULL;
 	}
 	return h;
+}
+
+static inline struct twheel_host *twheel__adapter_new(size_t size, const struct twheel_rt *rt,
+						      const struct twheel_host_ops *ops)
+{
+	return twheel__adapter_new_ext(size, rt, ops, NULL);
 }
 
 /*

@@ -16,17 +16,16 @@
  * start from a coarse time up to a few ms old, and fire that much early.
  *
  * Arms by delay. libevent 2.1 has no hook that runs before the base waits
- * (its prepare watchers, evwatch_prepare_new(), came in 2.2), and the host
- * does not tell an adapter when it parks an arm, so no event can be made
- * active for exactly the iterations that parked something: an event kept
- * active would stop the base from ever blocking. So the adapter wraps the
- * loop instead: twheel_event_loop() runs event_base_loop() one iteration
- * at a time (EVLOOP_ONCE: wait for events, run every callback made
- * active, return) and places the parked delays (twheel_host_place())
- * before each, that is, before the base waits again: one clock reading
- * per iteration instead of one per arm. Its first call turns
- * twheel_host_defer() on; a program that runs the base itself keeps the
- * per-arm bound.
+ * (its prepare watchers, evwatch_prepare_new(), came in 2.2), so the host
+ * tells the adapter when it parks an arm (twheel_host_init_ext()): the
+ * first arm parked after a placement makes a placement event active
+ * (event_active(), default priority; it allocates nothing), whose callback
+ * calls twheel_host_place(). An active event keeps the base from
+ * blocking, so the placement comes before the base waits again: one clock
+ * reading per iteration instead of one per arm, however the base is run.
+ * Deferral is on from creation. twheel_event_loop() (event_base_loop() one
+ * iteration at a time, placing before each) is kept: it places the same
+ * way, and the placement event then finds nothing.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -39,8 +38,9 @@
 struct twheel_event {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	struct event *ev;
+	struct event *place; /* made active to place the parked arms by delay */
 	struct event_base *base;
-	bool defer; /* twheel_event_loop() turned twheel_host_defer() on */
+	bool placing;        /* place is active */
 };
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -48,6 +48,16 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	twheel_host_run(arg);
+}
+
+static void on_place(evutil_socket_t fd, short what, void *arg)
+{
+	struct twheel_event *e = arg;
+
+	(void)fd;
+	(void)what;
+	e->placing = false;
+	twheel_host_place(&e->h);
 }
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
@@ -79,7 +89,19 @@ static void host_stop(struct twheel_host *h)
 	event_del(((struct twheel_event *)h)->ev);
 }
 
-static const struct twheel_host_ops event_ops = { host_arm, host_stop };
+/* The first arm by delay parked after a placement: schedule one. */
+static int host_parked(struct twheel_host *h)
+{
+	struct twheel_event *e = (struct twheel_event *)h;
+
+	if (!e->placing) {
+		e->placing = true;
+		event_active(e->place, EV_TIMEOUT, 0);
+	}
+	return 0;
+}
+
+static const struct twheel_host_ops_ext event_ops = { { host_arm, host_stop }, host_parked };
 
 struct twheel_host *twheel_event_create(struct event_base *base, const struct twheel_rt *rt)
 {
@@ -89,13 +111,18 @@ struct twheel_host *twheel_event_create(struct event_base *base, const struct tw
 		errno = EINVAL;
 		return NULL;
 	}
-	e = (struct twheel_event *)twheel__adapter_new(sizeof(*e), rt, &event_ops);
+	e = (struct twheel_event *)twheel__adapter_new_ext(sizeof(*e), rt, NULL, &event_ops);
 	if (!e)
 		return NULL;
 	e->ev = evtimer_new(base, on_timer, &e->h);
-	if (!e->ev)
+	e->place = e->ev ? event_new(base, -1, 0, on_place, e) : NULL;
+	if (!e->place) {
+		if (e->ev)
+			event_free(e->ev);
 		return twheel__adapter_abort(&e->h, ENOMEM);
+	}
 	e->base = base;
+	twheel_host_defer(&e->h, true);
 	return &e->h;
 }
 
@@ -105,15 +132,9 @@ int twheel_event_loop(struct twheel_host *h, int flags)
 	long placed;
 	int rc;
 
-	if (twheel_host_get_ops(h) != &event_ops ||
+	if (twheel_host_get_ops(h) != &event_ops.ops ||
 	    (flags & ~(EVLOOP_ONCE | EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY)))
 		return -EINVAL;
-	if (!e->defer) {
-		rc = twheel_host_defer(h, true);
-		if (rc)
-			return rc;
-		e->defer = true;
-	}
 	for (;;) {
 		placed = twheel_host_place(h);
 		if (placed < 0)
@@ -136,9 +157,10 @@ int twheel_event_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 	struct twheel_event *e = (struct twheel_event *)h;
 	int rc;
 
-	rc = twheel__adapter_fini(h, &event_ops, fn, arg);
+	rc = twheel__adapter_fini(h, &event_ops.ops, fn, arg);
 	if (rc)
 		return rc;
+	event_free(e->place);
 	event_free(e->ev);
 	free(e);
 	return 0;

@@ -12,13 +12,15 @@
  * ahead) of the adapter's clock (struct twheel_rt; CLOCK_MONOTONIC and
  * 1 ms ticks by default), never from libevent's cached time, which is
  * taken once per iteration and, by default, from CLOCK_MONOTONIC_COARSE (a
- * few milliseconds behind). Once the base is run with twheel_event_loop(),
- * an arm by delay made while a timer is pending counts instead from one
- * clock reading per iteration taken after every arm of it: it is parked,
- * and placed before the base waits again (the wheel's callbacks' at the
- * run's end; in any case at the 64th arm: <twheel/host.h>). No clock
- * reading per arm, never early, and late by at most the rest of the
- * iteration (the time from the call to the base's next wait). With the
+ * few milliseconds behind). An arm by delay made while a timer is pending
+ * counts instead from one clock reading per iteration taken after every
+ * arm of it, however the base is run (event_base_dispatch() or
+ * twheel_event_loop()): it is parked, and placed before the base waits
+ * again, by an event the first such arm makes active (the wheel's
+ * callbacks' at the run's end; in any case at the 64th arm:
+ * <twheel/host.h>). No clock reading per arm, never early, and late by at
+ * most the rest of the iteration (the callbacks active before the
+ * placement event runs, of its priority and higher). With the
  * default clock the timer event is set against libevent's own clock
  * (event_gettime_monotonic(), read before event_base_update_cache_time()),
  * so it cannot fire before the tick boundary it waits for, whichever clock
@@ -54,7 +56,8 @@ extern "C" {
 #endif
 
 /*
- * Create a host on @base: a wheel and one timer event (not pending). Arm
+ * Create a host on @base: a wheel, one timer event (not pending) and one
+ * placement event (never added: made active when an arm is parked). Arm
  * and cancel timers with <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
  * with errno set: EINVAL (@base NULL), ENOMEM. Allocates. The base's thread.
@@ -66,10 +69,8 @@ TWHEEL_EVENT_API struct twheel_host *twheel_event_create(struct event_base *base
  * event_base_loop(base, @flags) on the base of @h, one iteration at a time
  * (EVLOOP_ONCE), placing the arms by delay parked since the last one
  * (twheel_host_place()) before each iteration and once more on return.
- * The first call turns twheel_host_defer() on for @h (it stays on): from
- * then on run the base only through this function (or call
- * twheel_host_place(@h) before each event_base_loop() of your own), or a
- * parked timer is placed (and fires) late. @flags: 0 (run until no event
+ * Since 1.3 not needed for that (the adapter places them itself, see Time
+ * above); kept, with the same effect. @flags: 0 (run until no event
  * is pending, event_base_loopexit() or event_base_loopbreak(), like
  * event_base_dispatch()), or EVLOOP_ONCE, EVLOOP_NONBLOCK,
  * EVLOOP_NO_EXIT_ON_EMPTY as for event_base_loop(). Returns
