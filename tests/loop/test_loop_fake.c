@@ -848,6 +848,36 @@ static void test_64th_arm_places_the_batch(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * At the clock's last reading a delay saturates to that reading: the
+ * placement treats it as a deadline that has come (due in the next
+ * iteration), as twheel_rt_place() does for the host driver, not as one
+ * ahead of the reading (ceil(deadline / tick), a tick the wheel never
+ * reaches). Fails if the placement took every parked deadline for one
+ * ahead of its reading.
+ */
+static void test_delay_at_the_clocks_end_is_due(void **state)
+{
+	struct fake_clock c;
+	struct rec r = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, UINT64_MAX - 3 * MS, NULL);
+
+	(void)state;
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 10 * MS), 0);
+	assert_int_equal(r.t.deadline, UINT64_MAX); /* parked, saturated */
+	fake_clock_set(&c, UINT64_MAX - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(r.t.deadline, UINT64_MAX); /* placed: ahead of UINT64_MAX - 1 */
+	fake_clock_set(&c, UINT64_MAX);
+	assert_int_equal(twheel_loop_mod(l, &r.t, 10 * MS), 1); /* placed from UINT64_MAX */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.fired_at[0], UINT64_MAX);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static uint64_t drained_parked;
 static void parked_drain_fn(struct tw_loop_timer *t, void *arg)
 {
@@ -1650,6 +1680,7 @@ int main(void)
 		cmocka_unit_test(test_delay_counts_from_a_reading_after_the_arm),
 		cmocka_unit_test(test_delay_armed_in_a_callback_counts_from_after_it),
 		cmocka_unit_test(test_64th_arm_places_the_batch),
+		cmocka_unit_test(test_delay_at_the_clocks_end_is_due),
 		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
