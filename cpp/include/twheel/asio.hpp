@@ -103,10 +103,8 @@ private:
 		detail::ctx *x = nullptr;   // shared with the timers; x->c: live
 		std::uint64_t gen = 0;      // bumped by every arm and stop
 		bool placing = false;       // a placement handler is queued (one at a time)
-		bool owed = false;          // the host counts on a wait that failed to start
+		std::exception_ptr owed;    // why a wait the host counts on failed to start
 		clock::time_point owed_at;  // what it was for
-		int owed_err = 0;           // and why (-errno)
-		std::exception_ptr owed_exc;
 	};
 
 	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
@@ -117,7 +115,7 @@ private:
 		if (!s->x || !s->x->c || !s->owed)
 			return 0;
 		wait(s, s->owed_at);
-		return s->owed ? s->owed_err : 0;
+		return s->owed ? error_of(s->owed) : 0;
 	}
 
 	// Cancels the timers, then finishes the host (the state is freed with
@@ -128,25 +126,14 @@ private:
 		twheel_host_fini(host(x), &detail::drained<tw_timer>, x);
 		x->c = nullptr;
 		s->x = nullptr;
-		s->owed = false;
+		s->owed = nullptr;
 	}
 
-	// After an arm that returned @rc: if the wait it needed could not be
-	// started, undo it and retry the wait for the others.
-	static int settle(state *s, tw_timer *t, int rc) noexcept
-	{
-		if (rc < 0 || !s->owed)
-			return rc;
-		const int err = s->owed_err;
-		twheel_host_del(&s->hh.h, t); // may stop: nothing owed then
-		resume(s);
-		return err;
-	}
-	// The -errno of the exception being handled.
-	static int error_of_current() noexcept
+	// The -errno of @e.
+	static int error_of(const std::exception_ptr &e) noexcept
 	{
 		try {
-			throw;
+			std::rethrow_exception(e);
 		} catch (const std::bad_alloc &) {
 			return -ENOMEM;
 		} catch (const boost::system::system_error &e) {
@@ -174,19 +161,13 @@ private:
 						const detail::run_frame f(p->x, &finish);
 						twheel_host_run(&p->hh.h);
 					}
-					if (p->owed) {
-						// the re-arm after the run failed: out of
-						// io_context::run(), never silently
-						std::rethrow_exception(p->owed_exc);
-					}
+					if (p->owed) // the re-arm after the run failed: out of
+						std::rethrow_exception(p->owed); // io_context::run(), never silently
 				}));
-			s->owed = false;
-			s->owed_exc = nullptr;
+			s->owed = nullptr;
 		} catch (...) {
-			s->owed = true;
+			s->owed = std::current_exception();
 			s->owed_at = at;
-			s->owed_err = error_of_current();
-			s->owed_exc = std::current_exception();
 		}
 	}
 
@@ -204,8 +185,7 @@ private:
 	{
 		state *s = of(h);
 		++s->gen;
-		s->owed = false;
-		s->owed_exc = nullptr;
+		s->owed = nullptr;
 		try {
 			s->timer.cancel();
 		} catch (...) {
@@ -230,7 +210,7 @@ private:
 				p->placing = false;
 				twheel_host_place(&p->hh.h);
 				if (p->owed && p->gen != gen) // its re-arm failed: out of run()
-					std::rethrow_exception(p->owed_exc);
+					std::rethrow_exception(p->owed);
 			});
 		} catch (...) {
 			return -1;
@@ -257,11 +237,15 @@ struct ops<AsioHost> : wheel_node_ops {
 	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
 	{
 		AsioHost::state *s = AsioHost::of(S::host(c));
-		if (const int rc = AsioHost::resume(s); rc < 0) {
-			twheel_host_del(S::host(c), n);
+		if (const int rc = AsioHost::resume(s); rc < 0)
+			return twheel_host_del(S::host(c), n), rc;
+		const int rc = f(S::host(c), n, ns);
+		if (rc < 0 || !s->owed)
 			return rc;
-		}
-		return AsioHost::settle(s, n, f(S::host(c), n, ns));
+		const int err = AsioHost::error_of(s->owed); // the wait it needed did not start:
+		twheel_host_del(S::host(c), n);              // undo it (may stop: nothing owed then)
+		AsioHost::resume(s);                         // and retry the wait for the others
+		return err;
 	}
 	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod_at); }
 	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod); }
