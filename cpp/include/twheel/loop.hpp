@@ -5,8 +5,8 @@
 // errors and threads): timers (tw::Timer<tw::Loop>, tw::Hook<tw::Loop, D>
 // of <twheel/timer.hpp>), posts from any thread, I/O requests. Time is the
 // loop clock as a steady_clock::time_point. All on the loop thread except
-// post(), stop(), stopped(), clock_now() and tick(). Header-only, C++17,
-// link with twheel-uring; docs/cpp.md is the manual.
+// the calls marked "Any thread". Header-only, C++17, link with
+// twheel-uring; docs/cpp.md is the manual.
 #ifndef TWHEEL_LOOP_HPP
 #define TWHEEL_LOOP_HPP
 
@@ -138,9 +138,9 @@ private:
 
 } // namespace detail
 
-/// An io_uring event loop driving a timer wheel: owns a struct twheel_loop.
-/// Move-only; timers and I/O keep working across a move. Destroyed (by the
-/// rule of detail::owner): stops the loop, runs the posts not yet run,
+/// An io_uring event loop driving a timer wheel. Move-only; timers and
+/// I/O keep working across a move. Destroyed by the rule of every owner
+/// (detail::owner), and more: stops the loop, runs the posts not yet run,
 /// cancels the armed timers (cancellation callbacks run once; what they
 /// arm is dropped), closes the ring (in-flight handlers destroyed
 /// uncalled). From a callback the loop stops at once, and the callbacks

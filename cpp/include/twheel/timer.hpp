@@ -223,9 +223,9 @@ public:
 	/// cancel() true, destruction of it or its owner, assignment over it;
 	/// nullptr or an empty callable removes it. The first call moves the
 	/// callable into a heap block beside g (g over 16 bytes: one more).
-	/// Throws tw::error (strong guarantee). Run by cancel() or the owner's end, g
-	/// may destroy, move or re-arm this handle; run by its destructor or an
-	/// assignment over it, g must not, and what g arms is dropped.
+	/// Throws tw::error (strong guarantee). Run by cancel() or the owner's
+	/// end, g may destroy, move or re-arm this handle; run by its destructor
+	/// or an assignment over it, g must not, and what g arms is dropped.
 	template <class G>
 	void on_cancel(G &&g)
 	{

@@ -2,9 +2,9 @@
 //
 // twheel/twheel.hpp - tw::Wheel, the owner over the C wheel (struct
 // twheel; <twheel/twheel.h> states each call's semantics, errors and
-// cost), with a virtual clock: time moves only in advance(). Its timers
-// are tw::Timer<tw::Wheel> and tw::Hook<tw::Wheel, D> (<twheel/timer.hpp>).
-// Header-only, C++17, over the public C API only; docs/cpp.md is the manual.
+// cost). Its timers are tw::Timer<tw::Wheel> and tw::Hook<tw::Wheel, D>
+// (<twheel/timer.hpp>). Header-only, C++17, over the public C API only;
+// docs/cpp.md is the manual.
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
@@ -21,12 +21,12 @@ namespace tw {
 using tick_t = tw_tick_t;
 inline constexpr tick_t tick_max = TW_TICK_MAX;
 
-/// A timer wheel: owns one C struct twheel. Time is virtual: it starts at
-/// the start given and moves in advance(); a time point is converted to
-/// the wheel's ticks rounding up (never early). Move-only; timers stay
-/// bound and pending across a move. One thread at a time. Destroyed (by
-/// the rule of detail::owner), from a callback too: closes when the
-/// running advance() returns.
+/// A timer wheel with a virtual clock: time starts at the start given and
+/// moves only in advance(); a time point is converted to the wheel's ticks
+/// rounding up (never early). Move-only; timers stay bound and pending
+/// across a move. One thread at a time. Destroyed by the rule of every
+/// owner (detail::owner): from a callback, it closes when the running
+/// advance() returns.
 class Wheel : public detail::owner<Wheel> {
 public:
 	/// The virtual clock: a time point of a Wheel counts from tick 0.
