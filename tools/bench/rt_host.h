@@ -7,8 +7,9 @@
  * host_open(), host_pump() (one iteration without blocking), host_run()
  * (until host_stop()), host_stop(), host_close() for its loop, includes this and
  * says RT_HOST_TABLES(var, "twheel-HOST"): two tables, "twheel-HOST"
- * arming by delay (twheel_host_add/mod: from twheel_rt_now_upper(), at or
- * after the clock's time, so a timer never counts from an old time) and
+ * arming by delay (twheel_host_add/mod: every adapter defers them, parked
+ * and placed from one clock reading taken after them, before the loop
+ * waits, so a timer never counts from an old time) and
  * "twheel-HOST-at" by deadline,
  * the harness's reading plus the delay (twheel_host_add_at/mod_at: one
  * reading per loop iteration, as the hosts' own timers count from their
@@ -115,8 +116,8 @@ static void adapter_stop(void *l)
 #define RT_HOST_TABLES(var, NAME)                                                              \
 	const struct rt_ops var = {                                                            \
 		.name = NAME,                                                                  \
-		.note = { [RT_REARM] = "twheel_host_mod(30 s) (from twheel_rt_now_upper()) on a "  \
-				       "pending timer, " RT_HOST_NOTE_REARM,                   \
+		.note = { [RT_REARM] = "twheel_host_mod(30 s) (parked, placed from one reading "   \
+				       "per iteration) on a pending timer, " RT_HOST_NOTE_REARM, \
 			  [RT_ADD_CANCEL] = "twheel_host_add (ms offsets), then twheel_host_del " \
 					    "in random order; wall ns per pair",               \
 			  [RT_ADD_EXPIRE] = RT_HOST_NOTE_AE },                                 \
