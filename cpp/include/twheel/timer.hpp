@@ -478,8 +478,9 @@ public:
 		return *this;
 	}
 
-	/// Sets the handler of exceptions escaping its callbacks (empty: print
-	/// them). While no callback runs. Throws tw::error.
+	/// Sets the handler of exceptions escaping its callbacks (a Loop's posts
+	/// and I/O handlers too; empty: print them). Not from inside the
+	/// handler. Throws tw::error.
 	void on_exception(exception_handler h) { checked()->on_exception = std::move(h); }
 
 	/// A timer running @f @d from now; throws as Timer() and arm_in().
