@@ -102,6 +102,33 @@ TEST(Wheel, MoveKeepsTimersPendingAndMovedFromIsEmpty)
 	EXPECT_EQ(fired, 1);
 }
 
+// Assigning a wheel over another closes the target as its destructor does
+// (its timers cancelled, their cancellation callbacks run once, what they
+// arm dropped), then takes the source's timers, which stay pending.
+TEST(Wheel, MoveAssignClosesTheTargetThenTakesTheSource)
+{
+	Wheel a, b;
+	int fired = 0, cancelled = 0;
+	Timer ta(a, [&] { fired++; });
+	Timer tb(b, [&] { fired += 100; });
+	tb.on_cancel([&] {
+		cancelled++;
+		EXPECT_FALSE(tb.arm_in(1ms)); // the target is closing: dropped
+	});
+	ta.arm_at(T(5));
+	tb.arm_at(T(5));
+	b = std::move(a);
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_FALSE(tb.pending());
+	EXPECT_FALSE(tb); // its owner is gone
+	EXPECT_EQ(a.native_handle(), nullptr);
+	EXPECT_TRUE(ta.pending());
+	EXPECT_EQ(b.size(), 1u);
+	EXPECT_EQ(b.advance(T(5)), 1u);
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(cancelled, 1);
+}
+
 // ---- Timer -------------------------------------------------------------------
 
 TEST(Timer, FiresExactlyOnItsTickAndArmReportsPending)
