@@ -410,19 +410,15 @@ public:
 
 private:
 	// D has on_cancel() (or on_cancel(Tag)); T is D, complete by then.
-	// Two traits: with Tag void, one trait's two partial specialisations
-	// would be the same one to clang (a redefinition).
-	template <class T, class = void>
-	struct cancel0 : std::false_type {};
+	struct none {};
+	using tag = std::conditional_t<std::is_void_v<Tag>, none, Tag>;
 	template <class T>
-	struct cancel0<T, std::void_t<decltype(std::declval<T &>().on_cancel())>> : std::true_type {};
-	template <class T, class = void>
-	struct cancel1 : std::false_type {};
+	static auto has_cancel(T *d, none) -> decltype(d->on_cancel(), std::true_type{});
+	template <class T, class U>
+	static auto has_cancel(T *d, U) -> decltype(d->on_cancel(U{}), std::true_type{});
+	static std::false_type has_cancel(...);
 	template <class T>
-	struct cancel1<T, std::void_t<decltype(std::declval<T &>().on_cancel(std::declval<Tag>()))>>
-		: std::true_type {};
-	template <class T>
-	struct cancels : std::bool_constant<std::is_void_v<Tag> ? cancel0<T>::value : cancel1<T>::value> {};
+	using cancels = decltype(has_cancel(static_cast<T *>(nullptr), tag{}));
 
 	template <bool Cancel>
 	static void call(node *n) noexcept

@@ -66,7 +66,8 @@ public:
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
-		const long r = in_run([&](detail::ctx *c) { return twheel_advance(w(c), ticks(c, now.time_since_epoch())); });
+		const auto d = now.time_since_epoch();
+		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), ticks(c, d)); });
 		if (r < 0)
 			detail::fail(static_cast<int>(r), "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
