@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -176,7 +175,7 @@ template <std::size_t N, class... A>
 class fn {
 	struct ops {
 		void (*call)(void *, A...);
-		void (*move)(void *dst, void *src) noexcept; // and destroy src; null: memcpy
+		void (*move)(void *dst, void *src) noexcept; // and destroy src
 		void (*destroy)(void *) noexcept;
 		int tag;
 	};
@@ -202,7 +201,7 @@ class fn {
 			get(s)->~F();
 		}
 		static void destroy(void *p) noexcept { get(p)->~F(); }
-		static constexpr ops table{&call, std::is_trivially_copyable_v<F> ? nullptr : &move, &destroy, tag_of<F>::value};
+		static constexpr ops table{&call, &move, &destroy, tag_of<F>::value};
 	};
 	template <class F>
 	struct on_heap {
@@ -269,13 +268,13 @@ private:
 	void take(fn &o) noexcept
 	{
 		if (o.ops_) {
-			o.ops_->move ? o.ops_->move(buf_, o.buf_) : void(std::memcpy(buf_, o.buf_, N));
+			o.ops_->move(buf_, o.buf_);
 			ops_ = std::exchange(o.ops_, nullptr);
 		}
 	}
 
 	const ops *ops_ = nullptr;
-	alignas(void *) unsigned char buf_[N]{}; // zeroed: take() may copy all N bytes
+	alignas(void *) unsigned char buf_[N];
 };
 
 // A callable lent to a running frame (a timer's callback or cancellation
