@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 using namespace std::chrono_literals;
@@ -162,4 +163,34 @@ TEST(AsioHostFailure, WaitAfterAPlacementFailsOutOfRunAndResumes)
 	io.run();
 	EXPECT_EQ(early.fired, 1);
 	EXPECT_EQ(late.fired, 1);
+}
+
+// A placement still queued when the host is destroyed, with no wait
+// outstanding (the re-arm after a run failed: its wait is owed; the
+// timers outlive the host, so that no cancel starts it again), so that
+// nothing but the placement handler refers to the host's state: the
+// handler must find it gone (ASan: a handler that kept a plain pointer
+// reads freed memory here).
+TEST(AsioHostFailure, PlacementQueuedWhenTheHostIsDestroyedWithNoWait)
+{
+	boost::asio::io_context io;
+	tw_timer c;
+	tw_timer_init(&c, [](tw_timer *) { ADD_FAILURE() << "ran after its host was destroyed"; });
+	std::unique_ptr<Rec> first, second;
+	{
+		tw::AsioHost h(io);
+		first = std::make_unique<Rec>(h);
+		second = std::make_unique<Rec>(h);
+		first->fail_after = 1;
+		ASSERT_EQ(arm(*first, 1ms), 0);
+		ASSERT_EQ(arm(*second, 20ms), 0);
+		EXPECT_THROW(io.run(), std::bad_alloc); // the wait for second is owed
+		g_fail = 0;
+		EXPECT_EQ(twheel_host_mod(h.get(), &c, 1000000), 0); // parked, placement posted
+		EXPECT_TRUE(tw_timer_pending(&c));
+	}
+	EXPECT_FALSE(tw_timer_pending(&c));
+	EXPECT_FALSE(second->pending());
+	io.restart();
+	EXPECT_EQ(io.run(), 1u); // the placement handler, which does nothing
 }
