@@ -85,6 +85,15 @@
  * timer is still a slot's timer to the bitmaps and to the slot's cascade,
  * which does not re-insert it but moves it to the parked list. Level-0
  * slots are fired, not cascaded: their timers are parked on the list.
+ * twheel_park_hint() parks any other timer (one not pending, say) in place
+ * too, given a guess of its expiry whose slot is above level 0: it links
+ * it into that slot as if armed at the guess and keeps the guess in the
+ * entry, so the placement re-arms it from there by the same rule. That is
+ * right whatever the guess: the entry says where the timer waits, and
+ * nothing but a cascade of that slot (handled as above) or the placement
+ * reads it. A guess at or just before the placed expiry (the host's delay
+ * from its last clock reading) makes the placement store the expiry
+ * alone.
  *
  * Memory: 256 + 10 * 64 = 896 list heads (16 bytes each), 14 bitmap words
  * and the park table: about 15.3 KiB per wheel, allocated once by
@@ -596,9 +605,9 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
  * has room (the design comment at the top); any other waits on the parked
  * list. The statistics count the placement as an arm, not the parking.
  */
-int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
+static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
 {
-	uint32_t idx;
+	uint32_t idx, i;
 	int was;
 
 	if (unlikely(!w || !t))
@@ -614,17 +623,42 @@ int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 		t->expires = value;
 		return 1;
 	}
-	if (idx - L0_SIZE < NSLOTS - L0_SIZE && w->park_n < PARK_ENTRIES) {
-		uint32_t i = w->park_n++;
-
+	was = idx != IDX_NONE;
+	if (likely(w->park_n < PARK_ENTRIES)) {
+		if (idx - L0_SIZE < NSLOTS - L0_SIZE) {
+			/* in the slot it waits in: the entry keeps its expiry */
+			hint = t->expires;
+		} else {
+			/*
+			 * Not on a far slot: linked at once in the slot @hint
+			 * belongs in, if that is above level 0, as if armed at
+			 * @hint. Any hint is right: the placement re-arms it
+			 * from there by twheel_mod()'s rule.
+			 */
+			if (hint <= w->h.due_limit)
+				goto list;
+			idx = wheel_idx(w, hint);
+			if (idx < L0_SIZE)
+				goto list;
+			if (was) {
+				unlink_timer(w, t);
+			} else {
+#if TWHEEL_DEBUG_CHECKS
+				t->_wheel = w;
+#endif
+				w->count++;
+			}
+			link_timer(w, t, hint, idx);
+		}
+		i = w->park_n++;
 		w->park_live++;
 		w->park[i].t = t;
-		w->park[i].expires = t->expires;
+		w->park[i].expires = hint;
 		t->_idx = IDX_INPLACE | i << INPLACE_SLOT_BITS | idx;
 		t->expires = value;
-		return 1;
+		return was;
 	}
-	was = idx != IDX_NONE;
+list:
 	if (was) {
 		unlink_timer(w, t);
 	} else {
@@ -637,6 +671,43 @@ int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 	t->_idx = IDX_PARKED;
 	tw_list_add_tail(&t->entry, &w->parked);
 	return was;
+}
+
+int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
+{
+	return park(w, t, value, 0); /* 0 is at or before due_limit: no hint */
+}
+
+hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
+{
+	/* the common case first: a timer not pending, hinted above level 0 */
+	if (likely(w && t && t->_idx == IDX_NONE && t->func && w->park_n < PARK_ENTRIES &&
+		   hint > w->h.due_limit && hint - (w->now + 1) >= L0_SIZE)) {
+		unsigned lvl = level_of(hint - (w->now + 1)), shift = lvl_shift(lvl);
+		uint32_t slot = (uint32_t)((hint >> shift) & LVL_MASK), idx = lvl_base(lvl) + slot;
+		uint32_t i;
+
+		if (misused(w, t))
+			return -EINVAL;
+		i = w->park_n++;
+		/* link_timer(), the level known */
+		tw_list_add(&t->entry, &w->slots[idx]);
+		w->occupied[idx / 64] |= UINT64_C(1) << slot;
+		w->nonempty |= (uint16_t)(1u << lvl);
+		if (w->next_valid && (hint & ~((UINT64_C(1) << shift) - 1)) < w->next_event)
+			w->next_event = hint & ~((UINT64_C(1) << shift) - 1);
+#if TWHEEL_DEBUG_CHECKS
+		t->_wheel = w;
+#endif
+		w->count++;
+		w->park_live++;
+		w->park[i].t = t;
+		w->park[i].expires = hint;
+		t->_idx = IDX_INPLACE | i << INPLACE_SLOT_BITS | idx;
+		t->expires = value;
+		return 0;
+	}
+	return park(w, t, value, hint);
 }
 
 struct tw_timer *twheel_unpark(struct twheel *w)

@@ -13,7 +13,12 @@
  * the twheel_place() which places it adds: a timer placed by its value
  * alone fires at the wrong tick), twheel_unpark(), twheel_place(),
  * twheel_move() and twheel_drain(), at the top and from callbacks; runs
- * of parks that fill the wheel's table of timers parked in place. A parked timer is
+ * of parks that fill the wheel's table of timers parked in place.
+ * twheel_park_hint() with a hint at, before or after the tick the timer
+ * will be placed at (the clock went on, or stepped back, between the park
+ * and the placement), anywhere, or none: a timer that is not pending
+ * waits in the hint's slot until it is placed, and runs of such parks
+ * fill the table too. A parked timer is
  * pending, never fires, is in no twheel_inspect() count and makes
  * next_expiry() at most the wheel's time; an advance may pass while timers
  * wait parked (in place in a slot that is cascaded, too), then they are
@@ -112,6 +117,8 @@ struct model {
 	uint64_t *pval;        /* ...with this value: the expiry to place it at */
 	bool *park_pend;       /* ...and was pending when first parked */
 	tw_tick_t *park_old;   /* ...at this expiry (where it may still wait) */
+	bool *hinted;          /* ...or parked with a hint since (it may wait there) */
+	tw_tick_t *hint_min;   /* ...the earliest such hint */
 	size_t nparked;
 	long placing;          /* expiry callbacks of the running twheel_place() */
 	uint64_t shift;        /* ...which places each timer at its value plus this */
@@ -300,6 +307,7 @@ static void op_add(struct model *m, uint32_t id, tw_tick_t e);
 static void op_mod(struct model *m, uint32_t id, tw_tick_t e);
 static void op_del(struct model *m, uint32_t id);
 static void op_park(struct model *m, uint32_t id, uint64_t v);
+static void op_park_hint(struct model *m, uint32_t id, uint64_t v);
 static void op_unpark(struct model *m);
 static void op_place(struct model *m);
 static void op_move(struct model *m, uint32_t id);
@@ -368,7 +376,7 @@ static void on_fire(struct tw_timer *t)
 			(void)twheel_next_expiry(m->w);
 		} else if (r < 108) {
 			uint32_t o2 = r & 1 || freed ? (uint32_t)rnd_below(m, m->n) : id;
-			op_park(m, o2, rnd_expiry(m));
+			(r & 2 ? op_park_hint : op_park)(m, o2, rnd_expiry(m));
 		} else if (r < 112) {
 			op_place(m);
 		} else if (r < 115) {
@@ -421,6 +429,11 @@ static bool far_placed(const struct model *m, uint32_t id)
 	return m->pending[id] && !m->parked[id] && m->exp[id] > m->now + 256;
 }
 
+static bool not_pending(const struct model *m, uint32_t id)
+{
+	return !m->pending[id];
+}
+
 static bool is_parked(const struct model *m, uint32_t id)
 {
 	return m->parked[id];
@@ -436,25 +449,82 @@ static uint32_t pick(struct model *m, bool (*want)(const struct model *, uint32_
 	return id;
 }
 
-static void op_park(struct model *m, uint32_t id, uint64_t v)
+/* twheel_park(), or twheel_park_hint() with @hint if @with_hint. */
+static void park_with(struct model *m, uint32_t id, uint64_t v, bool with_hint, tw_tick_t hint)
 {
 	struct tw_timer *t = &m->objs[id]->t;
-	int rc = twheel_park(m->w, t, v);
+	int rc = with_hint ? twheel_park_hint(m->w, t, v, hint) : twheel_park(m->w, t, v);
 	int want = m->pending[id] ? 1 : 0;
-	CHECK(m, rc == want, "park(%u, %" PRIu64 ") = %d, want %d", id, v, rc, want);
+	CHECK(m, rc == want, "park%s(%u, %" PRIu64 ", %" PRIu64 ") = %d, want %d",
+	      with_hint ? "_hint" : "", id, v, hint, rc, want);
 	CHECK(m, tw_timer_pending(t) && t->expires == v, "parked timer %u: pending %d, expires %" PRIu64
 	      " (value %" PRIu64 ")", id, tw_timer_pending(t), t->expires, v);
 	if (!m->parked[id]) {
 		m->park_pend[id] = m->pending[id];
 		m->park_old[id] = m->exp[id];
+		m->hinted[id] = false;
 		m->parked[id] = true;
 		m->nparked++;
+	}
+	if (with_hint && (!m->hinted[id] || hint < m->hint_min[id])) {
+		m->hinted[id] = true;
+		m->hint_min[id] = hint;
 	}
 	if (!m->pending[id])
 		m->count++;
 	m->pending[id] = true;
 	m->pval[id] = v;
 	m->ver[id]++; /* off the heap: no expiry until it is placed */
+}
+
+static void op_park(struct model *m, uint32_t id, uint64_t v)
+{
+	park_with(m, id, v, false, 0);
+}
+
+/* A value more than a first level's span from now: its hint's slot is above it. */
+static uint64_t far_value(struct model *m)
+{
+	tw_tick_t base = m->in_advance ? m->target : m->now;
+	uint64_t d = 257 + rnd_below(m, UINT64_C(1) << rnd_below(m, 22));
+	return base + d < base ? TW_TICK_MAX : base + d;
+}
+
+/*
+ * A hint as a host gives it (the value less what the clock will go on by
+ * before the placement, or the value itself), after the value (the clock
+ * stepped back), far from it either way, anywhere, or none (0).
+ */
+static void op_park_hint(struct model *m, uint32_t id, uint64_t v)
+{
+	tw_tick_t h;
+	uint64_t d;
+	switch (rnd_below(m, 8)) {
+	case 0:
+	case 1:
+		h = v;
+		break;
+	case 2:
+	case 3:
+		d = rnd_below(m, UINT64_C(1) << rnd_below(m, 16));
+		h = v < d ? 0 : v - d;
+		break;
+	case 4:
+		d = rnd_below(m, UINT64_C(1) << rnd_below(m, 16));
+		h = v + d < v ? TW_TICK_MAX : v + d;
+		break;
+	case 5:
+		d = rnd(m) >> rnd_below(m, 64);
+		h = rnd_below(m, 2) ? (v < d ? 0 : v - d) : (v + d < v ? TW_TICK_MAX : v + d);
+		break;
+	case 6:
+		h = rnd_expiry(m);
+		break;
+	default:
+		h = rnd_below(m, 2) ? 0 : m->now;
+		break;
+	}
+	park_with(m, id, v, true, h);
 }
 
 /* twheel_unpark(): one parked timer back, not pending, with its value. */
@@ -498,7 +568,7 @@ static void op_place(struct model *m)
 			continue;
 		/* one parked in place that stays is a re-arm from where it waits */
 		tw_tick_t e = m->pval[id] > TW_TICK_MAX - m->shift ? TW_TICK_MAX : m->pval[id] + m->shift;
-		if (m->park_pend[id] && e > m->park_old[id])
+		if ((m->park_pend[id] && e > m->park_old[id]) || (m->hinted[id] && e > m->hint_min[id]))
 			m->later[id] = true;
 		m->adds++;
 		model_arm(m, id, e);
@@ -665,8 +735,11 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	m->pval = calloc(ntimers, sizeof(uint64_t));
 	m->park_pend = calloc(ntimers, sizeof(bool));
 	m->park_old = calloc(ntimers, sizeof(tw_tick_t));
+	m->hinted = calloc(ntimers, sizeof(bool));
+	m->hint_min = calloc(ntimers, sizeof(tw_tick_t));
 	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->later || !m->ver || !m->defer_list ||
-	    !m->drained_seen || !m->parked || !m->pval || !m->park_pend || !m->park_old)
+	    !m->drained_seen || !m->parked || !m->pval || !m->park_pend || !m->park_old || !m->hinted ||
+	    !m->hint_min)
 		abort();
 	for (unsigned i = 0; i < ntimers; i++) {
 		m->objs[i] = malloc(sizeof(struct obj));
@@ -694,12 +767,18 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 		uint64_t op = rnd_below(m, m->parking ? 1100 : 1000);
 		if (op >= 1000) {
 			if (op < 1050) {
-				op_park(m, id, rnd_expiry(m));
+				(rnd_below(m, 2) ? op_park_hint : op_park)(m, id, rnd_expiry(m));
 			} else if (op < 1056) {
-				/* a run of parks of timers placed far off (those the
-				 * wheel parks in place): more than its table holds */
-				for (uint64_t k = rnd_below(m, 100); k > 0 && !m->failed; k--)
-					op_park(m, pick(m, far_placed), rnd_expiry(m));
+				/* a run of parks of timers placed far off, or of
+				 * timers not pending with hints (those the wheel
+				 * parks in place): more than its table holds */
+				bool hints = rnd_below(m, 2);
+				for (uint64_t k = rnd_below(m, 100); k > 0 && !m->failed; k--) {
+					if (hints)
+						op_park_hint(m, pick(m, not_pending), far_value(m));
+					else
+						op_park(m, pick(m, far_placed), rnd_expiry(m));
+				}
 			} else if (op < 1068) {
 				op_place(m);
 			} else if (op < 1078) {
@@ -820,6 +899,8 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	free(m->pval);
 	free(m->park_pend);
 	free(m->park_old);
+	free(m->hinted);
+	free(m->hint_min);
 	free(m->heap);
 	M = NULL;
 	return m->failed ? -1 : 0;

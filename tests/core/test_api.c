@@ -1285,6 +1285,132 @@ static void park_in_place_keeps_links(void **state)
 		assert_true(order_exp[i - 1] <= order_exp[i]);
 }
 
+/*
+ * twheel_park_hint(): a timer that is not pending is linked at once in the
+ * slot of its hint (above level 0), and the placement at an expiry at or
+ * after the hint only stores it (same links); one placed before its hint
+ * (the clock stepped back) moves and fires exactly on its tick, as does
+ * one whose hint's slot an advance cascades before the placement. A hint
+ * on the first level or at the wheel's time is no hint. Parked so, a timer
+ * is pending: del, mod, drain and unpark see it; 64 between two
+ * placements, the 65th waits on the parked list.
+ */
+static void park_hint_links_at_once(void **state)
+{
+	static struct rec_timer r[66];
+	struct tw_list *next, *prev;
+	struct twheel_level_info li[TWHEEL_LEVELS];
+	size_t due;
+
+	(void)state;
+	for (int i = 0; i < 66; i++)
+		rec_init(&r[i], i);
+	/* at the hint's slot (level 1) at once, placed by a store */
+	assert_int_equal(twheel_park_hint(W, &r[0].t, 7000, 6990), 0);
+	assert_true(tw_timer_pending(&r[0].t));
+	assert_int_equal(r[0].t.expires, 7000);
+	assert_int_equal(twheel_count(W), 1);
+	assert_int_equal(twheel_next_expiry(W), 0);
+	assert_int_equal(twheel_inspect(W, li, TWHEEL_LEVELS, &due), 0);
+	assert_int_equal(li[1].timers + li[0].timers + due, 0); /* parked: counted nowhere */
+	next = r[0].t.entry.next;
+	prev = r[0].t.entry.prev;
+	assert_non_null(next);
+	check_ok();
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 1);
+	assert_ptr_equal(r[0].t.entry.next, next);
+	assert_ptr_equal(r[0].t.entry.prev, prev);
+	assert_int_equal(r[0].t.expires, 7000);
+	check_ok();
+	assert_int_equal(adv(6999), 0);
+	assert_int_equal(adv(7000), 1);
+	assert_int_equal(r[0].fired, 1);
+
+	/* the clock stepped back: placed before its hint, exact all the same */
+	assert_int_equal(twheel_park_hint(W, &r[1].t, 7300, 20000), 0);
+	check_ok();
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 1);
+	check_ok();
+	assert_int_equal(adv(7299), 0);
+	assert_int_equal(adv(7300), 1);
+	assert_int_equal(r[1].fired, 1);
+
+	/* the hint's slot cascaded before the placement: parked, never fired */
+	assert_int_equal(twheel_park_hint(W, &r[2].t, 9000, 7700), 0);
+	assert_int_equal(twheel_park_hint(W, &r[3].t, 9000, 7700), 0);
+	assert_int_equal(adv(7690), 0); /* passes 7680, that slot's cascade */
+	check_ok();
+	assert_int_equal(twheel_next_expiry(W), 7690);
+	assert_int_equal(twheel_del(W, &r[3].t), 1); /* cancelled while parked */
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 1);
+	assert_int_equal(adv(8999), 0);
+	assert_int_equal(adv(9000), 1);
+	assert_int_equal(r[2].fired, 1);
+	assert_int_equal(r[3].fired, 0);
+
+	/* del, mod (placed at once), drain and unpark of timers parked so */
+	assert_int_equal(twheel_park_hint(W, &r[4].t, 11000, 10900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[5].t, 11000, 10900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[6].t, 12000, 11900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[7].t, 12000, 11900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[8].t, 9100, 9001), 0); /* first level: no hint */
+	assert_int_equal(twheel_park_hint(W, &r[9].t, 9100, 9000), 0); /* the wheel's time: none */
+	assert_int_equal(twheel_count(W), 6);
+	check_ok();
+	assert_int_equal(twheel_del(W, &r[4].t), 1);
+	assert_int_equal(twheel_del(W, &r[4].t), 0);
+	assert_int_equal(twheel_mod(W, &r[5].t, 9500), 1);
+	assert_int_equal(r[5].t.expires, 9500);
+	assert_int_equal(twheel_park_hint(W, &r[6].t, 12500, 1), 1); /* a new value */
+	assert_int_equal(r[6].t.expires, 12500);
+	check_ok();
+	assert_ptr_equal(twheel_unpark(W), &r[7].t); /* the table (its last first), then the list */
+	assert_false(tw_timer_pending(&r[7].t));
+	assert_int_equal(r[7].t.expires, 12000);
+	assert_ptr_equal(twheel_unpark(W), &r[6].t);
+	assert_int_equal(r[6].t.expires, 12500);
+	assert_int_equal(twheel_count(W), 3);
+	check_ok();
+	parked_drained = 0;
+	twheel_drain(W, count_drained, NULL);
+	assert_int_equal(parked_drained, 3);
+	assert_int_equal(r[8].t.expires, 9100);
+	assert_int_equal(twheel_count(W), 0);
+	check_ok();
+
+	/* 64 in place, each alone in its slot; the 65th on the parked list */
+	for (int i = 0; i < 65; i++) {
+		rec_init(&r[i], i);
+		tw_tick_t h = i < 64 ? 9000 + (UINT64_C(1) << 14) * (tw_tick_t)(i + 1) : UINT64_C(1) << 30;
+		assert_int_equal(twheel_park_hint(W, &r[i].t, h + 7, h), 0);
+	}
+	check_ok();
+	for (int i = 0; i < 65; i++)
+		assert_true(r[i].t.entry.next == r[i].t.entry.prev); /* alone, in a slot or the list */
+	next = r[64].t.entry.next;
+	struct tw_list *first = r[0].t.entry.next;
+	assert_int_equal(twheel_place(W, place_at_value, NULL), 65);
+	check_ok();
+	assert_ptr_equal(r[0].t.entry.next, first); /* stayed */
+	assert_ptr_not_equal(r[64].t.entry.next, next); /* left the list for its slot */
+	assert_int_equal(adv(9000 + (UINT64_C(1) << 14) + 6), 0);
+	assert_int_equal(adv(9000 + (UINT64_C(1) << 14) + 7), 1);
+	assert_int_equal(r[0].fired, 1);
+	assert_int_equal(adv(UINT64_C(1) << 31), 64);
+	for (int i = 0; i < 65; i++)
+		assert_int_equal(r[i].fired, 1);
+	for (int i = 1; i < norder; i++)
+		assert_true(order_exp[i - 1] <= order_exp[i]);
+
+	/* destroy unlinks one parked so (teardown) */
+	assert_int_equal(twheel_park_hint(W, &r[65].t, UINT64_C(1) << 32, UINT64_C(1) << 32), 0);
+	assert_int_equal(twheel_park_hint(NULL, &r[65].t, 1, 1 << 20), -EINVAL);
+	assert_int_equal(twheel_park_hint(W, NULL, 1, 1 << 20), -EINVAL);
+	r[64].t.func = NULL;
+	assert_int_equal(twheel_park_hint(W, &r[64].t, 1, UINT64_C(1) << 33), -EINVAL);
+	check_ok();
+}
+
 int main(void)
 {
 	twheel_set_misuse_handler(misuse);
@@ -1294,6 +1420,7 @@ int main(void)
 		T(timer_is_at_most_40_bytes),
 		T(park_is_pending_never_fires),
 		T(park_in_place_keeps_links),
+		T(park_hint_links_at_once),
 		T(create_starts_at_now),
 		T(add_errors),
 		T(add_in_past_or_at_now_fires_on_next_advance),

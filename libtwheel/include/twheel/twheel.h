@@ -317,6 +317,27 @@ TWHEEL_API void twheel_drain(struct twheel *w,
 TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value);
 
 /*
+ * Park @t as twheel_park() does, with a guess of the tick it will be
+ * placed at, @hint. A @t that twheel_park() would put on the parked list
+ * (not pending, say) is linked at once, while the wheel has room (the 64
+ * entries above), in the slot an expiry of @hint belongs in, if that is
+ * not on the first level (more than 256 ticks away) and @hint is after
+ * the wheel's time; it is then parked in place, as if it had been armed
+ * at @hint, and twheel_place() re-arms it from @hint by twheel_mod()'s
+ * rule: storing the expiry alone when that is at or after @hint. So a
+ * hint at or a little before the placed expiry (the delay from the last
+ * clock reading, rounded down) makes the placement touch the timer
+ * alone; one before it by more than its slot's span waits in an earlier
+ * slot and is moved by that slot's cascade (an extra move, never early);
+ * one after it is moved at the placement. Any @hint is correct; one at or
+ * before the wheel's time is no hint. Everything else (returns, errors,
+ * what a parked timer may do) is twheel_park()'s. O(1); the wheel's
+ * thread, callbacks included. (TWHEEL_1.2)
+ */
+TWHEEL_API int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value,
+				tw_tick_t hint);
+
+/*
  * Take one parked timer off @w and return it, not pending, its value in
  * its expires field (arm it at once: twheel_add()). Timers come back in no
  * particular order. NULL when no timer is parked or @w is NULL. O(1) (amortised over
