@@ -129,7 +129,11 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
  * after a placement calls: placed at once if it refuses; the armed host timer
  * keeps the loop iterating: a host loop with nothing else to do may not
  * even reach its prepare hook). A parked timer keeps the wheel non-empty,
- * so the host timer stays armed until the placement. Otherwise it counts
+ * so the host timer stays armed until the placement. One not pending is
+ * parked with the tick of its delay from _seen as a hint
+ * (twheel_park_hint()): it goes into that tick's slot at once, and the
+ * placement, whose reading is not earlier unless the clock stepped back,
+ * then usually stores its expiry alone. An arm not parked counts
  * from twheel_rt_now_upper()
  * (at or after the clock's time, usually without reading it; a delay of 0
  * from a fresh reading, so that it is due in the next run).
@@ -202,9 +206,9 @@ static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struc
  * park that fails is not counted: the next one asks).
  */
 static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struct tw_timer *t,
-						    uint64_t ns)
+						    uint64_t ns, tw_tick_t hint)
 {
-	int rc = twheel_park(h->_w, t, ns);
+	int rc = twheel_park_hint(h->_w, t, ns, hint); /* hint 0: twheel_park() */
 
 	if (h->_parked == HOST_PARK_BATCH)
 		host_place(h);
@@ -213,6 +217,22 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 	else if (((const struct twheel_host_ops_ext *)h->_ops)->parked(h))
 		host_place(h); /* no placement could be scheduled */
 	return rc;
+}
+
+/*
+ * Park @t, not pending, hinted where it will likely go: the delay from the
+ * latest reading, rounded down (the placement's reading is not earlier
+ * unless the clock stepped back). Out of line: the division stays off a
+ * re-arm's path.
+ */
+static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct tw_timer *t,
+						   uint64_t ns)
+{
+	tw_tick_t hint = ns <= UINT64_MAX - h->_seen ? (h->_seen + ns) / h->_rt.tick_ns : 0;
+
+	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !h->_ext || h->_in_run))
+		return twheel_park_hint(h->_w, t, ns, hint);
+	return host_park_slow(h, t, ns, hint);
 }
 
 /*
@@ -226,12 +246,14 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 	if (!h)
 		return -EINVAL;
 	if (h->_in_run || (h->_defer && h->_on)) {
-		if (!mod && t && t->func && tw_timer_pending(t))
-			return -EBUSY;
+		if (t && t->_idx == TW__IDX_NONE)
+			return host_park_new(h, t, ns);
+		if (!mod && t && t->func)
+			return -EBUSY; /* pending */
 		if (++h->_parked < HOST_PARK_BATCH &&
 		    (h->_parked != 1 || !h->_ext || h->_in_run))
 			return twheel_park(h->_w, t, ns);
-		return host_park_slow(h, t, ns);
+		return host_park_slow(h, t, ns, 0);
 	}
 	return host_delay_now(h, t, ns, mod);
 }
