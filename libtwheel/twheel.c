@@ -605,6 +605,19 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
  * has room (the design comment at the top); any other waits on the parked
  * list. The statistics count the placement as an arm, not the parking.
  */
+/* Take @t off its list if it @was pending, else make it @w's and count it. */
+static inline void park_take(struct twheel *w, struct tw_timer *t, int was)
+{
+	if (was) {
+		unlink_timer(w, t);
+	} else {
+#if TWHEEL_DEBUG_CHECKS
+		t->_wheel = w;
+#endif
+		w->count++;
+	}
+}
+
 static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
 {
 	uint32_t idx, i;
@@ -640,14 +653,7 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 			idx = wheel_idx(w, hint);
 			if (idx < L0_SIZE)
 				goto list;
-			if (was) {
-				unlink_timer(w, t);
-			} else {
-#if TWHEEL_DEBUG_CHECKS
-				t->_wheel = w;
-#endif
-				w->count++;
-			}
+			park_take(w, t, was);
 			link_timer(w, t, hint, idx);
 		}
 		i = w->park_n++;
@@ -659,14 +665,7 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 		return was;
 	}
 list:
-	if (was) {
-		unlink_timer(w, t);
-	} else {
-#if TWHEEL_DEBUG_CHECKS
-		t->_wheel = w;
-#endif
-		w->count++;
-	}
+	park_take(w, t, was);
 	t->expires = value;
 	t->_idx = IDX_PARKED;
 	tw_list_add_tail(&t->entry, &w->parked);

@@ -332,7 +332,7 @@ TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
  * one after it is moved at the placement. Any @hint is correct; one at or
  * before the wheel's time is no hint. Everything else (returns, errors,
  * what a parked timer may do) is twheel_park()'s. O(1); the wheel's
- * thread, callbacks included. (TWHEEL_1.2)
+ * thread, callbacks included. (TWHEEL_1.3)
  */
 TWHEEL_API int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value,
 				tw_tick_t hint);
