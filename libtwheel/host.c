@@ -27,6 +27,10 @@ static uint64_t host_clock(struct twheel_host *h)
  */
 #define HOST_PARK_BATCH 64
 
+/* The bits of twheel_host::_flags. */
+#define HOST_DEFER 0x1u /* twheel_host_defer() is on */
+#define HOST_EXT 0x2u   /* _ops is a struct twheel_host_ops_ext */
+
 /* Stop the armed host timer. */
 static void host_stop(struct twheel_host *h)
 {
@@ -71,10 +75,6 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 	return h->_w ? 0 : -ENOMEM;
 }
 
-/* The 1.3 flag lives in the padding of the 1.0 struct: its size is frozen. */
-_Static_assert(offsetof(struct twheel_host, _ext) < offsetof(struct twheel_host, _st),
-	       "struct twheel_host: _ext must fit in the padding before _st");
-
 int twheel_host_init_ext(struct twheel_host *h, const struct twheel_rt *rt,
 			 const struct twheel_host_ops_ext *ops)
 {
@@ -84,7 +84,7 @@ int twheel_host_init_ext(struct twheel_host *h, const struct twheel_rt *rt,
 		return -EINVAL;
 	rc = twheel_host_init(h, rt, &ops->ops);
 	if (rc == 0)
-		h->_ext = true;
+		h->_flags |= HOST_EXT;
 	return rc;
 }
 
@@ -230,7 +230,7 @@ static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct
 {
 	tw_tick_t hint = ns <= UINT64_MAX - h->_seen ? (h->_seen + ns) / h->_rt.tick_ns : 0;
 
-	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !h->_ext || h->_in_run))
+	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
 		return twheel_park_hint(h->_w, t, ns, hint);
 	return host_park_slow(h, t, ns, hint);
 }
@@ -245,13 +245,13 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 {
 	if (!h)
 		return -EINVAL;
-	if (h->_in_run || (h->_defer && h->_on)) {
+	if (h->_in_run || ((h->_flags & HOST_DEFER) && h->_on)) {
 		if (t && t->_idx == TW__IDX_NONE)
 			return host_park_new(h, t, ns);
 		if (!mod && t && t->func)
 			return -EBUSY; /* pending */
 		if (++h->_parked < HOST_PARK_BATCH &&
-		    (h->_parked != 1 || !h->_ext || h->_in_run))
+		    (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
 			return twheel_park(h->_w, t, ns);
 		return host_park_slow(h, t, ns, 0);
 	}
@@ -335,7 +335,7 @@ int twheel_host_defer(struct twheel_host *h, bool on)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
-	h->_defer = on;
+	h->_flags = on ? h->_flags | HOST_DEFER : h->_flags & ~HOST_DEFER;
 	n = on ? 0 : twheel_host_place(h);
 	return n < 0 ? (int)n : 0;
 }

@@ -28,6 +28,8 @@ test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev 
       clang libclang-rt-dev groff-base cmake apache2-utils curl
       stress-ng
       bsdextrautils iproute2) # column and ss: tests/args runs scripts/demo-peers.sh
+# the i386 headers: tests/core checks the embedded structs' layout there too
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then test+=(libc6-dev-i386); fi
 bench=("${test[@]}" libnetty-java default-jdk-headless valgrind)
 peers=("${demo[@]}" libnetty-java default-jdk-headless nginx-light
        bsdextrautils iproute2) # column (the summary), ss (nginx listening)

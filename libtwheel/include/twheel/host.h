@@ -106,9 +106,8 @@ struct twheel_host {
 	uint64_t _seen;       /* the latest clock reading this host took */
 	bool _in_run;
 	bool _on;             /* the host timer is armed */
-	bool _defer;          /* twheel_host_defer() is on (1.2: in the padding) */
+	uint8_t _flags;       /* defer on (1.2), _ops extended (1.3): the 1.0 padding */
 	uint8_t _parked;      /* arms parked since the last placement (< 64) */
-	bool _ext;            /* _ops is a twheel_host_ops_ext (1.3: in the padding) */
 	struct twheel_host_stats _st;
 };
 
@@ -149,8 +148,9 @@ TWHEEL_API int twheel_host_init(struct twheel_host *h, const struct twheel_rt *r
  * twheel_host_init() for an adapter that schedules its own placements:
  * @ops->parked is called when an arm by delay is parked and no placement
  * was scheduled since the last one (see struct twheel_host_ops_ext), so
- * that the adapter needs no hook that runs every iteration; it still turns
- * twheel_host_defer() on. twheel_host_get_ops() returns &@ops->ops.
+ * that the adapter needs no hook that runs every iteration. It does not
+ * turn deferral on: the adapter still calls twheel_host_defer(@h, true).
+ * twheel_host_get_ops() returns &@ops->ops.
  * Returns what twheel_host_init() returns, and -EINVAL if @ops->parked is
  * NULL. Any thread. (TWHEEL_1.3)
  */
@@ -182,7 +182,10 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * placement (whichever comes first), counting from the one clock reading
  * that placement takes (after the call: never early; late by the time
  * from the call to it; if the clock stepped back meanwhile, counted from
- * that reading all the same). Otherwise it counts from
+ * that reading all the same). Outside a run, the first such park since
+ * the last placement on a host made with twheel_host_init_ext() calls its
+ * parked op; if the op refuses, the call places at once, from a reading
+ * taken after the arm. Otherwise it counts from
  * twheel_rt_now_upper(): at most 1/16 of a tick later than from a fresh
  * reading. A delay of 0 has come: @t fires in the next run (a parked one,
  * in the run that places it if that comes first).
@@ -268,8 +271,9 @@ TWHEEL_API long twheel_host_place(struct twheel_host *h);
  * run, instead of bounding the time of each call (with the host timer
  * stopped, the wheel empty, the arm places at once and arms it, so that
  * the host loop has something to run for). The caller promises to call
- * twheel_host_place() before its host loop waits, every iteration: a
- * parked timer is not placed otherwise until the next run. Without it,
+ * twheel_host_place() before its host loop waits, every iteration, or
+ * whenever its parked op asks (twheel_host_init_ext()): a parked timer is
+ * not placed otherwise until the next run. Without it,
  * only the arms from the run's callbacks are parked. Turning it off places
  * what is parked. Returns 0, or
  *   -EINVAL  @h NULL or shut down;

@@ -300,7 +300,9 @@ TWHEEL_API void twheel_drain(struct twheel *w,
  * twheel_next_expiry() reports work due at the wheel's time while any
  * timer is parked, and a loop must place the parked timers
  * (twheel_place(), or twheel_unpark() each and arm it) before it asks how
- * long it may sleep. twheel_inspect() counts none of them.
+ * long it may sleep. twheel_inspect() counts none of them as timers, but
+ * a slot that holds only timers parked in place (below) still counts in
+ * its level's slots_used, and its cascade in next.
  * A @t pending on a slot more than 256 ticks away when it was placed is
  * parked in place, while the wheel has room for it (64 such timers
  * between two placements; more are parked as the others): it stays linked

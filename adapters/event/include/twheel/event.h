@@ -88,7 +88,8 @@ TWHEEL_EVENT_API int twheel_event_loop(struct twheel_host *h, int flags);
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
  * may be NULL, may free the timer; timers it arms again are dropped),
- * delete and free the timer event, free @h. Returns 0, or
+ * delete and free the timer event and the placement event, free @h.
+ * Call it before event_base_free() of the base. Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_event_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
  * O(pending timers). The base's thread.
