@@ -355,6 +355,17 @@ void run_until(boost::asio::io_context &io, const Fake &x, std::chrono::millisec
 		io.run_one_for(5ms);
 }
 
+// @x does not fire with the clock 1 ns before its deadline, and fires at it.
+void expect_fires_at_deadline(boost::asio::io_context &io, const Fake &x)
+{
+	fake_ns = x.deadline - 1;
+	run_until(io, x, 20ms);
+	EXPECT_EQ(x.fired, 0);
+	fake_ns = x.deadline;
+	run_until(io, x, 2s);
+	EXPECT_EQ(x.fired, 1);
+}
+
 } // namespace
 
 // Arms by delay while a timer is pending read no clock; one posted handler
@@ -418,18 +429,8 @@ TEST(AsioHostDefer, ClockStandingStillOrSteppingBack)
 	fake_ns -= 2000000; // 2 ms back before the placement
 	back.deadline = fake_ns + 10000000;
 	io.poll();
-	fake_ns = still.deadline - 1;
-	run_until(io, still, 20ms);
-	EXPECT_EQ(still.fired, 0);
-	fake_ns = still.deadline;
-	run_until(io, still, 2s);
-	EXPECT_EQ(still.fired, 1);
-	fake_ns = back.deadline - 1;
-	run_until(io, back, 20ms);
-	EXPECT_EQ(back.fired, 0);
-	fake_ns = back.deadline;
-	run_until(io, back, 2s);
-	EXPECT_EQ(back.fired, 1);
+	expect_fires_at_deadline(io, still);
+	expect_fires_at_deadline(io, back);
 }
 
 // io_context::run_one() users: the first handler run is the placement
