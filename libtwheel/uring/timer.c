@@ -307,20 +307,21 @@ static struct twl_period timer_period(const struct twheel_loop *l,
 
 /* Link periodic @t at the deadline after the run that served t->deadline
  * (on the loop thread or handed back by the executor: the run is over);
- * @s is what the policy saw of it at the loop's time, @fresh whether the
- * deadline counts from a reading taken after the run: @ref, or a new one
- * if @ref is 0. */
+ * @s is what the policy saw of it at the loop's time. */
 static void periodic_relink(struct twheel_loop *l, struct tw_loop_timer *t,
-			    struct twl_period *s, bool fresh, uint64_t ref)
+			    struct twl_period *s)
 {
-	/* a fixed delay counts from the end of the run: a fresh reading, also
-	 * the one to judge the deadline by (if the clock stepped back during
-	 * the run, the loop's time is ahead of it) */
-	if (!fresh) {
-		timer_link(l, t, twl_periodic_next(s), s->now);
-		return;
-	}
-	s->now = ref ? ref : loop_clock(l);
+	timer_link(l, t, twl_periodic_next(s), s->now);
+}
+
+/* periodic_relink() for a deadline that counts from @ref, a reading taken
+ * after the run (a fixed delay): also the reading to judge the deadline by,
+ * since the loop's time is ahead of it if the clock stepped back during the
+ * run. Any value is a reading, 0 included (a clock may read 0). */
+static void periodic_relink_fresh(struct twheel_loop *l, struct tw_loop_timer *t,
+				  struct twl_period *s, uint64_t ref)
+{
+	s->now = ref;
 	timer_place(l, t, twl_periodic_next(s), s->now);
 }
 
@@ -342,7 +343,7 @@ static __attribute__((noinline)) void timer_fire_periodic(struct twheel_loop *l,
 	t->_backlog = s.backlog = due.backlog;
 	t->missed = s.missed = due.missed;
 	if (!due.run) { /* skipped: on to the next deadline, no run, no reading */
-		timer_link(l, t, twl_periodic_next(&s), s.now);
+		periodic_relink(l, t, &s);
 		return; /* still ARMED; a cancel meanwhile is handled by the inbox */
 	}
 	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_RUNNING))
@@ -364,7 +365,10 @@ static __attribute__((noinline)) void timer_fire_periodic(struct twheel_loop *l,
 	s.period = t->period;
 	s.missed = t->missed;
 	s.backlog = t->_backlog;
-	periodic_relink(l, t, &s, due.fresh, 0);
+	if (due.fresh)
+		periodic_relink_fresh(l, t, &s, loop_clock(l));
+	else
+		periodic_relink(l, t, &s);
 	if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED))
 		twl_timer_release(l, t); /* cancelled from another thread during the run */
 }
@@ -461,7 +465,10 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 		 * next deadline is due */
 		struct twl_period p = timer_period(l, t, l->now);
 
-		periodic_relink(l, t, &p, twl_periodic_fresh(&p), ref);
+		if (twl_periodic_fresh(&p))
+			periodic_relink_fresh(l, t, &p, ref);
+		else
+			periodic_relink(l, t, &p);
 		timer_publish_armed(l, t, s);
 	} else if (s == TW__T_CANCELLED) {
 		twl_timer_release(l, t);

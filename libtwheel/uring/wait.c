@@ -294,12 +294,14 @@ static int wait_fallback(struct twheel_loop *l, uint64_t timeout)
 static int loop_wait(struct twheel_loop *l, bool nowait)
 {
 	uint64_t timeout = NO_TIMEOUT, now = 0;
+	bool have_now = false; /* now is a reading (0 is one too) */
 	int ret;
 
 	/* arms by delay since the last iteration (timer.c): placed from a
 	 * reading after them, the one the wait is computed from */
 	if (l->nparked) {
 		now = loop_clock(l);
+		have_now = true;
 		twl_timers_place(l, now);
 	}
 	if (!l->efd_armed)
@@ -310,7 +312,7 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	} else {
 		/* until the next tick with work (0 when one is due; "forever",
 		 * NO_TIMEOUT, when the wheel is empty) */
-		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, now ? now : loop_clock(l));
+		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, have_now ? now : loop_clock(l));
 	}
 
 	if (timeout) {

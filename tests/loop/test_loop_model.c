@@ -88,9 +88,46 @@ static void model_long_runs(void **state)
 	run_seeds(100000, runs() / 20 + 1, 8192);
 }
 
+/*
+ * Inputs fuzz_loop once failed on, replayed in every build.
+ *
+ * clock_reads_zero: a fixed-delay periodic timer handed back by the executor
+ * while the clock reads 0 (it stepped back), with posted work in the same
+ * inbox chunk that moves the clock on. Its next deadline must count from the
+ * chunk's reading, 0; the loop took 0 for "no reading" and read the clock
+ * again after the work had run, a period plus 12140 ns instead.
+ */
+static const uint8_t clock_reads_zero[] = {
+	0x46, 0x4f, 0x35, 0x35, 0x62, 0x03, 0x01, 0xff, 0x00, 0x00, 0x00, 0x4e,
+	0x43, 0x5b, 0x32, 0x6b, 0x2f, 0x61, 0x69, 0x6e, 0x2f, 0x6c, 0x75, 0x72,
+	0x69, 0x6e, 0x67, 0xff, 0x32, 0x32, 0x4e, 0x43, 0x5b,
+};
+
+static void model_found_inputs(void **state)
+{
+	static const struct {
+		const char *name;
+		const uint8_t *data;
+		size_t size;
+	} found[] = {
+		{ "clock_reads_zero", clock_reads_zero, sizeof(clock_reads_zero) },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(found) / sizeof(found[0]); i++) {
+		struct byte_src src;
+		struct lm_result res;
+
+		byte_src_bytes(&src, found[i].data, found[i].size);
+		if (lm_run(&src, &res) < 0)
+			fail_msg("%s: %s", found[i].name, res.failure);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_found_inputs),
 		cmocka_unit_test(model_short_runs),
 		cmocka_unit_test(model_long_runs),
 	};
