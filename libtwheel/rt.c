@@ -15,6 +15,7 @@
 #endif
 
 #include "twheel/rt.h"
+#include "place_rule.h"
 
 /* The tick length; a caller that zeroed the field gets the default, not SIGFPE. */
 static inline uint64_t rt_tick(const struct twheel_rt *rt)
@@ -168,39 +169,10 @@ tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
 	return rt ? now_ns / rt_tick(rt) : 0;
 }
 
-/* The deadline rule without the wheel (twheel_rt_expiry(), @w NULL), for
- * ticks of @tick ns. */
-static inline tw_tick_t deadline_tick_ns(uint64_t tick, uint64_t deadline_ns, uint64_t now_ns)
-{
-	tw_tick_t up, floor_now;
-
-	/* Cannot wrap: with tick 1 the remainder is 0. */
-	up = deadline_ns / tick + (deadline_ns % tick != 0);
-	if (deadline_ns > now_ns)
-		return up;
-	/* Passed: due in the next advance, even inside now's own tick. */
-	floor_now = now_ns / tick;
-	return up < floor_now ? up : floor_now;
-}
-
 static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
 				      uint64_t now_ns)
 {
-	return deadline_tick_ns(rt_tick(rt), deadline_ns, now_ns);
-}
-
-/*
- * A deadline's tick @e, ahead of the clock but a tick the wheel has
- * reached, or that the advance now running (from a callback) will reach
- * (@wt, twheel_target()): the clock stepped back. The wheel is held there
- * until the clock catches up, so the first tick after it is the earliest
- * that is not early.
- */
-static inline tw_tick_t after_target(tw_tick_t e, tw_tick_t wt)
-{
-	if (e <= wt)
-		e = wt < TW_TICK_MAX ? wt + 1 : TW_TICK_MAX;
-	return e;
+	return twheel__deadline_tick_ns(rt_tick(rt), deadline_ns, now_ns);
 }
 
 tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
@@ -213,7 +185,7 @@ tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
 	e = deadline_tick(rt, deadline_ns, now_ns);
 	if (!w || deadline_ns <= now_ns)
 		return e;
-	return after_target(e, twheel_target(w));
+	return twheel__after_target(e, twheel_target(w));
 }
 
 /* The tick an advance at @now_ns goes to: never behind the wheel's time. */
@@ -227,33 +199,18 @@ static tw_tick_t target(const struct twheel_rt *rt, const struct twheel *w, uint
 /*
  * Place the parked timers: each counts its delay from @now_ns, a reading
  * taken after it was parked (so never early), the whole batch for one
- * clock reading instead of one per arm.
+ * clock reading instead of one per arm (the rule: place_rule.h).
  */
-struct place_from {
-	uint64_t tick;   /* rt_tick(): read once per placement */
-	uint64_t now_ns;
-	tw_tick_t wt; /* twheel_target(): placing does not change it */
-};
-
-/* twheel_rt_expiry(rt, w, now_ns + delay, now_ns), for twheel_place(). */
-static tw_tick_t place_expiry(uint64_t delay, void *arg)
-{
-	const struct place_from *p = arg;
-	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
-	tw_tick_t e = deadline_tick_ns(p->tick, d, p->now_ns);
-
-	return d <= p->now_ns ? e : after_target(e, p->wt); /* a delay of 0 is due */
-}
-
 long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)
 {
-	struct place_from p = { 0, now_ns, 0 };
+	struct twheel__place_from p;
 
 	if (!rt || !w)
 		return -EINVAL;
 	p.tick = rt_tick(rt);
+	p.now_ns = now_ns;
 	p.wt = twheel_target(w);
-	return twheel_place(w, place_expiry, &p);
+	return twheel__rt_place(w, &p);
 }
 
 long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns)

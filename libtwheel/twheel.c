@@ -107,6 +107,7 @@
 
 #define TWHEEL__DEFINING_MOD 1 /* twheel_mod() is defined here, not inline */
 #include "twheel/twheel.h"
+#include "place_rule.h"
 
 #define NLEVELS TWHEEL_LEVELS
 #define L0_BITS TWHEEL_LEVEL0_BITS           /* 8 */
@@ -677,6 +678,13 @@ int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 	return park(w, t, value, 0); /* 0 is at or before due_limit: no hint */
 }
 
+/* twheel_park_hint() but for its common case: out of line, so that the
+ * common case does not carry park()'s frame. */
+static noinline int park_other(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
+{
+	return park(w, t, value, hint);
+}
+
 hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
 {
 	/* the common case first: a timer not pending, hinted above level 0 */
@@ -706,7 +714,7 @@ hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t va
 		t->expires = value;
 		return 0;
 	}
-	return park(w, t, value, hint);
+	return park_other(w, t, value, hint);
 }
 
 struct tw_timer *twheel_unpark(struct twheel *w)
@@ -736,26 +744,32 @@ struct tw_timer *twheel_unpark(struct twheel *w)
 	return t;
 }
 
-long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void *arg)
+/*
+ * twheel_place()'s loop, inlined into each caller with its @expiry known
+ * (no call per timer when that is visible here, as twheel__rt_place()'s).
+ */
+static inline __attribute__((always_inline)) long
+place_all(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void *arg)
 {
+	const tw_tick_t due_limit = w->h.due_limit; /* placing does not move it */
 	long n = 0;
 
-	if (!w || !expiry)
-		return -EINVAL;
 	/* in place: a re-arm from the expiry its slot was chosen by */
 	for (uint32_t i = 0; i < w->park_n; i++) {
 		struct tw_timer *t = w->park[i].t;
 
 		if (!t)
 			continue;
-		tw_tick_t e = expiry(t->expires, arg);
+		tw_tick_t e = expiry(t->expires, arg), was = w->park[i].expires;
 		uint32_t idx = inplace_slot(t->_idx);
 
 		t->_idx = idx;
-		t->expires = w->park[i].expires;
-		if (mod_stays(w, t, idx, e)) {
+		/* mod_stays() for a timer at @was in slot @idx (above level 0) */
+		if (likely(e > due_limit) &&
+		    (likely(e >= was) || !((e ^ was) >> word_shift[idx / 64]))) {
 			t->expires = e;
 		} else {
+			t->expires = was;
 			unlink_timer(w, t);
 			link_timer(w, t, e, calc_idx(w, e));
 		}
@@ -772,6 +786,25 @@ long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *ar
 	}
 	w->st.adds += (uint64_t)n;
 	return n;
+}
+
+long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void *arg)
+{
+	if (!w || !expiry)
+		return -EINVAL;
+	return place_all(w, expiry, arg);
+}
+
+static inline tw_tick_t rt_place_expiry(uint64_t delay, void *arg)
+{
+	return twheel__place_expiry(delay, arg);
+}
+
+long twheel__rt_place(struct twheel *w, const struct twheel__place_from *p)
+{
+	struct twheel__place_from c = *p; /* kept in registers: no timer aliases it */
+
+	return place_all(w, rt_place_expiry, &c);
 }
 
 /* ---- moving a timer ------------------------------------------------------ */
