@@ -199,25 +199,33 @@ static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t 
 	timer_place(l, t, deadline, ref);
 }
 
-/* twl_timers_place() from a fresh reading, out of line: the PARK_BATCH-th
- * park is rare, and the others stay a leaf's work. */
-static __attribute__((noinline)) void timer_place_batch(struct twheel_loop *l)
+/* The PARK_BATCH-th park since the last placement: park @t, then place
+ * every parked timer from a fresh reading. Out of line: it is rare, and
+ * the other parks stay a leaf's work. */
+static __attribute__((noinline)) int timer_park_place(struct twheel_loop *l,
+						      struct tw_loop_timer *t)
 {
+	int rc = twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
+
 	twl_timers_place(l, loop_clock(l));
+	return rc;
 }
 
 /*
  * Park @t by @delay (> 0) until the next placement (see the top). The
  * wheel keeps @t's address as its value, and t->deadline the delay as
  * twheel_loop_now() + @delay: l->now does not change before the placement
- * (an iteration places what is parked before it reads the clock).
+ * (an iteration places what is parked before it reads the clock). The
+ * park is counted before it is made, so that the call is the last thing
+ * done (a tail call). Returns twheel_park()'s result: 1 for @t ARMED
+ * (pending on its wheel), 0 for one not pending.
  */
-static inline void timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
+static inline int timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t delay)
 {
 	t->deadline = add_sat(l->now, delay);
-	twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
-	if (++l->nparked >= PARK_BATCH)
-		timer_place_batch(l);
+	if (++l->nparked < PARK_BATCH)
+		return twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
+	return timer_park_place(l, t);
 }
 
 /* What a placement reads for each timer, read once from the loop. */
@@ -500,7 +508,7 @@ static inline void arm(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t 
 		arm_link(l, t, v, delay);
 }
 
-static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay,
+static inline __attribute__((always_inline)) int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay,
 		    bool mod)
 {
 	uint32_t s;
@@ -512,7 +520,10 @@ static int loop_add(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, 
 	if (state_owned(s) && timer_owner(t) != l)
 		return -EXDEV;
 	if (s == TW__T_ARMED && mod) {
-		arm(l, t, v, delay);
+		/* re-armed by delay: parked by a tail call (it says 1: pending) */
+		if (delay && v)
+			return timer_park(l, t, v);
+		arm_link(l, t, v, delay);
 		return 1;
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
