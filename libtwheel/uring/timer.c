@@ -39,7 +39,7 @@
  * them all (twl_timers_place(), through twheel_place(), which usually only
  * stores the new expiry of a timer re-armed far ahead): before the loop
  * decides its wait and at the end of each iteration (wait.c), at the
- * PARK_BATCH-th park since the last placement, before a del of an armed
+ * PARK_BATCH-th park since the last placement, before a del of a parked
  * timer and before a drain. That reading is later than every call it
  * places, so a timer still never fires before call + delay; it is late by
  * at most the time from the call to the placement (the rest of the
@@ -576,8 +576,12 @@ again:
 		return -EXDEV;
 	switch (s) {
 	case TW__T_ARMED:
-		/* if it is parked, its deadline first (see the top) */
-		twl_timers_place_now(l);
+		/* if it is parked, its deadline first (see the top): a parked
+		 * timer's expires holds its value, its address; a placed one's
+		 * holds a tick, which is all but never that (and if it is, the
+		 * placement is only wasted) */
+		if (t->timer.expires == (uintptr_t)t)
+			twl_timers_place_now(l);
 		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);
 		pending_dec(l);

@@ -19,7 +19,7 @@
  *     twheel_loop_now() + delay until placed) and placed from one reading
  *     taken after it: before the next iteration's wait, at the end of the
  *     iteration that armed it, at the 64th park since the last placement,
- *     before a del of an armed timer and before the drain; the clock may
+ *     before a del of a parked timer and before the drain; the clock may
  *     move (forward, back) between the arm and that reading. A d at or before ref but after a fresh reading (the clock
  *     stepped back) is judged against that reading. A d still ahead fires
  *     in the first iteration whose T reaches ceil(d / tick), or T' + 1 if
@@ -283,7 +283,7 @@ static void m_link(struct lm *m, struct mtimer *x, uint64_t d, uint64_t ref)
 /*
  * The placement of the timers parked by delay, from the reading @ref taken
  * after every park: before an iteration's wait and at its end, at the 64th
- * park since the last placement, before a del of an armed timer and before
+ * park since the last placement, before a del of a parked timer and before
  * the drain. Each gets the deadline ref + its delay.
  */
 static void m_place(struct lm *m, uint64_t ref)
@@ -401,7 +401,7 @@ static int m_del(struct lm *m, struct mtimer *x, bool self_running)
 	}
 	switch (x->st) {
 	case S_ARMED:
-		if (m->nparked) /* a parked timer's deadline first */
+		if (x->parked) /* its deadline first; a placed one's del places nothing */
 			m_place(m, m->clk);
 		x->st = S_IDLE;
 		x->linked = false;

@@ -934,6 +934,42 @@ static void test_parked_timer_del_mod_cancel_drain(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A del of a timer that is placed leaves the parked ones parked: no clock
+ * reading for them, so they count from the iteration's later reading. A
+ * del of a parked one still places them all. Fails if every del of an
+ * armed timer placed the parked ones.
+ */
+static void test_del_of_a_placed_timer_places_nothing(void **state)
+{
+	struct fake_clock c;
+	struct rec a = { .clk = &c }, b = { .clk = &c }, p = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	tw_loop_timer_init(&p.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add_at(l, &a.t, 1050 * MS), 0); /* placed */
+	assert_int_equal(twheel_loop_add(l, &p.t, 10 * MS), 0);     /* parked */
+	assert_int_equal(twheel_loop_add(l, &b.t, 20 * MS), 0);     /* parked */
+	fake_clock_add(&c, 2 * MS);
+	assert_int_equal(twheel_loop_del(l, &a.t), 1);
+	assert_int_equal(p.t.deadline, 1010 * MS); /* still parked */
+	assert_int_equal(b.t.deadline, 1020 * MS);
+	fake_clock_add(&c, MS);
+	assert_int_equal(twheel_loop_del(l, &b.t), 1); /* parked: places them */
+	assert_int_equal(b.t.deadline, 1023 * MS);
+	assert_int_equal(p.t.deadline, 1013 * MS);
+	fake_clock_set(&c, 1013 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_set(&c, 1013 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(a.n + b.n, 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 {
 	struct fake_clock c;
@@ -1682,6 +1718,7 @@ int main(void)
 		cmocka_unit_test(test_64th_arm_places_the_batch),
 		cmocka_unit_test(test_delay_at_the_clocks_end_is_due),
 		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
+		cmocka_unit_test(test_del_of_a_placed_timer_places_nothing),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),

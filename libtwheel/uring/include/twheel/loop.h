@@ -438,8 +438,8 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * before it next decides its wait (at the end of the iteration for an arm
  * made by one of its callbacks; at the start of the next
  * twheel_loop_run_once() for one made outside them), at the 64th arm by
- * delay since the last placement, and before a twheel_loop_del() of an
- * armed timer or a drain. So it never fires earlier than @delay_ns after
+ * delay since the last placement, and before a twheel_loop_del() of a
+ * timer parked so or a drain. So it never fires earlier than @delay_ns after
  * this call, and it is late by at most the time from the call to that
  * reading: the rest of the iteration, or until the loop runs again. Until
  * it is placed, t->deadline holds twheel_loop_now() + @delay_ns (no later
@@ -496,8 +496,9 @@ TWHEEL_LOOP_API int twheel_loop_mod_at(struct twheel_loop *loop, struct tw_loop_
  * it may be freed (from its own callback too). A timer still in the inbox
  * (queued by another thread) or running on the executor is released later,
  * when the loop gets it back (release hook; tw_loop_timer_busy() tells).
- * Timers armed by delay and not yet placed are placed first (one clock
- * reading), so that t->deadline of a deleted timer is the deadline it had.
+ * If @t is armed by delay and not yet placed, it and the other timers so
+ * are placed first (one clock reading), so that t->deadline of a deleted
+ * timer is the deadline it had; a del of any other timer places nothing.
  * O(1) plus O(1) per timer placed; the loop thread, callbacks included.
  */
 TWHEEL_LOOP_API int twheel_loop_del(struct twheel_loop *loop, struct tw_loop_timer *t);
