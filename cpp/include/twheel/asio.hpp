@@ -2,29 +2,18 @@
 //
 // twheel/asio.hpp - tw::AsioHost, the owner of a wheel inside a Boost.Asio
 // program: one boost::asio::steady_timer drives it through the host driver
-// of <twheel/host.h> (when the host timer is touched, the errors). Its
-// timers are tw::Timer<tw::AsioHost> and tw::Hook<tw::AsioHost, D>
-// (<twheel/timer.hpp>), run from the steady_timer's completion handler in
-// order of expiry; an empty wheel keeps no wait outstanding, so
-// io_context::run() returns. Time is steady_clock (CLOCK_MONOTONIC) or the
-// injected rt clock. One thread at a time: an io_context run by one
-// thread, or a strand. The completion handler holds a weak reference and
-// a generation: a wait completing after a re-arm, a stop or destruction
-// does nothing. An arm by delay outside a run reads no clock: the first
-// after a placement posts one handler (weak reference) that places them
-// all from one reading, before Asio's next wait (docs/cpp.md: lateness).
-// Destroy the AsioHost before its io_context. No exception
-// crosses the C host: a wait that cannot start (std::bad_alloc, an Asio
-// error) is owed; the arm that needed it is undone and throws tw::error
-// (ENOMEM, the Asio errno, EIO); one needed after a run is rethrown out of
-// io_context::run(); resume() or the next arm starts it again; a placement
-// that cannot be posted is made at once. Header-only,
-// C++17; the program brings Boost.Asio.
+// of <twheel/host.h>. Its timers are tw::Timer<tw::AsioHost> and
+// tw::Hook<tw::AsioHost, D> (<twheel/timer.hpp>), run from the
+// steady_timer's completion handler in order of expiry; an empty wheel
+// keeps no wait outstanding, so io_context::run() returns. Time is
+// steady_clock (CLOCK_MONOTONIC) or the injected rt clock. One thread at a
+// time: an io_context run by one thread, or a strand. Destroy the
+// AsioHost before its io_context. Header-only, C++17; the program brings
+// Boost.Asio. docs/cpp.md: lateness, and a wait that cannot start.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
 
 #include <twheel/host.h>
-#include <twheel/timer.hpp>
 #include <twheel/twheel.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -32,15 +21,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdint>
-#include <exception>
-#include <memory>
-#include <new>
-#include <system_error>
-#include <type_traits>
 
 namespace tw {
 
@@ -66,6 +46,7 @@ public:
 		ctx_ = s_->x = new detail::ctx;
 		ctx_->c = &s_->hh.h;
 		ctx_->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
+		ctx_->tick_inv = UINT64_MAX / ctx_->tick_ns;
 	}
 	explicit AsioHost(boost::asio::io_context &io, const twheel_rt *rt = nullptr)
 		: AsioHost(boost::asio::any_io_executor(io.get_executor()), rt)
@@ -83,8 +64,11 @@ public:
 	/// Timers pending.
 	std::size_t size() const noexcept { return s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
 
-	/// Starts the steady_timer's wait if one is owed (see Errors above).
-	/// Returns 0, or the -errno of the failure; then it is still owed. O(1).
+	/// A wait that cannot start (std::bad_alloc, an Asio error) is owed:
+	/// the arm that needed it is undone and throws tw::error (ENOMEM, the
+	/// Asio errno, EIO); one needed after a run is rethrown out of
+	/// io_context::run(). resume() (or the next arm) starts it: 0, or the
+	/// -errno of the failure, and then it is still owed. O(1).
 	int resume() noexcept { return resume(s_.get()); }
 
 private:
@@ -234,6 +218,12 @@ template <>
 struct ops<AsioHost> : wheel_node_ops {
 	using S = AsioHost;
 	static ctx *share(AsioHost &o) { return retain(o.checked()); }
+	template <class T>
+	static bool open(const ctx *c, T) noexcept { return !c->closing; }
+	template <class T>
+	static int mod_at(ctx *c, node *n, T t) noexcept { return mod(c, n, ns_ceil(t), twheel_host_mod_at); }
+	template <class T>
+	static int mod_in(ctx *c, node *n, T t) noexcept { return mod(c, n, ns_ceil(t), twheel_host_mod); }
 	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
 	{
 		AsioHost::state *s = AsioHost::of(S::host(c));
@@ -247,8 +237,6 @@ struct ops<AsioHost> : wheel_node_ops {
 		AsioHost::resume(s);                         // and retry the wait for the others
 		return err;
 	}
-	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod_at); }
-	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return mod(c, n, ns, twheel_host_mod); }
 	static bool del(ctx *c, node *n) noexcept
 	{
 		const bool r = twheel_host_del(S::host(c), n) == 1;

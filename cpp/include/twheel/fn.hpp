@@ -4,7 +4,8 @@
 // tw::error (the one exception type), the callable store detail::fn, and
 // detail::ctx, the counted control block an owner (tw::Wheel, tw::Loop,
 // tw::AsioHost) shares with its timers, so that a timer outlives its owner
-// safely. Header-only, C++17; docs/cpp.md is the manual.
+// safely. It includes the standard headers the layer uses. Header-only,
+// C++17; docs/cpp.md is the manual.
 #ifndef TWHEEL_FN_HPP
 #define TWHEEL_FN_HPP
 
@@ -18,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -60,13 +62,10 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 
 [[noreturn]] inline void fail(misuse m)
 {
-	static const struct {
-		int err;
-		const char *msg;
-	} t[] = {{EINVAL, "tw: the timer is empty"},     {ESHUTDOWN, "tw: the owner was destroyed"},
-		 {EINVAL, "tw: the owner was moved from"}, {EINVAL, "tw: empty callable"},
-		 {EINVAL, "tw: bad duration"},            {ESHUTDOWN, "tw: the loop is stopped"}};
-	throw error(t[static_cast<int>(m)].err, t[static_cast<int>(m)].msg);
+	static const char *const msg[] = {"tw: the timer is empty",       "tw: the owner was destroyed",
+					  "tw: the owner was moved from", "tw: empty callable",
+					  "tw: bad duration",             "tw: the loop is stopped"};
+	throw error(m == misuse::owner_gone || m == misuse::stopped ? ESHUTDOWN : EINVAL, msg[static_cast<int>(m)]);
 }
 
 // A negative errno of the C API: one of the kinds above, or its own text.
@@ -106,18 +105,20 @@ std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nano
 
 namespace detail {
 
+// Durations and time points to and from whole ns, saturated.
 template <class Rep, class Period>
 std::uint64_t ns_ceil(std::chrono::duration<Rep, Period> d) noexcept
 {
 	return ticks_ceil(d, std::chrono::nanoseconds(1));
 }
+inline std::uint64_t ns_ceil(std::uint64_t ns) noexcept { return ns; }
 template <class TP>
 std::uint64_t tp_ns(TP tp) noexcept
 {
 	return ns_ceil(tp.time_since_epoch());
 }
 template <class TP>
-TP ns_tp(std::uint64_t ns) noexcept // saturated at TP::max()
+TP ns_tp(std::uint64_t ns) noexcept
 {
 	constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 	return TP(std::chrono::duration_cast<typename TP::duration>(
@@ -152,12 +153,9 @@ void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 template <class D>
 bool is_empty_callable(const D &f) noexcept
 {
-	if constexpr (std::is_pointer_v<D> || std::is_member_pointer_v<D>)
-		return f == nullptr;
-	else if constexpr (std::is_constructible_v<bool, const D &>)
+	if constexpr (std::is_constructible_v<bool, const D &>)
 		return !static_cast<bool>(f);
-	else
-		return false;
+	return false;
 }
 template <class F>
 void refuse_empty(const F &f)
@@ -251,11 +249,13 @@ public:
 		if (ops_)
 			std::exchange(ops_, nullptr)->destroy(buf_);
 	}
-	int tag() const noexcept { return ops_ ? ops_->tag : 0; }
-	// The stored callable, which the caller knows (by tag()) to be an F.
+	// The stored callable if its type's kind_tag is @tag (nonzero), and
+	// then it is an F; else nullptr.
 	template <class F>
-	F *get_as() noexcept
+	F *get_as(int tag) noexcept
 	{
+		if (!ops_ || ops_->tag != tag)
+			return nullptr;
 		if constexpr (fits<F>)
 			return inline_ops<F>::get(buf_);
 		else
@@ -311,18 +311,20 @@ struct ctx {
 	bool closing = false;
 	std::vector<kind> kinds;
 
-	void note(c_fn fire, void (*cancel)(void *) noexcept) // std::bad_alloc
-	{
-		if (!canceller(fire))
-			kinds.push_back({fire, cancel});
-	}
 	// What cancels a timer of C callback @fire; nullptr for a C timer.
-	void (*canceller(c_fn fire) const noexcept)(void *) noexcept
+	template <class N>
+	void (*canceller(void (*fire)(N *)) const noexcept)(void *) noexcept
 	{
 		for (const kind &k : kinds)
-			if (k.fire == fire)
+			if (k.fire == reinterpret_cast<c_fn>(fire))
 				return k.cancel;
 		return nullptr;
+	}
+	template <class N>
+	void note(void (*fire)(N *), void (*cancel)(void *) noexcept) // std::bad_alloc
+	{
+		if (!canceller(fire))
+			kinds.push_back({reinterpret_cast<c_fn>(fire), cancel});
 	}
 	// The handle @from is now @to (nullptr: gone) for the frames it lent to.
 	void relend(const void *from, const void *to, bool cancel_only = false) noexcept
@@ -338,7 +340,7 @@ struct ctx {
 template <class N>
 void drained(N *n, void *arg) noexcept
 {
-	if (auto cancel = static_cast<ctx *>(arg)->canceller(reinterpret_cast<ctx::c_fn>(n->func)))
+	if (auto cancel = static_cast<ctx *>(arg)->canceller(n->func))
 		cancel(n);
 }
 

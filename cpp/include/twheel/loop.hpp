@@ -15,9 +15,6 @@
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
 #include <twheel/loop.h>
 
-#include <cerrno>
-#include <memory>
-
 namespace tw {
 
 /// struct twheel_loop_config; zeros mean the C defaults.
@@ -141,22 +138,18 @@ private:
 /// An io_uring event loop driving a timer wheel. Move-only; timers and
 /// I/O keep working across a move. Destroyed by the rule of every owner
 /// (detail::owner), and more: stops the loop, runs the posts not yet run,
-/// cancels the armed timers (cancellation callbacks run once; what they
-/// arm is dropped), closes the ring (in-flight handlers destroyed
+/// cancels the armed timers, closes the ring (in-flight handlers destroyed
 /// uncalled). From a callback the loop stops at once, and the callbacks
-/// due in that iteration must not use this Loop; run() returns once the
-/// rest is done. Not from another thread, nor with the loop run through
-/// native_handle().
+/// due in that iteration must not use this Loop. Not from another thread,
+/// nor with the loop run through native_handle().
 class Loop : public detail::owner<Loop, detail::loop_ctx> {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
 
 	/// twheel_loop_create(): io_uring mode, or fallback mode (timers and
-	/// posts, no I/O: features() has TW_LOOP_FEAT_FALLBACK) where io_uring
-	/// is refused, absent or older than 5.11, or with TW_LOOP_NO_URING.
-	/// Throws tw::error with the C error and explanation (EINVAL, ENOMEM,
-	/// EMFILE, ENFILE; with TW_LOOP_URING_ONLY the io_uring errors), what
-	/// copying @opt.clock throws, std::bad_alloc. Nothing leaks on a throw.
+	/// posts, no I/O: features() has TW_LOOP_FEAT_FALLBACK). Throws
+	/// tw::error with the C error and explanation, what copying
+	/// @opt.clock throws, std::bad_alloc. Nothing leaks on a throw.
 	explicit Loop(const loop_options &opt = loop_options())
 	{
 		std::unique_ptr<detail::loop_ctx> c(new detail::loop_ctx);
@@ -178,8 +171,7 @@ public:
 		}
 		char msg[256] = "";
 		twheel_loop *l = nullptr;
-		const int r = twheel_loop_create(&l, &cfg, msg, sizeof msg);
-		if (r < 0)
+		if (const int r = twheel_loop_create(&l, &cfg, msg, sizeof msg); r < 0)
 			throw error(-r, std::string("tw::Loop: ") + msg);
 		c->c = l;
 		ctx_ = c.release();
@@ -209,11 +201,10 @@ public:
 
 	/// One I/O request: @prep(io_uring_sqe &) prepares it at once (not
 	/// user_data); @handler(const io_uring_cqe &) gets each CQE on the loop
-	/// thread. It ends with the first CQE without IORING_CQE_F_MORE, which
-	/// the kernel may send a multishot request at any time, still carrying
-	/// a result: submit again to go on. Returns its user_data. Allocates
-	/// only while every request record the loop made is in use, and for a
-	/// @handler too large to be stored in the record. Throws tw::error:
+	/// thread, up to the first without IORING_CQE_F_MORE (a multishot
+	/// request may end so at any time, with a result). Returns its
+	/// user_data. Allocates only while every request record is in use, or
+	/// for a @handler too large for the record. Throws tw::error:
 	/// EOPNOTSUPP (fallback mode), EBUSY (queue full), nothing queued; what
 	/// @prep throws (the SQE becomes a no-op, @handler never runs).
 	template <class Prep, class H>
@@ -221,16 +212,10 @@ public:
 	{
 		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), nullptr);
 	}
-	/// submit() with a deadline on the loop clock (twheel_loop_io_deadline():
-	/// a linked timeout where the kernel has it, else the loop's own timer):
-	/// a request not complete at @deadline is cancelled, never earlier, and
-	/// @handler gets its one CQE with res -ETIME; a request that completes
-	/// first gets its own result. Single-shot requests only. Throws as
-	/// submit(), and tw::error EINVAL for a multishot request, ENOSPC
-	/// (max_pending reached) or ESHUTDOWN (a stopping loop) from the timer
-	/// (the SQE becomes a no-op, @handler never runs). A request record
-	/// makes its struct tw_loop_deadline once; re-arming means submitting
-	/// again.
+	/// submit() with a deadline on the loop clock (twheel_loop_io_deadline()):
+	/// a single-shot request not complete at @deadline is cancelled, never
+	/// earlier, and @handler gets res -ETIME. Throws as submit(), and
+	/// tw::error EINVAL (a multishot request), ENOSPC or ESHUTDOWN.
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, time_point deadline, H &&handler)
 	{
@@ -262,7 +247,6 @@ public:
 	void stop() noexcept { stopping(ctx_); }
 	/// True once stop() was called (or if empty). Any thread.
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop()); }
-
 	/// The loop clock at the start of the current (or last) iteration.
 	time_point now() const noexcept { return detail::ns_tp<time_point>(ctx_ ? twheel_loop_now(ctx_->loop()) : 0); }
 	/// A fresh reading of the loop clock. Any thread.
@@ -276,7 +260,6 @@ public:
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop()) : 0; }
 	/// The TW_LOOP_FEAT_* in use (0 if empty). Any thread.
 	unsigned features() const noexcept { return ctx_ ? twheel_loop_features(ctx_->loop()) : 0; }
-
 	/// The C loop, for calls this class does not wrap. nullptr if empty.
 	twheel_loop *native_handle() const noexcept { return ctx_ ? ctx_->loop() : nullptr; }
 
@@ -331,8 +314,12 @@ struct ops<Loop> {
 	static twheel_loop *l(const ctx *c) noexcept { return static_cast<twheel_loop *>(c->c); }
 	static ctx *share(Loop &o) { return retain(o.checked()); }
 	static void init(node *n, void (*fire)(node *)) noexcept { tw_loop_timer_init(n, fire, 0); }
-	static int mod_at(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod_at(l(c), n, ns); }
-	static int mod_in(ctx *c, node *n, std::uint64_t ns) noexcept { return twheel_loop_mod(l(c), n, ns); }
+	template <class T>
+	static bool open(const ctx *c, T) noexcept { return !c->closing; }
+	template <class T>
+	static int mod_at(ctx *c, node *n, T t) noexcept { return twheel_loop_mod_at(l(c), n, ns_ceil(t)); }
+	template <class T>
+	static int mod_in(ctx *c, node *n, T t) noexcept { return twheel_loop_mod(l(c), n, ns_ceil(t)); }
 	static bool del(ctx *c, node *n) noexcept { return twheel_loop_del(l(c), n) == 1; }
 	static bool pending(const ctx *c, const node *n) noexcept { return twheel_loop_pending(l(c), n); }
 	static std::uint64_t expiry(const ctx *, const node *n) noexcept { return n->deadline; }

@@ -23,17 +23,11 @@ class Wheel;
 namespace detail {
 
 // The C calls behind the timers of owner O: node (the C timer), share(O &)
-// (the ctx, retained), init, mod_at and mod_in (ns; 0, 1 or -errno), del,
-// pending, expiry, now, tick, move.
+// (the ctx, retained), init; open(ctx, t): arming is allowed; mod_at and
+// mod_in of t (ns, or a duration since the epoch or from now; 0, 1 or
+// -errno); del, pending, expiry, now, tick (ns), move.
 template <class O>
 struct ops;
-
-// A timer type's C callback, as the owner's ctx records it.
-template <class N>
-ctx::c_fn key(void (*fire)(N *)) noexcept
-{
-	return reinterpret_cast<ctx::c_fn>(fire);
-}
 
 // What Timer and Hook share: the owner's control block and the C timer,
 // in that order: re-arming reads the pointer beside the expiry, so a
@@ -63,19 +57,13 @@ public:
 	template <class Dur>
 	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
 	{
-		if constexpr (std::is_same_v<O, Wheel>)
-			return arm<false>(tp.time_since_epoch()); // a Wheel converts to its tick itself
-		else
-			return arm<false>(tp_ns(tp));
+		return arm<false>(tp.time_since_epoch());
 	}
 	/// Arms it @d after the owner's now(); as arm_at().
 	template <class Rep, class Period>
 	bool arm_in(std::chrono::duration<Rep, Period> d)
 	{
-		if constexpr (std::is_same_v<O, Wheel>)
-			return arm<true>(d);
-		else
-			return arm<true>(ns_ceil(d));
+		return arm<true>(d);
 	}
 	/// The C timer, read-only.
 	const node *native_handle() const noexcept { return &n_; }
@@ -84,18 +72,13 @@ protected:
 	handle(ctx *c, void (*fire)(node *)) noexcept : c_(c) { X::init(&n_, fire); }
 	~handle() { release(c_); }
 
-	// mod_in (@In) or mod_at of @t (ns, or what the owner's ops take),
-	// inlined: a wheel's re-arm has an inline path. A gone owner is closing;
-	// an open Wheel and @t in its tick are one test (ops<Wheel>::open()).
+	// mod_in (@In) or mod_at of @t, inlined: a wheel's re-arm has an
+	// inline path. A gone owner is closing; an open Wheel and @t in its
+	// tick are one test (ops<Wheel>::open()).
 	template <bool In, class T>
 	bool arm(T t)
 	{
-		bool open;
-		if constexpr (std::is_same_v<O, Wheel>)
-			open = c_ && X::open(c_, t);
-		else
-			open = c_ && !c_->closing;
-		if (!open)
+		if (!c_ || !X::open(c_, t))
 			return refused();
 		int r;
 		if constexpr (In)
@@ -158,7 +141,7 @@ public:
 	{
 		detail::refuse_empty(f);
 		f_.emplace(std::forward<F>(f));
-		this->c_->note(detail::key(&fire), &cancel_node);
+		this->c_->note(&fire, &cancel_node);
 	}
 	/// Moves @o here, pending or not, even from @o's callback.
 	Timer(Timer &&o) noexcept : H(nullptr, &fire) { take(o); }
@@ -257,18 +240,14 @@ private:
 		void operator()() {} // never called: fire() lends f alone
 	};
 
-	box *boxed() const noexcept
-	{
-		auto &f = const_cast<callable &>(f_);
-		return f.tag() == box::kind_tag ? f.template get_as<box>() : nullptr;
-	}
+	box *boxed() const noexcept { return const_cast<callable &>(f_).template get_as<box>(box::kind_tag); }
 	box *make_box()
 	{
 		if (box *b = boxed())
 			return b;
 		callable blk;
 		blk.emplace(box{{}, {}, 0, 0, 0, misfire::skip, schedule::fixed_rate}); // may throw
-		box *b = blk.template get_as<box>();
+		box *b = blk.template get_as<box>(box::kind_tag);
 		b->f = std::move(f_);
 		f_ = std::move(blk);
 		return b;
@@ -383,7 +362,7 @@ public:
 	explicit Hook(O &owner) : H(X::share(owner), &fire)
 	{
 		if constexpr (cancels<D>::value)
-			this->c_->note(detail::key(&fire), &cancel_node);
+			this->c_->note(&fire, &cancel_node);
 	}
 	/// Unbound; bind it by assigning a bound hook.
 	Hook() noexcept : H(nullptr, &fire) {}

@@ -8,18 +8,26 @@
 #ifndef TWHEEL_TWHEEL_HPP
 #define TWHEEL_TWHEEL_HPP
 
-#include <twheel/twheel.h>
-
 #include <twheel/timer.hpp>
-
-#include <optional>
-#include <ratio>
-#include <stdexcept>
+#include <twheel/twheel.h>
 
 namespace tw {
 
 using tick_t = tw_tick_t;
 inline constexpr tick_t tick_max = TW_TICK_MAX;
+
+namespace detail {
+// What the owners of a struct tw_timer (a wheel, a host) share; ns(): tick
+// @t in ns, saturated.
+struct wheel_node_ops {
+	using node = tw_timer;
+	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
+	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
+	static std::uint64_t ns(const ctx *c, tick_t t) noexcept { return t > c->tick_inv ? UINT64_MAX : t * c->tick_ns; }
+	static std::uint64_t expiry(const ctx *c, const node *n) noexcept { return ns(c, tw_timer_expires(n)); }
+	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
+};
+} // namespace detail
 
 /// A timer wheel with a virtual clock: time starts at the start given and
 /// moves only in advance(); a time point is converted to the wheel's ticks
@@ -84,19 +92,18 @@ public:
 		const tick_t t = ctx_ ? twheel_next_expiry(w(ctx_)) : tick_max;
 		if (t == tick_max && size() == 0)
 			return std::nullopt;
-		return detail::ns_tp<time_point>(t > ctx_->tick_inv ? UINT64_MAX : t * ctx_->tick_ns);
+		return detail::ns_tp<time_point>(detail::wheel_node_ops::ns(ctx_, t));
 	}
 	/// The wheel's time; pending timers; the tick (zeros if moved from).
 	time_point now() const noexcept
 	{
-		return detail::ns_tp<time_point>(ctx_ ? twheel_now(w(ctx_)) * ctx_->tick_ns : 0);
+		return detail::ns_tp<time_point>(ctx_ ? detail::wheel_node_ops::ns(ctx_, twheel_now(w(ctx_))) : 0);
 	}
 	std::size_t size() const noexcept { return ctx_ ? twheel_count(w(ctx_)) : 0; }
 	std::chrono::nanoseconds tick() const noexcept
 	{
 		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(ctx_->tick_ns) : 0);
 	}
-
 	/// The C wheel (twheel_check()...), nullptr if moved from; do not
 	/// destroy it.
 	::twheel *native_handle() const noexcept { return ctx_ ? w(ctx_) : nullptr; }
@@ -153,25 +160,11 @@ private:
 
 namespace detail {
 
-// What the owners of a struct tw_timer (a wheel, a host) share.
-struct wheel_node_ops {
-	using node = tw_timer;
-	static void init(node *n, void (*fire)(node *)) noexcept { tw_timer_init(n, fire); }
-	static bool pending(const ctx *, const node *n) noexcept { return tw_timer_pending(n); }
-	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
-	{
-		const tick_t e = tw_timer_expires(n);
-		return e > UINT64_MAX / c->tick_ns ? UINT64_MAX : e * c->tick_ns;
-	}
-	static std::uint64_t tick(const ctx *c) noexcept { return c->tick_ns; }
-};
-
 // The C calls behind Timer<Wheel> and Hook<Wheel, D>.
 template <>
 struct ops<Wheel> : wheel_node_ops {
 	static ctx *share(Wheel &w) { return retain(w.checked()); }
-	// Arming is allowed: @t (ns, or a duration since the epoch or from now)
-	// is in the tick of an open wheel, tested first, or it is not closing.
+	// @t (ns, or a duration) in the tick of an open wheel, tested first, or not closing.
 	template <class T>
 	static bool open(const ctx *c, T t) noexcept { return Wheel::open_tick(c, t) || !c->closing; }
 	template <class T>
