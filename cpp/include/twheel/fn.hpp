@@ -117,12 +117,15 @@ std::uint64_t tp_ns(TP tp) noexcept
 {
 	return ns_ceil(tp.time_since_epoch());
 }
+inline std::chrono::nanoseconds ns_dur(std::uint64_t ns) noexcept
+{
+	constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+	return std::chrono::nanoseconds(static_cast<std::int64_t>(ns < max ? ns : max));
+}
 template <class TP>
 TP ns_tp(std::uint64_t ns) noexcept
 {
-	constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-	return TP(std::chrono::duration_cast<typename TP::duration>(
-		std::chrono::nanoseconds(static_cast<std::int64_t>(ns < max ? ns : max))));
+	return TP(std::chrono::duration_cast<typename TP::duration>(ns_dur(ns)));
 }
 inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept
 {
@@ -167,8 +170,8 @@ void refuse_empty(const F &f)
 // A move-only, type-erased function of (A...), kept in N bytes inline when
 // it fits (size, pointer alignment, a noexcept move), else in one heap
 // block the N bytes point to. A callable invocable with no arguments
-// ignores A. tag() is a number the stored type chose (its kind_tag, else
-// 0): the same in every shared object, unlike the address of a table.
+// ignores A. get_as() tells a type by its kind_tag, a number that is the
+// same in every shared object, unlike the address of a table.
 template <std::size_t N, class... A>
 class fn {
 	struct ops {
@@ -249,8 +252,7 @@ public:
 		if (ops_)
 			std::exchange(ops_, nullptr)->destroy(buf_);
 	}
-	// The stored callable if its type's kind_tag is @tag (nonzero), and
-	// then it is an F; else nullptr.
+	// The stored callable if its type's kind_tag is @tag (nonzero: an F).
 	template <class F>
 	F *get_as(int tag) noexcept
 	{

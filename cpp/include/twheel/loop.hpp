@@ -252,10 +252,7 @@ public:
 	/// A fresh reading of the loop clock. Any thread.
 	time_point clock_now() const noexcept { return detail::ns_tp<time_point>(ctx_ ? twheel_loop_clock(ctx_->loop()) : 0); }
 	/// The tick. Any thread.
-	std::chrono::nanoseconds tick() const noexcept
-	{
-		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(twheel_loop_tick(ctx_->loop())) : 0);
-	}
+	std::chrono::nanoseconds tick() const noexcept { return detail::ns_dur(ctx_ ? twheel_loop_tick(ctx_->loop()) : 0); }
 	/// Timers armed on the loop.
 	std::size_t size() const noexcept { return ctx_ ? twheel_loop_count(ctx_->loop()) : 0; }
 	/// The TW_LOOP_FEAT_* in use (0 if empty). Any thread.

@@ -194,11 +194,7 @@ public:
 		return r;
 	}
 	/// The period, zero for a one-shot timer.
-	std::chrono::nanoseconds period() const noexcept
-	{
-		const std::uint64_t p = boxed() ? boxed()->period : 0, max = std::chrono::nanoseconds::max().count();
-		return std::chrono::nanoseconds(static_cast<std::int64_t>(p < max ? p : max));
-	}
+	std::chrono::nanoseconds period() const noexcept { return detail::ns_dur(boxed() ? boxed()->period : 0); }
 	/// Inside a periodic callback: how many further deadlines had passed.
 	std::uint32_t missed() const noexcept { return boxed() ? boxed()->missed : 0; }
 

@@ -100,10 +100,7 @@ public:
 		return detail::ns_tp<time_point>(ctx_ ? detail::wheel_node_ops::ns(ctx_, twheel_now(w(ctx_))) : 0);
 	}
 	std::size_t size() const noexcept { return ctx_ ? twheel_count(w(ctx_)) : 0; }
-	std::chrono::nanoseconds tick() const noexcept
-	{
-		return std::chrono::nanoseconds(ctx_ ? static_cast<std::int64_t>(ctx_->tick_ns) : 0);
-	}
+	std::chrono::nanoseconds tick() const noexcept { return detail::ns_dur(ctx_ ? ctx_->tick_ns : 0); }
 	/// The C wheel (twheel_check()...), nullptr if moved from; do not
 	/// destroy it.
 	::twheel *native_handle() const noexcept { return ctx_ ? w(ctx_) : nullptr; }
