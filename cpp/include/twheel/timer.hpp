@@ -2,14 +2,12 @@
 //
 // twheel/timer.hpp - the two timer types of the C++ layer, the same on
 // every owner O (tw::Wheel, tw::Loop, tw::AsioHost), and detail::owner,
-// the base of the owners (moves, close, the timer calls after/at/every/
-// call_after):
+// the base of the owners (moves, close, after/at/every/call_after):
 //   tw::Timer<O>          owns its callback f() or f(tw::Timer<O> &);
 //   tw::Hook<O, D, Tag>   intrusive: D derives from it, D::on_timer() runs.
-// Both embed the owner's C timer, keep the owner's control block (they
+// Both embed the owner's C timer and share the owner's control block (they
 // outlive it safely), move (a pending one stays pending), never copy, and
-// cancel when destroyed. Time is O::time_point and std::chrono durations.
-// Each owner's header specialises detail::ops<O>, the C calls behind them.
+// cancel when destroyed. Each owner's header specialises detail::ops<O>.
 // All calls O(1), on the owner's thread; "Throws tw::error": fn.hpp.
 #ifndef TWHEEL_TIMER_HPP
 #define TWHEEL_TIMER_HPP
@@ -173,11 +171,10 @@ public:
 	}
 
 	/// Arms it every @period (rounded up to whole ns; shorter than the tick:
-	/// tw::error EINVAL), first @period from now. fixed_rate keeps to the
-	/// grid of deadlines; a run that finds further deadlines passed
-	/// (missed()) goes by @m: skip runs none of them, once runs once, all
-	/// once each. fixed_delay counts from the end of each run. The first
-	/// call allocates on_cancel()'s block. Otherwise as arm_in().
+	/// tw::error EINVAL), first @period from now; fixed_rate on the grid of
+	/// deadlines, those passed (missed()) run by @m: skip none, once, all;
+	/// fixed_delay from the end of each run. The first call allocates
+	/// on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
 	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
 		       schedule s = schedule::fixed_rate)
@@ -198,13 +195,12 @@ public:
 	/// Inside a periodic callback: how many further deadlines had passed.
 	std::uint32_t missed() const noexcept { return boxed() ? boxed()->missed : 0; }
 
-	/// Sets g(), run whenever the timer stops being pending unfired:
-	/// cancel() true, destruction of it or its owner, assignment over it;
-	/// nullptr or an empty callable removes it. The first call moves the
-	/// callable into a heap block beside g (g over 16 bytes: one more).
-	/// Throws tw::error (strong guarantee). Run by cancel() or the owner's
-	/// end, g may destroy, move or re-arm this handle; run by its destructor
-	/// or an assignment over it, g must not, and what g arms is dropped.
+	/// Sets g(), run whenever the timer stops being pending unfired (cancel()
+	/// true, destruction of it or its owner, assignment over it); nullptr or
+	/// an empty callable removes it. The first call moves the callable into
+	/// a heap block beside g (g over 16 bytes: one more). Throws tw::error
+	/// (strong guarantee). g may destroy, move or re-arm this handle, except
+	/// when run by its destructor or an assignment over it.
 	template <class G>
 	void on_cancel(G &&g)
 	{
