@@ -1,33 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
 // twheel/co.hpp - C++20 coroutines on tw::Loop (opt-in; C++17 programs do
-// not include it). Header-only over <twheel/loop.hpp>; no new library.
-//
-//   tw::co::task<T>        a lazy coroutine: co_await it (it runs, its
-//                          result or exception comes back), or detach it
-//                          on a loop with tw::co::spawn(loop, task);
-//   co_await tw::co::sleep_for(loop, d) / sleep_until(loop, tp)
-//                          resumes on the loop thread, never before the
-//                          deadline (a tw::Hook<tw::Loop> in the frame:
-//                          O(1), nothing allocated);
-//   co_await tw::co::io(loop, prep, deadline)
-//                          one io_uring request; resumes with its result,
-//                          or -ETIME when the deadline passed first (the
-//                          request cancelled; twheel_loop_io_deadline());
-//   co_await tw::co::resume_on(loop)
-//                          from any thread: the rest of the coroutine runs
-//                          on the loop thread (twheel_loop_post(), the
-//                          work item in the frame: nothing allocated).
-//
-// Lifetime. A detached task is owned by the loop: when it finishes its
-// frame is freed; when the Loop is destroyed first, the frame of every
-// detached task still suspended is destroyed (destructors run, nothing
-// leaks), whatever it waits on. An exception escaping a detached task
-// goes to the loop's exception handler (Loop::on_exception()). A task
-// object destroyed while its coroutine is suspended destroys the frame;
-// a timer it waits on is disarmed then.
-// Threads: everything on the loop thread, except resume_on(), which is
-// awaited on any thread.
+// not include it): tw::co::task<T>, spawn(), and the awaitables
+// sleep_for()/sleep_until(), io() and resume_on(). Header-only over
+// <twheel/loop.hpp>; nothing is allocated beyond the coroutine frames.
+// Lifetime: a task spawned on a loop is owned by it; its frame is freed
+// when it ends, or destroyed where it is suspended when the Loop is
+// destroyed first (destructors run, nothing leaks); its exception goes to
+// Loop::on_exception(). A task object destroyed while its coroutine is
+// suspended destroys the frame; what it waits on is cancelled then.
+// Threads: everything on the loop thread, except awaiting resume_on().
 #ifndef TWHEEL_CO_HPP
 #define TWHEEL_CO_HPP
 
@@ -38,9 +20,6 @@
 #include <twheel/loop.hpp>
 
 #include <coroutine>
-#include <exception>
-#include <optional>
-#include <utility>
 
 namespace tw::co {
 
@@ -53,11 +32,8 @@ namespace detail {
 // cancelled when the Loop is destroyed (on_cancel: the frame goes).
 struct anchor : tw::Hook<tw::Loop, anchor> {
 	std::coroutine_handle<> frame;
-	tw::detail::ctx *c;
-	explicit anchor(tw::Loop &l) : Hook(l), c(tw::detail::ops<tw::Loop>::share(l)) {}
-	anchor(const anchor &) = delete;
-	anchor &operator=(const anchor &) = delete;
-	~anchor() { tw::detail::release(c); }
+	explicit anchor(tw::Loop &l) : Hook(l) {}
+	tw::detail::ctx *ctx() const noexcept { return c_; }
 	void on_timer() noexcept {} // never: the end of time does not come
 	void on_cancel() noexcept { frame.destroy(); } // destroys *this too
 };
@@ -91,7 +67,7 @@ struct promise_base {
 	// exception to the loop's handler.
 	static void finish_detached(promise_base &p, std::coroutine_handle<> h) noexcept
 	{
-		tw::detail::ctx *c = tw::detail::retain(p.anch->c);
+		tw::detail::ctx *c = tw::detail::retain(p.anch->ctx());
 		std::exception_ptr e = std::move(p.error);
 		h.destroy();
 		if (e) {
@@ -107,10 +83,7 @@ template <class T>
 struct returns {
 	std::optional<T> value;
 	template <class U>
-	void return_value(U &&v)
-	{
-		value.emplace(std::forward<U>(v));
-	}
+	void return_value(U &&v) { value.emplace(std::forward<U>(v)); }
 };
 template <>
 struct returns<void> {
@@ -181,12 +154,10 @@ private:
 	handle h_;
 };
 
-/// Detaches @t on @loop and starts it now, on this thread (the loop
-/// thread): it runs until its first suspension, then from the loop. The
-/// loop owns it: its frame is freed when it ends, or when the Loop is
-/// destroyed first (it is then destroyed where it is suspended). Its
-/// exception goes to the loop's exception handler. Nothing allocated
-/// beyond the frame. Throws tw::error (a moved-from or stopped Loop).
+/// Detaches @t on @loop and starts it now, on this (the loop) thread: it
+/// runs until its first suspension, then from the loop, which owns it (see
+/// Lifetime above). Nothing allocated beyond the frame. Throws tw::error
+/// (a moved-from or stopped Loop).
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
 {
@@ -269,19 +240,14 @@ inline void ignore_cqe(tw_loop_io *, const io_uring_cqe *) noexcept {}
 inline tw_loop_io ignored_io{&ignore_cqe};
 } // namespace detail
 
-/// co_await io(loop, prep, deadline): one I/O request on @loop.
-/// @prep(io_uring_sqe &) prepares it (any single-shot io_uring_prep_*();
-/// not user_data). The coroutine resumes on the loop thread with the
-/// request's result (cqe->res: bytes, an fd, or a negative errno), or
-/// -ETIME when @deadline (the loop clock) passed first: the request is then
-/// cancelled, never before @deadline (twheel_loop_io_deadline(): a linked
-/// timeout, or the loop's timer). No deadline: time_point::max(). Errors
-/// come as results too: -EOPNOTSUPP in fallback mode, -EBUSY when the
-/// submission queue is full, the errors of twheel_loop_io_deadline(). What
-/// @prep throws propagates (nothing is submitted).
-/// Destroying the frame while the request is in flight cancels the
-/// request; its record (the loop's, recycled) waits for the CQE, or for
-/// the loop's end. Nothing allocated in the steady state. The loop thread.
+/// co_await io(loop, prep, deadline): one single-shot I/O request on @loop,
+/// prepared by @prep(io_uring_sqe &) (not user_data). Resumes on the loop
+/// thread with cqe->res, or -ETIME when @deadline (the loop clock; none:
+/// time_point::max()) passed first and cancelled the request, never
+/// before (twheel_loop_io_deadline()). Errors come as results too
+/// (-EOPNOTSUPP in fallback mode, -EBUSY on a full queue); what @prep
+/// throws propagates, nothing submitted. A frame destroyed with the
+/// request in flight cancels it; the loop's record waits for its CQE.
 template <class Prep>
 class io {
 public:
