@@ -52,30 +52,23 @@ struct promise_base {
 		std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
 		{
 			promise_base &p = h.promise();
-			if (p.anch) {
-				finish_detached(p, h);
-				return std::noop_coroutine();
+			if (!p.anch)
+				return p.cont;
+			// detached: frees the frame, then hands its exception to the loop's handler
+			tw::detail::ctx *c = tw::detail::retain(p.anch->ctx());
+			std::exception_ptr e = std::move(p.error);
+			h.destroy();
+			if (e) {
+				auto rethrow = [&e] { std::rethrow_exception(e); };
+				tw::detail::guarded(c->on_exception, rethrow);
 			}
-			return p.cont;
+			tw::detail::release(c);
+			return std::noop_coroutine();
 		}
 		void await_resume() noexcept {}
 	};
 	final_awaiter final_suspend() noexcept { return {}; }
 	void unhandled_exception() noexcept { error = std::current_exception(); }
-
-	// A detached task has ended: frees its frame, then hands its
-	// exception to the loop's handler.
-	static void finish_detached(promise_base &p, std::coroutine_handle<> h) noexcept
-	{
-		tw::detail::ctx *c = tw::detail::retain(p.anch->ctx());
-		std::exception_ptr e = std::move(p.error);
-		h.destroy();
-		if (e) {
-			auto rethrow = [&e] { std::rethrow_exception(e); };
-			tw::detail::guarded(c->on_exception, rethrow);
-		}
-		tw::detail::release(c);
-	}
 };
 
 // What a task<T> returns: a T, or nothing for task<void>.
@@ -252,17 +245,21 @@ template <class Prep>
 class io {
 public:
 	io(tw::Loop &loop, Prep prep, tw::Loop::time_point deadline = tw::Loop::time_point::max())
-		: c_(tw::detail::ops<tw::Loop>::share(loop)), prep_(std::move(prep)), deadline_(deadline)
+		: c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))), prep_(std::move(prep)),
+		  deadline_(deadline)
 	{
 	}
 	io(const io &) = delete;
 	io &operator=(const io &) = delete;
+	// In flight: cancelled (without an SQE the deadline, if any, still ends
+	// it). Once the loop is gone, so is the record.
 	~io()
 	{
-		if (op_ && c_->c) { // in flight; once the loop is gone, so is the record
+		if (op_ && c_->c) {
 			op_->h.reset();
-			if (!c_->closing)
-				cancel();
+			if (auto *sqe = c_->closing ? nullptr : twheel_loop_get_sqe(c_->loop(), &detail::ignored_io))
+				io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
+									   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
 		}
 		tw::detail::release(c_);
 	}
@@ -270,8 +267,7 @@ public:
 	bool await_ready() const noexcept { return false; }
 	bool await_suspend(std::coroutine_handle<> h)
 	{
-		auto *c = static_cast<tw::detail::loop_ctx *>(c_);
-		if (!c->c) {
+		if (!c_->c) {
 			res_ = -EOPNOTSUPP;
 			return false;
 		}
@@ -282,23 +278,15 @@ public:
 			res_ = cqe.res;
 			h_.resume();
 		};
-		op_ = tw::detail::io_op::start(c, prep_, done, has_deadline() ? &ns : nullptr, res_);
+		op_ = tw::detail::io_op::start(c_, prep_, done, has_deadline() ? &ns : nullptr, res_);
 		return op_ != nullptr;
 	}
 	int await_resume() const noexcept { return res_; }
 
 private:
 	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
-	void cancel() noexcept
-	{
-		io_uring_sqe *sqe = twheel_loop_get_sqe(static_cast<twheel_loop *>(c_->c), &detail::ignored_io);
-		if (!sqe)
-			return; // the deadline, if any, still ends it
-		io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
-							   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
-	}
 
-	tw::detail::ctx *c_;
+	tw::detail::loop_ctx *c_;
 	Prep prep_;
 	tw::Loop::time_point deadline_;
 	tw::detail::io_op *op_ = nullptr;
