@@ -3,7 +3,8 @@
  * place_rule.h - private to libtwheel (not installed): the rule by which
  * twheel_rt_place() places parked timers (each counts its delay from one
  * clock reading), shared by rt.c, which defines it, and twheel.c, whose
- * placement loop inlines it for twheel__rt_place(): no call per timer.
+ * placement loop inlines it for twheel__rt_place() and, for the io_uring
+ * loop, twheel__place_deadlines(): no call per timer.
  */
 #ifndef TWHEEL_PLACE_RULE_H
 #define TWHEEL_PLACE_RULE_H
@@ -47,13 +48,21 @@ static inline tw_tick_t twheel__after_target(tw_tick_t e, tw_tick_t wt)
 	return e;
 }
 
+/* twheel_rt_expiry(rt, w, @d, now_ns) for @d, a parked timer's deadline
+ * counted from the reading: at or before it (a delay of 0), it is due. */
+static inline tw_tick_t twheel__place_deadline(uint64_t d, const struct twheel__place_from *p)
+{
+	tw_tick_t e = twheel__deadline_tick_ns(p->tick, d, p->now_ns);
+
+	return d <= p->now_ns ? e : twheel__after_target(e, p->wt);
+}
+
 /* twheel_rt_expiry(rt, w, now_ns + delay, now_ns) for a parked timer's @delay. */
 static inline tw_tick_t twheel__place_expiry(uint64_t delay, const struct twheel__place_from *p)
 {
 	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
-	tw_tick_t e = twheel__deadline_tick_ns(p->tick, d, p->now_ns);
 
-	return d <= p->now_ns ? e : twheel__after_target(e, p->wt); /* a delay of 0 is due */
+	return twheel__place_deadline(d, p);
 }
 
 /* twheel_place(@w, the rule above, @p), the rule inlined (twheel.c). */

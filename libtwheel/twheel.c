@@ -807,6 +807,37 @@ long twheel__rt_place(struct twheel *w, const struct twheel__place_from *p)
 	return place_all(w, rt_place_expiry, &c);
 }
 
+/* twheel__place_deadlines()'s operands. */
+struct place_deadlines {
+	uint64_t base; /* what the parked deadlines count from */
+	struct twheel__place_from from; /* the reading, the tick, the tick to be after */
+};
+
+/* The deadline @value points at, re-counted from the reading and written
+ * back (a saturated one stays saturated), and its tick by the rt rule. */
+static inline tw_tick_t deadline_expiry(uint64_t value, void *arg)
+{
+	const struct place_deadlines *p = arg;
+	uint64_t *dp = (uint64_t *)(uintptr_t)value, d = *dp;
+
+	if (d != UINT64_MAX) {
+		d -= p->base; /* the delay */
+		d = d > UINT64_MAX - p->from.now_ns ? UINT64_MAX : p->from.now_ns + d;
+	}
+	*dp = d;
+	return twheel__place_deadline(d, &p->from);
+}
+
+long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint64_t ref_ns,
+			     uint64_t tick_ns, tw_tick_t after)
+{
+	struct place_deadlines c = { base_ns, { tick_ns, ref_ns, after } };
+
+	if (!w || !tick_ns)
+		return -EINVAL;
+	return place_all(w, deadline_expiry, &c);
+}
+
 /* ---- moving a timer ------------------------------------------------------ */
 
 int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)

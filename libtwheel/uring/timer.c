@@ -36,8 +36,8 @@
  * An arm by delay on the loop thread (twheel_loop_add(), _mod(), delay > 0)
  * reads no clock either: the timer is parked on its wheel (twheel_park())
  * and placed, with every other parked timer, from one reading taken after
- * them all (twl_timers_place(), through twheel_place(), which usually only
- * stores the new expiry of a timer re-armed far ahead): before the loop
+ * them all (twl_timers_place(), through twheel__place_deadlines(), which
+ * usually only stores the new expiry of a timer re-armed far ahead): before the loop
  * decides its wait and at the end of each iteration (wait.c), at the
  * PARK_BATCH-th park since the last placement, before a del of a parked
  * timer and before a drain. That reading is later than every call it
@@ -205,7 +205,7 @@ static void timer_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t 
 static __attribute__((noinline)) int timer_park_place(struct twheel_loop *l,
 						      struct tw_loop_timer *t)
 {
-	int rc = twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
+	int rc = twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)&t->deadline);
 
 	twl_timers_place(l, loop_clock(l));
 	return rc;
@@ -213,8 +213,8 @@ static __attribute__((noinline)) int timer_park_place(struct twheel_loop *l,
 
 /*
  * Park @t by @delay (> 0) until the next placement (see the top). The
- * wheel keeps @t's address as its value, and t->deadline the delay as
- * twheel_loop_now() + @delay: l->now does not change before the placement
+ * wheel keeps the address of t->deadline as its value, and t->deadline
+ * the delay as twheel_loop_now() + @delay: l->now does not change before the placement
  * (an iteration places what is parked before it reads the clock). The
  * park is counted before it is made, so that the call is the last thing
  * done (a tail call). Returns twheel_park()'s result: 1 for @t ARMED
@@ -224,53 +224,24 @@ static inline int timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uin
 {
 	t->deadline = add_sat(l->now, delay);
 	if (++l->nparked < PARK_BATCH)
-		return twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)t);
+		return twheel_park(timer_wheel(l, t), &t->timer, (uintptr_t)&t->deadline);
 	return timer_park_place(l, t);
 }
 
-/* What a placement reads for each timer, read once from the loop. */
-struct place_ctx {
-	const struct twheel_loop *l;
-	uint64_t ref;     /* the placement's reading */
-	uint64_t now;     /* l->now, which the parked deadlines count from */
-	uint64_t tick_ns; /* l->rt.tick_ns (never 0) */
-	tw_tick_t after;  /* l->tick: a deadline ahead goes after it */
-};
-
-/* twheel_place()'s question for parked timer @value: its tick, its
- * deadline counted from the placement's reading (a saturated one stays
- * saturated: later, never earlier, than that reading plus the delay).
- * That deadline is after the reading (the delay is > 0), so its tick is
- * timer_expiry()'s for a deadline ahead, computed here without the call:
- * ceil(deadline / tick), after l->tick. Only a reading of UINT64_MAX
- * (a saturated deadline not after it) takes the general rule. */
-static tw_tick_t place_expiry(uint64_t value, void *arg)
-{
-	const struct place_ctx *c = arg;
-	struct tw_loop_timer *t = (struct tw_loop_timer *)(uintptr_t)value;
-	uint64_t d = t->deadline;
-	tw_tick_t e;
-
-	if (d != UINT64_MAX)
-		d = add_sat(c->ref, d - c->now);
-	t->deadline = d;
-	if (__builtin_expect(d <= c->ref, 0))
-		return timer_expiry(c->l, d, c->ref);
-	e = d / c->tick_ns + (d % c->tick_ns != 0);
-	if (e <= c->after)
-		e = c->after < TW_TICK_MAX ? c->after + 1 : TW_TICK_MAX;
-	return e;
-}
-
-/* Place every parked timer from @ref, a reading taken after every park
- * (loop thread, callbacks included): the delay counts from @ref. */
+/*
+ * Place every parked timer from @ref, a reading taken after every park
+ * (loop thread, callbacks included): the delay counts from @ref. Each
+ * parked timer's value is the address of its deadline, l->now + the
+ * delay: the wheel re-counts it from @ref (a saturated one stays
+ * saturated: later, never earlier, than @ref plus the delay), writes it
+ * back and places the timer at timer_expiry()'s tick for it, the rule
+ * inlined (twheel__place_deadlines()).
+ */
 void twl_timers_place(struct twheel_loop *l, uint64_t ref)
 {
-	struct place_ctx c = { l, ref, l->now, l->rt.tick_ns, l->tick };
-
 	l->nparked = 0;
-	twheel_place(l->wheel, place_expiry, &c);
-	twheel_place(l->dwheel, place_expiry, &c);
+	twheel__place_deadlines(l->wheel, l->now, ref, l->rt.tick_ns, l->tick);
+	twheel__place_deadlines(l->dwheel, l->now, ref, l->rt.tick_ns, l->tick);
 }
 
 /* The loop lets go of a cancelled timer: unlinked, IDLE, then the hook.
@@ -577,10 +548,10 @@ again:
 	switch (s) {
 	case TW__T_ARMED:
 		/* if it is parked, its deadline first (see the top): a parked
-		 * timer's expires holds its value, its address; a placed one's
-		 * holds a tick, which is all but never that (and if it is, the
-		 * placement is only wasted) */
-		if (t->timer.expires == (uintptr_t)t)
+		 * timer's expires holds its value, the address of t->deadline;
+		 * a placed one's holds a tick, which is all but never that (and
+		 * if it is, the placement is only wasted) */
+		if (t->timer.expires == (uintptr_t)&t->deadline)
 			twl_timers_place_now(l);
 		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);

@@ -363,6 +363,20 @@ TWHEEL_API struct tw_timer *twheel_unpark(struct twheel *w);
 TWHEEL_API long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg),
 			     void *arg);
 
+/*
+ * Not API: twheel-uring's placement, twheel_place() with its rule built
+ * in (no call per timer). The value of every parked timer must be the
+ * address of a uint64_t deadline counted from @base_ns (the reading plus
+ * a delay, UINT64_MAX if that saturated). Each is re-counted from
+ * @ref_ns, a reading taken after every park: @ref_ns + (deadline -
+ * @base_ns), saturating (UINT64_MAX stays), written back, and the timer
+ * placed at twheel_rt_expiry()'s tick for it with ticks of @tick_ns ns
+ * and @after as the wheel's target. Returns the number placed, or
+ * -EINVAL (@w NULL, @tick_ns 0). The wheel's thread. (TWHEEL_1.3)
+ */
+TWHEEL_API long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint64_t ref_ns,
+					uint64_t tick_ns, tw_tick_t after);
+
 /* ---- Moving a timer ------------------------------------------------------- */
 
 /*
