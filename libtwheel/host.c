@@ -61,6 +61,23 @@ static void host_rearm(struct twheel_host *h, uint64_t now)
 	h->_st.host_arms++;
 }
 
+/*
+ * host_rearm() for an arm at tick @e, earlier than _armed, while arms by
+ * delay may wait parked: the wheel reports a parked timer as due at once,
+ * so asking it would set the host timer to fire at once, for a run that
+ * fires nothing. Every placed timer waits for _armed or later (an earlier
+ * arm re-arms), and the placement re-arms if it brings one earlier: @e is
+ * the tick to wait for. Its boundary does not overflow: _armed's did not.
+ */
+static void host_rearm_parked(struct twheel_host *h, tw_tick_t e, uint64_t now)
+{
+	bool due = e <= twheel_rt_floor(&h->_rt, now) || e <= twheel_now(h->_w);
+
+	h->_armed = due ? 0 : e;
+	h->_ops->arm(h, due ? now : e * h->_rt.tick_ns, now);
+	h->_st.host_arms++;
+}
+
 int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 		     const struct twheel_host_ops *ops)
 {
@@ -186,8 +203,12 @@ static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
-	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run)
-		host_rearm(h, host_clock(h));
+	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run) {
+		if (h->_parked && h->_on)
+			host_rearm_parked(h, e, host_clock(h));
+		else
+			host_rearm(h, host_clock(h));
+	}
 	return rc;
 }
 

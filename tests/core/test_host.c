@@ -557,6 +557,44 @@ static void deferred_delays_read_no_clock(void **state)
 	free(x);
 }
 
+/*
+ * An arm by deadline earlier than the tick the host timer waits for, while
+ * an arm by delay waits parked: the host timer is set for that deadline's
+ * tick. The wheel reports a parked timer as due at once, so asking it
+ * armed the host timer to fire at once: a run that fired nothing.
+ */
+static void deadline_arm_while_parked_waits_for_its_tick(void **state)
+{
+	struct twheel_host_stats st;
+	struct ht x[3];
+
+	(void)state;
+	ht_init(x, 3);
+	host_open(100 * TICK + 123);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 100 * TICK), 0); /* the host timer */
+	assert_int_equal(host_wake, 201 * TICK);
+	assert_int_equal(twheel_host_add(&H, &x[1].t, 50 * TICK), 0); /* parked */
+	host_arms = 0;
+	x[2].deadline = 110 * TICK + 1;
+	assert_int_equal(twheel_host_add_at(&H, &x[2].t, x[2].deadline), 0);
+	assert_int_equal(host_arms, 1);
+	assert_int_equal(host_wake, 111 * TICK);
+	/* the placement before the wait: the parked delay is later still */
+	x[1].deadline = fake_ns + 50 * TICK;
+	assert_int_equal(twheel_host_place(&H), 1);
+	assert_int_equal(host_wake, 111 * TICK);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x[2].fired, 1);
+	assert_int_equal(twheel_host_get_stats(&H, &st), 0);
+	assert_int_equal(st.idle_wakeups, 0);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x[1].fired, 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
 static int handed;
 static void count_handed(struct tw_timer *t, void *arg)
 {
@@ -812,6 +850,7 @@ int main(void)
 		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 		cmocka_unit_test(deferred_delays_read_no_clock),
+		cmocka_unit_test(deadline_arm_while_parked_waits_for_its_tick),
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
 		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
 		cmocka_unit_test(a_batch_of_64_is_placed_at_once),
