@@ -100,7 +100,11 @@ TWHEEL_API void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *
  */
 TWHEEL_API bool tw_timer_pending(const struct tw_timer *t);
 
-/* Returns the tick @t is (or was last) armed for. O(1). */
+/*
+ * Returns the tick @t is (or was last) armed for; while @t is parked
+ * (twheel_park(): a host's arm by delay, until its placement), the value
+ * it was parked with instead. O(1).
+ */
 static inline tw_tick_t tw_timer_expires(const struct tw_timer *t)
 {
 	return t->expires;
