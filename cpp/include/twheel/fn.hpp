@@ -132,22 +132,28 @@ inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept
 	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
+// guarded()'s handler, out of line (the firing path keeps no registers
+// for it): called inside a catch, hands the exception to @h or prints it.
+[[gnu::noinline, gnu::cold]] inline void caught(const exception_handler &h) noexcept
+{
+	try {
+		if (!h)
+			throw;
+		h(std::current_exception());
+	} catch (const std::exception &x) {
+		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
+	} catch (...) {
+		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
+	}
+}
 // Calls @f(args...); an exception goes to @h (empty: print it). Never throws.
 template <class F, class... A>
 void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 {
 	try {
-		try {
-			f(std::forward<A>(args)...);
-		} catch (...) {
-			if (!h)
-				throw;
-			h(std::current_exception());
-		}
-	} catch (const std::exception &x) {
-		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
+		f(std::forward<A>(args)...);
 	} catch (...) {
-		std::fprintf(stderr, "twheel: a callback threw a non-std exception\n");
+		caught(h);
 	}
 }
 
