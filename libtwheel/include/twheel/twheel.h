@@ -155,14 +155,17 @@ TWHEEL_API int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expire
 /*
  * twheel_mod()'s fast path is inline, here, in a release build: a re-arm
  * that only stores the expiry (the common case, above) costs the caller no
- * call; everything else calls the library. It reads and writes what is
+ * call; a timer not pending goes to twheel_add(), which does then what
+ * twheel_mod() does without its re-arm tests; everything else calls
+ * twheel__mod(). It reads and writes what is
  * declared below, which is therefore ABI from TWHEEL_1.1 on, kept for every
  * 1.x release:
  *   - every struct twheel begins with a struct twheel__head (its fields keep
  *     their types, offsets and meaning);
  *   - a pending timer's _idx names its slot: 0..255 level 0, then 64 slots
  *     per level (TW__NSLOTS in all); anything else (the due list, the list
- *     being fired) is >= TW__NSLOTS; expires is its expiry.
+ *     being fired) is >= TW__NSLOTS; expires is its expiry; a timer not
+ *     pending has _idx TW__IDX_NONE.
  * The inline path calls twheel__mod() (TWHEEL_1.1, the same function as
  * twheel_mod()), so the dynamic loader refuses to run such code on a 1.0
  * library, whose wheel has no such head. Define TWHEEL_NO_INLINE before
@@ -210,6 +213,8 @@ static inline int twheel__mod_inline(struct twheel *w, struct tw_timer *t, tw_ti
 		h->mods_fast++;
 		return 1;
 	}
+	if (t && t->_idx == TW__IDX_NONE)
+		return twheel_add(w, t, expires);
 	return twheel__mod(w, t, expires);
 }
 #define twheel_mod(w, t, expires) twheel__mod_inline(w, t, expires)
