@@ -239,6 +239,8 @@ struct ops<AsioHost> : wheel_node_ops {
 	}
 	static bool del(ctx *c, node *n) noexcept
 	{
+		if (!c->c)
+			return false;
 		const bool r = twheel_host_del(S::host(c), n) == 1;
 		AsioHost::resume(AsioHost::of(S::host(c)));
 		return r;

@@ -23,7 +23,8 @@ namespace detail {
 // The C calls behind the timers of owner O: node (the C timer), share(O &)
 // (the ctx, retained), init; open(ctx, t): arming is allowed; mod_at and
 // mod_in of t (ns, or a duration since the epoch or from now; 0, 1 or
-// -errno); del, pending, expiry, now, tick (ns), move.
+// -errno); del (false if the owner is gone), pending, expiry, now, tick
+// (ns), move.
 template <class O>
 struct ops;
 
@@ -95,7 +96,7 @@ protected:
 			fail(misuse::owner_gone);
 		return false; // the owner is being destroyed: dropped
 	}
-	bool del() noexcept { return *this && X::del(c_, &n_); }
+	bool del() noexcept { return c_ && X::del(c_, &n_); } // X::del tests a gone owner
 	// Takes @o's owner and timer (pending or not); this one is not pending.
 	void take(handle &o) noexcept
 	{

@@ -172,6 +172,7 @@ struct ops<Wheel> : wheel_node_ops {
 		const tick_t now = twheel_now(Wheel::live(c)), t = Wheel::ticks(c, d);
 		return twheel_mod(Wheel::live(c), n, t > tick_max - now ? tick_max : now + t);
 	}
+	// a gone wheel (nullptr) is twheel_del()'s -EINVAL: one test, in C
 	static bool del(ctx *c, node *n) noexcept { return twheel_del(Wheel::w(c), n) == 1; }
 	// the target of a running advance(): periodic timers count from it
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_target(Wheel::w(c)) * c->tick_ns; }
