@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "twheel/host.h"
+#include "place_rule.h"
 
 /* A fresh clock reading, remembered as the latest one. */
 static uint64_t host_clock(struct twheel_host *h)
@@ -364,6 +365,21 @@ int twheel_host_defer(struct twheel_host *h, bool on)
 uint64_t twheel_host_now(const struct twheel_host *h)
 {
 	return h ? twheel_rt_now(&h->_rt) : 0;
+}
+
+tw_tick_t twheel_host_expires(const struct twheel_host *h, const struct tw_timer *t)
+{
+	struct twheel__place_from p;
+
+	if (!t)
+		return 0;
+	if (!h || !h->_w || !twheel__parked(t))
+		return tw_timer_expires(t);
+	/* a host parks an arm by delay with the delay as its value */
+	p.tick = h->_rt.tick_ns;
+	p.now_ns = h->_seen;
+	p.wt = twheel_target(h->_w);
+	return twheel__place_expiry(tw_timer_expires(t), &p);
 }
 
 struct twheel *twheel_host_wheel(const struct twheel_host *h)

@@ -66,6 +66,9 @@ static inline tw_tick_t twheel__place_expiry(uint64_t delay, const struct twheel
 }
 
 /* twheel_place(@w, the rule above, @p), the rule inlined (twheel.c). */
+/* Whether @t is parked (twheel_park(), twheel_park_hint()), not placed yet. */
+__attribute__((visibility("hidden"))) bool twheel__parked(const struct tw_timer *t);
+
 __attribute__((visibility("hidden"))) long twheel__rt_place(struct twheel *w,
 							   const struct twheel__place_from *p);
 

@@ -800,6 +800,11 @@ static inline tw_tick_t rt_place_expiry(uint64_t delay, void *arg)
 	return twheel__place_expiry(delay, arg);
 }
 
+bool twheel__parked(const struct tw_timer *t)
+{
+	return t->_idx == IDX_PARKED || idx_inplace(t->_idx);
+}
+
 long twheel__rt_place(struct twheel *w, const struct twheel__place_from *p)
 {
 	struct twheel__place_from c = *p; /* kept in registers: no timer aliases it */

@@ -595,6 +595,42 @@ static void deadline_arm_while_parked_waits_for_its_tick(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/*
+ * twheel_host_expires() of a timer parked by delay is the tick a placement
+ * from the host's latest reading gives (tw_timer_expires() is its delay
+ * then): the same tick as the placement gives with the clock standing
+ * still, a lower bound once the clock moved on. Of a placed timer it is
+ * tw_timer_expires().
+ */
+static void expires_of_a_parked_timer_is_its_tick(void **state)
+{
+	struct ht x[3];
+	tw_tick_t e1, e2;
+
+	(void)state;
+	ht_init(x, 3);
+	host_open(100 * TICK + 123);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 100 * TICK), 0); /* placed at once */
+	assert_int_equal(twheel_host_expires(&H, &x[0].t), tw_timer_expires(&x[0].t));
+	assert_int_equal(twheel_host_add(&H, &x[1].t, 50 * TICK + 7), 0); /* parked */
+	assert_true(tw_timer_pending(&x[1].t));
+	e1 = twheel_host_expires(&H, &x[1].t);
+	assert_int_equal(e1, (fake_ns + 50 * TICK + 7 + TICK - 1) / TICK);
+	fake_ns += 3 * TICK + 5; /* the clock moves on before the next arm */
+	assert_int_equal(twheel_host_add(&H, &x[2].t, 20 * TICK), 0); /* parked */
+	e2 = twheel_host_expires(&H, &x[2].t); /* from the older reading */
+	assert_int_equal(e2, (100 * TICK + 123 + 20 * TICK + TICK - 1) / TICK);
+	assert_int_equal(twheel_host_expires(NULL, &x[0].t), tw_timer_expires(&x[0].t));
+	assert_int_equal(twheel_host_expires(&H, NULL), 0);
+	assert_int_equal(twheel_host_place(&H), 2);
+	assert_int_equal(tw_timer_expires(&x[1].t), (fake_ns + 50 * TICK + 7 + TICK - 1) / TICK);
+	assert_true(tw_timer_expires(&x[1].t) >= e1);
+	assert_true(tw_timer_expires(&x[2].t) >= e2);
+	assert_int_equal(twheel_host_expires(&H, &x[1].t), tw_timer_expires(&x[1].t));
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
 static int handed;
 static void count_handed(struct tw_timer *t, void *arg)
 {
@@ -851,6 +887,7 @@ int main(void)
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 		cmocka_unit_test(deferred_delays_read_no_clock),
 		cmocka_unit_test(deadline_arm_while_parked_waits_for_its_tick),
+		cmocka_unit_test(expires_of_a_parked_timer_is_its_tick),
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
 		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
 		cmocka_unit_test(a_batch_of_64_is_placed_at_once),

@@ -413,6 +413,23 @@ TEST(AsioHostDefer, OneReadingAfterTheArmsNeverEarly)
 	EXPECT_EQ(h.size(), 101u);
 }
 
+// expiry() of a timer parked by delay (not placed yet) is the tick a
+// placement at the host's latest reading gives, the one the placement then
+// gives with the clock standing still; not the parked delay read as a tick.
+TEST(AsioHostDefer, ExpiryWhileParkedIsItsTick)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(3000000000);
+	tw::AsioHost h(io, &rt);
+	Fake far(h), a(h);
+	far.arm_in(1h);
+	a.arm_in(5ms);
+	const auto due = tw::AsioHost::time_point(std::chrono::nanoseconds(fake_ns + 5000000));
+	EXPECT_EQ(a.expiry(), due);
+	EXPECT_EQ(io.poll_one(), 1u); // the placement, the clock standing still
+	EXPECT_EQ(a.expiry(), due);
+}
+
 // The clock stands still, or steps back, between the arm and the
 // placement: the delay counts from the placement's reading all the same.
 TEST(AsioHostDefer, ClockStandingStillOrSteppingBack)

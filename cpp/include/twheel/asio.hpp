@@ -246,6 +246,11 @@ struct ops<AsioHost> : wheel_node_ops {
 		return r;
 	}
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_host_now(static_cast<twheel_host *>(c->c)); }
+	// an arm by delay waits parked until its placement: the host knows its tick
+	static std::uint64_t expiry(const ctx *c, const node *n) noexcept
+	{
+		return ns(c, twheel_host_expires(static_cast<const twheel_host *>(c->c), n));
+	}
 	static void move(ctx *c, node *dst, node *src) noexcept
 	{
 		twheel_move(c ? twheel_host_wheel(S::host(c)) : nullptr, dst, src);

@@ -282,6 +282,18 @@ TWHEEL_API long twheel_host_place(struct twheel_host *h);
  */
 TWHEEL_API int twheel_host_defer(struct twheel_host *h, bool on);
 
+/*
+ * The tick @t (armed through @h) fires at, as tw_timer_expires() gives it,
+ * but right while @t waits parked (an arm by delay not placed yet, whose
+ * tw_timer_expires() is its delay): then the tick that placing it from
+ * @h's latest clock reading would give, the earliest it can fire at (its
+ * placement reads the clock again, after the arm, and gives that tick or
+ * a later one, unless the clock steps back). 0 if @t is NULL; with @h
+ * NULL or shut down, tw_timer_expires(). Reads no clock. O(1); @h's
+ * thread. (TWHEEL_1.3)
+ */
+TWHEEL_API tw_tick_t twheel_host_expires(const struct twheel_host *h, const struct tw_timer *t);
+
 /* A fresh reading of @h's clock (ns); 0 if @h is NULL. O(1). */
 TWHEEL_API uint64_t twheel_host_now(const struct twheel_host *h);
 

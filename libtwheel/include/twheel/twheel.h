@@ -103,7 +103,8 @@ TWHEEL_API bool tw_timer_pending(const struct tw_timer *t);
 /*
  * Returns the tick @t is (or was last) armed for; while @t is parked
  * (twheel_park(): a host's arm by delay, until its placement), the value
- * it was parked with instead. O(1).
+ * it was parked with instead (a host's timer: twheel_host_expires() gives
+ * its tick). O(1).
  */
 static inline tw_tick_t tw_timer_expires(const struct tw_timer *t)
 {
