@@ -38,7 +38,10 @@
  * plus the delay, which is after the call whatever the clock did, and
  * then checks it as any other deadline. A parked timer must not fire, the
  * host timer stays armed while one waits (outside runs), and
- * twheel_host_place() returns the number of timers parked.
+ * twheel_host_place() returns the number of timers parked. At each
+ * twheel_host_place(), twheel_host_expires() of a placed timer is its tick,
+ * and of a parked one no later than the tick the placement gives it (while
+ * the clock has never stepped back: the placement's reading is the later).
  *
  * Half the hosts are made with twheel_host_init_ext(): the fake adapter's
  * parked op marks a placement scheduled (or, now and then, refuses, as
@@ -96,6 +99,7 @@ struct hm {
 	bool scheduled;     /* ...its parked op scheduled a placement */
 	int notified;       /* ...calls of the parked op */
 	bool refuse;        /* ...the next call refuses */
+	bool backed;        /* the clock has stepped back in this run of the model */
 	long fired;         /* callbacks of the running run */
 	int depth;          /* callbacks' own operations nest this deep */
 	struct htimer t[NT];
@@ -298,6 +302,7 @@ static void do_del(struct hm *m, struct htimer *x)
 static void do_place(struct hm *m, bool toggle)
 {
 	long want = m->run ? -EBUSY : m_parked(m), rc;
+	tw_tick_t pre[NT];
 
 	if (toggle) {
 		rc = twheel_host_defer(&m->h, !m->defer);
@@ -310,11 +315,29 @@ static void do_place(struct hm *m, bool toggle)
 			m_placed(m);
 		return;
 	}
+	/* twheel_host_expires(): a placed timer's tick; a parked one's, the
+	 * earliest it can be placed at (with the clock never stepped back) */
+	for (int i = 0; i < NT; i++) {
+		const struct htimer *x = &m->t[i];
+
+		pre[i] = twheel_host_expires(&m->h, &x->t);
+		if (x->pending && !x->parked && pre[i] != tw_timer_expires(&x->t))
+			failf(m, "timer %d: twheel_host_expires() %llu, its tick %llu", i,
+			      (unsigned long long)pre[i], (unsigned long long)tw_timer_expires(&x->t));
+	}
 	rc = twheel_host_place(&m->h);
 	if (rc != want)
 		failf(m, "twheel_host_place() returned %ld, the model says %ld", rc, want);
-	if (!m->run)
-		m_placed(m);
+	if (m->run)
+		return;
+	for (int i = 0; i < NT; i++) {
+		const struct htimer *x = &m->t[i];
+
+		if (x->pending && x->parked && !m->backed && tw_timer_expires(&x->t) < pre[i])
+			failf(m, "timer %d: placed at tick %llu, twheel_host_expires() said %llu", i,
+			      (unsigned long long)tw_timer_expires(&x->t), (unsigned long long)pre[i]);
+	}
+	m_placed(m);
 }
 
 /* Forward, standing still, or back; or to the host timer's wake time. */
@@ -341,11 +364,13 @@ static void move_clock(struct hm *m)
 		v = u64(m->src, 4) % (2 * t) + 1;
 		m->clk = m->clk > v ? m->clk - v : 0;
 		m->res->backs++;
+		m->backed = true;
 		break;
 	case 6:
 		v = u64(m->src, 4) % (50 * t) + 1;
 		m->clk = m->clk > v ? m->clk - v : 0;
 		m->res->backs++;
+		m->backed = true;
 		break;
 	default:
 		if (m->armed && m->wake > m->clk)
