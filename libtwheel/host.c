@@ -250,11 +250,9 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct tw_timer *t,
 						   uint64_t ns)
 {
-	tw_tick_t hint = ns <= UINT64_MAX - h->_seen ? (h->_seen + ns) / h->_rt.tick_ns : 0;
-
 	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
-		return twheel_park_hint(h->_w, t, ns, hint);
-	return host_park_slow(h, t, ns, hint);
+		return twheel__park_delay(h->_w, t, ns, h->_seen, h->_rt.tick_ns);
+	return host_park_slow(h, t, ns, ns <= UINT64_MAX - h->_seen ? (h->_seen + ns) / h->_rt.tick_ns : 0);
 }
 
 /*
@@ -377,6 +375,7 @@ tw_tick_t twheel_host_expires(const struct twheel_host *h, const struct tw_timer
 		return tw_timer_expires(t);
 	/* a host parks an arm by delay with the delay as its value */
 	p.tick = h->_rt.tick_ns;
+	p.inv = 0;
 	p.now_ns = h->_seen;
 	p.wt = twheel_target(h->_w);
 	return twheel__place_expiry(tw_timer_expires(t), &p);

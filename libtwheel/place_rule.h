@@ -11,26 +11,53 @@
 
 #include "twheel/twheel.h"
 
+/*
+ * A division by the tick without a divide instruction (tens of cycles on
+ * common x86 cores, once per timer in a placement): @inv is
+ * twheel__recip(tick), made once; the quotient by the reciprocal is the
+ * true one or one less, and one correction step makes it exact.
+ */
+static inline uint64_t twheel__recip(uint64_t tick)
+{
+	return tick > 1 ? UINT64_MAX / tick : 0;
+}
+
+/* @x / @tick rounded down (@up false) or up, by @inv = twheel__recip(@tick)
+ * (0: by a divide instruction). */
+static inline uint64_t twheel__div_tick(uint64_t x, uint64_t tick, uint64_t inv, bool up)
+{
+	__extension__ typedef unsigned __int128 u128;
+	uint64_t q, r;
+
+	if (!inv) /* tick 1, or no reciprocal made */
+		return tick == 1 ? x : x / tick + (up && x % tick != 0);
+	q = (uint64_t)(((u128)x * inv) >> 64);
+	r = x - q * tick;
+	if (r >= tick)
+		q++, r -= tick;
+	return q + (up && r != 0); /* cannot wrap: q < UINT64_MAX for tick > 1 */
+}
+
 /* What the rule reads, once per placement. */
 struct twheel__place_from {
 	uint64_t tick;   /* ns per tick, never 0 */
+	uint64_t inv;    /* twheel__recip(tick) */
 	uint64_t now_ns; /* the placement's reading */
 	tw_tick_t wt;    /* twheel_target(): placing does not change it */
 };
 
 /* The deadline rule without the wheel (twheel_rt_expiry(), @w NULL), for
- * ticks of @tick ns. */
-static inline tw_tick_t twheel__deadline_tick_ns(uint64_t tick, uint64_t deadline_ns,
+ * ticks of @tick ns, @inv its twheel__recip(). */
+static inline tw_tick_t twheel__deadline_tick_ns(uint64_t tick, uint64_t inv, uint64_t deadline_ns,
 						 uint64_t now_ns)
 {
 	tw_tick_t up, floor_now;
 
-	/* Cannot wrap: with tick 1 the remainder is 0. */
-	up = deadline_ns / tick + (deadline_ns % tick != 0);
+	up = twheel__div_tick(deadline_ns, tick, inv, true);
 	if (deadline_ns > now_ns)
 		return up;
 	/* Passed: due in the next advance, even inside now's own tick. */
-	floor_now = now_ns / tick;
+	floor_now = twheel__div_tick(now_ns, tick, inv, false);
 	return up < floor_now ? up : floor_now;
 }
 
@@ -52,7 +79,7 @@ static inline tw_tick_t twheel__after_target(tw_tick_t e, tw_tick_t wt)
  * counted from the reading: at or before it (a delay of 0), it is due. */
 static inline tw_tick_t twheel__place_deadline(uint64_t d, const struct twheel__place_from *p)
 {
-	tw_tick_t e = twheel__deadline_tick_ns(p->tick, d, p->now_ns);
+	tw_tick_t e = twheel__deadline_tick_ns(p->tick, p->inv, d, p->now_ns);
 
 	return d <= p->now_ns ? e : twheel__after_target(e, p->wt);
 }
@@ -64,6 +91,16 @@ static inline tw_tick_t twheel__place_expiry(uint64_t delay, const struct twheel
 
 	return twheel__place_deadline(d, p);
 }
+
+/*
+ * twheel_park_hint(@w, @t, @delay, hint) for a host's arm by delay, hinted
+ * at the tick of @from_ns + @delay (ticks of @tick ns, never 0) rounded
+ * down: the wheel keeps the tick's reciprocal, so that an arm divides
+ * nothing.
+ */
+__attribute__((visibility("hidden"))) int twheel__park_delay(struct twheel *w, struct tw_timer *t,
+							     uint64_t delay, uint64_t from_ns,
+							     uint64_t tick);
 
 /* twheel_place(@w, the rule above, @p), the rule inlined (twheel.c). */
 /* Whether @t is parked (twheel_park(), twheel_park_hint()), not placed yet. */

@@ -172,7 +172,7 @@ tw_tick_t twheel_rt_floor(const struct twheel_rt *rt, uint64_t now_ns)
 static inline tw_tick_t deadline_tick(const struct twheel_rt *rt, uint64_t deadline_ns,
 				      uint64_t now_ns)
 {
-	return twheel__deadline_tick_ns(rt_tick(rt), deadline_ns, now_ns);
+	return twheel__deadline_tick_ns(rt_tick(rt), 0, deadline_ns, now_ns);
 }
 
 tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct twheel *w,
@@ -208,6 +208,7 @@ long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, uint64_t now_
 	if (!rt || !w)
 		return -EINVAL;
 	p.tick = rt_tick(rt);
+	p.inv = 0; /* made by the placement, if it has timers to place */
 	p.now_ns = now_ns;
 	p.wt = twheel_target(w);
 	return twheel__rt_place(w, &p);

@@ -196,6 +196,7 @@ struct twheel {
 	struct tw_list due;  /* armed at or before due_limit */
 	struct tw_list work; /* timers being fired by the current advance */
 	struct tw_list parked; /* twheel_park()'s timers not parked in place */
+	uint64_t recip_tick, recip; /* twheel__park_delay()'s tick and its twheel__recip() */
 	uint32_t park_n;     /* park table entries used since it was last empty */
 	uint32_t park_live;  /* ...that hold a timer (the others were released) */
 	struct {
@@ -685,7 +686,8 @@ static noinline int park_other(struct twheel *w, struct tw_timer *t, uint64_t va
 	return park(w, t, value, hint);
 }
 
-hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
+static inline __attribute__((always_inline)) int park_hint(struct twheel *w, struct tw_timer *t,
+							  uint64_t value, tw_tick_t hint)
 {
 	/* the common case first: a timer not pending, hinted above level 0 */
 	if (likely(w && t && t->_idx == IDX_NONE && t->func && w->park_n < PARK_ENTRIES &&
@@ -715,6 +717,27 @@ hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t va
 		return 0;
 	}
 	return park_other(w, t, value, hint);
+}
+
+hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
+{
+	return park_hint(w, t, value, hint);
+}
+
+hot_entry int twheel__park_delay(struct twheel *w, struct tw_timer *t, uint64_t delay, uint64_t from_ns,
+				 uint64_t tick)
+{
+	tw_tick_t hint = 0; /* no hint: beyond any clock reading */
+
+	if (unlikely(!w))
+		return -EINVAL;
+	if (unlikely(w->recip_tick != tick)) {
+		w->recip_tick = tick;
+		w->recip = twheel__recip(tick);
+	}
+	if (likely(delay <= UINT64_MAX - from_ns))
+		hint = twheel__div_tick(from_ns + delay, tick, w->recip, false);
+	return park_hint(w, t, delay, hint);
 }
 
 struct tw_timer *twheel_unpark(struct twheel *w)
@@ -805,10 +828,19 @@ bool twheel__parked(const struct tw_timer *t)
 	return t->_idx == IDX_PARKED || idx_inplace(t->_idx);
 }
 
+/* Nothing parked: a placement without the division its rule needs. */
+static inline bool none_parked(const struct twheel *w)
+{
+	return !w->park_n && tw_list_empty(&w->parked);
+}
+
 long twheel__rt_place(struct twheel *w, const struct twheel__place_from *p)
 {
 	struct twheel__place_from c = *p; /* kept in registers: no timer aliases it */
 
+	if (none_parked(w))
+		return 0;
+	c.inv = twheel__recip(c.tick); /* one division for the batch */
 	return place_all(w, rt_place_expiry, &c);
 }
 
@@ -836,10 +868,13 @@ static inline tw_tick_t deadline_expiry(uint64_t value, void *arg)
 long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint64_t ref_ns,
 			     uint64_t tick_ns, tw_tick_t after)
 {
-	struct place_deadlines c = { base_ns, { tick_ns, ref_ns, after } };
+	struct place_deadlines c = { base_ns, { tick_ns, 0, ref_ns, after } };
 
 	if (!w || !tick_ns)
 		return -EINVAL;
+	if (none_parked(w))
+		return 0;
+	c.from.inv = twheel__recip(tick_ns); /* one division for the batch */
 	return place_all(w, deadline_expiry, &c);
 }
 
