@@ -200,7 +200,7 @@ static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64
 	} else {
 		/* a delay of 0 has come: due in the next run, from a reading */
 		now = ns ? twheel_rt_now_upper(&h->_rt) : host_clock(h);
-		ns = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+		ns = twheel__add_sat(now, ns);
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);

@@ -38,6 +38,12 @@ static inline uint64_t twheel__div_tick(uint64_t x, uint64_t tick, uint64_t inv,
 	return q + (up && r != 0); /* cannot wrap: q < UINT64_MAX for tick > 1 */
 }
 
+/* @a + @b, UINT64_MAX if that does not fit: a deadline beyond 2^64 ns. */
+static inline uint64_t twheel__add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 /* What the rule reads, once per placement. */
 struct twheel__place_from {
 	uint64_t tick;   /* ns per tick, never 0 */
@@ -87,9 +93,7 @@ static inline tw_tick_t twheel__place_deadline(uint64_t d, const struct twheel__
 /* twheel_rt_expiry(rt, w, now_ns + delay, now_ns) for a parked timer's @delay. */
 static inline tw_tick_t twheel__place_expiry(uint64_t delay, const struct twheel__place_from *p)
 {
-	uint64_t d = delay > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + delay;
-
-	return twheel__place_deadline(d, p);
+	return twheel__place_deadline(twheel__add_sat(p->now_ns, delay), p);
 }
 
 /*

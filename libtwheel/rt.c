@@ -267,11 +267,7 @@ tw_tick_t twheel_rt_deadline_tick(const struct twheel_rt *rt, uint64_t deadline_
 
 tw_tick_t twheel_rt_delay_tick(const struct twheel_rt *rt, uint64_t delay_ns, uint64_t now_ns)
 {
-	uint64_t deadline;
-
-	if (__builtin_add_overflow(now_ns, delay_ns, &deadline))
-		deadline = UINT64_MAX;
-	return rt ? deadline_tick(rt, deadline, now_ns) : 0;
+	return rt ? deadline_tick(rt, twheel__add_sat(now_ns, delay_ns), now_ns) : 0;
 }
 
 tw_tick_t twheel_rt_target(const struct twheel_rt *rt, const struct twheel *w, uint64_t now_ns)

@@ -859,7 +859,7 @@ static inline tw_tick_t deadline_expiry(uint64_t value, void *arg)
 
 	if (d != UINT64_MAX) {
 		d -= p->base; /* the delay */
-		d = d > UINT64_MAX - p->from.now_ns ? UINT64_MAX : p->from.now_ns + d;
+		d = twheel__add_sat(p->from.now_ns, d);
 	}
 	*dp = d;
 	return twheel__place_deadline(d, &p->from);
