@@ -20,8 +20,15 @@ struct binding {
 	void *arg;
 };
 
-static _Thread_local struct binding bound;
-static _Thread_local const struct twheel_compat_timer *running;
+/*
+ * Initial-exec TLS: every call reads the binding, and a shared library's
+ * default model fetches the address with a call to __tls_get_addr() each
+ * time. The two take 56 bytes of the static TLS that glibc keeps for
+ * libraries loaded later with dlopen() (as rt.c's last reading does).
+ */
+static _Thread_local struct binding bound __attribute__((tls_model("initial-exec")));
+static _Thread_local const struct twheel_compat_timer *running
+	__attribute__((tls_model("initial-exec")));
 
 static bool is_bound(void)
 {

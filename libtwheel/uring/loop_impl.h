@@ -253,7 +253,11 @@ static inline void twl_timers_place_now(struct twheel_loop *l)
 	if (l->nparked)
 		twl_timers_place(l, loop_clock(l));
 }
-extern _Thread_local struct twheel_loop *twl_firing_loop; /* whose wheels this thread advances */
+/* Whose wheels this thread advances. Initial-exec: each fired timer reads
+ * it, and the default model of a shared library would call
+ * __tls_get_addr() each time; it takes 8 bytes of the static TLS that
+ * glibc keeps for libraries loaded with dlopen(). */
+extern _Thread_local struct twheel_loop *twl_firing_loop __attribute__((tls_model("initial-exec")));
 
 /* periodic.c: the policy, pure functions of what they are passed */
 struct twl_period {

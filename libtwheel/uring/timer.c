@@ -84,7 +84,7 @@
 /* The loop whose wheels this thread is advancing, set by the iteration
  * (wait.c) around the advance: timer_fire() reads it instead of t->_loop,
  * which sits on the timer's second cache line. */
-_Thread_local struct twheel_loop *twl_firing_loop;
+_Thread_local struct twheel_loop *twl_firing_loop __attribute__((tls_model("initial-exec")));
 
 static void timer_fire(struct tw_timer *tt);
 
