@@ -245,8 +245,9 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
  * Park @t, not pending, hinted where it will likely go: the delay from the
  * latest reading, rounded down (the placement's reading is not earlier
  * unless the clock stepped back). The wheel computes the hint by its
- * reciprocal of the tick (twheel__park_delay()), the batch's last park by
- * a division. Out of line: the hint stays off a re-arm's path.
+ * reciprocal of the tick (twheel__park_delay()); a park that goes to
+ * host_park_slow() (the batch's last, or an extended host's first outside
+ * a run) by a division. Out of line: the hint stays off a re-arm's path.
  */
 static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct tw_timer *t,
 						   uint64_t ns)
