@@ -15,17 +15,11 @@
 #include <twheel/compat/timer_list.h>
 
 #include "common.h"
+#include "report.h"
 
 static void fired(struct timer_list *t)
 {
 	(void)t;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int main(void)
@@ -55,8 +49,9 @@ int main(void)
 		}
 		ns[r] = (double)(clock_ns() - t0) / M;
 	}
-	qsort(ns, REPS, sizeof(ns[0]), by_value);
+	double med = report_median(ns, REPS); /* sorts ns */
+
 	printf("mod_timer through the shared library: %.2f ns (%.2f-%.2f), N = %d, M = %d, reps %d%s\n",
-	       ns[REPS / 2], ns[0], ns[REPS - 1], N, M, REPS, sum == (long)M * REPS ? "" : " (a call failed)");
+	       med, ns[0], ns[REPS - 1], N, M, REPS, sum == (long)M * REPS ? "" : " (a call failed)");
 	return sum == (long)M * REPS ? 0 : 1;
 }
