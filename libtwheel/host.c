@@ -228,9 +228,10 @@ static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struc
  * park that fails is not counted: the next one asks).
  */
 static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struct tw_timer *t,
-						    uint64_t ns, tw_tick_t hint)
+						    uint64_t ns, bool hinted)
 {
-	int rc = twheel_park_hint(h->_w, t, ns, hint); /* hint 0: twheel_park() */
+	int rc = hinted ? twheel__park_delay(h->_w, t, ns, h->_seen, h->_rt.tick_ns)
+			: twheel_park(h->_w, t, ns);
 
 	if (h->_parked == HOST_PARK_BATCH)
 		host_place(h);
@@ -244,17 +245,15 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 /*
  * Park @t, not pending, hinted where it will likely go: the delay from the
  * latest reading, rounded down (the placement's reading is not earlier
- * unless the clock stepped back). The wheel computes the hint by its
- * reciprocal of the tick (twheel__park_delay()); a park that goes to
- * host_park_slow() (the batch's last, or an extended host's first outside
- * a run) by a division. Out of line: the hint stays off a re-arm's path.
+ * unless the clock stepped back); the wheel computes the hint
+ * (twheel__park_delay()). Out of line: the hint stays off a re-arm's path.
  */
 static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct tw_timer *t,
 						   uint64_t ns)
 {
 	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
 		return twheel__park_delay(h->_w, t, ns, h->_seen, h->_rt.tick_ns);
-	return host_park_slow(h, t, ns, ns <= UINT64_MAX - h->_seen ? (h->_seen + ns) / h->_rt.tick_ns : 0);
+	return host_park_slow(h, t, ns, true);
 }
 
 /*
@@ -275,7 +274,7 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 		if (++h->_parked < HOST_PARK_BATCH &&
 		    (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
 			return twheel_park(h->_w, t, ns);
-		return host_park_slow(h, t, ns, 0);
+		return host_park_slow(h, t, ns, false);
 	}
 	return host_delay_now(h, t, ns, mod);
 }
