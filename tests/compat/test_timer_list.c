@@ -496,6 +496,22 @@ static void conversions(void **state)
 	assert_int_equal(jiffies_to_msecs(HZ), 1000);
 	assert_int_equal(jiffies_to_usecs(HZ), 1000000);
 	assert_int_equal(MAX_JIFFY_OFFSET, (LONG_MAX >> 1) - 1);
+	/* Rounded up, at any HZ (the kernel's generic conversions, for an HZ
+	 * that neither divides 1000 nor is a multiple of it): the least whole
+	 * number of jiffies, or of milliseconds, not shorter than the value. */
+	for (unsigned int m = 0; m < 5000; m += 7) {
+		uint64_t j = msecs_to_jiffies(m);
+
+		assert_true(j * 1000 >= (uint64_t)m * HZ);
+		assert_true(j == 0 || (j - 1) * 1000 < (uint64_t)m * HZ);
+	}
+	for (unsigned long j = 0; j < 5000; j += 7) {
+		uint64_t m = jiffies_to_msecs(j);
+
+		assert_true(m * HZ >= j * 1000);
+		assert_true(m == 0 || (m - 1) * HZ < j * 1000);
+	}
+	assert_int_equal(msecs_to_jiffies(INT_MAX), ((uint64_t)INT_MAX * HZ + 999) / 1000);
 }
 
 /* round_jiffies: "rounds an absolute time in the future (in jiffies) up or

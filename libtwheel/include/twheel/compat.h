@@ -45,9 +45,11 @@ extern "C" {
 /*
  * Ticks a second of the legacy headers: HZ of <twheel/compat/timer_list.h>
  * and hz of <twheel/compat/callout.h>. Define it before including any of
- * them to change it; it must divide 1,000,000 (100, 250, 1000, ... 1000000:
- * the kernel's conversions are exact then, and a tick is whole
- * nanoseconds). One value per program: every thread binds with it.
+ * them to change it; it must divide 1,000,000 (100, 250, 400, 1000, ...
+ * 1000000: a tick is then whole microseconds, so the microsecond
+ * conversions are exact and a tick is whole nanoseconds; the millisecond
+ * ones round up where a tick is not whole milliseconds, as the kernel's).
+ * One value per program: every thread binds with it.
  */
 #ifndef TWHEEL_COMPAT_HZ
 #define TWHEEL_COMPAT_HZ 1000

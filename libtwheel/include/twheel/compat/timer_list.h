@@ -109,14 +109,14 @@ static inline uint64_t get_jiffies_64(void)
 #define time_is_before_eq_jiffies(a) time_after_eq(jiffies, a)
 #define time_is_after_eq_jiffies(a) time_before_eq(jiffies, a)
 
-/* Milliseconds and microseconds from jiffies (unsigned int, as the kernel). */
+/*
+ * Milliseconds from jiffies, rounded up (exact when HZ divides 1000), and
+ * microseconds (exact: HZ divides 1000000); unsigned int, as the kernel's:
+ * a result past UINT_MAX keeps its low 32 bits.
+ */
 static inline unsigned int jiffies_to_msecs(const unsigned long j)
 {
-#if HZ <= 1000
-	return (unsigned int)((1000 / HZ) * j);
-#else
-	return (unsigned int)((j + (HZ / 1000) - 1) / (HZ / 1000));
-#endif
+	return (unsigned int)(j / HZ * 1000 + (j % HZ * 1000 + HZ - 1) / HZ);
 }
 
 static inline unsigned int jiffies_to_usecs(const unsigned long j)
@@ -125,20 +125,17 @@ static inline unsigned int jiffies_to_usecs(const unsigned long j)
 }
 
 /*
- * Jiffies from milliseconds, rounded up; a negative value (as int) or one
- * too large means "infinite": MAX_JIFFY_OFFSET.
+ * Jiffies from milliseconds, rounded up; a negative value (as int) means
+ * "infinite": MAX_JIFFY_OFFSET (as does a result past it, which only an
+ * unsigned long of 32 bits can reach).
  */
 static inline unsigned long msecs_to_jiffies(const unsigned int m)
 {
-	if ((int)m < 0)
+	uint64_t j = ((uint64_t)m * HZ + 999) / 1000;
+
+	if ((int)m < 0 || j > MAX_JIFFY_OFFSET)
 		return MAX_JIFFY_OFFSET;
-#if HZ <= 1000
-	return (m + (1000 / HZ) - 1) / (1000 / HZ);
-#else
-	if (m > jiffies_to_msecs(MAX_JIFFY_OFFSET))
-		return MAX_JIFFY_OFFSET;
-	return (unsigned long)m * (HZ / 1000);
-#endif
+	return (unsigned long)j;
 }
 
 /* Jiffies from microseconds, rounded up; too large: MAX_JIFFY_OFFSET. */
