@@ -22,7 +22,14 @@ struct obj {
 	struct timer_list timer;
 };
 
-enum { NOTHING, REARM_THEN_DELETE_SYNC, SHUTDOWN_THEN_REARM, TRY_DEL, REARM_THEN_DELETE };
+enum {
+	NOTHING,
+	REARM_THEN_DELETE_SYNC,
+	SHUTDOWN_THEN_REARM,
+	TRY_DEL,
+	REARM_THEN_DELETE,
+	REARM_THEN_TRY_DEL,
+};
 
 static void cb(struct timer_list *t)
 {
@@ -45,6 +52,10 @@ static void cb(struct timer_list *t)
 		mod_timer(t, jiffies + 1);
 		break;
 	case TRY_DEL:
+		o->rc = try_to_del_timer_sync(t);
+		break;
+	case REARM_THEN_TRY_DEL:
+		mod_timer(t, jiffies + 5);
 		o->rc = try_to_del_timer_sync(t);
 		break;
 	}
@@ -372,6 +383,16 @@ static void try_to_del_timer_sync_from_its_callback_is_minus_one(void **state)
 	mod_timer(&o.timer, jiffies + 1);
 	step(1);
 	assert_int_equal(o.rc, -1);
+	/* "-1": the timer is not deactivated, so a re-arm the callback made
+	 * stays pending (the kernel detaches only if it is not running). */
+	o.action = REARM_THEN_TRY_DEL;
+	mod_timer(&o.timer, jiffies + 1);
+	step(1);
+	assert_int_equal(o.rc, -1);
+	assert_true(timer_pending(&o.timer));
+	o.action = NOTHING;
+	step(5);
+	assert_int_equal(o.fired, 3);
 }
 
 /* timer_shutdown_sync: "@timer cannot be enqueued again. Any attempt to

@@ -21,9 +21,9 @@
  *     the timer's own callback, no callback of the thread's wheel is
  *     running, and they return as their plain forms. Called from inside
  *     the timer's own callback (where the kernel would wait forever), they
- *     delete a re-arm the callback made and return at once;
- *     try_to_del_timer_sync() returns -1 there, as the kernel's does while
- *     the callback runs.
+ *     delete a re-arm the callback made and return at once.
+ *     try_to_del_timer_sync() returns -1 there and changes nothing, as the
+ *     kernel's does while the callback runs.
  *   - A call on a timer pending on another thread's wheel changes nothing
  *     and returns -EXDEV (add_timer(), void, does nothing); arming on a
  *     thread that bound no wheel returns -ENXIO. mod_timer(),
@@ -362,14 +362,15 @@ static inline int timer_delete_sync(struct timer_list *timer)
 	return timer_delete(timer);
 }
 
-/* timer_delete(), or -1 from the timer's own callback (it is running). */
+/*
+ * timer_delete(), or -1 from the timer's own callback: it is running, and
+ * (as in the kernel) the timer is left as it is, a re-arm made there
+ * included.
+ */
 static inline int try_to_del_timer_sync(struct timer_list *timer)
 {
-	if (twheel_compat_running(&timer->_ct)) {
-		int rc = timer_delete(timer);
-
-		return rc < 0 ? rc : -1;
-	}
+	if (twheel_compat_running(&timer->_ct))
+		return -1;
 	return timer_delete(timer);
 }
 
