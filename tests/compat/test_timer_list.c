@@ -474,6 +474,23 @@ static void define_timer_is_ready(void **state)
 	assert_int_equal(static_fired, 1);
 }
 
+/* timer_setup() sets function and flags ("do_init_timer"), not expires:
+ * code that fills in expires first, then sets the timer up and adds it,
+ * keeps its expiry. */
+static void timer_setup_keeps_expires(void **state)
+{
+	struct obj o = { 0 };
+
+	(void)state;
+	o.timer.expires = jiffies + 7;
+	timer_setup(&o.timer, cb, 0);
+	add_timer(&o.timer);
+	step(6);
+	assert_int_equal(o.fired, 0);
+	step(1);
+	assert_int_equal(o.fired, 1);
+}
+
 /* from_timer() and timer_container_of(): the struct around the timer. */
 static void container_of_the_timer(void **state)
 {
@@ -650,6 +667,7 @@ int main(void)
 		T(timer_shutdown_ignores_later_arms),
 		T(shutdown_from_its_own_callback),
 		T(define_timer_is_ready),
+		T(timer_setup_keeps_expires),
 		T(container_of_the_timer),
 		T(timer_setup_flags_accepted),
 		T(conversions),

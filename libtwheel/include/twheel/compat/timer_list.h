@@ -270,16 +270,16 @@ static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires,
 
 /*
  * Initialise @timer with @func and @flags (TIMER_*; others are dropped,
- * as the kernel warns and masks them). As in the kernel, @timer must not
- * be pending (its memory may be anything else: a stack timer's garbage);
- * a -Ddebug_checks build reports a pending one (tw_timer_init()).
+ * as the kernel warns and masks them). expires is left as it is, as the
+ * kernel leaves it (code may fill it in before). As in the kernel, @timer
+ * must not be pending (its memory may be anything else: a stack timer's
+ * garbage); a -Ddebug_checks build reports a pending one (tw_timer_init()).
  */
 static inline void timer_setup(struct timer_list *timer, void (*func)(struct timer_list *),
 			       unsigned int flags)
 {
 	tw_timer_init(&timer->_ct.tw, twheel__timer_list_fire);
 	timer->_ct._wheel = NULL;
-	timer->expires = 0;
 	timer->function = func;
 	timer->flags = flags & TIMER_INIT_FLAGS;
 }
