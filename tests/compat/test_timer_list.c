@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include <twheel/compat/timer_list.h>
 
@@ -19,6 +20,7 @@ struct obj {
 	int rearm;               /* re-arms left (from the callback) */
 	int action;              /* what the callback does, see cb() */
 	int rc;                  /* what that call returned */
+	struct obj *other;       /* DELETE_OTHER's victim */
 	struct timer_list timer;
 };
 
@@ -29,6 +31,8 @@ enum {
 	TRY_DEL,
 	REARM_THEN_DELETE,
 	REARM_THEN_TRY_DEL,
+	DELETE_OTHER,
+	FREE_SELF,
 };
 
 static void cb(struct timer_list *t)
@@ -58,6 +62,12 @@ static void cb(struct timer_list *t)
 		mod_timer(t, jiffies + 5);
 		o->rc = try_to_del_timer_sync(t);
 		break;
+	case DELETE_OTHER:
+		o->rc = timer_delete(&o->other->timer);
+		break;
+	case FREE_SELF:
+		free(o);
+		return;
 	}
 	if (o->rearm > 0) {
 		o->rearm--;
@@ -491,6 +501,42 @@ static void timer_setup_keeps_expires(void **state)
 	assert_int_equal(o.fired, 1);
 }
 
+/* A callback deletes another timer due at the same tick, not run yet: it
+ * is still pending ("%1 - The timer was pending and deactivated") and does
+ * not run. */
+static void delete_another_timer_due_at_the_same_tick(void **state)
+{
+	struct obj a, b;
+
+	(void)state;
+	new_obj(&a);
+	new_obj(&b);
+	a.action = DELETE_OTHER;
+	a.other = &b;
+	b.action = DELETE_OTHER;
+	b.other = &a;
+	mod_timer(&a.timer, jiffies + 3);
+	mod_timer(&b.timer, jiffies + 3);
+	assert_int_equal(step(3), 1);
+	assert_int_equal(a.fired + b.fired, 1);
+	assert_int_equal(a.fired ? a.rc : b.rc, 1);
+	assert_false(timer_pending(&a.timer) || timer_pending(&b.timer));
+}
+
+/* A callback frees the struct its timer is in (the kernel's usual end of
+ * an object); the sanitizer build checks that nothing touches it after. */
+static void callback_frees_its_own_struct(void **state)
+{
+	struct obj *o = malloc(sizeof(*o));
+
+	(void)state;
+	assert_non_null(o);
+	new_obj(o);
+	o->action = FREE_SELF;
+	mod_timer(&o->timer, jiffies + 2);
+	assert_int_equal(step(2), 1);
+}
+
 /* from_timer() and timer_container_of(): the struct around the timer. */
 static void container_of_the_timer(void **state)
 {
@@ -668,6 +714,8 @@ int main(void)
 		T(shutdown_from_its_own_callback),
 		T(define_timer_is_ready),
 		T(timer_setup_keeps_expires),
+		T(delete_another_timer_due_at_the_same_tick),
+		T(callback_frees_its_own_struct),
 		T(container_of_the_timer),
 		T(timer_setup_flags_accepted),
 		T(conversions),
