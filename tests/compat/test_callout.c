@@ -387,6 +387,35 @@ static void reset_sbt_maps_to_ticks(void **state)
 	assert_int_equal(ticks_since(t0, sc.at), 7);
 }
 
+/* An sbintime_t is seconds in 32.32 fixed point, and a tick is 1/hz s:
+ * SBT_1S from the current tick (C_HARDCLOCK, the way callout_reset()
+ * counts) is hz ticks, as callout_reset(c, hz, ...), and sbinuptime()
+ * gains SBT_1S in hz ticks. "C_HARDCLOCK ... if sbt < tick_sbt, sbt =
+ * tick_sbt" (kern_timeout.c): a time not ahead is one tick, as
+ * callout_reset() makes a non-positive one, not this tick. */
+static void reset_sbt_whole_seconds_and_hardclock_minimum(void **state)
+{
+	struct softc sc;
+	sbintime_t t0 = sbinuptime();
+
+	(void)state;
+	new_sc(&sc);
+	callout_reset_sbt(&sc.co, SBT_1S, 0, fn, &sc, C_HARDCLOCK);
+	step(hz - 1);
+	assert_int_equal(sc.calls, 0);
+	step(1);
+	assert_int_equal(sc.calls, 1);
+	assert_int_equal(sbinuptime() - t0, SBT_1S);
+	callout_reset_sbt(&sc.co, 0, 0, fn, &sc, C_HARDCLOCK);
+	assert_int_equal(twheel_advance(w, twheel_now(w)), 0); /* not this tick */
+	step(1);
+	assert_int_equal(sc.calls, 2);
+	callout_reset_sbt(&sc.co, -SBT_1S, 0, fn, &sc, C_HARDCLOCK);
+	assert_int_equal(twheel_advance(w, twheel_now(w)), 0);
+	step(1);
+	assert_int_equal(sc.calls, 3);
+}
+
 /* callout_when: "pre-calculate the absolute time at which the timeout
  * should be run"; "add the C_PRECALC flag". */
 static void when_and_precalc(void **state)
@@ -506,6 +535,7 @@ int main(void)
 		T(reset_from_its_own_function),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
+		T(reset_sbt_whole_seconds_and_hardclock_minimum),
 		T(when_and_precalc),
 		T(per_cpu_forms),
 		T(far_callout_is_exact),

@@ -83,10 +83,19 @@ typedef int64_t sbintime_t;
 #define SBT_1NS (SBT_1S / 1000000000)
 #define tick_sbt (SBT_1S / hz)
 
-/* The bound wheel's time since the thread bound, in whole ticks. */
+/* @n ticks of 1/hz s as an sbintime_t (rounded down to its 2^-32 s). */
+static inline sbintime_t twheel__ticks_sbt(uint64_t n)
+{
+	return (sbintime_t)(n / hz) * SBT_1S + (sbintime_t)(((n % hz) << 32) / hz);
+}
+
+/*
+ * The bound wheel's time since the thread bound, in whole ticks: hz ticks
+ * are SBT_1S (tick_sbt, rounded down, is a little less than a tick).
+ */
 static inline sbintime_t sbinuptime(void)
 {
-	return (sbintime_t)twheel_compat_now() * tick_sbt;
+	return twheel__ticks_sbt(twheel_compat_now());
 }
 
 /* callout_reset_sbt() flags, with FreeBSD's values. */
@@ -188,48 +197,56 @@ static inline int callout_schedule(struct callout *c, int to_ticks)
 	return callout_reset(c, to_ticks, c->c_func, c->c_arg);
 }
 
-/* @sbt (ceil(@sbt / tick)) in ticks; 0 for a time not ahead. */
-static inline uint64_t twheel__sbt_ticks(sbintime_t sbt)
+/* The first tick at or after the sbinuptime() time @sbt (0 if not after 0). */
+static inline uint64_t twheel__sbt_tick(sbintime_t sbt)
 {
-	return sbt > 0 ? (uint64_t)(sbt / tick_sbt) + (sbt % tick_sbt != 0) : 0;
+	uint64_t s = (uint64_t)sbt;
+
+	if (sbt <= 0)
+		return 0;
+	return (s >> 32) * hz + (((s & 0xffffffffu) * hz + 0xffffffffu) >> 32);
 }
 
 /*
- * The tick an sbintime_t arm fires at (its twheel_compat_now() value):
- *   C_ABSOLUTE, C_PRECALC  @sbt is a sbinuptime() time: the first tick at
- *                          or after it (a time not ahead: now);
+ * The sbinuptime() time an arm with these arguments is for, as FreeBSD's
+ * callout_when() computes it, with tick @now for its last hardclock():
+ *   C_ABSOLUTE, C_PRECALC  @sbt itself;
  *   C_HARDCLOCK            relative, counted from the current tick, as
- *                          callout_reset() counts;
+ *                          callout_reset() counts, and at least tick_sbt
+ *                          (one tick, as callout_reset() makes a
+ *                          non-positive number of ticks);
  *   otherwise              relative, counted from the next tick, so that
  *                          @sbt has passed when it fires, whenever in the
  *                          current tick the call came (up to two ticks
- *                          late); a time not ahead: now.
+ *                          late).
+ * A time past the largest sbintime_t is the largest.
  */
-static inline uint64_t twheel__sbt_when(sbintime_t sbt, int flags)
+static inline sbintime_t twheel__sbt_at(sbintime_t sbt, int flags, uint64_t now)
 {
-	uint64_t now = twheel_compat_now();
+	sbintime_t base;
 
-	if (flags & (C_ABSOLUTE | C_PRECALC)) {
-		uint64_t at = twheel__sbt_ticks(sbt);
-
-		return at > now ? at : now;
-	}
-	if (sbt <= 0)
-		return now;
-	return now + twheel__sbt_ticks(sbt) + !(flags & C_HARDCLOCK);
+	if (flags & (C_ABSOLUTE | C_PRECALC))
+		return sbt;
+	if ((flags & C_HARDCLOCK) && sbt < tick_sbt)
+		sbt = tick_sbt;
+	base = twheel__ticks_sbt(now + !(flags & C_HARDCLOCK));
+	return sbt > INT64_MAX - base ? INT64_MAX : base + sbt;
 }
 
 /*
- * callout_reset() at @sbt (see twheel__sbt_when() above for the mapping
- * onto ticks; "If sbt specifies a time in the past, the window is adjusted
- * to start at the current time": it fires in the next advance). @pr is
- * ignored. Returns as callout_reset().
+ * callout_reset() at @sbt: at the first tick at or after the time
+ * twheel__sbt_at() above gives; a time not ahead ("If sbt specifies a time
+ * in the past, the window is adjusted to start at the current time") fires
+ * in the next advance. @pr is ignored. Returns as callout_reset().
  */
 static inline int callout_reset_sbt(struct callout *c, sbintime_t sbt, sbintime_t pr,
 				    callout_func_t *func, void *arg, int flags)
 {
+	uint64_t now = twheel_compat_now();
+	uint64_t at = twheel__sbt_tick(twheel__sbt_at(sbt, flags, now));
+
 	(void)pr;
-	return twheel__callout_arm(c, twheel__sbt_when(sbt, flags), func, arg);
+	return twheel__callout_arm(c, at > now ? at : now, func, arg);
 }
 
 /* callout_reset_sbt() with the previous func and arg. */
@@ -246,7 +263,7 @@ static inline int callout_schedule_sbt(struct callout *c, sbintime_t sbt, sbinti
 static inline sbintime_t callout_when(sbintime_t sbt, sbintime_t precision, int flags,
 				      sbintime_t *sbt_res, sbintime_t *precision_res)
 {
-	*sbt_res = (sbintime_t)twheel__sbt_when(sbt, flags) * tick_sbt;
+	*sbt_res = twheel__sbt_at(sbt, flags, twheel_compat_now());
 	*precision_res = precision;
 	return *sbt_res;
 }
