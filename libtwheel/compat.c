@@ -162,6 +162,18 @@ int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned fl
 	return rc | was;
 }
 
+int twheel_compat_owned(const struct twheel_compat_timer *ct)
+{
+	struct twheel *at;
+
+	if (!ct)
+		return -EINVAL;
+	at = wheel_of(ct);
+	if (!at)
+		return 0;
+	return mine(at) ? 1 : -EXDEV;
+}
+
 int twheel_compat_del(struct twheel_compat_timer *ct)
 {
 	struct twheel *at;

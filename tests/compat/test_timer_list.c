@@ -625,7 +625,8 @@ static void round_jiffies_to_whole_seconds(void **state)
 
 struct other {
 	struct timer_list *t;
-	int del, mod, mod_unbound, pending;
+	unsigned long expires;   /* t's, read by the test's thread */
+	int del, mod, mod_unbound, pending, mod_same, reduce_later, mod_pending;
 	unsigned long jiffies_unbound;
 	struct twheel *w2;
 };
@@ -643,6 +644,10 @@ static void *other_thread(void *arg)
 	twheel_compat_bind_wheel(x->w2);
 	x->del = timer_delete(x->t);
 	x->mod = mod_timer(x->t, jiffies + 1);
+	/* the kernel's shortcuts (expiry unchanged, or not earlier) too */
+	x->mod_same = mod_timer(x->t, x->expires);
+	x->reduce_later = timer_reduce(x->t, x->expires + 5);
+	x->mod_pending = mod_timer_pending(x->t, x->expires);
 	twheel_compat_unbind();
 	twheel_destroy(x->w2);
 	return NULL;
@@ -660,6 +665,7 @@ static void another_thread_is_refused(void **state)
 	(void)state;
 	new_obj(&o);
 	mod_timer(&o.timer, jiffies + 10);
+	x.expires = o.timer.expires;
 	assert_int_equal(pthread_create(&th, NULL, other_thread, &x), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(x.jiffies_unbound, INITIAL_JIFFIES);
@@ -667,6 +673,9 @@ static void another_thread_is_refused(void **state)
 	assert_int_equal(x.pending, -ENXIO);
 	assert_int_equal(x.del, -EXDEV);
 	assert_int_equal(x.mod, -EXDEV);
+	assert_int_equal(x.mod_same, -EXDEV);
+	assert_int_equal(x.reduce_later, -EXDEV);
+	assert_int_equal(x.mod_pending, -EXDEV);
 	assert_true(timer_pending(&o.timer));
 	assert_int_equal(twheel_check(w, msg, sizeof(msg)), 0);
 	step(10);

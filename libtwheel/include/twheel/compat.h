@@ -146,6 +146,15 @@ TWHEEL_API int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, 
 TWHEEL_API int twheel_compat_del(struct twheel_compat_timer *ct);
 
 /*
+ * Where @ct is pending, for the legacy headers' shortcuts that change
+ * nothing (kernel mod_timer() to the same expiry): 1 on the calling
+ * thread's binding, 0 not pending, or -EINVAL (@ct NULL), -EXDEV
+ * (pending on a wheel the calling thread has not bound: another thread's,
+ * or one it bound before). O(1); any thread. (TWHEEL_1.3)
+ */
+TWHEEL_API int twheel_compat_owned(const struct twheel_compat_timer *ct);
+
+/*
  * Called by a legacy header's callback trampoline before the legacy
  * function runs: @ct is not pending from here on, and is the timer
  * "running" (twheel_compat_running()) until twheel_compat_leave(@prev)

@@ -249,8 +249,12 @@ static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires,
 	if (!t->function)
 		return 0; /* shut down (or never set): silently discarded */
 	if (how != TWHEEL__MOD_NOTPENDING && timer_pending(t)) {
-		long diff = (long)(t->expires - expires);
+		long diff;
 
+		rc = twheel_compat_owned(&t->_ct); /* -EXDEV: not this thread's */
+		if (rc < 0)
+			return rc;
+		diff = (long)(t->expires - expires);
 		if (!diff)
 			return 1;
 		if (how == TWHEEL__MOD_REDUCE && diff <= 0)
