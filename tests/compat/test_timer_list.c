@@ -212,6 +212,34 @@ static void add_timer_on_an_active_timer_is_rejected(void **state)
 	assert_int_equal(o.fired_at, first);
 }
 
+/* add_timer_local(), add_timer_on(): "Same as add_timer() except that the
+ * timer flag TIMER_PINNED is set"; add_timer_global(): "is unset". */
+static void add_timer_local_and_global_set_the_pinned_flag(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	o.timer.expires = jiffies + 2;
+	add_timer_local(&o.timer);
+	assert_int_equal(o.timer.flags, TIMER_PINNED);
+	add_timer_global(&o.timer); /* active: left as it is, flags too */
+	assert_int_equal(o.timer.flags, TIMER_PINNED);
+	step(2);
+	assert_int_equal(o.fired, 1);
+	o.timer.expires = jiffies + 2;
+	add_timer_global(&o.timer);
+	assert_int_equal(o.timer.flags, 0);
+	step(2);
+	assert_int_equal(o.fired, 2);
+	o.timer.expires = jiffies + 1;
+	add_timer_on(&o.timer, 3);
+	assert_int_equal(o.timer.flags, TIMER_PINNED);
+	step(1);
+	assert_int_equal(o.fired, 3);
+	timer_destroy_on_stack(&o.timer);
+}
+
 /* add_timer: "If @timer->function == NULL then the start operation is
  * silently discarded." */
 static void add_timer_without_function_is_discarded(void **state)
@@ -403,6 +431,8 @@ static void try_to_del_timer_sync_from_its_callback_is_minus_one(void **state)
 	o.action = NOTHING;
 	step(5);
 	assert_int_equal(o.fired, 3);
+	mod_timer(&o.timer, jiffies + 5);
+	assert_int_equal(timer_delete_sync_try(&o.timer), 1); /* its later name */
 }
 
 /* timer_shutdown_sync: "@timer cannot be enqueued again. Any attempt to
@@ -708,6 +738,7 @@ int main(void)
 		T(far_timer_fires_exactly),
 		T(add_timer_in_the_past_fires_at_the_next_tick),
 		T(add_timer_on_an_active_timer_is_rejected),
+		T(add_timer_local_and_global_set_the_pinned_flag),
 		T(add_timer_without_function_is_discarded),
 		T(mod_timer_returns_whether_it_was_pending),
 		T(mod_timer_moves_earlier_and_later),

@@ -288,12 +288,14 @@ static inline void timer_setup(struct timer_list *timer, void (*func)(struct tim
 	timer->flags = flags & TIMER_INIT_FLAGS;
 }
 
-/* The same for a timer on the stack, and its (empty) counterpart. */
+/* The same for a timer on the stack, and its (empty) counterpart, also
+ * by its later name timer_destroy_on_stack(). */
 #define timer_setup_on_stack(timer, func, flags) timer_setup(timer, func, flags)
 static inline void destroy_timer_on_stack(struct timer_list *timer)
 {
 	(void)timer;
 }
+#define timer_destroy_on_stack(timer) destroy_timer_on_stack(timer)
 
 /* Define a timer of static storage with callback @_function. */
 #define DEFINE_TIMER(_name, _function) struct timer_list _name = { .function = (_function) }
@@ -338,11 +340,33 @@ static inline void add_timer(struct timer_list *timer)
 	(void)twheel__mod_timer(timer, timer->expires, TWHEEL__MOD_NOTPENDING);
 }
 
-/* add_timer(); @cpu is ignored (the timer stays on this thread). */
+/*
+ * add_timer() that also sets TIMER_PINNED in flags (an active timer is
+ * left as it is, flags included), as the kernel's (Linux 6.8); the flag
+ * changes nothing here. O(1).
+ */
+static inline void add_timer_local(struct timer_list *timer)
+{
+	if (timer_pending(timer))
+		return;
+	timer->flags |= TIMER_PINNED;
+	add_timer(timer);
+}
+
+/* add_timer_local() that clears TIMER_PINNED instead (Linux 6.8). O(1). */
+static inline void add_timer_global(struct timer_list *timer)
+{
+	if (timer_pending(timer))
+		return;
+	timer->flags &= ~TIMER_PINNED;
+	add_timer(timer);
+}
+
+/* add_timer_local(); @cpu is ignored (the timer stays on this thread). */
 static inline void add_timer_on(struct timer_list *timer, int cpu)
 {
 	(void)cpu;
-	add_timer(timer);
+	add_timer_local(timer);
 }
 
 /*
@@ -401,6 +425,9 @@ static inline int timer_shutdown_sync(struct timer_list *timer)
 /* The names before Linux 6.2 (del_timer) and 6.16 (from_timer, above). */
 #define del_timer(timer) timer_delete(timer)
 #define del_timer_sync(timer) timer_delete_sync(timer)
+
+/* try_to_del_timer_sync()'s later name. */
+#define timer_delete_sync_try(timer) try_to_del_timer_sync(timer)
 
 #ifdef __cplusplus
 }
