@@ -721,6 +721,31 @@ static void bind_errors(void **state)
 	assert_int_equal(twheel_compat_bind_host(NULL, TWHEEL_COMPAT_TICK_NS), -EINVAL);
 }
 
+/* twheel_compat_unbind(): a timer still pending stays on its wheel and is
+ * no longer the thread's (-EXDEV, after a new bind too); it fires when
+ * the wheel is advanced, on a thread without binding. */
+static void unbind_leaves_pending_timers_on_their_wheel(void **state)
+{
+	struct obj o;
+	struct twheel *w2 = twheel_create(0);
+
+	(void)state;
+	new_obj(&o);
+	mod_timer(&o.timer, jiffies + 5);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_true(timer_pending(&o.timer));
+	assert_int_equal(timer_delete(&o.timer), -EXDEV);
+	assert_int_equal(twheel_compat_bind_wheel(w2), 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), -EXDEV);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	o.rearm = 1;
+	assert_int_equal(twheel_advance(w, twheel_now(w) + 5), 1);
+	assert_int_equal(o.fired_at, INITIAL_JIFFIES); /* no binding: the start */
+	assert_false(timer_pending(&o.timer));          /* its re-arm: -ENXIO */
+	twheel_destroy(w2);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
 static void unbind_without_binding(void **state)
 {
 	(void)state;
@@ -762,6 +787,7 @@ int main(void)
 		T(round_jiffies_to_whole_seconds),
 		T(another_thread_is_refused),
 		T(bind_errors),
+		T(unbind_leaves_pending_timers_on_their_wheel),
 		cmocka_unit_test(unbind_without_binding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

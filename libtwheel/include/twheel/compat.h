@@ -115,6 +115,13 @@ TWHEEL_API int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_hos
  * Forget the calling thread's binding. Timers still pending stay on their
  * wheel (a plain wheel, a host you own) and fire when it is advanced; a
  * layer's unbind (the loop's) hands them back, not fired and not pending.
+ * Such a timer is no longer the thread's: until it fires, a call on it
+ * returns -EXDEV (after a new bind too), and its callback runs on a thread
+ * that has no binding (jiffies and ticks read their start values, a re-arm
+ * returns -ENXIO). So delete the timers first if the wheel or host is to
+ * go: one left pending on a destroyed wheel (twheel_destroy(),
+ * twheel_drain(), twheel_host_fini(), an adapter's destroy) stays pending
+ * until timer_setup() or callout_init() initialises it again.
  * Returns 0, -ENXIO (nothing bound) or the layer's error (the loop's:
  * -EBUSY from one of the bound timers' callbacks). O(1), plus the layer's.
  */
