@@ -28,6 +28,12 @@
  * jiffies and ticks are that count plus the start value their kernels use.
  * A timer armed for tick T fires in the first advance (or host run) that
  * reaches T, never before; a tick already reached fires in the next one.
+ * One armed from a callback fires in a later advance than the one running
+ * (twheel_advance()), even if that one's target is past T: a plain wheel
+ * advanced many ticks at once fires it late, at the next advance. Advance
+ * tick by tick, or to twheel_next_expiry(), to keep every expiry exact (a
+ * host or the loop advances to its clock's tick, so a callback's arm is
+ * always for a later tick).
  */
 #ifndef TWHEEL_COMPAT_H
 #define TWHEEL_COMPAT_H

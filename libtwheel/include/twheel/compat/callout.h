@@ -45,7 +45,9 @@
  *     accepted and ignored (a callout fires within its tick), as are
  *     C_DIRECT_EXEC and C_CATCH.
  *   - Expiry is exact: a callout armed for n ticks fires when ticks has
- *     advanced by n, never earlier and not later for being far away.
+ *     advanced by n, never earlier and not later for being far away. (On
+ *     a plain wheel advanced many ticks at once, a callout armed from a
+ *     function waits for the next advance: see <twheel/compat.h>.)
  *
  * Size: struct callout is 72 bytes on LP64 in a release build.
  */

@@ -33,7 +33,9 @@
  *     advance (host run, loop iteration) that sees jiffies at or past J,
  *     never before, and not later for being far away (the kernel's wheel
  *     rounds far timers up by up to 12.5%). An expiry at or before jiffies
- *     fires at the next tick, jiffies + 1, as the kernel queues it.
+ *     fires at the next tick, jiffies + 1, as the kernel queues it. (On
+ *     a plain wheel advanced many ticks at once, a timer armed from a
+ *     callback waits for the next advance: see <twheel/compat.h>.)
  *   - TIMER_DEFERRABLE timers wait for another wake-up of the loop
  *     (twheel_loop_compat_bind(): a deferrable wheel, as the kernel's
  *     deferrable base); on a plain wheel or a host they are normal timers,
