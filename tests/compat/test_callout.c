@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include <twheel/compat/callout.h>
 
@@ -27,9 +28,10 @@ struct softc {
 	int action;
 	int rc;
 	int again;             /* reschedules left */
+	struct softc *other;   /* STOP_OTHER's victim */
 };
 
-enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF };
+enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF, STOP_OTHER, FREE_SELF };
 
 static void fn(void *arg)
 {
@@ -53,6 +55,12 @@ static void fn(void *arg)
 	case RESET_SELF:
 		sc->rc = callout_reset(&sc->co, 5, fn, sc);
 		break;
+	case STOP_OTHER:
+		sc->rc = callout_stop(&sc->other->co);
+		break;
+	case FREE_SELF:
+		free(sc);
+		return;
 	}
 	if (sc->again > 0) {
 		sc->again--;
@@ -334,6 +342,33 @@ static void reset_from_its_own_function(void **state)
 	assert_int_equal(sc.calls, 2);
 }
 
+/* A function stops another callout due at the same tick, not run yet: it
+ * is still pending ("returns a value of one") and does not run. A function
+ * frees the structure its callout is in; the sanitizer build checks that
+ * nothing touches it after. */
+static void stop_another_and_free_itself(void **state)
+{
+	struct softc a, b, *f = malloc(sizeof(*f));
+
+	(void)state;
+	new_sc(&a);
+	new_sc(&b);
+	a.action = b.action = STOP_OTHER;
+	a.other = &b;
+	b.other = &a;
+	callout_reset(&a.co, 3, fn, &a);
+	callout_reset(&b.co, 3, fn, &b);
+	assert_int_equal(step(3), 1);
+	assert_int_equal(a.calls + b.calls, 1);
+	assert_int_equal(a.calls ? a.rc : b.rc, 1);
+	assert_false(callout_pending(&a.co) || callout_pending(&b.co));
+	assert_non_null(f);
+	new_sc(f);
+	f->action = FREE_SELF;
+	callout_reset(&f->co, 2, fn, f);
+	assert_int_equal(step(2), 1);
+}
+
 /* "a callout structure may be reused to schedule a new function call
  * after a scheduled call is completed." */
 static void reused_after_completion(void **state)
@@ -533,6 +568,7 @@ int main(void)
 		T(manual_handler_pattern),
 		T(periodic_by_rescheduling_in_the_function),
 		T(reset_from_its_own_function),
+		T(stop_another_and_free_itself),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),
