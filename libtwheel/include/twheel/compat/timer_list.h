@@ -251,16 +251,14 @@ static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires,
 	if (!t->function)
 		return 0; /* shut down (or never set): silently discarded */
 	if (how != TWHEEL__MOD_NOTPENDING && timer_pending(t)) {
-		long diff;
+		long diff = (long)(t->expires - expires);
 
-		rc = twheel_compat_owned(&t->_ct); /* -EXDEV: not this thread's */
-		if (rc < 0)
-			return rc;
-		diff = (long)(t->expires - expires);
-		if (!diff)
-			return 1;
-		if (how == TWHEEL__MOD_REDUCE && diff <= 0)
-			return 1;
+		/* nothing to change, if the timer is this thread's (the
+		 * re-arm below asks twheel_compat_mod() that) */
+		if (!diff || (how == TWHEEL__MOD_REDUCE && diff <= 0)) {
+			rc = twheel_compat_owned(&t->_ct);
+			return rc < 0 ? rc : 1;
+		}
 	} else if (how == TWHEEL__MOD_PENDING_ONLY) {
 		return 0;
 	}
