@@ -342,8 +342,8 @@ static inline void add_timer(struct timer_list *timer)
 
 /*
  * add_timer() that also sets TIMER_PINNED in flags (an active timer is
- * left as it is, flags included), as the kernel's (Linux 6.8); the flag
- * changes nothing here. O(1).
+ * left as it is, flags included), as the kernel's (since Linux 6.9); the
+ * flag changes nothing here. O(1).
  */
 static inline void add_timer_local(struct timer_list *timer)
 {
@@ -353,7 +353,7 @@ static inline void add_timer_local(struct timer_list *timer)
 	add_timer(timer);
 }
 
-/* add_timer_local() that clears TIMER_PINNED instead (Linux 6.8). O(1). */
+/* add_timer_local() that clears TIMER_PINNED instead. O(1). */
 static inline void add_timer_global(struct timer_list *timer)
 {
 	if (timer_pending(timer))
