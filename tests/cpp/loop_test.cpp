@@ -652,6 +652,26 @@ TEST(LoopClock, MisfirePolicies)
 	}
 }
 
+// arm_at() moves a periodic timer's next run and its grid (it counted from
+// the old grid: skip dropped the run, once and all ran it as missed).
+TEST(LoopClock, ArmAtMovesAPeriodicTimersGrid)
+{
+	for (const tw::misfire m : {tw::misfire::skip, tw::misfire::once, tw::misfire::all}) {
+		FakeClock clk;
+		MAKE_LOOP(loop, clk.options());
+		std::vector<std::uint32_t> missed;
+		LoopTimer t = loop.every(10ms, [&](LoopTimer &self) { missed.push_back(self.missed()); }, m);
+		clk.set(5ms);
+		loop.run_once(false);
+		t.arm_at(clk.at(55ms));
+		clk.set(55ms);
+		for (int i = 0; i < 3; i++)
+			loop.run_once(false);
+		EXPECT_EQ(missed, std::vector<std::uint32_t>{0}) << static_cast<int>(m);
+		EXPECT_EQ(t.expiry(), clk.at(65ms)) << static_cast<int>(m);
+	}
+}
+
 TEST(LoopClock, PeriodShorterThanTickIsRejected)
 {
 	FakeClock clk;

@@ -762,6 +762,29 @@ TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 	EXPECT_EQ(w.next_expiry(), std::nullopt);
 }
 
+// A periodic timer re-armed by arm_in() (outside its callback) or arm_at()
+// (inside it) runs at that deadline, and its grid counts on from there: it
+// counted from the old grid, so misfire::skip dropped the run, once and all
+// reported the deadlines between as missed (all ran each).
+TEST(Chrono, ArmInOrArmAtMovesAPeriodicTimersGrid)
+{
+	for (const tw::misfire m : {tw::misfire::skip, tw::misfire::once, tw::misfire::all}) {
+		Wheel w;
+		std::vector<std::int64_t> runs; // expiry in ms, plus 1000 per missed
+		Timer p = w.every(10ms, [&](Timer &self) {
+			runs.push_back(self.expiry().time_since_epoch() / 1ms + 1000 * self.missed());
+			if (runs.size() == 1)
+				self.arm_at(T(100));
+		}, m);
+		w.advance(T(5));
+		p.arm_in(50ms);
+		for (int k = 6; k <= 110; k++)
+			w.advance(T(k));
+		EXPECT_EQ(runs, (std::vector<std::int64_t>{55, 100, 110})) << static_cast<int>(m);
+		EXPECT_EQ(EXP(p), 120u);
+	}
+}
+
 // ---- TimerHook ---------------------------------------------------------------
 
 namespace {

@@ -174,8 +174,9 @@ public:
 	/// Arms it every @period (rounded up to whole ns; shorter than the tick:
 	/// tw::error EINVAL), first @period from now; fixed_rate on the grid of
 	/// deadlines, those passed (missed()) run by @m: skip none, once, all;
-	/// fixed_delay from the end of each run. The first call allocates
-	/// on_cancel()'s block. Otherwise as arm_in().
+	/// fixed_delay from the end of each run. arm_in() or arm_at() then
+	/// moves its next run, and the grid counts on from that deadline. The
+	/// first call allocates on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
 	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
 		       schedule s = schedule::fixed_rate)
@@ -188,7 +189,8 @@ public:
 		box *b = make_box();
 		const std::uint64_t at = this->c_->c ? detail::add_sat(X::now(this->c_), p) : 0;
 		const bool r = this->template arm<false>(at);
-		b->period = p, b->grid = at, b->missed = 0, b->m = m, b->s = s;
+		b->period = p, b->grid = at, b->armed = X::expiry(this->c_, &this->n_), b->missed = 0, b->m = m,
+		b->s = s;
 		return r;
 	}
 	/// The period, zero for a one-shot timer.
@@ -227,6 +229,7 @@ private:
 		callable f;
 		detail::fn<16> g;
 		std::uint64_t period, grid; // ns; grid: the deadline being served
+		std::uint64_t armed;        // expiry() as the grid armed it
 		std::uint32_t missed;
 		misfire m;
 		schedule s;
@@ -239,7 +242,7 @@ private:
 		if (box *b = boxed())
 			return b;
 		callable blk;
-		blk.emplace(box{{}, {}, 0, 0, 0, misfire::skip, schedule::fixed_rate}); // may throw
+		blk.emplace(box{{}, {}, 0, 0, 0, 0, misfire::skip, schedule::fixed_rate}); // may throw
 		box *b = blk.template get_as<box>(box::kind_tag);
 		b->f = std::move(f_);
 		f_ = std::move(blk);
@@ -307,6 +310,7 @@ private:
 		else
 			b->grid = detail::add_sat(b->grid, (b->m == misfire::all ? 1 : b->missed + std::uint64_t{1}) * p);
 		X::mod_at(this->c_, &this->n_, b->grid); // fails only once the loop is stopped
+		b->armed = X::expiry(this->c_, &this->n_);
 	}
 
 	// The C callback of every Timer<O>: lends the callable to this frame,
@@ -316,6 +320,8 @@ private:
 		auto *t = static_cast<Timer *>(H::from(n));
 		detail::ctx *c = t->c_; // kept alive by the owner's running frame
 		if (box *b = t->boxed(); b && b->period && b->s == schedule::fixed_rate) {
+			if (const std::uint64_t at = X::expiry(c, n); at != b->armed)
+				b->grid = at; // arm_in() or arm_at() moved it: the grid counts from there
 			const std::uint64_t now = X::now(c), k = now > b->grid ? (now - b->grid) / b->period : 0;
 			b->missed = static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
 			if (k && b->m == misfire::skip)
