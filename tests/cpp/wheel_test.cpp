@@ -1007,8 +1007,10 @@ TEST(Hostile, WheelDestroyedFromATimerCallbackClosesWhenTheAdvanceReturns)
 }
 
 // Arming in the wheel's tick unit (the fast path) after the wheel was
-// destroyed from a callback is dropped as any other arm, for both handles.
-TEST(Hostile, TickUnitArmAfterTheWheelIsDestroyedFromACallbackIsDropped)
+// destroyed from a callback is dropped as any other arm, for both handles;
+// and so is arm_every() (it left the timer periodic: cancel() true and its
+// cancellation callback run once the wheel was gone).
+TEST(Hostile, ArmsAfterTheWheelIsDestroyedFromACallbackAreDropped)
 {
 	using ms_point = std::chrono::time_point<Wheel::clock, std::chrono::milliseconds>;
 	const ms_point at(std::chrono::milliseconds(50));
@@ -1016,12 +1018,15 @@ TEST(Hostile, TickUnitArmAfterTheWheelIsDestroyedFromACallbackIsDropped)
 	Conn c(*w);
 	Timer pending(*w, [] {}), idle(*w, [] {});
 	pending.arm_at(at);
-	bool rearmed = true, armed = true, hooked = true;
+	int cancelled = 0;
+	idle.on_cancel([&] { cancelled++; });
+	bool rearmed = true, armed = true, hooked = true, periodic = true;
 	Timer bye(*w, [&] {
 		delete w;
 		rearmed = pending.arm_at(at + std::chrono::milliseconds(1));
 		armed = idle.arm_at(at);
 		hooked = c.arm_at(at) || c.pending();
+		periodic = idle.arm_every(5ms) || idle.pending();
 		EXPECT_FALSE(idle.pending());
 	});
 	bye.arm_at(ms_point(std::chrono::milliseconds(5)));
@@ -1029,9 +1034,13 @@ TEST(Hostile, TickUnitArmAfterTheWheelIsDestroyedFromACallbackIsDropped)
 	EXPECT_FALSE(rearmed);
 	EXPECT_FALSE(armed);
 	EXPECT_FALSE(hooked);
+	EXPECT_FALSE(periodic);
+	EXPECT_EQ(idle.period(), 0ns);
 	EXPECT_FALSE(pending.pending());
 	EXPECT_FALSE(idle);
 	EXPECT_THROW(idle.arm_at(at), tw::error);
+	EXPECT_FALSE(idle.cancel());
+	EXPECT_EQ(cancelled, 0);
 }
 
 // A cancellation callback destroys its own Timer, run by cancel() or by the

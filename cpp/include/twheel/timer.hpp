@@ -189,8 +189,9 @@ public:
 		box *b = make_box();
 		const std::uint64_t at = this->c_->c ? detail::add_sat(X::now(this->c_), p) : 0;
 		const bool r = this->template arm<false>(at);
-		b->period = p, b->grid = at, b->armed = X::expiry(this->c_, &this->n_), b->missed = 0, b->m = m,
-		b->s = s;
+		if (!this->c_->closing) // else dropped, as the arm
+			b->period = p, b->grid = at, b->armed = X::expiry(this->c_, &this->n_), b->missed = 0,
+			b->m = m, b->s = s;
 		return r;
 	}
 	/// The period, zero for a one-shot timer.
