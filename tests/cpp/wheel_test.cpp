@@ -75,16 +75,19 @@ TEST(Wheel, AdvanceErrorsAreSystemErrors)
 		EXPECT_EQ(e.code().value(), EINVAL);
 	}
 	int code = 0;
+	std::string what;
 	Timer t(w, [&] {
 		try {
 			w.advance(T(20));
 		} catch (const std::system_error &e) {
 			code = e.code().value();
+			what = e.what();
 		}
 	});
 	t.arm_at(T(11));
 	w.advance(T(11));
 	EXPECT_EQ(code, EBUSY);
+	EXPECT_EQ(what, "tw: advance() from a callback"); // was "before now()"
 }
 
 TEST(Wheel, MoveKeepsTimersPendingAndMovedFromIsEmpty)
@@ -760,6 +763,16 @@ TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 	EXPECT_EQ(*w.next_expiry(), Wheel::time_point::max());
 	t.cancel();
 	EXPECT_EQ(w.next_expiry(), std::nullopt);
+}
+
+// A periodic timer's first deadline counts from the wheel's time, saturated
+// at its end (past 2^64 ns): it wrapped to an early time.
+TEST(Chrono, PeriodicAtTheLastTickSaturates)
+{
+	Wheel w(3ms);
+	w.advance(std::chrono::time_point<Wheel::clock, std::chrono::hours>::max());
+	Timer p = w.every(3ms, [] {});
+	EXPECT_EQ(p.expiry(), Wheel::time_point::max());
 }
 
 // A periodic timer re-armed by arm_in() (outside its callback) or arm_at()

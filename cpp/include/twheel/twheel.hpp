@@ -69,15 +69,15 @@ public:
 	}
 
 	/// Runs every timer due up to @now (twheel_advance()); returns how
-	/// many ran. Throws tw::error: EINVAL for a time before now(). A
-	/// callback may destroy this Wheel.
+	/// many ran. Throws tw::error: EINVAL for a time before now(), EBUSY
+	/// from one of its callbacks. A callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		const auto d = now.time_since_epoch();
 		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), ticks(c, d)); });
 		if (r < 0)
-			detail::fail(static_cast<int>(r), "tw: advance() before now()");
+			detail::fail(static_cast<int>(r), r == -EBUSY ? "tw: advance() from a callback" : "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
 	}
 	/// Deprecated (removed at 2.0): advance(time_point(tick * tick_length())).
@@ -175,7 +175,7 @@ struct ops<Wheel> : wheel_node_ops {
 	// a gone wheel (nullptr) is twheel_del()'s -EINVAL: one test, in C
 	static bool del(ctx *c, node *n) noexcept { return twheel_del(Wheel::w(c), n) == 1; }
 	// the target of a running advance(): periodic timers count from it
-	static std::uint64_t now(const ctx *c) noexcept { return twheel_target(Wheel::w(c)) * c->tick_ns; }
+	static std::uint64_t now(const ctx *c) noexcept { return ns(c, twheel_target(Wheel::w(c))); }
 	static void move(ctx *c, node *dst, node *src) noexcept { twheel_move(c ? Wheel::w(c) : nullptr, dst, src); }
 };
 
