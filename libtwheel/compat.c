@@ -16,6 +16,7 @@ struct binding {
 	struct twheel *w;          /* plain wheel, or NULL */
 	struct twheel_host *h[2];  /* normal, deferrable hosts (h[0] NULL: none) */
 	tw_tick_t base;            /* the tick at bind time */
+	uint64_t last;             /* a host's latest time: it never goes back */
 	int (*unbind)(void *arg);
 	void *arg;
 };
@@ -119,9 +120,15 @@ uint64_t twheel_compat_now(void)
 {
 	if (bound.w)
 		return twheel_now(bound.w) - bound.base;
-	if (bound.h[0])
-		return twheel_rt_floor(twheel_host_rt(bound.h[0]), twheel_host_now(bound.h[0])) -
-		       bound.base;
+	if (bound.h[0]) {
+		/* a host's clock may step back (<twheel/host.h>): below the
+		 * latest reading, even below the bind's, the time stays */
+		tw_tick_t t = twheel_rt_floor(twheel_host_rt(bound.h[0]), twheel_host_now(bound.h[0]));
+
+		if (t > bound.base + bound.last)
+			bound.last = t - bound.base;
+		return bound.last;
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <twheel/compat/timer_list.h>
+#include <twheel/host.h>
 
 #define WHEEL_FIXTURE_START 12345
 #include "wheel_fixture.h"
@@ -746,6 +747,58 @@ static void unbind_leaves_pending_timers_on_their_wheel(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/* A host whose clock the test sets (ns). */
+static uint64_t host_clock;
+static uint64_t read_host_clock(void *arg)
+{
+	(void)arg;
+	return host_clock;
+}
+static void host_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	(void)h, (void)wake_ns, (void)now_ns;
+}
+static void host_stop(struct twheel_host *h)
+{
+	(void)h;
+}
+
+/* jiffies never goes back ("jiffies ... increments"), even on a host
+ * whose clock steps back (<twheel/host.h> allows it), below the reading
+ * at bind time too; a timer armed then fires once the clock is past it
+ * (late, never early), not never. */
+static void host_clock_stepping_back(void **state)
+{
+	static const struct twheel_host_ops ops = { .arm = host_arm, .stop = host_stop };
+	struct twheel_rt rt = { .tick_ns = TWHEEL_COMPAT_TICK_NS, .clock = read_host_clock };
+	struct twheel_host h;
+	struct obj o;
+	unsigned long j0;
+
+	(void)state;
+	host_clock = 1000ull * TWHEEL_COMPAT_TICK_NS;
+	assert_int_equal(twheel_host_init(&h, &rt, &ops), 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), 0);
+	new_obj(&o);
+	host_clock += 20 * TWHEEL_COMPAT_TICK_NS;
+	j0 = jiffies;
+	assert_int_equal(j0, INITIAL_JIFFIES + 20);
+	host_clock -= 30 * TWHEEL_COMPAT_TICK_NS; /* back, 10 before the bind */
+	assert_int_equal(jiffies, j0);
+	mod_timer(&o.timer, jiffies + 5);
+	for (int i = 0; i < 40 && !o.fired; i++) {
+		host_clock += TWHEEL_COMPAT_TICK_NS;
+		twheel_host_run(&h);
+	}
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(host_clock, 1025ull * TWHEEL_COMPAT_TICK_NS); /* late, not early */
+	assert_true(time_after_eq(o.fired_at, j0 + 5));
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
 static void unbind_without_binding(void **state)
 {
 	(void)state;
@@ -788,6 +841,7 @@ int main(void)
 		T(another_thread_is_refused),
 		T(bind_errors),
 		T(unbind_leaves_pending_timers_on_their_wheel),
+		T(host_clock_stepping_back),
 		cmocka_unit_test(unbind_without_binding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

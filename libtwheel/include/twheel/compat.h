@@ -136,7 +136,9 @@ TWHEEL_API int twheel_compat_unbind(void);
 /*
  * Ticks since the calling thread bound its wheel (0 if unbound): the wheel's
  * time (inside a callback: the tick being fired), or the host's clock read
- * now, in whole ticks. O(1); a host reads its clock.
+ * now, in whole ticks. It never goes back: if a host's clock steps back,
+ * it stays at its latest value until the clock is past it again (timers
+ * armed meanwhile fire late, never early). O(1); a host reads its clock.
  */
 TWHEEL_API uint64_t twheel_compat_now(void);
 
