@@ -140,6 +140,31 @@ static void time_after_before_eq(void **state)
 	assert_true(time_is_after_eq_jiffies(jiffies) && time_is_before_eq_jiffies(jiffies));
 }
 
+/* time_in_range(a,b,c): "Calculate whether a is in the range of [b, c]";
+ * _open: [b, c); the _64 forms in 64 bits. All across the wrap. */
+static void time_in_range_and_64_bit_forms(void **state)
+{
+	unsigned long b = ULONG_MAX - 2, c = 3; /* [b, c] holds 7 values, across the wrap */
+	uint64_t b64 = UINT64_MAX - 2, c64 = 3;
+
+	(void)state;
+	assert_true(time_in_range(b, b, c) && time_in_range(0UL, b, c) && time_in_range(c, b, c));
+	assert_false(time_in_range(b - 1, b, c) || time_in_range(c + 1, b, c));
+	assert_true(time_in_range_open(b, b, c) && time_in_range_open(c - 1, b, c));
+	assert_false(time_in_range_open(c, b, c));
+	assert_true(time_after64(c64, b64) && !time_after64(b64, c64));
+	assert_true(time_before64(b64, c64) && !time_before64(c64, b64));
+	assert_true(time_after_eq64(c64, b64) && time_after_eq64(b64, b64));
+	assert_true(time_before_eq64(b64, c64) && time_before_eq64(c64, c64));
+	assert_false(time_after64(b64, b64) || time_before64(b64, b64));
+	/* 64 bits, not unsigned long truncated to 32: 2^32 apart is after */
+	assert_true(time_after64(UINT64_C(1) << 32, UINT64_C(0)));
+	assert_true(time_in_range64(UINT64_C(0), b64, c64) && !time_in_range64(c64 + 1, b64, c64));
+	assert_true(jiffies_64 == get_jiffies_64() && jiffies_64 == (uint64_t)jiffies);
+	assert_true(time_is_after_jiffies64(jiffies_64 + 1) && time_is_before_jiffies64(jiffies_64 - 1));
+	assert_true(time_is_after_eq_jiffies64(jiffies_64) && time_is_before_eq_jiffies64(jiffies_64));
+}
+
 /* add_timer: "Start @timer to expire at @timer->expires in the future.
  * @timer->expires is the absolute expiry time measured in 'jiffies'." */
 static void add_timer_fires_when_jiffies_reach_expires(void **state)
@@ -812,6 +837,7 @@ int main(void)
 		T(jiffies_start_five_minutes_before_the_wrap),
 		T(jiffies_wrap_bug_shows_and_time_after_survives_it),
 		T(time_after_before_eq),
+		T(time_in_range_and_64_bit_forms),
 		T(add_timer_fires_when_jiffies_reach_expires),
 		T(far_timer_fires_exactly),
 		T(add_timer_in_the_past_fires_at_the_next_tick),

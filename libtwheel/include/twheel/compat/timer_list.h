@@ -95,11 +95,13 @@ static inline unsigned long twheel_jiffies(void)
 
 #define jiffies (twheel_jiffies())
 
-/* jiffies as 64 bits (unsigned long is 64 bits on LP64 already). */
+/* jiffies as 64 bits (unsigned long is 64 bits on LP64 already); the
+ * kernel's jiffies_64 variable is a macro here too, read-only. */
 static inline uint64_t get_jiffies_64(void)
 {
 	return (uint64_t)INITIAL_JIFFIES + twheel_compat_now();
 }
+#define jiffies_64 (get_jiffies_64())
 
 /* Wrap-safe comparisons of jiffies values: true if @a is after @b, etc. */
 #define time_after(a, b) ((long)((unsigned long)(b) - (unsigned long)(a)) < 0)
@@ -110,6 +112,19 @@ static inline uint64_t get_jiffies_64(void)
 #define time_is_after_jiffies(a) time_before(jiffies, a)
 #define time_is_before_eq_jiffies(a) time_after_eq(jiffies, a)
 #define time_is_after_eq_jiffies(a) time_before_eq(jiffies, a)
+/* True if @a is in [@b, @c] (time_in_range) or [@b, @c) (_open), wrap-safe. */
+#define time_in_range(a, b, c) (time_after_eq(a, b) && time_before_eq(a, c))
+#define time_in_range_open(a, b, c) (time_after_eq(a, b) && time_before(a, c))
+/* The same for 64-bit values (get_jiffies_64()), wrap-safe in 64 bits. */
+#define time_after64(a, b) ((int64_t)((uint64_t)(b) - (uint64_t)(a)) < 0)
+#define time_before64(a, b) time_after64(b, a)
+#define time_after_eq64(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)) >= 0)
+#define time_before_eq64(a, b) time_after_eq64(b, a)
+#define time_in_range64(a, b, c) (time_after_eq64(a, b) && time_before_eq64(a, c))
+#define time_is_before_jiffies64(a) time_after64(get_jiffies_64(), a)
+#define time_is_after_jiffies64(a) time_before64(get_jiffies_64(), a)
+#define time_is_before_eq_jiffies64(a) time_after_eq64(get_jiffies_64(), a)
+#define time_is_after_eq_jiffies64(a) time_before_eq64(get_jiffies_64(), a)
 
 /*
  * Milliseconds from jiffies, rounded up (exact when HZ divides 1000), and
