@@ -32,12 +32,12 @@ static void *tl_create(uint64_t now, size_t cap)
 	return w;
 }
 
+/* A timer the drain hands back is off the wheel but still the thread's
+ * (its compat mark): timer_delete() clears that, as for any timer. */
 static void drop(struct tw_timer *t, void *arg)
 {
-	struct timer_list *tl = tw_container_of(t, struct timer_list, _ct.tw);
-
 	(void)arg;
-	tl->_ct._wheel = NULL;
+	timer_delete(tw_container_of(t, struct timer_list, _ct.tw));
 }
 
 static void tl_destroy(void *w)
