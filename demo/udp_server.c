@@ -263,19 +263,30 @@ static int table_init(struct server *s)
 
 /* ---- Notices ---------------------------------------------------------------------- */
 
+/*
+ * Send the queued notices. sendmmsg() stops at the first one that fails:
+ * when the socket's buffer is full (EAGAIN) the rest fail too and are
+ * counted; any other error is that notice's own (its address: a datagram
+ * from source port 0, which only a raw socket sends, leaves none to
+ * answer), so it alone is counted and the others still go out.
+ */
 static void tx_flush(struct server *s)
 {
 	struct tx_batch *b = &s->txb;
 	unsigned off = 0;
 	while (off < b->n) {
 		int n = sendmmsg(s->fd, b->m + off, b->n - off, MSG_DONTWAIT);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			s->tx_failed += b->n - off; /* EAGAIN: the socket's buffer is full */
+		if (n > 0) {
+			off += (unsigned)n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+			s->tx_failed += b->n - off;
 			break;
+		} else {
+			s->tx_failed++;
+			off++;
 		}
-		off += (unsigned)n;
 	}
 	b->n = 0;
 }

@@ -35,7 +35,10 @@
  * moves its reply address to itself (the UDP_CLOSED notice then goes
  * there; QUIC would validate the new path first) or ends it with UDP_BYE;
  * a UDP_BYE for an ID the server does not hold changes nothing (counted in
- * rx only). One sender may fill the table (refused, below). Replies: a
+ * rx only). A datagram from source port 0 (RFC 768: no port to answer)
+ * opens or prolongs a session like any other, but its notice cannot be
+ * sent (counted in tx_failed), which costs no other session its own.
+ * One sender may fill the table (refused, below). Replies: a
  * session's one UDP_CLOSED is as long as a datagram that opened it, but
  * the STATS line answering a 24-byte UDP_STATS is about 300 bytes, a
  * reflection amplifier of the kind RFC 8085 (section 6) warns about,
