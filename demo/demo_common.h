@@ -20,9 +20,12 @@
  *                   connection ("Connection: close", HTTP/1.0 without
  *                   keep-alive, a request with a body, which the server
  *                   does not read: demo_http_input() in demo_server.h),
- *                   after which the server reads no more requests and closes; a
- *                   head longer than DEMO_HTTP_MAX_HEAD bytes is malformed
- *                   and closes the connection. The generator's ping is
+ *                   after which the server reads no more requests and
+ *                   closes; an invalid request (RFC 9112: no Host in
+ *                   HTTP/1.1, a bad request line, field name or
+ *                   framing) gets a 400 and the close, a head longer
+ *                   than DEMO_HTTP_MAX_HEAD bytes a 414 or 431 and the
+ *                   close. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with
  *                   DEMO_HTTP_STATUS and ends at its blank line ("\r\n\r\n"),
  *                   whatever headers it holds (nginx adds Server, Date,

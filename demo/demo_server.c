@@ -54,7 +54,8 @@ static void usage(FILE *f, const char *name)
 		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
 		"  --http           HTTP/1.1: answer each request head with \"HTTP/1.1 204 No\n"
 		"                   Content\"; close after the reply to \"Connection: close\"\n"
-		"                   or to HTTP/1.0 without \"Connection: keep-alive\"\n"
+		"                   or to HTTP/1.0 without \"Connection: keep-alive\"; an\n"
+		"                   invalid request gets a 400 and the close\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -128,33 +129,38 @@ _Static_assert(sizeof(DEMO_HTTP_REPLY) - 1 == DEMO_HTTP_REPLY_LEN, "DEMO_HTTP_RE
 _Static_assert(sizeof(DEMO_HTTP_REPLY_CLOSE) - 1 == DEMO_HTTP_REPLY_CLOSE_LEN, "DEMO_HTTP_REPLY_CLOSE_LEN");
 _Static_assert(sizeof(DEMO_HTTP_STATUS) - 1 == DEMO_HTTP_STATUS_LEN, "DEMO_HTTP_STATUS_LEN");
 _Static_assert(DEMO_HTTP_MAX_HEAD < UINT16_MAX, "struct demo_http's len");
-_Static_assert(DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN <= UINT16_MAX,
-	       "demo_http_reply_span()'s offsets");
 
 /*
  * demo_http_input() reads a head byte by byte, keeping only what decides
- * whether the connection persists (RFC 9112 9.3): the request line's
- * version, the options of its Connection fields, and whether a body
- * follows (Content-Length, Transfer-Encoding: RFC 9112 6.3). The server
- * reads no bodies, so a head that announces one closes the connection:
- * its body is never read as the next request.
+ * its reply and whether the connection persists (RFC 9112 9.3): the
+ * request line's version, the options of its Connection fields, whether
+ * it has a Host field, and whether a body follows (Content-Length,
+ * Transfer-Encoding: RFC 9112 6.3), and whether any of that was invalid.
+ * The server reads no bodies, so a head that announces one closes the
+ * connection: its body is never read as the next request.
  */
 enum http_part {
 	HTTP_REQUEST_LINE, /* its words, the third the version */
 	HTTP_LINE_START,   /* the first byte of a field line */
 	HTTP_FIELD_NAME,   /* a field name, up to its colon */
-	HTTP_CONNECTION,   /* the value of a Connection field */
+	HTTP_CONNECTION,   /* the value of a Connection field: options */
 	HTTP_LENGTH,       /* the value of a Content-Length field */
+	HTTP_CODINGS,      /* the value of a Transfer-Encoding field: codings */
 	HTTP_OTHER,        /* another field line: skipped */
 };
 
-/* struct demo_http's head (and cand) bits */
-#define HTTP_V10 1u        /* the version is HTTP/1.0 */
-#define HTTP_V11 2u        /* the version is HTTP/1.1, or a later HTTP/1.x */
-#define HTTP_CLOSE 4u      /* a "close" connection option */
-#define HTTP_KEEP_ALIVE 8u /* a "keep-alive" connection option */
-#define HTTP_BODY 16u      /* a body follows (or its length is unclear): the connection closes */
-#define HTTP_NO_MATCH 0xff /* pos: the word can no longer be what is looked for */
+/* struct demo_http's head bits */
+#define HTTP_V10 1u          /* the version is HTTP/1.0 */
+#define HTTP_V11 2u          /* the version is HTTP/1.1, or a later HTTP/1.x */
+#define HTTP_CLOSE 4u        /* a "close" connection option */
+#define HTTP_KEEP_ALIVE 8u   /* a "keep-alive" connection option */
+#define HTTP_BODY 16u        /* a body follows: the connection closes */
+#define HTTP_BAD 32u         /* the request is invalid: 400, and the connection closes */
+#define HTTP_HOST 64u        /* a Host field */
+#define HTTP_HAS_LENGTH 128u /* a Content-Length field */
+#define HTTP_CODED 256u      /* a Transfer-Encoding field */
+#define HTTP_CHUNKED 512u    /* the last transfer coding so far is "chunked" */
+#define HTTP_NO_MATCH 0xff   /* pos: the word can no longer be what is looked for */
 
 static const char http_version[] = "HTTP/1."; /* then one digit; case-sensitive (RFC 9112 2.3) */
 #define HTTP_VERSION_LEN 8 /* "HTTP/1." and the digit */
@@ -162,17 +168,26 @@ _Static_assert(sizeof(http_version) == HTTP_VERSION_LEN, "HTTP_VERSION_LEN");
 /* The field names looked for (cand bits while a name is read), compared without regard to case. */
 static const struct {
 	const char *name;
-	uint8_t len, part; /* part: what the value is, HTTP_OTHER: the name alone says it */
+	uint8_t len, part; /* part: what its value is (HTTP_OTHER: not read) */
+	uint16_t bit;      /* what its presence says (a second one is invalid, but for Connection) */
 } http_fields[] = {
-	{ "connection", 10, HTTP_CONNECTION },
-	{ "content-length", 14, HTTP_LENGTH },
-	{ "transfer-encoding", 17, HTTP_OTHER }, /* any value: a body follows */
+	{ "connection", 10, HTTP_CONNECTION, 0 },
+	{ "content-length", 14, HTTP_LENGTH, HTTP_HAS_LENGTH },
+	{ "transfer-encoding", 17, HTTP_CODINGS, HTTP_CODED | HTTP_BODY },
+	{ "host", 4, HTTP_OTHER, HTTP_HOST },
 };
-#define HTTP_FIELDS_ALL 7u /* one cand bit each */
+#define HTTP_NFIELDS (sizeof(http_fields) / sizeof(http_fields[0]))
+/* The list elements looked for in a Connection (options) or Transfer-Encoding (codings) value. */
 static const struct {
 	const char *name;
-	uint8_t len, bit;
-} http_options[] = { { "close", 5, HTTP_CLOSE }, { "keep-alive", 10, HTTP_KEEP_ALIVE } };
+	uint8_t len, part;
+	uint16_t bit;
+} http_options[] = {
+	{ "close", 5, HTTP_CONNECTION, HTTP_CLOSE },
+	{ "keep-alive", 10, HTTP_CONNECTION, HTTP_KEEP_ALIVE },
+	{ "chunked", 7, HTTP_CODINGS, HTTP_CHUNKED },
+};
+#define HTTP_NOPTIONS (sizeof(http_options) / sizeof(http_options[0]))
 
 static char http_lower(char ch)
 {
@@ -194,6 +209,13 @@ static bool http_ows(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\0';
 }
 
+/* A byte of a token, as a field name is (RFC 9110 5.1, 5.6.2). */
+static bool http_tchar(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
 /*
  * The end of a request line's word: the version, if it spelled one (the
  * last word's counts, and the line must have three).
@@ -201,7 +223,7 @@ static bool http_ows(char ch)
 static void http_word_end(struct demo_http *h)
 {
 	if (h->pos) {
-		h->head &= (uint8_t)~(HTTP_V10 | HTTP_V11);
+		h->head &= (uint16_t)~(HTTP_V10 | HTTP_V11);
 		if (h->pos == HTTP_VERSION_LEN)
 			h->head |= h->cand;
 	}
@@ -226,18 +248,35 @@ static void http_request_byte(struct demo_http *h, char ch)
 	}
 }
 
-/* The end of a connection option: close or keep-alive if its bytes spelled one. */
-static void http_option_end(struct demo_http *h)
+/* Look for a new list element: each of http_options of the field being read. */
+static void http_option_start(struct demo_http *h)
 {
-	for (size_t i = 0; i < sizeof(http_options) / sizeof(http_options[0]); i++)
-		if ((h->cand & http_options[i].bit) && h->pos == http_options[i].len)
-			h->head |= http_options[i].bit;
 	h->pos = 0;
-	h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
+	h->cand = 0;
+	for (size_t i = 0; i < HTTP_NOPTIONS; i++)
+		if (http_options[i].part == h->field)
+			h->cand |= http_options[i].bit;
 	h->gap = false;
 }
 
-/* A byte of a Connection field's value: options between commas and optional whitespace. */
+/*
+ * The end of a list element. A Connection option counts if it is one of
+ * http_options; a transfer coding, unless empty, is the last so far (RFC
+ * 9112 6.3: the request's body is framed by its last coding, which must
+ * be chunked).
+ */
+static void http_option_end(struct demo_http *h)
+{
+	bool empty = h->pos == 0;
+	if (h->field == HTTP_CODINGS && !empty)
+		h->head &= (uint16_t)~HTTP_CHUNKED;
+	for (size_t i = 0; i < HTTP_NOPTIONS; i++)
+		if ((h->cand & http_options[i].bit) && h->pos == http_options[i].len)
+			h->head |= http_options[i].bit;
+	http_option_start(h);
+}
+
+/* A byte of a Connection or Transfer-Encoding value: elements between commas and optional whitespace. */
 static void http_option_byte(struct demo_http *h, char ch)
 {
 	if (ch == ',') {
@@ -248,71 +287,90 @@ static void http_option_byte(struct demo_http *h, char ch)
 		h->gap = h->pos != 0; /* trailing, unless another byte follows */
 		return;
 	}
-	for (size_t i = 0; i < sizeof(http_options) / sizeof(http_options[0]); i++)
+	for (size_t i = 0; i < HTTP_NOPTIONS; i++)
 		if (h->gap || h->pos >= http_options[i].len || http_lower(ch) != http_options[i].name[h->pos])
-			h->cand &= (uint8_t)~http_options[i].bit;
+			h->cand &= (uint16_t)~http_options[i].bit;
 	if (h->pos < HTTP_NO_MATCH)
 		h->pos++;
 }
 
 /*
- * A byte of a Content-Length value: a body unless the value is one run of
- * zeros between optional whitespace (pos: the zeros so far, capped).
+ * A byte of a Content-Length value: one run of digits between optional
+ * whitespace (RFC 9110 8.6), a body unless all are zeros; anything else
+ * is invalid (pos: digits seen).
  */
 static void http_length_byte(struct demo_http *h, char ch)
 {
-	if (http_ows(ch))
+	if (http_ows(ch)) {
 		h->gap = h->pos != 0;
-	else if (ch == '0' && !h->gap)
+	} else if (ch >= '0' && ch <= '9' && !h->gap) {
 		h->pos = 1;
-	else
-		h->head |= HTTP_BODY;
+		if (ch != '0')
+			h->head |= HTTP_BODY;
+	} else {
+		h->head |= HTTP_BAD;
+	}
+}
+
+/* The end of a field (the next line does not continue it): a Content-Length needs a value. */
+static void http_field_end(struct demo_http *h)
+{
+	if (h->field == HTTP_CONNECTION || h->field == HTTP_CODINGS)
+		http_option_end(h);
+	else if (h->field == HTTP_LENGTH && !h->pos)
+		h->head |= HTTP_BAD;
+	h->field = 0;
 }
 
 /* The first byte of a field line: which part it starts. */
 static void http_line_start(struct demo_http *h, char ch)
 {
 	if (http_ows(ch)) { /* obs-fold: the field above goes on, read as a space (RFC 9112 5.2) */
-		h->part = h->fold ? HTTP_CONNECTION : h->length ? HTTP_LENGTH : HTTP_OTHER;
-		h->gap = h->gap || h->length; /* a Content-Length's zeros are over: "0\r\n 5" is "0 5" */
+		h->part = h->field ? h->field : HTTP_OTHER;
+		if (h->field == HTTP_LENGTH)
+			h->gap = h->pos != 0; /* a Content-Length's digits are over: "0\r\n 5" is "0 5" */
 		return;
 	}
-	if (h->fold)
-		http_option_end(h);
-	h->fold = false;
-	h->length = false;
+	http_field_end(h);
 	h->part = HTTP_FIELD_NAME;
 	h->pos = 0;
-	h->cand = HTTP_FIELDS_ALL;
+	h->cand = (1u << HTTP_NFIELDS) - 1;
 }
 
-/* A byte of a field name: which of http_fields it may still be; at its colon, what its value is. */
+/*
+ * A byte of a field name: which of http_fields it may still be; at its
+ * colon, what its value is. A name that is no token (empty, whitespace
+ * before the colon, RFC 9112 5.1) makes the request invalid.
+ */
 static void http_name_byte(struct demo_http *h, char ch)
 {
 	if (ch == ':') {
 		unsigned part = HTTP_OTHER;
-		for (size_t i = 0; i < sizeof(http_fields) / sizeof(http_fields[0]); i++)
+		if (!h->pos)
+			h->head |= HTTP_BAD;
+		for (size_t i = 0; i < HTTP_NFIELDS; i++)
 			if ((h->cand & (1u << i)) && h->pos == http_fields[i].len) {
 				part = http_fields[i].part;
-				if (part == HTTP_OTHER) /* Transfer-Encoding */
-					h->head |= HTTP_BODY;
+				if (h->head & http_fields[i].bit & (HTTP_HOST | HTTP_HAS_LENGTH))
+					h->head |= HTTP_BAD; /* a second Host (RFC 9112 3.2) or Content-Length */
+				h->head |= http_fields[i].bit;
 			}
 		h->part = (uint8_t)part;
-		h->fold = part == HTTP_CONNECTION;
-		h->length = part == HTTP_LENGTH;
+		h->field = part == HTTP_OTHER ? 0 : (uint8_t)part;
+		if (part == HTTP_CONNECTION || part == HTTP_CODINGS)
+			http_option_start(h);
 		h->pos = 0;
-		h->cand = HTTP_CLOSE | HTTP_KEEP_ALIVE;
 		h->gap = false;
 		return;
 	}
-	if (http_ows(ch)) { /* whitespace before the colon: the message is rejected (RFC 9112 5.1) */
-		h->head |= HTTP_CLOSE;
+	if (!http_tchar(ch)) {
+		h->head |= HTTP_BAD;
 		h->part = HTTP_OTHER;
 		return;
 	}
-	for (size_t i = 0; i < sizeof(http_fields) / sizeof(http_fields[0]); i++)
+	for (size_t i = 0; i < HTTP_NFIELDS; i++)
 		if (h->pos >= http_fields[i].len || http_lower(ch) != http_fields[i].name[h->pos])
-			h->cand &= (uint8_t)~(1u << i);
+			h->cand &= (uint16_t)~(1u << i);
 	if (h->pos < HTTP_NO_MATCH)
 		h->pos++;
 }
@@ -330,6 +388,7 @@ static void http_head_byte(struct demo_http *h, char ch)
 		http_name_byte(h, ch);
 		break;
 	case HTTP_CONNECTION:
+	case HTTP_CODINGS:
 		http_option_byte(h, ch);
 		break;
 	case HTTP_LENGTH:
@@ -346,25 +405,28 @@ static void http_line_end(struct demo_http *h)
 	if (h->part == HTTP_REQUEST_LINE) {
 		http_word_end(h);
 		if (h->words != 3)
-			h->head &= (uint8_t)~(HTTP_V10 | HTTP_V11);
-	} else if (h->part == HTTP_CONNECTION) {
+			h->head &= (uint16_t)~(HTTP_V10 | HTTP_V11);
+	} else if (h->part == HTTP_FIELD_NAME) {
+		h->head |= HTTP_BAD; /* a field line without a colon */
+	} else if (h->part == HTTP_CONNECTION || h->part == HTTP_CODINGS) {
 		h->gap = h->pos != 0; /* the line break is whitespace if the field goes on */
-	} else if (h->part == HTTP_LENGTH && !h->pos) {
-		h->head |= HTTP_BODY; /* no value: its length is unclear */
 	}
 	h->part = HTTP_LINE_START;
 }
 
-/* The head is complete: does the connection persist after its reply (RFC 9112 9.3)? */
-static bool http_head_end(struct demo_http *h)
+/* The head is complete: its reply, and whether the connection persists (RFC 9112 9.3). */
+static enum demo_http_reply http_head_end(struct demo_http *h)
 {
-	if (h->fold)
-		http_option_end(h);
+	http_field_end(h);
 	unsigned head = h->head;
 	*h = (struct demo_http){ .len = 0 };
+	if ((head & HTTP_BAD) || !(head & (HTTP_V10 | HTTP_V11)) || /* an invalid field, request line or version */
+	    ((head & HTTP_V11) && !(head & HTTP_HOST)) ||          /* HTTP/1.1 without Host (RFC 9112 3.2) */
+	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
+		return DEMO_HTTP_BAD_REQUEST;
 	if (head & (HTTP_CLOSE | HTTP_BODY))
-		return false;
-	return (head & HTTP_V11) || ((head & HTTP_V10) && (head & HTTP_KEEP_ALIVE));
+		return DEMO_HTTP_CLOSE;
+	return (head & HTTP_V11) || (head & HTTP_KEEP_ALIVE) ? DEMO_HTTP_KEEP : DEMO_HTTP_CLOSE;
 }
 
 int demo_http_input(const char *buf, size_t n, struct demo_http *h)
@@ -374,8 +436,15 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 		char ch = buf[i];
 		if (h->len == 0 && (ch == '\r' || ch == '\n'))
 			continue; /* before a request line: skipped */
-		if (++h->len > DEMO_HTTP_MAX_HEAD)
-			return -1;
+		if (++h->len > DEMO_HTTP_MAX_HEAD) { /* too long: answered, and the last */
+			bool line = h->part == HTTP_REQUEST_LINE;
+			*h = (struct demo_http){ .len = 0 };
+			h->reply = line ? DEMO_HTTP_URI_TOO_LONG : DEMO_HTTP_TOO_LARGE;
+			h->close = true;
+			if (++heads > DEMO_HTTP_MAX_BATCH)
+				return -1;
+			break;
+		}
 		if (ch != '\n') {
 			if (ch != '\r')
 				h->line = true;
@@ -386,33 +455,60 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 		} else { /* an empty line: the head is complete */
 			if (++heads > DEMO_HTTP_MAX_BATCH)
 				return -1;
-			h->close = !http_head_end(h);
+			h->reply = (uint8_t)http_head_end(h);
+			h->close = h->reply != DEMO_HTTP_KEEP;
 		}
 	}
 	return heads;
 }
 
-void demo_http_reply_span(int heads, bool close, uint16_t *from, uint16_t *to)
+/* The reply that closes, by enum demo_http_reply from DEMO_HTTP_CLOSE on. */
+static const struct {
+	const char *text;
+	uint16_t len;
+} http_last[] = {
+#define HTTP_LAST(lit) { lit, sizeof(lit) - 1 }
+	HTTP_LAST(DEMO_HTTP_REPLY_CLOSE),
+	HTTP_LAST("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+#undef HTTP_LAST
+};
+#define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
+_Static_assert(HTTP_NLAST == DEMO_HTTP_TOO_LARGE, "a reply for each enum demo_http_reply that closes");
+/*
+ * demo_http_replies(): a block for each reply that closes, with
+ * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive
+ * ones ends the first block's).
+ */
+#define HTTP_KEEPS (DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN)
+#define HTTP_BLOCK (HTTP_KEEPS + 96)
+_Static_assert(HTTP_NLAST * HTTP_BLOCK <= UINT16_MAX, "demo_http_reply_span()'s offsets");
+
+void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, uint16_t *to)
 {
 	if (heads <= 0) {
 		*from = *to = 0;
-	} else if (!close) {
-		*from = 0;
-		*to = (uint16_t)(heads * DEMO_HTTP_REPLY_LEN);
-	} else { /* the last heads - 1 keep-alive replies, then the closing one */
-		*to = DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN;
-		*from = (uint16_t)(*to - DEMO_HTTP_REPLY_CLOSE_LEN - (heads - 1) * DEMO_HTTP_REPLY_LEN);
+	} else if (!h->close) {
+		*from = (uint16_t)(HTTP_KEEPS - heads * DEMO_HTTP_REPLY_LEN);
+		*to = HTTP_KEEPS;
+	} else {
+		unsigned b = h->reply - DEMO_HTTP_CLOSE;
+		*from = (uint16_t)(b * HTTP_BLOCK + HTTP_KEEPS - (heads - 1) * DEMO_HTTP_REPLY_LEN);
+		*to = (uint16_t)(b * HTTP_BLOCK + HTTP_KEEPS + http_last[b].len);
 	}
 }
 
 const char *demo_http_replies(void)
 {
-	static char replies[DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN + DEMO_HTTP_REPLY_CLOSE_LEN];
+	static char replies[HTTP_NLAST * HTTP_BLOCK];
 	if (!replies[0]) {
-		for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
-			memcpy(replies + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY, DEMO_HTTP_REPLY_LEN);
-		memcpy(replies + DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY_CLOSE,
-		       DEMO_HTTP_REPLY_CLOSE_LEN);
+		for (size_t b = 0; b < HTTP_NLAST; b++) {
+			for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
+				memcpy(replies + b * HTTP_BLOCK + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY,
+				       DEMO_HTTP_REPLY_LEN);
+			memcpy(replies + b * HTTP_BLOCK + HTTP_KEEPS, http_last[b].text, http_last[b].len);
+		}
 	}
 	return replies;
 }

@@ -68,22 +68,32 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 /* HTTP mode: the most requests one read may complete (a protocol error beyond). */
 #define DEMO_HTTP_MAX_BATCH 256
 
+/* HTTP mode: the reply to a request head (demo_http_input(), demo_http_reply_span()). */
+enum demo_http_reply {
+	DEMO_HTTP_KEEP,         /* 204, "Connection: keep-alive" (DEMO_HTTP_REPLY) */
+	DEMO_HTTP_CLOSE,        /* 204, "Connection: close" (DEMO_HTTP_REPLY_CLOSE), then the close */
+	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
+	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
+	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
+};
+
 /*
  * HTTP mode: a connection's request-head parser, zeroed when the
  * connection opens. demo_http_input() sets @close once a request head
- * asked for the connection to be closed; the other fields are its own.
+ * asked for the connection to be closed, or was refused, and @reply to
+ * the reply that head gets; the other fields are its own.
  */
 struct demo_http {
 	uint16_t len;   /* the current head's bytes so far, 0 between heads */
+	uint16_t head;  /* what the head said so far: its version, its Connection options, ... */
+	uint16_t cand;  /* what the current bytes may still spell: a version, field names, or options */
 	uint8_t part;   /* what the next byte belongs to (enum http_part, demo_server.c) */
+	uint8_t field;  /* the field a line that starts with whitespace continues (0: none read) */
 	uint8_t pos;    /* bytes of the current word, field name, option or length so far */
-	uint8_t cand;   /* what these bytes may still spell: a version, field names, or options */
 	uint8_t words;  /* the request line's words so far (4: more than 3) */
-	uint8_t head;   /* what the head said so far: its version, its Connection options */
+	uint8_t reply;  /* the reply to the last head counted (enum demo_http_reply) */
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
-	bool fold : 1;  /* in a Connection field (a line that starts with whitespace continues it) */
-	bool length : 1; /* in a Content-Length field (a line that starts with whitespace continues it) */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
 };
 
@@ -93,41 +103,50 @@ struct demo_http {
  * empty line; CR/LF before a request line are skipped; a line ends at LF,
  * a CR before it is dropped.
  *
- * Persistence (RFC 9112 9.3): a head closes the connection unless its
- * request line is "METHOD TARGET HTTP/1.x" (three words, x a digit) and
- * its Connection fields have no "close" option, and, for HTTP/1.0, have a
- * "keep-alive" option. Bodies are not read: a head that announces one (a
- * Transfer-Encoding field, or a Content-Length field whose value is not a
- * run of zeros between optional whitespace, on one line; several such
- * fields must all be) closes, so that its body is never read as a request
- * (RFC 9112 6.3). A field line with whitespace in its name (before its
- * colon, or with no colon) is invalid and closes (RFC 9112 5.1). Connection fields are matched by name without
- * regard to case; each value is a comma-separated list of options, each
- * between optional whitespace and compared without regard to case; the
- * field may appear on several lines, and a line that starts with
- * whitespace continues the field above (obs-fold, read as a space). A
- * bare CR counts as a space (RFC 9112 2.2), and so does a NUL in a field
- * line (RFC 9110 5.5: "Connection: close\0" closes). An unknown version
- * (HTTP/2.0, HTTP/0.9, "http/1.1", no version) closes.
+ * The reply (h->reply) to each head (RFC 9112):
+ *  - 400 Bad Request, and the connection closes, when the request is
+ *    invalid: its request line is not "METHOD TARGET HTTP/1.x" (three
+ *    words, x a digit; so HTTP/2.0, HTTP/0.9's "GET /", "http/1.1"); a
+ *    field line has no colon or its name is not a token (empty, or with
+ *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
+ *    field, or any request two (3.2); a Content-Length is not one run of
+ *    digits between optional whitespace, or comes twice (6.3); a
+ *    Transfer-Encoding's last coding is not "chunked" (6.3), or it is in
+ *    an HTTP/1.0 request (6.1);
+ *  - 204 and the close when the request closes the connection (9.3): a
+ *    "close" connection option, HTTP/1.0 without a "keep-alive" one, or
+ *    a body (a Content-Length other than zeros, a Transfer-Encoding), which
+ *    the server does not read: closing, it never reads a body as the next
+ *    request (6.3);
+ *  - 204 and the connection persists otherwise.
+ * Connection fields are matched by name without regard to case; each
+ * value is a comma-separated list of options (Transfer-Encoding's, of
+ * codings), each between optional whitespace and compared without regard
+ * to case; the field may appear on several lines, and a line that starts
+ * with whitespace continues the field above (obs-fold, read as a space).
+ * A bare CR counts as a space (RFC 9112 2.2), and so does a NUL in a field
+ * value (RFC 9110 5.5: "Connection: close\0" closes).
  *
- * Returns the heads completed, each to be answered (demo_http_reply_span()),
- * or -1 (a protocol error) once a head is longer than DEMO_HTTP_MAX_HEAD
- * bytes or more than DEMO_HTTP_MAX_BATCH complete at once. When a head
- * closes the connection, it is the last one counted: h->close is set, the
- * bytes after it are not read (nor any later call's: 0 then). O(@n), no
- * allocation.
+ * Returns the heads completed, each to be answered (demo_http_reply_span()).
+ * A head longer than DEMO_HTTP_MAX_HEAD bytes counts as one, answered
+ * 414 URI Too Long if its request line was not complete, else 431 Request
+ * Header Fields Too Large, and closes. When a head closes the connection,
+ * it is the last one counted: h->close is set, the bytes after it are not
+ * read (nor any later call's: 0 then). Returns -1 (a protocol error, no
+ * reply) when more than DEMO_HTTP_MAX_BATCH heads complete at once. O(@n),
+ * no allocation.
  */
 int demo_http_input(const char *buf, size_t n, struct demo_http *h);
 
 /*
- * The replies to @heads request heads (at most DEMO_HTTP_MAX_BATCH): bytes
- * [*@from, *@to) of demo_http_replies(). Each is DEMO_HTTP_REPLY
- * ("Connection: keep-alive"), but with @close the last one is
- * DEMO_HTTP_REPLY_CLOSE ("Connection: close"). Empty for @heads <= 0.
+ * The replies to @heads request heads (at most DEMO_HTTP_MAX_BATCH) that
+ * demo_http_input() counted with @h: bytes [*@from, *@to) of
+ * demo_http_replies(). Each is DEMO_HTTP_REPLY ("Connection: keep-alive")
+ * but, when @h closes, the last one, @h->reply's. Empty for @heads <= 0.
  */
-void demo_http_reply_span(int heads, bool close, uint16_t *from, uint16_t *to);
+void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, uint16_t *to);
 
-/* DEMO_HTTP_MAX_BATCH DEMO_HTTP_REPLYs back to back, then one DEMO_HTTP_REPLY_CLOSE. */
+/* The replies demo_http_reply_span() points into: constant, built at the first call. */
 const char *demo_http_replies(void);
 
 #ifdef __cplusplus

@@ -14,9 +14,10 @@
  * next recv is posted only once it went out: a client that does not read
  * cannot make the server buffer without bound). --heartbeat answers PING
  * lines with PONG in place; --http answers each complete HTTP/1.1 request
- * head with a 204 (demo_http_input() counts them and says when a request
- * closes the connection, the replies go out of one shared constant buffer,
- * the receive buffer is given back at once); after the reply that closes:
+ * head with a 204, or an invalid one with a 400 (demo_http_input() counts
+ * them and says which reply each gets and when a request closes the
+ * connection, the replies go out of one shared constant buffer, the
+ * receive buffer is given back at once); after the reply that closes:
  * FIN, then read until the peer closes (C_LINGER).
  *
  * Closing: shutdown(SHUT_RDWR) sends the FIN at once and makes the
@@ -112,7 +113,7 @@ enum { RX = 1, TX = 2 };
 enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
 
 /*
- * A connection: 224 bytes on LP64 and no buffer while it is idle. Its
+ * A connection: 208 bytes on LP64 and no buffer while it is idle. Its
  * receive takes a buffer from the worker's provided-buffer ring only when
  * data arrives (IOSQE_BUFFER_SELECT), and the echo goes out of that buffer,
  * which returns to the ring once sent. Where the kernel has no
@@ -440,7 +441,7 @@ static int heartbeat_input(struct conn *c, size_t n)
 }
 
 /*
- * HTTP mode: consume @n bytes; a 204 goes out for each request head they
+ * HTTP mode: consume @n bytes; a reply goes out for each request head they
  * complete. After one that closes the connection: C_LINGER. Returns the
  * heads completed, or -1 (a protocol error).
  */
@@ -452,9 +453,12 @@ static int http_input(struct conn *c, size_t n)
 	if (c->bid >= 0)
 		buf_put(c->s, c); /* the replies do not go out of it */
 	c->out = (char *)demo_http_replies();
-	demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
-	if (c->http.close)
+	demo_http_reply_span(heads, &c->http, &c->out_off, &c->out_len);
+	if (c->http.close) {
 		c->state = C_LINGER;
+		if (c->http.reply >= DEMO_HTTP_BAD_REQUEST)
+			c->s->protocol_errors++; /* refused: a 4xx reply, then the close */
+	}
 	return heads;
 }
 

@@ -20,8 +20,9 @@
 // twheel_loop_get_sqe() on the loop's native_handle(): the C++ layer has no
 // intrusive request), so an idle connection allocates nothing but itself.
 // --heartbeat writes its PONGs over the PINGs read; --http answers each
-// complete request head with a 204 out of demo_http_replies(), a constant
-// buffer, and gives the receive buffer back at once.
+// complete request head with a 204 (a 400 if invalid) out of
+// demo_http_replies(), a constant buffer, and gives the receive buffer
+// back at once.
 // Receive buffers come from a provided-buffer ring registered on the loop's
 // ring (native_handle(), Linux 5.19; --ring-bufs): a recv selects a buffer
 // only when data arrives, so an idle connection holds none; where the
@@ -414,7 +415,7 @@ struct Server {
 		return line;
 	}
 
-	// HTTP mode: consume @n bytes; a 204 goes out for each request head they
+	// HTTP mode: consume @n bytes; a reply goes out for each request head they
 	// complete. Returns the heads completed, or -1 (a protocol error).
 	int http_input(Conn *c, std::size_t n)
 	{
@@ -423,9 +424,12 @@ struct Server {
 			return -1;
 		if (c->bid >= 0)
 			buf_put(c); // the replies do not go out of it (Conn::out())
-		demo_http_reply_span(heads, c->http.close, &c->out_off, &c->out_len);
-		if (c->http.close)
+		demo_http_reply_span(heads, &c->http, &c->out_off, &c->out_len);
+		if (c->http.close) {
 			c->state = Conn::linger;
+			if (c->http.reply >= DEMO_HTTP_BAD_REQUEST)
+				protocol_errors++; // refused: a 4xx reply, then the close
+		}
 		return heads;
 	}
 

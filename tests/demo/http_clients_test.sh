@@ -23,8 +23,15 @@
 #    close into an RST (the reply arrives whole, the end is clean);
 #    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
 #    is not answered as a request, "Content-Length: 0" keeps it open;
-#    HTTP/2's preface gets one closing reply; HTTP/0.9's one line, no
-#    complete head, none (the connection waits);
+#    HTTP/0.9's one line, no complete head, is answered nothing (the
+#    connection waits);
+#  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts,
+#    whitespace before a colon, a line without one, a Content-Length
+#    not a number or twice, a last coding not chunked, Transfer-Encoding
+#    in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head) get a 400 with
+#    "Connection: close", then the FIN, and nothing after them is
+#    answered; a request line too long a 414, a head too long a 431;
+#    curl with no Host field a 400;
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused, or ab or curl not
@@ -97,12 +104,13 @@ curl_check "curl --http1.0 -H 'Connection: keep-alive'" keep-alive 1,0 --http1.0
 curl_check "curl -d (Content-Length)" close 1,1 -d 'hello'
 curl_check "curl -d, chunked" close 1,1 -H 'Transfer-Encoding: chunked' -d 'hello'
 
-# raw LABEL REQUEST WANT_REPLIES WANT_END: send REQUEST (printf format) on a
-# socket and read for 2 s at most; WANT_END "eof": the server closed
-# cleanly within that time after WANT_REPLIES replies, the last one
-# "Connection: close"; "open": it kept the connection open
+# raw LABEL REQUEST WANT_REPLIES WANT_END [LAST]: send REQUEST (printf format)
+# on a socket and read for 2 s at most; WANT_END "eof": the server closed
+# cleanly within that time after WANT_REPLIES replies, 204s but the last,
+# whose status is LAST (204 unless given) and which says "Connection:
+# close"; "open": it kept the connection open after WANT_REPLIES 204s
 raw() {
-  local label=$1 req=$2 want=$3 end=$4
+  local label=$1 req=$2 want=$3 end=$4 last=${5:-204}
   exec 6<>"/dev/tcp/127.0.0.1/$port" || fail "$label: cannot connect"
   # shellcheck disable=SC2059
   printf "$req" >&6 || fail "$label: sending failed"
@@ -110,35 +118,62 @@ raw() {
   timeout 2 cat <&6 >"$tmp/raw.out" 2>"$tmp/raw.err"
   local rc=$? t1=$EPOCHREALTIME
   exec 6<&-
-  local got ms
-  got=$(grep -c '^HTTP/1.1 204 ' "$tmp/raw.out")
+  local got ok ms
+  got=$(grep -c '^HTTP/1.1 ' "$tmp/raw.out")
+  ok=$(grep -c '^HTTP/1.1 204 ' "$tmp/raw.out")
   ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
   [ "$got" = "$want" ] || fail "$label: $got replies, want $want"
   if [ "$end" = eof ]; then
     [ $rc -eq 124 ] && fail "$label: connection still open 2 s after the request"
     if [ $rc -ne 0 ] || [ -s "$tmp/raw.err" ]; then fail "$label: the end was not clean: $(cat "$tmp/raw.err")"; fi
     [ "$(grep -c '^Connection: close' "$tmp/raw.out")" = 1 ] || fail "$label: not one \"Connection: close\""
-    cmp -s <(tail -c 46 "$tmp/raw.out") <(printf 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n') ||
+    [ "$(grep '^HTTP/1.1 ' "$tmp/raw.out" | tail -n 1 | cut -d' ' -f2)" = "$last" ] ||
+      fail "$label: the last reply is $(grep '^HTTP/1.1 ' "$tmp/raw.out" | tail -n 1 | tr -d '\r'), want a $last"
+    [ "$ok" = $((last == 204 ? want : want - 1)) ] || fail "$label: $ok replies 204, want all but the last"
+    cmp -s <(tail -c 21 "$tmp/raw.out") <(printf 'Connection: close\r\n\r\n') ||
       fail "$label: the replies do not end with a whole \"Connection: close\" reply"
   else
     [ $rc -eq 124 ] || fail "$label: the server closed a connection that should persist"
+    [ "$ok" = "$want" ] || fail "$label: $ok replies 204, want $want"
     [ "$(grep -c '^Connection: keep-alive' "$tmp/raw.out")" = "$want" ] || fail "$label: no Connection: keep-alive"
   fi
-  echo "$label: $got replies, $end after $ms ms"
+  [ "$end" = eof ] && ms="$ms ms, the last reply a $last" || ms="$ms ms"
+  echo "$label: $got replies, $end after $ms"
 }
 raw "HTTP/1.0" 'GET / HTTP/1.0\r\nHost: a\r\n\r\n' 1 eof
 raw "HTTP/1.1, Connection: close" 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' 1 eof
-raw "HTTP/1.1, connection: TE, CLOSE" 'GET / HTTP/1.1\r\nconnection: TE\r\nConnection: keep-alive,\r\n CLOSE\r\n\r\n' 1 eof
+raw "HTTP/1.1, connection: TE, CLOSE" \
+  'GET / HTTP/1.1\r\nHost: a\r\nconnection: TE\r\nConnection: keep-alive,\r\n CLOSE\r\n\r\n' 1 eof
 raw "pipelined after close" \
-  'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof
-junk=$(printf 'GET / HTTP/1.1\\r\\n\\r\\n%.0s' $(seq 900)) # 16 KiB of requests after the close
-raw "16 KiB after close" "GET / HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
+  'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 eof
+junk=$(printf 'GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n%.0s' $(seq 600)) # 16 KiB of requests after the close
+raw "16 KiB after close" "GET / HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
 raw "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
-raw "a body that reads as a request" 'POST / HTTP/1.1\r\nContent-Length: 18\r\n\r\nGET / HTTP/1.1\r\n\r\n' 1 eof
-raw "a chunked body" 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
-raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof
+raw "a body that reads as a request" \
+  'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof
+raw "a chunked body" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
 raw "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
-raw "Content-Length: 0" 'POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 open
+raw "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
+# invalid requests (RFC 9112) get a 400 and the close; nothing after them is answered
+raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400
+raw "two Host fields (3.2)" 'GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n' 1 eof 400
+raw "whitespace before a colon (5.1)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\nhello' 1 eof 400
+raw "a field line without a colon" 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length\r\n\r\n' 1 eof 400
+raw "Content-Length not a number (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5x\r\n\r\nhello' 1 eof 400
+raw "two Content-Lengths (6.3)" \
+  'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello' 1 eof 400
+raw "last coding not chunked (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n' 1 eof 400
+raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' 1 eof 400
+raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
+raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400
+long=$(printf 'a%.0s' $(seq 1100))
+raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414
+raw "a head too long (431)" "GET / HTTP/1.1\\r\\nHost: a\\r\\nX: $long\\r\\n\\r\\n" 1 eof 431
+# curl without a Host field gets the 400 too
+code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -H 'Host:' "$url") || fail "curl -H 'Host:' failed"
+[ "$code" = 400 ] || fail "curl -H 'Host:' (no Host field): status $code, want 400"
+echo "curl -H 'Host:': 400"
 
 # the connections end when the clients close theirs: none waits for the timer
 stats_until_closed
