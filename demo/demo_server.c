@@ -238,6 +238,9 @@ static void http_request_byte(struct demo_http *h, char ch)
 	}
 	if (!h->pos && h->words < 4)
 		h->words++;
+	/* the method is a token, the target visible bytes (RFC 9112 3): else the line is invalid */
+	if ((h->words == 1 && !http_tchar(ch)) || (unsigned char)ch < 0x21 || ch == 0x7f)
+		h->head |= HTTP_BAD;
 	if (h->pos < HTTP_VERSION_LEN - 1 && ch == http_version[h->pos]) {
 		h->pos++;
 	} else if (h->pos == HTTP_VERSION_LEN - 1 && ch >= '0' && ch <= '9') {

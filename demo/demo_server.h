@@ -106,7 +106,8 @@ struct demo_http {
  * The reply (h->reply) to each head (RFC 9112):
  *  - 400 Bad Request, and the connection closes, when the request is
  *    invalid: its request line is not "METHOD TARGET HTTP/1.x" (three
- *    words, x a digit; so HTTP/2.0, HTTP/0.9's "GET /", "http/1.1"); a
+ *    words, x a digit; so HTTP/2.0, HTTP/0.9's "GET /", "http/1.1"; the
+ *    method a token, the target without control bytes: RFC 9112 3); a
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
  *    field, or any request two (3.2); a Content-Length is not one run of

@@ -28,7 +28,8 @@
 #  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts,
 #    whitespace before a colon, a line without one, a Content-Length
 #    not a number or twice, a last coding not chunked, Transfer-Encoding
-#    in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head) get a 400 with
+#    in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a method that is no
+#    token) get a 400 with
 #    "Connection: close", then the FIN, and nothing after them is
 #    answered; a request line too long a 414, a head too long a 431;
 #    curl with no Host field a 400;
@@ -166,6 +167,7 @@ raw "two Content-Lengths (6.3)" \
 raw "last coding not chunked (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n' 1 eof 400
 raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' 1 eof 400
 raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
+raw "a method not a token (3)" 'G(T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414

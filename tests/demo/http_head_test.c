@@ -153,6 +153,12 @@ static const struct {
 	{ "GET HTTP/1.1\r\nHost: a\r\n\r\n", BAD },      /* two words */
 	{ "HTTP/1.1\r\n\r\n", BAD },
 	{ "GET /HTTP/1.1 HTTP/1.0\r\n\r\n", CLOSE },     /* the third word counts */
+	{ "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a method is a token */
+	{ "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET\x7f / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* a target of visible bytes */
+	{ "GET /\x7f HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* obs-text: let through */
 	{ H11 "Version: HTTP/1.1\r\n\r\n", KEEP },
 	{ "GET / HTTP/1.0\r\nVersion: HTTP/1.1\r\n\r\n", CLOSE },
 	/* Host (RFC 9112 3.2): one in an HTTP/1.1 request, at most one in any */
@@ -409,6 +415,7 @@ int main(void)
 		NUL_CASE("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\0\r\n\r\n", KEEP),
 		NUL_CASE("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\0" "5\r\n\r\n", BAD),
 		NUL_CASE(H11 "X\0: y\r\n\r\n", BAD),
+		NUL_CASE("GET /\0 HTTP/1.1\r\nHost: a\r\n\r\n", BAD),
 #undef NUL_CASE
 	};
 	for (size_t i = 0; i < sizeof(nul) / sizeof(nul[0]); i++) {
