@@ -146,6 +146,7 @@ enum http_part {
 	HTTP_CONNECTION,   /* the value of a Connection field: options */
 	HTTP_LENGTH,       /* the value of a Content-Length field */
 	HTTP_CODINGS,      /* the value of a Transfer-Encoding field: codings */
+	HTTP_HOST_VALUE,   /* the value of a Host field */
 	HTTP_OTHER,        /* another field line: skipped */
 };
 
@@ -174,7 +175,7 @@ static const struct {
 	{ "connection", 10, HTTP_CONNECTION, 0 },
 	{ "content-length", 14, HTTP_LENGTH, HTTP_HAS_LENGTH },
 	{ "transfer-encoding", 17, HTTP_CODINGS, HTTP_CODED | HTTP_BODY },
-	{ "host", 4, HTTP_OTHER, HTTP_HOST },
+	{ "host", 4, HTTP_HOST_VALUE, HTTP_HOST },
 };
 #define HTTP_NFIELDS (sizeof(http_fields) / sizeof(http_fields[0]))
 /* The list elements looked for in a Connection (options) or Transfer-Encoding (codings) value. */
@@ -315,6 +316,23 @@ static void http_length_byte(struct demo_http *h, char ch)
 	}
 }
 
+/*
+ * A byte of a Host value: uri-host [":" port] between optional whitespace
+ * (RFC 9112 3.2), each byte one that a reg-name, an IP literal or a port
+ * may hold; a value that is not is invalid (pos: bytes seen).
+ */
+static void http_host_byte(struct demo_http *h, char ch)
+{
+	if (http_ows(ch)) {
+		h->gap = h->pos != 0;
+		return;
+	}
+	if (h->gap || !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+			(ch && strchr("-._~%!$&'()*+,;=:[]", ch))))
+		h->head |= HTTP_BAD;
+	h->pos = 1;
+}
+
 /* The end of a field (the next line does not continue it): a Content-Length needs a value. */
 static void http_field_end(struct demo_http *h)
 {
@@ -330,8 +348,8 @@ static void http_line_start(struct demo_http *h, char ch)
 {
 	if (http_ows(ch)) { /* obs-fold: the field above goes on, read as a space (RFC 9112 5.2) */
 		h->part = h->field ? h->field : HTTP_OTHER;
-		if (h->field == HTTP_LENGTH)
-			h->gap = h->pos != 0; /* a Content-Length's digits are over: "0\r\n 5" is "0 5" */
+		if (h->field == HTTP_LENGTH || h->field == HTTP_HOST_VALUE)
+			h->gap = h->pos != 0; /* a value's bytes are over: "0\r\n 5" is "0 5" */
 		return;
 	}
 	http_field_end(h);
@@ -396,6 +414,9 @@ static void http_head_byte(struct demo_http *h, char ch)
 		break;
 	case HTTP_LENGTH:
 		http_length_byte(h, ch);
+		break;
+	case HTTP_HOST_VALUE:
+		http_host_byte(h, ch);
 		break;
 	default:
 		break;

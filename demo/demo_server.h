@@ -110,8 +110,10 @@ struct demo_http {
  *    method a token, the target without control bytes: RFC 9112 3); a
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
- *    field, or any request two (3.2); a Content-Length is not one run of
- *    digits between optional whitespace, or comes twice (6.3); a
+ *    field, or any request two, or one whose value holds a byte no
+ *    host or port may hold, or whitespace inside (3.2); a
+ *    Content-Length is not one run of digits between optional
+ *    whitespace, or comes twice (6.3); a
  *    Transfer-Encoding's last coding is not "chunked" (6.3), or it is in
  *    an HTTP/1.0 request (6.1);
  *  - 204 and the close when the request closes the connection (9.3): a

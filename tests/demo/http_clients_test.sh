@@ -25,13 +25,13 @@
 #    is not answered as a request, "Content-Length: 0" keeps it open;
 #    HTTP/0.9's one line, no complete head, is answered nothing (the
 #    connection waits);
-#  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts,
-#    whitespace before a colon, a line without one, a Content-Length
-#    not a number or twice, a last coding not chunked, Transfer-Encoding
-#    in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a method that is no
-#    token) get a 400 with
-#    "Connection: close", then the FIN, and nothing after them is
-#    answered; a request line too long a 414, a head too long a 431;
+#  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts, one
+#    that is no host, whitespace before a colon, a line without one, a
+#    Content-Length not a number or twice, a last coding not chunked,
+#    Transfer-Encoding in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a
+#    method that is no token) get a 400 with "Connection: close", then
+#    the FIN, and nothing after them is answered; a request line too
+#    long a 414, a head too long a 431;
 #    curl with no Host field a 400;
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
@@ -159,6 +159,7 @@ raw "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n
 raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400
 raw "two Host fields (3.2)" 'GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n' 1 eof 400
+raw "a Host that is no host (3.2)" 'GET / HTTP/1.1\r\nHost: user@a\r\n\r\n' 1 eof 400
 raw "whitespace before a colon (5.1)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\nhello' 1 eof 400
 raw "a field line without a colon" 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length\r\n\r\n' 1 eof 400
 raw "Content-Length not a number (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5x\r\n\r\nhello' 1 eof 400

@@ -169,6 +169,18 @@ static const struct {
 	{ H11 "Host: a\r\n\r\n", BAD },
 	{ "GET / HTTP/1.0\r\nHost: a\r\nhost: b\r\n\r\n", BAD },
 	{ "GET / HTTP/1.1\r\n Host: a\r\n\r\n", BAD }, /* after the request line: skipped */
+	/* ...whose value is a host and a port (RFC 9112 3.2) */
+	{ "GET / HTTP/1.1\r\nHost: 127.0.0.1:7000\r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost: [::1]:7000\r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost: \t ex-am_ple.~%41!$&'()*+,;=  \r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost:\r\n a\r\n\r\n", KEEP }, /* obs-fold: " a" */
+	{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n", BAD }, /* obs-fold: "a b" */
+	{ "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a?b\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: \"a\"\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n", BAD },
 	/* Connection: close, field name and option in any case */
 	{ H11 "Connection: close\r\n\r\n", CLOSE },
 	{ H11 "connection: close\r\n\r\n", CLOSE },
@@ -196,7 +208,7 @@ static const struct {
 	{ H11 "Connection: TE\r\n\t, close\r\n\r\n", CLOSE },
 	{ H11 "Connection: close\r\n foo\r\n\r\n", KEEP }, /* one option, "close foo" */
 	{ H11 "Connection: clo\r\n se\r\n\r\n", KEEP },
-	{ "GET / HTTP/1.1\r\nHost: a\r\n Connection: close\r\n\r\n", KEEP }, /* Host goes on */
+	{ H11 "X: a\r\n Connection: close\r\n\r\n", KEEP }, /* X goes on */
 	{ "GET / HTTP/1.1\r\n Connection: close\r\nHost: a\r\n\r\n", KEEP }, /* after the request line: skipped */
 	{ H11 "Connection:\rclose\r\n\r\n", CLOSE },
 	{ H11 "Connection: cl\rose\r\n\r\n", KEEP },
@@ -267,7 +279,7 @@ static const struct {
 	{ H11 "Content: 5\r\n\r\n", KEEP },
 	{ H11 "Transfer-Encodin: chunked\r\n\r\n", KEEP },
 	{ H11 "X: Content-Length: 5\r\n\r\n", KEEP },
-	{ "GET / HTTP/1.1\r\nHost: a\r\n Transfer-Encoding: chunked\r\n\r\n", KEEP }, /* Host goes on */
+	{ H11 "X: a\r\n Transfer-Encoding: chunked\r\n\r\n", KEEP }, /* X goes on */
 	/* a Content-Length not one run of digits, or two of them: invalid (RFC 9110 8.6, RFC 9112 6.3) */
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", BAD },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 7\r\n\r\n", BAD },
