@@ -280,6 +280,26 @@ TEST(LoopClose, DestroyFromAPeriodicCallback)
 	EXPECT_EQ(g, 1); // it was to run again: cancelled by the destruction
 }
 
+// A periodic timer whose callback stops the loop cannot run again: it is
+// cancelled then, once. It stayed periodic and unarmed: ~Loop did not cancel
+// it, and cancel() ran its cancellation callback after the loop was gone.
+TEST(LoopClose, PeriodicTimerThatStopsTheLoop)
+{
+	int runs = 0, g = 0;
+	LoopTimer t;
+	{
+		Loop loop;
+		t = loop.every(1ms, [&] { loop.stop(); runs++; });
+		t.on_cancel([&] { g++; });
+		loop.run();
+		EXPECT_EQ(g, 1);
+		EXPECT_EQ(t.period(), 0ns);
+	}
+	EXPECT_FALSE(t.cancel());
+	EXPECT_EQ(runs, 1);
+	EXPECT_EQ(g, 1);
+}
+
 TEST(LoopClose, DestroyFromAnIoHandler)
 {
 	Doomed d;

@@ -295,22 +295,22 @@ private:
 
 	// Re-arms a periodic timer its callback left unarmed: the next deadline
 	// of the grid (after those missed, unless misfire::all), or a period
-	// after now; cancels it if its owner is being destroyed.
+	// after now; cancels it if its owner is being destroyed or refuses it
+	// (a stopped loop).
 	void again() noexcept
 	{
 		box *b = boxed();
 		if (!b || !b->period || !*this || this->pending())
 			return;
-		if (this->c_->closing) { // its owner is going: it will not run again
-			b->period = 0;
-			return cancelled();
-		}
 		const std::uint64_t p = b->period;
 		if (b->s == schedule::fixed_delay)
 			b->grid = detail::add_sat(X::now(this->c_), p);
 		else
 			b->grid = detail::add_sat(b->grid, (b->m == misfire::all ? 1 : b->missed + std::uint64_t{1}) * p);
-		X::mod_at(this->c_, &this->n_, b->grid); // fails only once the loop is stopped
+		if (this->c_->closing || X::mod_at(this->c_, &this->n_, b->grid) < 0) { // it will not run again
+			b->period = 0;
+			return cancelled();
+		}
 		b->armed = X::expiry(this->c_, &this->n_);
 	}
 
