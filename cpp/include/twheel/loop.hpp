@@ -323,7 +323,7 @@ struct ops<Loop> {
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_loop_now(l(c)); }
 	static std::uint64_t tick(const ctx *c) noexcept { return twheel_loop_tick(l(c)); }
 	// The loop keeps a timer's address: a pending one is re-armed at dst
-	// for the same deadline (on a stopped loop it is lost).
+	// for the same deadline (on a stopped loop it is lost, uncancelled).
 	static void move(ctx *c, node *dst, node *src) noexcept
 	{
 		init(dst, src->func);

@@ -348,7 +348,8 @@ private:
 /// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel() or the
 /// owner's destruction disarms it (not when the hook is destroyed: D is
 /// gone by then). The C timer plus one pointer: making, arming, firing
-/// and cancelling it allocate nothing. on_timer() may re-arm, move or
+/// and cancelling it allocate nothing (but for the Asio calls of an arm or
+/// cancel on an AsioHost: docs/cpp.md). on_timer() may re-arm, move or
 /// destroy the object (then not touch it again); a periodic hook re-arms
 /// itself there: arm_at(expiry() + period).
 template <class O, class D, class Tag = void>
@@ -358,7 +359,10 @@ class Hook : public detail::handle<O> {
 	using node = typename H::node;
 
 public:
-	/// Bound to @owner, not armed. Throws tw::error.
+	/// Bound to @owner, not armed. Throws tw::error; std::bad_alloc once
+	/// per owner for the first of a fifth kind of timer with a cancellation
+	/// callback (a D with on_cancel(), Timer<O> per shared object): the
+	/// owner makes room for four.
 	explicit Hook(O &owner) : H(X::share(owner), &fire)
 	{
 		if constexpr (cancels<D>::value)
