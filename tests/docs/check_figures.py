@@ -57,9 +57,10 @@ for h in ('TimerHook', 'LoopTimerHook'):
                       f'{vals[h + "_allocations"]} times; docs/cpp.md says it allocates nothing')
 for demo_h in ('demo/demo_common.h',):
     demo_h = os.path.join(root, demo_h)
-    m = os.path.exists(demo_h) and re.search(r'#define\s+DEMO_MAX_LINE\s+(\d+)', open(demo_h).read())
-    if m:
-        vals['DEMO_MAX_LINE'] = int(m.group(1))
+    for name in ('DEMO_MAX_LINE', 'DEMO_HTTP_MAX_HEAD'):
+        m = os.path.exists(demo_h) and re.search(r'#define\s+' + name + r'\s+(\d+)', open(demo_h).read())
+        if m:
+            vals[name] = int(m.group(1))
 
 # (statement, the value each number of it is) -- one entry per phrasing.
 RULES = [
@@ -119,6 +120,7 @@ RULES = [
     (r'bytes \((\d+) on every owner', ['Timer_inline']),
     # the demo's protocol
     (r'longer than (\d+) bytes is malformed', ['DEMO_MAX_LINE']),
+    (r'`DEMO_HTTP_MAX_HEAD` \(`demo_common.h`, ([\d,]+)\s+bytes\)', ['DEMO_HTTP_MAX_HEAD']),
 ]
 FIGURE = r'\b\d[\d,.]*\s*(?:-byte|bytes|KiB|MiB)\b'
 
@@ -154,7 +156,7 @@ for name, t in texts():
                     continue
                 checked += 1
                 want = vals[key]
-                ok = (float(stated) == want)
+                ok = (float(stated.replace(',', '')) == want)
                 if key.startswith('tw_loop_timer_hot_end'):
                     ok = want <= int(stated)  # "sits in its first N bytes"
                 if not ok:
