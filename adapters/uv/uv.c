@@ -12,10 +12,16 @@
  * (counting from uv_now() instead, truncated to the millisecond, would
  * wake up to 1 ms before the tick boundary, for nothing).
  *
- * Arms by delay are parked (twheel_host_defer()) and placed by a
- * uv_prepare_t, which libuv runs just before it computes its poll timeout:
- * one clock reading per iteration instead of one per arm. It does not keep
- * the loop alive (uv_unref()).
+ * Arms by delay are parked (twheel_host_defer()) and placed from one clock
+ * reading per iteration instead of one per arm. The first arm parked after
+ * a placement starts a uv_idle_t (twheel_host_init_ext()'s parked op),
+ * whose callback places them and stops it. libuv polls without waiting
+ * while an idle handle is active, and runs idle handles before it polls:
+ * an arm parked anywhere, even from a prepare handle that runs after the
+ * adapter's would have (libuv computes its poll timeout after the prepare
+ * handles), is placed before the loop waits. The idle handle does not keep
+ * the loop alive (uv_unref()), and costs nothing in an iteration that
+ * parks nothing.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -29,7 +35,7 @@
 struct twheel_uv {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	uv_timer_t timer;
-	uv_prepare_t prepare; /* places the iteration's arms by delay */
+	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
 	int open_handles;     /* freed when both handles are closed */
 };
@@ -46,10 +52,11 @@ static void on_timer(uv_timer_t *timer)
 	twheel_host_run(&u->h);
 }
 
-static void on_prepare(uv_prepare_t *prepare)
+static void on_place(uv_idle_t *place)
 {
-	struct twheel_uv *u = prepare->data;
+	struct twheel_uv *u = place->data;
 
+	uv_idle_stop(place);
 	twheel_host_place(&u->h);
 }
 
@@ -76,7 +83,14 @@ static void host_stop(struct twheel_host *h)
 	uv_timer_stop(&((struct twheel_uv *)h)->timer);
 }
 
-static const struct twheel_host_ops uv_ops = { host_arm, host_stop };
+/* The first arm by delay parked after a placement: schedule one. */
+static int host_parked(struct twheel_host *h)
+{
+	uv_idle_start(&((struct twheel_uv *)h)->place, on_place); /* 0 even if active */
+	return 0;
+}
+
+static const struct twheel_host_ops_ext uv_ops = { { host_arm, host_stop }, host_parked };
 
 struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt)
 {
@@ -86,17 +100,16 @@ struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt
 		errno = EINVAL;
 		return NULL;
 	}
-	u = (struct twheel_uv *)twheel__adapter_new(sizeof(*u), rt, &uv_ops);
+	u = (struct twheel_uv *)twheel__adapter_new_ext(sizeof(*u), rt, NULL, &uv_ops);
 	if (!u)
 		return NULL;
 	if (uv_timer_init(loop, &u->timer))
 		return twheel__adapter_abort(&u->h, EINVAL);
 	u->timer.data = u;
 	u->loop = loop;
-	uv_prepare_init(loop, &u->prepare); /* cannot fail */
-	u->prepare.data = u;
-	uv_prepare_start(&u->prepare, on_prepare);
-	uv_unref((uv_handle_t *)&u->prepare);
+	uv_idle_init(loop, &u->place); /* cannot fail */
+	u->place.data = u;
+	uv_unref((uv_handle_t *)&u->place);
 	u->open_handles = 2;
 	twheel_host_defer(&u->h, true);
 	return &u->h;
@@ -115,10 +128,10 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	struct twheel_uv *u = (struct twheel_uv *)h;
 	int rc;
 
-	rc = twheel__adapter_fini(h, &uv_ops, fn, arg);
+	rc = twheel__adapter_fini(h, &uv_ops.ops, fn, arg);
 	if (rc)
 		return rc;
 	uv_close((uv_handle_t *)&u->timer, on_close);
-	uv_close((uv_handle_t *)&u->prepare, on_close);
+	uv_close((uv_handle_t *)&u->place, on_close);
 	return 0;
 }

@@ -143,6 +143,58 @@ static int injected_clock_never_wakes_before_the_tick(void)
 	return 0;
 }
 
+/*
+ * A prepare handle started before twheel_uv_create() runs after the
+ * adapter's own hook in each iteration (libuv runs the newest first): a
+ * 2 ms delay it arms while the host timer waits 1 s for another timer
+ * must still be placed before libuv polls: it fires long before that
+ * one's time (within 0.5 s, load allowing; it cancels the far one, so
+ * that the loop returns). 0 if so.
+ */
+static struct twheel_host *late_h;
+static struct tw_timer late_far, late_near;
+static uint64_t late_due, late_fired_at;
+
+static void late_near_cb(struct tw_timer *t)
+{
+	(void)t;
+	late_fired_at = mono_ns();
+	twheel_host_del(late_h, &late_far);
+}
+
+static void late_prepare_cb(uv_prepare_t *p)
+{
+	uv_prepare_stop(p);
+	late_due = mono_ns() + 2 * TICK_NS;
+	if (twheel_host_add(late_h, &late_near, 2 * TICK_NS) != 0)
+		late_due = 0;
+}
+
+static int arm_from_a_later_prepare_placed_before_the_poll(void)
+{
+	uv_prepare_t prep;
+	uv_setup();
+	uv_prepare_init(&loop, &prep);
+	uv_prepare_start(&prep, late_prepare_cb);
+	late_h = twheel_uv_create(&loop, NULL);
+	if (!late_h)
+		return 1;
+	tw_timer_init(&late_far, phase_cb);
+	tw_timer_init(&late_near, late_near_cb);
+	if (twheel_host_add(late_h, &late_far, 1000 * TICK_NS) != 0)
+		return 1;
+	uv_run(&loop, UV_RUN_DEFAULT);
+	uv_close((uv_handle_t *)&prep, NULL);
+	twheel_uv_destroy(late_h, NULL, NULL);
+	uv_teardown();
+	if (!late_due || late_fired_at < late_due || late_fired_at - late_due > 500 * TICK_NS) {
+		fprintf(stderr, "a delay armed from a later prepare handle fired %lld us after its due time\n",
+			(long long)(late_fired_at - late_due) / 1000);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	struct twheel_rt_stats st;
@@ -161,6 +213,8 @@ int main(void)
 	}
 	uv_teardown();
 	if (injected_clock_never_wakes_before_the_tick())
+		return 1;
+	if (arm_from_a_later_prepare_placed_before_the_poll())
 		return 1;
 	return suite_main(&uv_host);
 }

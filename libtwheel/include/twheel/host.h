@@ -40,7 +40,7 @@
  * calls twheel_host_place() from a hook its loop runs every iteration
  * (libev's ev_prepare), or, with twheel_host_init_ext(), schedules it
  * when the host says a first arm was parked (a handler posted to an Asio
- * executor). Otherwise it counts from twheel_rt_now_upper() (at most 1/16
+ * executor, a libuv idle handle started). Otherwise it counts from twheel_rt_now_upper() (at most 1/16
  * of a tick after the call, usually without a clock reading). A deadline
  * is a clock reading (arming by a deadline still ahead reads no clock). A
  * timer
@@ -254,8 +254,8 @@ TWHEEL_API long twheel_host_run(struct twheel_host *h);
  * fresh clock reading, and re-arm the host timer if one of them is now the
  * earliest. An adapter that turned twheel_host_defer() on calls this once
  * per host loop iteration, before the loop waits (a prepare hook: libev's
- * ev_prepare, libuv's uv_prepare_t), or when its parked op asks for it
- * (twheel_host_init_ext()); anyone may call it at any time.
+ * ev_prepare), or when its parked op asks for it (twheel_host_init_ext():
+ * libuv's uv_idle_t); anyone may call it at any time.
  * Returns the number of timers placed (0, without reading the clock, when
  * none was parked), or
  *   -EINVAL  @h NULL or shut down;

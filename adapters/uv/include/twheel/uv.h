@@ -15,14 +15,15 @@
  * does not fire early (libuv's own timers do: they count from the time
  * cached at the start of the iteration). The adapter turns
  * twheel_host_defer() on: while a timer is pending, a delay is parked and
- * placed by a uv_prepare_t (unreferenced: it keeps no loop alive) just
- * before libuv polls, from one clock reading taken after every arm of the
- * iteration: no clock reading per arm, late by at most the rest of the
- * iteration (into an empty wheel it counts from twheel_rt_now_upper():
- * never behind the clock, at most 1/16 of a tick ahead). An arm from
- * another prepare handle that libuv runs after the adapter's (one started
- * before twheel_uv_create()) is placed by the next iteration's. A timer fires when the clock has
- * reached its deadline, at most one tick plus the loop's wake-up latency
+ * placed before libuv polls, from one clock reading taken after every arm
+ * of the iteration: no clock reading per arm, late by at most the rest of
+ * the iteration (into an empty wheel it counts from twheel_rt_now_upper():
+ * never behind the clock, at most 1/16 of a tick ahead). The first arm
+ * parked after a placement starts a uv_idle_t (unreferenced: it keeps no
+ * loop alive; it stops itself) whose callback places them: libuv runs it
+ * before it polls, and polls without waiting while it is active, so an
+ * arm from any callback, a prepare handle's included, is placed before
+ * the loop waits. A timer fires when the clock has reached its deadline, at most one tick plus the loop's wake-up latency
  * later. The uv_timer_t is set in uv_now()'s milliseconds so that it
  * never fires before the tick boundary it waits for.
  *
@@ -67,7 +68,9 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
  * may be NULL, may free the timer; timers it arms again are dropped), stop
- * and close the uv_timer_t. The memory is freed by the close callback, so
+ * and close the uv_timer_t and the uv_idle_t. May be called from any
+ * libuv callback on the loop's thread except the wheel's timer callbacks.
+ * The memory is freed by the close callbacks, so
  * the loop must run once more (as for any handle) before uv_loop_close()
  * succeeds; @h must not be used after this returns 0. Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_uv_create();
