@@ -12,8 +12,14 @@
  * Arms by delay are parked (twheel_host_defer()) and placed by an
  * ev_prepare, which libev runs just before it computes its wait: one clock
  * reading per iteration instead of one per arm. The prepare has the lowest
- * priority, so it runs after every other prepare watcher (whose arms it
- * places too), and does not keep the loop alive (ev_unref()).
+ * priority, so that it runs after the prepare watchers of higher ones
+ * (whose arms it places too), and does not keep the loop alive
+ * (ev_unref()). libev runs the watchers of one priority newest first, so a
+ * prepare watcher of the lowest priority started before the adapter's runs
+ * after it: the host tells the adapter of the first arm it parks after a
+ * placement (twheel_host_init_ext()), and one parked after the prepare ran
+ * in this iteration (ev_iteration() has not moved on: libev has not polled
+ * since) feeds the prepare again, which libev then invokes before it waits.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -27,6 +33,7 @@ struct twheel_ev {
 	ev_timer timer;
 	ev_prepare prepare; /* places the iteration's arms by delay */
 	struct ev_loop *loop;
+	unsigned int placed_in; /* ev_iteration() when the prepare last ran */
 };
 
 static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -38,9 +45,11 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 {
-	(void)loop;
+	struct twheel_ev *e = w->data;
+
 	(void)revents;
-	twheel_host_place(w->data);
+	e->placed_in = ev_iteration(loop);
+	twheel_host_place(&e->h);
 }
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
@@ -61,7 +70,21 @@ static void host_stop(struct twheel_host *h)
 	ev_timer_stop(e->loop, &e->timer);
 }
 
-static const struct twheel_host_ops ev_ops = { host_arm, host_stop };
+/*
+ * The first arm by delay parked after a placement: if the prepare already
+ * ran in this iteration, run it again before libev waits (a watcher fed
+ * from a callback of the prepare phase is invoked in that phase).
+ */
+static int host_parked(struct twheel_host *h)
+{
+	struct twheel_ev *e = (struct twheel_ev *)h;
+
+	if (ev_iteration(e->loop) == e->placed_in)
+		ev_feed_event(e->loop, &e->prepare, EV_PREPARE);
+	return 0;
+}
+
+static const struct twheel_host_ops_ext ev_ops = { { host_arm, host_stop }, host_parked };
 
 struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_rt *rt)
 {
@@ -71,7 +94,7 @@ struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_r
 		errno = EINVAL;
 		return NULL;
 	}
-	e = (struct twheel_ev *)twheel__adapter_new(sizeof(*e), rt, &ev_ops);
+	e = (struct twheel_ev *)twheel__adapter_new_ext(sizeof(*e), rt, NULL, &ev_ops);
 	if (!e)
 		return NULL;
 	ev_timer_init(&e->timer, on_timer, 0., 0.);
@@ -79,7 +102,8 @@ struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_r
 	e->loop = loop;
 	ev_prepare_init(&e->prepare, on_prepare);
 	ev_set_priority(&e->prepare, EV_MINPRI);
-	e->prepare.data = &e->h;
+	e->prepare.data = e;
+	e->placed_in = ev_iteration(loop) - 1; /* not run yet */
 	ev_prepare_start(loop, &e->prepare);
 	ev_unref(loop);
 	twheel_host_defer(&e->h, true);
@@ -91,7 +115,7 @@ int twheel_ev_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	struct twheel_ev *e = (struct twheel_ev *)h;
 	int rc;
 
-	rc = twheel__adapter_fini(h, &ev_ops, fn, arg);
+	rc = twheel__adapter_fini(h, &ev_ops.ops, fn, arg);
 	if (rc)
 		return rc;
 	ev_timer_stop(e->loop, &e->timer);

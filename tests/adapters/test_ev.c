@@ -2,6 +2,8 @@
  * test_ev - the adapter suite (suite.h) on Debian's libev, plus
  * twheel_ev_create()'s own argument check.
  */
+#include <stdio.h>
+
 #include <twheel/ev.h>
 
 #include "suite.h"
@@ -79,10 +81,73 @@ static const struct host_loop ev_host = {
 	ev_run_all, ev_run_for, ev_call_soon, NULL, true,
 };
 
+/*
+ * A prepare watcher of the lowest priority started before
+ * twheel_ev_create() runs after the adapter's own (libev invokes the
+ * watchers of one priority newest first): a 2 ms delay it arms while the
+ * host timer waits 1 s for another timer must still be placed before
+ * libev waits: it fires long before that one's time (within 0.5 s, load
+ * allowing; it cancels the far one, so that the loop returns). 0 if so.
+ */
+static struct twheel_host *late_h;
+static struct tw_timer late_far, late_near;
+static uint64_t late_due, late_fired_at;
+static int late_far_fired;
+
+static void late_far_cb(struct tw_timer *t)
+{
+	(void)t;
+	late_far_fired++;
+}
+
+static void late_near_cb(struct tw_timer *t)
+{
+	(void)t;
+	late_fired_at = mono_ns();
+	twheel_host_del(late_h, &late_far);
+}
+
+static void late_prepare_cb(struct ev_loop *l, ev_prepare *w, int revents)
+{
+	(void)revents;
+	ev_prepare_stop(l, w);
+	late_due = mono_ns() + 2 * TICK_NS;
+	if (twheel_host_add(late_h, &late_near, 2 * TICK_NS) != 0)
+		late_due = 0;
+}
+
+static int arm_from_a_later_prepare_placed_before_the_wait(void)
+{
+	ev_prepare prep;
+
+	ev_setup();
+	ev_prepare_init(&prep, late_prepare_cb);
+	ev_set_priority(&prep, EV_MINPRI);
+	ev_prepare_start(loop, &prep);
+	late_h = twheel_ev_create(loop, NULL);
+	if (!late_h)
+		return 1;
+	tw_timer_init(&late_far, late_far_cb);
+	tw_timer_init(&late_near, late_near_cb);
+	if (twheel_host_add(late_h, &late_far, 1000 * TICK_NS) != 0)
+		return 1;
+	ev_run(loop, 0);
+	twheel_ev_destroy(late_h, NULL, NULL);
+	ev_teardown();
+	if (!late_due || late_fired_at < late_due || late_fired_at - late_due > 500 * TICK_NS) {
+		fprintf(stderr, "a delay armed from a later prepare watcher fired %lld us after its due time\n",
+			(long long)(late_fired_at - late_due) / 1000);
+		return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	errno = 0;
 	if (twheel_ev_create(NULL, NULL) != NULL || errno != EINVAL)
+		return 1;
+	if (arm_from_a_later_prepare_placed_before_the_wait())
 		return 1;
 	return suite_main(&ev_host);
 }

@@ -13,7 +13,10 @@
  * twheel_host_defer() on: while a timer is pending, a delay
  * (twheel_host_add()/_mod()) is parked and placed by an ev_prepare of the
  * lowest priority (unreferenced: it keeps no loop alive) just before libev
- * waits, from one clock reading taken after every arm of the iteration:
+ * waits (an arm from a prepare watcher that libev runs after it, one of
+ * the same priority started earlier, has the prepare fed again, so that
+ * libev runs it once more before it waits), from one clock reading taken
+ * after every arm of the iteration:
  * no clock reading per arm, late by at most the rest of the iteration
  * (into an empty wheel it counts from twheel_rt_now_upper(): never behind
  * the clock, at most 1/16 of a tick ahead). A delay is relative to the
@@ -64,7 +67,9 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
  * may be NULL, may free the timer; timers it arms again are dropped), stop
- * the ev_timer and free @h. Returns 0, or
+ * the ev_timer and the ev_prepare and free @h. May be called from any
+ * libev callback on the loop's thread except the wheel's timer callbacks.
+ * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_ev_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
  * O(pending timers). The loop's thread.
