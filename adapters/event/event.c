@@ -41,6 +41,8 @@ struct twheel_event {
 	struct event *place; /* made active to place the parked arms by delay */
 	struct event_base *base;
 	bool placing;        /* place is active */
+	bool destroyed;      /* by a callback of twheel_event_loop(): it frees @e */
+	unsigned looping;    /* twheel_event_loop() calls running */
 };
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -135,19 +137,27 @@ int twheel_event_loop(struct twheel_host *h, int flags)
 	if (twheel_host_get_ops(h) != &event_ops.ops ||
 	    (flags & ~(EVLOOP_ONCE | EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY)))
 		return -EINVAL;
+	placed = twheel_host_place(h);
+	if (placed < 0)
+		return (int)placed;
+	/* a callback may destroy @h: it is then freed here, not there */
+	e->looping++;
 	for (;;) {
-		placed = twheel_host_place(h);
-		if (placed < 0)
-			return (int)placed;
 		rc = event_base_loop(e->base, flags | EVLOOP_ONCE);
 		if (rc != 0 || (flags & (EVLOOP_ONCE | EVLOOP_NONBLOCK)) ||
 		    event_base_got_exit(e->base) || event_base_got_break(e->base))
 			break;
+		if (!e->destroyed)
+			twheel_host_place(h); /* cannot fail: not in a callback, not shut down */
+	}
+	e->looping--;
+	if (e->destroyed) {
+		if (!e->looping)
+			free(e);
+		return rc;
 	}
 	/* what the last iteration's callbacks parked: the base may wait elsewhere */
-	placed = twheel_host_place(h);
-	if (placed < 0)
-		return (int)placed;
+	twheel_host_place(h);
 	return rc;
 }
 
@@ -162,6 +172,9 @@ int twheel_event_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 		return rc;
 	event_free(e->place);
 	event_free(e->ev);
-	free(e);
+	if (e->looping)
+		e->destroyed = true; /* twheel_event_loop() frees it on return */
+	else
+		free(e);
 	return 0;
 }

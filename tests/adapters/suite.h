@@ -16,7 +16,8 @@
  *     before the loop waits;
  *   - no wake-ups while the wheel is empty (counted), and the host loop
  *     returns when nothing is pending (the host timer was stopped);
- *   - shutdown hands every pending timer back exactly once;
+ *   - shutdown hands every pending timer back exactly once, also from one
+ *     of the host loop's handlers while the loop runs;
  *   - an injected clock (another epoch, or CLOCK_MONOTONIC through a
  *     function of its own: no host wake-up before its time);
  *   - bad input gives -EINVAL / -EBUSY.
@@ -557,6 +558,48 @@ static void shutdown_hands_back_pending_timers(void **state)
 	HL->run(); /* completes the close; teardown checks nothing is left */
 }
 
+/*
+ * Destroyed from one of the host loop's own handlers, with a timer placed
+ * and one parked (an arm by delay while the host timer is armed): both are
+ * handed back, and the loop goes on without the host (the libevent run
+ * wrapper, twheel_event_loop(), frees it only when it returns; the libuv
+ * handles close in this run) and returns when nothing else is pending.
+ */
+static struct ttimer doomed[2];
+static int doomed_rc = 1, doomed_n;
+
+static void destroy_from_handler(void *arg)
+{
+	(void)arg;
+	arm(&doomed[1], 2 * TICK_NS);
+	doomed_rc = HL->destroy(H, drain_fn, &doomed_n);
+	if (doomed_rc == 0)
+		H = NULL;
+}
+
+static void destroyed_from_a_handler(void **state)
+{
+	(void)state;
+	memset(doomed, 0, sizeof(doomed));
+	memset(drained, 0, sizeof(drained));
+	doomed_rc = 1;
+	doomed_n = 0;
+	for (int i = 0; i < 2; i++) {
+		tw_timer_init(&doomed[i].t, t_cb);
+		doomed[i].id = i;
+	}
+	assert_int_equal(twheel_host_add_at(H, &doomed[0].t, twheel_host_now(H) + 1000 * TICK_NS), 0);
+	HL->call_soon(destroy_from_handler, NULL);
+	HL->run();
+	assert_int_equal(doomed_rc, 0);
+	assert_int_equal(doomed_n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(drained[i], 1);
+		assert_int_equal(doomed[i].fired, 0);
+		assert_false(tw_timer_pending(&doomed[i].t));
+	}
+}
+
 static struct twheel_host *busy_h;
 static int busy_rc = 1;
 static void destroy_from_callback(struct tw_timer *t)
@@ -707,6 +750,7 @@ static int suite_main(const struct host_loop *hl)
 						teardown),
 		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
+		cmocka_unit_test_setup_teardown(destroyed_from_a_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_monotonic_never_wakes_early, setup,

@@ -80,6 +80,8 @@ TWHEEL_EVENT_API struct twheel_host *twheel_event_create(struct event_base *base
  *   -EINVAL  @h NULL or not created by twheel_event_create(), or an
  *            unknown flag (nothing run);
  *   -EBUSY   called from one of the wheel's callbacks (nothing run).
+ * If a callback destroys @h (twheel_event_destroy()), the base is run on
+ * without it as asked, and @h is freed when this returns.
  * Cost per iteration: event_base_loop(EVLOOP_ONCE), plus one clock reading
  * if an arm was parked. The base's thread. (TWHEEL_EVENT_1.2)
  */
@@ -88,8 +90,11 @@ TWHEEL_EVENT_API int twheel_event_loop(struct twheel_host *h, int flags);
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
  * may be NULL, may free the timer; timers it arms again are dropped),
- * delete and free the timer event and the placement event, free @h.
- * Call it before event_base_free() of the base. Returns 0, or
+ * delete and free the timer event and the placement event, free @h (from
+ * a callback of twheel_event_loop(@h), when that returns). May be called
+ * from any libevent callback on the base's thread except the wheel's
+ * timer callbacks. Call it before event_base_free() of the base. Returns
+ * 0, or
  *   -EINVAL  @h NULL or not created by twheel_event_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
  * O(pending timers). The base's thread.
