@@ -520,6 +520,14 @@ TEST(Callables, SmallCapturesAreInlineLargeOnesAllocateOnce)
 	moved.arm_at(T(1));
 	w.advance(T(1));
 	EXPECT_EQ(n, 2);
+	before = g_allocs.load();
+	w.call_after(1ms, small); // the timer and its cancellation block
+	EXPECT_EQ(g_allocs.load() - before, 2);
+	before = g_allocs.load();
+	w.call_after(1ms, two); // and the callable's block
+	EXPECT_EQ(g_allocs.load() - before, 3);
+	w.advance(T(2));
+	EXPECT_EQ(n, 5);
 }
 
 TEST(Callables, FunctionPointerMoveOnlyAndMutableState)

@@ -488,8 +488,9 @@ public:
 		return t;
 	}
 	/// Fire and forget: runs @f() @d from now, with no handle; if the owner
-	/// is destroyed first, @f is destroyed uncalled. One or two
-	/// allocations. Throws as after().
+	/// is destroyed first, @f is destroyed uncalled. Two allocations (the
+	/// timer, its cancellation block), three for an @f over 8 bytes.
+	/// Throws as after().
 	template <class Rep, class Period, class F>
 	void call_after(std::chrono::duration<Rep, Period> d, F &&f)
 	{
