@@ -51,8 +51,9 @@ public:
 	/// tick on a Wheel or an AsioHost.
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
 	/// Arms it for @tp (any duration on the owner's clock, rounded up),
-	/// pending or not: true if it was pending. No allocation. Dropped
-	/// (false) while the owner is being destroyed. Throws tw::error.
+	/// pending or not: true if it was pending. No allocation (on an
+	/// AsioHost, but Asio's: docs/cpp.md). Dropped (false) while the owner
+	/// is being destroyed. Throws tw::error.
 	template <class Dur>
 	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
 	{
