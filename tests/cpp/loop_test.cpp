@@ -652,6 +652,25 @@ TEST(LoopClock, MisfirePolicies)
 	}
 }
 
+// A period of one tick whose deadlines lie just past a tick's start: each
+// runs in an iteration a little into the tick after (the rounding up), and
+// the next deadline, passed in ns but its tick not begun, is no miss. It
+// was: misfire::skip dropped every run.
+TEST(LoopClock, RoundingUpToTheTickIsNoMiss)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	clk.set(50us);
+	loop.run_once(false);
+	std::vector<std::uint32_t> missed;
+	LoopTimer t = loop.every(1ms, [&](LoopTimer &self) { missed.push_back(self.missed()); });
+	for (int i = 1; i <= 20; i++) {
+		clk.set(i * 1ms + 50us);
+		loop.run_once(false);
+	}
+	EXPECT_EQ(missed, std::vector<std::uint32_t>(19, 0));
+}
+
 // arm_at() moves a periodic timer's next run and its grid (it counted from
 // the old grid: skip dropped the run, once and all ran it as missed).
 TEST(LoopClock, ArmAtMovesAPeriodicTimersGrid)

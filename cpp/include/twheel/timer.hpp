@@ -324,7 +324,10 @@ private:
 		if (box *b = t->boxed(); b && b->period && b->s == schedule::fixed_rate) {
 			if (const std::uint64_t at = X::expiry(c, n); at != b->armed)
 				b->grid = at; // arm_in() or arm_at() moved it: the grid counts from there
-			const std::uint64_t now = X::now(c), k = now > b->grid ? (now - b->grid) / b->period : 0;
+			// passed: the deadlines whose tick has begun (as in C, the
+			// rounding up to the tick never counts as a miss)
+			const std::uint64_t tick = X::tick(c), now = X::now(c) / tick * tick;
+			const std::uint64_t k = now > b->grid ? (now - b->grid) / b->period : 0;
 			b->missed = static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
 			if (k && b->m == misfire::skip)
 				return t->again(); // the deadlines passed are skipped, this one too
