@@ -97,17 +97,28 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
 	int fd;
 	std::int16_t bid = -1; // the provided buffer held, -1 none
-	std::uint16_t line_len = 0;
 	std::uint16_t out_len = 0, out_off = 0;
 	std::uint8_t inflight = 0;
 	State state = open;
 	bool seen_data = false;
 	bool control = false;
 	bool starving = false; // on the starved list
-	char line[DEMO_PING_LEN] = {};
-	demo_http http{}; // HTTP: the request head being read
+	// What the mode reads (one mode for the whole server): the heartbeat's
+	// current line (its length and first bytes), or the HTTP request head.
+	struct Line {
+		std::uint16_t len;
+		char start[DEMO_PING_LEN];
+	};
+	union {
+		Line line;
+		demo_http http{};
+	};
 
-	Conn(Server *srv, tw::Loop &loop, int f) : Hook(loop), s(srv), req{{&io_done}, this}, fd(f) {}
+	Conn(Server *srv, tw::Loop &loop, int f) : Hook(loop), s(srv), req{{&io_done}, this}, fd(f)
+	{
+		if (demo_opts.heartbeat)
+			line = Line{}; // the member in use from now on
+	}
 	Hook &idle() { return *this; } // the idle timer
 	void on_timer();                        // it fired: silent for the whole timeout
 	static void io_done(tw_loop_io *io, const io_uring_cqe *cqe) noexcept;
@@ -407,7 +418,7 @@ struct Server {
 	static int heartbeat_input(Conn *c, std::size_t n)
 	{
 		const bool line = std::memchr(c->data(), '\n', n) != nullptr;
-		const int out = demo_heartbeat_input(c->data(), n, c->line, &c->line_len);
+		const int out = demo_heartbeat_input(c->data(), n, c->line.start, &c->line.len);
 		if (out < 0)
 			return -1;
 		c->out_len = static_cast<std::uint16_t>(out);
