@@ -652,6 +652,27 @@ TEST(LoopClock, MisfirePolicies)
 	}
 }
 
+// A periodic timer counts from a fresh reading of the clock, not from the
+// iteration's time: the first deadline a period after every() (made here
+// outside any run), the next one of fixed_delay a period after the end of
+// the run. Both counted from the last iteration's time: the first ran at
+// once, the next came 5 ms early.
+TEST(LoopClock, PeriodicCountsFromAFreshReading)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	clk.set(50ms); // loop.now() is still 0: it has not run
+	int runs = 0;
+	LoopTimer t = loop.every(10ms, [&] { runs++, clk.set(65ms); }, tw::misfire::once, tw::schedule::fixed_delay);
+	EXPECT_EQ(t.expiry(), clk.at(60ms));
+	loop.run_once(false);
+	EXPECT_EQ(runs, 0);
+	clk.set(60ms);
+	loop.run_once(false);
+	EXPECT_EQ(runs, 1);
+	EXPECT_EQ(t.expiry(), clk.at(75ms));
+}
+
 // A period of one tick whose deadlines lie just past a tick's start: each
 // runs in an iteration a little into the tick after (the rounding up), and
 // the next deadline, passed in ns but its tick not begun, is no miss. It

@@ -320,7 +320,9 @@ struct ops<Loop> {
 	static bool del(ctx *c, node *n) noexcept { return twheel_loop_del(l(c), n) == 1; }
 	static bool pending(const ctx *c, const node *n) noexcept { return twheel_loop_pending(l(c), n); }
 	static std::uint64_t expiry(const ctx *, const node *n) noexcept { return n->deadline; }
-	static std::uint64_t now(const ctx *c) noexcept { return twheel_loop_now(l(c)); }
+	// a fresh reading, as an AsioHost's: the iteration's time may be long
+	// past (every() outside a run, the end of a fixed_delay run)
+	static std::uint64_t now(const ctx *c) noexcept { return twheel_loop_clock(l(c)); }
 	static std::uint64_t tick(const ctx *c) noexcept { return twheel_loop_tick(l(c)); }
 	// The loop keeps a timer's address: a pending one is re-armed at dst
 	// for the same deadline (on a stopped loop it is lost, uncancelled).
