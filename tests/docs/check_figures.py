@@ -118,6 +118,7 @@ RULES = [
     (r'`Timer<Loop>` is (\d+) bytes', ['LoopTimer']),
     (r'`Hook<Loop, D>` is (\d+) bytes', ['LoopTimerHook']),
     (r'bytes \((\d+) on every owner', ['Timer_inline']),
+    (r'three for an (?:`f`|@f) over (\d+) bytes', ['Timer_inline']),
     # the demo's protocol
     (r'longer than (\d+) bytes is malformed', ['DEMO_MAX_LINE']),
     (r'`DEMO_HTTP_MAX_HEAD` \(`demo_common.h`, ([\d,]+)\s+bytes\)', ['DEMO_HTTP_MAX_HEAD']),
