@@ -10,6 +10,7 @@
 #include "count_new.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <atomic>
@@ -741,11 +742,16 @@ TEST(LoopClock, HandlesAreSafeAfterTheLoopIsDestroyed)
 		never_armed = tw::Timer(loop, [&] { fired += 10; });
 		clk.set(2ms);
 		loop.run_once(false);
+		long before = g_allocs.load();
 		loop.post([&] { posted++; });
+		EXPECT_EQ(g_allocs.load() - before, 1);
+		before = g_allocs.load();
+		loop.post([&, big = std::array<char, 40>{}] { posted += 1 + big[0]; }); // and its own block
+		EXPECT_EQ(g_allocs.load() - before, 2);
 	}
 	EXPECT_EQ(fired, 1);
 	EXPECT_EQ(cancelled, 1); // the armed one only
-	EXPECT_EQ(posted, 1);    // a post promises a call
+	EXPECT_EQ(posted, 2);    // a post promises a call
 	for (tw::Timer<tw::Loop> *t : {&survivor, &fired_one, &never_armed}) {
 		EXPECT_FALSE(static_cast<bool>(*t));
 		EXPECT_FALSE(t->pending());
