@@ -179,9 +179,9 @@ public:
 
 	/// Runs @f() on the loop thread at its next iteration (twheel_loop_post(),
 	/// or when the loop is destroyed); what @f throws goes to the exception
-	/// handler. Any thread; one allocation, two for an @f over 32 bytes.
-	/// False (@f destroyed uncalled) once the loop is stopped. Throws
-	/// tw::error (then nothing is queued).
+	/// handler. Any thread; one allocation, two for an @f too large for
+	/// the work item. False (@f destroyed uncalled) once the loop is
+	/// stopped. Throws tw::error (then nothing is queued).
 	template <class F>
 	bool post(F &&f)
 	{
