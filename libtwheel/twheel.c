@@ -417,6 +417,17 @@ struct twheel *twheel_create(tw_tick_t now)
 static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), void *arg)
 {
 	struct tw_list all;
+	/* out of the park table first: @fn may cancel one not handed yet
+	 * (the other timer of its object), which then leaves a list only */
+	for (uint32_t i = 0; i < w->park_n; i++) {
+		struct tw_timer *t = w->park[i].t;
+
+		if (t) {
+			t->_idx = inplace_slot(t->_idx); /* it holds its value */
+			w->park[i].t = NULL;
+		}
+	}
+	w->park_n = w->park_live = 0;
 	tw_list_init(&all);
 	tw_list_splice_tail_init(&w->due, &all);
 	tw_list_splice_tail_init(&w->work, &all);
@@ -433,7 +444,6 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	w->nonempty = 0;
 	w->next_valid = false;
 	w->due_sorted = true;
-	w->park_n = w->park_live = 0; /* the timers parked in place hold their value */
 	while (!tw_list_empty(&all)) {
 		struct tw_timer *t = tw_list_entry(all.next, struct tw_timer, entry);
 		tw_list_del(&t->entry);

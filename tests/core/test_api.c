@@ -1168,6 +1168,14 @@ static void count_drained(struct tw_timer *t, void *arg)
 	parked_drained++;
 }
 
+/* Hands one timer of a pair back and cancels the other (->other). */
+static void drain_cancels_pair(struct tw_timer *t, void *arg)
+{
+	(void)arg;
+	count_drained(t, NULL);
+	assert_int_equal(twheel_del(W, &tw_container_of(t, struct rec_timer, t)->other->t), 1);
+}
+
 /*
  * A parked timer is pending (count, del, mod, drain see it) but never
  * fires, and the wheel says work is due while one waits; unpark hands them
@@ -1375,6 +1383,27 @@ static void park_hint_links_at_once(void **state)
 	twheel_drain(W, count_drained, NULL);
 	assert_int_equal(parked_drained, 3);
 	assert_int_equal(r[8].t.expires, 9100);
+	assert_int_equal(twheel_count(W), 0);
+	check_ok();
+
+	/* a drain whose fn cancels the other timer of its object, parked in
+	 * place (then frees the object): the table stays right for the parks,
+	 * dels and unparks that follow */
+	r[10].other = &r[11];
+	r[11].other = &r[10];
+	assert_int_equal(twheel_park_hint(W, &r[10].t, 11000, 10900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[11].t, 12000, 11900), 0);
+	parked_drained = 0;
+	twheel_drain(W, drain_cancels_pair, NULL);
+	assert_int_equal(parked_drained, 1);
+	assert_false(tw_timer_pending(&r[10].t) || tw_timer_pending(&r[11].t));
+	check_ok();
+	assert_int_equal(twheel_park_hint(W, &r[12].t, 13000, 12900), 0);
+	assert_int_equal(twheel_park_hint(W, &r[13].t, 14000, 13900), 0);
+	assert_int_equal(twheel_del(W, &r[13].t), 1);
+	check_ok();
+	assert_ptr_equal(twheel_unpark(W), &r[12].t);
+	assert_null(twheel_unpark(W));
 	assert_int_equal(twheel_count(W), 0);
 	check_ok();
 
