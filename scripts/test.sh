@@ -34,8 +34,14 @@
 # the chain at normal priority while a phase waits for it.
 # The TSan build compiles only the programs of its suites (the tsan
 # suite: what crosses threads; the rest of that build was never run).
-# The libFuzzer targets run side by side, as many at once as there are
-# cores, each FUZZ_SECONDS on a core of its own as before.
+# The libFuzzer targets, compiled second in the chain, run all at once
+# beside the ASan+UBSan suites, at idle priority (the suites' tests get
+# the CPU first; they leave most of it unused), each for 6 x FUZZ_SECONDS
+# of wall time, which gives each about as much CPU time as FUZZ_SECONDS
+# on a core of its own or more (the phase notes each one's executions).
+# If they are not compiled by the time those suites start, they run after
+# them instead, as many at once as there are cores, each FUZZ_SECONDS on
+# a core of its own.
 #
 # Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000), BUILD_ROOT
@@ -228,6 +234,12 @@ chain_priority() {
   done
   return 0
 }
+# On exit: the background chain and any fuzzer still running.
+stop_background() {
+  local p
+  kill -- -"$bg_pid" 2>/dev/null || true
+  for p in "${fuzz_pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done
+}
 background() {
   rm -rf "$bg"
   mkdir -p "$bg"
@@ -236,30 +248,68 @@ background() {
   (
     chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
     later asan ninja -C "$root/asan"
+    later fuzz fuzz_build
     later tsan tsan_programs
     later lto lto
-    later fuzz fuzz_build
   ) &
   bg_pid=$!
   set +m
-  trap 'kill -- -$bg_pid 2>/dev/null || true' EXIT
+  trap stop_background EXIT
 }
 
-# fuzz_together TARGET...: each for $fuzz_seconds, all at once (one a
-# core); each one's output in $LOG_DIR/fuzz-NAME.log, its status in
-# $LOG_DIR/fuzz-NAME.rc
-fuzz_together() {
-  local t name rc=0 pids=()
+# fuzz_start SECONDS TARGET...: each for SECONDS, all at once, in the
+# background, each in a process group of its own (an early exit stops it),
+# run by the command in fuzz_prio (empty: at this script's priority); each
+# one's output in $LOG_DIR/fuzz-NAME.log, its status in
+# $LOG_DIR/fuzz-NAME.rc. fuzz_wait TARGET... waits for them and says which
+# failed. fuzz_together SECONDS TARGET... is both (one a core).
+fuzz_pids=()
+fuzz_prio=()
+fuzz_start() {
+  local t name secs=$1
+  shift
   for t; do
     name=$(basename "$t")
     mkdir -p "$root/fuzz-corpus/$name"
+    rm -f "$LOG_DIR/fuzz-$name.rc"
+    set -m
     { rc=0
-      "$root/fuzz/$t" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=1 \
-        "$root/fuzz-corpus/$name" >"$LOG_DIR/fuzz-$name.log" 2>&1 || rc=$?
+      "${fuzz_prio[@]}" "$root/fuzz/$t" -max_total_time="$secs" -max_len=4096 \
+        -print_final_stats=1 "$root/fuzz-corpus/$name" >"$LOG_DIR/fuzz-$name.log" 2>&1 || rc=$?
       echo $rc >"$LOG_DIR/fuzz-$name.rc"; } &
-    pids+=($!)
+    fuzz_pids+=($!)
+    set +m
   done
-  wait "${pids[@]}"
+}
+# fuzz_ready: the libFuzzer targets are compiled (their background step
+# ended well)
+fuzz_ready() {
+  local rc=1
+  [ -f "$bg/fuzz.done" ] && read -r rc _ <"$bg/fuzz.done"
+  [ "$rc" = 0 ]
+}
+# fuzz_notes TARGET...: each one's executions under the current phase, or
+# its name in failed
+fuzz_notes() {
+  local t name
+  for t; do
+    name=$(basename "$t")
+    if [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ]; then
+      phase_note "$name: $(grep -E 'stat::number_of_executed_units' "$LOG_DIR/fuzz-$name.log")"
+    else
+      failed+=("$name")
+    fi
+  done
+}
+fuzz_together() {
+  fuzz_start "$@"
+  shift
+  fuzz_wait "$@"
+}
+fuzz_wait() {
+  local t name rc=0
+  wait "${fuzz_pids[@]}"
+  fuzz_pids=()
   for t; do
     name=$(basename "$t")
     [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ] && continue
@@ -301,6 +351,11 @@ if [ $quick -eq 0 ]; then
   if [ $asan_ok -eq 1 ]; then
     if phase "asan+ubsan: compile (background)" await asan; then
       await_note asan
+      if fuzz_ready; then # the fuzzers beside the suites (the head of this file)
+        fuzz_prio=(chrt --idle 0)
+        chrt --idle 0 true 2>/dev/null || fuzz_prio=(nice -n 19)
+        fuzz_start $((6 * fuzz_seconds)) "${fuzz_targets[@]}"
+      fi
       suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
     else
       failed+=("asan+ubsan")
@@ -321,20 +376,20 @@ if [ $quick -eq 0 ]; then
 
   if phase "libFuzzer targets: build, clang (background)" await fuzz; then
     await_note fuzz
-    # as many at once as there are cores
-    for ((i = 0; i < ${#fuzz_targets[@]}; i += jobs)); do
-      group=("${fuzz_targets[@]:i:jobs}")
-      names=$(for t in "${group[@]}"; do basename "$t"; done | paste -sd ' ')
-      phase "libFuzzer: ${names// / + }, ${fuzz_seconds} s each" fuzz_together "${group[@]}" || true
-      for t in "${group[@]}"; do
-        name=$(basename "$t")
-        if [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ]; then
-          phase_note "$name: $(grep -E 'stat::number_of_executed_units' "$LOG_DIR/fuzz-$name.log")"
-        else
-          failed+=("$name")
-        fi
+    if ((${#fuzz_pids[@]})); then # started beside the ASan+UBSan suites
+      names=$(for t in "${fuzz_targets[@]}"; do basename "$t"; done | paste -sd ' ')
+      phase "libFuzzer: ${names// / + }, beside the ASan+UBSan suites at idle priority, $((6 * fuzz_seconds)) s each" \
+        fuzz_wait "${fuzz_targets[@]}" || true
+      fuzz_notes "${fuzz_targets[@]}"
+    else # as many at once as there are cores
+      for ((i = 0; i < ${#fuzz_targets[@]}; i += jobs)); do
+        group=("${fuzz_targets[@]:i:jobs}")
+        names=$(for t in "${group[@]}"; do basename "$t"; done | paste -sd ' ')
+        phase "libFuzzer: ${names// / + }, ${fuzz_seconds} s each" \
+          fuzz_together "$fuzz_seconds" "${group[@]}" || true
+        fuzz_notes "${group[@]}"
       done
-    done
+    fi
   else
     failed+=(fuzz-build)
   fi
