@@ -24,6 +24,7 @@
  * parks nothing.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -38,6 +39,7 @@ struct twheel_uv {
 	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
 	int open_handles;     /* freed when both handles are closed */
+	bool closed_by_other; /* one was closed before destroy (uv_walk()) */
 };
 
 static inline uint64_t ceil_ms(uint64_t ns)
@@ -83,11 +85,16 @@ static void host_stop(struct twheel_host *h)
 	uv_timer_stop(&((struct twheel_uv *)h)->timer);
 }
 
-/* The first arm by delay parked after a placement: schedule one. */
+/*
+ * The first arm by delay parked after a placement: schedule one (0 even if
+ * scheduled already), unless the handle was closed under the adapter: the
+ * host then places at once.
+ */
 static int host_parked(struct twheel_host *h)
 {
-	uv_idle_start(&((struct twheel_uv *)h)->place, on_place); /* 0 even if active */
-	return 0;
+	uv_idle_t *place = &((struct twheel_uv *)h)->place;
+
+	return uv_is_closing((uv_handle_t *)place) ? -1 : uv_idle_start(place, on_place);
 }
 
 static const struct twheel_host_ops_ext uv_ops = { { host_arm, host_stop }, host_parked };
@@ -110,7 +117,6 @@ struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt
 	uv_idle_init(loop, &u->place); /* cannot fail */
 	u->place.data = u;
 	uv_unref((uv_handle_t *)&u->place);
-	u->open_handles = 2;
 	twheel_host_defer(&u->h, true);
 	return &u->h;
 }
@@ -119,8 +125,19 @@ static void on_close(uv_handle_t *handle)
 {
 	struct twheel_uv *u = handle->data;
 
-	if (--u->open_handles == 0)
+	/* a handle closed by someone else may still wait for its close
+	 * callback, which must find it: then the adapter is not freed */
+	if (--u->open_handles == 0 && !u->closed_by_other)
 		free(u);
+}
+
+/* Close one of the adapter's handles, unless someone else already did. */
+static void close_handle(struct twheel_uv *u, uv_handle_t *handle)
+{
+	if (uv_is_closing(handle))
+		u->closed_by_other = true;
+	else
+		uv_close(handle, on_close);
 }
 
 int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
@@ -131,7 +148,9 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	rc = twheel__adapter_fini(h, &uv_ops.ops, fn, arg);
 	if (rc)
 		return rc;
-	uv_close((uv_handle_t *)&u->timer, on_close);
-	uv_close((uv_handle_t *)&u->place, on_close);
+	u->open_handles = !uv_is_closing((uv_handle_t *)&u->timer) +
+			  !uv_is_closing((uv_handle_t *)&u->place);
+	close_handle(u, (uv_handle_t *)&u->timer);
+	close_handle(u, (uv_handle_t *)&u->place);
 	return 0;
 }

@@ -56,7 +56,8 @@ extern "C" {
 #endif
 
 /*
- * Create a host on @loop: a wheel and one (inactive) uv_timer_t. Arm and
+ * Create a host on @loop: a wheel, one (inactive) uv_timer_t and one
+ * (inactive, unreferenced) uv_idle_t that places parked arms. Arm and
  * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
  * and the rest of <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
@@ -70,6 +71,10 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
  * may be NULL, may free the timer; timers it arms again are dropped), stop
  * and close the uv_timer_t and the uv_idle_t. May be called from any
  * libuv callback on the loop's thread except the wheel's timer callbacks.
+ * Destroy it before closing every handle of the loop (uv_walk()): the
+ * two handles are the adapter's, and timers armed after someone else
+ * closed them never fire; this then closes only what is still open and
+ * does not free @h (a close callback not its own may still be due).
  * The memory is freed by the close callbacks, so
  * the loop must run once more (as for any handle) before uv_loop_close()
  * succeeds; @h must not be used after this returns 0. Returns 0, or
