@@ -60,7 +60,8 @@ TWHEEL_EPOLL_API struct twheel_host *twheel_epoll_create(const struct twheel_rt 
 
 /*
  * The timerfd to watch for EPOLLIN (POLLIN), or -EINVAL if @h is NULL or
- * not created by twheel_epoll_create(). O(1).
+ * not created by twheel_epoll_create(). It stays the adapter's: do not
+ * read, set or close it (twheel_epoll_destroy() closes it). O(1).
  */
 TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
 

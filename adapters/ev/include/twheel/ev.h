@@ -69,6 +69,7 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
  * may be NULL, may free the timer; timers it arms again are dropped), stop
  * the ev_timer and the ev_prepare and free @h. May be called from any
  * libev callback on the loop's thread except the wheel's timer callbacks.
+ * Call it before ev_loop_destroy() of the loop.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_ev_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
