@@ -38,7 +38,7 @@ struct twheel_uv {
 	uv_timer_t timer;
 	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
-	int open_handles;     /* freed when both handles are closed */
+	int open_handles;     /* that destroy closed: freed when none is left */
 	bool closed_by_other; /* one was closed before destroy (uv_walk()) */
 };
 
