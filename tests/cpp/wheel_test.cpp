@@ -783,6 +783,31 @@ TEST(Chrono, PeriodicAtTheLastTickSaturates)
 	EXPECT_EQ(p.expiry(), Wheel::time_point::max());
 }
 
+// A periodic timer behind by more deadlines than missed() can count (2^32
+// and more, after one long advance) goes on from the first deadline after
+// the wheel's time, as behind by a few does: its grid moved 2^32 periods
+// at most, so misfire::skip skipped one such step per advance and once ran
+// again at the next advance.
+TEST(Chrono, PeriodicBehindByMoreThanMissedCounts)
+{
+	for (const tw::misfire m : {tw::misfire::skip, tw::misfire::once}) {
+		Wheel w;
+		int runs = 0;
+		std::uint32_t missed = 0;
+		Timer p = w.every(1ms, [&](Timer &self) { runs++, missed = self.missed(); }, m);
+		const auto far = T(5'000'000'000); // 5 * 10^9 periods later
+		w.advance(far);
+		EXPECT_EQ(runs, m == tw::misfire::once ? 1 : 0) << static_cast<int>(m);
+		if (m == tw::misfire::once) {
+			EXPECT_EQ(missed, UINT32_MAX); // saturated: more than it can say
+		}
+		EXPECT_EQ(p.expiry(), far + 1ms) << static_cast<int>(m);
+		w.advance(far + 1ms);
+		EXPECT_EQ(runs, m == tw::misfire::once ? 2 : 1) << static_cast<int>(m);
+		EXPECT_EQ(missed, 0u);
+	}
+}
+
 // A periodic timer re-armed by arm_in() (outside its callback) or arm_at()
 // (inside it) runs at that deadline, and its grid counts on from there: it
 // counted from the old grid, so misfire::skip dropped the run, once and all

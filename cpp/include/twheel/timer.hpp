@@ -197,8 +197,13 @@ public:
 	}
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept { return detail::ns_dur(boxed() ? boxed()->period : 0); }
-	/// Inside a periodic callback: how many further deadlines had passed.
-	std::uint32_t missed() const noexcept { return boxed() ? boxed()->missed : 0; }
+	/// Inside a periodic callback: how many further deadlines had passed
+	/// (UINT32_MAX: that many or more).
+	std::uint32_t missed() const noexcept
+	{
+		const std::uint64_t k = boxed() ? boxed()->missed : 0;
+		return static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
+	}
 
 	/// Sets g(), run whenever the timer stops being pending unfired (cancel()
 	/// true, destruction of it or its owner, assignment over it); nullptr or
@@ -232,7 +237,7 @@ private:
 		detail::fn<16> g;
 		std::uint64_t period, grid; // ns; grid: the deadline being served
 		std::uint64_t armed;        // expiry() as the grid armed it
-		std::uint32_t missed;
+		std::uint64_t missed;       // all of them: missed() saturates
 		misfire m;
 		schedule s;
 		void operator()() {} // never called: fire() lends f alone
@@ -298,6 +303,11 @@ private:
 	// of the grid (after those missed, unless misfire::all), or a period
 	// after now; cancels it if its owner is being destroyed or refuses it
 	// (a stopped loop).
+	// @grid plus @n periods @p, saturated
+	static std::uint64_t add_periods(std::uint64_t grid, std::uint64_t n, std::uint64_t p) noexcept
+	{
+		return n > (UINT64_MAX - grid) / p ? UINT64_MAX : grid + n * p;
+	}
 	void again() noexcept
 	{
 		box *b = boxed();
@@ -307,7 +317,7 @@ private:
 		if (b->s == schedule::fixed_delay)
 			b->grid = detail::add_sat(X::now(this->c_), p);
 		else
-			b->grid = detail::add_sat(b->grid, (b->m == misfire::all ? 1 : b->missed + std::uint64_t{1}) * p);
+			b->grid = detail::add_sat(b->m == misfire::all ? b->grid : add_periods(b->grid, b->missed, p), p);
 		if (this->c_->closing || X::mod_at(this->c_, &this->n_, b->grid) < 0) { // it will not run again
 			b->period = 0;
 			return cancelled();
@@ -328,7 +338,7 @@ private:
 			// rounding up to the tick never counts as a miss)
 			const std::uint64_t tick = X::tick(c), now = X::now(c) / tick * tick;
 			const std::uint64_t k = now > b->grid ? (now - b->grid) / b->period : 0;
-			b->missed = static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
+			b->missed = k;
 			if (k && b->m == misfire::skip)
 				return t->again(); // the deadlines passed are skipped, this one too
 		}
