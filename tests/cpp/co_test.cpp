@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -205,6 +206,24 @@ TEST(Co, ResumeOnFromAnotherThread)
 	EXPECT_TRUE(done.load());
 	d.reset();
 	EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+// resume_on() a moved-from Loop throws as every other call on it does: it
+// said "twheel_loop_post() failed" (its -EINVAL for a null loop).
+TEST(Co, ResumeOnAMovedFromLoopThrowsMovedFrom)
+{
+	tw::Loop a;
+	tw::Loop b(std::move(a));
+	std::string what;
+	auto drive = [](tw::Loop &l, std::string *w) -> driver {
+		try {
+			co_await tw::co::resume_on(l);
+		} catch (const tw::error &x) {
+			*w = x.what();
+		}
+	};
+	driver d = drive(a, &what);
+	EXPECT_EQ(what, "tw: the owner was moved from");
 }
 
 struct sockpair {

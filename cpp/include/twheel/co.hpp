@@ -201,14 +201,17 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 
 /// Awaited on any thread: the coroutine goes on on @loop's thread, at its
 /// next iteration (twheel_loop_post(); the work item is in the frame,
-/// nothing allocated). Throws tw::error ESHUTDOWN from await_suspend
-/// (the coroutine then goes on here) once the loop is stopped.
+/// nothing allocated). Throws tw::error from await_suspend (the coroutine
+/// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
+/// moved-from Loop.
 class resume_on {
 public:
 	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()) {}
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<> h)
 	{
+		if (!l_)
+			tw::detail::fail(tw::detail::misuse::owner_moved);
 		h_ = h;
 		tw_loop_work_init(&w_, &run);
 		const int r = twheel_loop_post(l_, &w_);
