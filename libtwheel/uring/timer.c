@@ -597,6 +597,51 @@ bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer
 	return l && t && tw_timer_pending(&t->timer) && timer_owner(t) == l;
 }
 
+/*
+ * Only an ARMED timer is on a wheel; CLAIMED keeps a cancel from another
+ * thread out (it sees the timer not scheduled, -ENOENT) while the wheel
+ * link moves, and @dst is published ARMED only once it is linked.
+ */
+int twheel_loop_move(struct twheel_loop *l, struct tw_loop_timer *dst, struct tw_loop_timer *src)
+{
+	uint32_t s;
+
+	if (!dst || !src || dst->_node._kind != TW__NODE_TIMER)
+		return -EINVAL;
+	s = state_load(&src->_node);
+	if (state_owned(s)) {
+		if (!l)
+			return -EINVAL;
+		if (timer_owner(src) != l)
+			return -EXDEV;
+		if (s != TW__T_ARMED)
+			return -EBUSY;
+	}
+	if (dst == src)
+		return s == TW__T_ARMED;
+	if (state_owned(state_load(&dst->_node)))
+		return -EBUSY;
+	if (s == TW__T_ARMED && !state_cas(&src->_node, TW__T_ARMED, TW__T_CLAIMED))
+		return -EBUSY; /* a cancel from another thread won: the loop releases @src */
+	/* armed by delay and not yet placed: its expires points at its own
+	 * deadline (see the top); placed first, as a del does */
+	if (s == TW__T_ARMED && src->timer.expires == (uintptr_t)&src->deadline)
+		twl_timers_place_now(l);
+	dst->func = src->func;
+	dst->deadline = src->deadline;
+	dst->period = src->period;
+	dst->missed = src->missed;
+	dst->_backlog = src->_backlog;
+	dst->_node._next = NULL;
+	twheel_move(s == TW__T_ARMED ? timer_wheel(l, src) : NULL, &dst->timer, &src->timer);
+	if (s != TW__T_ARMED)
+		return 0;
+	__atomic_store_n(&dst->_loop, l, __ATOMIC_RELAXED);
+	state_store(&dst->_node, TW__T_ARMED);
+	state_store(&src->_node, TW__T_IDLE);
+	return 1;
+}
+
 /* ---- From any thread ---------------------------------------------------- */
 
 /* Queue @t for @l in @state (QUEUED or QUEUED_DELAY) with @v in t->deadline. */

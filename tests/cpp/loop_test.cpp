@@ -932,6 +932,34 @@ TEST(LoopHook, MovesPendingKeepsItsDeadlineAndRunsOnCancel)
 	EXPECT_THROW(c.arm_in(1ms), tw::error);
 }
 
+// The rule of every owner, on a stopped Loop too: a pending timer or hook
+// moved after stop() stays pending at its new address, and ~Loop cancels
+// it there (its cancellation callback runs once). It used to be lost:
+// not pending, and no cancellation callback.
+TEST(LoopHook, MovedPendingOnAStoppedLoopIsCancelledByTheLoop)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options(1ms));
+	Mover a(loop);
+	int cancelled = 0;
+	LoopTimer t(loop, [] {});
+	t.on_cancel([&cancelled] { cancelled++; });
+	a.arm_in(1h);
+	t.arm_at(clk.at(2h));
+	loop.stop();
+	Mover b(std::move(a));
+	LoopTimer u(std::move(t));
+	EXPECT_FALSE(a.pending()); // NOLINT(bugprone-use-after-move)
+	EXPECT_TRUE(b.pending());
+	EXPECT_TRUE(u.pending());
+	EXPECT_EQ(u.expiry(), clk.at(2h));
+	EXPECT_EQ(loop.size(), 2u);
+	loop_opt.reset();
+	EXPECT_EQ(b.cancelled, 1);
+	EXPECT_EQ(a.cancelled, 0);
+	EXPECT_EQ(cancelled, 1);
+}
+
 TEST(LoopHook, DestroyedPendingOrInsideItsOwnCallback)
 {
 	FakeClock clk;

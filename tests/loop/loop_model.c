@@ -1290,6 +1290,32 @@ static void op_mod_burst(struct lm *m)
 	}
 }
 
+/* twheel_loop_move() there and back (or onto itself): an armed timer stays
+ * armed for the same tick (one parked is placed first, as a del does); an
+ * owned one that is not on the wheels is refused, unchanged. */
+static void op_move(struct lm *m, struct mtimer *x)
+{
+	static struct tw_loop_timer spare;
+	int want = x->st == S_ARMED ? 1 : x->st == S_IDLE || x->st == S_DONE ? 0 : -EBUSY;
+
+	if (!x->inited)
+		return;
+	if (u8(m->src) % 4 == 0) {
+		EXPECT_RET(m, twheel_loop_move(m->l, &x->t, &x->t), want, "move onto itself");
+		return;
+	}
+	tw_loop_timer_init(&spare, timer_cb, 0);
+	EXPECT_RET(m, twheel_loop_move(m->l, &spare, &x->t), want, "move");
+	if (want < 0)
+		return;
+	if (want && x->parked)
+		m_place(m, m->clk);
+	x->parked = false;
+	m->res->moved += (uint64_t)want;
+	EXPECT_RET(m, tw_loop_timer_busy(&x->t), false, "busy after a move");
+	EXPECT_RET(m, twheel_loop_move(m->l, &x->t, &spare), want, "move back");
+}
+
 static void op_one(struct lm *m)
 {
 	uint8_t op = u8(m->src);
@@ -1407,6 +1433,12 @@ static void op_one(struct lm *m)
 			m->stopped = true;
 		}
 		break;
+	case 23:
+		if (u8(m->src) & 1) {
+			op_move(m, x);
+			break;
+		}
+		/* fall through */
 	default:
 		op_clock(m, 0);
 		op_run_once(m);

@@ -27,6 +27,7 @@ struct lm_result {
 	uint64_t placed;     /* timers armed by delay, parked and placed later */
 	uint64_t late_placed; /* ...from a reading later than their arm's */
 	uint64_t batches;    /* placements made by the 64th park */
+	uint64_t moved;      /* armed timers moved there and back */
 	char failure[512];   /* empty when every check passed */
 };
 

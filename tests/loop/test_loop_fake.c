@@ -970,6 +970,132 @@ static void test_del_of_a_placed_timer_places_nothing(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * twheel_loop_move(): an armed timer moves with its deadline and fires
+ * once, as the new address; one armed by delay is placed first; a
+ * deferrable one stays deferrable; an idle one is copied; a busy @dst, a
+ * queued or cancelled @src and another loop's timer are refused with
+ * nothing changed; on a stopped loop the moved timer is the one drained.
+ */
+static struct twheel_loop *twl_test_loop;
+static struct tw_loop_timer *moved_to, *moved_from;
+static int moved_ret;
+static void move_fn(struct tw_loop_timer *t)
+{
+	rec_fn(t);
+	moved_ret = twheel_loop_move(twl_test_loop, moved_to, moved_from);
+}
+
+static struct tw_loop_timer *drained_timer;
+static void move_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	drained_timer = t;
+}
+
+static void test_move(void **state)
+{
+	struct fake_clock c, c2;
+	struct rec a = { .clk = &c }, a2 = { .clk = &c }, p = { .clk = &c }, p2 = { .clk = &c };
+	struct rec d = { .clk = &c }, d2 = { .clk = &c }, q = { .clk = &c }, q2 = { .clk = &c };
+	struct rec f = { .clk = &c }, b = { .clk = &c }, b2 = { .clk = &c };
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL), *other = fake_loop(&c2, 1000 * MS, NULL);
+
+	(void)state;
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&a2.t, rec_fn, 0);
+	tw_loop_timer_init(&p.t, rec_fn, 0);
+	tw_loop_timer_init(&p2.t, rec_fn, 0);
+	tw_loop_timer_init(&d.t, rec_fn, TW_LOOP_DEFERRABLE);
+	tw_loop_timer_init(&d2.t, rec_fn, 0);
+	tw_loop_timer_init(&q.t, rec_fn, 0);
+	tw_loop_timer_init(&q2.t, rec_fn, 0);
+
+	/* idle: copied, nothing armed; @loop may be NULL */
+	a.t.deadline = 42;
+	assert_int_equal(twheel_loop_move(NULL, &a2.t, &a.t), 0);
+	assert_int_equal(a2.t.deadline, 42);
+	assert_false(tw_loop_timer_busy(&a2.t));
+	assert_int_equal(twheel_loop_move(l, NULL, &a.t), -EINVAL);
+	assert_int_equal(twheel_loop_move(l, &a2.t, NULL), -EINVAL);
+
+	assert_int_equal(twheel_loop_add_at(l, &a.t, 1005 * MS), 0);
+	assert_int_equal(twheel_loop_move(l, &a.t, &a.t), 1);
+	assert_int_equal(twheel_loop_move(NULL, &a2.t, &a.t), -EINVAL);
+	assert_int_equal(twheel_loop_move(other, &a2.t, &a.t), -EXDEV);
+	assert_int_equal(twheel_loop_add_at(l, &q.t, 1009 * MS), 0);
+	assert_int_equal(twheel_loop_move(l, &q.t, &a.t), -EBUSY); /* @dst busy */
+	assert_true(twheel_loop_pending(l, &a.t) && twheel_loop_pending(l, &q.t));
+	assert_int_equal(twheel_loop_move(l, &a2.t, &a.t), 1);
+	assert_false(tw_loop_timer_busy(&a.t));
+	assert_false(twheel_loop_pending(l, &a.t));
+	assert_true(twheel_loop_pending(l, &a2.t));
+	assert_int_equal(a2.t.deadline, 1005 * MS);
+	assert_int_equal(twheel_loop_del(l, &a.t), 0);
+
+	/* armed by delay, not yet placed: placed from a reading at the move */
+	assert_int_equal(twheel_loop_add(l, &p.t, 10 * MS), 0);
+	fake_clock_add(&c, 2 * MS);
+	assert_int_equal(twheel_loop_move(l, &p2.t, &p.t), 1);
+	assert_int_equal(p2.t.deadline, 1012 * MS);
+
+	/* deferrable: still on the deferrable wheel, which a normal timer wakes */
+	assert_int_equal(twheel_loop_add_at(l, &d.t, 1005 * MS), 0);
+	assert_int_equal(twheel_loop_move(l, &d2.t, &d.t), 1);
+	assert_true(d2.t.timer.flags & TW_LOOP_DEFERRABLE);
+
+	/* cancelled (as from another thread) and queued: refused, unchanged */
+	assert_int_equal(twheel_loop_cancel(l, &q.t), 1);
+	assert_int_equal(twheel_loop_move(l, &q2.t, &q.t), -EBUSY);
+	assert_true(tw_loop_timer_busy(&q.t));
+	assert_false(tw_loop_timer_busy(&q2.t));
+	assert_int_equal(twheel_loop_count(l), 4);
+	fake_clock_set(&c, 1005 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_false(tw_loop_timer_busy(&q.t)); /* released */
+	assert_int_equal(twheel_loop_schedule(l, &q.t, MS), 0);
+	assert_int_equal(twheel_loop_move(l, &q2.t, &q.t), -EBUSY);
+	fake_clock_set(&c, 1005 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 2);
+	assert_int_equal(a.n + d.n, 0);
+	assert_int_equal(a2.n, 1);
+	assert_int_equal(a2.fired_at[0], 1005 * MS);
+	assert_int_equal(d2.n, 1);
+	fake_clock_set(&c, 1012 * MS - 1);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1); /* q */
+	fake_clock_set(&c, 1012 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(p2.n, 1);
+	assert_int_equal(twheel_loop_count(l), 0);
+
+	/* from a callback of the same iteration: the moved timer still fires in it */
+	tw_loop_timer_init(&f.t, move_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	tw_loop_timer_init(&b2.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add_at(l, &f.t, 1019 * MS), 0); /* an earlier tick, one iteration */
+	assert_int_equal(twheel_loop_add_at(l, &b.t, 1020 * MS), 0);
+	twl_test_loop = l, moved_to = &b2.t, moved_from = &b.t, moved_ret = -1;
+	fake_clock_set(&c, 1020 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 2);
+	assert_int_equal(moved_ret, 1);
+	assert_int_equal(b.n, 0);
+	assert_int_equal(b2.n, 1);
+
+	/* a stopped loop moves it and drains it from its new address */
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	tw_loop_timer_init(&b2.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &b.t, 50 * MS), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	assert_int_equal(twheel_loop_move(l, &b2.t, &b.t), 1);
+	drained_timer = NULL;
+	assert_int_equal(twheel_loop_drain(l, move_drain_fn, NULL, NULL), 1);
+	assert_ptr_equal(drained_timer, &b2.t);
+	assert_false(tw_loop_timer_busy(&b.t) || tw_loop_timer_busy(&b2.t));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	twheel_loop_destroy(other, NULL, NULL, NULL);
+}
+
 static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 {
 	struct fake_clock c;
@@ -1719,6 +1845,7 @@ int main(void)
 		cmocka_unit_test(test_delay_at_the_clocks_end_is_due),
 		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
 		cmocka_unit_test(test_del_of_a_placed_timer_places_nothing),
+		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),

@@ -31,7 +31,7 @@ static unsigned runs(void)
 static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 {
 	uint64_t ops = 0, fires = 0, iters = 0, rel = 0, drained = 0, back = 0, held = 0;
-	uint64_t placed = 0, late_placed = 0, batches = 0;
+	uint64_t placed = 0, late_placed = 0, batches = 0, moved = 0;
 	const char *one = getenv("TWHEEL_LOOP_MODEL_SEED");
 
 	if (one) {
@@ -60,20 +60,22 @@ static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 		placed += res.placed;
 		late_placed += res.late_placed;
 		batches += res.batches;
+		moved += res.moved;
 	}
 	print_message("%u seeds x %zu bytes: %llu ops, %llu iterations, %llu fires, "
 		      "%llu releases, %llu drained, %llu steps back of the clock, "
 		      "%llu timers held after the wheels' tick; %llu placed after parking, "
 		      "%llu of them from a later reading than their arm's, %llu placements at "
-		      "the 64th park\n", n, nbytes,
+		      "the 64th park, %llu armed timers moved\n", n, nbytes,
 		      (unsigned long long)ops, (unsigned long long)iters,
 		      (unsigned long long)fires, (unsigned long long)rel,
 		      (unsigned long long)drained, (unsigned long long)back,
 		      (unsigned long long)held, (unsigned long long)placed,
-		      (unsigned long long)late_placed, (unsigned long long)batches);
+		      (unsigned long long)late_placed, (unsigned long long)batches,
+		      (unsigned long long)moved);
 	assert_true(fires > 0 && iters > 0 && drained > 0);
 	if (!one)
-		assert_true(back > 0 && held > 0 && late_placed > 0 && batches > 0);
+		assert_true(back > 0 && held > 0 && late_placed > 0 && batches > 0 && moved > 0);
 }
 
 static void model_short_runs(void **state)

@@ -325,14 +325,12 @@ struct ops<Loop> {
 	// past (every() outside a run, the end of a fixed_delay run)
 	static std::uint64_t now(const ctx *c) noexcept { return twheel_loop_clock(l(c)); }
 	static std::uint64_t tick(const ctx *c) noexcept { return twheel_loop_tick(l(c)); }
-	// The loop keeps a timer's address: a pending one is re-armed at dst
-	// for the same deadline (on a stopped loop it is lost, uncancelled).
+	// twheel_loop_move(): a pending one stays pending at dst (a stopped
+	// loop cancels it later, as any other)
 	static void move(ctx *c, node *dst, node *src) noexcept
 	{
 		init(dst, src->func);
-		dst->deadline = src->deadline;
-		if (c && del(c, src))
-			mod_at(c, dst, src->deadline);
+		twheel_loop_move(c ? l(c) : nullptr, dst, src);
 	}
 };
 

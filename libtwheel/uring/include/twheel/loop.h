@@ -511,6 +511,35 @@ TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
 					 const struct tw_loop_timer *t);
 
 /*
+ * Move the timer at @src to the address @dst, for owners that relocate
+ * their objects (an array of timers that grows, a C++ handle that is
+ * moved). @dst takes @src's callback, flags, deadline, period and, if
+ * @src is armed on @loop, its place: it stays armed for the same deadline
+ * and fires once, as @dst (a timer armed by delay and not yet placed is
+ * placed first, as by twheel_loop_del()). A stopped loop moves it too, and
+ * then cancels it as it does every armed timer (twheel_loop_destroy()'s
+ * drain). @src is left idle: the loop does not touch it again, its fields
+ * are unchanged and it may be freed. @dst must have been initialised with
+ * tw_loop_timer_init() (or _periodic()) and be idle; its previous
+ * contents are overwritten. @loop may be NULL when @src is idle.
+ * @dst == @src changes nothing.
+ * Returns 1 if @src was armed, 0 if it was idle, or
+ *   -EINVAL  @dst or @src NULL, @dst not a loop timer, or @src owned by a
+ *            loop and @loop NULL;
+ *   -EBUSY   @dst is busy (tw_loop_timer_busy()), or @src is owned by
+ *            @loop but not on its wheels: queued by another thread,
+ *            cancelled from another thread and not yet released, running
+ *            on the executor, or a periodic timer whose callback is
+ *            running; nothing is changed;
+ *   -EXDEV   @src is owned by another loop.
+ * O(1), plus O(1) per timer placed; the loop thread, callbacks included:
+ * a timer moved while the iteration is firing its tick still fires in it,
+ * as @dst. (TWHEEL_URING_1.3)
+ */
+TWHEEL_LOOP_API int twheel_loop_move(struct twheel_loop *loop, struct tw_loop_timer *dst,
+				     struct tw_loop_timer *src);
+
+/*
  * Run @t's callback: what an executor does, on its own thread, with each
  * timer the loop hands it (exactly once per hand-off). A one-shot timer
  * stops being busy just before its callback starts, and the callback owns
