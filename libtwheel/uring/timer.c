@@ -501,10 +501,17 @@ static inline __attribute__((always_inline)) int loop_add(struct twheel_loop *l,
 		/* A periodic timer re-armed by its own callback. */
 		if (s != TW__T_RUNNING)
 			return -EBUSY; /* cancelled from another thread */
-		l->cur_gone = true;
 		t->_backlog = 0;
 		arm(l, t, v, delay);
-		timer_publish_armed(l, t, TW__T_RUNNING);
+		if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED)) {
+			/* A cancel came in meanwhile: as if it came first. The
+			 * callback still runs, so the timer is released when it
+			 * returns, not here: a thread that polls
+			 * tw_loop_timer_busy() (or the release hook) may free it. */
+			twheel_del(timer_wheel(l, t), &t->timer);
+			return -EBUSY;
+		}
+		l->cur_gone = true;
 		return 0;
 	}
 	ret = timer_claim(l, t);

@@ -561,6 +561,81 @@ static void test_cancel_while_running(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A cancel from another thread that lands while a periodic callback re-arms
+ * its own timer, between the re-arm's look at the state and its publishing
+ * the timer armed (emulated exactly: the clock the re-arm reads cancels).
+ * The cancel loses to the running callback (0) and the re-arm sees it
+ * (-EBUSY), as when the cancel comes first: the timer stays busy and is
+ * released after the callback returns, never while it runs (a thread
+ * told "not busy" may free it).
+ */
+static struct twheel_loop *race_loop;
+static struct tw_loop_timer *race_victim;
+static int race_cancel, race_rearm, race_released_in_cb;
+static bool race_busy_in_cb;
+
+static uint64_t cancelling_clock(void *arg)
+{
+	struct tw_loop_timer *t = race_victim;
+
+	if (t) {
+		race_victim = NULL;
+		race_cancel = twheel_loop_cancel(race_loop, t);
+	}
+	return fake_clock_read(arg);
+}
+
+static void rearm_racing_cancel(struct tw_loop_timer *t)
+{
+	struct rec *r = tw_container_of(t, struct rec, t);
+
+	rec_fn(t);
+	race_victim = t;
+	race_rearm = r->n == 1 ? twheel_loop_mod(race_loop, t, 0)
+			       : twheel_loop_mod_at(race_loop, t, 0);
+	race_busy_in_cb = tw_loop_timer_busy(t);
+	race_released_in_cb = released;
+}
+
+static void test_cancel_racing_a_periodic_self_rearm(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec p = { .clk = &c };
+	struct twheel_loop *l;
+	int round;
+
+	(void)state;
+	for (round = 1; round <= 2; round++) { /* mod by delay 0, mod_at a past deadline */
+		twheel_loop_config_init(&cfg);
+		cfg.release = on_release;
+		cfg.flags = test_loop_flags();
+		cfg.clock = cancelling_clock;
+		cfg.clock_arg = &c;
+		fake_clock_set(&c, START);
+		assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+		race_loop = l;
+		released = 0;
+		p.n = round - 1;
+		tw_loop_timer_init_periodic(&p.t, rearm_racing_cancel, 10 * MS, 0);
+		assert_int_equal(add_placed(l, &p.t, 10 * MS), 0);
+		fake_clock_set(&c, START + 11 * MS);
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+		assert_int_equal(p.n, round);
+		assert_int_equal(race_cancel, 0);     /* lost: the callback runs */
+		assert_int_equal(race_rearm, -EBUSY); /* cancelled from another thread */
+		assert_true(race_busy_in_cb);
+		assert_int_equal(race_released_in_cb, 0);
+		assert_int_equal(released, 1); /* after the callback returned */
+		assert_false(tw_loop_timer_busy(&p.t));
+		run_until(l, &c, START + 100 * MS, MS);
+		assert_int_equal(p.n, round); /* never again */
+		assert_int_equal(released, 1);
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+	}
+}
+
 static void test_max_pending(void **state)
 {
 	struct twheel_loop_config cfg;
@@ -1833,6 +1908,7 @@ int main(void)
 		cmocka_unit_test(test_periodic_self_del_and_rearm),
 		cmocka_unit_test(test_cancel_outcomes),
 		cmocka_unit_test(test_cancel_while_running),
+		cmocka_unit_test(test_cancel_racing_a_periodic_self_rearm),
 		cmocka_unit_test(test_max_pending),
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
