@@ -119,7 +119,9 @@ int twheel_loop_io_deadline(struct twheel_loop *l, struct io_uring_sqe *sqe,
 		return -EINVAL;
 	if (loop_fallback(l))
 		return -EOPNOTSUPP;
-	if (!sqe_last_pending(&l->ring.sq, sqe) || !sqe->user_data || twl_sqe_multishot(sqe))
+	/* a request that posts no CQE on success could never be delivered */
+	if (!sqe_last_pending(&l->ring.sq, sqe) || !sqe->user_data || twl_sqe_multishot(sqe) ||
+	    (sqe->flags & IOSQE_CQE_SKIP_SUCCESS))
 		return -EINVAL;
 	if (dl->_state & DL_ACTIVE)
 		return -EBUSY;
@@ -137,6 +139,9 @@ int twheel_loop_io_deadline(struct twheel_loop *l, struct io_uring_sqe *sqe,
 		io_uring_prep_link_timeout(lt, (struct __kernel_timespec *)(void *)dl->_ts,
 					   IORING_TIMEOUT_ABS);
 		io_uring_sqe_set_data(lt, &dl->_aux);
+		/* a chain the request belongs to goes on after its timeout,
+		 * as it does after the request in the loop-timer case */
+		lt->flags |= sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK);
 		sqe->flags |= IOSQE_IO_LINK;
 		dl->_state = DL_ACTIVE | DL_AUX;
 	} else {

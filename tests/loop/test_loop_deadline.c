@@ -341,6 +341,12 @@ static void test_errors(void **state)
 	a = twheel_loop_get_sqe(l, &r.io);
 	io_uring_prep_recv_multishot(a, sv[0], NULL, 0, 0);
 	assert_int_equal(twheel_loop_io_deadline(l, a, &r.dl, d), -EINVAL);
+	/* a request that posts no CQE when it succeeds: the handler could
+	 * never be called, and the deadline would stay busy for good */
+	io_uring_prep_nop(a);
+	a->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	assert_int_equal(twheel_loop_io_deadline(l, a, &r.dl, d), -EINVAL);
+	assert_int_equal(a->flags, IOSQE_CQE_SKIP_SUCCESS);
 	/* an SQE refused is left alone: it still goes to r.io */
 	io_uring_prep_nop(a);
 	run_until(l, &r.calls, 3, 500 * MS); /* the three nops */
@@ -358,6 +364,42 @@ static void test_errors(void **state)
 	assert_int_equal(twheel_loop_io_deadline(fb, (struct io_uring_sqe *)&r, &r.dl, d),
 			 -EOPNOTSUPP);
 	twheel_loop_destroy(fb, NULL, NULL, NULL);
+}
+
+/* A request with a deadline inside a chain (IOSQE_IO_LINK, _HARDLINK): the
+ * chain goes on after it in both ways, so the next SQE runs only once the
+ * request ended, and a soft link cancels it when the deadline did. */
+static void test_chain_goes_on_after_the_request(void **state)
+{
+	static const uint8_t links[] = { IOSQE_IO_LINK, IOSQE_IO_HARDLINK };
+	struct req r = { .io.func = req_done }, next = { .io.func = req_done };
+	struct io_uring_sqe *sqe;
+	int sv[2];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(links); i++) {
+		struct twheel_loop *l = mk();
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		r.fd = sv[0];
+		r.calls = next.calls = 0;
+		sqe = twheel_loop_get_sqe(l, &r.io);
+		io_uring_prep_recv(sqe, r.fd, r.buf, sizeof(r.buf), 0);
+		sqe->flags |= links[i];
+		r.deadline = mono_now() + 20 * MS;
+		assert_int_equal(twheel_loop_io_deadline(l, sqe, &r.dl, r.deadline), 0);
+		sqe = twheel_loop_get_sqe(l, &next.io);
+		io_uring_prep_nop(sqe);
+		run_until(l, &r.calls, 1, 5000 * MS);
+		assert_int_equal(r.res, -ETIME);
+		run_until(l, &next.calls, 1, 5000 * MS);
+		assert_true(next.done_at >= r.deadline); /* not before the request ended */
+		assert_int_equal(next.res, links[i] == IOSQE_IO_LINK ? -ECANCELED : 0);
+		close(sv[0]);
+		close(sv[1]);
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+	}
 }
 
 /* Drain and destroy with deadlines in flight: the user's timer_fn never
@@ -421,6 +463,7 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_cancel_races_completion),  \
 	cmocka_unit_test(test_user_cancel),              \
 	cmocka_unit_test(test_errors),                   \
+	cmocka_unit_test(test_chain_goes_on_after_the_request), \
 	cmocka_unit_test(test_destroy_in_flight)
 
 int main(void)

@@ -679,7 +679,10 @@ struct tw_loop_deadline {
  * own. Otherwise, or when the SQ has no room left for it, the loop's own
  * timer in @dl is armed at @deadline_ns (twheel_loop_add_at()'s rules)
  * and, when it fires, an IORING_OP_ASYNC_CANCEL SQE cancels the request.
- * Either way the request is cancelled no earlier than @deadline_ns.
+ * Either way the request is cancelled no earlier than @deadline_ns, and a
+ * chain @sqe belongs to (IOSQE_IO_LINK or IOSQE_IO_HARDLINK set on it)
+ * goes on after the request: the next SQE taken starts once it has ended
+ * (a soft link cancels that SQE when the deadline cancelled the request).
  *
  * The handler (the struct tw_loop_io @sqe was taken for) is called once,
  * on the loop thread, when the request and the deadline's own SQE have
@@ -698,7 +701,8 @@ struct tw_loop_deadline {
  * Returns 0, or
  *   -EINVAL      NULL argument; @sqe not the last SQE taken from this
  *                loop's ring and not yet submitted, or without a handler;
- *                a multishot request (not supported);
+ *                a multishot request (not supported); a request with
+ *                IOSQE_CQE_SKIP_SUCCESS (its handler could not be called);
  *   -EBUSY       @dl serves a request still in flight;
  *   -EOPNOTSUPP  fallback mode (no I/O);
  * and in the timer case the errors of twheel_loop_add_at() (-ENOSPC,
