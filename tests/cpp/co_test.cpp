@@ -3,9 +3,9 @@
 // <twheel/co.hpp>: coroutines on tw::Loop. Never early; values and
 // exceptions across co_await; a detached task's exception to the loop's
 // handler; a task destroyed while suspended on a timer (the timer goes
-// with it); the loop destroyed with tasks suspended (frames freed,
-// destructors run: LSan-clean under ASan); resume_on() from another
-// thread; I/O with a deadline: -ETIME never early, data first, a frame
+// with it) or on resume_on(); the loop destroyed with tasks suspended
+// (frames freed, destructors run: LSan-clean under ASan); resume_on()
+// from another thread; I/O with a deadline: -ETIME never early, data first, a frame
 // destroyed with its request in flight, the loop destroyed with requests
 // in flight, data racing the deadline, no allocation in the steady state.
 #include <twheel/co.hpp>
@@ -206,6 +206,34 @@ TEST(Co, ResumeOnFromAnotherThread)
 	EXPECT_TRUE(done.load());
 	d.reset();
 	EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+tw::co::task<void> yielder(tw::Loop &loop, int *destroyed, int *resumed)
+{
+	counted c{destroyed};
+	co_await tw::co::resume_on(loop); // from the loop thread: a yield
+	++*resumed;
+}
+
+// A frame destroyed while its resume_on() post is queued: the loop ran the
+// work item in the freed frame (ASan: heap-use-after-free), in an
+// iteration and in ~Loop alike.
+TEST(Co, TaskDestroyedWhileWaitingOnResumeOn)
+{
+	int destroyed = 0, resumed = 0;
+	auto drive = [](tw::co::task<void> &t) -> driver { co_await std::move(t); };
+	for (bool in_dtor : {false, true}) {
+		std::optional<tw::Loop> loop(std::in_place);
+		auto t = std::make_unique<tw::co::task<void>>(yielder(*loop, &destroyed, &resumed));
+		driver d = drive(*t);
+		t.reset();
+		if (in_dtor)
+			loop.reset();
+		else
+			loop->run_once(false);
+	}
+	EXPECT_EQ(destroyed, 2);
+	EXPECT_EQ(resumed, 0);
 }
 
 // resume_on() a moved-from Loop throws as every other call on it does: it

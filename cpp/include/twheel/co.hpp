@@ -3,7 +3,8 @@
 // twheel/co.hpp - C++20 coroutines on tw::Loop (opt-in; C++17 programs do
 // not include it): tw::co::task<T>, spawn(), and the awaitables
 // sleep_for()/sleep_until(), io() and resume_on(). Header-only over
-// <twheel/loop.hpp>; nothing is allocated beyond the coroutine frames.
+// <twheel/loop.hpp>; nothing is allocated beyond the coroutine frames
+// (and resume_on()'s work item).
 // Lifetime: a task spawned on a loop is owned by it; its frame is freed
 // when it ends, or destroyed where it is suspended when the Loop is
 // destroyed first (destructors run, nothing leaks); its exception goes to
@@ -200,35 +201,51 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 }
 
 /// Awaited on any thread: the coroutine goes on on @loop's thread, at its
-/// next iteration (twheel_loop_post(); the work item is in the frame,
-/// nothing allocated). Throws tw::error from await_suspend (the coroutine
+/// next iteration (twheel_loop_post() of one allocated work item). A frame
+/// destroyed (on the loop thread) before then is not resumed: the loop
+/// frees the item. Throws tw::error from await_suspend (the coroutine
 /// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
-/// moved-from Loop.
+/// moved-from Loop; std::bad_alloc.
 class resume_on {
 public:
 	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()) {}
+	resume_on(const resume_on &) = delete;
+	resume_on &operator=(const resume_on &) = delete;
+	~resume_on()
+	{
+		if (w_)
+			w_->h = {};
+	}
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<> h)
 	{
 		if (!l_)
 			tw::detail::fail(tw::detail::misuse::owner_moved);
-		h_ = h;
-		tw_loop_work_init(&w_, &run);
-		const int r = twheel_loop_post(l_, &w_);
-		if (r < 0)
+		w_ = new work{{}, h, this};
+		tw_loop_work_init(&w_->w, &run);
+		if (const int r = twheel_loop_post(l_, &w_->w); r < 0) {
+			delete std::exchange(w_, nullptr);
 			tw::detail::fail(r, "tw: twheel_loop_post() failed");
+		} // else *this may be gone already: the loop thread resumed the frame
 	}
 	void await_resume() const noexcept {}
 
 private:
+	struct work {
+		tw_loop_work w; // first: the C node leads back here
+		std::coroutine_handle<> h;
+		resume_on *self;
+	};
 	static void run(tw_loop_work *w) noexcept
 	{
-		resume_on *self = reinterpret_cast<resume_on *>(reinterpret_cast<char *>(w) - offsetof(resume_on, w_));
-		self->h_.resume();
+		const std::unique_ptr<work> it(reinterpret_cast<work *>(w));
+		if (it->h) {
+			it->self->w_ = nullptr;
+			it->h.resume();
+		}
 	}
-	tw_loop_work w_{};
 	twheel_loop *l_;
-	std::coroutine_handle<> h_;
+	work *w_ = nullptr;
 };
 
 namespace detail {
