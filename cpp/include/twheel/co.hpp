@@ -39,6 +39,13 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	void on_cancel() noexcept { frame.destroy(); } // destroys *this too
 };
 
+// The task that co_await is starting on this thread, until it suspends
+// or ends (final_awaiter clears it): a task that ends so goes on in its
+// awaiter's await_suspend, not by symmetric transfer, whose tail calls
+// GCC leaves out without -O2 or with ASan (the stack would grow).
+struct promise_base;
+inline thread_local const promise_base *starting = nullptr;
+
 // What every task's promise shares: the awaiter to resume when it ends,
 // the exception it ended with, and, when detached, the loop's anchor.
 struct promise_base {
@@ -53,6 +60,8 @@ struct promise_base {
 		std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
 		{
 			promise_base &p = h.promise();
+			if (starting == &p)
+				return starting = nullptr, std::noop_coroutine();
 			if (!p.anch)
 				return p.cont;
 			// detached: frees the frame, then hands its exception to the loop's handler
@@ -119,10 +128,16 @@ public:
 	struct awaiter {
 		handle h;
 		bool await_ready() noexcept { return !h || h.done(); }
-		std::coroutine_handle<> await_suspend(std::coroutine_handle<> c) noexcept
+		// Runs the task here until it suspends or ends; once it has
+		// suspended, *this may be gone (resumed on another thread).
+		bool await_suspend(std::coroutine_handle<> c) noexcept
 		{
 			h.promise().cont = c;
-			return h;
+			const detail::promise_base *p = &h.promise(), *up = std::exchange(detail::starting, p);
+			handle(h).resume();
+			const bool ended = detail::starting != p;
+			detail::starting = up;
+			return !ended;
 		}
 		T await_resume()
 		{
