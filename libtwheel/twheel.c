@@ -139,6 +139,7 @@ static inline unsigned idx_level(uint32_t idx)
 #define IDX_DUE ((uint32_t)NSLOTS)      /* the due list */
 #define IDX_WORK ((uint32_t)NSLOTS + 1) /* the due list's timers while it is fired */
 #define IDX_PARKED ((uint32_t)NSLOTS + 2) /* armed, not placed yet (twheel_park()) */
+#define IDX_DRAIN ((uint32_t)NSLOTS + 3)  /* waiting to be handed back by twheel_drain() */
 #define IDX_NONE TW__IDX_NONE
 
 /*
@@ -413,10 +414,17 @@ struct twheel *twheel_create(tw_tick_t now)
 	return w;
 }
 
-/* Hand every pending timer to @fn after unlinking it. */
+/*
+ * Hand every pending timer to @fn after unlinking it. The timers wait on a
+ * list of their own, each marked IDX_DRAIN first: @fn may act on one not
+ * handed yet (cancel it, re-arm it, park it, move it), which must then find
+ * a timer on a plain list, not in a slot or the park table, and take it off
+ * that list (it is not handed: no longer pending, or armed again).
+ */
 static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), void *arg)
 {
 	struct tw_list all;
+	struct tw_list *p;
 	/* out of the park table first: @fn may cancel one not handed yet
 	 * (the other timer of its object), which then leaves a list only */
 	for (uint32_t i = 0; i < w->park_n; i++) {
@@ -444,6 +452,9 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	w->nonempty = 0;
 	w->next_valid = false;
 	w->due_sorted = true;
+	if (fn)
+		tw_list_for_each(p, &all)
+			tw_list_entry(p, struct tw_timer, entry)->_idx = IDX_DRAIN;
 	while (!tw_list_empty(&all)) {
 		struct tw_timer *t = tw_list_entry(all.next, struct tw_timer, entry);
 		tw_list_del(&t->entry);
@@ -548,7 +559,7 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 /* What twheel.h's inline re-arm takes for granted. */
 _Static_assert(offsetof(struct twheel, h) == 0, "struct twheel begins with its ABI head");
 _Static_assert(TW__NSLOTS == NSLOTS && IDX_DUE >= TW__NSLOTS && IDX_WORK >= TW__NSLOTS &&
-		       IDX_PARKED >= TW__NSLOTS,
+		       IDX_PARKED >= TW__NSLOTS && IDX_DRAIN >= TW__NSLOTS && IDX_DRAIN < IDX_INPLACE,
 	       "twheel.h's slot count");
 _Static_assert(L0_SIZE == 256 && LVL_SIZE == 64 && L0_BITS == 8 && LVL_BITS == 6,
 	       "twheel.h's slot spans");

@@ -23,6 +23,11 @@
  * next_expiry() at most the wheel's time; an advance may pass while timers
  * wait parked (in place in a slot that is cascaded, too), then they are
  * placed, deleted, re-parked, moved, drained.
+ *
+ * Drains in mid-run act too: the function a drain hands each timer to
+ * cancels, re-arms, parks, moves others (handed back already or not yet:
+ * one acted on before its turn is not handed back, and stays armed if it
+ * was re-armed), arms its own timer again, unparks and places.
  */
 #include "model.h"
 
@@ -111,8 +116,10 @@ struct model {
 	bool cascade_heavy;    /* mode: log-uniform expiries and steps, many cascades */
 	bool parking;          /* mode: park, unpark, place and move too */
 	unsigned drained;      /* timers handed back by twheel_drain */
+	bool draining;         /* inside a drain whose function acts */
 	uint64_t adds, mods, dels; /* what twheel_get_stats() must count */
-	bool *drained_seen;
+	uint8_t *to_hand;      /* pending when the drain began (2: parked), not handed back or
+			        * acted on yet: off the wheel, parked no more */
 	bool *parked;          /* model: timer id is parked (twheel_park()) */
 	uint64_t *pval;        /* ...with this value: the expiry to place it at */
 	bool *park_pend;       /* ...and was pending when first parked */
@@ -239,6 +246,7 @@ static void model_unpark(struct model *m, uint32_t id)
 
 static void model_arm(struct model *m, uint32_t id, tw_tick_t e)
 {
+	m->to_hand[id] = 0; /* a drain no longer hands it back */
 	model_unpark(m, id);
 	if (!m->pending[id])
 		m->count++;
@@ -258,6 +266,7 @@ static void model_arm(struct model *m, uint32_t id, tw_tick_t e)
 
 static void model_disarm(struct model *m, uint32_t id)
 {
+	m->to_hand[id] = 0;
 	if (m->pending[id])
 		m->count--;
 	model_unpark(m, id);
@@ -459,6 +468,7 @@ static void park_with(struct model *m, uint32_t id, uint64_t v, bool with_hint, 
 	      with_hint ? "_hint" : "", id, v, hint, rc, want);
 	CHECK(m, tw_timer_pending(t) && t->expires == v, "parked timer %u: pending %d, expires %" PRIu64
 	      " (value %" PRIu64 ")", id, tw_timer_pending(t), t->expires, v);
+	m->to_hand[id] = 0;
 	if (!m->parked[id]) {
 		m->park_pend[id] = m->pending[id];
 		m->park_old[id] = m->exp[id];
@@ -597,18 +607,41 @@ static void op_move(struct model *m, uint32_t id)
 
 static void on_drain(struct tw_timer *t, void *arg);
 
-/* twheel_drain() in mid-run: every timer back once (parked ones with their value). */
+/*
+ * twheel_drain(): every timer pending at its start back once (parked ones
+ * with their value), but those its function acted on before their turn;
+ * it acts if @act. What that armed stays pending.
+ */
+static void drain(struct model *m, bool act)
+{
+	m->drained = 0;
+	for (uint32_t id = 0; id < m->n; id++) {
+		m->to_hand[id] = m->pending[id] ? 1 + m->parked[id] : 0;
+		model_unpark(m, id); /* the drain took it: placing finds it no more */
+	}
+	m->draining = act;
+	twheel_drain(m->w, on_drain, m);
+	m->draining = false;
+	if (m->failed)
+		return;
+	for (uint32_t id = 0; id < m->n; id++)
+		CHECK(m, !m->to_hand[id], "drain did not hand back timer %u (%u handed back)", id,
+		      m->drained);
+	CHECK(m, twheel_count(m->w) == m->count, "count %zu after a drain, model %zu",
+	      twheel_count(m->w), m->count);
+}
+
+static void check_next_expiry(struct model *m);
+
+/* twheel_drain() in mid-run, its function acting on the wheel. */
 static void op_drain(struct model *m)
 {
-	size_t want = m->count;
-	m->drained = 0;
-	memset(m->drained_seen, 0, m->n * sizeof(bool));
-	twheel_drain(m->w, on_drain, m);
-	CHECK(m, m->drained == want && twheel_count(m->w) == 0,
-	      "drain handed back %u of %zu timers, count now %zu", m->drained, want, twheel_count(m->w));
-	for (uint32_t id = 0; id < m->n; id++)
-		model_disarm(m, id);
-	CHECK(m, twheel_next_expiry(m->w) == TW_TICK_MAX, "next_expiry after a drain");
+	char msg[256];
+
+	drain(m, true);
+	if (!m->failed && twheel_check(m->w, msg, sizeof(msg)))
+		fail(m, "twheel_check after a drain: %s", msg);
+	check_next_expiry(m);
 }
 
 static void op_advance(struct model *m, tw_tick_t target)
@@ -705,12 +738,53 @@ static void on_drain(struct tw_timer *t, void *arg)
 	struct obj *o = tw_container_of(t, struct obj, t);
 	CHECK(m, !tw_timer_pending(t), "drained timer %u still pending", o->id);
 	CHECK(m, m->pending[o->id], "drained timer %u that the model has not pending", o->id);
-	CHECK(m, !m->drained_seen[o->id], "timer %u drained twice", o->id);
-	CHECK(m, !m->parked[o->id] || t->expires == m->pval[o->id],
+	CHECK(m, m->to_hand[o->id], "timer %u drained twice, or after it was acted on", o->id);
+	CHECK(m, m->to_hand[o->id] != 2 || t->expires == m->pval[o->id],
 	      "drained parked timer %u: expires %" PRIu64 ", value %" PRIu64, o->id, t->expires,
 	      m->pval[o->id]);
-	m->drained_seen[o->id] = true;
 	m->drained++;
+	uint32_t id = o->id;
+	model_disarm(m, id);
+	if (!m->draining)
+		return;
+	/* act: on timers not handed back yet as much as on the others */
+	for (unsigned acts = (unsigned)rnd_below(m, 3); acts > 0 && !m->failed; acts--) {
+		uint32_t o2 = (uint32_t)rnd_below(m, m->n);
+		m->res->ops++;
+		switch (rnd_below(m, 9)) {
+		case 0:
+			op_del(m, o2);
+			break;
+		case 1:
+			op_mod(m, o2, rnd_expiry(m));
+			break;
+		case 2:
+			op_add(m, rnd_below(m, 2) ? id : o2, rnd_expiry(m));
+			break;
+		case 3:
+			op_park(m, o2, rnd_expiry(m));
+			break;
+		case 4:
+			op_park_hint(m, o2, far_value(m));
+			break;
+		case 5:
+			op_move(m, o2); /* this one too: it is not pending */
+			break;
+		case 6:
+			op_unpark(m);
+			break;
+		case 7:
+			op_place(m);
+			break;
+		default:
+			/* an idle timeout pushed back (the inline re-arm) */
+		{
+			tw_tick_t e = m->objs[o2]->t.expires, d = 1 + rnd_below(m, 1u << 20);
+			op_mod(m, o2, e > TW_TICK_MAX - d ? TW_TICK_MAX : e + d);
+			break;
+		}
+		}
+	}
 }
 
 int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct model_result *res)
@@ -726,7 +800,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	m->objs = calloc(ntimers, sizeof(*m->objs));
 	m->pending = calloc(ntimers, sizeof(bool));
 	m->deferred = calloc(ntimers, sizeof(bool));
-	m->drained_seen = calloc(ntimers, sizeof(bool));
+	m->to_hand = calloc(ntimers, sizeof(uint8_t));
 	m->exp = calloc(ntimers, sizeof(tw_tick_t));
 	m->later = calloc(ntimers, sizeof(bool));
 	m->ver = calloc(ntimers, sizeof(uint32_t));
@@ -738,7 +812,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	m->hinted = calloc(ntimers, sizeof(bool));
 	m->hint_min = calloc(ntimers, sizeof(tw_tick_t));
 	if (!m->objs || !m->pending || !m->deferred || !m->exp || !m->later || !m->ver || !m->defer_list ||
-	    !m->drained_seen || !m->parked || !m->pval || !m->park_pend || !m->park_old || !m->hinted ||
+	    !m->to_hand || !m->parked || !m->pval || !m->park_pend || !m->park_old || !m->hinted ||
 	    !m->hint_min)
 		abort();
 	for (unsigned i = 0; i < ntimers; i++) {
@@ -877,9 +951,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 		twheel_get_stats(m->w, &st);
 		res->cascaded = st.cascaded;
 		size_t want = m->count;
-		m->drained = 0;
-		memset(m->drained_seen, 0, m->n * sizeof(bool));
-		twheel_drain(m->w, on_drain, m);
+		drain(m, false);
 		if (!m->failed && (m->drained != want || twheel_count(m->w) != 0))
 			fail(m, "drain handed back %u of %zu timers, count now %zu", m->drained, want,
 			     twheel_count(m->w));
@@ -890,7 +962,7 @@ int model_run(struct model_src *src, uint64_t ops, unsigned ntimers, struct mode
 	free(m->objs);
 	free(m->pending);
 	free(m->deferred);
-	free(m->drained_seen);
+	free(m->to_hand);
 	free(m->exp);
 	free(m->later);
 	free(m->ver);

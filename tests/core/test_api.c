@@ -910,6 +910,83 @@ static void drain_hands_back_each_timer_once(void **state)
 	twheel_drain(NULL, on_drain, &n);
 }
 
+/* Hands its timer back and acts on the other of its pair (->other) by ->arg. */
+static tw_tick_t place_at_value(uint64_t value, void *arg);
+static void drain_acts_on_pair(struct tw_timer *t, void *arg)
+{
+	struct rec_timer *r = tw_container_of(t, struct rec_timer, t), *o = r->other;
+
+	on_drain(t, arg);
+	if (!o)
+		return;
+	o->other = NULL; /* the other acts on nothing */
+	switch (r->arg) {
+	case 0: /* an idle timeout pushed back: only stores the expiry */
+		assert_int_equal(twheel_mod(W, &o->t, o->t.expires + 100), 1);
+		break;
+	case 1:
+		assert_int_equal(twheel_mod(W, &o->t, 300), 1);
+		break;
+	case 2:
+		assert_int_equal(twheel_park(W, &o->t, 7000), 1);
+		break;
+	case 3:
+		assert_int_equal(twheel_park_hint(W, &o->t, 7000, 6900), 1);
+		break;
+	default:
+		assert_int_equal(twheel_add(W, &o->t, 5), -EBUSY);
+		break;
+	}
+}
+
+/*
+ * A drain's function may act on a timer not handed back yet (the other
+ * timer of its object): re-armed or parked, it stays pending and is not
+ * handed back; merely tried (add: -EBUSY), it is handed back in its turn.
+ */
+static void drain_fn_rearms_timer_not_handed_yet(void **state)
+{
+	(void)state;
+	struct rec_timer r[2];
+
+	for (tw_tick_t how = 0; how < 5; how++) {
+		int n = 0;
+
+		twheel_destroy(W);
+		W = twheel_create(0);
+		memset(drained, 0, sizeof(drained));
+		for (int i = 0; i < 2; i++) {
+			rec_init(&r[i], i);
+			r[i].other = &r[1 - i];
+			r[i].arg = how;
+			/* far: parked in place, by the first case's fast re-arm */
+			assert_int_equal(twheel_add(W, &r[i].t, 5000), 0);
+		}
+		twheel_drain(W, drain_acts_on_pair, &n);
+		check_ok();
+		if (how == 4) {
+			assert_int_equal(n, 2);
+			assert_int_equal(twheel_count(W), 0);
+			continue;
+		}
+		assert_int_equal(n, 1);
+		assert_int_equal(twheel_count(W), 1);
+		struct rec_timer *o = drained[0] ? &r[1] : &r[0];
+		assert_true(tw_timer_pending(&o->t));
+		if (how >= 2) {
+			assert_int_equal(twheel_place(W, place_at_value, NULL), 1);
+			check_ok();
+		}
+		tw_tick_t e = o->t.expires;
+		assert_int_equal(e, how == 0 ? 5100 : how == 1 ? 300 : 7000);
+		assert_int_equal(adv(e - 1), 0);
+		assert_int_equal(adv(e), 1);
+		assert_int_equal(o->fired, 1);
+		adv(e + 1);
+		check_ok();
+	}
+}
+
 static void destroy_unlinks_without_firing(void **state)
 {
 	(void)state;
@@ -1478,6 +1555,7 @@ int main(void)
 		T(next_expiry_from_callback_sees_timers_of_same_advance),
 		T(next_expiry_from_callback_is_not_hidden_by_due_list),
 		T(drain_hands_back_each_timer_once),
+		T(drain_fn_rearms_timer_not_handed_yet),
 		T(destroy_unlinks_without_firing),
 		T(stats_count_what_happened),
 		T(check_reports_corruption),

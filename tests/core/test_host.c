@@ -677,6 +677,38 @@ static void parked_timers_at_fini_and_defer_off(void **state)
 }
 
 /*
+ * fini's function re-arms by delay (parked: fini runs nothing) the other
+ * timer of its object before that timer's turn, and frees the object when
+ * handed its second timer: the re-armed one is dropped, not handed back,
+ * and nothing of the wheel points at the object afterwards.
+ */
+static struct ht *pair;
+static void rearm_other_then_free(struct tw_timer *t, void *arg)
+{
+	(void)arg;
+	assert_false(tw_timer_pending(t));
+	if (++handed == 2)
+		free(pair);
+	else
+		assert_int_equal(twheel_host_mod(&H, &pair[t == &pair[0].t].t, 5 * TICK), 1);
+}
+
+static void fini_fn_rearms_the_other_timer_of_its_object(void **state)
+{
+	(void)state;
+	pair = malloc(2 * sizeof(*pair));
+	assert_non_null(pair);
+	ht_init(pair, 2);
+	host_open(10 * TICK);
+	assert_int_equal(twheel_host_add(&H, &pair[0].t, 3000 * TICK), 0);
+	assert_int_equal(twheel_host_add(&H, &pair[1].t, 3000 * TICK), 0);
+	handed = 0;
+	assert_int_equal(twheel_host_fini(&H, rearm_other_then_free, NULL), 0);
+	assert_int_equal(handed, 1);
+	free(pair);
+}
+
+/*
  * Delays armed from callbacks are parked and placed after the callbacks,
  * from the run's second reading, even without deferral: a callback that
  * stands the clock still, one that moves it on, and one that steps it back
@@ -889,6 +921,7 @@ int main(void)
 		cmocka_unit_test(deadline_arm_while_parked_waits_for_its_tick),
 		cmocka_unit_test(expires_of_a_parked_timer_is_its_tick),
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
+		cmocka_unit_test(fini_fn_rearms_the_other_timer_of_its_object),
 		cmocka_unit_test(delays_from_callbacks_are_placed_after_them),
 		cmocka_unit_test(a_batch_of_64_is_placed_at_once),
 		cmocka_unit_test(parked_op_schedules_the_placement),

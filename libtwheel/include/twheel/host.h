@@ -160,8 +160,9 @@ TWHEEL_API int twheel_host_init_ext(struct twheel_host *h, const struct twheel_r
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
  * may be NULL; it may free the timer; timers it arms again are dropped,
- * not pending, when this returns), stop the host timer if armed, destroy
- * the wheel. Returns 0, or
+ * not pending, when this returns, and so is one it re-arms before its
+ * turn, which it is then not handed: see twheel_drain()), stop the host
+ * timer if armed, destroy the wheel. Returns 0, or
  *   -EINVAL  @h NULL or not initialised;
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
  * O(pending timers).

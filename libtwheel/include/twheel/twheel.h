@@ -288,7 +288,12 @@ TWHEEL_API size_t twheel_count(const struct twheel *w);
  * Unlink every pending timer and hand each to @fn exactly once (in no
  * particular order), so that a program shutting down loses nothing; the
  * timers are not pending when @fn sees them and @fn may free them. Timers
- * that @fn arms again stay pending. No-op if @w or @fn is NULL.
+ * that @fn arms again stay pending. @fn may also act on a timer not handed
+ * back yet (the other timer of its object): one it cancels, re-arms
+ * (twheel_mod()) or parks is not handed back (cancelled, it is not
+ * pending; re-armed or parked, it stays pending like any timer @fn arms);
+ * twheel_add() of one fails with -EBUSY, and one moved (twheel_move()) is
+ * handed back as its new self. No-op if @w or @fn is NULL.
  * Must not be called from one of @w's callbacks. O(pending timers).
  */
 TWHEEL_API void twheel_drain(struct twheel *w,
