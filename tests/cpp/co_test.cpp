@@ -211,6 +211,26 @@ TEST(Co, TaskDestroyedWhileSuspendedOnATimer)
 	EXPECT_EQ(resumed, 0);
 }
 
+tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
+{
+	*started = true;
+	co_await tw::co::sleep_for(loop, 1h);
+}
+
+// spawn() from a post that ~Loop runs: the anchor's arm is dropped there,
+// so the task ran, suspended, and nothing ever destroyed its frame.
+TEST(Co, SpawnedWhileTheLoopIsDestroyedIsDropped)
+{
+	auto token = std::make_shared<int>(0);
+	bool started = false;
+	{
+		tw::Loop loop;
+		loop.post([&] { tw::co::spawn(loop, holds(loop, token, &started)); });
+	}
+	EXPECT_FALSE(started);
+	EXPECT_EQ(token.use_count(), 1); // the frame's copy went with it
+}
+
 tw::co::task<void> hop(tw::Loop &loop, std::thread::id *ran_on, std::atomic<bool> *done)
 {
 	co_await tw::co::resume_on(loop);

@@ -166,7 +166,8 @@ private:
 /// Detaches @t on @loop and starts it now, on this (the loop) thread: it
 /// runs until its first suspension, then from the loop, which owns it (see
 /// Lifetime above). Nothing allocated beyond the frame. Throws tw::error
-/// (a moved-from or stopped Loop).
+/// (a moved-from or stopped Loop). While the Loop is being destroyed (from
+/// a post or a cancellation callback it runs) @t is destroyed unstarted.
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
 {
@@ -182,6 +183,8 @@ void spawn(tw::Loop &loop, task<T> t)
 		h.destroy();
 		throw;
 	}
+	if (!p.anch->pending()) // dropped: nothing would destroy the frame
+		return h.destroy();
 	h.resume();
 }
 
