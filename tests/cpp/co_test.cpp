@@ -7,7 +7,8 @@
 // (frames freed, destructors run: LSan-clean under ASan); resume_on()
 // from another thread; I/O with a deadline: -ETIME never early, data first, a frame
 // destroyed with its request in flight, the loop destroyed with requests
-// in flight, data racing the deadline, no allocation in the steady state.
+// in flight, a request on a stopped loop, data racing the deadline, no
+// allocation in the steady state.
 #include <twheel/co.hpp>
 
 #include <gtest/gtest.h>
@@ -455,6 +456,40 @@ TEST_P(CoIo, LoopDestroyedWithRequestsInFlight)
 	}
 	EXPECT_EQ(destroyed, 41); // every frame freed (LSan: nothing leaked)
 	EXPECT_EQ(resumed, 0);
+}
+
+tw::co::task<void> read_after_stop(tw::Loop &loop, int fd, bool deadline, int *res)
+{
+	char buf[8];
+	loop.stop();
+	const auto dl = deadline ? loop.clock_now() + 1h : tw::Loop::time_point::max();
+	*res = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, fd, buf, sizeof buf, 0); }, dl);
+}
+
+// A request on a stopped loop is refused: its SQE would never be
+// submitted. It was queued, and the coroutine hung until ~Loop (but for a
+// deadline on the loop's own timer, which refused it), and submit()
+// returned a key whose handler would never run.
+TEST_P(CoIo, RequestOnAStoppedLoopIsRefused)
+{
+	for (bool deadline : {false, true}) {
+		tw::loop_options o;
+		o.flags = GetParam();
+		tw::Loop loop(o);
+		if (!have_uring(loop))
+			GTEST_SKIP() << "no io_uring";
+		sockpair sp;
+		int res = 1000;
+		tw::co::spawn(loop, read_after_stop(loop, sp.fd[0], deadline, &res));
+		EXPECT_EQ(res, -ESHUTDOWN);
+		try {
+			loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, [](const io_uring_cqe &) {});
+			ADD_FAILURE() << "submit() on a stopped loop";
+		} catch (const tw::error &e) {
+			EXPECT_EQ(e.code().value(), ESHUTDOWN);
+			EXPECT_STREQ(e.what(), "tw: the loop is stopped");
+		}
+	}
 }
 
 tw::co::task<void> racer(tw::Loop &loop, int fd, tw::Loop::time_point dl, int *res, clk::time_point *at)

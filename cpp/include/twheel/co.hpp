@@ -192,6 +192,7 @@ void spawn(tw::Loop &loop, task<T> t)
 /// first iteration at or after it (never before; at most a tick plus
 /// scheduling noise after, as every loop timer). A Hook in the frame:
 /// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
+/// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped.
 class sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
 	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
@@ -276,7 +277,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// thread with cqe->res, or -ETIME when @deadline (the loop clock; none:
 /// time_point::max()) passed first and cancelled the request, never
 /// before (twheel_loop_io_deadline()). Errors come as results too
-/// (-EOPNOTSUPP in fallback mode, -EBUSY on a full queue); what @prep
+/// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
+/// -EBUSY on a full queue); what @prep
 /// throws propagates, nothing submitted. A frame destroyed with the
 /// request in flight cancels it; the loop's record waits for its CQE.
 template <class Prep>
@@ -305,10 +307,6 @@ public:
 	bool await_ready() const noexcept { return false; }
 	bool await_suspend(std::coroutine_handle<> h)
 	{
-		if (!c_->c) {
-			res_ = -EOPNOTSUPP;
-			return false;
-		}
 		h_ = h;
 		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
 		auto done = [this](const io_uring_cqe &cqe) {

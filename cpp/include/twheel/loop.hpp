@@ -66,10 +66,13 @@ struct io_op {
 	~io_op() { delete dl; }
 
 	// Loop::submit() on @c, with @deadline in ns (or none), but its errors
-	// returned: nullptr and @err (-EOPNOTSUPP, -EBUSY, the deadline's).
+	// returned: nullptr and @err (-ESHUTDOWN: a stopped or gone loop, whose
+	// ring would never see the SQE; -EOPNOTSUPP, -EBUSY, the deadline's).
 	template <class Prep, class H>
 	static io_op *start(loop_ctx *c, Prep &&prep, H &&h, const std::uint64_t *deadline, int &err)
 	{
+		if (!c->c || twheel_loop_stopped(c->loop()))
+			return err = -ESHUTDOWN, nullptr;
 		if (twheel_loop_features(c->loop()) & TW_LOOP_FEAT_FALLBACK)
 			return err = -EOPNOTSUPP, nullptr;
 		io_op *op = take(c);
@@ -206,7 +209,8 @@ public:
 	/// request may end so at any time, with a result). Returns its
 	/// user_data. Allocates only while every request record is in use, or
 	/// for a @handler too large for the record. Throws tw::error:
-	/// EOPNOTSUPP (fallback mode), EBUSY (queue full), nothing queued; what
+	/// ESHUTDOWN (stopped), EOPNOTSUPP (fallback mode), EBUSY (queue full),
+	/// nothing queued; what
 	/// @prep throws (the SQE becomes a no-op, @handler never runs).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
