@@ -12,7 +12,7 @@ struct Session : tw::Hook<tw::Wheel, Session> { // public base
 	int id;
 	int *expired;
 
-	Session(tw::Wheel &w, int id, int *expired) : Hook(w), id(id), expired(expired) {}
+	Session(tw::Wheel &w, int n, int *count) : Hook(w), id(n), expired(count) {}
 	void on_timer() noexcept // called directly by the C callback; may delete *this
 	{
 		std::printf("session %d expired\n", id);

@@ -120,10 +120,10 @@ private:
 			std::rethrow_exception(e);
 		} catch (const std::bad_alloc &) {
 			return -ENOMEM;
-		} catch (const boost::system::system_error &e) {
-			return e.code().value() > 0 ? -e.code().value() : -EIO;
-		} catch (const std::system_error &e) {
-			return e.code().value() > 0 ? -e.code().value() : -EIO;
+		} catch (const boost::system::system_error &x) {
+			return x.code().value() > 0 ? -x.code().value() : -EIO;
+		} catch (const std::system_error &x) {
+			return x.code().value() > 0 ? -x.code().value() : -EIO;
 		} catch (...) {
 			return -EIO;
 		}

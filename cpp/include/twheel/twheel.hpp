@@ -57,7 +57,7 @@ public:
 		std::unique_ptr<detail::ctx> c(new detail::ctx);
 		c->tick_ns = static_cast<std::uint64_t>(tick.count());
 		c->tick_inv = UINT64_MAX / (c->open_tick = c->tick_ns);
-		if (!(c->c = twheel_create(ticks(c.get(), detail::tp_ns(start)))))
+		if (!(c->c = twheel_create(to_ticks(c.get(), detail::tp_ns(start)))))
 			throw std::bad_alloc();
 		ctx_ = c.release();
 	}
@@ -75,7 +75,7 @@ public:
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		const auto d = now.time_since_epoch();
-		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), ticks(c, d)); });
+		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), to_ticks(c, d)); });
 		if (r < 0)
 			detail::fail(static_cast<int>(r), r == -EBUSY ? "tw: advance() from a callback" : "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
@@ -113,11 +113,11 @@ private:
 	// tick's unit (a std::chrono::milliseconds on a 1 ms wheel) and the
 	// wheel open: open_tick, its tick until it closes, 0 then.
 	template <class Rep, class Period>
-	static tick_t ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
+	static tick_t to_ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		if (open_tick(c, d) && d.count() >= 0)
 			return static_cast<tick_t>(d.count());
-		return ticks(c, detail::ns_ceil(d)); // a negative @d is 0
+		return to_ticks(c, detail::ns_ceil(d)); // a negative @d is 0
 	}
 	template <class D> // a duration, or ns (not this path)
 	static bool open_tick(const detail::ctx *c, D) noexcept
@@ -130,7 +130,7 @@ private:
 	}
 	// @ns in ticks, rounded up: one multiplication by the reciprocal and
 	// one correction step, never a division.
-	static tick_t ticks(const detail::ctx *c, std::uint64_t ns) noexcept
+	static tick_t to_ticks(const detail::ctx *c, std::uint64_t ns) noexcept
 	{
 		const std::uint64_t d = c->tick_ns;
 		if (d == 1)
@@ -165,11 +165,11 @@ struct ops<Wheel> : wheel_node_ops {
 	template <class T>
 	static bool open(const ctx *c, T t) noexcept { return Wheel::open_tick(c, t) || !c->closing; }
 	template <class T>
-	static int mod_at(ctx *c, node *n, T t) noexcept { return twheel_mod(Wheel::live(c), n, Wheel::ticks(c, t)); }
+	static int mod_at(ctx *c, node *n, T t) noexcept { return twheel_mod(Wheel::live(c), n, Wheel::to_ticks(c, t)); }
 	template <class Rep, class Period>
 	static int mod_in(ctx *c, node *n, std::chrono::duration<Rep, Period> d) noexcept
 	{
-		const tick_t now = twheel_now(Wheel::live(c)), t = Wheel::ticks(c, d);
+		const tick_t now = twheel_now(Wheel::live(c)), t = Wheel::to_ticks(c, d);
 		return twheel_mod(Wheel::live(c), n, t > tick_max - now ? tick_max : now + t);
 	}
 	// a gone wheel (nullptr) is twheel_del()'s -EINVAL: one test, in C

@@ -88,8 +88,13 @@ static inline void tw_list_splice_tail_init(struct tw_list *from, struct tw_list
 }
 
 /* Get the struct that embeds the member @ptr points at. */
+#ifdef __cplusplus /* no C-style cast: C++ code built with -Wold-style-cast */
+#define tw_list_entry(ptr, type, member) \
+	(reinterpret_cast<type *>(const_cast<char *>(reinterpret_cast<const char *>(ptr)) - offsetof(type, member)))
+#else
 #define tw_list_entry(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 /* Iterate over a list; the loop body must not unlink @pos. */
 #define tw_list_for_each(pos, head) \

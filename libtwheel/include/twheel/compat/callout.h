@@ -75,6 +75,9 @@ static inline int twheel_callout_ticks(void)
 	return (int)((unsigned int)(INT_MAX - hz * 600) + (unsigned int)twheel_compat_now());
 }
 
+/* hz, ticks and tick_sbt are object-like macros, not FreeBSD's variables:
+ * include this header after other libraries' headers that use those words
+ * as names (Boost has functions named ticks()). */
 #define ticks (twheel_callout_ticks())
 
 /* Seconds in 32.32 fixed point, as FreeBSD's <sys/time.h>. */

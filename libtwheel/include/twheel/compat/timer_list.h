@@ -93,6 +93,9 @@ static inline unsigned long twheel_jiffies(void)
 	return INITIAL_JIFFIES + (unsigned long)twheel_compat_now();
 }
 
+/* jiffies and jiffies_64 are object-like macros, not Linux's variables:
+ * include this header after other libraries' headers that use those words
+ * as names. */
 #define jiffies (twheel_jiffies())
 
 /* jiffies as 64 bits (unsigned long is 64 bits on LP64 already); the
