@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// <twheel/co.hpp>: coroutines on tw::Loop. Never early; values and
-// exceptions across co_await; a flat stack over tasks done at once; a
-// detached task's exception to the loop's handler; a task destroyed while suspended on a timer (the timer goes
+// <twheel/co.hpp>: coroutines on tw::Loop. Never early (nor wrapped past
+// the clock's end); values and exceptions across co_await; a flat stack
+// over tasks done at once; a detached task's exception to the loop's
+// handler; a task destroyed while suspended on a timer (the timer goes
 // with it) or on resume_on(); the loop destroyed with tasks suspended
-// (frames freed, destructors run: LSan-clean under ASan); resume_on()
-// from another thread; I/O with a deadline: -ETIME never early, data first, a frame
-// destroyed with its request in flight, the loop destroyed with requests
-// in flight, a request on a stopped loop, data racing the deadline, no
-// allocation in the steady state.
+// (frames freed, destructors run: LSan-clean under ASan); spawn() while
+// it is destroyed; resume_on() from another thread; I/O with a deadline:
+// -ETIME never early, data first, a frame destroyed with its request in
+// flight, the loop destroyed with requests in flight, a request on a
+// stopped loop, data racing the deadline, no allocation in the steady
+// state.
 #include <twheel/co.hpp>
 
 #include <gtest/gtest.h>
@@ -71,6 +73,29 @@ TEST(Co, SleepNeverEarly)
 	EXPECT_EQ(done, 200);
 	EXPECT_FALSE(early);
 	EXPECT_EQ(loop.size(), 0u); // every anchor and sleeper gone
+}
+
+template <class D>
+tw::co::task<void> sleep_long(tw::Loop &loop, D d, int *resumed)
+{
+	co_await tw::co::sleep_for(loop, d);
+	++*resumed;
+}
+
+// Durations past the clock's end: sleep_for() converted them to ns and
+// added them to the clock in int64_t (UBSan: signed overflow), wrapped
+// into the past and woke at once.
+TEST(Co, SleepForPastTheClocksEndNeverWakes)
+{
+	tw::Loop loop;
+	int resumed = 0;
+	tw::co::spawn(loop, sleep_long(loop, std::chrono::hours::max(), &resumed));
+	tw::co::spawn(loop, sleep_long(loop, std::chrono::hours(24 * 365 * 300), &resumed));
+	tw::co::spawn(loop, sleep_long(loop, std::chrono::duration<double>(1e300), &resumed));
+	for (int i = 0; i < 3; i++)
+		loop.run_once(false);
+	EXPECT_EQ(resumed, 0);
+	EXPECT_EQ(loop.size(), 6u); // three anchors, three sleeps
 }
 
 tw::co::task<int> twice(tw::Loop &loop, int x)

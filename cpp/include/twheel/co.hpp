@@ -211,12 +211,13 @@ private:
 	std::coroutine_handle<> h_;
 };
 
-/// Awaits @d (rounded up to whole ns) after the loop clock now; as
-/// sleep_until.
+/// Awaits @d (rounded up to whole ns; negative: 0; past the clock's end:
+/// saturated, never wrapped) after the loop clock now; as sleep_until.
 template <class Rep, class Period>
 sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 {
-	return sleep_until(loop, loop.clock_now() + std::chrono::ceil<std::chrono::nanoseconds>(d));
+	const std::uint64_t at = tw::detail::add_sat(tw::detail::tp_ns(loop.clock_now()), tw::detail::ns_ceil(d));
+	return sleep_until(loop, tw::detail::ns_tp<tw::Loop::time_point>(at));
 }
 
 /// Awaited on any thread: the coroutine goes on on @loop's thread, at its
