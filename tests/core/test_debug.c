@@ -123,6 +123,39 @@ static void destroying_wheel_with_pending_timers_is_reported(void **state)
 	assert_int_equal(reports, 1);
 }
 
+/* Destroying or draining a wheel from its callback: reported, nothing done. */
+static struct twheel *cb_wheel;
+static void drained(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	fail_msg("a drain from a callback handed a timer back");
+}
+
+static void destroy_and_drain_own_wheel(struct tw_timer *t)
+{
+	(void)t;
+	twheel_destroy(cb_wheel);
+	twheel_drain(cb_wheel, drained, NULL);
+}
+
+static void destroy_or_drain_from_a_callback_is_reported(void **state)
+{
+	(void)state;
+	struct tw_timer t, u;
+	cb_wheel = twheel_create(0);
+	tw_timer_init(&t, destroy_and_drain_own_wheel);
+	tw_timer_init(&u, noop);
+	twheel_add(cb_wheel, &t, 10);
+	twheel_add(cb_wheel, &u, 10);
+	assert_int_equal(twheel_advance(cb_wheel, 10), 2); /* the advance went on */
+	assert_int_equal(reports, 2);
+	assert_non_null(strstr(last, "twheel_drain() from inside a callback"));
+	assert_int_equal(twheel_check(cb_wheel, NULL, 0), 0);
+	twheel_destroy(cb_wheel);
+	assert_int_equal(reports, 2);
+}
+
 static void reinitialising_pending_timer_is_reported(void **state)
 {
 	(void)state;
@@ -160,6 +193,7 @@ int main(void)
 		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
 		cmocka_unit_test_setup(destroying_wheel_with_pending_timers_is_reported, setup),
 		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported, setup),
+		cmocka_unit_test_setup(destroy_or_drain_from_a_callback_is_reported, setup),
 		cmocka_unit_test_setup(default_handler_restored_by_null, setup),
 	};
 	return cmocka_run_group_tests_name("debug_checks", tests, NULL, NULL);

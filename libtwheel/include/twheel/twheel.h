@@ -123,8 +123,9 @@ TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
 /*
  * Destroy @w (NULL is a no-op). Pending timers are unlinked and left not
  * pending; none is fired (use twheel_drain() first to get them back).
- * A -Ddebug_checks build reports destroying a wheel with pending timers.
- * Must not be called from one of @w's callbacks. O(pending timers).
+ * A -Ddebug_checks build reports destroying a wheel with pending timers,
+ * and destroying it from one of its callbacks, which it must not be (if
+ * the misuse handler returns, that call leaves @w alone). O(pending timers).
  */
 TWHEEL_API void twheel_destroy(struct twheel *w);
 
@@ -477,9 +478,11 @@ TWHEEL_API unsigned twheel_version_number(void);
  * Debug builds (-Ddebug_checks=true) detect misuse that a release build
  * cannot: a timer that was never initialised, a timer pending on another
  * wheel, destroying a wheel that still has pending timers, re-initialising
- * a pending timer. Each is reported to the handler, whose default prints
+ * a pending timer, destroying or draining a wheel from one of its
+ * callbacks. Each is reported to the handler, whose default prints
  * @what to stderr and aborts. If a handler returns, the call that detected
- * the misuse returns -EINVAL without touching the wheel (destroy goes on).
+ * the misuse returns -EINVAL without touching the wheel (a destroy with
+ * pending timers goes on; a destroy or drain from a callback does nothing).
  * Passing NULL restores the default. Returns the previous handler.
  * In a release build the handler is stored but never called.
  * Not thread-safe: set it before using wheels.
