@@ -1142,9 +1142,8 @@ static void sort_list(struct tw_list *h)
  * keeps two such misses in flight, overlapped with the callbacks, instead
  * of a separate marking pass over the list.
  */
-static long fire_list(struct twheel *w, struct tw_list *list, uint32_t idx)
+static void fire_list(struct twheel *w, struct tw_list *list, uint32_t idx)
 {
-	long n = 0;
 	bool both_ends = idx < NSLOTS;
 
 	tw_list_splice_tail_init(list, &w->work);
@@ -1160,13 +1159,13 @@ static long fire_list(struct twheel *w, struct tw_list *list, uint32_t idx)
 		tw_list_del(&t->entry);
 		mark_not_pending(t);
 		w->count--;
-		n++;
+		/* counted before it runs, so that the callback's own
+		 * twheel_get_stats() counts it as twheel_count() does */
+		w->st.fires++;
 		/* the wheel never touches t after this call: it may be freed */
 		t->func(t);
 	}
 	w->work_idx = IDX_WORK;
-	w->st.fires += (uint64_t)n;
-	return n;
 }
 
 long twheel_advance(struct twheel *w, tw_tick_t target)
@@ -1178,13 +1177,13 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 	w->running = true;
 	w->h.due_limit = target; /* timers armed by callbacks now wait for later */
 	w->st.advances++;
-	long fired = 0;
+	const uint64_t fires = w->st.fires;
 
 	if (!tw_list_empty(&w->due)) {
 		if (!w->due_sorted)
 			sort_list(&w->due);
 		w->due_sorted = true;
-		fired += fire_list(w, &w->due, IDX_DUE);
+		fire_list(w, &w->due, IDX_DUE);
 	}
 
 	while (w->nonempty) {
@@ -1205,13 +1204,13 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 		uint32_t s0 = (uint32_t)(e & L0_MASK);
 		if (bit_is_set(w, s0)) {
 			clear_bit_idx(w, s0);
-			fired += fire_list(w, &w->slots[s0], s0);
+			fire_list(w, &w->slots[s0], s0);
 		}
 	}
 	w->now = target;
 	w->h.due_limit = target;
 	w->running = false;
-	return fired;
+	return (long)(w->st.fires - fires);
 }
 
 tw_tick_t twheel_now(const struct twheel *w)

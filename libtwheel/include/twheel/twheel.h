@@ -430,7 +430,7 @@ struct twheel_stats {
 	uint64_t mods;      /* twheel_mod calls on a pending timer */
 	uint64_t mods_fast; /* ...of which only stored the new expiry */
 	uint64_t dels;      /* twheel_del calls that disarmed a pending timer */
-	uint64_t fires;     /* callbacks run */
+	uint64_t fires;     /* callbacks run (or running: from a callback, its own counts) */
 	uint64_t cascades;  /* higher-level slots emptied (their timers re-inserted by expiry) */
 	uint64_t cascaded;  /* timers moved by those cascades (each time one is moved) */
 	uint64_t advances;  /* twheel_advance calls that succeeded */
