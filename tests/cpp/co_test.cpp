@@ -244,8 +244,10 @@ tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
 }
 
 // spawn() from a post that ~Loop runs: the anchor's arm is dropped there,
-// so the task ran, suspended, and nothing ever destroyed its frame.
-TEST(Co, SpawnedWhileTheLoopIsDestroyedIsDropped)
+// so the task ran, suspended, and nothing ever destroyed its frame. And a
+// task that has ended already: spawn() resumed it at its final suspend
+// point (undefined behaviour: a crash).
+TEST(Co, SpawnDropsATaskItCannotRun)
 {
 	auto token = std::make_shared<int>(0);
 	bool started = false;
@@ -255,6 +257,14 @@ TEST(Co, SpawnedWhileTheLoopIsDestroyedIsDropped)
 	}
 	EXPECT_FALSE(started);
 	EXPECT_EQ(token.use_count(), 1); // the frame's copy went with it
+	tw::Loop loop;
+	tw::co::task<int> t = twice(loop, 1);
+	auto drive = [](tw::co::task<int> &t) -> driver { co_await std::move(t); };
+	driver d = drive(t);
+	while (!t.done())
+		loop.run_once();
+	tw::co::spawn(loop, std::move(t));
+	EXPECT_EQ(loop.size(), 0u);
 }
 
 tw::co::task<void> hop(tw::Loop &loop, std::thread::id *ran_on, std::atomic<bool> *done)

@@ -112,15 +112,12 @@ public:
 	task() noexcept = default;
 	explicit task(handle h) noexcept : h_(h) {}
 	task(task &&o) noexcept : h_(std::exchange(o.h_, {})) {}
-	task &operator=(task &&o) noexcept
+	task &operator=(task o) noexcept { return std::swap(h_, o.h_), *this; }
+	~task()
 	{
-		if (this != &o) {
-			reset();
-			h_ = std::exchange(o.h_, {});
-		}
-		return *this;
+		if (h_)
+			h_.destroy();
 	}
-	~task() { reset(); }
 
 	/// True once the coroutine has finished.
 	bool done() const noexcept { return !h_ || h_.done(); }
@@ -155,11 +152,8 @@ public:
 	handle release() noexcept { return std::exchange(h_, {}); }
 
 private:
-	void reset() noexcept
-	{
-		if (h_)
-			std::exchange(h_, {}).destroy();
-	}
+	template <class U>
+	friend void spawn(tw::Loop &, task<U>);
 	handle h_;
 };
 
@@ -167,25 +161,19 @@ private:
 /// runs until its first suspension, then from the loop, which owns it (see
 /// Lifetime above). Nothing allocated beyond the frame. Throws tw::error
 /// (a moved-from or stopped Loop). While the Loop is being destroyed (from
-/// a post or a cancellation callback it runs) @t is destroyed unstarted.
+/// a post or a cancellation callback it runs), or if @t has ended, @t is
+/// destroyed unstarted.
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
 {
-	auto h = t.release();
-	if (!h)
+	if (t.done()) // empty, or ended already
 		return;
-	auto &p = h.promise();
-	try {
-		p.anch.emplace(loop);
-		p.anch->frame = h;
-		p.anch->arm_at(tw::Loop::time_point::max());
-	} catch (...) {
-		h.destroy();
-		throw;
-	}
-	if (!p.anch->pending()) // dropped: nothing would destroy the frame
-		return h.destroy();
-	h.resume();
+	auto &p = t.h_.promise();
+	p.anch.emplace(loop);
+	p.anch->frame = t.h_;
+	p.anch->arm_at(tw::Loop::time_point::max()); // a throw, or an arm dropped while the
+	if (p.anch->pending())                       // Loop is destroyed: t destroys the frame
+		t.release().resume();
 }
 
 /// Awaits the loop clock reaching @tp: resumes on the loop thread in the
