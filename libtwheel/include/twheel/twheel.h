@@ -252,7 +252,11 @@ TWHEEL_API long twheel_advance(struct twheel *w, tw_tick_t now);
  * the earliest expiry itself, or a cascade tick before it. When a timer is
  * already due (armed at or before the wheel's time, or, from a callback,
  * waiting on the list of the tick being fired) the result is <= the
- * wheel's time: advance to twheel_now() to run it. (From a callback,
+ * wheel's time: advance to twheel_now() to run it. That result is a bound
+ * kept as timers are armed, not recomputed when they go: it may lie
+ * before every due timer's expiry, and from a callback, once a timer it
+ * armed for the running advance's span is cancelled or re-armed, it may
+ * be <= the wheel's time with no timer due. (From a callback,
  * twheel_now() is the tick being fired; timers of later ticks that the
  * same advance will still run give their expiry, as any pending timer.)
  * Advancing repeatedly to the returned tick reaches the earliest timer in
