@@ -9,7 +9,8 @@
  * before the caller sees it, so that the caller may free it at once. A
  * queued delay becomes a deadline, counted from a clock reading taken after
  * the pop as the loop would have, so that every timer handed back carries
- * one in t->deadline.
+ * one in t->deadline; so does a periodic timer whose run the executor
+ * handed back: the deadline of its next run, as the loop would re-arm it.
  */
 #include "loop_impl.h"
 
@@ -57,8 +58,12 @@ static void drain_node(struct drain_ctx *c, struct tw_loop_node *n, uint64_t ref
 	}
 	t = tw_container_of(n, struct tw_loop_timer, _node);
 	s = state_load(n);
-	if (s == TW__T_QUEUED_DELAY) /* a deadline, as a drained armed timer has */
+	/* a deadline, the one the loop would have armed it for, as a drained
+	 * armed timer has */
+	if (s == TW__T_QUEUED_DELAY)
 		t->deadline = add_sat(ref, t->deadline);
+	else if (s == TW__T_RETURNED) /* a periodic run ended: the next one's */
+		t->deadline = twl_timer_returned_next(l, t, ref);
 	if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
 	    state_cas(n, s, TW__T_IDLE)) {
 		pending_dec(l);

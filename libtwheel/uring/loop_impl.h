@@ -245,6 +245,8 @@ void twl_work_run(struct tw_loop_work *w);
 /* timer.c */
 void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t);
 void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t ref);
+uint64_t twl_timer_returned_next(const struct twheel_loop *l, const struct tw_loop_timer *t,
+				 uint64_t ref);
 void twl_timers_place(struct twheel_loop *l, uint64_t ref);
 
 /* Place the parked timers, if any, from a fresh reading (loop thread). */

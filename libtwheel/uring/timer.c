@@ -424,6 +424,20 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 	return 0;
 }
 
+/* The deadline of the run after the one periodic @t, handed back by the
+ * executor (RETURNED), has served: what the loop re-arms it for when it
+ * takes it from the inbox (below), and what drain hands it back with; @ref
+ * is a reading taken after its pop, which a fixed delay counts from. */
+uint64_t twl_timer_returned_next(const struct twheel_loop *l, const struct tw_loop_timer *t,
+				 uint64_t ref)
+{
+	struct twl_period p = timer_period(l, t, l->now);
+
+	if (twl_periodic_fresh(&p))
+		p.now = ref;
+	return twl_periodic_next(&p);
+}
+
 /* The loop took @t from the inbox: arm what was queued or handed back by
  * the executor, release what was cancelled. @ref is a clock reading taken
  * after @t was popped (one per chunk of items, wait.c), so after the

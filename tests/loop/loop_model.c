@@ -1491,8 +1491,14 @@ static void finish(struct lm *m)
 		struct mtimer *x = &m->t[item];
 
 		if (x->st == S_QUEUED || x->st == S_RETURNED) {
+			uint64_t pref;
+			bool fresh;
+
+			/* the deadline the loop would have armed it for */
 			if (x->st == S_QUEUED)
 				x->deadline = x->qdelay ? add_sat(ref, x->qdl) : x->qdl;
+			else
+				x->deadline = m_periodic_next(m, x, &pref, &fresh, ref);
 			x->st = S_IDLE;
 			x->linked = false;
 			ev_add(&m->want, EV_DRAIN, x->idx, x->deadline, 0, 0, 0);

@@ -1561,6 +1561,57 @@ static void test_executor_periodic_serves_its_deadline(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A periodic executor timer whose run has ended (tw_loop_timer_call()
+ * returned) and that the loop has not re-armed yet when it stops: drain
+ * hands it back with the deadline of its next run, as it does an armed
+ * periodic timer, not with the one just served (re-armed at that, it
+ * would run again at once). Fixed rate: the next deadline of the schedule;
+ * fixed delay: a period after a reading taken after the run.
+ */
+static struct tw_loop_timer *drained_t[2];
+static uint64_t drained_at[2];
+static void record_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	int *n = arg;
+
+	drained_t[*n] = t;
+	drained_at[(*n)++] = t->deadline;
+}
+
+static void test_drain_hands_back_a_returned_periodic_at_its_next_deadline(void **state)
+{
+	struct fake_clock c;
+	struct rec rate = { .clk = &c }, delay = { .clk = &c };
+	struct held h = { .n = 0 };
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	int n = 0, i;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.executor = hold_executor;
+	cfg.executor_arg = &h;
+	l = fake_loop(&c, 1000 * MS, &cfg);
+	assert_int_equal(tw_loop_timer_init_periodic(&rate.t, rec_fn, 10 * MS, TW_LOOP_EXECUTOR), 0);
+	assert_int_equal(tw_loop_timer_init_periodic(&delay.t, rec_fn, 10 * MS,
+						     TW_LOOP_EXECUTOR | TW_LOOP_FIXED_DELAY), 0);
+	assert_int_equal(twheel_loop_add_at(l, &rate.t, 1010 * MS), 0);
+	assert_int_equal(twheel_loop_add_at(l, &delay.t, 1010 * MS), 0);
+	run_until(l, &c, 1010 * MS, MS);
+	assert_int_equal(h.n, 2);
+	fake_clock_set(&c, 1013 * MS);
+	assert_int_equal(tw_loop_timer_call(&rate.t), 0);
+	assert_int_equal(tw_loop_timer_call(&delay.t), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	assert_int_equal(twheel_loop_drain(l, record_drain_fn, NULL, &n), 2);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(drained_at[i], drained_t[i] == &rate.t ? 1020 * MS : 1023 * MS);
+	assert_false(tw_loop_timer_busy(&rate.t));
+	assert_false(tw_loop_timer_busy(&delay.t));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A one-shot executor timer stays owned until tw_loop_timer_call(). */
 static int busy_in_callback = -1;
 static void busy_fn(struct tw_loop_timer *t)
@@ -1930,6 +1981,7 @@ int main(void)
 		cmocka_unit_test(test_schedule_delay_counts_from_the_pop),
 		cmocka_unit_test(test_schedule_after_the_iterations_reading),
 		cmocka_unit_test(test_executor_periodic_serves_its_deadline),
+		cmocka_unit_test(test_drain_hands_back_a_returned_periodic_at_its_next_deadline),
 		cmocka_unit_test(test_executor_oneshot_busy_until_called),
 		cmocka_unit_test(test_executor_periodic_one_call_per_handoff),
 		cmocka_unit_test(test_foreign_loop_is_refused),
