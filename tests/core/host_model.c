@@ -25,7 +25,8 @@
  *     later than max(the reading it was armed at, min(b) * tick), stopped
  *     when none is; twheel_host_run() returns the callbacks it ran; the
  *     wheel's count is the model's; nested run and fini give -EBUSY; fini
- *     hands back each pending timer once.
+ *     hands back each pending timer once, but one its function re-armed
+ *     or cancelled before its turn (re-armed, it is dropped).
  *
  * Callbacks arm, re-arm and cancel timers (themselves too) and move the
  * clock, back included.
@@ -78,6 +79,7 @@ struct htimer {
 	bool was_parked;   /* ...since it was armed */
 	uint64_t delay;    /* ...its delay */
 	int handed;        /* times fini handed it back */
+	bool rearmed;      /* ...and armed again by fini's function (to be dropped) */
 };
 
 struct hm {
@@ -549,7 +551,30 @@ static void hand_back(struct tw_timer *t, void *arg)
 	x->pending = false;
 	/* arming from here is dropped */
 	if (u8(m->src) & 1)
-		twheel_host_add(&m->h, t, m->tick);
+		x->rearmed = twheel_host_add(&m->h, t, m->tick) == 0;
+	/* so is re-arming another timer, handed back or not yet (then it
+	 * is not), by delay (parked: a run goes on) or deadline */
+	struct htimer *y = &m->t[u8(m->src) % NT];
+	int rc, want = y->pending || y->rearmed, how = u8(m->src) % 4;
+
+	switch (how) {
+	case 0:
+		rc = twheel_host_mod(&m->h, &y->t, m->tick * (1 + u8(m->src)) * 300);
+		break;
+	case 1:
+		rc = twheel_host_mod_at(&m->h, &y->t, m->reading + m->tick * (1 + u8(m->src)) * 300);
+		break;
+	case 2:
+		rc = twheel_host_del(&m->h, &y->t);
+		break;
+	default:
+		return;
+	}
+	if (rc != want)
+		failf(m, "fini's function re-armed or cancelled timer %d: %d, pending %d", y->idx, rc,
+		      want);
+	y->pending = false;
+	y->rearmed = how != 2; /* mod: armed again, del: not */
 }
 
 int hm_run(struct byte_src *src, struct hm_result *res)
