@@ -653,6 +653,132 @@ static void simulated_clock_steps_back(void **state)
 	twheel_destroy(w);
 }
 
+/*
+ * The rules at the edges: ticks of 1 ns, of odd and huge lengths (up to
+ * UINT64_MAX ns), a clock that starts at 0, anywhere, or just below
+ * UINT64_MAX and jumps, stands still and steps back; timers armed by
+ * deadline (twheel_rt_expiry()) and by delay (parked, placed by
+ * twheel_rt_place() or twheel_rt_advance()), some cancelled. None fires
+ * before the clock reads its deadline (one that had come when it was
+ * armed or placed is due at once; so is every timer armed on a wheel at
+ * TW_TICK_MAX, twheel_rt_expiry()'s one limit), and a loop that sleeps as
+ * told runs every timer but those beyond any 64-bit clock reading.
+ */
+struct edge_timer {
+	struct tw_timer t;
+	uint64_t deadline; /* 0: had come */
+	uint64_t delay;
+	bool parked;
+	int fired;
+};
+
+#define EDGE_N 64
+static struct edge_timer edge[EDGE_N];
+static long edge_early;
+
+static void edge_cb(struct tw_timer *t)
+{
+	struct edge_timer *x = tw_container_of(t, struct edge_timer, t);
+
+	x->fired++;
+	edge_early += fake_ns < x->deadline;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* The deadline a timer armed (or placed) at @now for @delay must wait for. */
+static uint64_t edge_deadline(const struct twheel *w, uint64_t now, uint64_t delay)
+{
+	uint64_t d = sat_add(now, delay);
+
+	return d > now && twheel_now(w) < TW_TICK_MAX ? d : 0;
+}
+
+static void edge_place(const struct twheel_rt *rt, struct twheel *w)
+{
+	for (int i = 0; i < EDGE_N; i++) {
+		if (edge[i].parked) {
+			edge[i].parked = false;
+			edge[i].deadline = edge_deadline(w, fake_ns, edge[i].delay);
+		}
+	}
+	assert_true(twheel_rt_place(rt, w, fake_ns) >= 0);
+}
+
+static void edge_drop(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+}
+
+static void simulated_edges_of_time(void **state)
+{
+	const uint64_t edge_ticks[] = { 1, 3, (UINT64_C(1) << 40) + 1, UINT64_MAX / 3,
+					UINT64_MAX - 1, UINT64_MAX };
+	int calls = 0;
+
+	(void)state;
+	for (unsigned run = 0; run < 3 * 6; run++) {
+		uint64_t tick = edge_ticks[run % 6];
+		struct twheel_rt rt;
+		struct twheel *w;
+
+		twheel_rt_init(&rt, tick, fake_clock, &calls);
+		fake_ns = run / 6 == 0 ? 0 : run / 6 == 1 ? rnd() >> (rnd() % 64)
+						     : UINT64_MAX - (rnd() >> (rnd() % 64));
+		w = twheel_create(twheel_rt_floor(&rt, fake_ns));
+		memset(edge, 0, sizeof(edge));
+		edge_early = 0;
+		for (int i = 0; i < EDGE_N; i++)
+			tw_timer_init(&edge[i].t, edge_cb);
+		for (int step = 0; step < 600; step++) {
+			struct edge_timer *x = &edge[rnd() % EDGE_N];
+			uint64_t r = rnd() % 10, delay = rnd() >> (rnd() % 64), to;
+
+			if (r < 4 && !tw_timer_pending(&x->t)) {
+				x->delay = delay;
+				x->parked = r & 1;
+				if (x->parked) {
+					assert_int_equal(twheel_park(w, &x->t, delay), 0);
+				} else {
+					x->deadline = edge_deadline(w, fake_ns, delay);
+					assert_int_equal(twheel_add(w, &x->t, twheel_rt_expiry(&rt, w, sat_add(fake_ns, delay), fake_ns)), 0);
+				}
+			} else if (r < 5) {
+				twheel_del(w, &x->t);
+				x->parked = false;
+			} else if (r < 8) { /* sleep as told, or part of it, or jump */
+				to = twheel_rt_timeout_ns(&rt, w, fake_ns);
+				fake_ns = sat_add(fake_ns, to == TWHEEL_RT_FOREVER ? delay : rnd() % 3 ? to : to / 2);
+				edge_place(&rt, w);
+				assert_true(twheel_rt_advance(&rt, w, fake_ns) >= 0);
+			} else if (r < 9) { /* step back */
+				fake_ns = fake_ns > delay ? fake_ns - delay : 0;
+				edge_place(&rt, w);
+				assert_true(twheel_rt_advance(&rt, w, fake_ns) >= 0);
+			} else {
+				edge_place(&rt, w);
+			}
+			assert_int_equal(twheel_check(w, NULL, 0), 0);
+		}
+		/* sleep as told until nothing is left to wait for */
+		edge_place(&rt, w);
+		for (int i = 0; i < 1000 && twheel_rt_timeout_ns(&rt, w, fake_ns) != TWHEEL_RT_FOREVER; i++) {
+			fake_ns = sat_add(fake_ns, twheel_rt_timeout_ns(&rt, w, fake_ns));
+			assert_true(twheel_rt_advance(&rt, w, fake_ns) >= 0);
+		}
+		assert_int_equal(twheel_rt_timeout_ns(&rt, w, fake_ns), TWHEEL_RT_FOREVER);
+		/* what is left waits for a tick whose boundary is beyond 2^64 ns */
+		assert_true(!twheel_count(w) || twheel_next_expiry(w) > UINT64_MAX / tick);
+		assert_int_equal(edge_early, 0);
+		twheel_drain(w, edge_drop, NULL);
+		twheel_destroy(w);
+	}
+}
+
 /* ---- twheel_rt_now_upper() ------------------------------------------------ */
 
 static uint64_t fixed_clock(void *arg)
@@ -755,6 +881,7 @@ int main(void)
 		cmocka_unit_test(tick_max_is_not_a_sentinel),
 		cmocka_unit_test(expiry_from_callback_is_after_the_advance),
 		cmocka_unit_test(simulated_clock_steps_back),
+		cmocka_unit_test(simulated_edges_of_time),
 		cmocka_unit_test(now_upper_injected_clock_is_read),
 		cmocka_unit_test(now_upper_never_behind_the_clock),
 	};
