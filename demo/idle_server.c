@@ -125,8 +125,10 @@ enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
  * head. (Issued at once, a receive fails ENOBUFS on an empty ring with no
  * data there: idle connections would queue for buffers, and each buffer
  * given back to one would lie unused while connections with data waited.)
- * A client that never reads its echo holds its buffer until its idle
- * timeout closes it.
+ * A client that never reads its echo does not hold the buffer: what its
+ * socket cannot take at once moves to a CONN_BUF of its own (@buf, freed
+ * once sent: spill()), and the ring's goes back (else one such client
+ * per buffer left every other connection unread, closed as idle).
  */
 /* --trace: what a traced connection's line holds besides the record */
 struct conn_trace {
@@ -379,11 +381,39 @@ static void conn_recv(struct conn *c)
 	c->inflight |= RX;
 }
 
-static void conn_send(struct conn *c)
+/* Is what goes out of @c in the provided buffer it holds? */
+static bool out_in_ring(const struct conn *c)
+{
+	return c->bid >= 0 && c->out == conn_data(c);
+}
+
+/*
+ * Send out[out_off, out_len). Out of a provided buffer, the first send
+ * does not wait (MSG_DONTWAIT): what the socket cannot take at once is
+ * moved to a buffer of the connection's own (spill()), for a peer that
+ * does not read must not hold one of the ring's, which every connection
+ * draws from; @wait: the send waits (what a first one did not place).
+ */
+static void conn_send(struct conn *c, bool wait)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->tx);
-	io_uring_prep_send(sqe, c->fd, c->out + c->out_off, (size_t)(c->out_len - c->out_off), MSG_NOSIGNAL);
+	int flags = MSG_NOSIGNAL | (!wait && out_in_ring(c) ? MSG_DONTWAIT : 0);
+	io_uring_prep_send(sqe, c->fd, c->out + c->out_off, (size_t)(c->out_len - c->out_off), flags);
 	c->inflight |= TX;
+}
+
+/*
+ * The socket did not take all of what goes out of @c's provided buffer:
+ * move the rest to a CONN_BUF of its own (freed once sent) and give the
+ * provided buffer back. Out of memory, @c keeps it.
+ */
+static void spill(struct conn *c)
+{
+	if (!c->buf && !(c->buf = malloc(CONN_BUF)))
+		return;
+	memcpy(c->buf + c->out_off, c->out + c->out_off, (size_t)(c->out_len - c->out_off));
+	c->out = c->buf;
+	buf_put(c->s, c);
 }
 
 /*
@@ -484,7 +514,7 @@ static void control_reply(struct conn *c)
 	c->out_len = (uint16_t)(len < (int)cap ? len : (int)cap - 1);
 	c->out_off = 0;
 	c->state = C_DRAIN; /* close once the line went out */
-	conn_send(c);
+	conn_send(c, false);
 }
 
 /* A receive that brought no data: end of stream, an error, or no buffer left. */
@@ -560,7 +590,7 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	if (done)
 		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 	if (c->out_len) {
-		conn_send(c);
+		conn_send(c, false);
 		return;
 	}
 	if (c->bid >= 0)
@@ -578,21 +608,28 @@ static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 			conn_free(c);
 		return;
 	}
-	if (cqe->res < 0) {
-		if (cqe->res == -ECONNRESET || cqe->res == -EPIPE)
+	int res = cqe->res == -EAGAIN ? 0 : cqe->res; /* MSG_DONTWAIT: nothing taken */
+	if (res < 0) {
+		if (res == -ECONNRESET || res == -EPIPE)
 			s->resets++;
 		else
 			s->errors++;
 		conn_close(c);
 		return;
 	}
-	c->out_off = (uint16_t)(c->out_off + cqe->res);
+	c->out_off = (uint16_t)(c->out_off + res);
 	if (c->out_off < c->out_len) {
-		conn_send(c);
+		if (out_in_ring(c))
+			spill(c); /* the peer is slow to read: wait without the ring's buffer */
+		conn_send(c, true);
 		return;
 	}
 	if (c->bid >= 0)
 		buf_put(s, c); /* the echo went out of it */
+	if (s->br && c->buf && c->out == c->buf) {
+		free(c->buf); /* spilled, and sent */
+		c->buf = NULL;
+	}
 	if (c->state == C_DRAIN) {
 		conn_close(c);
 		return;

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <system_error>
 #include <unordered_map>
 
@@ -77,7 +78,9 @@ struct BufRing {
 // has data waiting: it waits on the starved list, first come first served,
 // for the next buffer given back (see idle_server.c's struct conn for why
 // it must wait for data first). Without a ring, the connection has its
-// own (own).
+// own (own); with one, own holds what a send out of the ring's buffer
+// could not place at once (spill()), so a peer that does not read holds
+// none of the ring's.
 struct Conn : tw::Hook<tw::Loop, Conn> {
 	enum State : std::uint8_t { open, drain, linger, closing }; // linger: see on_send()
 	enum : std::uint8_t { rx = 1, tx = 2 };
@@ -92,7 +95,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	Io req;
 	Conn *prev = nullptr, *next = nullptr; // Server::conns
 	std::unique_ptr<char[]> stats; // a control connection's STATS line
-	std::unique_ptr<char[]> own;   // no ring: this connection's buffer
+	std::unique_ptr<char[]> own;   // no ring: this connection's buffer; with one: a spilled send
 	Conn *next_starved = nullptr;
 	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
 	int fd;
@@ -370,11 +373,34 @@ struct Server {
 		}
 	}
 
-	void conn_send(Conn *c)
+	// Is what goes out of @c in the provided buffer it holds?
+	static bool out_in_ring(const Conn *c) { return c->bid >= 0 && c->out() == c->data(); }
+
+	// Send out()[out_off, out_len). Out of a provided buffer, the first
+	// send does not wait (MSG_DONTWAIT): what the socket cannot take at
+	// once moves to a buffer of the connection's own (spill()), for a peer
+	// that does not read must not hold one of the ring's, which every
+	// connection draws from; @wait: the send waits (after a spill).
+	void conn_send(Conn *c, bool wait)
 	{
 		io_uring_sqe &sqe = conn_sqe(c, Conn::tx);
+		const int flags = MSG_NOSIGNAL | (!wait && out_in_ring(c) ? MSG_DONTWAIT : 0);
 		io_uring_prep_send(&sqe, c->fd, c->out() + c->out_off, static_cast<std::size_t>(c->out_len - c->out_off),
-				   MSG_NOSIGNAL);
+				   flags);
+	}
+
+	// The socket did not take all of what goes out of @c's provided
+	// buffer: move the rest to a buffer of its own (own, freed once sent)
+	// and give the provided one back. Out of memory, @c keeps it.
+	void spill(Conn *c)
+	{
+		if (!c->own)
+			c->own.reset(new (std::nothrow) char[conn_buf]);
+		if (!c->own)
+			return;
+		std::memcpy(c->own.get() + c->out_off, c->data() + c->out_off,
+			    static_cast<std::size_t>(c->out_len - c->out_off));
+		buf_put(c); // data() is own from now on
 	}
 
 	// Stop using @c: disarm its timer, send the FIN now, free it when its
@@ -458,7 +484,7 @@ struct Server {
 		c->out_len = static_cast<std::uint16_t>(len < DEMO_STATS_MAX ? len : DEMO_STATS_MAX - 1);
 		c->out_off = 0;
 		c->state = Conn::drain; // close once the line went out
-		conn_send(c);
+		conn_send(c, false);
 	}
 
 	// A recv that brought no data: end of stream, an error, or no buffer left.
@@ -531,7 +557,7 @@ struct Server {
 		if (done)
 			c->idle().arm_in(idle);
 		if (c->out_len) {
-			conn_send(c);
+			conn_send(c, false);
 			return;
 		}
 		if (c->bid >= 0)
@@ -547,6 +573,8 @@ struct Server {
 				conn_free(c);
 			return;
 		}
+		if (res == -EAGAIN)
+			res = 0; // MSG_DONTWAIT: nothing taken
 		if (res < 0) {
 			if (res == -ECONNRESET || res == -EPIPE)
 				resets++;
@@ -557,11 +585,15 @@ struct Server {
 		}
 		c->out_off = static_cast<std::uint16_t>(c->out_off + res);
 		if (c->out_off < c->out_len) {
-			conn_send(c);
+			if (out_in_ring(c))
+				spill(c); // the peer is slow to read: wait without the ring's buffer
+			conn_send(c, true);
 			return;
 		}
 		if (c->bid >= 0)
 			buf_put(c); // the echo went out of it
+		if (ring.br && c->own)
+			c->own.reset(); // spilled, and sent
 		if (c->state == Conn::drain) {
 			conn_close(c);
 			return;

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""tests/demo/ring_hold_test.py - a client that never reads holds none of
+the provided-buffer ring's buffers, which every connection reads into.
+
+usage: ring_hold_test.py SERVER NAME
+
+The server (idle-server-c or idle-server) runs with a provided-buffer
+ring of one buffer and a 10 s idle timeout, in echo mode and then in
+heartbeat mode (the PONGs go out of the buffer the PINGs came in):
+
+  1. a client floods the server and never reads, with a small receive
+     buffer, until the server stops reading it (our sends stall): the
+     echo (the PONGs) of its last read cannot go out;
+  2. three idle connections are opened, then one that sends a line.
+
+The line's echo (its PONG) must come within 1 s, the flooding client
+still connected. It did not while the server sent the echo out of the
+provided buffer and waited: one client that never read held the buffer,
+no other connection's bytes were read (no activity: each was closed as
+idle, while it talked) until the flooder's own idle timeout; with the
+default 1,024 buffers, 1,024 such clients did that to every other. A
+send that the socket cannot take at once now moves its rest to a buffer
+of the connection's own and gives the ring's back. After SIGTERM the
+server must exit 0 with no connection and no timer left.
+Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
+"""
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+server_path, name = sys.argv[1], sys.argv[2]
+
+
+def fail(msg):
+    print(f"FAIL [{name}]: {msg}")
+    sys.exit(1)
+
+
+def run(mode):
+    line, reply = (b"PING\n", b"PONG\n") if mode == "--heartbeat" else (b"hello\n", b"hello\n")
+    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", "10000", "--ring-bufs", "1"]
+                           + ([mode] if mode else []),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = None
+    log = []
+    for out in srv.stdout:
+        log.append(out)
+        if "no provided-buffer ring" in out:
+            srv.kill()
+            print(f"SKIP [{name}]: {out.strip()}")
+            sys.exit(77)
+        m = re.search(r"ready: listening on 127\.0\.0\.1:(\d+),", out)
+        if m:
+            port = int(m.group(1))
+            break
+    if port is None:
+        rc = srv.wait()
+        if rc == 77:
+            print(f"SKIP [{name}]: io_uring refused")
+            sys.exit(77)
+        fail(f"the server exited ({rc}) without a ready line: {''.join(log)}")
+
+    def connect(rcvbuf=None):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.connect(("127.0.0.1", port))
+        return s
+
+    try:
+        # 1. flood, never read, until the server stops reading us
+        flood = connect(rcvbuf=4096)
+        flood.setblocking(False)
+        chunk = line * (65536 // len(line))
+        stalled_since = None
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                flood.send(chunk)
+                stalled_since = None
+            except BlockingIOError:
+                now = time.monotonic()
+                stalled_since = stalled_since or now
+                if now - stalled_since > 0.2:
+                    break
+                time.sleep(0.01)
+            if time.monotonic() > deadline:
+                fail(f"{mode or 'echo'}: the flooding client never stalled: the server kept reading for 30 s")
+
+        # 2. idle connections, then one with a line, the flooder still there
+        idle = [connect() for _ in range(3)]
+        talker = connect()
+        talker.sendall(line)
+        got = b""
+        end = time.monotonic() + 1
+        while len(got) < len(reply) and time.monotonic() < end:
+            r, _, _ = select.select([talker], [], [], max(0.0, end - time.monotonic()))
+            if not r:
+                break
+            data = talker.recv(64)
+            if not data:
+                break
+            got += data
+        if got != reply:
+            fail(f"{mode or 'echo'}: a connection's line got {got!r} within 1 s, not {reply!r}: "
+                 "the client that never reads held the one provided buffer")
+        for s in idle + [talker, flood]:
+            s.close()
+    finally:
+        if srv.poll() is None:
+            srv.send_signal(signal.SIGTERM)
+        try:
+            out, _ = srv.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            out, _ = srv.communicate()
+            log.append(out)
+            fail("the server still ran 5 s after SIGTERM")
+        log.append(out)
+
+    stats = [s for s in "".join(log).splitlines() if s.startswith("STATS ")]
+    if srv.returncode != 0 or not stats:
+        fail(f"the server exited with {srv.returncode}, STATS lines {len(stats)}: {''.join(log)}")
+    if " conns=0 timers=0 " not in stats[-1]:
+        fail(f"connections or timers left at exit: {stats[-1]}")
+    print(f"{mode or 'echo'}: the line answered, the flooder still connected")
+
+
+run(None)
+run("--heartbeat")
+print(f"PASS [{name}]")
