@@ -103,14 +103,15 @@ static void parse_args(int argc, char **argv, const char *name)
 		args_fail(name, "--bind needs a loopback address (127.x.y.z or ::1), not '%s'", bind);
 }
 
-int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len)
+int demo_heartbeat_input(const char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len)
 {
 	unsigned pings = 0;
 	for (size_t i = 0; i < n; i++) {
 		char ch = buf[i];
 		if (ch == '\n') {
-			if (*line_len == DEMO_PING_LEN - 1 && memcmp(line, DEMO_PING, DEMO_PING_LEN - 1) == 0)
-				pings++;
+			if (*line_len == DEMO_PING_LEN - 1 && memcmp(line, DEMO_PING, DEMO_PING_LEN - 1) == 0 &&
+			    ++pings > DEMO_HEARTBEAT_MAX_BATCH)
+				return -1;
 			*line_len = 0;
 			continue;
 		}
@@ -119,9 +120,16 @@ int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t
 		if (++*line_len > DEMO_MAX_LINE)
 			return -1;
 	}
-	for (unsigned i = 0; i < pings; i++)
-		memcpy(buf + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
-	return (int)(pings * DEMO_PING_LEN);
+	return (int)pings;
+}
+
+const char *demo_pongs(void)
+{
+	static char pongs[DEMO_HEARTBEAT_MAX_BATCH * DEMO_PING_LEN];
+	if (!pongs[0])
+		for (unsigned i = 0; i < DEMO_HEARTBEAT_MAX_BATCH; i++)
+			memcpy(pongs + i * DEMO_PING_LEN, DEMO_PONG, DEMO_PING_LEN);
+	return pongs;
 }
 
 _Static_assert(sizeof(DEMO_HTTP_REQ) - 1 == DEMO_HTTP_REQ_LEN, "DEMO_HTTP_REQ_LEN");

@@ -55,15 +55,26 @@ typedef int (*demo_worker_fn)(int lfd, unsigned worker, int ready_fd);
  */
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker);
 
+/* Heartbeat mode: the most PINGs one read may complete (a protocol error beyond). */
+#define DEMO_HEARTBEAT_MAX_BATCH 128
+
 /*
  * The heartbeat protocol on @n received bytes at @buf: count the lines that
  * are exactly DEMO_PING, carrying a line across calls in *@line_len (its
- * length so far) and @line (its first DEMO_PING_LEN bytes); then write one
- * DEMO_PONG per PING at the start of @buf (a PING takes as many bytes as a
- * PONG, so they fit). Returns the bytes written, or -1 (nothing written)
- * once a line is longer than DEMO_MAX_LINE.
+ * length so far) and @line (its first DEMO_PING_LEN bytes). Returns the
+ * PINGs completed, each answered by a DEMO_PONG (demo_pongs()), or -1 once
+ * a line is longer than DEMO_MAX_LINE or more than DEMO_HEARTBEAT_MAX_BATCH
+ * PINGs complete at once. @buf is only read: a PING begun in an earlier
+ * read may end in this one, so the PONGs can take more bytes than @n.
+ * O(@n), no allocation.
  */
-int demo_heartbeat_input(char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len);
+int demo_heartbeat_input(const char *buf, size_t n, char line[DEMO_PING_LEN], uint16_t *line_len);
+
+/*
+ * DEMO_HEARTBEAT_MAX_BATCH DEMO_PONGs in a row, constant (built at the
+ * first call): the replies to k PINGs are its first k * DEMO_PING_LEN bytes.
+ */
+const char *demo_pongs(void);
 
 /* HTTP mode: the most requests one read may complete (a protocol error beyond). */
 #define DEMO_HTTP_MAX_BATCH 256

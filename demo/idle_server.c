@@ -13,7 +13,7 @@
  * connection (the echo is sent from the buffer it was read into, and the
  * next recv is posted only once it went out: a client that does not read
  * cannot make the server buffer without bound). --heartbeat answers PING
- * lines with PONG in place; --http answers each complete HTTP/1.1 request
+ * lines with PONGs out of a constant buffer (demo_pongs()); --http answers each complete HTTP/1.1 request
  * head with a 204, or an invalid one with a 400 (demo_http_input() counts
  * them and says which reply each gets and when a request closes the
  * connection, the replies go out of one shared constant buffer, the
@@ -65,6 +65,7 @@
 #include "demo_server.h"
 
 #define CONN_BUF 512
+_Static_assert(CONN_BUF / DEMO_PING_LEN + 1 <= DEMO_HEARTBEAT_MAX_BATCH, "the PINGs one read completes");
 #define BACKOFF_NS (100 * 1000000ull)
 #define BUF_GROUP 0 /* the provided-buffer ring's group (--ring-bufs buffers) */
 
@@ -456,16 +457,21 @@ static void on_idle(struct tw_loop_timer *t)
 }
 
 /*
- * Heartbeat protocol: consume @n bytes, write the PONGs over them. Returns
- * whether they completed a line, or -1 (a line too long).
+ * Heartbeat protocol: consume @n bytes; a PONG goes out for each PING they
+ * complete, out of demo_pongs() (not in place: a PING begun in the last
+ * read takes fewer bytes of this one than its PONG). Returns whether they
+ * completed a line, or -1 (a line too long).
  */
 static int heartbeat_input(struct conn *c, size_t n)
 {
 	bool line = memchr(conn_data(c), '\n', n) != NULL;
-	int out = demo_heartbeat_input(conn_data(c), n, c->line, &c->line_len);
-	if (out < 0)
+	int pings = demo_heartbeat_input(conn_data(c), n, c->line, &c->line_len);
+	if (pings < 0)
 		return -1;
-	c->out_len = (uint16_t)out;
+	if (c->bid >= 0)
+		buf_put(c->s, c); /* the PONGs do not go out of it */
+	c->out = (char *)demo_pongs();
+	c->out_len = (uint16_t)(pings * DEMO_PING_LEN);
 	c->out_off = 0;
 	return line;
 }

@@ -19,7 +19,7 @@
 // request embedded in the connection (struct tw_loop_io and
 // twheel_loop_get_sqe() on the loop's native_handle(): the C++ layer has no
 // intrusive request), so an idle connection allocates nothing but itself.
-// --heartbeat writes its PONGs over the PINGs read; --http answers each
+// --heartbeat sends its PONGs out of demo_pongs(); --http answers each
 // complete request head with a 204 (a 400 if invalid) out of
 // demo_http_replies(), a constant buffer, and gives the receive buffer
 // back at once.
@@ -53,6 +53,7 @@ namespace {
 const demo_options &o = demo_opts;
 
 constexpr std::size_t conn_buf = 512;
+static_assert(conn_buf / DEMO_PING_LEN + 1 <= DEMO_HEARTBEAT_MAX_BATCH, "the PINGs one read completes");
 constexpr auto backoff_delay = std::chrono::milliseconds(100);
 constexpr unsigned short buf_group = 0; // the provided-buffer ring's group
 
@@ -126,8 +127,11 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	void on_timer();                        // it fired: silent for the whole timeout
 	static void io_done(tw_loop_io *io, const io_uring_cqe *cqe) noexcept;
 	char *data() const; // the bytes received last: the provided buffer, or own
-	// what goes out: the STATS line, the HTTP replies, or the bytes read
-	const char *out() const { return stats ? stats.get() : demo_opts.http ? demo_http_replies() : data(); }
+	// what goes out: the STATS line, the HTTP replies, the PONGs, or the bytes read
+	const char *out() const
+	{
+		return stats ? stats.get() : demo_opts.http ? demo_http_replies() : demo_opts.heartbeat ? demo_pongs() : data();
+	}
 };
 static_assert(sizeof(Conn) <= 256, "an idle connection must cost at most 256 bytes");
 
@@ -439,15 +443,19 @@ struct Server {
 		demo_hist_add(&h_fin, static_cast<std::int64_t>(fin - dl));
 	}
 
-	// Heartbeat protocol: consume @n bytes, write the PONGs over them.
-	// Returns whether they completed a line, or -1 (a line too long).
-	static int heartbeat_input(Conn *c, std::size_t n)
+	// Heartbeat protocol: consume @n bytes; a PONG goes out for each PING
+	// they complete, out of demo_pongs() (Conn::out(); not in place: see
+	// idle_server.c). Returns whether they completed a line, or -1 (a line
+	// too long).
+	int heartbeat_input(Conn *c, std::size_t n)
 	{
 		const bool line = std::memchr(c->data(), '\n', n) != nullptr;
-		const int out = demo_heartbeat_input(c->data(), n, c->line.start, &c->line.len);
-		if (out < 0)
+		const int pings = demo_heartbeat_input(c->data(), n, c->line.start, &c->line.len);
+		if (pings < 0)
 			return -1;
-		c->out_len = static_cast<std::uint16_t>(out);
+		if (c->bid >= 0)
+			buf_put(c); // the PONGs do not go out of it
+		c->out_len = static_cast<std::uint16_t>(pings * DEMO_PING_LEN);
 		c->out_off = 0;
 		return line;
 	}

@@ -15,7 +15,9 @@
  * field name, Content-Length or Transfer-Encoding; Host missing from an
  * HTTP/1.1 request, or twice), and the 414 and 431 of a head too long;
  * the same answers for random inputs however they are cut; and the replies
- * (demo_http_reply_span(), demo_http_replies()). Exit 0 pass, 1 fail.
+ * (demo_http_reply_span(), demo_http_replies()). And the heartbeat
+ * parser (demo_heartbeat_input(), demo_pongs(): check_heartbeat()).
+ * Exit 0 pass, 1 fail.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -359,6 +361,63 @@ static void check_random(void)
 	}
 }
 
+/*
+ * The heartbeat parser (demo_heartbeat_input()): the PINGs one read
+ * completes, however the reads cut the lines, with their PONGs out of
+ * demo_pongs(). A PING begun in one read may end in the next, so a full
+ * read can complete more PINGs than its bytes hold PONGs: one of 512
+ * bytes, "\n" and 102 PINGs, completes 103, 515 bytes of PONGs; written
+ * in place, they ran 3 bytes past the buffer (into the next provided
+ * buffer, or past a malloc'd one).
+ */
+static void check_heartbeat(void)
+{
+	char line[DEMO_PING_LEN];
+	uint16_t len = 0;
+	char *rd = malloc(512); /* exactly one read: ASan sees a byte past it */
+	CHECK(rd != NULL, "malloc");
+	if (!rd)
+		return;
+	CHECK(demo_heartbeat_input("PING", 4, line, &len) == 0 && len == 4, "a PING begun: none yet");
+	rd[0] = '\n';
+	for (int i = 0; i < 102; i++)
+		memcpy(rd + 1 + DEMO_PING_LEN * i, DEMO_PING, DEMO_PING_LEN);
+	rd[511] = 'P';
+	int k = demo_heartbeat_input(rd, 512, line, &len);
+	CHECK(k == 103 && len == 1, "a read of 512 bytes ending a PING begun before and 102 more: %d PINGs, want 103", k);
+	CHECK(rd[0] == '\n' && memcmp(rd + 1, DEMO_PING, DEMO_PING_LEN) == 0 && rd[511] == 'P', "the read is left as it was");
+	free(rd);
+
+	/* the same lines cut at every position: the same PINGs; only exact "PING" lines count */
+	const char *in = "PING\nPONG\nPING\r\nPIN\nPINGS\nPING\n\nPING\n";
+	size_t n = strlen(in);
+	for (size_t cut = 0; cut <= n; cut++) {
+		len = 0;
+		int a = demo_heartbeat_input(in, cut, line, &len);
+		int b = demo_heartbeat_input(in + cut, n - cut, line, &len);
+		CHECK(a >= 0 && b >= 0 && a + b == 3 && len == 0, "cut at %zu: %d + %d PINGs, want 3", cut, a, b);
+	}
+
+	/* the limits: a line of DEMO_MAX_LINE bytes, one more; DEMO_HEARTBEAT_MAX_BATCH PINGs, one more */
+	char big[(DEMO_HEARTBEAT_MAX_BATCH + 1) * DEMO_PING_LEN];
+	memset(big, 'x', DEMO_MAX_LINE + 1);
+	len = 0;
+	CHECK(demo_heartbeat_input(big, DEMO_MAX_LINE, line, &len) == 0, "a line of %d bytes", DEMO_MAX_LINE);
+	CHECK(demo_heartbeat_input(big, 1, line, &len) == -1, "a line of %d bytes", DEMO_MAX_LINE + 1);
+	for (int i = 0; i <= DEMO_HEARTBEAT_MAX_BATCH; i++)
+		memcpy(big + DEMO_PING_LEN * i, DEMO_PING, DEMO_PING_LEN);
+	len = 0;
+	k = demo_heartbeat_input(big, DEMO_HEARTBEAT_MAX_BATCH * DEMO_PING_LEN, line, &len);
+	CHECK(k == DEMO_HEARTBEAT_MAX_BATCH, "%d PINGs at once: %d", DEMO_HEARTBEAT_MAX_BATCH, k);
+	len = 0;
+	k = demo_heartbeat_input(big, sizeof(big), line, &len);
+	CHECK(k == -1, "%d PINGs at once: %d, want -1", DEMO_HEARTBEAT_MAX_BATCH + 1, k);
+
+	const char *pongs = demo_pongs();
+	for (int i = 0; i < DEMO_HEARTBEAT_MAX_BATCH; i++)
+		CHECK(memcmp(pongs + DEMO_PING_LEN * i, DEMO_PONG, DEMO_PING_LEN) == 0, "demo_pongs(): PONG %d", i);
+}
+
 int main(void)
 {
 	char buf[8192];
@@ -585,10 +644,12 @@ int main(void)
 	CHECK(strstr(DEMO_HTTP_REPLY, "Content-Length") == NULL && strstr(DEMO_HTTP_REPLY_CLOSE, "Content-Length") == NULL,
 	      "no Content-Length in a 204");
 
+	check_heartbeat();
+
 	if (fails) {
 		printf("%d checks failed\n", fails);
 		return 1;
 	}
-	printf("PASS: demo_http_input\n");
+	printf("PASS: demo_http_input, demo_heartbeat_input\n");
 	return 0;
 }

@@ -6,7 +6,9 @@ usage: ring_hold_test.py SERVER NAME
 
 The server (idle-server-c or idle-server) runs with a provided-buffer
 ring of one buffer and a 10 s idle timeout, in echo mode and then in
-heartbeat mode (the PONGs go out of the buffer the PINGs came in):
+heartbeat mode (whose PONGs went out of the buffer the PINGs came in,
+written over them: a full read can complete more PINGs than its bytes
+hold PONGs, and under ASan this flood showed them written past it):
 
   1. a client floods the server and never reads, with a small receive
      buffer, until the server stops reading it (our sends stall): the
