@@ -199,7 +199,9 @@ TWHEEL_API long twheel_rt_place(const struct twheel_rt *rt, struct twheel *w, ui
  * later (the clock stepped back), running every timer due by then.
  * Returns the number of callbacks run, or
  *   -EINVAL  @rt or @w is NULL;
- *   -EBUSY   called from one of @w's callbacks.
+ *   -EBUSY   called from one of @w's callbacks (the parked timers are
+ *            placed all the same, as twheel_rt_place() from a callback
+ *            places them).
  * Cost: that of twheel_advance(). @w's thread.
  */
 TWHEEL_API long twheel_rt_advance(const struct twheel_rt *rt, struct twheel *w, uint64_t now_ns);

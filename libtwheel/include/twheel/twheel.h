@@ -344,7 +344,8 @@ TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
  * (not pending, say) is linked at once, while the wheel has room (the 64
  * entries above), in the slot an expiry of @hint belongs in, if that is
  * not on the first level (more than 256 ticks away) and @hint is after
- * the wheel's time; it is then parked in place, as if it had been armed
+ * the wheel's time (from a callback: after twheel_target(), the running
+ * advance's target); it is then parked in place, as if it had been armed
  * at @hint, and twheel_place() re-arms it from @hint by twheel_mod()'s
  * rule: storing the expiry alone when that is at or after @hint. So a
  * hint at or a little before the placed expiry (the delay from the last
@@ -352,7 +353,7 @@ TWHEEL_API int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
  * alone; one before it by more than its slot's span waits in an earlier
  * slot and is moved by that slot's cascade (an extra move, never early);
  * one after it is moved at the placement. Any @hint is correct; one at or
- * before the wheel's time is no hint. Everything else (returns, errors,
+ * before the wheel's time (or that target) is no hint. Everything else (returns, errors,
  * what a parked timer may do) is twheel_park()'s. O(1); the wheel's
  * thread, callbacks included. (TWHEEL_1.3)
  */
