@@ -93,24 +93,28 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 	twl_timers_place_now(l);
 	/* The inbox first: cancels in it unlink timers from the wheels. In
 	 * chunks, as the loop takes them (wait.c): one reading per chunk,
-	 * after its pops, for the queued delays. */
+	 * after its pops, for the queued delays. Then the wheels; what their
+	 * callbacks cancel is pushed onto the inbox: again, until it stays
+	 * empty, so that every cancel that won is released. */
 	do {
-		k = 0;
-		while (k < INBOX_CHUNK && (n = twl_inbox_pop(l))) {
-			if (n == &twl_inbox_retry)
-				sched_yield(); /* a push in flight */
-			else
-				chunk[k++] = n;
-		}
-		if (k) {
-			uint64_t ref = loop_clock(l);
+		do {
+			k = 0;
+			while (k < INBOX_CHUNK && (n = twl_inbox_pop(l))) {
+				if (n == &twl_inbox_retry)
+					sched_yield(); /* a push in flight */
+				else
+					chunk[k++] = n;
+			}
+			if (k) {
+				uint64_t ref = loop_clock(l);
 
-			for (i = 0; i < k; i++)
-				drain_node(&c, chunk[i], ref, work_fn);
-		}
-	} while (k);
-	twheel_drain(l->wheel, drain_one, &c);
-	twheel_drain(l->dwheel, drain_one, &c);
+				for (i = 0; i < k; i++)
+					drain_node(&c, chunk[i], ref, work_fn);
+			}
+		} while (k);
+		twheel_drain(l->wheel, drain_one, &c);
+		twheel_drain(l->dwheel, drain_one, &c);
+	} while (twl_inbox_maybe_nonempty(l));
 	l->in_callback = false;
 	return c.n;
 }

@@ -789,6 +789,60 @@ static void test_stop_drains_every_timer(void **state)
 	assert_int_equal(work_drained, 1);
 }
 
+/*
+ * What drain hands a timer to may cancel another timer the loop still owns
+ * (an object with two timers, say): that cancel wins (1), so the loop must
+ * release the timer as it promises (the release hook, busy() false), within
+ * the drain: no iteration follows. Each pair is cancelled from the timer_fn
+ * of whichever of the two the drain hands back first.
+ */
+static struct twheel_loop *sib_loop;
+static struct tw_loop_timer *sib_of[2][2];
+static int sib_handed, sib_won;
+
+static void cancel_sibling_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)arg;
+	sib_handed++;
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			if (sib_of[i][j] == t && twheel_loop_cancel(sib_loop, sib_of[i][!j]) == 1)
+				sib_won++;
+}
+
+static void test_drain_releases_what_its_callbacks_cancel(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec r[4];
+	struct twheel_loop *l;
+	int i;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.release = on_release;
+	l = fake_loop(&c, START, &cfg);
+	sib_loop = l;
+	released = sib_handed = sib_won = 0;
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 4; i++) {
+		r[i].clk = &c;
+		tw_loop_timer_init(&r[i].t, rec_fn, i >= 2 ? TW_LOOP_DEFERRABLE : 0);
+		assert_int_equal(twheel_loop_add(l, &r[i].t, (uint64_t)(i + 1) * 10 * MS), 0);
+		sib_of[i / 2][i % 2] = &r[i].t;
+	}
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	assert_int_equal(twheel_loop_drain(l, cancel_sibling_fn, NULL, NULL), 2);
+	assert_int_equal(sib_handed, 2);
+	assert_int_equal(sib_won, 2);
+	assert_int_equal(released, 2);
+	for (i = 0; i < 4; i++)
+		assert_false(tw_loop_timer_busy(&r[i].t));
+	assert_int_equal(twheel_loop_count(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A timer scheduled with a delay and drained before the loop armed it is
  * handed back with a deadline, counted from a clock reading taken by the
  * drain (like an armed timer's), not with the bare delay. */
@@ -1964,6 +2018,7 @@ int main(void)
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
+		cmocka_unit_test(test_drain_releases_what_its_callbacks_cancel),
 		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),
 		cmocka_unit_test(test_delay_counts_from_a_reading_after_the_arm),

@@ -333,10 +333,11 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
  * idle so that @timer_fn may free or re-arm it, with its deadline in
  * t->deadline (for a twheel_loop_schedule() delay not yet armed: counted
  * from a clock reading taken now; for a periodic timer between runs, the
- * executor's included: the deadline of its next run); hand every posted work item
- * not yet run to @work_fn (or, if @work_fn is NULL, run it: a post promises
- * a call). Timers cancelled but not yet released are released (the release
- * hook is called). @timer_fn NULL: timers are just dropped (left idle).
+ * executor's included: the deadline of its next run); hand every posted
+ * work item not yet run to @work_fn (or, if @work_fn is NULL, run it: a
+ * post promises a call). Timers cancelled but not yet released are
+ * released (the release hook is called), also those cancelled by what
+ * drain calls. @timer_fn NULL: timers are just dropped (left idle).
  * Call it after the loop stopped, with no other thread still using it
  * (the executor included: every timer it was handed has been passed to
  * tw_loop_timer_call(), which has returned). What drain calls (@timer_fn,
