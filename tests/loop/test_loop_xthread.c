@@ -538,6 +538,110 @@ static void test_xthread_schedule_never_early(void **state)
 	twheel_loop_destroy(ne_loop, NULL, NULL, NULL);
 }
 
+/*
+ * twheel_loop_move() against twheel_loop_cancel() from another thread: the
+ * loop thread arms a timer and moves it from one address to the other and
+ * back while a second thread cancels both addresses. The claim that a
+ * move takes first leaves exactly one winner: a move refused -EBUSY only
+ * after a winning cancel, each winning cancel released once (hook), never
+ * a moved timer lost, counted twice or freed under the loop.
+ */
+#define MX_ROUNDS 2000
+static struct {
+	struct tw_loop_timer t[2];
+	uint32_t stop;     /* atomic */
+	uint64_t attempts; /* atomic: cancels made */
+	uint64_t won;      /* canceller only, read after the join */
+	uint64_t released; /* loop thread (hook) */
+} mx;
+
+static void mx_fn(struct tw_loop_timer *t)
+{
+	(void)t;
+	fail_msg("a timer armed an hour ahead fired");
+}
+
+static void mx_release(struct tw_loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	mx.released++;
+}
+
+static void *mx_canceller(void *arg)
+{
+	struct twheel_loop *l = arg;
+
+	for (unsigned i = 0; !__atomic_load_n(&mx.stop, __ATOMIC_ACQUIRE); i++) {
+		int r = twheel_loop_cancel(l, &mx.t[i & 1]);
+
+		__atomic_add_fetch(&mx.attempts, 1, __ATOMIC_RELEASE);
+		if (r == 1)
+			mx.won++;
+		else if (r != 0 && r != -ENOENT && r != -EALREADY)
+			fail_msg("cancel returned %d", r);
+	}
+	return NULL;
+}
+
+static void test_xthread_move_vs_cancel(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	pthread_t th;
+	uint64_t moved = 0, refused = 0;
+
+	(void)state;
+	memset(&mx, 0, sizeof(mx));
+	twheel_loop_config_init(&cfg);
+	cfg.flags = test_loop_flags();
+	cfg.release = mx_release;
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+	tw_loop_timer_init(&mx.t[0], mx_fn, 0);
+	tw_loop_timer_init(&mx.t[1], mx_fn, 0);
+	assert_int_equal(pthread_create(&th, NULL, mx_canceller, l), 0);
+	while (!__atomic_load_n(&mx.attempts, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (int round = 0; round < MX_ROUNDS; round++) {
+		int from = round & 1, r;
+		uint64_t seen;
+
+		/* both idle: released by the loop, or moved from */
+		while (tw_loop_timer_busy(&mx.t[0]) || tw_loop_timer_busy(&mx.t[1]))
+			assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		assert_int_equal(twheel_loop_add(l, &mx.t[from], 3600 * 1000 * MS), 0);
+		/* one round in four lets the canceller try first */
+		seen = __atomic_load_n(&mx.attempts, __ATOMIC_ACQUIRE);
+		while (round % 4 == 0 && __atomic_load_n(&mx.attempts, __ATOMIC_ACQUIRE) - seen < 2)
+			sched_yield();
+		for (int k = 0; k < 3; k++, from ^= 1) {
+			r = twheel_loop_move(l, &mx.t[from ^ 1], &mx.t[from]);
+			if (r == -EBUSY) { /* a cancel won: nothing moved */
+				refused++;
+				assert_true(tw_loop_timer_busy(&mx.t[from]));
+				assert_false(tw_loop_timer_busy(&mx.t[from ^ 1]));
+				break;
+			}
+			assert_int_equal(r, 1);
+			moved++;
+			assert_false(twheel_loop_pending(l, &mx.t[from]));
+		}
+		twheel_loop_del(l, &mx.t[0]);
+		twheel_loop_del(l, &mx.t[1]);
+	}
+	__atomic_store_n(&mx.stop, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	while (tw_loop_timer_busy(&mx.t[0]) || tw_loop_timer_busy(&mx.t[1]))
+		assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+	print_message("%d rounds: %llu moves, %llu refused after a winning cancel, "
+		      "%llu cancels won\n", MX_ROUNDS, (unsigned long long)moved,
+		      (unsigned long long)refused, (unsigned long long)mx.won);
+	assert_int_equal(mx.released, mx.won);
+	assert_int_equal(twheel_loop_count(l), 0);
+	assert_true(moved > 0 && refused > 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_xthread_max_pending),
 		cmocka_unit_test(test_xthread_del_vs_executor_run),
 		cmocka_unit_test(test_xthread_schedule_never_early),
+		cmocka_unit_test(test_xthread_move_vs_cancel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
