@@ -110,9 +110,15 @@ tw::co::task<int> thrower(tw::Loop &loop)
 	throw std::runtime_error("boom");
 }
 
+// co_return of a braced list: return_value() could not deduce it
+tw::co::task<std::pair<int, std::string>> braced()
+{
+	co_return {1, ""};
+}
+
 tw::co::task<void> parent(tw::Loop &loop, int *sum, std::string *caught)
 {
-	*sum = co_await twice(loop, 20) + co_await twice(loop, 1);
+	*sum = co_await twice(loop, 20) + co_await twice(loop, 1) - (co_await braced()).first + 1;
 	try {
 		co_await thrower(loop);
 	} catch (const std::runtime_error &e) {

@@ -85,7 +85,7 @@ struct promise_base {
 template <class T>
 struct returns {
 	std::optional<T> value;
-	template <class U>
+	template <class U = T> // T: co_return {a, b} too
 	void return_value(U &&v) { value.emplace(std::forward<U>(v)); }
 };
 template <>
