@@ -1,39 +1,31 @@
 // SPDX-License-Identifier: MIT
-// The tw::Hook example from docs/cpp.md: an intrusive, RAII timer with the
-// C API's cost (the hook is the 40-byte C node + a pointer).
-// Built and run by `meson test` so that the documentation cannot rot.
 #include <twheel/twheel.hpp>
 
+#include <chrono>
 #include <cstdio>
-#include <memory>
-#include <vector>
 
-struct Session : tw::Hook<tw::Wheel, Session> { // public base
-	int id;
-	int *expired;
+using namespace std::chrono_literals;
 
-	Session(tw::Wheel &w, int n, int *count) : Hook(w), id(n), expired(count) {}
-	void on_timer() noexcept // called directly by the C callback; may delete *this
-	{
-		std::printf("session %d expired\n", id);
-		++*expired;
-	}
+struct Conn : tw::Hook<tw::Wheel, Conn> { // public base: the hook's calls are Conn's
+	int fd;
+	Conn(tw::Wheel &w, int f) : Hook(w), fd(f) {}
+	void on_timer() { std::printf("fd %d idle\n", fd); } // may delete *this
+	void on_cancel() { std::printf("fd %d closed first\n", fd); } // optional
 };
 
 int main()
 {
-	using namespace std::chrono_literals;
-	tw::Wheel wheel; // 1 ms ticks, from time 0
-	int expired = 0;
-	std::vector<std::unique_ptr<Session>> sessions;
-	for (int i = 0; i < 4; i++) {
-		sessions.push_back(std::make_unique<Session>(wheel, i, &expired));
-		sessions.back()->arm_in(100ms + i * 1ms);
-	}
-	sessions[1]->arm_in(500ms);   // re-arm: O(1)
-	sessions.erase(sessions.begin() + 2); // destroyed: cancelled, never fires
-	Session moved(std::move(*sessions.back())); // the move keeps it pending
-	wheel.advance(wheel.now() + 1s);
-	std::printf("%d expired, %zu pending\n", expired, wheel.size());
-	return expired == 3 && wheel.size() == 0 ? 0 : 1;
+	tw::Wheel wheel(1ms);                        // tick 1 ms, time 0
+	tw::Timer retry(wheel, [] { std::puts("retry"); }); // not armed yet
+	retry.arm_in(250ms);                         // rounded up: never early
+	auto beat = wheel.every(100ms, [](tw::Timer<tw::Wheel> &self) {
+		std::printf("beat, %u missed\n", self.missed());
+	});
+	wheel.call_after(50ms, [] { std::puts("fire and forget"); });
+	Conn c(wheel, 7);
+	c.arm_in(30s);
+	for (int i = 0; i < 10; i++)
+		wheel.advance(wheel.now() + 100ms);  // runs what is due, in order
+	c.cancel();                                  // true: on_cancel() ran
+	return retry.pending() ? 1 : 0;
 }

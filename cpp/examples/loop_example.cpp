@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The C++ layer's loop example from docs/cpp.md: timers, a periodic tick, work
-// posted from another thread and one I/O request on an io_uring loop.
+// The C++ layer's loop example: timers, a periodic tick, work posted
+// from another thread and one I/O request on an io_uring loop.
 // Built and run by `meson test`; exits 77 (skip) where io_uring is refused
 // (the loop then runs on epoll, without I/O requests).
 #include <twheel/loop.hpp>

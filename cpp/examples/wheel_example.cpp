@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The C++ layer's example from docs/cpp.md: idle timeouts for connections.
+// The C++ layer's example in README.md: idle timeouts for connections.
 // Built and run by `meson test` so that the documentation cannot rot.
 #include <twheel/twheel.hpp>
 
