@@ -289,7 +289,8 @@ TWHEEL_API int twheel_host_defer(struct twheel_host *h, bool on);
  * tw_timer_expires() is its delay): then the tick that placing it from
  * @h's latest clock reading would give, the earliest it can fire at (its
  * placement reads the clock again, after the arm, and gives that tick or
- * a later one, unless the clock steps back). 0 if @t is NULL; with @h
+ * a later one, unless the clock steps back, or reads UINT64_MAX, where
+ * every delay is due: see <twheel/rt.h>). 0 if @t is NULL; with @h
  * NULL or shut down, tw_timer_expires(). Reads no clock. O(1); @h's
  * thread. (TWHEEL_1.3)
  */

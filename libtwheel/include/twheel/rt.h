@@ -54,7 +54,9 @@
  * boundary it waited for.
  *
  * Every conversion saturates: huge ticks, deadlines and delays give
- * TW_TICK_MAX or TWHEEL_RT_FOREVER, never a wrapped value. A timer whose
+ * TW_TICK_MAX or TWHEEL_RT_FOREVER, never a wrapped value. So a delay
+ * counted from a reading of UINT64_MAX ns, the end of a 64-bit clock, is
+ * a deadline of UINT64_MAX, which has come: due at once. A timer whose
  * expiry tick lies beyond floor(UINT64_MAX / tick) can never be reached by a
  * 64-bit nanosecond clock (that is more than 584 years of uptime); the wait
  * for it is "forever".
@@ -181,7 +183,8 @@ TWHEEL_API tw_tick_t twheel_rt_expiry(const struct twheel_rt *rt, const struct t
  * from one fresh reading: twheel_rt_place(@rt, @w, twheel_rt_now(@rt)).
  * Each parked timer is armed (twheel_place(): one parked in place usually
  * only stores its expiry) at twheel_rt_expiry(@rt, @w, @now_ns + its
- * delay, @now_ns), saturating. @now_ns must be a reading
+ * delay, @now_ns), saturating (from @now_ns UINT64_MAX every delay has
+ * come: due at once). @now_ns must be a reading
  * taken after every park it places: then a delay counts from a time at or
  * after the call, never early, and late by at most the time from the call
  * to that reading (the rest of the iteration); a delay of 0 is due in the
