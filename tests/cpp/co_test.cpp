@@ -124,6 +124,12 @@ tw::co::task<void> parent(tw::Loop &loop, int *sum, std::string *caught)
 	} catch (const std::runtime_error &e) {
 		*caught = e.what();
 	}
+	try { // a moved-from task: the await read the promise of a null handle
+		tw::co::task<int> t = twice(loop, 1), moved = std::move(t);
+		co_await std::move(t);
+	} catch (const tw::error &e) {
+		*caught += std::string(", ") + e.what();
+	}
 	loop.stop();
 }
 
@@ -135,7 +141,7 @@ TEST(Co, ValuesAndExceptionsAcrossAwait)
 	tw::co::spawn(loop, parent(loop, &sum, &caught));
 	loop.run();
 	EXPECT_EQ(sum, 42);
-	EXPECT_EQ(caught, "boom");
+	EXPECT_EQ(caught, "boom, tw: the task is empty");
 }
 
 [[gnu::noinline]] std::uintptr_t stack_here()

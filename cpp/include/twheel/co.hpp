@@ -138,6 +138,8 @@ public:
 		}
 		T await_resume()
 		{
+			if (!h)
+				throw tw::error(EINVAL, "tw: the task is empty");
 			if (h.promise().error)
 				std::rethrow_exception(h.promise().error);
 			if constexpr (!std::is_void_v<T>)
@@ -145,7 +147,8 @@ public:
 		}
 	};
 	/// Runs the task until it ends; returns its value or rethrows its
-	/// exception. Await a task once.
+	/// exception. Await a task once. Throws tw::error (EINVAL) for an empty
+	/// (default-made, moved-from or released) task.
 	awaiter operator co_await() && noexcept { return {h_}; }
 
 	/// Releases the frame to the caller (spawn() uses it).
