@@ -9,14 +9,15 @@
 // it is destroyed; resume_on() from another thread; I/O with a deadline:
 // -ETIME never early, data first, a frame destroyed with its request in
 // flight, the loop destroyed with requests in flight, a request on a
-// stopped loop, data racing the deadline, no allocation in the steady
-// state.
+// stopped loop, a multishot one, data racing the deadline, no allocation
+// in the steady state.
 #include <twheel/co.hpp>
 
 #include <gtest/gtest.h>
 
 #include "count_new.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -537,6 +538,33 @@ TEST_P(CoIo, RequestOnAStoppedLoopIsRefused)
 			EXPECT_STREQ(e.what(), "tw: the loop is stopped");
 		}
 	}
+}
+
+tw::co::task<void> poll_twice(tw::Loop &loop, int fd, int *res)
+{
+	*res = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) { io_uring_prep_poll_multishot(&sqe, fd, POLLIN); });
+}
+
+// A multishot request: its second CQE called the handler of the io that
+// went with the first (ASan: heap-use-after-free) and resumed the frame.
+TEST_P(CoIo, MultishotRequestResumesWithItsFirstCqe)
+{
+	tw::loop_options o;
+	o.flags = GetParam();
+	tw::Loop loop(o);
+	if (!have_uring(loop))
+		GTEST_SKIP() << "no io_uring";
+	sockpair sp;
+	int res = 1000;
+	tw::co::spawn(loop, poll_twice(loop, sp.fd[0], &res));
+	char b[8];
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(write(sp.fd[1], "x", 1), 1);
+		for (int k = 0; k < 5; k++)
+			loop.run_once(false);
+		EXPECT_EQ(read(sp.fd[0], b, sizeof b), 1);
+	}
+	EXPECT_EQ(res, POLLIN);
 }
 
 tw::co::task<void> racer(tw::Loop &loop, int fd, tw::Loop::time_point dl, int *res, clk::time_point *at)

@@ -270,9 +270,11 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// time_point::max()) passed first and cancelled the request, never
 /// before (twheel_loop_io_deadline()). Errors come as results too
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
-/// -EBUSY on a full queue); what @prep
-/// throws propagates, nothing submitted. A frame destroyed with the
-/// request in flight cancels it; the loop's record waits for its CQE.
+/// -EBUSY on a full queue); what @prep throws propagates, nothing
+/// submitted. A frame destroyed with the request in flight cancels it;
+/// the loop's record waits for its CQE. A request with more CQEs
+/// (multishot, without a deadline) resumes with its first; the rest of it
+/// is cancelled when the io goes.
 template <class Prep>
 class io {
 public:
@@ -302,7 +304,8 @@ public:
 		h_ = h;
 		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
 		auto done = [this](const io_uring_cqe &cqe) {
-			op_ = nullptr;
+			if (!(cqe.flags & IORING_CQE_F_MORE))
+				op_ = nullptr; // ended; else (multishot, zero-copy) ~io cancels the rest
 			res_ = cqe.res;
 			h_.resume();
 		};
