@@ -645,6 +645,7 @@ static void op_drain(struct model *m)
 	if (!m->failed && twheel_check(m->w, msg, sizeof(msg)))
 		fail(m, "twheel_check after a drain: %s", msg);
 	check_next_expiry(m);
+	check_counts(m);
 }
 
 static void op_advance(struct model *m, tw_tick_t target)
