@@ -485,7 +485,12 @@ struct Server {
 		control++;
 		nconns--;
 		c->idle().cancel();
-		c->stats.reset(new char[DEMO_STATS_MAX]);
+		c->stats.reset(new (std::nothrow) char[DEMO_STATS_MAX]);
+		if (!c->stats) { // no memory for the line: closed unanswered, the server goes on
+			errors++;
+			conn_close(c);
+			return;
+		}
 		if (c->bid >= 0)
 			buf_put(c);
 		int len = stats_line(c->stats.get(), DEMO_STATS_MAX);
@@ -613,16 +618,33 @@ struct Server {
 		conn_recv(c);
 	}
 
+	// A connection accepted: its record, its timer, its first recv. Out of
+	// memory, it is closed and counted in errors, and the server goes on
+	// (as idle_server.c): nothing here throws, so on_accept() re-arms.
 	void conn_new(int fd)
 	{
+		std::unique_ptr<Conn> n(new (std::nothrow) Conn(this, loop, fd));
+		if (n && !ring.br)
+			n->own.reset(new (std::nothrow) char[conn_buf]);
+		bool traced_ok = true;
+		if (n && trace) {
+			try {
+				traced[n.get()];
+			} catch (const std::bad_alloc &) {
+				traced_ok = false;
+			}
+		}
+		if (!n || (!ring.br && !n->own) || !traced_ok) {
+			errors++;
+			close(fd);
+			return;
+		}
+		Conn *c = n.release();
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		Conn *c = new Conn(this, loop, fd);
 		if ((c->next = conns))
 			conns->prev = c;
 		conns = c;
-		if (!ring.br)
-			c->own.reset(new char[conn_buf]);
 		// time spent in the accept queue (see idle_server.c)
 		tcp_info ti;
 		socklen_t tl = sizeof ti;
@@ -701,13 +723,25 @@ struct Server {
 		ios++;
 	}
 
+	// The multishot accept. Loop::submit() allocates the request: out of
+	// memory, accepting pauses as for an accept refused ENOMEM (on_backoff()
+	// tries again), rather than never resume.
 	void accept_arm()
 	{
 		if (accepting)
 			return;
-		accept_key = loop.submit(
-			[this](io_uring_sqe &sqe) { io_uring_prep_multishot_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC); },
-			[this](const io_uring_cqe &cqe) { on_accept(cqe); });
+		try {
+			accept_key = loop.submit(
+				[this](io_uring_sqe &sqe) { io_uring_prep_multishot_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC); },
+				[this](const io_uring_cqe &cqe) { on_accept(cqe); });
+		} catch (const std::bad_alloc &) {
+			emfile_report(ENOMEM);
+			if (!paused && !stopping) {
+				paused = true;
+				backoff.arm_in(backoff_delay);
+			}
+			return;
+		}
 		accepting = true;
 		ios++;
 	}
