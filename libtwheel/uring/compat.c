@@ -5,14 +5,16 @@
  * (<twheel/host.h>), each driven by one loop timer, as an adapter drives a
  * host from a libuv timer. The second host's loop timer is
  * TW_LOOP_DEFERRABLE, so TIMER_DEFERRABLE timers never wake an idle loop,
- * as the kernel's deferrable base never wakes an idle CPU.
+ * as the kernel's deferrable base never wakes an idle CPU. Those two loop
+ * timers are the loop's own, not the user's: a drain while the hosts are
+ * bound drops them, as it drops an I/O deadline's (drain.c knows them by
+ * their callback, twl_compat_fire()), and the legacy timers stay pending
+ * on their hosts until twheel_compat_unbind().
  */
-#include <errno.h>
-#include <stdlib.h>
-
 #include "twheel/compat.h"
 #include "twheel/host.h"
-#include "twheel/loop.h"
+
+#include "loop_impl.h"
 
 struct loop_host {
 	struct twheel_host h;      /* first: the ops get it back with a cast */
@@ -43,7 +45,7 @@ static void lh_stop(struct twheel_host *h)
 
 static const struct twheel_host_ops lh_ops = { .arm = lh_arm, .stop = lh_stop };
 
-static void lh_fired(struct tw_loop_timer *lt)
+void twl_compat_fire(struct tw_loop_timer *lt)
 {
 	struct loop_host *lh = tw_container_of(lt, struct loop_host, lt);
 
@@ -52,7 +54,7 @@ static void lh_fired(struct tw_loop_timer *lt)
 	lh->lc->in_run = false;
 }
 
-static uint64_t loop_clock(void *arg)
+static uint64_t compat_clock(void *arg)
 {
 	return twheel_loop_clock(arg);
 }
@@ -82,7 +84,7 @@ static int loop_unbind(void *arg)
 
 int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
 {
-	struct twheel_rt rt = { .tick_ns = tick_ns, .clock = loop_clock, .clock_arg = loop };
+	struct twheel_rt rt = { .tick_ns = tick_ns, .clock = compat_clock, .clock_arg = loop };
 	struct loop_compat *lc;
 	int rc = 0, made = 0;
 
@@ -96,7 +98,7 @@ int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
 		struct loop_host *lh = &lc->host[made];
 
 		lh->lc = lc;
-		rc = tw_loop_timer_init(&lh->lt, lh_fired, made ? TW_LOOP_DEFERRABLE : 0);
+		rc = tw_loop_timer_init(&lh->lt, twl_compat_fire, made ? TW_LOOP_DEFERRABLE : 0);
 		if (rc == 0)
 			rc = twheel_host_init(&lh->h, &rt, &lh_ops);
 	}

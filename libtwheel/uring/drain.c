@@ -28,8 +28,10 @@ static void drain_one(struct tw_timer *tt, void *arg)
 
 	if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
 		pending_dec(c->l);
-		if (t->func == twl_deadline_fire)
-			return; /* an I/O deadline's: dropped with its request */
+		/* the loop's own: an I/O deadline's, dropped with its request;
+		 * a bound legacy host's, whose timers stay on the host */
+		if (t->func == twl_deadline_fire || t->func == twl_compat_fire)
+			return;
 		c->n++;
 		if (c->fn)
 			c->fn(t, c->arg);

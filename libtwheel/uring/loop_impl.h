@@ -302,4 +302,7 @@ bool twl_sqe_multishot(const struct io_uring_sqe *sqe);
 /* deadline.c: the loop timer of an I/O deadline fires here */
 void twl_deadline_fire(struct tw_loop_timer *t);
 
+/* compat.c: the loop timers that drive bound legacy hosts fire here */
+void twl_compat_fire(struct tw_loop_timer *t);
+
 #endif /* TWHEEL_LOOP_IMPL_H */

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include <twheel/compat/timer_list.h>
+
 #include "common.h"
 
 #define START (1000 * MS + 123) /* deliberately not on a tick boundary */
@@ -840,6 +842,54 @@ static void test_drain_releases_what_its_callbacks_cancel(void **state)
 	for (i = 0; i < 4; i++)
 		assert_false(tw_loop_timer_busy(&r[i].t));
 	assert_int_equal(twheel_loop_count(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/*
+ * Legacy timers bound to the loop (twheel_loop_compat_bind()) run from the
+ * loop's own timers: a drain while they are bound must not hand those to
+ * the caller's timer_fn, which would take them for its own (container_of()
+ * on a struct it does not know); the legacy timers stay pending on their
+ * host until unbound.
+ */
+static int legacy_runs;
+static void legacy_fn(struct timer_list *t)
+{
+	(void)t;
+	legacy_runs++;
+}
+
+static int count_drained;
+static void count_drain_fn(struct tw_loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	count_drained++;
+}
+
+static void test_drain_keeps_the_legacy_hosts_timers(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	struct timer_list tl;
+	struct rec r = { .clk = &c };
+
+	(void)state;
+	assert_int_equal(twheel_loop_compat_bind(l, TWHEEL_COMPAT_TICK_NS), 0);
+	timer_setup(&tl, legacy_fn, 0);
+	mod_timer(&tl, jiffies + HZ);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 5000 * MS), 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	count_drained = 0;
+	assert_int_equal(twheel_loop_drain(l, count_drain_fn, NULL, NULL), 1); /* r only */
+	assert_int_equal(count_drained, 1);
+	assert_false(tw_loop_timer_busy(&r.t));
+	assert_true(timer_pending(&tl));
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_false(timer_pending(&tl));
+	assert_int_equal(legacy_runs, 0);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
@@ -2018,6 +2068,7 @@ int main(void)
 		cmocka_unit_test(test_post),
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
+		cmocka_unit_test(test_drain_keeps_the_legacy_hosts_timers),
 		cmocka_unit_test(test_drain_releases_what_its_callbacks_cancel),
 		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),

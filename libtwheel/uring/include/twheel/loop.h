@@ -727,7 +727,9 @@ TWHEEL_LOOP_API int twheel_loop_io_deadline(struct twheel_loop *loop, struct io_
  * TW_LOOP_DEFERRABLE for TIMER_DEFERRABLE timers. Call it on the loop
  * thread (before the first run, or from a callback); twheel_compat_unbind()
  * undoes it (not from a legacy timer's callback: -EBUSY) and must come
- * before twheel_loop_destroy(). Returns 0, or
+ * before twheel_loop_destroy(). The two loop timers are the loop's own:
+ * twheel_loop_drain() does not hand them to its @timer_fn, and the legacy
+ * timers stay pending on their hosts until unbound. Returns 0, or
  *   -EINVAL  @loop NULL, @tick_ns outside 1,000 .. 1,000,000,000;
  *   -EBUSY   the thread is bound already;
  *   -ENOMEM  out of memory.
