@@ -385,7 +385,8 @@ enum {
  * moot).
  * Returns the number of callbacks run: timer callbacks run or handed to the
  * executor (a skipped misfire or a cancelled timer runs none), I/O
- * handlers and work items; or
+ * handlers and work items, the loop's own (of I/O deadlines and bound
+ * legacy hosts) included, as in twheel_loop_get_stats(); or
  *   -ESHUTDOWN  the loop was stopped (nothing was run);
  *   -EBUSY      called from inside one of the loop's callbacks;
  *   another negative errno from io_uring_enter() (not -EINTR/-ETIME).
@@ -764,8 +765,11 @@ struct twheel_loop_stats {
 	uint64_t iterations;  /* twheel_loop_run_once() calls that ran */
 	uint64_t waits;       /* iterations that slept in the kernel */
 	uint64_t wakeups;     /* ...and returned from that sleep */
+	/* The loop's own timers and handlers, of I/O deadlines and bound
+	 * legacy hosts, count in the next two: a request with a deadline
+	 * counts its timeout's or cancel's CQE too. */
 	uint64_t timers_fired;    /* timer callbacks run or handed to the executor */
-	uint64_t io_completions;  /* user CQEs dispatched */
+	uint64_t io_completions;  /* CQEs dispatched, but the loop's eventfd reads */
 	uint64_t inbox_items;     /* cross-thread items handled */
 	uint64_t eventfd_wakes;   /* wake-ups caused by another thread */
 	uint64_t misfires;        /* periodic runs found a period or more late */
