@@ -82,8 +82,8 @@ public:
 	}
 
 private:
-	// submit() unless the submission queue is full (EBUSY): then false,
-	// and resume() runs 1 ms later.
+	// submit() unless the submission queue is full (EBUSY) or there is no
+	// memory for the request: then false, and resume() runs 1 ms later.
 	template <class P, class H>
 	bool submit(P &&prep, H &&handler, std::uint64_t *key = nullptr)
 	{
@@ -95,10 +95,11 @@ private:
 		} catch (const std::system_error &e) {
 			if (e.code().value() != EBUSY)
 				throw;
-			retries++;
-			retry_.arm_in(std::chrono::milliseconds(1));
-			return false;
+		} catch (const std::bad_alloc &) {
 		}
+		retries++;
+		retry_.arm_in(std::chrono::milliseconds(1));
+		return false;
 	}
 
 	void accept_arm()
@@ -138,14 +139,21 @@ private:
 			::close(fd);
 			return;
 		}
-		auto c = std::make_unique<Conn>();
-		Conn *p = c.get();
-		p->fd = fd;
-		p->idle = tw::Timer(loop_, [this, p] {
-			idle++;
-			close_conn(*p);
-		});
-		conns_.emplace(fd, std::move(c));
+		Conn *p;
+		try {
+			auto c = std::make_unique<Conn>();
+			p = c.get();
+			p->fd = fd;
+			p->idle = tw::Timer(loop_, [this, p] {
+				idle++;
+				close_conn(*p);
+			});
+			conns_.emplace(fd, std::move(c));
+		} catch (const std::bad_alloc &) {
+			errors++; // no memory for this one: close it, serve the others
+			::close(fd);
+			return;
+		}
 		p->idle.arm_in(idle_);
 		io(*p);
 		if (max_conns_ && accepted == max_conns_) {
