@@ -280,6 +280,44 @@ TEST(Co, SpawnDropsATaskItCannotRun)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+tw::co::task<void> ends_loop(tw::Loop &loop, std::unique_ptr<tw::Loop> *own, tw::Loop::time_point at, bool hop)
+{
+	co_await tw::co::sleep_until(loop, at);
+	if (hop)
+		co_await tw::co::resume_on(loop);
+	own->reset();
+}
+
+tw::co::task<void> uses_loop(tw::Loop &loop, tw::Loop::time_point at, bool hop, int *resumed)
+{
+	co_await tw::co::sleep_until(loop, at);
+	if (hop)
+		co_await tw::co::resume_on(loop);
+	++*resumed;
+	co_await tw::co::sleep_for(loop, 1ms); // reads the Loop
+}
+
+// A coroutine destroys the Loop; another due in that iteration after it
+// (a sleep of the next tick, a resume_on() posted after its own) was
+// resumed and used its Loop & (ASan: heap-use-after-free in clock_now()).
+TEST(Co, NothingResumesOnceTheLoopIsDestroyed)
+{
+	for (bool hop : {false, true}) {
+		auto own = std::make_unique<tw::Loop>();
+		tw::Loop &loop = *own;
+		const auto at = loop.clock_now() + 2ms;
+		int resumed = 0;
+		tw::co::spawn(loop, uses_loop(loop, at + 1ms, hop, &resumed));
+		tw::co::spawn(loop, ends_loop(loop, &own, at, hop));
+		std::this_thread::sleep_for(5ms); // both due in the first iteration, in order
+		const auto end = clk::now() + 5s;
+		while (own && clk::now() < end)
+			loop.run_once();
+		EXPECT_FALSE(own);
+		EXPECT_EQ(resumed, 0);
+	}
+}
+
 tw::co::task<void> hop(tw::Loop &loop, std::thread::id *ran_on, std::atomic<bool> *done)
 {
 	co_await tw::co::resume_on(loop);

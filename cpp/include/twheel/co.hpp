@@ -8,7 +8,9 @@
 // Lifetime: a task spawned on a loop is owned by it; its frame is freed
 // when it ends, or destroyed where it is suspended when the Loop is
 // destroyed first (destructors run, nothing leaks); its exception goes to
-// Loop::on_exception(). A task object destroyed while its coroutine is
+// Loop::on_exception(). Nothing resumes a coroutine once its Loop is
+// destroyed (from a callback: in the rest of that iteration too), so that
+// it never runs on with a dangling Loop &. A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then.
 // Threads: everything on the loop thread, except awaiting resume_on().
 #ifndef TWHEEL_CO_HPP
@@ -194,7 +196,11 @@ public:
 		arm_at(tp_);
 	}
 	void await_resume() const noexcept {}
-	void on_timer() noexcept { h_.resume(); }
+	void on_timer() noexcept
+	{
+		if (!c_->closing) // else the Loop went in this iteration: the frame goes with its task
+			h_.resume();
+	}
 
 private:
 	friend class tw::Hook<tw::Loop, sleep_until>;
@@ -214,7 +220,7 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// Awaited on any thread: the coroutine goes on on @loop's thread, at its
 /// next iteration (twheel_loop_post() of one allocated work item). A frame
 /// destroyed (on the loop thread) before then is not resumed: the loop
-/// frees the item. Throws tw::error from await_suspend (the coroutine
+/// frees the item; nor is one whose loop was stopped meanwhile. Throws tw::error from await_suspend (the coroutine
 /// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
 /// moved-from Loop; std::bad_alloc.
 class resume_on {
@@ -250,10 +256,11 @@ private:
 	static void run(tw_loop_work *w) noexcept
 	{
 		const std::unique_ptr<work> it(reinterpret_cast<work *>(w));
-		if (it->h) {
-			it->self->w_ = nullptr;
+		if (!it->h)
+			return;
+		it->self->w_ = nullptr;
+		if (!twheel_loop_stopped(it->self->l_)) // else run by ~Loop: the frame goes with its task
 			it->h.resume();
-		}
 	}
 	twheel_loop *l_;
 	work *w_ = nullptr;
@@ -307,7 +314,8 @@ public:
 			if (!(cqe.flags & IORING_CQE_F_MORE))
 				op_ = nullptr; // ended; else (multishot, zero-copy) ~io cancels the rest
 			res_ = cqe.res;
-			h_.resume();
+			if (!c_->closing) // as sleep_until
+				h_.resume();
 		};
 		op_ = tw::detail::io_op::start(c_, prep_, done, has_deadline() ? &ns : nullptr, res_);
 		return op_ != nullptr;
