@@ -9,7 +9,9 @@
  * timers are the loop's own, not the user's: a drain while the hosts are
  * bound drops them, as it drops an I/O deadline's (drain.c knows them by
  * their callback, twl_compat_fire()), and the legacy timers stay pending
- * on their hosts until twheel_compat_unbind().
+ * on their hosts until twheel_compat_unbind(); and cfg.max_pending does
+ * not count them (TW__LOOP_UNCOUNTED): the host's arm returns nothing, so
+ * an -ENOSPC would stall the legacy timers silently.
  */
 #include "twheel/compat.h"
 #include "twheel/host.h"
@@ -99,6 +101,9 @@ int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
 
 		lh->lc = lc;
 		rc = tw_loop_timer_init(&lh->lt, twl_compat_fire, made ? TW_LOOP_DEFERRABLE : 0);
+		/* cfg.max_pending is the program's: an arm the host cannot
+		 * report failing (-ENOSPC) would stall its timers for good */
+		lh->lt.timer.flags |= TW__LOOP_UNCOUNTED;
 		if (rc == 0)
 			rc = twheel_host_init(&lh->h, &rt, &lh_ops);
 	}

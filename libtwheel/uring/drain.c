@@ -27,7 +27,7 @@ static void drain_one(struct tw_timer *tt, void *arg)
 	struct tw_loop_timer *t = tw_container_of(tt, struct tw_loop_timer, timer);
 
 	if (state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
-		pending_dec(c->l);
+		pending_dec(c->l, t);
 		/* the loop's own: an I/O deadline's, dropped with its request;
 		 * a bound legacy host's, whose timers stay on the host */
 		if (t->func == twl_deadline_fire || t->func == twl_compat_fire)
@@ -68,7 +68,7 @@ static void drain_node(struct drain_ctx *c, struct tw_loop_node *n, uint64_t ref
 		t->deadline = twl_timer_returned_next(l, t, ref);
 	if ((s == TW__T_QUEUED || s == TW__T_QUEUED_DELAY || s == TW__T_RETURNED) &&
 	    state_cas(n, s, TW__T_IDLE)) {
-		pending_dec(l);
+		pending_dec(l, t);
 		c->n++;
 		if (c->fn)
 			c->fn(t, c->arg);

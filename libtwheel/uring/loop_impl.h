@@ -66,6 +66,9 @@
 
 /* Internal: in timer.flags, so that firing reads only the first cache line. */
 #define TW__LOOP_PERIODIC (1u << 31)
+/* Internal: a loop timer of the loop's own that cfg.max_pending does not
+ * count (a bound legacy host's: nothing could report its -ENOSPC). */
+#define TW__LOOP_UNCOUNTED (1u << 30)
 
 #define TIMER_FLAGS (TW_LOOP_DEFERRABLE | TW_LOOP_EXECUTOR)
 #define CONFIG_FLAGS \
@@ -205,10 +208,16 @@ static inline struct twheel *timer_wheel(const struct twheel_loop *l,
 	return (t->timer.flags & TW_LOOP_DEFERRABLE) ? l->dwheel : l->wheel;
 }
 
-/* Account one more owned timer; false when max_pending is reached. */
-static inline bool pending_inc(struct twheel_loop *l)
+/* Whether owning @t counts against max_pending. */
+static inline bool pending_counts(const struct twheel_loop *l, const struct tw_loop_timer *t)
 {
-	if (!l->max_pending)
+	return l->max_pending && !(t->timer.flags & TW__LOOP_UNCOUNTED);
+}
+
+/* Account @t owned; false when max_pending is reached. */
+static inline bool pending_inc(struct twheel_loop *l, const struct tw_loop_timer *t)
+{
+	if (!pending_counts(l, t))
 		return true;
 	if (__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED) >= l->max_pending) {
 		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
@@ -217,18 +226,18 @@ static inline bool pending_inc(struct twheel_loop *l)
 	return true;
 }
 
-static inline void pending_dec(struct twheel_loop *l)
+static inline void pending_dec(struct twheel_loop *l, const struct tw_loop_timer *t)
 {
-	if (l->max_pending)
+	if (pending_counts(l, t))
 		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
 }
 
 /* Take back a pending_dec() made before a compare-and-swap that then lost
  * (the count drops before the state that frees the timer is published, so
  * that a thread reusing it at once is not refused -ENOSPC). */
-static inline void pending_undo(struct twheel_loop *l)
+static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_timer *t)
 {
-	if (l->max_pending)
+	if (pending_counts(l, t))
 		__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED);
 }
 

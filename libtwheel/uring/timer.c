@@ -150,10 +150,10 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 
 	if (s != TW__T_IDLE && s != TW__T_DONE)
 		return -EBUSY;
-	if (!pending_inc(l))
+	if (!pending_inc(l, t))
 		return -ENOSPC;
 	if (!state_cas(&t->_node, s, TW__T_CLAIMED)) {
-		pending_dec(l);
+		pending_dec(l, t);
 		return -EBUSY;
 	}
 	__atomic_store_n(&t->_loop, l, __ATOMIC_RELAXED);
@@ -252,7 +252,7 @@ void twl_timer_release(struct twheel_loop *l, struct tw_loop_timer *t)
 	void *arg = l->release_arg;
 
 	twheel_del(timer_wheel(l, t), &t->timer);
-	pending_dec(l);
+	pending_dec(l, t);
 	state_store(&t->_node, TW__T_IDLE);
 	if (release)
 		release(t, arg);
@@ -372,9 +372,9 @@ static void timer_fire(struct tw_timer *tt)
 		}
 		return;
 	}
-	pending_dec(l); /* before DONE: whoever reuses @t may count on it */
+	pending_dec(l, t); /* before DONE: whoever reuses @t may count on it */
 	if (!state_cas(&t->_node, TW__T_ARMED, TW__T_DONE)) {
-		pending_undo(l);
+		pending_undo(l, t);
 		return; /* cancelled by another thread: the inbox releases it */
 	}
 	/* DONE is published: @t belongs to its callback now, not to us */
@@ -397,9 +397,9 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 		/* the one call the hand-off allows: RUNNING -> DONE, once */
 		if (s != TW__T_RUNNING)
 			return -EINVAL;
-		pending_dec(l); /* before DONE, as in timer_fire() */
+		pending_dec(l, t); /* before DONE, as in timer_fire() */
 		if (!state_cas(&t->_node, s, TW__T_DONE)) {
-			pending_undo(l);
+			pending_undo(l, t);
 			return -EINVAL;
 		}
 		func(t); /* DONE is published: the callback owns @t */
@@ -576,9 +576,9 @@ again:
 			twl_timers_place_now(l);
 		/* unlink first: IDLE lets other threads reuse the memory */
 		twheel_del(timer_wheel(l, t), &t->timer);
-		pending_dec(l);
+		pending_dec(l, t);
 		if (!state_cas(&t->_node, TW__T_ARMED, TW__T_IDLE)) {
-			pending_undo(l);
+			pending_undo(l, t);
 			return 0; /* a cancel from another thread won; it releases */
 		}
 		return 1;
@@ -605,7 +605,7 @@ again:
 		/* its own callback is running on this thread: the loop will not
 		 * touch it after the callback returns */
 		l->cur_gone = true;
-		pending_dec(l);
+		pending_dec(l, t);
 		state_store(&t->_node, TW__T_IDLE);
 		return 1;
 	default:

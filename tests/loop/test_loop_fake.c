@@ -893,6 +893,38 @@ static void test_drain_keeps_the_legacy_hosts_timers(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * cfg.max_pending bounds the timers the program owns on the loop, not the
+ * loop's own: with the program's timers at the limit, a bound legacy host
+ * still arms its loop timer, so a mod_timer() that returned is not stalled
+ * for good (nothing reports the host's failure to arm, and nothing would
+ * arm it again).
+ */
+static void test_legacy_timers_run_at_max_pending(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct twheel_loop *l;
+	struct timer_list tl;
+	struct rec r = { .clk = &c };
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.max_pending = 1;
+	l = fake_loop(&c, START, &cfg);
+	assert_int_equal(twheel_loop_compat_bind(l, TWHEEL_COMPAT_TICK_NS), 0);
+	tw_loop_timer_init(&r.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 5000 * MS), 0); /* the one slot */
+	legacy_runs = 0;
+	timer_setup(&tl, legacy_fn, 0);
+	mod_timer(&tl, jiffies + HZ / 10);
+	run_until(l, &c, START + 200 * MS, MS);
+	assert_int_equal(legacy_runs, 1);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A timer scheduled with a delay and drained before the loop armed it is
  * handed back with a deadline, counted from a clock reading taken by the
  * drain (like an armed timer's), not with the bare delay. */
@@ -2069,6 +2101,7 @@ int main(void)
 		cmocka_unit_test(test_inbox_batch_bound),
 		cmocka_unit_test(test_stop_drains_every_timer),
 		cmocka_unit_test(test_drain_keeps_the_legacy_hosts_timers),
+		cmocka_unit_test(test_legacy_timers_run_at_max_pending),
 		cmocka_unit_test(test_drain_releases_what_its_callbacks_cancel),
 		cmocka_unit_test(test_drain_hands_back_a_queued_delay_as_a_deadline),
 		cmocka_unit_test(test_fixed_delay_all_back_to_back_off_tick),

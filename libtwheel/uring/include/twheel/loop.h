@@ -268,7 +268,8 @@ struct twheel_loop_config {
 	unsigned flags;          /* TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING, TW_LOOP_URING_ONLY,
 				  * TW_LOOP_NO_LINK_TIMEOUT */
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
-	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none */
+	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none; the two
+				  * of twheel_loop_compat_bind() do not count */
 	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
 	void *clock_arg;
 	twheel_executor_fn executor; /* for TW_LOOP_EXECUTOR timers; may be NULL */
@@ -730,7 +731,8 @@ TWHEEL_LOOP_API int twheel_loop_io_deadline(struct twheel_loop *loop, struct io_
  * undoes it (not from a legacy timer's callback: -EBUSY) and must come
  * before twheel_loop_destroy(). The two loop timers are the loop's own:
  * twheel_loop_drain() does not hand them to its @timer_fn, and the legacy
- * timers stay pending on their hosts until unbound. Returns 0, or
+ * timers stay pending on their hosts until unbound; cfg.max_pending does
+ * not count them (legacy timers never fail with -ENOSPC). Returns 0, or
  *   -EINVAL  @loop NULL, @tick_ns outside 1,000 .. 1,000,000,000;
  *   -EBUSY   the thread is bound already;
  *   -ENOMEM  out of memory.
