@@ -297,6 +297,13 @@ tw::co::task<void> uses_loop(tw::Loop &loop, tw::Loop::time_point at, bool hop, 
 	co_await tw::co::sleep_for(loop, 1ms); // reads the Loop
 }
 
+tw::co::task<void> nop_uses_loop(tw::Loop &loop, int *resumed)
+{
+	co_await tw::co::io(loop, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); });
+	++*resumed;
+	co_await tw::co::sleep_for(loop, 1ms);
+}
+
 // A coroutine destroys the Loop; another due in that iteration after it
 // (a sleep of the next tick, a resume_on() posted after its own) was
 // resumed and used its Loop & (ASan: heap-use-after-free in clock_now()).
@@ -316,6 +323,20 @@ TEST(Co, NothingResumesOnceTheLoopIsDestroyed)
 		EXPECT_FALSE(own);
 		EXPECT_EQ(resumed, 0);
 	}
+	// and a CQE after the one whose handler destroys the Loop (nops end in
+	// the order submitted)
+	auto own = std::make_unique<tw::Loop>();
+	tw::Loop &loop = *own;
+	if (loop.features() & TW_LOOP_FEAT_FALLBACK)
+		return;
+	int resumed = 0;
+	loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, [&own](const io_uring_cqe &) { own.reset(); });
+	tw::co::spawn(loop, nop_uses_loop(loop, &resumed));
+	const auto end = clk::now() + 5s;
+	while (own && clk::now() < end)
+		loop.run_once();
+	EXPECT_FALSE(own);
+	EXPECT_EQ(resumed, 0);
 }
 
 tw::co::task<void> hop(tw::Loop &loop, std::thread::id *ran_on, std::atomic<bool> *done)
