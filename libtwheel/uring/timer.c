@@ -513,18 +513,22 @@ static inline __attribute__((always_inline)) int loop_add(struct twheel_loop *l,
 	}
 	if ((s & ~TW__T_CANCEL_REQ) == TW__T_RUNNING && t == l->cur && !l->cur_gone) {
 		/* A periodic timer re-armed by its own callback. */
+		uint64_t served = t->deadline;
+
 		if (s != TW__T_RUNNING)
 			return -EBUSY; /* cancelled from another thread */
-		t->_backlog = 0;
 		arm(l, t, v, delay);
 		if (!state_cas(&t->_node, TW__T_RUNNING, TW__T_ARMED)) {
-			/* A cancel came in meanwhile: as if it came first. The
-			 * callback still runs, so the timer is released when it
-			 * returns, not here: a thread that polls
-			 * tw_loop_timer_busy() (or the release hook) may free it. */
+			/* A cancel came in meanwhile: as if it came first, the
+			 * timer as it was. The callback still runs, so the
+			 * timer is released when it returns, not here: a thread
+			 * that polls tw_loop_timer_busy() (or the release hook)
+			 * may free it. */
 			twheel_del(timer_wheel(l, t), &t->timer);
+			t->deadline = served;
 			return -EBUSY;
 		}
+		t->_backlog = 0;
 		l->cur_gone = true;
 		return 0;
 	}

@@ -591,12 +591,13 @@ static uint64_t cancelling_clock(void *arg)
 static void rearm_racing_cancel(struct tw_loop_timer *t)
 {
 	struct rec *r = tw_container_of(t, struct rec, t);
+	uint64_t served = t->deadline;
 
 	rec_fn(t);
 	race_victim = t;
 	race_rearm = r->n == 1 ? twheel_loop_mod(race_loop, t, 0)
 			       : twheel_loop_mod_at(race_loop, t, 0);
-	race_busy_in_cb = tw_loop_timer_busy(t);
+	race_busy_in_cb = tw_loop_timer_busy(t) && t->deadline == served; /* as it was */
 	race_released_in_cb = released;
 }
 
