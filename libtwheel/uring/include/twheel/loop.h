@@ -618,8 +618,10 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
  * user_data is set; prepare it with any io_uring_prep_*() that does not
  * overwrite user_data, and do not set user_data yourself). It is submitted
  * at the start of the next wait, or by twheel_loop_submit().
- * Returns NULL if the submission queue is still full after submitting it,
- * if an argument is NULL, or in fallback mode (no ring).
+ * Returns NULL if the submission queue is still full after submitting it
+ * (before the loop's first run, when the ring cannot submit yet: once it is
+ * full, cfg.entries SQEs), if an argument is NULL, or in fallback mode (no
+ * ring).
  * O(1); the loop thread.
  */
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
