@@ -623,12 +623,15 @@ bool twheel_loop_pending(const struct twheel_loop *l, const struct tw_loop_timer
 }
 
 /*
- * Only an ARMED timer is on a wheel; CLAIMED keeps a cancel from another
- * thread out (it sees the timer not scheduled, -ENOENT) while the wheel
- * link moves, and @dst is published ARMED only once it is linked.
+ * Only an ARMED timer is on a wheel. @src stays ARMED, so busy to other
+ * threads, while the move reads it; the compare-and-swap that makes it
+ * IDLE then settles a race with a cancel from another thread: if the
+ * cancel won, the link goes back to @src, which the loop releases as for
+ * any winning cancel. @dst is published ARMED only after that.
  */
 int twheel_loop_move(struct twheel_loop *l, struct tw_loop_timer *dst, struct tw_loop_timer *src)
 {
+	struct twheel *w;
 	uint32_t s;
 
 	if (!dst || !src || dst->_node._kind != TW__NODE_TIMER)
@@ -646,8 +649,6 @@ int twheel_loop_move(struct twheel_loop *l, struct tw_loop_timer *dst, struct tw
 		return s == TW__T_ARMED;
 	if (state_owned(state_load(&dst->_node)))
 		return -EBUSY;
-	if (s == TW__T_ARMED && !state_cas(&src->_node, TW__T_ARMED, TW__T_CLAIMED))
-		return -EBUSY; /* a cancel from another thread won: the loop releases @src */
 	/* armed by delay and not yet placed: its expires points at its own
 	 * deadline (see the top); placed first, as a del does */
 	if (s == TW__T_ARMED && src->timer.expires == (uintptr_t)&src->deadline)
@@ -658,12 +659,18 @@ int twheel_loop_move(struct twheel_loop *l, struct tw_loop_timer *dst, struct tw
 	dst->missed = src->missed;
 	dst->_backlog = src->_backlog;
 	dst->_node._next = NULL;
-	twheel_move(s == TW__T_ARMED ? timer_wheel(l, src) : NULL, &dst->timer, &src->timer);
-	if (s != TW__T_ARMED)
+	if (s != TW__T_ARMED) {
+		twheel_move(NULL, &dst->timer, &src->timer);
 		return 0;
+	}
+	w = timer_wheel(l, src);
+	twheel_move(w, &dst->timer, &src->timer);
+	if (!state_cas(&src->_node, TW__T_ARMED, TW__T_IDLE)) {
+		twheel_move(w, &src->timer, &dst->timer); /* a cancel won */
+		return -EBUSY;
+	}
 	__atomic_store_n(&dst->_loop, l, __ATOMIC_RELAXED);
 	state_store(&dst->_node, TW__T_ARMED);
-	state_store(&src->_node, TW__T_IDLE);
 	return 1;
 }
 

@@ -1308,6 +1308,63 @@ static void test_move(void **state)
 	twheel_loop_destroy(other, NULL, NULL, NULL);
 }
 
+/*
+ * A move while "another thread" polls and cancels: the loop clock, read by
+ * the placement inside twheel_loop_move() (the timer was armed by delay),
+ * plays that thread. @src must still look busy then (the move reads it
+ * after), and its cancel must win: the move then fails -EBUSY, @dst stays
+ * idle, and the loop releases @src once. The first version made @src look
+ * idle there and the cancel say -ENOENT.
+ */
+static struct tw_loop_timer *mr_src;
+static struct twheel_loop *mr_loop;
+static int mr_busy = -1, mr_cancel = -2;
+static uint64_t mr_clock(void *arg)
+{
+	if (mr_src && mr_cancel == -2) {
+		mr_busy = tw_loop_timer_busy(mr_src);
+		mr_cancel = twheel_loop_cancel(mr_loop, mr_src);
+	}
+	return fake_clock_read(arg);
+}
+
+static void test_move_racing_a_cancel(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct fake_clock c;
+	struct rec a = { .clk = &c }, b = { .clk = &c };
+	struct twheel_loop *l;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.release = on_release;
+	cfg.flags = test_loop_flags();
+	cfg.clock = mr_clock;
+	cfg.clock_arg = &c;
+	fake_clock_set(&c, START);
+	assert_int_equal(twheel_loop_create(&l, &cfg, NULL, 0), 0);
+	released = 0;
+	tw_loop_timer_init(&a.t, rec_fn, 0);
+	tw_loop_timer_init(&b.t, rec_fn, 0);
+	assert_int_equal(twheel_loop_add(l, &a.t, 5 * MS), 0); /* parked */
+	mr_loop = l, mr_src = &a.t;
+	assert_int_equal(twheel_loop_move(l, &b.t, &a.t), -EBUSY);
+	mr_src = NULL;
+	assert_int_equal(mr_busy, 1);
+	assert_int_equal(mr_cancel, 1);
+	assert_true(tw_loop_timer_busy(&a.t));
+	assert_false(tw_loop_timer_busy(&b.t));
+	assert_false(twheel_loop_pending(l, &b.t));
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(released, 1);
+	assert_false(tw_loop_timer_busy(&a.t));
+	assert_int_equal(twheel_loop_count(l), 0);
+	fake_clock_add(&c, 10 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	assert_int_equal(a.n + b.n, 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 {
 	struct fake_clock c;
@@ -2113,6 +2170,7 @@ int main(void)
 		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
 		cmocka_unit_test(test_del_of_a_placed_timer_places_nothing),
 		cmocka_unit_test(test_move),
+		cmocka_unit_test(test_move_racing_a_cancel),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),
 		cmocka_unit_test(test_clock_steps_back_in_callback_never_early),

@@ -541,16 +541,18 @@ static void test_xthread_schedule_never_early(void **state)
 /*
  * twheel_loop_move() against twheel_loop_cancel() from another thread: the
  * loop thread arms a timer and moves it from one address to the other and
- * back while a second thread cancels both addresses. The claim that a
- * move takes first leaves exactly one winner: a move refused -EBUSY only
- * after a winning cancel, each winning cancel released once (hook), never
- * a moved timer lost, counted twice or freed under the loop.
+ * back while a second thread cancels both addresses (every other round).
+ * The compare-and-swap that ends a move leaves exactly one winner: a move
+ * refused -EBUSY only after a winning cancel, each winning cancel
+ * released once (hook), never a moved timer lost, counted twice or freed
+ * under the loop.
  */
 #define MX_ROUNDS 2000
 static struct {
 	struct tw_loop_timer t[2];
 	uint32_t stop;     /* atomic */
 	uint64_t attempts; /* atomic: cancels made */
+	uint32_t allow;    /* atomic: cancel in this round */
 	uint64_t won;      /* canceller only, read after the join */
 	uint64_t released; /* loop thread (hook) */
 } mx;
@@ -573,7 +575,13 @@ static void *mx_canceller(void *arg)
 	struct twheel_loop *l = arg;
 
 	for (unsigned i = 0; !__atomic_load_n(&mx.stop, __ATOMIC_ACQUIRE); i++) {
-		int r = twheel_loop_cancel(l, &mx.t[i & 1]);
+		int r;
+
+		if (!__atomic_load_n(&mx.allow, __ATOMIC_ACQUIRE) && i > 0) {
+			sched_yield();
+			continue;
+		}
+		r = twheel_loop_cancel(l, &mx.t[i & 1]);
 
 		__atomic_add_fetch(&mx.attempts, 1, __ATOMIC_RELEASE);
 		if (r == 1)
@@ -609,8 +617,9 @@ static void test_xthread_move_vs_cancel(void **state)
 		/* both idle: released by the loop, or moved from */
 		while (tw_loop_timer_busy(&mx.t[0]) || tw_loop_timer_busy(&mx.t[1]))
 			assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		/* the canceller races every other round, and tries first in one in four */
+		__atomic_store_n(&mx.allow, round % 2 == 0, __ATOMIC_RELEASE);
 		assert_int_equal(twheel_loop_add(l, &mx.t[from], 3600 * 1000 * MS), 0);
-		/* one round in four lets the canceller try first */
 		seen = __atomic_load_n(&mx.attempts, __ATOMIC_ACQUIRE);
 		while (round % 4 == 0 && __atomic_load_n(&mx.attempts, __ATOMIC_ACQUIRE) - seen < 2)
 			sched_yield();

@@ -523,7 +523,9 @@ TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
  * placed first, as by twheel_loop_del()). A stopped loop moves it too, and
  * then cancels it as it does every armed timer (twheel_loop_destroy()'s
  * drain). @src is left idle: the loop does not touch it again, its fields
- * are unchanged and it may be freed. @dst must have been initialised with
+ * are unchanged and it may be freed. To other threads @src stays busy
+ * until this call no longer reads it, and @dst is not busy before it is
+ * armed. @dst must have been initialised with
  * tw_loop_timer_init() (or _periodic()) and be idle; its previous
  * contents are overwritten. @loop may be NULL when @src is idle.
  * @dst == @src changes nothing.
@@ -532,9 +534,9 @@ TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
  *            loop and @loop NULL;
  *   -EBUSY   @dst is busy (tw_loop_timer_busy()), or @src is owned by
  *            @loop but not on its wheels: queued by another thread,
- *            cancelled from another thread and not yet released, running
- *            on the executor, or a periodic timer whose callback is
- *            running; nothing is changed;
+ *            cancelled from another thread (also while this call ran) and
+ *            not yet released, running on the executor, or a periodic
+ *            timer whose callback is running; @src is left as it was;
  *   -EXDEV   @src is owned by another loop.
  * O(1), plus O(1) per timer placed; the loop thread, callbacks included:
  * a timer moved while the iteration is firing its tick still fires in it,
