@@ -4,8 +4,9 @@ closes the connections it cannot hold, and serves again once memory is back.
 
 usage: oom_test.py SERVER NAME [example]
 
-SERVER is idle-server-c or idle-server, or with "example" the echo
-server of docs/cpp-server.md (cpp/examples/loop_server.cpp), which has
+SERVER is idle-server-c or idle-server, or with "example" an echo
+server of the C++ examples (cpp/examples/loop_server.cpp, of
+docs/cpp-server.md, or co_server.cpp, with coroutines), which has
 no STATS line: the request is echoed, and at exit its own check (as
 many fds open as at its start) must pass.
 
