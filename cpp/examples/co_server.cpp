@@ -2,8 +2,8 @@
 // loop_server.cpp's idle-timeout echo server with coroutines (docs/cpp.md):
 // one accepts (single-shot accepts), one per connection echoes with its idle
 // deadline on each request, one reads a signalfd. -EBUSY (a full SQ) is
-// retried 1 ms later, as is a request without memory for its record; a
-// connection without memory for its coroutine is closed. Exits 77 where
+// retried 1 ms later, as is a request without memory for its record
+// (-ENOMEM); a connection without memory for its coroutine is closed. Exits 77 where
 // io_uring is refused.
 // usage: co_server [--idle-ms MS] [--entries N] [--max-conns N] [--seconds S] [PORT]
 #include <twheel/co.hpp>
@@ -59,17 +59,12 @@ struct Server {
 		}
 	}
 
-	// A request's record may need memory: without it, -ENOMEM (retried).
 	tw::co::task<void> accept()
 	{
 		while (!stopping) {
-			int r = -ENOMEM;
-			try {
-				r = co_await tw::co::io(loop, [this](io_uring_sqe &sqe) {
-					io_uring_prep_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC);
-				});
-			} catch (const std::bad_alloc &) {
-			}
+			const int r = co_await tw::co::io(loop, [this](io_uring_sqe &sqe) {
+				io_uring_prep_accept(&sqe, lfd, nullptr, nullptr, SOCK_CLOEXEC);
+			});
 			if (r >= 0 && ++accepted && stopping) { // quit() while in flight
 				at_stop++;
 				::close(r);
@@ -98,14 +93,10 @@ struct Server {
 		auto deadline = loop.clock_now() + idle_ms;
 		for (;;) {
 			const bool send = sent < len;
-			int r = -ENOMEM;
-			try {
-				r = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) {
-					send ? io_uring_prep_send(&sqe, fd, buf + sent, len - sent, MSG_NOSIGNAL)
-					     : io_uring_prep_recv(&sqe, fd, buf, sizeof buf, 0);
-				}, deadline);
-			} catch (const std::bad_alloc &) {
-			}
+			const int r = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) {
+				send ? io_uring_prep_send(&sqe, fd, buf + sent, len - sent, MSG_NOSIGNAL)
+				     : io_uring_prep_recv(&sqe, fd, buf, sizeof buf, 0);
+			}, deadline);
 			if (!quitting && retry(r)) {
 				co_await tw::co::sleep_for(loop, 1ms);
 				continue;
@@ -127,19 +118,13 @@ struct Server {
 	tw::co::task<void> signals()
 	{
 		signalfd_siginfo si;
-		for (int r = 0; r != static_cast<int>(sizeof si);) {
-			if (r && !retry(r))
+		for (int r; (r = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) {
+			     io_uring_prep_read(&sqe, sfd, &si, sizeof si, 0);
+		     })) != static_cast<int>(sizeof si);)
+			if (!retry(r))
 				co_return; // stopping: cancelled as the loop goes
-			if (r)
+			else
 				co_await tw::co::sleep_for(loop, 1ms);
-			r = -ENOMEM;
-			try {
-				r = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) {
-					io_uring_prep_read(&sqe, sfd, &si, sizeof si, 0);
-				});
-			} catch (const std::bad_alloc &) {
-			}
-		}
 		std::printf("signal %u: shutting down\n", si.ssi_signo);
 		quit();
 	}

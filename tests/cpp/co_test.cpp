@@ -599,6 +599,39 @@ TEST_P(CoIo, RequestOnAStoppedLoopIsRefused)
 	}
 }
 
+tw::co::task<void> read_without_memory(tw::Loop &loop, int fd, bool deadline, int *res)
+{
+	char b[8];
+	auto prep = [&](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, fd, b, sizeof b, 0); };
+	g_fail_allocs = true; // the frame is made: the request's record is the next allocation
+	res[0] = deadline ? co_await tw::co::io(loop, prep, loop.clock_now() + 1h) : co_await tw::co::io(loop, prep);
+	g_fail_allocs = false;
+	res[1] = deadline ? co_await tw::co::io(loop, prep, loop.clock_now() + 1h) : co_await tw::co::io(loop, prep);
+}
+
+// A request whose record cannot be allocated ends with -ENOMEM, as the
+// other errors do, and nothing is submitted; the next one works. It threw
+// std::bad_alloc out of the co_await.
+TEST_P(CoIo, RequestWithoutMemoryEndsWithENOMEM)
+{
+	for (bool deadline : {false, true}) {
+		tw::loop_options o;
+		o.flags = GetParam();
+		tw::Loop loop(o);
+		if (!have_uring(loop))
+			GTEST_SKIP() << "no io_uring";
+		sockpair sp;
+		int res[2] = {1000, 1000};
+		tw::co::spawn(loop, read_without_memory(loop, sp.fd[0], deadline, res));
+		EXPECT_EQ(res[0], -ENOMEM);
+		EXPECT_EQ(res[1], 1000); // in flight
+		ASSERT_EQ(::write(sp.fd[1], "x", 1), 1);
+		for (int i = 0; i < 10 && res[1] == 1000; i++)
+			loop.run_once();
+		EXPECT_EQ(res[1], 1);
+	}
+}
+
 tw::co::task<void> poll_twice(tw::Loop &loop, int fd, int *res)
 {
 	*res = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) { io_uring_prep_poll_multishot(&sqe, fd, POLLIN); });

@@ -277,8 +277,9 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// time_point::max()) passed first and cancelled the request, never
 /// before (twheel_loop_io_deadline()). Errors come as results too
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
-/// -EBUSY on a full queue); what @prep throws propagates, nothing
-/// submitted. A frame destroyed with the request in flight cancels it;
+/// -EBUSY on a full queue, -ENOMEM when the request's record cannot be
+/// allocated, or @prep throws std::bad_alloc); anything else @prep throws
+/// propagates, nothing submitted. A frame destroyed with the request in flight cancels it;
 /// the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is cancelled when the io goes.
@@ -317,7 +318,11 @@ public:
 			if (!c_->closing) // as sleep_until
 				h_.resume();
 		};
-		op_ = tw::detail::io_op::start(c_, prep_, done, has_deadline() ? &ns : nullptr, res_);
+		try {
+			op_ = tw::detail::io_op::start(c_, prep_, done, has_deadline() ? &ns : nullptr, res_);
+		} catch (const std::bad_alloc &) {
+			res_ = -ENOMEM; // nothing submitted
+		}
 		return op_ != nullptr;
 	}
 	int await_resume() const noexcept { return res_; }
