@@ -199,6 +199,56 @@ TEST(Co, DetachedExceptionGoesToTheLoopHandler)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+// A coroutine type of the user's whose unhandled_exception() rethrows, as
+// some do: its exception leaves resume(), which the loop calls. It went
+// through the noexcept callback of sleep_until and of resume_on's work
+// item: std::terminate. It goes to the loop's handler, as a task's does.
+struct rethrower {
+	struct promise_type {
+		rethrower get_return_object() { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+		std::suspend_never initial_suspend() noexcept { return {}; }
+		std::suspend_always final_suspend() noexcept { return {}; }
+		void return_void() noexcept {}
+		void unhandled_exception() { throw; }
+	};
+	std::coroutine_handle<promise_type> h;
+	rethrower(std::coroutine_handle<promise_type> x) noexcept : h(x) {}
+	rethrower(rethrower &&o) noexcept : h(std::exchange(o.h, {})) {}
+	~rethrower()
+	{
+		if (h)
+			h.destroy();
+	}
+};
+
+TEST(Co, RethrowingCoroutineTypeThrowsToTheLoopHandler)
+{
+	tw::Loop loop;
+	std::vector<std::string> got;
+	loop.on_exception([&](std::exception_ptr e) {
+		try {
+			std::rethrow_exception(e);
+		} catch (const std::runtime_error &x) {
+			got.push_back(x.what());
+		}
+	});
+	auto after_sleep = [](tw::Loop &l) -> rethrower {
+		co_await tw::co::sleep_for(l, 1ms);
+		throw std::runtime_error("after sleep");
+	};
+	auto after_hop = [](tw::Loop &l) -> rethrower {
+		co_await tw::co::resume_on(l);
+		throw std::runtime_error("after resume_on");
+	};
+	rethrower a = after_sleep(loop), b = after_hop(loop);
+	const auto end = clk::now() + 5s;
+	while (got.size() < 2 && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(got, (std::vector<std::string>{"after resume_on", "after sleep"}));
+	EXPECT_TRUE(a.h.done() && b.h.done());
+	EXPECT_EQ(loop.size(), 0u);
+}
+
 struct counted {
 	int *n;
 	~counted() { ++*n; }

@@ -8,7 +8,8 @@
 // Lifetime: a task spawned on a loop is owned by it; its frame is freed
 // when it ends, or destroyed where it is suspended when the Loop is
 // destroyed first (destructors run, nothing leaks); its exception goes to
-// Loop::on_exception(). Nothing resumes a coroutine once its Loop is
+// Loop::on_exception(), as does what resuming a coroutine of another type
+// throws (its unhandled_exception() rethrows). Nothing resumes a coroutine once its Loop is
 // destroyed (from a callback: in the rest of that iteration too), so that
 // it never runs on with a dangling Loop &. A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then.
@@ -196,7 +197,7 @@ public:
 		arm_at(tp_);
 	}
 	void await_resume() const noexcept {}
-	void on_timer() noexcept
+	void on_timer() // what resume() throws (a coroutine type rethrowing) goes to the loop's handler
 	{
 		if (!c_->closing) // else the Loop went in this iteration: the frame goes with its task
 			h_.resume();
@@ -225,7 +226,7 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// moved-from Loop; std::bad_alloc.
 class resume_on {
 public:
-	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()) {}
+	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()), c_(tw::detail::ops<tw::Loop>::peek(loop)) {}
 	resume_on(const resume_on &) = delete;
 	resume_on &operator=(const resume_on &) = delete;
 	~resume_on()
@@ -238,7 +239,7 @@ public:
 	{
 		if (!l_)
 			tw::detail::fail(tw::detail::misuse::owner_moved);
-		w_ = new work{{}, h, this};
+		w_ = new work{{}, h, this, c_};
 		tw_loop_work_init(&w_->w, &run);
 		if (const int r = twheel_loop_post(l_, &w_->w); r < 0) {
 			delete std::exchange(w_, nullptr);
@@ -252,6 +253,7 @@ private:
 		tw_loop_work w; // first: the C node leads back here
 		std::coroutine_handle<> h;
 		resume_on *self;
+		tw::detail::ctx *c; // alive while the loop runs its posts
 	};
 	static void run(tw_loop_work *w) noexcept
 	{
@@ -260,9 +262,10 @@ private:
 			return;
 		it->self->w_ = nullptr;
 		if (!twheel_loop_stopped(it->self->l_)) // else run by ~Loop: the frame goes with its task
-			it->h.resume();
+			tw::detail::guarded(it->c->on_exception, it->h); // as sleep_until
 	}
 	twheel_loop *l_;
+	tw::detail::ctx *c_;
 	work *w_ = nullptr;
 };
 

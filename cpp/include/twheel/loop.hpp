@@ -315,6 +315,7 @@ struct ops<Loop> {
 	using node = tw_loop_timer;
 	static twheel_loop *l(const ctx *c) noexcept { return static_cast<twheel_loop *>(c->c); }
 	static ctx *share(Loop &o) { return retain(o.checked()); }
+	static ctx *peek(const Loop &o) noexcept { return o.ctx_; } // not retained: any thread
 	static void init(node *n, void (*fire)(node *)) noexcept { tw_loop_timer_init(n, fire, 0); }
 	template <class T>
 	static bool open(const ctx *c, T) noexcept { return !c->closing; }
