@@ -957,8 +957,6 @@ static void test_drain_hands_back_a_queued_delay_as_a_deadline(void **state)
 
 /* ---- contracts a careless or hostile caller relies on --------------------- */
 
-/* Fixed delay + ALL off a tick boundary: the owed runs come one per
- * iteration even when the clock does not reach the next tick. */
 /*
  * An arm by delay reads no clock: the loop counts the delay from one
  * reading it takes after the arm (before it next waits, or at the end of the
@@ -1365,6 +1363,8 @@ static void test_move_racing_a_cancel(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* Fixed delay + ALL off a tick boundary: the owed runs come one per
+ * iteration even when the clock does not reach the next tick. */
 static void test_fixed_delay_all_back_to_back_off_tick(void **state)
 {
 	struct fake_clock c;
