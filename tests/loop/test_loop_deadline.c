@@ -11,6 +11,8 @@
  * deadline gives either the data or -ETIME, never a lost byte or a second
  * call; the errors; drain and destroy with deadlines in flight.
  */
+#define _GNU_SOURCE 1 /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -436,6 +438,109 @@ static void test_destroy_in_flight(void **state)
 	close(sv[1]);
 }
 
+/*
+ * io_uring_submit(), as the loop calls it, replaced here: one call, when
+ * asked, runs refuse_hook and submits nothing (as the kernel does with
+ * -EBUSY while CQEs overflow), so that a full SQ stays full.
+ */
+static void (*refuse_hook)(void);
+
+int io_uring_submit(struct io_uring *ring)
+{
+	static int (*real)(struct io_uring *);
+
+	if (refuse_hook) {
+		void (*hook)(void) = refuse_hook;
+
+		refuse_hook = NULL;
+		hook();
+		return -EBUSY;
+	}
+	if (!real)
+		real = (int (*)(struct io_uring *))dlsym(RTLD_NEXT, "io_uring_submit");
+	return real(ring);
+}
+
+static struct twheel_loop *cur;
+static struct tw_loop_timer others[2];
+static struct tw_loop_io nop_io;
+
+static void nop_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	(void)io;
+	(void)cqe;
+}
+
+static void never_fn(struct tw_loop_timer *t)
+{
+	(void)t;
+}
+
+/* Another thread's arms, landing while the SQ is full: max_pending reached. */
+static void take_every_slot(void)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tw_loop_timer_init(&others[i], never_fn, 0), 0);
+		assert_int_equal(twheel_loop_add(cur, &others[i], 3600000 * MS), 0);
+	}
+}
+
+/* Fills the SQ with NOPs; the next submission it would force is refused. */
+static void fill_sq(struct tw_loop_timer *t)
+{
+	struct io_uring *ring = twheel_loop_ring(cur);
+
+	(void)t;
+	nop_io.func = nop_done;
+	while (io_uring_sq_space_left(ring))
+		io_uring_prep_nop(twheel_loop_get_sqe(cur, &nop_io));
+	refuse_hook = take_every_slot;
+}
+
+/*
+ * The deadline's timer fires with the SQ full, the submission that should
+ * make room for its cancel fails, and meanwhile max_pending was reached:
+ * its retry a tick later must not be refused (-ENOSPC), or the request is
+ * never cancelled. It was: the recv waited forever. (Loop timer mode.)
+ */
+static void test_full_sq_and_max_pending_still_cancel(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct tw_loop_timer filler;
+	struct req r;
+	char msg[256];
+	int sv[2];
+
+	(void)state;
+	if (!(mode_flags & TW_LOOP_NO_LINK_TIMEOUT))
+		skip(); /* the kernel's linked timeout needs no SQE at the deadline */
+	twheel_loop_config_init(&cfg);
+	cfg.flags = mode_flags;
+	cfg.entries = 8;
+	cfg.max_pending = 2;
+	assert_int_equal(twheel_loop_create(&cur, &cfg, msg, sizeof(msg)), 0);
+	assert_true(twheel_loop_run_once(cur, TW_LOOP_NOWAIT) >= 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	memset(&r, 0, sizeof(r));
+	r.io.func = req_done;
+	r.fd = sv[0];
+	/* the filler fires first, in the same iteration as the deadline */
+	uint64_t d = mono_now() + 2 * MS;
+	assert_int_equal(tw_loop_timer_init(&filler, fill_sq, 0), 0);
+	assert_int_equal(twheel_loop_add_at(cur, &filler, d - twheel_loop_tick(cur)), 0);
+	assert_int_equal(recv_by(cur, &r, d), 0);
+	while (mono_now() < d + 2 * MS)
+		;
+	assert_true(twheel_loop_run_once(cur, TW_LOOP_NOWAIT) >= 0);
+	assert_null(refuse_hook); /* the refused submission happened */
+	assert_int_equal(r.calls, 0);
+	run_until(cur, &r.calls, 1, 2000 * MS);
+	assert_int_equal(r.res, -ETIME);
+	twheel_loop_destroy(cur, NULL, NULL, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static int setup_link(void **state)
 {
 	struct twheel_loop *l;
@@ -464,7 +569,8 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_user_cancel),              \
 	cmocka_unit_test(test_errors),                   \
 	cmocka_unit_test(test_chain_goes_on_after_the_request), \
-	cmocka_unit_test(test_destroy_in_flight)
+	cmocka_unit_test(test_destroy_in_flight),        \
+	cmocka_unit_test(test_full_sq_and_max_pending_still_cancel)
 
 int main(void)
 {
