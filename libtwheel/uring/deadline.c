@@ -91,7 +91,13 @@ void twl_deadline_fire(struct tw_loop_timer *t)
 	sqe = twheel_loop_get_sqe(dl->_loop, &dl->_aux);
 	if (!sqe) {
 		/* The SQ stays full even after a submission: try again a
-		 * tick later (the request is cancelled late, never early). */
+		 * tick later (the request is cancelled late, never early).
+		 * The retry is not counted against max_pending: the slot
+		 * this timer just gave back may be taken (by another
+		 * thread's arm), and a refused retry would never cancel
+		 * the request. The next twheel_loop_io_deadline() clears
+		 * the mark (tw_loop_timer_init()). */
+		dl->_timer.timer.flags |= TW__LOOP_UNCOUNTED;
 		if (twheel_loop_add(dl->_loop, &dl->_timer, twheel_loop_tick(dl->_loop)) == 0)
 			dl->_state |= DL_TIMER;
 		return;

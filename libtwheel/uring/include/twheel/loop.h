@@ -269,7 +269,8 @@ struct twheel_loop_config {
 				  * TW_LOOP_NO_LINK_TIMEOUT */
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
 	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none; the two
-				  * of twheel_loop_compat_bind() do not count */
+				  * of twheel_loop_compat_bind() and an I/O deadline's
+				  * retry (twheel_loop_io_deadline()) do not count */
 	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
 	void *clock_arg;
 	twheel_executor_fn executor; /* for TW_LOOP_EXECUTOR timers; may be NULL */
@@ -716,7 +717,9 @@ struct tw_loop_deadline {
  * and in the timer case the errors of twheel_loop_add_at() (-ENOSPC,
  * -ESHUTDOWN). On error @sqe is left as it was (still to be submitted).
  * The timer of a request in flight counts in twheel_loop_count() and
- * cfg.max_pending; twheel_loop_drain() and destroy drop it without
+ * cfg.max_pending, until it fires; if the SQ then stays full, it tries
+ * again a tick later, counted in twheel_loop_count() alone (a full
+ * max_pending cannot stop a cancel); twheel_loop_drain() and destroy drop it without
  * handing it to @timer_fn (in-flight I/O is dropped with the ring).
  * No allocation. O(1); the loop thread.
  */
