@@ -545,6 +545,49 @@ const char *demo_http_replies(void)
 	return replies;
 }
 
+enum demo_accept_next demo_accept_failed(int lfd, int err, unsigned worker, int *status)
+{
+	switch (err) {
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+		return DEMO_ACCEPT_PAUSE;
+	case EINTR:
+	case EAGAIN:
+	case ECANCELED:
+	case ECONNABORTED:
+		return DEMO_ACCEPT_AGAIN;
+	/* accept(2): network errors pending on the new connection, and a firewall's refusal */
+	case EPROTO:
+	case EPERM:
+	case ENETDOWN:
+	case ENOPROTOOPT:
+	case EHOSTDOWN:
+	case ENONET:
+	case EHOSTUNREACH:
+	case EOPNOTSUPP:
+	case ENETUNREACH:
+		fprintf(stderr, "idle-server[%u]: accept: %s (that connection's; accepting on)\n", worker,
+			strerror(err));
+		return DEMO_ACCEPT_SKIP;
+	default:
+		break;
+	}
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+	if (err == EINVAL && getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening) {
+		fprintf(stderr, "idle-server[%u]: accept: %s: the kernel refuses a multishot accept "
+			"(Linux 5.19 or later has it); shutting down\n", worker, strerror(err));
+		*status = DEMO_EXIT_NO_URING;
+	} else {
+		fprintf(stderr, "idle-server[%u]: accept: %s: the listening socket accepts no more; "
+			"shutting down\n", worker, strerror(err));
+		*status = 1;
+	}
+	return DEMO_ACCEPT_STOP;
+}
+
 /* --nofile, or RLIMIT_NOFILE as high as allowed; returns the soft limit now in force. */
 static rlim_t set_nofile(void)
 {

@@ -55,6 +55,30 @@ typedef int (*demo_worker_fn)(int lfd, unsigned worker, int ready_fd);
  */
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker);
 
+/* What a worker does after an accept failed (demo_accept_failed()). */
+enum demo_accept_next {
+	DEMO_ACCEPT_AGAIN, /* that connection went away: accept the next one now */
+	DEMO_ACCEPT_SKIP,  /* that connection's own error: counted in errors (line printed), and the same */
+	DEMO_ACCEPT_PAUSE, /* out of descriptors or memory: pause, accept again once one is back */
+	DEMO_ACCEPT_STOP,  /* the listening socket accepts no more: shut down (message printed) */
+};
+
+/*
+ * An accept on worker @worker's listening socket @lfd failed with @err (a
+ * positive errno): what now? AGAIN for ECONNABORTED (the client reset
+ * it first), EINTR, EAGAIN and ECANCELED; SKIP for the errors accept(2)
+ * passes on from the one connection being accepted (a network error
+ * pending on it, or a firewall's refusal: EPROTO, EPERM, ENETDOWN,
+ * EHOSTUNREACH, ...), one line each; PAUSE for EMFILE, ENFILE, ENOBUFS and
+ * ENOMEM; STOP for any other, which every later accept would return too
+ * (accepted again at once, it made the worker spin at full CPU writing
+ * one line per failure): *@status is then the exit status, 77
+ * (DEMO_EXIT_NO_URING) for an EINVAL while @lfd still listens (the
+ * kernel refuses a multishot accept: before Linux 5.19), else 1, and one
+ * line says why. O(1).
+ */
+enum demo_accept_next demo_accept_failed(int lfd, int err, unsigned worker, int *status);
+
 /* Heartbeat mode: the most PINGs one read may complete (a protocol error beyond). */
 #define DEMO_HEARTBEAT_MAX_BATCH 128
 

@@ -27,7 +27,10 @@
  *
  * Out of descriptors: an accept that fails with EMFILE/ENFILE pauses
  * accepting (no spinning on a full backlog), prints one line a second at
- * most, and resumes when a connection closes or after 100 ms.
+ * most, and resumes when a connection closes or after 100 ms. An accept
+ * error that every later accept would return too (the listening socket
+ * broken, or a kernel without multishot accept) shuts the worker down
+ * with one line (demo_accept_failed()), rather than accept again at once.
  *
  * Workers: --workers K runs K processes, each with its own loop and wheel,
  * on K SO_REUSEPORT listening sockets (for more connections than one
@@ -39,7 +42,8 @@
  * connection, wait for every request to complete, print the final STATS
  * line and exit 0, or 1 if a timer or connection was left behind.
  *
- * Exit: 0; 1 runtime error or leak; 2 usage; 77 io_uring refused.
+ * Exit: 0; 1 runtime error, leak, or a listening socket that accepts no
+ * more; 2 usage; 77 io_uring refused, or its multishot accept (before 5.19).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,8 +87,10 @@ struct server {
 	size_t nlive;        /* connection objects, control ones included */
 	unsigned ios;        /* server-level requests in flight */
 	bool accepting;      /* a multishot accept is in flight */
+	bool signal_reading; /* a read of the signalfd is in flight */
 	bool paused;         /* accepting paused for lack of descriptors */
 	bool stopping;
+	int status;          /* the exit status a failure set (the listener's), 0 */
 	uint64_t idle_ns;
 	rlim_t nofile;
 	/* counters */
@@ -265,6 +271,14 @@ static struct io_uring_sqe *sqe_for(struct server *s, struct tw_loop_io *io)
 	return sqe;
 }
 
+/* Cancel the request of @io (which the loop keys by its address). */
+static void cancel_io(struct server *s, struct tw_loop_io *io)
+{
+	struct io_uring_sqe *sqe = sqe_for(s, &s->noop_io);
+	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)io, 0);
+	s->ios++;
+}
+
 /* Pending timers that belong to connections (the server's own excluded). */
 static size_t conn_timers(const struct server *s)
 {
@@ -320,6 +334,7 @@ static void print_stats(const struct server *s)
 }
 
 static void accept_arm(struct server *s);
+static void begin_shutdown(struct server *s);
 
 static void maybe_finish(struct server *s)
 {
@@ -730,21 +745,26 @@ static void on_accept(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 			close(res);
 		else
 			conn_new(s, res);
-	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
-		emfile_report(s, -res);
-		if (!s->paused && !s->stopping) {
-			s->paused = true;
-			twheel_loop_mod(s->loop, &s->backoff, BACKOFF_NS);
+	} else {
+		switch (demo_accept_failed(s->lfd, -res, s->worker, &s->status)) {
+		case DEMO_ACCEPT_PAUSE:
+			emfile_report(s, -res);
+			if (!s->paused && !s->stopping) {
+				s->paused = true;
+				twheel_loop_mod(s->loop, &s->backoff, BACKOFF_NS);
+			}
+			if (more) /* the kernel kept the multishot going: stop it, we are paused */
+				cancel_io(s, &s->accept_io);
+			break;
+		case DEMO_ACCEPT_STOP: /* every accept would fail so: no spinning on it */
+			begin_shutdown(s);
+			break;
+		case DEMO_ACCEPT_SKIP:
+			s->errors++;
+			break;
+		case DEMO_ACCEPT_AGAIN:
+			break;
 		}
-		if (more) {
-			/* the kernel kept the multishot going: stop it, we are paused */
-			struct io_uring_sqe *sqe = sqe_for(s, &s->noop_io);
-			io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&s->accept_io, 0);
-			s->ios++;
-		}
-	} else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED && res != -EAGAIN) {
-		fprintf(stderr, "idle-server[%u]: accept: %s\n", s->worker, strerror(-res));
-		s->errors++;
 	}
 	if (!s->accepting && !s->paused && !s->stopping)
 		accept_arm(s);
@@ -793,6 +813,7 @@ static void signal_arm(struct server *s)
 	struct io_uring_sqe *sqe = sqe_for(s, &s->signal_io);
 	io_uring_prep_read(sqe, s->sfd, &s->si, sizeof(s->si), 0);
 	s->ios++;
+	s->signal_reading = true;
 }
 
 static void begin_shutdown(struct server *s)
@@ -802,11 +823,10 @@ static void begin_shutdown(struct server *s)
 	s->stopping = true;
 	twheel_loop_del(s->loop, &s->backoff);
 	twheel_loop_add(s->loop, &s->deadline, 2000000000ull);
-	if (s->accepting) {
-		struct io_uring_sqe *sqe = sqe_for(s, &s->noop_io);
-		io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&s->accept_io, 0);
-		s->ios++;
-	}
+	if (s->accepting)
+		cancel_io(s, &s->accept_io);
+	if (s->signal_reading) /* not stopped by a signal (the listener failed) */
+		cancel_io(s, &s->signal_io);
 	struct tw_list *pos, *n;
 	tw_list_for_each_safe(pos, n, &s->conns)
 		conn_close(tw_list_entry(pos, struct conn, link));
@@ -817,6 +837,7 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct server *s = tw_container_of(io, struct server, signal_io);
 	s->ios--;
+	s->signal_reading = false;
 	if (cqe->res == (int)sizeof(s->si)) {
 		if (s->si.ssi_signo == SIGUSR1)
 			print_stats(s);
@@ -925,7 +946,8 @@ static int serve(struct server *s)
 /*
  * Print the final STATS line and free everything; after a clean shutdown
  * nothing is left, after an error this cleans up. Returns the exit status:
- * 1 if connections or timers were left (message printed) or @ret < 0.
+ * 1 if connections or timers were left (message printed) or @ret < 0,
+ * else the status a failure of the listener set (demo_accept_failed()).
  */
 static int server_exit(struct server *s, int ret)
 {
@@ -953,7 +975,7 @@ static int server_exit(struct server *s, int ret)
 			left_conns, left_timers);
 		return 1;
 	}
-	return ret < 0 ? 1 : 0;
+	return ret < 0 ? 1 : s->status;
 }
 
 static int run_worker(int lfd, unsigned worker, int ready_fd)

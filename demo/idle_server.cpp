@@ -30,7 +30,8 @@
 // Closing: shutdown() sends the FIN at once and completes the in-flight
 // request, whose handler then destroys the connection.
 //
-// Exit: 0; 1 runtime error or leak; 2 usage; 77 io_uring refused.
+// Exit: 0; 1 runtime error, leak, or a listening socket that accepts no
+// more; 2 usage; 77 io_uring refused, or its multishot accept (before 5.19).
 #include <netinet/tcp.h>
 #include <sys/signalfd.h>
 
@@ -149,6 +150,7 @@ struct Server {
 	std::size_t nconns = 0; // data connections (control ones excluded)
 	unsigned ios = 0;       // server-level requests in flight
 	bool accepting = false, paused = false, stopping = false;
+	int status = 0; // the exit status a failure of the listener set (demo_accept_failed())
 	tw::Timer<tw::Loop> backoff, deadline;
 	signalfd_siginfo si{};
 	std::uint64_t accepted = 0, idle_closed = 0, peer_closed = 0, resets = 0, errors = 0,
@@ -698,30 +700,41 @@ struct Server {
 				close(res);
 			else
 				conn_new(res);
-		} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
-			emfile_report(-res);
-			if (!paused && !stopping) {
-				paused = true;
-				backoff.arm_in(backoff_delay);
+		} else {
+			switch (demo_accept_failed(lfd, -res, worker, &status)) {
+			case DEMO_ACCEPT_PAUSE:
+				emfile_report(-res);
+				if (!paused && !stopping) {
+					paused = true;
+					backoff.arm_in(backoff_delay);
+				}
+				if (more) // the kernel kept the multishot going: stop it, we are paused
+					cancel_accept_req();
+				break;
+			case DEMO_ACCEPT_STOP: // every accept would fail so: no spinning on it
+				begin_shutdown();
+				break;
+			case DEMO_ACCEPT_SKIP:
+				errors++;
+				break;
+			case DEMO_ACCEPT_AGAIN:
+				break;
 			}
-			if (more) // the kernel kept the multishot going: stop it, we are paused
-				cancel_accept_req();
-		} else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED && res != -EAGAIN) {
-			std::fprintf(stderr, "idle-server[%u]: accept: %s\n", worker, std::strerror(-res));
-			errors++;
 		}
 		if (!accepting && !paused && !stopping)
 			accept_arm();
 		maybe_finish();
 	}
 
-	void cancel_accept_req()
+	// Cancel the request Loop::submit() returned @key for.
+	void cancel_req(std::uint64_t key)
 	{
-		std::uint64_t key = accept_key;
 		loop.submit([key](io_uring_sqe &sqe) { io_uring_prep_cancel64(&sqe, key, 0); },
 			    [this](const io_uring_cqe &) { ios--; maybe_finish(); });
 		ios++;
 	}
+
+	void cancel_accept_req() { cancel_req(accept_key); }
 
 	// The multishot accept. Loop::submit() allocates the request: out of
 	// memory, accepting pauses as for an accept refused ENOMEM (on_backoff()
@@ -756,11 +769,15 @@ struct Server {
 
 	// ---- signals and shutdown ----
 
+	std::uint64_t signal_key = 0; // user_data of the signalfd read, for cancelling it
+	bool signal_reading = false;  // ...which is in flight
+
 	void signal_arm()
 	{
-		loop.submit([this](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, sfd, &si, sizeof si, 0); },
-			    [this](const io_uring_cqe &cqe) { on_signal(cqe.res); });
+		signal_key = loop.submit([this](io_uring_sqe &sqe) { io_uring_prep_read(&sqe, sfd, &si, sizeof si, 0); },
+					 [this](const io_uring_cqe &cqe) { on_signal(cqe.res); });
 		ios++;
+		signal_reading = true;
 	}
 
 	void begin_shutdown()
@@ -772,6 +789,8 @@ struct Server {
 		deadline.arm_in(std::chrono::seconds(2));
 		if (accepting)
 			cancel_accept_req();
+		if (signal_reading) // not stopped by a signal (the listener failed)
+			cancel_req(signal_key);
 		for (Conn *c = conns, *next; c; c = next) {
 			next = c->next; // conn_close() may free c
 			conn_close(c);
@@ -782,6 +801,7 @@ struct Server {
 	void on_signal(int res)
 	{
 		ios--;
+		signal_reading = false;
 		if (res == static_cast<int>(sizeof si)) {
 			if (si.ssi_signo == SIGUSR1)
 				print_stats();
@@ -872,6 +892,7 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		}
 		left_conns = s.nconns;
 		left_timers = s.conn_timers();
+		status = s.status;
 		s.print_stats();
 		for (Conn *c = s.conns; c; c = c->next)
 			close(c->fd);
