@@ -77,9 +77,10 @@ static inline void tw_list_del_init(struct tw_list *n)
  */
 static inline void tw_list_splice_tail_init(struct tw_list *from, struct tw_list *to)
 {
+	struct tw_list *first = from->next, *last = from->prev;
+
 	if (tw_list_empty(from))
 		return;
-	struct tw_list *first = from->next, *last = from->prev;
 	first->prev = to->prev;
 	to->prev->next = first;
 	last->next = to;
