@@ -620,11 +620,20 @@ static void timer_setup_flags_accepted(void **state)
 	assert_int_equal(o.fired, 1);
 }
 
+/* secs_to_jiffies (Linux 6.13, in place of msecs_to_jiffies(s * 1000)
+ * since): "Conversion is done by simple multiplication with HZ", "a macro
+ * rather than a static inline function so it can be used in static
+ * initializers". */
+static const unsigned long keepalive_period = secs_to_jiffies(75);
+
 /* msecs_to_jiffies: "negative values mean 'infinite timeout'
  * (MAX_JIFFY_OFFSET)"; others are converted, rounded up. */
 static void conversions(void **state)
 {
 	(void)state;
+	assert_int_equal(keepalive_period, 75ul * HZ);
+	assert_int_equal(secs_to_jiffies(0), 0);
+	assert_int_equal(secs_to_jiffies(3u), msecs_to_jiffies(3000));
 	assert_int_equal(msecs_to_jiffies(0), 0);
 	assert_int_equal(msecs_to_jiffies(1), 1);
 	assert_int_equal(msecs_to_jiffies(1500), 1500ul * HZ / 1000);

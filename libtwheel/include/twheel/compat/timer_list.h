@@ -158,6 +158,13 @@ static inline unsigned long msecs_to_jiffies(const unsigned int m)
 	return (unsigned long)j;
 }
 
+/*
+ * Jiffies from seconds, @_secs * HZ (Linux 6.13): a macro, so that it can
+ * be used in static initializers, and like the kernel's it multiplies in
+ * the type of @_secs (an int past INT_MAX / HZ seconds overflows).
+ */
+#define secs_to_jiffies(_secs) ((unsigned long)((_secs) * HZ))
+
 /* Jiffies from microseconds, rounded up; too large: MAX_JIFFY_OFFSET. */
 static inline unsigned long usecs_to_jiffies(const unsigned int u)
 {
