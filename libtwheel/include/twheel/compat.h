@@ -2,9 +2,10 @@
 /*
  * twheel/compat.h - the per-thread wheel under the legacy timer APIs:
  * <twheel/compat/timer_list.h> (the Linux kernel's timer_list, jiffies)
- * and <twheel/compat/callout.h> (BSD callout(9), ticks). Part of the core
- * library (libc only). Legacy code calls add_timer() or callout_reset()
- * with no wheel argument, so each thread binds one wheel, once:
+ * and <twheel/compat/callout.h> (FreeBSD's callout(9), ticks). Part of
+ * the core library (libc only). Legacy code calls add_timer() or
+ * callout_reset() with no wheel argument, so each thread binds one wheel,
+ * once:
  *
  *   twheel_compat_bind_wheel(w)       a plain struct twheel that the thread
  *                                     advances itself: one tick = one jiffy;

@@ -38,7 +38,10 @@
  *     named ticks or hz does not compile (in FreeBSD it would shadow the
  *     global). ticks starts where FreeBSD starts it, INT_MAX - hz * 600,
  *     so it turns negative ten minutes after the thread binds and sign
- *     bugs show then.
+ *     bugs show then. FreeBSD code adds and subtracts ints holding ticks
+ *     (ticks - tp->t_rcvtime) and counts on them wrapping, as FreeBSD
+ *     builds its kernel with -fwrapv: build moved code with it too, or
+ *     that arithmetic is undefined from ten minutes after the bind on.
  *   - sbinuptime() is the bound wheel's time since the thread bound, in
  *     whole ticks; an sbintime_t is mapped onto ticks, never early: see
  *     callout_reset_sbt(). The precision argument and C_PREL() are
