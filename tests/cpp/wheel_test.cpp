@@ -673,6 +673,25 @@ TEST(Chrono, TicksCeilRoundsUpAndSaturates)
 	EXPECT_EQ(ticks_ceil(std::chrono::duration<std::int64_t, std::pico>(2001), 1ns), 3u);
 }
 
+// The standard's floating literals (2.5ms, 0.1s) are durations of long
+// double in libstdc++: they used to fail to compile. 0.1s is 100 ms.
+TEST(Chrono, FloatingLiteralsAreDurationsToo)
+{
+	EXPECT_EQ(tw::ticks_ceil(2.5ms, 1ms), 3u);
+	EXPECT_EQ(tw::ticks_ceil(std::chrono::duration<long double>(1e300L), 1ms), tw::tick_max);
+	Wheel w;
+	int fired = 0;
+	Timer t = w.after(0.1s, [&] { fired++; });
+	EXPECT_EQ(EXP(t), std::optional<tw::tick_t>(100));
+	t.arm_at(Wheel::time_point() + 0.25s);
+	EXPECT_EQ(EXP(t), std::optional<tw::tick_t>(250));
+	Timer p(w, [&] { fired++; });
+	p.arm_every(0.5s);
+	EXPECT_EQ(p.period(), 500ms);
+	w.advance(Wheel::time_point() + 0.5s);
+	EXPECT_EQ(fired, 2);
+}
+
 // A period that is not a whole number of nanoseconds used to overflow
 // (UBSan: signed overflow) and give a timer 65 years away an expiry now.
 TEST(Chrono, PeriodsThatAreNotWholeNanosecondsNeverFireEarly)

@@ -80,11 +80,13 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 
 /// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
 /// negative and NaN durations, UINT64_MAX beyond. Exact for every integer
-/// duration of any period; floating ones go through long double.
+/// duration of any period; floating ones (2.5ms, 0.1s: long double) go
+/// through long double.
 template <class Rep, class Period>
 std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
 {
-	static_assert(std::is_arithmetic_v<Rep> && sizeof(Rep) <= 8, "takes an arithmetic duration");
+	static_assert(std::is_floating_point_v<Rep> || (std::is_integral_v<Rep> && sizeof(Rep) <= 8),
+		      "takes a duration counted in a floating-point type or an integer of at most 64 bits");
 	if (!(d.count() > 0) || tick.count() <= 0)
 		return 0;
 	using ns = std::ratio_divide<Period, std::nano>; // d in ns is count * num / den
