@@ -737,6 +737,25 @@ TEST(Chrono, RandomDurationsNeverFireEarlyNorATickLate)
 	}
 }
 
+// advance() to a time inside a tick runs the timers due up to that time,
+// not those of the rest of the tick: it rounded up and ran a timer armed
+// for 1.7 ms at 1.5 ms (early), and its now() was past the time given.
+TEST(Chrono, AdvanceInsideATickIsNeverEarly)
+{
+	Wheel w(1ms, Wheel::time_point(2500us)); // the start rounds down as well
+	EXPECT_EQ(NOW(w), 2u);
+	int fired = 0;
+	Timer t(w, [&] { fired++; });
+	t.arm_at(Wheel::time_point(3700us)); // tick 4
+	EXPECT_EQ(w.advance(Wheel::time_point(3500us)), 0u);
+	EXPECT_EQ(w.now(), T(3));
+	EXPECT_EQ(w.advance(Wheel::time_point() + 3.999ms), 0u);
+	EXPECT_EQ(fired, 0);
+	EXPECT_EQ(w.advance(Wheel::time_point(4000us)), 1u);
+	EXPECT_EQ(fired, 1);
+	EXPECT_THROW(w.advance(Wheel::time_point(3999us)), tw::error); // before now()
+}
+
 // A time point or duration in the wheel's tick is taken as a tick count
 // (no arithmetic); every other unit is rounded up as before: both must
 // give the same tick, on a 1 ms wheel and on a 5 ms one.

@@ -78,12 +78,10 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 
 } // namespace detail
 
-/// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
-/// negative and NaN durations, UINT64_MAX beyond. Exact for every integer
-/// duration of any period; floating ones (2.5ms, 0.1s: long double) go
-/// through long double.
-template <class Rep, class Period>
-std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
+namespace detail {
+// @d in whole ticks of length @tick, rounded up (@Up) or down: as ticks_ceil().
+template <bool Up, class Rep, class Period>
+std::uint64_t round_ticks(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
 {
 	static_assert(std::is_floating_point_v<Rep> || (std::is_integral_v<Rep> && sizeof(Rep) <= 8),
 		      "takes a duration counted in a floating-point type or an integer of at most 64 bits");
@@ -95,14 +93,25 @@ std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nano
 		if (!(t < 18446744073709551615.0L))
 			return UINT64_MAX;
 		const auto w = static_cast<std::uint64_t>(t);
-		return static_cast<long double>(w) < t ? w + 1 : w;
+		return Up && static_cast<long double>(w) < t ? w + 1 : w;
 	} else {
 		__extension__ using u128 = unsigned __int128; // no product overflows
 		const u128 p = static_cast<u128>(static_cast<std::uint64_t>(d.count())) * std::uint64_t{ns::num};
 		const u128 q = static_cast<u128>(std::uint64_t{ns::den}) * static_cast<std::uint64_t>(tick.count());
-		const u128 n = p / q + (p % q != 0);
+		const u128 n = p / q + (Up && p % q != 0);
 		return n > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(n);
 	}
+}
+} // namespace detail
+
+/// @d in whole ticks of length @tick, rounded up (never early): 0 for zero,
+/// negative and NaN durations, UINT64_MAX beyond. Exact for every integer
+/// duration of any period; floating ones (2.5ms, 0.1s: long double) go
+/// through long double.
+template <class Rep, class Period>
+std::uint64_t ticks_ceil(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
+{
+	return detail::round_ticks<true>(d, tick);
 }
 
 namespace detail {

@@ -30,8 +30,9 @@ struct wheel_node_ops {
 } // namespace detail
 
 /// A timer wheel with a virtual clock: time starts at the start given and
-/// moves only in advance(); a time point is converted to the wheel's ticks
-/// rounding up (never early). Move-only; timers stay bound and pending
+/// moves only in advance(); a deadline is converted to the wheel's ticks
+/// rounding up, the time of advance() and the start rounding down (never
+/// early). Move-only; timers stay bound and pending
 /// across a move. One thread at a time. Destroyed by the rule of every
 /// owner (detail::owner): from a callback, it closes when the running
 /// advance() returns.
@@ -57,7 +58,7 @@ public:
 		std::unique_ptr<detail::ctx> c(new detail::ctx);
 		c->tick_ns = static_cast<std::uint64_t>(tick.count());
 		c->tick_inv = UINT64_MAX / (c->open_tick = c->tick_ns);
-		if (!(c->c = twheel_create(to_ticks(c.get(), detail::tp_ns(start)))))
+		if (!(c->c = twheel_create(to_ticks<false>(c.get(), start.time_since_epoch()))))
 			throw std::bad_alloc();
 		ctx_ = c.release();
 	}
@@ -68,14 +69,14 @@ public:
 	{
 	}
 
-	/// Runs every timer due up to @now (twheel_advance()); returns how
-	/// many ran. Throws tw::error: EINVAL for a time before now(), EBUSY
+	/// Runs every timer due up to @now (twheel_advance() to its tick,
+	/// rounded down); returns how many ran. Throws tw::error: EINVAL for a time before now(), EBUSY
 	/// from one of its callbacks. A callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		const auto d = now.time_since_epoch();
-		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), to_ticks(c, d)); });
+		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), to_ticks<false>(c, d)); });
 		if (r < 0)
 			detail::fail(static_cast<int>(r), r == -EBUSY ? "tw: advance() from a callback" : "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
@@ -109,14 +110,17 @@ private:
 	static ::twheel *w(const detail::ctx *c) noexcept { return static_cast<::twheel *>(c->c); }
 	// The wheel of a handle that tested closing, which a gone wheel sets.
 	static ::twheel *live(const detail::ctx *c) noexcept { return c->c ? w(c) : (__builtin_unreachable(), nullptr); }
-	// @d in ticks, rounded up: none of the arithmetic below if @d is in the
-	// tick's unit (a std::chrono::milliseconds on a 1 ms wheel) and the
-	// wheel open: open_tick, its tick until it closes, 0 then.
-	template <class Rep, class Period>
+	// @d in ticks, rounded up (the time of advance() and the start: down, so
+	// that no timer due after @d runs): none of the arithmetic below if @d
+	// is in the tick's unit (a std::chrono::milliseconds on a 1 ms wheel)
+	// and the wheel open: open_tick, its tick until it closes, 0 then.
+	template <bool Up = true, class Rep, class Period>
 	static tick_t to_ticks(const detail::ctx *c, std::chrono::duration<Rep, Period> d) noexcept
 	{
 		if (open_tick(c, d) && d.count() >= 0)
 			return static_cast<tick_t>(d.count());
+		if constexpr (!Up)
+			return detail::round_ticks<false>(d, std::chrono::nanoseconds(c->tick_ns));
 		return to_ticks(c, detail::ns_ceil(d)); // a negative @d is 0
 	}
 	template <class D> // a duration, or ns (not this path)
