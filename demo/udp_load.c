@@ -455,7 +455,7 @@ static double ms(uint64_t us)
 	return (double)us / 1000.0;
 }
 
-/* The server's CPU seconds between two snapshots. */
+/* The server's CPU seconds between two snapshots (both taken). */
 static double cpu_s(const struct gen *g, int a, int b)
 {
 	uint64_t ua = stat_of(g, a, "utime_us") + stat_of(g, a, "stime_us");
@@ -463,21 +463,40 @@ static double cpu_s(const struct gen *g, int a, int b)
 	return (double)(ub - ua) / 1e6;
 }
 
-/* What the server's STATS say: memory, CPU, wake-ups, its timers. */
+/*
+ * What the server's STATS say: memory, CPU, wake-ups, its timers. A
+ * figure whose snapshot the server did not answer is said unknown (it
+ * read as 0: a difference then wrapped to 1.8e13 CPU seconds).
+ */
 static void print_server(const struct gen *g)
 {
-	uint64_t held = stat_of(g, SNAP_FULL, "conns");
-	uint64_t rss = stat_of(g, SNAP_FULL, "rss_kb") - stat_of(g, SNAP_BASE, "rss_kb");
-	printf("  server memory  RSS +%" PRIu64 " KiB holding %" PRIu64 " sessions: %.0f B a session\n", rss,
-	       held, held ? (double)rss * 1024.0 / (double)held : 0.0);
-	printf("                 (record %" PRIu64 " B, table of %" PRIu64 ", peak %" PRIu64 " held)\n",
-	       stat_of(g, SNAP_END, "record_bytes"), stat_of(g, SNAP_END, "table"), stat_of(g, SNAP_END, "peak"));
-	printf("  server timer   fired p50 %.1f  p99 %.1f  max %.1f ms after its deadline (%" PRIu64 ")\n",
-	       ms(stat_of(g, SNAP_END, "fire_p50_us")), ms(stat_of(g, SNAP_END, "fire_p99_us")),
-	       ms(stat_of(g, SNAP_END, "fire_max_us")), stat_of(g, SNAP_END, "fire_n"));
-	printf("  server CPU     %.2f s for the run; %.2f s opening\n", cpu_s(g, SNAP_BASE, SNAP_END),
-	       cpu_s(g, SNAP_BASE, SNAP_FULL));
-	if (g->snap[SNAP_HOLD].have) {
+	const bool base = g->snap[SNAP_BASE].have, full = g->snap[SNAP_FULL].have, end = g->snap[SNAP_END].have;
+	if (base && full) {
+		uint64_t held = stat_of(g, SNAP_FULL, "conns");
+		uint64_t rss = stat_of(g, SNAP_FULL, "rss_kb") - stat_of(g, SNAP_BASE, "rss_kb");
+		printf("  server memory  RSS +%" PRIu64 " KiB holding %" PRIu64 " sessions: %.0f B a session\n", rss,
+		       held, held ? (double)rss * 1024.0 / (double)held : 0.0);
+	} else {
+		printf("  server memory  unknown: no STATS reply %s\n", base ? "once all were open" : "before the run");
+	}
+	if (end) {
+		printf("                 (record %" PRIu64 " B, table of %" PRIu64 ", peak %" PRIu64 " held)\n",
+		       stat_of(g, SNAP_END, "record_bytes"), stat_of(g, SNAP_END, "table"), stat_of(g, SNAP_END, "peak"));
+		printf("  server timer   fired p50 %.1f  p99 %.1f  max %.1f ms after its deadline (%" PRIu64 ")\n",
+		       ms(stat_of(g, SNAP_END, "fire_p50_us")), ms(stat_of(g, SNAP_END, "fire_p99_us")),
+		       ms(stat_of(g, SNAP_END, "fire_max_us")), stat_of(g, SNAP_END, "fire_n"));
+	} else {
+		printf("  server timer   unknown: no STATS reply at the end\n");
+	}
+	if (base && end)
+		printf("  server CPU     %.2f s for the run", cpu_s(g, SNAP_BASE, SNAP_END));
+	else
+		printf("  server CPU     unknown for the run");
+	if (base && full)
+		printf("; %.2f s opening\n", cpu_s(g, SNAP_BASE, SNAP_FULL));
+	else
+		printf("; unknown opening\n");
+	if (full && g->snap[SNAP_HOLD].have) {
 		double dt = (double)(g->snap[SNAP_HOLD].t - g->snap[SNAP_FULL].t) / 1e9;
 		uint64_t w = stat_of(g, SNAP_HOLD, "wakeups") - stat_of(g, SNAP_FULL, "wakeups");
 		printf("  holding        %.1f s: %.0f wake-ups/s, %.2f CPU s (chatty traffic only)\n", dt,
@@ -516,8 +535,11 @@ static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 	       ms(demo_hist_pct(&g->lat, 0.99)), ms(g->lat.max_us), (double)g->min_late_ns / 1e6);
 	printf("                 (notice received - (datagram sent + timeout): an upper bound)\n");
 	print_server(g);
-	printf("  drops          ours %" PRIu64 ", server rx %" PRIu64 ", server tx %" PRIu64 ", sends %" PRIu64
-	       "\n", ours, stat_of(g, SNAP_END, "rx_dropped"), stat_of(g, SNAP_END, "tx_failed"), g->send_fail);
+	if (g->snap[SNAP_END].have)
+		printf("  drops          ours %" PRIu64 ", server rx %" PRIu64 ", server tx %" PRIu64 ", sends %" PRIu64
+		       "\n", ours, stat_of(g, SNAP_END, "rx_dropped"), stat_of(g, SNAP_END, "tx_failed"), g->send_fail);
+	else
+		printf("  drops          ours %" PRIu64 ", server's unknown, sends %" PRIu64 "\n", ours, g->send_fail);
 	printf("  generator lag  sends p99 %.1f max %.1f ms; reads apart p99 %.1f max %.1f ms\n",
 	       ms(demo_hist_pct(&g->lag, 0.99)), ms(g->lag.max_us), ms(demo_hist_pct(&g->gap, 0.99)),
 	       ms(g->gap.max_us));

@@ -10,6 +10,12 @@
 # so that none of them closes on its own. The generator must still send
 # its UDP_BYEs, end within 20 s and call the run INVALID (exit 3: it fell
 # behind); the server must have seen 20,000 BYEs.
+#
+# Then, against a stand-in server (python3) that answers every UDP_STATS
+# but the one asked once all sessions are open, and no DATA: the run is
+# INVALID (exit 3), and the summary says the server's memory and its CPU
+# while opening are unknown, not the differences of a missing snapshot
+# (read as 0, they wrapped to 1.8e19 KiB and 1.8e13 s).
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 set -u
 server=$1 load=$2
@@ -49,3 +55,31 @@ spid=
 byes=$(sed -n 's/^STATS .* byes=\([0-9]*\) .*/\1/p' "$tmp/server.log" | tail -1)
 [ "$byes" = 20000 ] || fail "the server saw byes=$byes, expected 20000"
 echo "PASS: the generator ended (exit 3, invalid) and sent its 20,000 BYEs"
+
+python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
+import socket, struct, subprocess, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.settimeout(0.05)
+load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "10",
+                         "--idle-ms", "4", "--grace-ms", "0", "--rate", "100000"])
+asked = 0
+while load.poll() is None:
+    try:
+        msg, peer = s.recvfrom(64)
+    except socket.timeout:
+        continue
+    magic, kind = struct.unpack_from("=IB", msg) if len(msg) == 24 else (0, 0)
+    if magic == 0x53555754 and kind == 4:  # UDP_STATS
+        asked += 1
+        if asked != 2:  # the second is the one taken once all sessions are open
+            s.sendto(b"STATS worker=0 workers=1 conns=0 timers=0 rss_kb=2000 utime_us=5000 stime_us=0", peer)
+sys.exit(load.wait())
+EOF2
+lrc=$?
+[ $lrc -eq 3 ] || fail "against a server that missed one STATS, the generator exited $lrc, expected 3"
+grep -q '^  server memory  unknown' "$tmp/load.log" || fail "the server's memory not said unknown"
+grep -q '^  server CPU .*unknown opening' "$tmp/load.log" || fail "the server's CPU while opening not said unknown"
+huge=$(grep -Eo '[0-9]{12,}' "$tmp/load.log" | head -1)
+[ -z "$huge" ] || fail "a figure of a missing snapshot: $huge"
+echo "PASS: a STATS reply missing, its figures said unknown"
