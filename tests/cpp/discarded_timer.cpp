@@ -2,7 +2,8 @@
 // Must NOT compile with -Werror: a timer handle that cancels its timer the
 // moment it is dropped is [[nodiscard]], so the compiler warns about
 // `wheel.after(d, f);` (which would never fire). call_after() is the
-// fire-and-forget call.
+// fire-and-forget call. Arming a temporary timer (cancelled at the end of
+// the statement) must not compile at all: -DTEMPORARY and the others.
 #include <twheel/twheel.hpp>
 
 int main()
@@ -11,5 +12,16 @@ int main()
 	tw::Wheel wheel;
 	wheel.call_after(10ms, [] {}); // fine: fire and forget
 	wheel.after(10ms, [] {});      // warning: ignoring returned value
+#if TEMPORARY // an error: a temporary is cancelled at the end of the statement
+	tw::Timer(wheel, [] {}).arm_in(10ms);
+#elif TEMPORARY_EVERY
+	tw::Timer(wheel, [] {}).arm_every(10ms);
+#elif TEMPORARY_HOOK
+	struct Conn : tw::Hook<tw::Wheel, Conn> {
+		using Hook::Hook;
+		void on_timer() {}
+	};
+	Conn(wheel).arm_at(wheel.now());
+#endif
 	return 0;
 }

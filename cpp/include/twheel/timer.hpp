@@ -55,16 +55,22 @@ public:
 	/// AsioHost, but Asio's: docs/cpp.md). Dropped (false) while the owner
 	/// is being destroyed. Throws tw::error.
 	template <class Dur>
-	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp)
+	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp) &
 	{
 		return arm<false>(tp.time_since_epoch());
 	}
 	/// Arms it @d after the owner's now(); as arm_at().
 	template <class Rep, class Period>
-	bool arm_in(std::chrono::duration<Rep, Period> d)
+	bool arm_in(std::chrono::duration<Rep, Period> d) &
 	{
 		return arm<true>(d);
 	}
+	/// Not on a temporary: it would be cancelled at the end of the
+	/// statement. Keep the timer in a variable, or use call_after().
+	template <class... A>
+	bool arm_at(A...) && = delete;
+	template <class... A>
+	bool arm_in(A...) && = delete;
 	/// The C timer, read-only.
 	const node *native_handle() const noexcept { return &n_; }
 
@@ -180,7 +186,7 @@ public:
 	/// first call allocates on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
 	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
-		       schedule s = schedule::fixed_rate)
+		       schedule s = schedule::fixed_rate) &
 	{
 		const std::uint64_t p = detail::ns_ceil(period);
 		if (!this->c_)
@@ -195,6 +201,8 @@ public:
 			b->m = m, b->s = s;
 		return r;
 	}
+	template <class... A>
+	bool arm_every(A...) && = delete; // as arm_in()
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept { return detail::ns_dur(boxed() ? boxed()->period : 0); }
 	/// Inside a periodic callback: how many further deadlines had passed
