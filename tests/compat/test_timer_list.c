@@ -781,6 +781,30 @@ static void unbind_leaves_pending_timers_on_their_wheel(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/* A thread that binds the same wheel again takes the timers left pending
+ * on it over: its own again (not -EXDEV), firing with the binding, with
+ * jiffies counted from the new bind. */
+static void rebinding_the_same_wheel_takes_its_timers_over(void **state)
+{
+	struct obj o;
+
+	(void)state;
+	new_obj(&o);
+	step(100);
+	mod_timer(&o.timer, jiffies + 5);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(timer_delete(&o.timer), -EXDEV);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+	assert_int_equal(jiffies, INITIAL_JIFFIES);
+	assert_int_equal(mod_timer_pending(&o.timer, jiffies + 3), 1);
+	o.rearm = 1;
+	step(3);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.fired_at, INITIAL_JIFFIES + 3);
+	assert_true(timer_pending(&o.timer)); /* re-armed with the binding */
+	assert_int_equal(timer_delete(&o.timer), 1);
+}
+
 /* A host whose clock the test sets (ns). */
 static uint64_t host_clock;
 static uint64_t read_host_clock(void *arg)
@@ -876,6 +900,7 @@ int main(void)
 		T(another_thread_is_refused),
 		T(bind_errors),
 		T(unbind_leaves_pending_timers_on_their_wheel),
+		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
 		cmocka_unit_test(unbind_without_binding),
 	};

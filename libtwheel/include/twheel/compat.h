@@ -123,9 +123,11 @@ TWHEEL_API int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_hos
  * wheel (a plain wheel, a host you own) and fire when it is advanced; a
  * layer's unbind (the loop's) hands them back, not fired and not pending.
  * Such a timer is no longer the thread's: until it fires, a call on it
- * returns -EXDEV (after a new bind too), and its callback runs on a thread
- * that has no binding (jiffies and ticks read their start values, a re-arm
- * returns -ENXIO). So delete the timers first if the wheel or host is to
+ * returns -EXDEV (after a bind to another wheel or host too), and its
+ * callback runs on a thread that has no binding (jiffies and ticks read
+ * their start values, a re-arm returns -ENXIO). A thread that binds that
+ * wheel or host again takes such timers over, as its own, with jiffies
+ * and ticks counted from the new bind. So delete the timers first if the wheel or host is to
  * go: one left pending on a destroyed wheel (twheel_destroy(),
  * twheel_drain(), twheel_host_fini(), an adapter's destroy) stays pending
  * until timer_setup() or callout_init() initialises it again.
@@ -166,7 +168,7 @@ TWHEEL_API int twheel_compat_del(struct twheel_compat_timer *ct);
  * nothing (kernel mod_timer() to the same expiry): 1 on the calling
  * thread's binding, 0 not pending, or -EINVAL (@ct NULL), -EXDEV
  * (pending on a wheel the calling thread has not bound: another thread's,
- * or one it bound before). O(1); any thread. (TWHEEL_1.3)
+ * or one it bound before and not again). O(1); any thread. (TWHEEL_1.3)
  */
 TWHEEL_API int twheel_compat_owned(const struct twheel_compat_timer *ct);
 
