@@ -14,7 +14,8 @@
  *   HTTP mode       (--http) HTTP/1.1 with RFC 9112's persistence: each
  *                   complete request head (up to a blank line; empty lines
  *                   before its request line are skipped, a bare LF ends a
- *                   line too) is answered a 204 with no body,
+ *                   line too) is answered a 204 with no body and a
+ *                   Date field (RFC 9110 6.6.1),
  *                   DEMO_HTTP_REPLY ("Connection: keep-alive"), or
  *                   DEMO_HTTP_REPLY_CLOSE to a request that closes the
  *                   connection ("Connection: close", HTTP/1.0 without
@@ -76,11 +77,16 @@
 /* HTTP mode: the generator's ping, the servers' answer, what a reply must start with. */
 #define DEMO_HTTP_REQ "GET / HTTP/1.1\r\nHost: idle\r\n\r\n"
 #define DEMO_HTTP_REQ_LEN 30
-#define DEMO_HTTP_REPLY "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n"
-#define DEMO_HTTP_REPLY_LEN 51
+/* (each reply's Date field says when it was made, to the second: RFC 9110 6.6.1) */
+#define DEMO_HTTP_REPLY "HTTP/1.1 204 No Content\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n" \
+	"Connection: keep-alive\r\n\r\n"
+#define DEMO_HTTP_REPLY_LEN 88
 /* HTTP mode: the servers' answer to the request that closes the connection. */
-#define DEMO_HTTP_REPLY_CLOSE "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
-#define DEMO_HTTP_REPLY_CLOSE_LEN 46
+#define DEMO_HTTP_REPLY_CLOSE "HTTP/1.1 204 No Content\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n" \
+	"Connection: close\r\n\r\n"
+#define DEMO_HTTP_REPLY_CLOSE_LEN 83
+/* The Date field's value (IMF-fixdate, RFC 9110 5.6.7): 29 bytes. */
+#define DEMO_HTTP_DATE_LEN 29
 #define DEMO_HTTP_STATUS "HTTP/1.1 204 "
 #define DEMO_HTTP_STATUS_LEN 13
 /* The longest head either side accepts, its blank line included. */

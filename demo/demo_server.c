@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -501,9 +502,12 @@ static const struct {
 } http_last[] = {
 #define HTTP_LAST(lit) { lit, sizeof(lit) - 1 }
 	HTTP_LAST(DEMO_HTTP_REPLY_CLOSE),
-	HTTP_LAST("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
-	HTTP_LAST("HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
-	HTTP_LAST("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 400 Bad Request\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 414 URI Too Long\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 431 Request Header Fields Too Large\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
+		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
@@ -514,8 +518,9 @@ _Static_assert(HTTP_NLAST == DEMO_HTTP_TOO_LARGE, "a reply for each enum demo_ht
  * ones ends the first block's).
  */
 #define HTTP_KEEPS (DEMO_HTTP_MAX_BATCH * DEMO_HTTP_REPLY_LEN)
-#define HTTP_BLOCK (HTTP_KEEPS + 96)
-_Static_assert(HTTP_NLAST * HTTP_BLOCK <= UINT16_MAX, "demo_http_reply_span()'s offsets");
+#define HTTP_BLOCK (HTTP_KEEPS + 128)
+#define HTTP_REPLIES (HTTP_NLAST * HTTP_BLOCK)
+_Static_assert(HTTP_REPLIES <= UINT16_MAX, "demo_http_reply_span()'s offsets");
 
 void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, uint16_t *to)
 {
@@ -531,18 +536,70 @@ void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, 
 	}
 }
 
-const char *demo_http_replies(void)
+/*
+ * The replies, twice: each copy's Date fields say one second, and a
+ * copy is written again for a new second only while no send holds it
+ * (a send that waits for its peer to read goes on out of the bytes it
+ * began with: no reply leaves with half of one date and half of another).
+ */
+static struct {
+	char buf[2][HTTP_REPLIES];
+	time_t sec[2];    /* the second in each copy's Date fields */
+	unsigned held[2]; /* sends out of each copy, in flight */
+	unsigned cur;     /* the copy new replies go out of */
+	bool built;
+} http_rep;
+
+/* @text (@len bytes) at @dst, its Date field's value @date. */
+static void http_put_reply(char *dst, const char *text, size_t len, const char *date)
 {
-	static char replies[HTTP_NLAST * HTTP_BLOCK];
-	if (!replies[0]) {
-		for (size_t b = 0; b < HTTP_NLAST; b++) {
-			for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
-				memcpy(replies + b * HTTP_BLOCK + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY,
-				       DEMO_HTTP_REPLY_LEN);
-			memcpy(replies + b * HTTP_BLOCK + HTTP_KEEPS, http_last[b].text, http_last[b].len);
-		}
+	memcpy(dst, text, len);
+	memcpy(dst + (strstr(text, "\r\nDate: ") - text) + 8, date, DEMO_HTTP_DATE_LEN);
+}
+
+/* Copy @c of the replies, their Date fields saying second @sec. */
+static void http_replies_build(unsigned c, time_t sec)
+{
+	char date[DEMO_HTTP_DATE_LEN + 1] = "Thu, 01 Jan 1970 00:00:00 GMT";
+	struct tm tm;
+	/* IMF-fixdate (RFC 9110 5.6.7), English names: the C locale, which the servers never leave */
+	if (!gmtime_r(&sec, &tm) || strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm) != DEMO_HTTP_DATE_LEN)
+		memcpy(date, "Thu, 01 Jan 1970 00:00:00 GMT", DEMO_HTTP_DATE_LEN);
+	char *buf = http_rep.buf[c];
+	for (size_t b = 0; b < HTTP_NLAST; b++) {
+		for (unsigned i = 0; i < DEMO_HTTP_MAX_BATCH; i++)
+			http_put_reply(buf + b * HTTP_BLOCK + i * DEMO_HTTP_REPLY_LEN, DEMO_HTTP_REPLY, DEMO_HTTP_REPLY_LEN,
+				       date);
+		http_put_reply(buf + b * HTTP_BLOCK + HTTP_KEEPS, http_last[b].text, http_last[b].len, date);
 	}
-	return replies;
+	http_rep.sec[c] = sec;
+}
+
+unsigned demo_http_replies_hold(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	unsigned c = http_rep.cur;
+	if (!http_rep.built) {
+		http_replies_build(c, ts.tv_sec);
+		http_rep.built = true;
+	} else if (ts.tv_sec != http_rep.sec[c] && !http_rep.held[c ^ 1u]) {
+		c ^= 1u;
+		http_replies_build(c, ts.tv_sec);
+		http_rep.cur = c;
+	}
+	http_rep.held[c]++;
+	return c;
+}
+
+void demo_http_replies_put(unsigned copy)
+{
+	http_rep.held[copy]--;
+}
+
+const char *demo_http_replies(unsigned copy)
+{
+	return http_rep.buf[copy];
 }
 
 enum demo_accept_next demo_accept_failed(int lfd, int err, unsigned worker, int *status)

@@ -100,8 +100,12 @@ int demo_heartbeat_input(const char *buf, size_t n, char line[DEMO_PING_LEN], ui
  */
 const char *demo_pongs(void);
 
-/* HTTP mode: the most requests one read may complete (a protocol error beyond). */
-#define DEMO_HTTP_MAX_BATCH 256
+/*
+ * HTTP mode: the most requests one read may complete (a protocol error
+ * beyond). A read of the servers is 512 bytes, a request head at least
+ * 14 ("a b HTTP/1.0\n\n").
+ */
+#define DEMO_HTTP_MAX_BATCH 64
 
 /* HTTP mode: the reply to a request head (demo_http_input(), demo_http_reply_span()). */
 enum demo_http_reply {
@@ -184,8 +188,20 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h);
  */
 void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, uint16_t *to);
 
-/* The replies demo_http_reply_span() points into: constant, built at the first call. */
-const char *demo_http_replies(void);
+/*
+ * The replies demo_http_reply_span() points into, with a Date field
+ * (RFC 9110 6.6.1: an origin server with a clock sends one in every 2xx
+ * and 4xx). There are two copies: demo_http_replies_hold() returns the
+ * one of the current second (CLOCK_REALTIME_COARSE; of an earlier second
+ * while the other is held), which stays unchanged, held, until
+ * demo_http_replies_put() (call it once the send out of it completed, or
+ * its connection went); demo_http_replies() is copy @copy. O(1), but
+ * once a second a copy is written again (23 KiB). Not thread-safe (one
+ * worker, one thread).
+ */
+unsigned demo_http_replies_hold(void);
+void demo_http_replies_put(unsigned copy);
+const char *demo_http_replies(unsigned copy);
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,9 @@
  * lines with PONGs out of a constant buffer (demo_pongs()); --http answers each complete HTTP/1.1 request
  * head with a 204, or an invalid one with a 400 (demo_http_input() counts
  * them and says which reply each gets and when a request closes the
- * connection, the replies go out of one shared constant buffer, the
- * receive buffer is given back at once); after the reply that closes:
+ * connection, the replies go out of a shared buffer whose Date fields
+ * change once a second, but not while a send holds it: demo_http_replies_hold(),
+ * the receive buffer is given back at once); after the reply that closes:
  * FIN, then read until the peer closes (C_LINGER).
  *
  * Closing: shutdown(SHUT_RDWR) sends the FIN at once and makes the
@@ -168,15 +169,26 @@ struct conn {
 	uint16_t out_len, out_off;
 	uint8_t inflight;    /* RX | TX */
 	uint8_t state;
-	bool seen_data;      /* the first read decides: STATS or data */
-	bool control;
-	bool out_heap;       /* out was malloc'd (a STATS line) */
-	bool starving;       /* on the starved list */
+	bool seen_data : 1;  /* the first read decides: STATS or data */
+	bool control : 1;
+	bool out_heap : 1;   /* out was malloc'd (a STATS line, or a spilled HTTP reply) */
+	bool starving : 1;   /* on the starved list */
+	bool replies : 1;    /* HTTP: a send goes out of a copy of the replies, held: */
+	bool replies_copy : 1; /* ...this one */
 };
 _Static_assert(sizeof(struct conn) <= 256, "an idle connection must cost at most 256 bytes");
 
 static void conn_close(struct conn *c);
 static void conn_recv(struct conn *c);
+
+/* HTTP: the replies' copy @c held is sent, or never will be. */
+static void replies_put(struct conn *c)
+{
+	if (c->replies) {
+		demo_http_replies_put(c->replies_copy);
+		c->replies = false;
+	}
+}
 
 /* ---- Receive buffers ------------------------------------------------------------ */
 
@@ -362,6 +374,7 @@ static void conn_free(struct conn *c)
 	if (c->out_heap)
 		free(c->out);
 	free(c->buf);
+	replies_put(c);
 	if (c->starving)
 		starved_remove(s, c);
 	if (c->bid >= 0)
@@ -404,16 +417,18 @@ static bool out_in_ring(const struct conn *c)
 }
 
 /*
- * Send out[out_off, out_len). Out of a provided buffer, the first send
- * does not wait (MSG_DONTWAIT): what the socket cannot take at once is
- * moved to a buffer of the connection's own (spill()), for a peer that
- * does not read must not hold one of the ring's, which every connection
- * draws from; @wait: the send waits (what a first one did not place).
+ * Send out[out_off, out_len). Out of a provided buffer, or out of the
+ * shared HTTP replies, the first send does not wait (MSG_DONTWAIT): what
+ * the socket cannot take at once is moved to a buffer of the
+ * connection's own (spill(), replies_spill()), for a peer that does not
+ * read must not hold one of the ring's buffers, which every connection
+ * draws from, nor a copy of the replies, whose Date could not move on;
+ * @wait: the send waits (what a first one did not place).
  */
 static void conn_send(struct conn *c, bool wait)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->tx);
-	int flags = MSG_NOSIGNAL | (!wait && out_in_ring(c) ? MSG_DONTWAIT : 0);
+	int flags = MSG_NOSIGNAL | (!wait && (out_in_ring(c) || c->replies) ? MSG_DONTWAIT : 0);
 	io_uring_prep_send(sqe, c->fd, c->out + c->out_off, (size_t)(c->out_len - c->out_off), flags);
 	c->inflight |= TX;
 }
@@ -430,6 +445,25 @@ static void spill(struct conn *c)
 	memcpy(c->buf + c->out_off, c->out + c->out_off, (size_t)(c->out_len - c->out_off));
 	c->out = c->buf;
 	buf_put(c->s, c);
+}
+
+/*
+ * HTTP: the socket did not take all of the replies: move the rest to
+ * the heap (out_heap: freed once sent, or with the connection) and let
+ * go of the replies' copy. Out of memory, @c keeps it.
+ */
+static void replies_spill(struct conn *c)
+{
+	size_t n = (size_t)(c->out_len - c->out_off);
+	char *p = malloc(n);
+	if (!p)
+		return;
+	memcpy(p, c->out + c->out_off, n);
+	replies_put(c);
+	c->out = p;
+	c->out_heap = true;
+	c->out_off = 0;
+	c->out_len = (uint16_t)n;
 }
 
 /*
@@ -503,7 +537,12 @@ static int http_input(struct conn *c, size_t n)
 		return -1;
 	if (c->bid >= 0)
 		buf_put(c->s, c); /* the replies do not go out of it */
-	c->out = (char *)demo_http_replies();
+	if (heads > 0) { /* held until sent (replies_put()) */
+		unsigned copy = demo_http_replies_hold();
+		c->out = (char *)demo_http_replies(copy);
+		c->replies = true;
+		c->replies_copy = copy != 0;
+	}
 	demo_http_reply_span(heads, &c->http, &c->out_off, &c->out_len);
 	if (c->http.close) {
 		c->state = C_LINGER;
@@ -642,11 +681,18 @@ static void on_send(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	if (c->out_off < c->out_len) {
 		if (out_in_ring(c))
 			spill(c); /* the peer is slow to read: wait without the ring's buffer */
+		else if (c->replies)
+			replies_spill(c); /* ...or without the replies' copy */
 		conn_send(c, true);
 		return;
 	}
+	if (c->out_heap && !c->control) { /* a spilled reply, sent */
+		free(c->out);
+		c->out_heap = false;
+	}
 	if (c->bid >= 0)
 		buf_put(s, c); /* the echo went out of it */
+	replies_put(c);
 	if (s->br && c->buf && c->out == c->buf) {
 		free(c->buf); /* spilled, and sent */
 		c->buf = NULL;

@@ -21,8 +21,8 @@
 // intrusive request), so an idle connection allocates nothing but itself.
 // --heartbeat sends its PONGs out of demo_pongs(); --http answers each
 // complete request head with a 204 (a 400 if invalid) out of
-// demo_http_replies(), a constant buffer, and gives the receive buffer
-// back at once.
+// demo_http_replies(), shared, its Date fields written once a second
+// (not while a send holds it), and gives the receive buffer back at once.
 // Receive buffers come from a provided-buffer ring registered on the loop's
 // ring (native_handle(), Linux 5.19; --ring-bufs): a recv selects a buffer
 // only when data arrives, so an idle connection holds none; where the
@@ -96,7 +96,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	Server *s;
 	Io req;
 	Conn *prev = nullptr, *next = nullptr; // Server::conns
-	std::unique_ptr<char[]> stats; // a control connection's STATS line
+	std::unique_ptr<char[]> stats; // a control connection's STATS line, or a spilled HTTP reply
 	std::unique_ptr<char[]> own;   // no ring: this connection's buffer; with one: a spilled send
 	Conn *next_starved = nullptr;
 	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
@@ -108,6 +108,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	bool seen_data = false;
 	bool control = false;
 	bool starving = false; // on the starved list
+	std::uint8_t replies = 0; // HTTP: the copy of the replies a send goes out of, + 1; 0 none
 	// What the mode reads (one mode for the whole server): the heartbeat's
 	// current line (its length and first bytes), or the HTTP request head.
 	struct Line {
@@ -131,7 +132,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	// what goes out: the STATS line, the HTTP replies, the PONGs, or the bytes read
 	const char *out() const
 	{
-		return stats ? stats.get() : demo_opts.http ? demo_http_replies() : demo_opts.heartbeat ? demo_pongs() : data();
+		return stats ? stats.get() : replies ? demo_http_replies(replies - 1u) : demo_opts.heartbeat ? demo_pongs() : data();
 	}
 };
 static_assert(sizeof(Conn) <= 256, "an idle connection must cost at most 256 bytes");
@@ -318,9 +319,19 @@ struct Server {
 		delete c; // cancels its timer
 	}
 
+	// HTTP: the replies' copy @c held is sent, or never will be.
+	static void replies_put(Conn *c)
+	{
+		if (c->replies) {
+			demo_http_replies_put(c->replies - 1u);
+			c->replies = 0;
+		}
+	}
+
 	void conn_free(Conn *c)
 	{
 		close(c->fd);
+		replies_put(c);
 		if (c->t_fire) {
 			std::uint64_t now = clock();
 			demo_hist_add(&h_close, static_cast<std::int64_t>(now - c->t_fire));
@@ -382,15 +393,17 @@ struct Server {
 	// Is what goes out of @c in the provided buffer it holds?
 	static bool out_in_ring(const Conn *c) { return c->bid >= 0 && c->out() == c->data(); }
 
-	// Send out()[out_off, out_len). Out of a provided buffer, the first
-	// send does not wait (MSG_DONTWAIT): what the socket cannot take at
-	// once moves to a buffer of the connection's own (spill()), for a peer
-	// that does not read must not hold one of the ring's, which every
-	// connection draws from; @wait: the send waits (after a spill).
+	// Send out()[out_off, out_len). Out of a provided buffer, or out of
+	// the shared HTTP replies, the first send does not wait
+	// (MSG_DONTWAIT): what the socket cannot take at once moves to a
+	// buffer of the connection's own (spill(), replies_spill()), for a
+	// peer that does not read must not hold one of the ring's, which every
+	// connection draws from, nor a copy of the replies; @wait: the send
+	// waits (after a spill).
 	void conn_send(Conn *c, bool wait)
 	{
 		io_uring_sqe &sqe = conn_sqe(c, Conn::tx);
-		const int flags = MSG_NOSIGNAL | (!wait && out_in_ring(c) ? MSG_DONTWAIT : 0);
+		const int flags = MSG_NOSIGNAL | (!wait && (out_in_ring(c) || c->replies) ? MSG_DONTWAIT : 0);
 		io_uring_prep_send(&sqe, c->fd, c->out() + c->out_off, static_cast<std::size_t>(c->out_len - c->out_off),
 				   flags);
 	}
@@ -407,6 +420,23 @@ struct Server {
 		std::memcpy(c->own.get() + c->out_off, c->data() + c->out_off,
 			    static_cast<std::size_t>(c->out_len - c->out_off));
 		buf_put(c); // data() is own from now on
+	}
+
+	// HTTP: the socket did not take all of the replies: move the rest to
+	// a buffer of @c's own (stats, freed once sent) and let go of the
+	// replies' copy, whose Date could not move on while held. Out of
+	// memory, @c keeps it.
+	void replies_spill(Conn *c)
+	{
+		const std::size_t n = static_cast<std::size_t>(c->out_len - c->out_off);
+		std::unique_ptr<char[]> p(new (std::nothrow) char[n]);
+		if (!p)
+			return;
+		std::memcpy(p.get(), c->out() + c->out_off, n);
+		replies_put(c);
+		c->stats = std::move(p);
+		c->out_off = 0;
+		c->out_len = static_cast<std::uint16_t>(n);
 	}
 
 	// Stop using @c: disarm its timer, send the FIN now, free it when its
@@ -471,6 +501,8 @@ struct Server {
 			return -1;
 		if (c->bid >= 0)
 			buf_put(c); // the replies do not go out of it (Conn::out())
+		if (heads > 0) // held until sent (replies_put())
+			c->replies = static_cast<std::uint8_t>(demo_http_replies_hold() + 1);
 		demo_http_reply_span(heads, &c->http, &c->out_off, &c->out_len);
 		if (c->http.close) {
 			c->state = Conn::linger;
@@ -602,11 +634,16 @@ struct Server {
 		if (c->out_off < c->out_len) {
 			if (out_in_ring(c))
 				spill(c); // the peer is slow to read: wait without the ring's buffer
+			else if (c->replies)
+				replies_spill(c); // ...or without the replies' copy
 			conn_send(c, true);
 			return;
 		}
+		if (!c->control)
+			c->stats.reset(); // a spilled reply, sent
 		if (c->bid >= 0)
 			buf_put(c); // the echo went out of it
+		replies_put(c);
 		if (ring.br && c->own)
 			c->own.reset(); // spilled, and sent
 		if (c->state == Conn::drain) {

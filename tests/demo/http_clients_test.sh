@@ -33,6 +33,7 @@
 #    the FIN, and nothing after them is answered; a request line too
 #    long a 414, a head too long a 431;
 #    curl with no Host field a 400;
+#  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused, or ab or curl not
@@ -82,6 +83,9 @@ stats; a2=$(counter accepted)
 [ $((a2 - a1)) -le 50 ] || fail "ab -k: $((a2 - a1)) connections for 2000 requests (reuse expected)"
 echo "ab -k: $((a2 - a1)) connections"
 
+# a Date field's value, IMF-fixdate (RFC 9110 5.6.7); every 2xx and 4xx reply has one (6.6.1)
+date_re='(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-3][0-9] (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-2][0-9]:[0-5][0-9]:[0-6][0-9] GMT'
+
 # curl_check LABEL WANT_HEADER WANT_CONNECTS ARGS...: two requests in one curl;
 # each transfer's num_connects says whether it needed a new connection
 curl_check() {
@@ -91,6 +95,8 @@ curl_check() {
     >"$tmp/curl.out" 2>"$tmp/curl.err" || { cat "$tmp/curl.err"; fail "$label: curl failed"; }
   grep -iq "^< Connection: $want" "$tmp/curl.err" ||
     { cat "$tmp/curl.err"; fail "$label: no \"Connection: $want\" in the reply"; }
+  grep -Eq "^< Date: $date_re" "$tmp/curl.err" ||
+    { cat "$tmp/curl.err"; fail "$label: no Date field (IMF-fixdate) in the reply"; }
   # a reply curl did not ask for (a body read as a request) is "excess" to it
   grep -q 'Excess found' "$tmp/curl.err" && { cat "$tmp/curl.err"; fail "$label: a reply curl did not ask for"; }
   [ "$(paste -sd, "$tmp/curl.out")" = "$connects" ] ||
@@ -124,6 +130,7 @@ raw() {
   ok=$(grep -c '^HTTP/1.1 204 ' "$tmp/raw.out")
   ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
   [ "$got" = "$want" ] || fail "$label: $got replies, want $want"
+  [ "$(grep -Ec "^Date: $date_re"$'\r'"\$" "$tmp/raw.out")" = "$want" ] || fail "$label: not a Date field in each reply"
   if [ "$end" = eof ]; then
     [ $rc -eq 124 ] && fail "$label: connection still open 2 s after the request"
     if [ $rc -ne 0 ] || [ -s "$tmp/raw.err" ]; then fail "$label: the end was not clean: $(cat "$tmp/raw.err")"; fi

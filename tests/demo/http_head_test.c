@@ -15,7 +15,8 @@
  * field name, Content-Length or Transfer-Encoding; Host missing from an
  * HTTP/1.1 request, or twice), and the 414 and 431 of a head too long;
  * the same answers for random inputs however they are cut; and the replies
- * (demo_http_reply_span(), demo_http_replies()). And the heartbeat
+ * (demo_http_reply_span(), demo_http_replies()), each with the Date of
+ * the second it was made (RFC 9110 6.6.1). And the heartbeat
  * parser (demo_heartbeat_input(), demo_pongs(): check_heartbeat()).
  * Exit 0 pass, 1 fail.
  */
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "demo_common.h"
 #include "demo_server.h"
@@ -613,28 +615,58 @@ int main(void)
 		int reply;
 		const char *status;
 	} last[] = {
-		{ KEEP, "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n" },
-		{ CLOSE, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n" },
-		{ BAD, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
-		{ DEMO_HTTP_URI_TOO_LONG, "HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
-		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+		{ KEEP, "HTTP/1.1 204 No Content\r\nDate: \r\nConnection: keep-alive\r\n\r\n" },
+		{ CLOSE, "HTTP/1.1 204 No Content\r\nDate: \r\nConnection: close\r\n\r\n" },
+		{ BAD, "HTTP/1.1 400 Bad Request\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
+		{ DEMO_HTTP_URI_TOO_LONG, "HTTP/1.1 414 URI Too Long\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
+		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nDate: \r\nContent-Length: 0\r\n"
 				       "Connection: close\r\n\r\n" },
 	};
-	const char *rep = demo_http_replies();
+	/* each reply's Date field (RFC 9110 6.6.1): the second the replies were taken, IMF-fixdate */
+	time_t t0 = time(NULL);
+	unsigned copy = demo_http_replies_hold();
+	time_t t1 = time(NULL);
+	const char *rep = demo_http_replies(copy);
+	char date0[DEMO_HTTP_DATE_LEN + 1], date1[DEMO_HTTP_DATE_LEN + 1];
+	struct tm tm;
+	strftime(date0, sizeof(date0), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&t0, &tm));
+	strftime(date1, sizeof(date1), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&t1, &tm));
 	for (int k = 0; k <= DEMO_HTTP_MAX_BATCH; k++)
 		for (size_t l = 0; l < sizeof(last) / sizeof(last[0]); l++) {
 			uint16_t from = 1, to = 0;
 			struct demo_http h = { .close = last[l].reply != KEEP, .reply = (uint8_t)last[l].reply };
 			demo_http_reply_span(k, &h, &from, &to);
-			size_t want = k == 0 ? 0 : (size_t)(k - 1) * DEMO_HTTP_REPLY_LEN + strlen(last[l].status);
+			size_t keep = strlen(last[0].status) + DEMO_HTTP_DATE_LEN;
+			size_t want = k == 0 ? 0 : (size_t)(k - 1) * keep + strlen(last[l].status) + DEMO_HTTP_DATE_LEN;
 			CHECK(to >= from && (size_t)(to - from) == want, "%d replies (last %d): %u bytes, want %zu", k,
 			      last[l].reply, (unsigned)(to - from), want);
+			CHECK(keep == DEMO_HTTP_REPLY_LEN, "a keep-alive reply is %zu bytes, DEMO_HTTP_REPLY_LEN %d", keep,
+			      DEMO_HTTP_REPLY_LEN);
 			for (int i = 0; k > 0 && (size_t)(to - from) == want && i < k; i++) {
-				const char *r = rep + from + (size_t)i * DEMO_HTTP_REPLY_LEN;
-				const char *w = i == k - 1 ? last[l].status : DEMO_HTTP_REPLY;
-				CHECK(memcmp(r, w, strlen(w)) == 0, "%d replies (last %d): reply %d", k, last[l].reply, i);
+				const char *r = rep + from + (size_t)i * keep;
+				const char *w = i == k - 1 ? last[l].status : last[0].status;
+				size_t d = (size_t)(strstr(w, "\r\nDate: ") - w) + 8; /* where the date goes */
+				CHECK(memcmp(r, w, d) == 0 &&
+				      memcmp(r + d + DEMO_HTTP_DATE_LEN, w + d, strlen(w) - d) == 0,
+				      "%d replies (last %d): reply %d", k, last[l].reply, i);
+				CHECK(memcmp(r + d, date0, DEMO_HTTP_DATE_LEN) == 0 ||
+				      memcmp(r + d, date1, DEMO_HTTP_DATE_LEN) == 0,
+				      "%d replies (last %d): reply %d: Date %.29s, want %s", k, last[l].reply, i, r + d, date1);
 			}
 		}
+	demo_http_replies_put(copy);
+	/* while a copy is held, a new one never overwrites it: hold the current one, and the next holds
+	 * either the same (this second) or the other; the held one stays as it was */
+	char before[DEMO_HTTP_REPLY_LEN];
+	unsigned c1 = demo_http_replies_hold();
+	memcpy(before, demo_http_replies(c1), sizeof(before));
+	unsigned c2 = demo_http_replies_hold();
+	unsigned c3 = demo_http_replies_hold(); /* both held now if c2 != c1: then c3 is c2 */
+	CHECK(memcmp(before, demo_http_replies(c1), sizeof(before)) == 0, "a held copy of the replies changed");
+	CHECK(c1 < 2 && c2 < 2 && c3 < 2 && (c2 == c1 || c3 == c2), "copies %u %u %u", c1, c2, c3);
+	demo_http_replies_put(c1);
+	demo_http_replies_put(c2);
+	demo_http_replies_put(c3);
 	CHECK(strncmp(DEMO_HTTP_REPLY, DEMO_HTTP_STATUS, DEMO_HTTP_STATUS_LEN) == 0, "reply starts with the status");
 	CHECK(strncmp(DEMO_HTTP_REPLY_CLOSE, DEMO_HTTP_STATUS, DEMO_HTTP_STATUS_LEN) == 0,
 	      "closing reply starts with the status");
