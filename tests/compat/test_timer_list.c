@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+/* before the header, as C programs include it: glibc's defines HZ as 100
+ * (times()'s tick rate), which the kernel's HZ replaces */
+#include <sys/param.h>
 
 #include <twheel/compat/timer_list.h>
 #include <twheel/host.h>
@@ -88,6 +91,7 @@ static void new_obj(struct obj *o)
 static void jiffies_start_five_minutes_before_the_wrap(void **state)
 {
 	(void)state;
+	assert_int_equal(HZ, TWHEEL_COMPAT_HZ); /* not <sys/param.h>'s 100 */
 	assert_int_equal(INITIAL_JIFFIES, 4294967296ul - 300ul * HZ);
 	assert_int_equal(jiffies, INITIAL_JIFFIES);
 	step(300ul * HZ - 1);

@@ -72,7 +72,16 @@
 extern "C" {
 #endif
 
-/* Ticks a second (<twheel/compat.h>: define TWHEEL_COMPAT_HZ to change). */
+/*
+ * Ticks a second (<twheel/compat.h>: define TWHEEL_COMPAT_HZ to change).
+ * Linux's <asm/param.h> for user space, which glibc's <sys/param.h> and
+ * so <uv.h> and <resolv.h> include, defines HZ as 100, the rate of
+ * times()'s clock ticks (sysconf(_SC_CLK_TCK)): the kernel's HZ replaces
+ * it. Another HZ defined before the include must be TWHEEL_COMPAT_HZ.
+ */
+#if defined(HZ) && defined(__ASM_GENERIC_PARAM_H) && HZ == 100
+#undef HZ
+#endif
 #ifdef HZ
 #if HZ != TWHEEL_COMPAT_HZ
 #error "HZ differs from TWHEEL_COMPAT_HZ: define TWHEEL_COMPAT_HZ instead"
