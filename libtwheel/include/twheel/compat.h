@@ -127,10 +127,11 @@ TWHEEL_API int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_hos
  * callback runs on a thread that has no binding (jiffies and ticks read
  * their start values, a re-arm returns -ENXIO). A thread that binds that
  * wheel or host again takes such timers over, as its own, with jiffies
- * and ticks counted from the new bind. So delete the timers first if the wheel or host is to
- * go: one left pending on a destroyed wheel (twheel_destroy(),
- * twheel_drain(), twheel_host_fini(), an adapter's destroy) stays pending
- * until timer_setup() or callout_init() initialises it again.
+ * and ticks counted from the new bind. So delete the timers first if the
+ * wheel or host is to go: one left pending on a destroyed wheel
+ * (twheel_destroy(), twheel_drain(), twheel_host_fini(), an adapter's
+ * destroy) stays pending until timer_setup() or callout_init()
+ * initialises it again.
  * Returns 0, -ENXIO (nothing bound) or the layer's error (the loop's:
  * -EBUSY from one of the bound timers' callbacks). O(1), plus the layer's.
  */
