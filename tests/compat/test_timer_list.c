@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 /* before the header, as C programs include it: glibc's defines HZ as 100
  * (times()'s tick rate), which the kernel's HZ replaces */
@@ -165,6 +166,13 @@ static void time_in_range_and_64_bit_forms(void **state)
 	assert_true(time_after64(UINT64_C(1) << 32, UINT64_C(0)));
 	assert_true(time_in_range64(UINT64_C(0), b64, c64) && !time_in_range64(c64 + 1, b64, c64));
 	assert_true(jiffies_64 == get_jiffies_64() && jiffies_64 == (uint64_t)jiffies);
+	/* u64, the kernel's type of both, is unsigned long long on every
+	 * architecture: kernel code prints them with %llu */
+	assert_true(_Generic(get_jiffies_64(), unsigned long long: 1, default: 0));
+	assert_true(_Generic(jiffies_64, unsigned long long: 1, default: 0));
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%llu", jiffies_64);
+	assert_int_equal(strtoull(buf, NULL, 10), jiffies);
 	assert_true(time_is_after_jiffies64(jiffies_64 + 1) && time_is_before_jiffies64(jiffies_64 - 1));
 	assert_true(time_is_after_eq_jiffies64(jiffies_64) && time_is_before_eq_jiffies64(jiffies_64));
 }

@@ -108,10 +108,12 @@ static inline unsigned long twheel_jiffies(void)
 #define jiffies (twheel_jiffies())
 
 /* jiffies as 64 bits (unsigned long is 64 bits on LP64 already); the
- * kernel's jiffies_64 variable is a macro here too, read-only. */
-static inline uint64_t get_jiffies_64(void)
+ * kernel's jiffies_64 variable is a macro here too, read-only. Both are
+ * unsigned long long, the kernel's u64 on every architecture (not
+ * uint64_t, unsigned long on LP64), so that kernel code's %llu fits. */
+static inline unsigned long long get_jiffies_64(void)
 {
-	return (uint64_t)INITIAL_JIFFIES + twheel_compat_now();
+	return (unsigned long long)INITIAL_JIFFIES + twheel_compat_now();
 }
 #define jiffies_64 (get_jiffies_64())
 
