@@ -208,7 +208,8 @@ static void usage(FILE *f, const char *prog)
 		"  --rate N             open at most N connections a second, over all processes\n"
 		"                       (0: as fast as --inflight allows; 0)\n"
 		"  --connect-timeout-ms MS  (5000)\n"
-		"  --per-proc N         connections per generator process (RLIMIT_NOFILE - 256)\n"
+		"  --per-proc N         connections per generator process (RLIMIT_NOFILE - 256,\n"
+		"                       or half of a limit of 512 or less)\n"
 		"  --per-src N          connections per loopback source address (10000);\n"
 		"                       IPv6 has one (::1), so at most N connections in all\n"
 		"  --no-stats           do not query the server's STATS (a foreign server)\n"
@@ -444,7 +445,9 @@ int main(int argc, char **argv)
 
 	rlim_t nofile = demo_raise_nofile(1u << 20);
 	if (!o.per_proc)
-		o.per_proc = nofile > 512 ? (uint32_t)(nofile - 256) : 256;
+		/* what a process may hold, less room for its other descriptors
+		 * (a fixed 256 of a small limit left it none: EMFILE) */
+		o.per_proc = nofile > 512 ? (uint32_t)(nofile - 256) : nofile > 2 ? (uint32_t)(nofile / 2) : 1;
 
 	uint32_t total = o.conns + o.abrupt;
 	uint32_t nsilent = (uint32_t)(((uint64_t)o.conns * o.silent_pct + 50) / 100);

@@ -14,7 +14,8 @@
 # worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
 # server's output; EXPECT_STAT=key>N must hold for the sum over workers;
 # EXPECT_RESULT=key>=X or key<=X (a number, decimals allowed) must hold
-# for the generator's RESULT line.
+# for the generator's RESULT line; LOAD_NOFILE=N runs the generator under
+# a hard RLIMIT_NOFILE of N (prlimit, and setpriv as root).
 #
 # The plot (--plot, always asked for) tells the truth: in a passing run
 # no value it draws (its csv, every column) is below zero, since below
@@ -55,7 +56,14 @@ largs=("$@")
 . "$(dirname "$0")/server.sh"
 server_start "$name" "$server" "${sargs[@]}"
 
-"$load" --port "$port" --quiet --plot "$tmp/plot" "${largs[@]}" >"$tmp/load.log" 2>&1
+# LOAD_NOFILE=N: the generator under a hard RLIMIT_NOFILE of N, which
+# (without CAP_SYS_RESOURCE, dropped as root) it cannot raise
+lwrap=()
+if [ -n "${LOAD_NOFILE-}" ]; then
+  lwrap=(prlimit "--nofile=$LOAD_NOFILE:$LOAD_NOFILE")
+  [ "$(id -u)" -eq 0 ] && lwrap+=(setpriv --bounding-set -sys_resource --inh-caps -sys_resource)
+fi
+"${lwrap[@]}" "$load" --port "$port" --quiet --plot "$tmp/plot" "${largs[@]}" >"$tmp/load.log" 2>&1
 lrc=$?
 cat "$tmp/load.log"
 [ $lrc -eq 77 ] && { echo "SKIP [$name]: io_uring refused"; exit 77; }
