@@ -115,16 +115,34 @@ curl_check "curl -d, chunked" close 1,1 -H 'Transfer-Encoding: chunked' -d 'hell
 # on a socket and read for 2 s at most; WANT_END "eof": the server closed
 # cleanly within that time after WANT_REPLIES replies, 204s but the last,
 # whose status is LAST (204 unless given) and which says "Connection:
-# close"; "open": it kept the connection open after WANT_REPLIES 204s
-raw() {
-  local label=$1 req=$2 want=$3 end=$4 last=${5:-204}
-  exec 6<>"/dev/tcp/127.0.0.1/$port" || fail "$label: cannot connect"
+# close"; "open": it kept the connection open after WANT_REPLIES 204s.
+# raw_start (same arguments) sends and reads in the background, its id in
+# $raw_id; raw_end ID waits and checks. The checks that wait the whole 2 s
+# ("open") are started first and checked last, overlapping the others.
+raw() { raw_start "$@"; raw_end "$raw_id"; }
+raw_id=0
+raw_start() {
+  local fd
+  raw_id=$((raw_id + 1))
+  exec {fd}<>"/dev/tcp/127.0.0.1/$port" || fail "$1: cannot connect"
   # shellcheck disable=SC2059
-  printf "$req" >&6 || fail "$label: sending failed"
-  local t0=$EPOCHREALTIME
-  timeout 2 cat <&6 >"$tmp/raw.out" 2>"$tmp/raw.err"
-  local rc=$? t1=$EPOCHREALTIME
-  exec 6<&-
+  printf "$2" >&"$fd" || fail "$1: sending failed"
+  echo "$fd $EPOCHREALTIME" >"$tmp/raw$raw_id.t0"
+  timeout 2 cat <&"$fd" >"$tmp/raw$raw_id.out" 2>"$tmp/raw$raw_id.err" &
+  echo $! >"$tmp/raw$raw_id.pid"
+  printf '%s\0' "$@" >"$tmp/raw$raw_id.args"
+}
+raw_end() {
+  local i=$1 fd t0 rc t1
+  wait "$(cat "$tmp/raw$i.pid")"
+  rc=$? t1=$EPOCHREALTIME
+  read -r fd t0 <"$tmp/raw$i.t0"
+  exec {fd}<&-
+  local label want end last
+  { IFS= read -r -d '' label; IFS= read -r -d '' _; IFS= read -r -d '' want
+    IFS= read -r -d '' end; IFS= read -r -d '' last || last=204; } <"$tmp/raw$i.args"
+  mv "$tmp/raw$i.out" "$tmp/raw.out"
+  mv "$tmp/raw$i.err" "$tmp/raw.err"
   local got ok ms
   got=$(grep -c '^HTTP/1.1 ' "$tmp/raw.out")
   ok=$(grep -c '^HTTP/1.1 204 ' "$tmp/raw.out")
@@ -148,6 +166,13 @@ raw() {
   [ "$end" = eof ] && ms="$ms ms, the last reply a $last" || ms="$ms ms"
   echo "$label: $got replies, $end after $ms"
 }
+opens=()
+raw_start "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
+opens+=("$raw_id")
+raw_start "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
+opens+=("$raw_id")
+raw_start "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
+opens+=("$raw_id")
 raw "HTTP/1.0" 'GET / HTTP/1.0\r\nHost: a\r\n\r\n' 1 eof
 raw "HTTP/1.1, Connection: close" 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' 1 eof
 raw "HTTP/1.1, connection: TE, CLOSE" \
@@ -156,12 +181,9 @@ raw "pipelined after close" \
   'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 eof
 junk=$(printf 'GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n%.0s' $(seq 600)) # 16 KiB of requests after the close
 raw "16 KiB after close" "GET / HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
-raw "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' 1 open
 raw "a body that reads as a request" \
   'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof
 raw "a chunked body" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
-raw "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
-raw "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
 # invalid requests (RFC 9112) get a 400 and the close; nothing after them is answered
 raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400
@@ -180,6 +202,7 @@ raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414
 raw "a head too long (431)" "GET / HTTP/1.1\\r\\nHost: a\\r\\nX: $long\\r\\n\\r\\n" 1 eof 431
+for id in "${opens[@]}"; do raw_end "$id"; done
 # curl without a Host field gets the 400 too
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -H 'Host:' "$url") || fail "curl -H 'Host:' failed"
 [ "$code" = 400 ] || fail "curl -H 'Host:' (no Host field): status $code, want 400"
