@@ -304,7 +304,11 @@ if [ $udp -eq 1 ]; then
     echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     "${spin[@]}" "$userver" --port "$port" --idle-ms "$idle_ms" --max-sessions "$sessions" >"$slog" 2>&1 &
     spid=$!
-    for _ in $(seq 100); do grep -q 'ready: listening' "$slog" && break; sleep 0.05; done
+    for _ in $(seq 100); do
+      grep -q 'ready: listening' "$slog" && break
+      kill -0 "$spid" 2>/dev/null || break # it ended: no need to wait 5 s to say so
+      sleep 0.05
+    done
     grep -q 'ready: listening' "$slog" || { echo "demo: the server did not start:" >&2; cat "$slog" >&2; exit 1; }
     echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^udp-session-server: //')"
     phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
