@@ -41,7 +41,14 @@
  * session (no notice), print it a last time and exit 0, or 1 if a timer
  * was left on the wheel.
  *
- * Exit: 0; 1 runtime error; 2 usage; 77 io_uring refused.
+ * Poll errors: EINTR, EAGAIN and ECANCELED poll again; ENOMEM and ENOBUFS
+ * again after POLL_BACKOFF_NS; any other would come back on every poll
+ * (polled again at once, it made the server spin at full CPU): it stops
+ * the server with one line, as SIGTERM does, exit 1, or 77 for EINVAL
+ * (the kernel refuses a multishot poll: before Linux 5.13).
+ *
+ * Exit: 0; 1 runtime error, or a poll error that would come back; 2 usage;
+ * 77 io_uring refused, or its multishot poll (before Linux 5.13).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,6 +76,7 @@
 #define NAME "udp-session-server"
 #define SEND_MAX 256 /* notices queued before a sendmmsg() */
 #define RX_BUDGET 16 /* recvmmsg() calls of one rx_drain(): then due timers run */
+#define POLL_BACKOFF_NS 100000000ull /* poll again this long after ENOMEM/ENOBUFS */
 #define PROBE_MAX 128 /* slots a lookup probes at most: a session's slot - its home < this */
 /* STATS lines answered a second at most, in bursts of STATS_BURST (a line costs ~15 us) */
 #define STATS_RATE 10000u
@@ -116,8 +124,10 @@ struct server {
 	struct twheel_loop *loop;
 	int fd, sfd;
 	struct tw_loop_io poll_io, signal_io;
+	struct tw_loop_timer poll_backoff; /* poll again after ENOMEM/ENOBUFS */
 	struct signalfd_siginfo si;
 	bool polling, stopping;
+	int status; /* the exit status a poll error set, or 0 */
 	bool rx_more; /* rx_drain() stopped at RX_BUDGET: the socket may hold more */
 	uint64_t idle_ns;
 	/* the table and its hash */
@@ -491,11 +501,42 @@ static void on_poll(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	struct server *s = tw_container_of(io, struct server, poll_io);
 	if (!(cqe->flags & IORING_CQE_F_MORE))
 		s->polling = false;
-	if (cqe->res < 0 && cqe->res != -ECANCELED)
-		fprintf(stderr, NAME ": poll: %s\n", strerror(-cqe->res));
+	switch (cqe->res < 0 ? -cqe->res : 0) {
+	case 0:
+	case EINTR:
+	case EAGAIN:
+	case ECANCELED:
+		break;
+	case ENOMEM:
+	case ENOBUFS: /* the poll ended (no F_MORE): poll again after a pause */
+		fprintf(stderr, NAME ": poll: %s (polling again in 100 ms)\n", strerror(-cqe->res));
+		twheel_loop_mod(s->loop, &s->poll_backoff, POLL_BACKOFF_NS);
+		return;
+	default: /* every poll would fail so: stop, no spinning on it */
+		if (cqe->res == -EINVAL) {
+			fprintf(stderr, NAME ": poll: %s: the kernel refuses a multishot poll "
+				"(Linux 5.13 or later has it); shutting down\n", strerror(-cqe->res));
+			s->status = DEMO_EXIT_NO_URING;
+		} else {
+			fprintf(stderr, NAME ": poll: %s: shutting down\n", strerror(-cqe->res));
+			s->status = 1;
+		}
+		s->stopping = true;
+		twheel_loop_stop(s->loop);
+		return;
+	}
 	rx_drain(s);
 	if (!s->polling && !s->stopping)
 		poll_arm(s);
+}
+
+static void on_poll_backoff(struct tw_loop_timer *t)
+{
+	struct server *s = tw_container_of(t, struct server, poll_backoff);
+	if (!s->polling && !s->stopping) {
+		rx_drain(s);
+		poll_arm(s);
+	}
 }
 
 static void signal_arm(struct server *s)
@@ -620,14 +661,17 @@ static int server_open(struct server *s)
 	}
 	s->poll_io.func = on_poll;
 	s->signal_io.func = on_signal;
+	tw_loop_timer_init(&s->poll_backoff, on_poll_backoff, 0);
 	signal_arm(s);
 	poll_arm(s);
 	return 0;
 }
 
-/* Close every session left (no notice), print the last STATS line; the exit status. */
+/* Close every session left (no notice), print the last STATS line; the exit
+ * status: 1 if a timer was left or @ret < 0, else the one a poll error set. */
 static int server_close(struct server *s, int ret)
 {
+	twheel_loop_del(s->loop, &s->poll_backoff);
 	for (uint32_t i = 0; i < s->used; i++)
 		if (s->tab[i].id) {
 			twheel_loop_del(s->loop, &s->tab[i].idle);
@@ -642,7 +686,7 @@ static int server_close(struct server *s, int ret)
 		fprintf(stderr, NAME ": %zu timers left on the wheel at exit\n", left);
 		return 1;
 	}
-	return ret < 0 ? 1 : 0;
+	return ret < 0 ? 1 : s->status;
 }
 
 int main(int argc, char **argv)
