@@ -196,7 +196,7 @@ TWHEEL_API bool twheel_compat_running(const struct twheel_compat_timer *ct);
  */
 static inline bool twheel_compat_pending(const struct twheel_compat_timer *ct)
 {
-	return __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED) != NULL;
+	return __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED); /* a pointer's truth: no NULL in C++ */
 }
 
 #ifdef __cplusplus

@@ -44,6 +44,17 @@
 extern "C" {
 #endif
 
+/*
+ * A null pointer in the inline functions of our headers: nullptr in C++,
+ * where a C++ program built with -Wzero-as-null-pointer-constant would
+ * see NULL's 0 in them (when our headers are not system headers).
+ */
+#ifdef __cplusplus
+#define TWHEEL__NULL nullptr
+#else
+#define TWHEEL__NULL NULL
+#endif
+
 #if defined(TWHEEL_BUILDING) && defined(__GNUC__)
 #define TWHEEL_API __attribute__((visibility("default")))
 #else

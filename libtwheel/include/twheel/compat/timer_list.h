@@ -319,7 +319,7 @@ static inline void timer_setup(struct timer_list *timer, void (*func)(struct tim
 			       unsigned int flags)
 {
 	tw_timer_init(&timer->_ct.tw, twheel__timer_list_fire);
-	timer->_ct._wheel = NULL;
+	timer->_ct._wheel = TWHEEL__NULL;
 	timer->function = func;
 	timer->flags = flags & TIMER_INIT_FLAGS;
 }
@@ -448,7 +448,7 @@ static inline int timer_shutdown(struct timer_list *timer)
 	int rc = timer_delete(timer);
 
 	if (rc >= 0)
-		timer->function = NULL;
+		timer->function = TWHEEL__NULL;
 	return rc;
 }
 

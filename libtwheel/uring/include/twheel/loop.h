@@ -207,7 +207,7 @@ struct tw_loop_work {
 /* Initialise @w with @func (or zero-initialise it and set func). O(1). */
 static inline void tw_loop_work_init(struct tw_loop_work *w, void (*func)(struct tw_loop_work *w))
 {
-	w->_node._next = NULL;
+	w->_node._next = TWHEEL__NULL;
 	w->_node._kind = 0;
 	w->_node._state = 0;
 	w->func = func;
