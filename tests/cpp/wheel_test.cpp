@@ -811,6 +811,29 @@ TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 	EXPECT_EQ(w.next_expiry(), std::nullopt);
 }
 
+// The deprecated advance(tick_t) saturates tick * tick length as the rest
+// of the layer does: 2^64 ns / 1 ms + 1 ticks wrapped to under 1 ms (tick 0),
+// and the timer due at 1 s did not run.
+TEST(Chrono, DeprecatedAdvanceByTicksSaturates)
+{
+	Wheel w(1ms);
+	int ran = 0;
+	Timer t = w.after(1s, [&] { ran++; });
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	EXPECT_EQ(w.advance(tw::tick_t(UINT64_MAX / 1000000 + 1)), 1u);
+#pragma GCC diagnostic pop
+	EXPECT_EQ(ran, 1);
+	EXPECT_GT(w.now(), Wheel::time_point::max() - 1ms);
+	// ...and so does the deprecated Wheel(start tick, tick): it overflowed
+	// (undefined: a signed product) and started at a wrapped time.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	Wheel late(tw::tick_t(UINT64_MAX / 1000000 + 1), 1ms);
+#pragma GCC diagnostic pop
+	EXPECT_GT(late.now(), Wheel::time_point::max() - 1ms);
+}
+
 // A periodic timer's first deadline counts from the wheel's time, saturated
 // at its end (past 2^64 ns): it wrapped to an early time.
 TEST(Chrono, PeriodicAtTheLastTickSaturates)

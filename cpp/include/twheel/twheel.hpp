@@ -62,10 +62,12 @@ public:
 			throw std::bad_alloc();
 		ctx_ = c.release();
 	}
-	/// Deprecated (removed at 2.0): Wheel(tick, time_point(start * tick)).
+	/// Deprecated (removed at 2.0): Wheel(tick, time_point(start * tick)),
+	/// the product saturated (at time_point::max()).
 	[[deprecated("use Wheel(tick, start time_point)")]] explicit Wheel(
 		tick_t start, std::chrono::nanoseconds tick = std::chrono::milliseconds(1))
-		: Wheel(tick, time_point(tick * static_cast<std::int64_t>(start)))
+		: Wheel(tick, detail::ns_tp<time_point>(tick.count() > 0 && start > UINT64_MAX / static_cast<std::uint64_t>(tick.count())
+				? UINT64_MAX : start * static_cast<std::uint64_t>(tick.count())))
 	{
 	}
 
@@ -82,9 +84,10 @@ public:
 		return static_cast<std::size_t>(r);
 	}
 	/// Deprecated (removed at 2.0): advance(time_point(tick * tick_length())).
+	/// The product saturates (at time_point::max(), rounded down to a tick).
 	[[deprecated("use advance(time_point)")]] std::size_t advance(tick_t tick)
 	{
-		return advance(detail::ns_tp<time_point>(tick * checked()->tick_ns));
+		return advance(detail::ns_tp<time_point>(detail::wheel_node_ops::ns(checked(), tick)));
 	}
 
 	/// When the earliest timer fires (twheel_next_expiry()); nullopt if none.
