@@ -4,6 +4,9 @@
 // `wheel.after(d, f);` (which would never fire). call_after() is the
 // fire-and-forget call. Arming a temporary timer (cancelled at the end of
 // the statement) must not compile at all: -DTEMPORARY and the others.
+// Nor must a time point of another clock than the owner's, with a
+// static_assert's message at the call (-DOTHER_CLOCK; it failed deep
+// inside the template).
 #include <twheel/twheel.hpp>
 
 int main()
@@ -22,6 +25,10 @@ int main()
 		void on_timer() {}
 	};
 	Conn(wheel).arm_at(wheel.now());
+#elif OTHER_CLOCK // errors that say so at the call: a Wheel's time points are Wheel::clock's
+	tw::Timer<tw::Wheel> t(wheel, [] {});
+	(void)t.arm_at(std::chrono::steady_clock::now());
+	(void)wheel.at(std::chrono::system_clock::now(), [] {});
 #endif
 	return 0;
 }

@@ -50,13 +50,16 @@ public:
 	/// When it fires (or fired, or was last armed for); rounded up to the
 	/// tick on a Wheel or an AsioHost.
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
-	/// Arms it for @tp (any duration on the owner's clock, rounded up),
+	/// Arms it for @tp (any duration on the owner's clock, rounded up; of
+	/// another clock, a static_assert says so),
 	/// pending or not: true if it was pending. No allocation (on an
 	/// AsioHost, but Asio's: docs/cpp.md). Dropped (false) while the owner
 	/// is being destroyed. Throws tw::error.
-	template <class Dur>
-	bool arm_at(std::chrono::time_point<typename time_point::clock, Dur> tp) &
+	template <class Clock, class Dur>
+	bool arm_at(std::chrono::time_point<Clock, Dur> tp) &
 	{
+		static_assert(std::is_same_v<Clock, typename time_point::clock>,
+			      "tw: arm_at()/at(): a time point of another clock than the owner's (Owner::time_point::clock)");
 		return arm<false>(tp.time_since_epoch());
 	}
 	/// Arms it @d after the owner's now(); as arm_at().
