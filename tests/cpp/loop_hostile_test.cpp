@@ -132,10 +132,10 @@ TEST(LoopEmpty, EveryEntryPointRefusesAnEmptyCallable)
 	std::function<void()> empty;
 	EXPECT_THROW(loop.post(null_fn), tw::error);
 	EXPECT_THROW(loop.post(empty), tw::error);
-	EXPECT_THROW(loop.after(1ms, null_fn), tw::error);
-	EXPECT_THROW(loop.at(loop.now(), empty), tw::error);
-	EXPECT_THROW(loop.every(1ms, null_timer_fn), tw::error);
-	EXPECT_THROW(tw::Timer(loop, std::function<void(tw::Timer<tw::Loop> &)>()), tw::error);
+	EXPECT_THROW((void)loop.after(1ms, null_fn), tw::error);
+	EXPECT_THROW((void)loop.at(loop.now(), empty), tw::error);
+	EXPECT_THROW((void)loop.every(1ms, null_timer_fn), tw::error);
+	EXPECT_THROW((void)tw::Timer(loop, std::function<void(tw::Timer<tw::Loop> &)>()), tw::error);
 	if (has_ring(loop)) {
 		void (*null_prep)(io_uring_sqe &) = nullptr;
 		void (*null_handler)(const io_uring_cqe &) = nullptr;
@@ -186,8 +186,8 @@ TEST(LoopEmpty, CallablesWhoseCopyThrowsQueueNothing)
 	ThrowsOnCopy bad;
 	ThrowsOnCopy::armed = true;
 	EXPECT_THROW(loop.post(bad), std::runtime_error);
-	EXPECT_THROW(loop.after(1ms, bad), std::runtime_error);
-	EXPECT_THROW(loop.every(1ms, bad), std::runtime_error);
+	EXPECT_THROW((void)loop.after(1ms, bad), std::runtime_error);
+	EXPECT_THROW((void)loop.every(1ms, bad), std::runtime_error);
 	if (has_ring(loop)) {
 		EXPECT_THROW(loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); },
 					 [bad](const io_uring_cqe &) {}),

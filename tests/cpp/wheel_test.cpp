@@ -186,10 +186,10 @@ TEST(Timer, EmptyHandlesAndEmptyCallablesAreRejected)
 	EXPECT_THROW(t.arm_at(T(1)), tw::error);
 	EXPECT_THROW(t.on_cancel([] {}), tw::error);
 	void (*null_fn)() = nullptr;
-	EXPECT_THROW(Timer(w, null_fn), tw::error);
-	EXPECT_THROW(Timer(w, std::function<void()>()), tw::error);
+	EXPECT_THROW((void)Timer(w, null_fn), tw::error);
+	EXPECT_THROW((void)Timer(w, std::function<void()>()), tw::error);
 	Wheel gone(std::move(w));
-	EXPECT_THROW(Timer(w, [] {}), tw::error);
+	EXPECT_THROW((void)Timer(w, [] {}), tw::error);
 }
 
 TEST(Timer, CallbackGetsItsHandleAndMayReArmIt)
