@@ -18,12 +18,13 @@ an old kernel, or ptrace restricted).
 """
 import ctypes
 import os
-import re
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from demo_proc import exit_within, ready_port
 
 server_path, name = sys.argv[1], sys.argv[2]
 
@@ -39,18 +40,7 @@ err = tempfile.TemporaryFile(mode="w+")
 srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", "10000"], stdout=subprocess.PIPE,
                        stderr=err, text=True)
 try:
-    port = None
-    for line in srv.stdout:
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
-    if port is None:
-        rc = srv.wait()
-        if rc == 77:
-            print(f"SKIP [{name}]: io_uring refused")
-            sys.exit(77)
-        fail(f"the server exited ({rc}) without a ready line")
+    port = ready_port(srv, name, fail)
 
     held = socket.create_connection(("127.0.0.1", port))
     held.sendall(b"hello\n")
@@ -87,15 +77,7 @@ try:
     lsock.shutdown(socket.SHUT_RDWR)  # the server's accepts fail EINVAL from now on
     lsock.close()
 
-    try:
-        out, _ = srv.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        out, _ = srv.communicate()
-        err.seek(0, os.SEEK_END)
-        size = err.tell()
-        err.seek(0)
-        fail(f"still running 2 s after its listening socket failed ({size} bytes on stderr)", err.read(2000))
+    out = exit_within(srv, err, 2, fail, "still running 2 s after its listening socket failed")
     dt = time.monotonic() - t0
     err.seek(0)
     log = err.read()

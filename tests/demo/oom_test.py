@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+from demo_proc import ready_port
+
 server_path, name = sys.argv[1], sys.argv[2]
 example = sys.argv[3:] == ["example"]
 if not shutil.which("prlimit"):
@@ -53,18 +55,7 @@ def fail(msg, log=""):
 
 args = ["--idle-ms", "10000", "0"] if example else ["--port", "0", "--idle-ms", "10000"]
 srv = subprocess.Popen([server_path] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-port = None
-for line in srv.stdout:
-    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-    if m:
-        port = int(m.group(1))
-        break
-if port is None:
-    rc = srv.wait()
-    if rc == 77:
-        print(f"SKIP [{name}]: io_uring refused")
-        sys.exit(77)
-    fail(f"the server exited ({rc}) without a ready line")
+port = ready_port(srv, name, fail)
 
 
 def echo(timeout):

@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+from demo_proc import ready_port
+
 server_path, name = sys.argv[1], sys.argv[2]
 
 
@@ -54,24 +56,9 @@ def run(mode):
     srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", "10000", "--ring-bufs", "1"]
                            + ([mode] if mode else []),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    port = None
     log = []
-    for out in srv.stdout:
-        log.append(out)
-        if "no provided-buffer ring" in out:
-            srv.kill()
-            print(f"SKIP [{name}]: {out.strip()}")
-            sys.exit(77)
-        m = re.search(r"ready: listening on 127\.0\.0\.1:(\d+),", out)
-        if m:
-            port = int(m.group(1))
-            break
-    if port is None:
-        rc = srv.wait()
-        if rc == 77:
-            print(f"SKIP [{name}]: io_uring refused")
-            sys.exit(77)
-        fail(f"the server exited ({rc}) without a ready line: {''.join(log)}")
+    port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
+                      skip="no provided-buffer ring", log=log)
 
     def connect(rcvbuf=None):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

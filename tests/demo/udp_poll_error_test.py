@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from demo_proc import exit_within
+
 server_path, shim = sys.argv[1], sys.argv[2]
 
 
@@ -35,15 +37,7 @@ for mode, want, says in (("einval", 77, "refuses a multishot poll"), ("ebadf", 1
     err = tempfile.TemporaryFile(mode="w+")
     srv = subprocess.Popen([server_path, "--port", "0", "--max-sessions", "1024"], stdout=subprocess.PIPE,
                            stderr=err, text=True, env=env)
-    try:
-        out, _ = srv.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        out, _ = srv.communicate()
-        err.seek(0, os.SEEK_END)
-        size = err.tell()
-        err.seek(0)
-        fail(f"{mode}: still running 2 s after its poll failed ({size} bytes on stderr)", err.read(2000))
+    out = exit_within(srv, err, 2, fail, f"{mode}: still running 2 s after its poll failed")
     err.seek(0)
     log = err.read()
     if srv.returncode == 77 and "ready" not in out:

@@ -1,0 +1,47 @@
+"""tests/demo/demo_proc.py - what the demo's Python tests do with a server
+process they started: wait for its ready line, wait for it to exit.
+"""
+import os
+import re
+import subprocess
+import sys
+
+READY = r"listening on 127\.0\.0\.1:(\d+)"
+
+
+def ready_port(srv, name, fail, pattern=READY, skip=None, log=None):
+    """The port in @srv's ready line (@pattern's group 1, read from its
+    stdout, each line appended to @log if given). Exits 77 (SKIP) if a
+    line contains @skip, or if the server exits 77 (io_uring refused);
+    calls @fail if it exits without a ready line."""
+    lines = [] if log is None else log
+    for line in srv.stdout:
+        lines.append(line)
+        if skip and skip in line:
+            srv.kill()
+            print(f"SKIP [{name}]: {line.strip()}")
+            sys.exit(77)
+        m = re.search(pattern, line)
+        if m:
+            return int(m.group(1))
+    rc = srv.wait()
+    if rc == 77:
+        print(f"SKIP [{name}]: io_uring refused")
+        sys.exit(77)
+    fail(f"the server exited ({rc}) without a ready line: {''.join(lines)}")
+
+
+def exit_within(srv, err, secs, fail, what):
+    """@srv's stdout once it exits within @secs; else kill it and call
+    @fail(@what and the size of its stderr, kept in the file @err, its
+    first 2,000 characters)."""
+    try:
+        out, _ = srv.communicate(timeout=secs)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.communicate()
+        err.seek(0, os.SEEK_END)
+        size = err.tell()
+        err.seek(0)
+        fail(f"{what} ({size} bytes on stderr)", err.read(2000))
+    return out
