@@ -31,7 +31,7 @@
 #include "report.h"
 
 static const struct bench_ops *const impls[] = {
-	&ops_wheel,
+	&ops_wheel, &ops_wheel_padded,
 	&ops_timer_list,
 #ifdef BENCH_HAVE_CPP
 	&ops_cpp, &ops_cpp_hook,
@@ -317,8 +317,8 @@ static void usage(FILE *f, const char *prog)
 		"  --reps R       repetitions of everything (default 5; --quick 3)\n"
 		"  --workload L   comma-separated: add_expire,add_cancel,rearm,long_range,advance_spike,\n"
 		"                 idle_skip,memory,scaling,all (default all)\n"
-		"  --impl L       comma-separated: run only these tables (twheel, timer_list, twheel-cpp,\n"
-		"                 twheel-cpp-hook, heap4, heap2), e.g. under perf\n"
+		"  --impl L       comma-separated: run only these tables (twheel, twheel-padded,\n"
+		"                 timer_list, twheel-cpp, twheel-cpp-hook, heap4, heap2), e.g. under perf\n"
 		"  --csv FILE     write every row as CSV\n"
 		"  --md FILE      write the Markdown tables to FILE as well as stdout\n"
 		"  --quick        scaled-down sizes for a smoke test\n", prog);

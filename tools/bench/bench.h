@@ -56,7 +56,7 @@ struct bench_ops {
 	uint64_t (*mods_fast)(void *w); /* re-arms that only stored the expiry (0: none) */
 };
 
-extern const struct bench_ops ops_wheel, ops_timer_list, ops_cpp, ops_cpp_hook, ops_heap4, ops_heap2;
+extern const struct bench_ops ops_wheel, ops_wheel_padded, ops_timer_list, ops_cpp, ops_cpp_hook, ops_heap4, ops_heap2;
 
 /* What every timer callback reports; workload.c checks it. */
 void bench_fired(uint64_t expires);

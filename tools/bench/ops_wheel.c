@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* tools/bench/ops_wheel.c - libtwheel as a table of operations (bench.h). */
+/*
+ * tools/bench/ops_wheel.c - libtwheel as a table of operations (bench.h):
+ * "twheel", an array of struct tw_timer, and "twheel-padded", the same
+ * calls on nodes padded to the 48 bytes of a C++ tw::Hook (the C node and
+ * one pointer): beside "twheel-cpp-hook", it tells what the hook's size
+ * costs from what its calls cost.
+ */
 #include <twheel/twheel.h>
 
 #include "bench.h"
@@ -38,13 +44,29 @@ static int wheel_mod(void *w, void *t, uint64_t e) { return twheel_mod(w, t, e);
 static int wheel_del(void *w, void *t) { return twheel_del(w, t); }
 static long wheel_advance(void *w, uint64_t now) { return twheel_advance(w, now); }
 
-static long wheel_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
+/* The node padded to a hook's size: the C node, then one pointer. */
+struct padded {
+	struct tw_timer t;
+	void *pad;
+};
+
+/* Timer i of an array of nodes @size bytes apart. */
+#define NODE(tm, i, size) ((struct tw_timer *)(void *)((tm) + (size_t)(i) * (size)))
+
+static inline long add_many(void *w, char *tm, const uint64_t *exp, uint32_t n, size_t size)
 {
-	struct tw_timer *t = (struct tw_timer *)(void *)tm;
 	long bad = 0;
 	for (uint32_t i = 0; i < n; i++)
-		bad |= twheel_add(w, &t[i], exp[i]);
+		bad |= twheel_add(w, NODE(tm, i, size), exp[i]);
 	return bad;
+}
+static long wheel_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
+{
+	return add_many(w, tm, exp, n, sizeof(struct tw_timer));
+}
+static long padded_add_many(void *w, char *tm, const uint64_t *exp, uint32_t n)
+{
+	return add_many(w, tm, exp, n, sizeof(struct padded));
 }
 
 static long wheel_mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
@@ -55,13 +77,20 @@ static long wheel_mod_many(void *w, void *const *t, uint32_t n, uint64_t e)
 	return sum;
 }
 
-static long wheel_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n)
+static inline long del_many(void *w, char *tm, const uint32_t *idx, uint32_t n, size_t size)
 {
-	struct tw_timer *t = (struct tw_timer *)(void *)tm;
 	long sum = 0;
 	for (uint32_t i = 0; i < n; i++)
-		sum += twheel_del(w, &t[idx[i]]);
+		sum += twheel_del(w, NODE(tm, idx[i], size));
 	return sum;
+}
+static long wheel_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n)
+{
+	return del_many(w, tm, idx, n, sizeof(struct tw_timer));
+}
+static long padded_del_many(void *w, char *tm, const uint32_t *idx, uint32_t n)
+{
+	return del_many(w, tm, idx, n, sizeof(struct padded));
 }
 static uint64_t wheel_next_expiry(void *w) { return twheel_next_expiry(w); }
 static size_t wheel_count(void *w) { return twheel_count(w); }
@@ -95,6 +124,27 @@ const struct bench_ops ops_wheel = {
 	.add_many = wheel_add_many,
 	.mod_many = wheel_mod_many,
 	.del_many = wheel_del_many,
+	.next_expiry = wheel_next_expiry,
+	.count = wheel_count,
+	.check = wheel_check,
+	.cascaded = wheel_cascaded,
+	.mods_fast = wheel_mods_fast,
+};
+
+const struct bench_ops ops_wheel_padded = {
+	.name = "twheel-padded",
+	.timer_size = sizeof(struct padded),
+	.per_timer_extra = 0,
+	.create = wheel_create,
+	.destroy = wheel_destroy,
+	.timer_init = wheel_timer_init,
+	.add = wheel_add,
+	.mod = wheel_mod,
+	.del = wheel_del,
+	.advance = wheel_advance,
+	.add_many = padded_add_many,
+	.mod_many = wheel_mod_many,
+	.del_many = padded_del_many,
 	.next_expiry = wheel_next_expiry,
 	.count = wheel_count,
 	.check = wheel_check,
