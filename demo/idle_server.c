@@ -44,7 +44,8 @@
  * line and exit 0, or 1 if a timer or connection was left behind.
  *
  * Exit: 0; 1 runtime error, leak, or a listening socket that accepts no
- * more; 2 usage; 77 io_uring refused, or its multishot accept (before 5.19).
+ * more; 2 usage; 77 io_uring refused or older than 5.11, or its multishot
+ * accept (before 5.19).
  */
 #include <arpa/inet.h>
 #include <errno.h>

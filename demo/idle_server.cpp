@@ -31,7 +31,8 @@
 // request, whose handler then destroys the connection.
 //
 // Exit: 0; 1 runtime error, leak, or a listening socket that accepts no
-// more; 2 usage; 77 io_uring refused, or its multishot accept (before 5.19).
+// more; 2 usage; 77 io_uring refused or older than 5.11, or its multishot
+// accept (before 5.19).
 #include <netinet/tcp.h>
 #include <sys/signalfd.h>
 
@@ -896,12 +897,15 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	}
 	std::size_t left_conns = 0, left_timers = 0;
 	int status = 0;
+	bool have_loop = false; // an error before it: io_uring refused or too old?
 	try {
 		tw::loop_options lo;
 		lo.tick = std::chrono::microseconds(o.tick_us);
 		lo.entries = 4096;
+		lo.flags = TW_LOOP_URING_ONLY; // the server's I/O needs the ring
 		BufRing ring; // outlives the loop it is registered on
 		tw::Loop loop(lo);
+		have_loop = true;
 		Server s(loop, ring, lfd, sfd, worker);
 		s.bufring_open();
 		if (o.trace) {
@@ -940,7 +944,7 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		std::fprintf(stderr, "idle-server[%u]: %s\n", worker, e.what());
 		int ev = e.code().value();
 		close(sfd);
-		return ev == ENOSYS || ev == EPERM ? DEMO_EXIT_NO_URING : 1;
+		return !have_loop && (ev == ENOSYS || ev == EPERM || ev == EOPNOTSUPP) ? DEMO_EXIT_NO_URING : 1;
 	}
 	close(sfd);
 	close(lfd);
