@@ -143,6 +143,7 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 {
 	unsigned entries = cfg->entries ? cfg->entries : DEFAULT_ENTRIES;
 	struct io_uring_params p;
+	bool defer = false; /* the ring has SINGLE_ISSUER|DEFER_TASKRUN */
 	int ret = -EINVAL;
 
 	/*
@@ -156,17 +157,12 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 				 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 					 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED,
 				 &p);
-		if (ret == 0) {
-			l->features |= TW_LOOP_FEAT_DEFER_TASKRUN;
-			l->r_disabled = true;
-			l->taskrun_flag = true;
-		}
+		defer = ret == 0;
 	}
 	if (ret == -EINVAL)
 		ret = ring_setup(l, entries, 0, &p);
 	if (ret < 0) {
 		explain(msg, len, ret);
-		l->features = 0;
 		return ret;
 	}
 	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
@@ -176,10 +172,13 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
 				 "(timed waits): Linux 5.11 or later is needed");
 		io_uring_queue_exit(&l->ring);
-		l->features = 0;
 		return -EOPNOTSUPP;
 	}
-	l->features |= TW_LOOP_FEAT_EXT_ARG;
+	/* what the ring has is the loop's only once it is the loop's ring: a
+	 * refused one leaves nothing behind for fallback mode to trip on */
+	l->features |= TW_LOOP_FEAT_EXT_ARG | (defer ? TW_LOOP_FEAT_DEFER_TASKRUN : 0);
+	l->r_disabled = defer;
+	l->taskrun_flag = defer;
 	link_timeout_probe(l, cfg);
 	return 0;
 }

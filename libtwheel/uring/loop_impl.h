@@ -139,6 +139,7 @@ struct twheel_loop {
 
 	int efd;
 	int epfd;          /* fallback mode (no io_uring): waits here; else -1 */
+	bool no_pwait2;    /* fallback mode: epoll_pwait2() is missing or refused */
 	bool efd_armed;    /* a read of efd is queued or in flight */
 	uint64_t efd_buf;
 	struct tw_loop_io efd_io;

@@ -257,8 +257,9 @@ static void efd_reset(struct twheel_loop *l)
 /*
  * Fallback mode's wait: the eventfd is the only file in the epoll set. The
  * timeout goes in nanoseconds to epoll_pwait2() (5.11); where that is
- * missing or refused, epoll_wait() gets it rounded up to a millisecond, so
- * the loop never wakes before the tick boundary it waits for.
+ * missing or refused (found once: not tried again), epoll_wait() gets it
+ * rounded up to a millisecond, so the loop never wakes before the tick
+ * boundary it waits for.
  */
 static int wait_fallback(struct twheel_loop *l, uint64_t timeout)
 {
@@ -267,12 +268,15 @@ static int wait_fallback(struct twheel_loop *l, uint64_t timeout)
 		.tv_sec = (time_t)(timeout / 1000000000u),
 		.tv_nsec = (long)(timeout % 1000000000u),
 	};
-	int n;
+	int n = -1;
 
 	if (timeout)
 		l->st.waits++;
-	n = epoll_pwait2(l->epfd, &ev, 1, timeout == NO_TIMEOUT ? NULL : &ts, NULL);
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+	if (!l->no_pwait2) {
+		n = epoll_pwait2(l->epfd, &ev, 1, timeout == NO_TIMEOUT ? NULL : &ts, NULL);
+		l->no_pwait2 = n < 0 && (errno == ENOSYS || errno == EPERM);
+	}
+	if (l->no_pwait2) {
 		uint64_t ms = timeout / 1000000u + (timeout % 1000000u != 0);
 
 		n = epoll_wait(l->epfd, &ev, 1,

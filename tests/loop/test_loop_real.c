@@ -9,6 +9,10 @@
  * Upper bounds are generous (a loaded 2-core CI box, sanitizers); lower
  * bounds ("never early") are exact.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* RTLD_NEXT */
+#endif
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -19,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -392,18 +397,16 @@ static void *ep_schedule_later(void *arg)
 	return (void *)(intptr_t)twheel_loop_schedule(c->l, &c->t.t, 2 * MS);
 }
 
-static int fallback_mode_works(struct twheel_loop *l)
+/* Timers never early, and a schedule from another thread wakes the
+ * sleeping loop. 0, or which check failed. */
+static int timers_work(struct twheel_loop *l)
 {
 	struct late a[3];
 	struct ep_ctx c = { .l = l };
-	struct tw_loop_io io = { 0 };
 	uint64_t start = mono_now();
 	pthread_t th;
 	void *sret;
 
-	if (!(twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK) || twheel_loop_ring(l) ||
-	    twheel_loop_get_sqe(l, &io) || twheel_loop_submit(l) != -EOPNOTSUPP)
-		return 2;
 	nfired = 0;
 	for (int i = 0; i < 3; i++) {
 		tw_loop_timer_init(&a[i].t, late_fn, 0);
@@ -424,6 +427,16 @@ static int fallback_mode_works(struct twheel_loop *l)
 	if (c.t.at < c.t.t.deadline || c.t.at - c.t.t.deadline > MS + SLACK)
 		return 7;
 	return 0;
+}
+
+static int fallback_mode_works(struct twheel_loop *l)
+{
+	struct tw_loop_io io = { 0 };
+
+	if (!(twheel_loop_features(l) & TW_LOOP_FEAT_FALLBACK) || twheel_loop_ring(l) ||
+	    twheel_loop_get_sqe(l, &io) || twheel_loop_submit(l) != -EOPNOTSUPP)
+		return 2;
+	return timers_work(l);
 }
 
 /* In a child whose seccomp filter makes io_uring_setup fail with @err:
@@ -507,6 +520,118 @@ static void test_fallback_mode_on_request(void **state)
 	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
 }
 
+/* ---- Older kernels ------------------------------------------------------------- */
+
+/*
+ * What the loop calls to learn the kernel's features, replaced here (the
+ * program exports them: they come before liburing's and glibc's) to
+ * answer as an older kernel does:
+ *   refuse_defer  a ring asked for SINGLE_ISSUER|DEFER_TASKRUN is refused
+ *                 with EINVAL, as before Linux 6.1;
+ *   hide_ext_arg  the ring's params lack IORING_FEAT_EXT_ARG (before 5.11);
+ *   no_pwait2     epoll_pwait2() fails with ENOSYS (before 5.11), counted.
+ */
+static bool refuse_defer, hide_ext_arg, no_pwait2;
+static unsigned pwait2_calls;
+
+int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p)
+{
+	static int (*real)(unsigned, struct io_uring *, struct io_uring_params *);
+	int ret;
+
+	if (refuse_defer && (p->flags & (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)))
+		return -EINVAL;
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_queue_init_params"); /* POSIX's idiom */
+	ret = real(entries, ring, p);
+	if (ret == 0 && hide_ext_arg) {
+		p->features &= ~IORING_FEAT_EXT_ARG;
+		ring->features &= ~IORING_FEAT_EXT_ARG;
+	}
+	return ret;
+}
+
+int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+		 const sigset_t *sigmask)
+{
+	static int (*real)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
+
+	if (no_pwait2) {
+		pwait2_calls++;
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "epoll_pwait2");
+	return real(epfd, events, maxevents, timeout, sigmask);
+}
+
+static int this_kernel(void **state)
+{
+	(void)state;
+	refuse_defer = hide_ext_arg = no_pwait2 = false;
+	return 0;
+}
+
+/* Linux 5.10: io_uring without EXT_ARG, no epoll_pwait2(). With
+ * TW_LOOP_URING_ONLY creation fails naming 5.11; without, fallback mode,
+ * waiting in epoll_wait() after one try of epoll_pwait2() (it tried it
+ * again before every wait). */
+static void test_old_kernel_5_10(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	refuse_defer = hide_ext_arg = no_pwait2 = true;
+	pwait2_calls = 0;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = TW_LOOP_URING_ONLY;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EOPNOTSUPP);
+	assert_non_null(strstr(msg, "Linux 5.11"));
+	assert_int_equal(twheel_loop_create(&l, NULL, msg, sizeof(msg)), 0);
+	printf("# %s\n", msg);
+	assert_non_null(strstr(msg, "epoll"));
+	assert_non_null(strstr(msg, "EXT_ARG"));
+	assert_int_equal(twheel_loop_features(l), TW_LOOP_FEAT_FALLBACK);
+	assert_int_equal(fallback_mode_works(l), 0);
+	assert_int_equal(pwait2_calls, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* A ring the kernel gave SINGLE_ISSUER|DEFER_TASKRUN but not EXT_ARG is
+ * let go whole: fallback mode's first run tried to enable that closed
+ * ring (IORING_REGISTER_ENABLE_RINGS on its old descriptor) and failed. */
+static void test_ring_without_ext_arg_let_go(void **state)
+{
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	hide_ext_arg = true;
+	assert_int_equal(twheel_loop_create(&l, NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(twheel_loop_features(l), TW_LOOP_FEAT_FALLBACK);
+	assert_int_equal(fallback_mode_works(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Linux 5.15: SINGLE_ISSUER|DEFER_TASKRUN refused, a plain ring: timers
+ * and another thread's wake-up as on this kernel. */
+static void test_old_kernel_5_15(void **state)
+{
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	refuse_defer = true;
+	assert_int_equal(twheel_loop_create(&l, NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(twheel_loop_features(l) & ~TW_LOOP_FEAT_LINK_TIMEOUT, TW_LOOP_FEAT_EXT_ARG);
+	assert_non_null(twheel_loop_ring(l));
+	assert_int_equal(timers_work(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +642,9 @@ int main(void)
 		cmocka_unit_test(test_executor_thread_pool),
 		cmocka_unit_test(test_create_refused_names_cause),
 		cmocka_unit_test(test_fallback_mode_on_request),
+		cmocka_unit_test_teardown(test_old_kernel_5_10, this_kernel),
+		cmocka_unit_test_teardown(test_ring_without_ext_arg_let_go, this_kernel),
+		cmocka_unit_test_teardown(test_old_kernel_5_15, this_kernel),
 	};
 
 	require_uring();
