@@ -9,7 +9,8 @@
  * that gets data first completes with it and its timeout goes away; the
  * handler may reuse the deadline at once; data arriving right at the
  * deadline gives either the data or -ETIME, never a lost byte or a second
- * call; the errors; drain and destroy with deadlines in flight.
+ * call; the errors; drain and destroy with deadlines in flight; and the
+ * loop's timer where the kernel's probe lacks IORING_OP_LINK_TIMEOUT.
  */
 #define _GNU_SOURCE 1 /* RTLD_NEXT */
 #include <dlfcn.h>
@@ -544,6 +545,62 @@ static void test_full_sq_and_max_pending_still_cancel(void **state)
 	close(sv[1]);
 }
 
+/*
+ * io_uring_get_probe_ring(), as the loop calls it at creation, replaced
+ * too: probe_hide 1 answers without IORING_OP_LINK_TIMEOUT (as a kernel
+ * before 5.5 would), 2 fails (NULL: before 5.6, no IORING_REGISTER_PROBE).
+ */
+static int probe_hide;
+
+struct io_uring_probe *io_uring_get_probe_ring(struct io_uring *ring)
+{
+	static struct io_uring_probe *(*real)(struct io_uring *);
+	struct io_uring_probe *p;
+
+	if (probe_hide == 2)
+		return NULL;
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_get_probe_ring");
+	p = real(ring);
+	if (p && probe_hide == 1)
+		p->ops[IORING_OP_LINK_TIMEOUT].flags &= ~IO_URING_OP_SUPPORTED;
+	return p;
+}
+
+static int probe_real(void **state)
+{
+	(void)state;
+	probe_hide = 0;
+	return 0;
+}
+
+/* Where the probe lacks IORING_OP_LINK_TIMEOUT, or fails, the loop's timer
+ * serves a deadline: a silent recv still ends -ETIME, not early. */
+static void test_probe_without_link_timeout(void **state)
+{
+	(void)state;
+	if (mode_flags & TW_LOOP_NO_LINK_TIMEOUT)
+		skip(); /* once is enough: the probe decides with no flag */
+	for (probe_hide = 1; probe_hide <= 2; probe_hide++) {
+		struct twheel_loop *l = mk();
+		struct req r = { .io.func = req_done };
+		int sv[2];
+
+		assert_false(twheel_loop_features(l) & TW_LOOP_FEAT_LINK_TIMEOUT);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		r.fd = sv[0];
+		assert_int_equal(recv_by(l, &r, mono_now() + 20 * MS), 0);
+		assert_int_equal(twheel_loop_count(l), 1); /* the loop's timer */
+		run_until(l, &r.calls, 1, 5000 * MS);
+		assert_int_equal(r.res, -ETIME);
+		assert_true(r.done_at >= r.deadline);
+		assert_int_equal(twheel_loop_count(l), 0);
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+		close(sv[0]);
+		close(sv[1]);
+	}
+}
+
 static int setup_link(void **state)
 {
 	struct twheel_loop *l;
@@ -573,7 +630,8 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_errors),                   \
 	cmocka_unit_test(test_chain_goes_on_after_the_request), \
 	cmocka_unit_test(test_destroy_in_flight),        \
-	cmocka_unit_test(test_full_sq_and_max_pending_still_cancel)
+	cmocka_unit_test(test_full_sq_and_max_pending_still_cancel), \
+	cmocka_unit_test_teardown(test_probe_without_link_timeout, probe_real)
 
 int main(void)
 {
