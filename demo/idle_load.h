@@ -45,7 +45,7 @@ struct result {
 	uint64_t t_submit; /* connect about to be submitted (ns, CLOCK_MONOTONIC) */
 	uint64_t t_est;    /* connect completion reaped */
 	uint64_t t_close;  /* server's close (EOF or error) reaped */
-	uint64_t t_fin_in; /* the FIN's arrival, an upper bound (referee_fin_bound()), 0 unknown */
+	uint64_t t_fin_in; /* the FIN's arrival, estimated (referee_fin_bound()), 0 unknown */
 	int32_t err;       /* errno of a failed connect or recv */
 	uint8_t kind;
 	uint8_t outcome;
@@ -128,6 +128,7 @@ struct report {
 	int64_t *late, *seen, *setup;
 	size_t nlate, nsetup;
 	size_t nfin, nfin_judged; /* FINs the kernel stamped; of them, judged on the stamp */
+	size_t nfin_early;        /* stamped before the deadline, the close seen after it */
 	struct proc_stats sum;
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
 	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
@@ -182,23 +183,32 @@ struct http_reply {
 };
 
 /*
- * The FIN's arrival, an upper bound (ns): @read_ns a clock reading taken
- * after the kernel's (after getsockopt(TCP_INFO) returned), @ago_ms its
- * tcpi_last_ack_recv, @tick_ns the kernel's tick (one jiffy). The
- * reasoning is at the head of idle_load_referee.c.
+ * The FIN's arrival (ns): @read_ns a clock reading taken after the
+ * kernel's (after getsockopt(TCP_INFO) returned), @ago_ms its
+ * tcpi_last_ack_recv, @tick_ns the kernel's tick (one jiffy). An upper
+ * bound when the kernel's tick came at most one tick late to stamp the
+ * FIN; it can come later (a virtual CPU held by its host), so it is an
+ * estimate (idle_load_report.c's head).
  */
 uint64_t referee_fin_bound(uint64_t read_ns, uint32_t ago_ms, uint64_t tick_ns);
 /* What referee_fin_bound() adds for a tick of @tick_ns: the resolution. */
 uint64_t referee_fin_margin(uint64_t tick_ns);
 /*
- * When silent @x's close arrived, an upper bound (ns): the earlier of
- * t_close (seen) and t_fin_in (the FIN's bound) where known.
+ * When silent @x's close arrived (ns), as judged: t_close (seen, an upper
+ * bound), or t_fin_in (the FIN's estimate) where that is earlier, but not
+ * before the deadline (t_submit + the idle timeout) unless t_close is.
  */
 uint64_t referee_close_at(const struct result *x);
 /*
+ * Did silent @x's FIN estimate fall before the deadline while its close
+ * was seen after it? (The kernel's tick came late, or the server closed
+ * early and we reaped late: not told apart, not judged early.)
+ */
+bool referee_fin_only_early(const struct result *x);
+/*
  * Silent @x's lateness as judged (ns): referee_close_at() - (t_submit +
- * the idle timeout). An upper bound of the server's own: below 0 only
- * when the server closed early.
+ * the idle timeout). Below 0 only when the close was seen before the
+ * deadline: the server closed early.
  */
 int64_t referee_lateness(const struct result *x);
 /*

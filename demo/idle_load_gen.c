@@ -368,10 +368,10 @@ static void on_timer(struct tw_timer *t)
 }
 
 /*
- * When did the FIN of silent @c arrive, at the latest (0: unknown)? It
+ * When did the FIN of silent @c arrive (an estimate, 0: unknown)? It
  * carries the first ACK a silent client receives after the handshake, so
  * tcpi_last_ack_recv is the time since the kernel took it in, in ticks
- * (idle_load_referee.c's head says why the bound holds).
+ * (idle_load_report.c's head says when it is a bound, and when not).
  */
 static uint64_t fin_arrival(const struct worker *w, const struct conn *c)
 {

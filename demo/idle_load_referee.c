@@ -8,16 +8,20 @@
  *
  *   silent  must be closed by the server after the idle timeout. Lateness
  *           is close - (connect submitted + timeout), where the close is
- *           the earlier of two upper bounds of its arrival: when we saw
- *           it, and the kernel's stamp of the FIN plus two ticks
- *           (referee_close_at(); idle_load_report.c's head says why each
- *           is a bound). The server cannot have armed its timer before we
- *           submitted the connect, and the close arrived no later than we
- *           take it, so lateness is an upper bound on the server's own (it
- *           also holds the time the connection took to be set up and
- *           accepted, reported apart as "connect ms"), and a negative
- *           lateness is a certain violation, however far behind we were:
- *           early   lateness < 0;
+ *           when we saw it (an upper bound of its arrival: we take the
+ *           completion, then read the clock), pulled back to the kernel's
+ *           stamp of the FIN plus two ticks where that is earlier, but no
+ *           further back than the deadline (referee_close_at();
+ *           idle_load_report.c's head says why). The server cannot have
+ *           armed its timer before we submitted the connect, so a close
+ *           seen before connect submitted + timeout is a certain
+ *           violation, however far behind we were; the FIN's stamp is the
+ *           kernel's tick, which may come more than a tick late (a
+ *           virtual CPU held by its host), so it is an estimate that keeps
+ *           our reaping lag out of the lateness, never a proof of an early
+ *           close. Lateness also holds the time the connection took to be
+ *           set up and accepted, reported apart as "connect ms":
+ *           early   lateness < 0 (the close seen before the deadline);
  *           on time lateness at most --tolerance-ms;
  *           late    closed after that, but within --grace-ms;
  *           never   still open --grace-ms after the timeout;
@@ -34,7 +38,7 @@
  * The interface (idle_load.h), each function reading the options (o) and
  * its arguments only, so that each can be tried on made-up values:
  *
- *   referee_fin_bound()     the FIN's arrival at the latest, from TCP_INFO
+ *   referee_fin_bound()     the FIN's arrival, estimated from TCP_INFO
  *   referee_lateness()      a silent one's lateness, as judged and drawn
  *   referee_silent_close()  a silent one's close: early, on time or late
  *   referee_chatty_close()  a chatty one's close: wrong or starved
@@ -77,7 +81,19 @@ uint64_t referee_fin_bound(uint64_t read_ns, uint32_t ago_ms, uint64_t tick_ns)
 
 uint64_t referee_close_at(const struct result *x)
 {
-	return x->t_fin_in && x->t_fin_in < x->t_close ? x->t_fin_in : x->t_close;
+	uint64_t deadline = x->t_submit + ms_ns(o.idle_ms);
+	if (!x->t_fin_in || x->t_fin_in >= x->t_close || x->t_close < deadline)
+		return x->t_close;
+	/* seen after the deadline: the FIN's stamp takes our reaping lag out,
+	 * but a tick that came late can put it before the truth, so it may
+	 * not make the close early */
+	return x->t_fin_in > deadline ? x->t_fin_in : deadline;
+}
+
+bool referee_fin_only_early(const struct result *x)
+{
+	return x->t_fin_in && x->t_fin_in < x->t_submit + ms_ns(o.idle_ms) &&
+	       x->t_close >= x->t_submit + ms_ns(o.idle_ms);
 }
 
 int64_t referee_lateness(const struct result *x)
@@ -216,6 +232,7 @@ static void tally_conns(struct report *r, const struct result *res)
 			r->seen[r->nlate++] = (int64_t)(x->t_close - x->t_submit) - idle;
 			r->nfin += x->t_fin_in != 0;
 			r->nfin_judged += x->t_fin_in && x->t_fin_in < x->t_close;
+			r->nfin_early += referee_fin_only_early(x);
 		}
 		if (x->t_est)
 			r->setup[r->nsetup++] = (int64_t)(x->t_est - x->t_submit);
