@@ -694,6 +694,13 @@ static int *open_listeners(uint16_t *portp)
 	return lfds;
 }
 
+/* What the "ready" line says of the listening sockets. */
+static uint16_t banner_port;
+static rlim_t banner_nofile;
+
+/* ready_fd of the one worker run in this process: print the line. */
+#define READY_BANNER (-2)
+
 /* The "ready" line, unless --quiet. */
 static void print_banner(uint16_t port, rlim_t nofile)
 {
@@ -704,6 +711,16 @@ static void print_banner(uint16_t port, rlim_t nofile)
 	       demo_opts.bind.text, port, demo_opts.workers, demo_opts.workers == 1 ? "" : "s", demo_opts.idle_ms,
 	       demo_opts.heartbeat ? "heartbeat" : demo_opts.http ? "http" : "echo", demo_opts.tick_us, (unsigned long)nofile, (int)getpid());
 	fflush(stdout);
+}
+
+void demo_worker_ready(int ready_fd)
+{
+	if (ready_fd == READY_BANNER) {
+		print_banner(banner_port, banner_nofile);
+	} else if (ready_fd >= 0) {
+		(void)!write(ready_fd, "r", 1);
+		close(ready_fd);
+	}
 }
 
 /*
@@ -827,9 +844,10 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 		return 1;
 
 	if (demo_opts.workers == 1) {
-		print_banner(port, nofile);
-		/* the banner is printed before the loop exists; connections wait in the backlog */
-		int ret = run_worker(lfds[0], 0, -1);
+		/* the banner once the worker accepts (connections wait in the backlog) */
+		banner_port = port;
+		banner_nofile = nofile;
+		int ret = run_worker(lfds[0], 0, READY_BANNER);
 		free(lfds);
 		return ret;
 	}

@@ -41,10 +41,18 @@ struct demo_options {
 extern struct demo_options demo_opts;
 
 /*
- * Runs one worker's loop on the listening socket @lfd; writes one byte to
- * @ready_fd (when not -1) once it accepts; returns its exit status.
+ * Runs one worker's loop on the listening socket @lfd; calls
+ * demo_worker_ready(@ready_fd) once it accepts (its accept submitted and
+ * not refused: after one iteration of its loop); returns its exit status.
  */
 typedef int (*demo_worker_fn)(int lfd, unsigned worker, int ready_fd);
+
+/*
+ * A worker accepts: tell the parent (one byte to @ready_fd), or, run in the
+ * parent's process (one worker), print the "ready" line. So the line
+ * never comes from a server whose kernel refuses io_uring or its accept.
+ */
+void demo_worker_ready(int ready_fd);
 
 /*
  * The servers' main(): parse the options (@name in the usage text), raise

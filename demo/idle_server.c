@@ -1038,10 +1038,10 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 	bufring_open(&s);
 	signal_arm(&s);
 	accept_arm(&s);
-	if (ready_fd >= 0) {
-		(void)!write(ready_fd, "r", 1);
-		close(ready_fd);
-	}
+	/* one iteration submits the accept: a kernel that refuses it says so
+	 * at once (demo_accept_failed(): the server shuts down), before "ready" */
+	if (twheel_loop_run_once(s.loop, TW_LOOP_NOWAIT) >= 0 && !s.stopping)
+		demo_worker_ready(ready_fd);
 	return server_exit(&s, serve(&s));
 }
 

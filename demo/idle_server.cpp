@@ -919,10 +919,12 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		}
 		s.signal_arm();
 		s.accept_arm();
-		if (ready_fd >= 0) {
-			(void)!write(ready_fd, "r", 1);
-			close(ready_fd);
-		}
+		// one iteration submits the accept: a kernel that refuses it says
+		// so at once (demo_accept_failed(): the server shuts down), before
+		// "ready"
+		loop.run_once(false);
+		if (!s.stopping)
+			demo_worker_ready(ready_fd);
 		for (;;) {
 			std::size_t ran = loop.run_once();
 			if (loop.stopped())

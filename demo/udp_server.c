@@ -715,7 +715,9 @@ int main(int argc, char **argv)
 	int rcv = 0;
 	socklen_t rl = sizeof(rcv);
 	getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcv, &rl);
-	if (!opt.quiet)
+	/* one iteration submits the poll: a kernel that refuses it says so at
+	 * once (the server stops), before "ready" */
+	if (twheel_loop_run_once(s->loop, TW_LOOP_NOWAIT) >= 0 && !s->stopping && !opt.quiet)
 		printf(NAME ": ready: listening on %s:%u, udp, idle timeout %" PRIu64 " ms, table %" PRIu32
 		       " sessions of %zu bytes, SO_RCVBUF %d, tick %" PRIu64 " us, pid %d\n",
 		       a.text, demo_sock_port(s->fd), opt.idle_ms, opt.max_sessions, sizeof(struct session), rcv,
