@@ -537,6 +537,14 @@ static void worker_init(struct worker *w, struct result *res, uint32_t lo, uint3
 		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
 		exit(DEMO_EXIT_NO_URING);
 	}
+	/* Without EXT_ARG liburing's timed wait queues a timeout SQE of its
+	 * own, whose CQE (user_data LIBURING_UDATA_TIMEOUT) the batch reaping
+	 * below would take for a connection's */
+	if (!(w->ring.features & IORING_FEAT_EXT_ARG)) {
+		fprintf(stderr, "idle-load: io_uring: the kernel lacks IORING_FEAT_EXT_ARG (timed waits): "
+			"Linux 5.11 or later is needed\n");
+		exit(DEMO_EXIT_NO_URING);
+	}
 	w->now = demo_now_ns();
 	w->wheel = twheel_create(tick_of(w->now));
 	w->conns = calloc(w->n ? w->n : 1, sizeof(*w->conns));

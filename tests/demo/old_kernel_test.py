@@ -4,7 +4,7 @@ io_uring: it must run where the kernel has what it needs, and where it
 has not, say so in one line and exit 77 (the demo's "this kernel
 cannot"), not spin, not exit 1.
 
-usage: old_kernel_test.py SERVER SHIM tcp|udp
+usage: old_kernel_test.py SERVER SHIM tcp|udp [IDLE_LOAD]
 
 SHIM (old_kernel_shim.c, LD_PRELOAD'ed) makes liburing answer as the
 kernel OLD_KERNEL names. Each case within 2 s:
@@ -23,7 +23,9 @@ kernel OLD_KERNEL names. Each case within 2 s:
   scripts/demo.sh then ran the generator against it (FAIL, not 77); and
   udp, POLL_REFUSE=ebadf: every poll fails EBADF, exit 1, one poll line.
   The UDP server polled again at once after any error: one line each
-  time, at full CPU, forever.
+  time, at full CPU, forever. IDLE_LOAD on 5.10 must exit 77 naming
+  Linux 5.11: it took liburing's own timeout CQE for a connection's and
+  crashed (SIGSEGV).
 Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 """
 import os
@@ -119,3 +121,15 @@ refused({"OLD_KERNEL": "5.10"}, "Linux 5.11", stats=None)
 if kind == "tcp":
     refused({"OLD_KERNEL": "5.15"}, "refuses a multishot accept", stats=" conns=0 timers=0 ")
     serves_on_plain_ring()
+    if len(sys.argv) > 4:  # the generator, idle-load, on 5.10
+        env = dict(os.environ, LD_PRELOAD=shim, OLD_KERNEL="5.10")
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
+        gen = subprocess.run([sys.argv[4], "--port", "9", "--conns", "1"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, timeout=10, env=env)
+        if gen.returncode != 77 or "Linux 5.11" not in gen.stderr:
+            fail(f"idle-load on 5.10: exit {gen.returncode}, want 77 with a line naming Linux 5.11",
+                 gen.stderr[-2000:])
+        print(f"PASS [{name}]: idle-load, OLD_KERNEL=5.10: exit 77: {gen.stderr.strip()}")
+else:
+    refused({"OLD_KERNEL": "5.12"}, "refuses a multishot poll")
+    refused({"POLL_REFUSE": "ebadf"}, "poll: Bad file descriptor", want=1)
