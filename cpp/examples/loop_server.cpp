@@ -3,7 +3,8 @@
 // with idle timeouts"). One multishot accept, re-armed whenever the kernel
 // ends it; per connection one request in flight (a recv, or the send of what
 // it received) and one tw::Timer<tw::Loop> re-armed on activity; SIGINT/SIGTERM
-// read from a signalfd. Exits 77 where io_uring is refused.
+// read from a signalfd. Exits 77 where io_uring is refused, or its multishot
+// accept (before Linux 5.19).
 //
 // usage: loop_server [--idle-ms MS] [--entries N] [--max-conns N] [--seconds S] [PORT]
 #include <twheel/loop.hpp>
@@ -332,7 +333,7 @@ int open_fds()
 	return n;
 }
 
-// A listening socket on 127.0.0.1:@port; prints the port.
+// A listening socket on 127.0.0.1:@port.
 int listen_on(unsigned long port)
 {
 	sockaddr_in a{};
@@ -348,9 +349,16 @@ int listen_on(unsigned long port)
 		std::perror("listen on 127.0.0.1");
 		std::exit(1);
 	}
-	std::printf("listening on 127.0.0.1:%u\n", ntohs(a.sin_port));
-	std::fflush(stdout);
 	return fd;
+}
+
+// The port of the listening socket @fd, for the "listening" line.
+unsigned port_of(int fd)
+{
+	sockaddr_in a{};
+	socklen_t len = sizeof a;
+	getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+	return ntohs(a.sin_port);
 }
 
 // SIGINT and SIGTERM, blocked, as a descriptor to read on the loop.
@@ -384,6 +392,11 @@ int serve(const Options &o)
 	}
 	const Fd sfd{signals()}, lfd{listen_on(o.port)}; // closed after ~Server
 	Server s(loop, lfd.fd, sfd.fd, o);
+	loop.run_once(false); // submits the accept: a kernel that refuses it says so now
+	if (!s.status) {
+		std::printf("listening on 127.0.0.1:%u\n", port_of(lfd.fd));
+		std::fflush(stdout);
+	}
 	loop.run(); // until done() stops it: every fd closed, every timer cancelled
 	twheel_loop_stats st{};
 	twheel_loop_get_stats(loop.native_handle(), &st);
