@@ -7,6 +7,134 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/*
+ * The program's locks, as a port of FreeBSD code has them, and the macros
+ * that tell <twheel/compat/callout.h> how to take and release them (for
+ * callout_init_mtx(), _rw(), _rm()). A mutex is a real one (another
+ * thread takes it in one test) that checks its use; the reader/writer and
+ * read-mostly locks only count holders. lock_errors counts misuse: a
+ * double lock, an unlock of a lock not held.
+ */
+static int lock_errors;
+
+struct mtx {
+	pthread_mutex_t pm;
+	pthread_t owner;
+	int held;  /* written by its holder */
+	int locks; /* times taken */
+};
+
+static void mtx_init(struct mtx *m)
+{
+	pthread_mutexattr_t a;
+
+	*m = (struct mtx){ .held = 0 };
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&m->pm, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static void mtx_lock(struct mtx *m)
+{
+	if (pthread_mutex_lock(&m->pm) != 0) {
+		lock_errors++;
+		return;
+	}
+	m->owner = pthread_self();
+	m->held = 1;
+	m->locks++;
+}
+
+static void mtx_unlock(struct mtx *m)
+{
+	int was = m->held;
+
+	m->held = 0;
+	if (pthread_mutex_unlock(&m->pm) != 0) {
+		m->held = was;
+		lock_errors++;
+	}
+}
+
+/* The calling thread holds @m (FreeBSD's mtx_owned()). */
+static int mtx_owned(const struct mtx *m)
+{
+	return m->held && pthread_equal(m->owner, pthread_self());
+}
+
+struct rwlock {
+	int writer, readers;
+};
+
+static void rw_wlock(struct rwlock *rw)
+{
+	lock_errors += rw->writer || rw->readers;
+	rw->writer = 1;
+}
+
+static void rw_wunlock(struct rwlock *rw)
+{
+	lock_errors += !rw->writer;
+	rw->writer = 0;
+}
+
+static void rw_rlock(struct rwlock *rw)
+{
+	lock_errors += rw->writer;
+	rw->readers++;
+}
+
+static void rw_runlock(struct rwlock *rw)
+{
+	lock_errors += !rw->readers;
+	rw->readers--;
+}
+
+struct rmlock {
+	int writer, readers;
+};
+
+struct rm_priotracker {
+	struct rmlock *rm;
+};
+
+static void rm_wlock(struct rmlock *rm)
+{
+	lock_errors += rm->writer || rm->readers;
+	rm->writer = 1;
+}
+
+static void rm_wunlock(struct rmlock *rm)
+{
+	lock_errors += !rm->writer;
+	rm->writer = 0;
+}
+
+static void rm_rlock(struct rmlock *rm, struct rm_priotracker *tr)
+{
+	lock_errors += rm->writer;
+	tr->rm = rm;
+	rm->readers++;
+}
+
+static void rm_runlock(struct rmlock *rm, struct rm_priotracker *tr)
+{
+	lock_errors += !rm->readers || tr->rm != rm;
+	rm->readers--;
+}
+
+#define TWHEEL_CALLOUT_MTX_LOCK(m) mtx_lock(m)
+#define TWHEEL_CALLOUT_MTX_UNLOCK(m) mtx_unlock(m)
+#define TWHEEL_CALLOUT_RW_WLOCK(rw) rw_wlock(rw)
+#define TWHEEL_CALLOUT_RW_WUNLOCK(rw) rw_wunlock(rw)
+#define TWHEEL_CALLOUT_RW_RLOCK(rw) rw_rlock(rw)
+#define TWHEEL_CALLOUT_RW_RUNLOCK(rw) rw_runlock(rw)
+#define TWHEEL_CALLOUT_RM_WLOCK(rm) rm_wlock(rm)
+#define TWHEEL_CALLOUT_RM_WUNLOCK(rm) rm_wunlock(rm)
+#define TWHEEL_CALLOUT_RM_RLOCK(rm, tr) rm_rlock(rm, tr)
+#define TWHEEL_CALLOUT_RM_RUNLOCK(rm, tr) rm_runlock(rm, tr)
+
 #include <twheel/compat/callout.h>
 
 #define WHEEL_FIXTURE_START 777
@@ -554,6 +682,313 @@ static void another_thread_is_refused(void **state)
 	assert_int_equal(sc.calls, 1);
 }
 
+/* Callouts with a lock: "The callout subsystem acquires the associated
+ * lock before calling the callout function and releases it after the
+ * function returns." */
+struct locked {
+	struct callout co;
+	struct mtx *m;
+	struct rwlock *rw;
+	struct rmlock *rm;
+	int calls;
+	int held;         /* the mutex held by this thread inside */
+	int writer, readers, rm_writer, rm_readers;
+	int serviced;     /* callout_stop() inside: 0 ("being serviced") */
+	int unlock;       /* CALLOUT_RETURNUNLOCKED: release the mutex inside */
+	int again;        /* re-arms left */
+	int at;           /* ticks inside */
+	struct locked *other; /* stop it from inside */
+	int other_rc;
+	int free_self;
+	const int *watch; /* read inside, into watched */
+	int watched;
+};
+
+static void locked_fn(void *arg)
+{
+	struct locked *l = arg;
+
+	l->calls++;
+	l->at = ticks;
+	if (l->watch)
+		l->watched = *l->watch;
+	if (l->m)
+		l->held = mtx_owned(l->m);
+	if (l->rw) {
+		l->writer = l->rw->writer;
+		l->readers = l->rw->readers;
+	}
+	if (l->rm) {
+		l->rm_writer = l->rm->writer;
+		l->rm_readers = l->rm->readers;
+	}
+	if (l->other)
+		l->other_rc = callout_stop(&l->other->co);
+	if (l->again > 0) {
+		l->again--;
+		callout_reset(&l->co, 10, locked_fn, l);
+	} else {
+		l->serviced = callout_stop(&l->co);
+	}
+	if (l->unlock)
+		mtx_unlock(l->m);
+	if (l->free_self)
+		free(l);
+}
+
+static void mtx_held_around_the_function(void **state)
+{
+	struct mtx m;
+	struct locked l = { .m = &m };
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_mtx(&l.co, &m, 0);
+	assert_false(callout_pending(&l.co) || callout_active(&l.co));
+	mtx_lock(&m);
+	assert_int_equal(callout_reset(&l.co, 5, locked_fn, &l), 0);
+	mtx_unlock(&m);
+	step(4);
+	assert_int_equal(l.calls, 0);
+	assert_int_equal(m.locks, 1); /* not taken before its time */
+	step(1);
+	assert_int_equal(l.calls, 1);
+	assert_true(l.held);
+	assert_int_equal(l.serviced, 0);
+	assert_int_equal(m.locks, 2); /* taken once, released after */
+	assert_false(m.held);
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* "CALLOUT_RETURNUNLOCKED: The callout function will release the
+ * associated lock itself, so the callout subsystem should not attempt to
+ * unlock it after the callout function returns." (An unlock of the
+ * released mutex is counted in lock_errors.) */
+static void returnunlocked_leaves_the_unlock_to_the_function(void **state)
+{
+	struct mtx m;
+	struct locked l = { .m = &m, .unlock = 1 };
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_mtx(&l.co, &m, CALLOUT_RETURNUNLOCKED);
+	callout_reset(&l.co, 2, locked_fn, &l);
+	step(2);
+	assert_int_equal(l.calls, 1);
+	assert_true(l.held);
+	assert_false(m.held);
+	assert_int_equal(lock_errors, 0);
+	/* the lock is free again: the layer took it once and left it */
+	mtx_lock(&m);
+	mtx_unlock(&m);
+	assert_int_equal(m.locks, 2);
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* "CALLOUT_SHAREDLOCK: The lock is only acquired in read mode when running
+ * the callout handler. This flag is ignored by callout_init_mtx()." */
+static void sharedlock_reads_rw_and_rm_and_is_ignored_for_mtx(void **state)
+{
+	struct rwlock rw = { 0 };
+	struct rmlock rm = { 0 };
+	struct mtx m;
+	struct locked lw = { .rw = &rw }, lr = { .rw = &rw };
+	struct locked mw = { .rm = &rm }, mr = { .rm = &rm }, ms = { .m = &m };
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_rw(&lw.co, &rw, 0);
+	callout_init_rw(&lr.co, &rw, CALLOUT_SHAREDLOCK);
+	callout_init_rm(&mw.co, &rm, 0);
+	callout_init_rm(&mr.co, &rm, CALLOUT_SHAREDLOCK);
+	callout_init_mtx(&ms.co, &m, CALLOUT_SHAREDLOCK);
+	callout_reset(&lw.co, 1, locked_fn, &lw);
+	callout_reset(&lr.co, 2, locked_fn, &lr);
+	callout_reset(&mw.co, 3, locked_fn, &mw);
+	callout_reset(&mr.co, 4, locked_fn, &mr);
+	callout_reset(&ms.co, 5, locked_fn, &ms);
+	assert_int_equal(step(5), 5);
+	assert_true(lw.writer && !lw.readers);
+	assert_true(!lr.writer && lr.readers == 1);
+	assert_true(mw.rm_writer && !mw.rm_readers);
+	assert_true(!mr.rm_writer && mr.rm_readers == 1);
+	assert_true(ms.held);
+	assert_true(!rw.writer && !rw.readers && !rm.writer && !rm.readers && !m.held);
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* "The associated lock must be held while stopping or rescheduling the
+ * callout ... This ensures that stopping or rescheduling the callout will
+ * abort any previously scheduled invocation." Stopped, re-armed or
+ * drained with the lock held, the old arm never runs; two callouts on one
+ * lock, due at the same tick, each stopping the other from its function:
+ * exactly one runs, and its stop of the other returns 1. */
+static void stop_or_reset_under_the_lock_aborts_the_arm(void **state)
+{
+	struct mtx m;
+	struct locked a = { .m = &m }, b = { .m = &m }, c = { .m = &m };
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_mtx(&a.co, &m, 0);
+	callout_init_mtx(&b.co, &m, 0);
+	callout_init_mtx(&c.co, &m, 0);
+	mtx_lock(&m);
+	callout_reset(&a.co, 3, locked_fn, &a);
+	callout_reset(&b.co, 3, locked_fn, &b);
+	callout_reset(&c.co, 3, locked_fn, &c);
+	assert_int_equal(callout_stop(&a.co), 1);
+	assert_int_equal(callout_reset(&b.co, 6, locked_fn, &b), 1);
+	assert_int_equal(callout_drain(&c.co), 1);
+	mtx_unlock(&m);
+	assert_int_equal(step(5), 0);
+	assert_int_equal(m.locks, 1);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(a.calls + b.calls + c.calls, 1);
+	assert_int_equal(b.calls, 1);
+
+	a = (struct locked){ .m = &m, .other = &b };
+	b = (struct locked){ .m = &m, .other = &a };
+	callout_init_mtx(&a.co, &m, 0);
+	callout_init_mtx(&b.co, &m, 0);
+	mtx_lock(&m);
+	callout_reset(&a.co, 2, locked_fn, &a);
+	callout_reset(&b.co, 2, locked_fn, &b);
+	mtx_unlock(&m);
+	assert_int_equal(step(2), 1);
+	assert_int_equal(a.calls + b.calls, 1);
+	assert_int_equal(a.calls ? a.other_rc : b.other_rc, 1);
+	assert_true(a.calls ? a.held : b.held);
+	assert_false(m.held);
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* A driver's tick: re-armed from its function with the lock held, every
+ * 10 ticks, then stopped from there on its last run (0: being serviced);
+ * drained at detach (-1: not pending). Then a callout whose function
+ * frees it: the layer releases the lock without reading the callout
+ * again (the sanitizer build checks it). */
+static void rearm_from_the_function_then_drain(void **state)
+{
+	struct mtx m;
+	struct locked l = { .m = &m, .again = 3 }, *f = malloc(sizeof(*f));
+	int t0 = ticks;
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_mtx(&l.co, &m, 0);
+	mtx_lock(&m);
+	callout_reset(&l.co, 10, locked_fn, &l);
+	mtx_unlock(&m);
+	step(45);
+	assert_int_equal(l.calls, 4);
+	assert_int_equal(ticks_since(t0, l.at), 40);
+	assert_true(l.held);
+	assert_int_equal(l.serviced, 0);
+	assert_int_equal(m.locks, 5);
+	assert_int_equal(callout_drain(&l.co), -1);
+	assert_false(callout_pending(&l.co) || callout_active(&l.co));
+
+	assert_non_null(f);
+	*f = (struct locked){ .m = &m, .free_self = 1 };
+	callout_init_mtx(&f->co, &m, 0);
+	mtx_lock(&m);
+	callout_reset(&f->co, 1, locked_fn, f);
+	mtx_unlock(&m);
+	assert_int_equal(step(1), 1);
+	assert_false(m.held);
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* Misuse FreeBSD panics on (a NULL lock: at the first run, or at the
+ * initialisation in an INVARIANTS kernel; an unknown flag): the callout
+ * cannot be armed (-EINVAL) and never runs; stop and drain return -1. */
+static void null_lock_or_bad_flags_cannot_be_armed(void **state)
+{
+	struct mtx m;
+	struct locked l[4] = { { .m = NULL } };
+
+	(void)state;
+	mtx_init(&m);
+	callout_init_mtx(&l[0].co, NULL, 0);
+	callout_init_mtx(&l[1].co, NULL, CALLOUT_RETURNUNLOCKED);
+	callout_init_rw(&l[2].co, NULL, CALLOUT_SHAREDLOCK);
+	callout_init_mtx(&l[3].co, &m, 0x0001);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(callout_reset(&l[i].co, 1, locked_fn, &l[i]), -EINVAL);
+		assert_int_equal(callout_reset_sbt(&l[i].co, SBT_1MS, 0, locked_fn, &l[i], 0), -EINVAL);
+		assert_int_equal(callout_schedule(&l[i].co, 1), -EINVAL);
+		assert_false(callout_pending(&l[i].co) || callout_active(&l[i].co));
+		assert_int_equal(callout_stop(&l[i].co), -1);
+		assert_int_equal(callout_drain(&l[i].co), -1);
+	}
+	assert_int_equal(step(3), 0);
+	assert_int_equal(m.locks, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* Another thread holding the lock cannot stop or re-arm the callout
+ * pending on this thread's wheel (-EXDEV, nothing changed), and the
+ * function runs after that thread has released the lock, holding it. */
+struct holder {
+	struct mtx *m;
+	struct callout *c;
+	pthread_barrier_t locked;
+	int stop, reset, released;
+};
+
+static void *hold_the_lock(void *arg)
+{
+	struct holder *h = arg;
+
+	mtx_lock(h->m);
+	pthread_barrier_wait(&h->locked);
+	h->stop = callout_stop(h->c);
+	h->reset = callout_reset(h->c, 1, locked_fn, NULL);
+	h->released = 1;
+	mtx_unlock(h->m);
+	return NULL;
+}
+
+static void released_by_another_thread_first(void **state)
+{
+	struct mtx m;
+	struct locked l = { .m = &m };
+	struct holder h = { .m = &m, .c = &l.co };
+	pthread_t th;
+
+	l.watch = &h.released;
+
+	(void)state;
+	mtx_init(&m);
+	lock_errors = 0;
+	callout_init_mtx(&l.co, &m, 0);
+	callout_reset(&l.co, 1, locked_fn, &l);
+	pthread_barrier_init(&h.locked, NULL, 2);
+	assert_int_equal(pthread_create(&th, NULL, hold_the_lock, &h), 0);
+	pthread_barrier_wait(&h.locked); /* the thread holds the lock */
+	step(1);                         /* waits for it */
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_barrier_destroy(&h.locked);
+	assert_int_equal(h.stop, -EXDEV);
+	assert_int_equal(h.reset, -EXDEV);
+	assert_int_equal(l.calls, 1);
+	assert_true(l.held);
+	assert_true(l.watched); /* it ran after the thread's unlock */
+	assert_int_equal(lock_errors, 0);
+	pthread_mutex_destroy(&m.pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +1014,13 @@ int main(void)
 		T(per_cpu_forms),
 		T(far_callout_is_exact),
 		T(another_thread_is_refused),
+		T(mtx_held_around_the_function),
+		T(returnunlocked_leaves_the_unlock_to_the_function),
+		T(sharedlock_reads_rw_and_rm_and_is_ignored_for_mtx),
+		T(stop_or_reset_under_the_lock_aborts_the_arm),
+		T(rearm_from_the_function_then_drain),
+		T(null_lock_or_bad_flags_cannot_be_armed),
+		T(released_by_another_thread_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,11 +3,17 @@
  * is: address resolution with a per-entry callout that retransmits the
  * request (arp_maxtries, then the entry is dropped) and later expires the
  * resolved entry, a wire whose packets are delayed by callout_reset_sbt(),
- * and an interface watchdog that reschedules itself with the manual's
- * pending/active/deactivate pattern and is drained on detach. The only
- * line that is not FreeBSD code is the include of
- * <twheel/compat/callout.h>; the same file is compiled, unchanged, into a
- * driver for the io_uring loop and one for libuv (run_loop.c, run_uv.c).
+ * and an interface watchdog that reschedules itself and is stopped and
+ * drained on detach. Each entry's callout runs with the entry's write
+ * lock held and releases it itself (callout_init_rw() with
+ * CALLOUT_RETURNUNLOCKED, as FreeBSD 10's arptimer() does), and still
+ * uses the manual's pending/active/deactivate pattern; the watchdog runs
+ * with the softc mutex held (callout_init_mtx(), as most drivers' tick
+ * does). The only lines that are not FreeBSD code are the includes of
+ * "bsd_locks.h" (the port's <sys/mutex.h> and <sys/rwlock.h>, which tells
+ * the callout layer how to lock) and <twheel/compat/callout.h>; the same
+ * file is compiled, unchanged, into a driver for the io_uring loop and
+ * one for libuv (run_loop.c, run_uv.c).
  *
  * Deterministic in what happens: 8 addresses; 6 answer the first request,
  * one the third, one never (dropped after 5 tries): 14 requests, 7
@@ -16,6 +22,8 @@
  * early.
  */
 #include <stdlib.h>
+
+#include "bsd_locks.h"
 #include <twheel/compat/callout.h>
 
 #include "arp_watchdog.h"
@@ -28,6 +36,7 @@
 #define	WD_PERIOD	(hz / 20)		/* 50 ms */
 
 struct llentry {
+	struct rwlock	lle_lock;
 	int		la_addr;
 	int		la_asked;	/* requests sent */
 	int		la_resolved;
@@ -42,10 +51,19 @@ struct mbuf {				/* a packet on the wire */
 	struct callout	m_co;
 };
 
+#define	LLE_WLOCK(la)		rw_wlock(&(la)->lle_lock)
+#define	LLE_WUNLOCK(la)		rw_wunlock(&(la)->lle_lock)
+#define	LLE_WLOCK_ASSERT(la)	rw_assert(&(la)->lle_lock, RA_WLOCKED)
+
 struct nic_softc {
+	struct mtx	sc_mtx;
 	int		sc_wd_due;
 	struct callout	sc_watchdog;
 };
+
+#define	NIC_LOCK(sc)		mtx_lock(&(sc)->sc_mtx)
+#define	NIC_UNLOCK(sc)		mtx_unlock(&(sc)->sc_mtx)
+#define	NIC_LOCK_ASSERT(sc)	mtx_assert(&(sc)->sc_mtx, MA_OWNED)
 
 static struct nic_softc nic;
 static struct llentry *lltable[NADDR];
@@ -80,6 +98,7 @@ wire_send(int reply, int addr)
 static void
 arprequest(struct llentry *la)
 {
+	LLE_WLOCK_ASSERT(la);
 	la->la_asked++;
 	rep.requests++;
 	wire_send(0, la->la_addr);
@@ -102,19 +121,29 @@ arpintr(int addr)
 {
 	struct llentry *la = lltable[addr];
 
-	if (la == NULL || la->la_resolved)
+	if (la == NULL)
 		return;
+	LLE_WLOCK(la);
+	if (la->la_resolved) {
+		LLE_WUNLOCK(la);
+		return;
+	}
 	la->la_resolved = 1;
 	rep.resolved++;
 	la->la_due = ticks + ARPT_KEEP;
 	if (callout_reset(&la->la_timer, ARPT_KEEP, arptimer, la) != 1)
 		rep.bad_returns++;	/* the rexmit callout was pending */
+	LLE_WUNLOCK(la);
 }
 
+/* Called with the entry locked: unlocks and frees it. */
 static void
 llentry_free(struct llentry *la)
 {
+	LLE_WLOCK_ASSERT(la);
 	lltable[la->la_addr] = NULL;
+	LLE_WUNLOCK(la);
+	rw_destroy(&la->lle_lock);
 	free(la);
 }
 
@@ -137,9 +166,12 @@ arptimer(void *arg)
 {
 	struct llentry *la = arg;
 
+	LLE_WLOCK_ASSERT(la);
 	check_due(la->la_due);
-	if (callout_pending(&la->la_timer) || !callout_active(&la->la_timer))
+	if (callout_pending(&la->la_timer) || !callout_active(&la->la_timer)) {
+		LLE_WUNLOCK(la);
 		return;
+	}
 	callout_deactivate(&la->la_timer);
 	if (la->la_resolved) {
 		rep.expired++;
@@ -154,6 +186,7 @@ arptimer(void *arg)
 		return;
 	}
 	arprequest(la);
+	LLE_WUNLOCK(la);
 }
 
 static void
@@ -161,15 +194,11 @@ nic_watchdog(void *arg)
 {
 	struct nic_softc *sc = arg;
 
+	NIC_LOCK_ASSERT(sc);
 	check_due(sc->sc_wd_due);
-	if (callout_pending(&sc->sc_watchdog))
-		return;			/* callout was reset */
-	if (!callout_active(&sc->sc_watchdog))
-		return;			/* callout was stopped */
-	callout_deactivate(&sc->sc_watchdog);
 	rep.watchdog_runs++;
 	sc->sc_wd_due = ticks + WD_PERIOD;
-	callout_schedule(&sc->sc_watchdog, WD_PERIOD);
+	callout_reset(&sc->sc_watchdog, WD_PERIOD, nic_watchdog, sc);
 }
 
 void
@@ -178,18 +207,25 @@ arp_start(void)
 	struct llentry *la;
 	int i;
 
-	callout_init(&nic.sc_watchdog, 1);
+	mtx_init(&nic.sc_mtx);
+	callout_init_mtx(&nic.sc_watchdog, &nic.sc_mtx, 0);
+	NIC_LOCK(&nic);
 	nic.sc_wd_due = ticks + WD_PERIOD;
 	callout_reset(&nic.sc_watchdog, WD_PERIOD, nic_watchdog, &nic);
+	NIC_UNLOCK(&nic);
 	rep.start = ticks;
 	for (i = 0; i < NADDR; i++) {
 		la = calloc(1, sizeof(*la));
 		if (la == NULL)
 			abort();
 		la->la_addr = i;
-		callout_init(&la->la_timer, 1);
+		rw_init(&la->lle_lock);
+		callout_init_rw(&la->la_timer, &la->lle_lock,
+		    CALLOUT_RETURNUNLOCKED);
 		lltable[i] = la;
+		LLE_WLOCK(la);
 		arprequest(la);
+		LLE_WUNLOCK(la);
 	}
 }
 
@@ -208,7 +244,11 @@ void
 arp_detach(struct arp_report *out)
 {
 	rep.end = ticks;
+	NIC_LOCK(&nic);
+	rep.stop_rc = callout_stop(&nic.sc_watchdog);
+	NIC_UNLOCK(&nic);
 	rep.drain_rc = callout_drain(&nic.sc_watchdog);
 	rep.pending = callout_pending(&nic.sc_watchdog) || callout_active(&nic.sc_watchdog);
+	mtx_destroy(&nic.sc_mtx);
 	*out = rep;
 }

@@ -8,7 +8,8 @@ struct arp_report {
 	int watchdog_runs;
 	int early;                    /* callouts that fired before their time */
 	int bad_returns;              /* callout(9) return values not as documented */
-	int drain_rc;                 /* callout_drain() of the pending watchdog */
+	int stop_rc;                  /* callout_stop() of the pending watchdog, its lock held */
+	int drain_rc;                 /* callout_drain() after it */
 	int pending;                  /* watchdog pending or active after the drain */
 };
 

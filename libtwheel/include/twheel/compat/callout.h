@@ -24,15 +24,15 @@
  *   - callout_drain() has nothing to wait for and returns as
  *     callout_stop(); from the callout's own function (where FreeBSD
  *     would deadlock) it returns 0 at once, as callout_stop() does there.
- *   - Left out: callout_init_mtx(), _rm() and _rw() (the callout
- *     subsystem would take the lock around the function: with one thread
- *     there is nothing to lock against; call callout_init() and take the
- *     lock in the function if other threads share the data),
- *     callout_async_drain() and the CPU argument's meaning (the _on and
- *     _curcpu forms are accepted, the callout stays on this thread).
+ *   - callout_init_mtx(), _rw() and _rm() need to be told how to take
+ *     and release the program's locks: see "Callouts with a lock" below.
+ *   - Left out: callout_async_drain() and the CPU argument's meaning (the
+ *     _on and _curcpu forms are accepted, the callout stays on this
+ *     thread).
  *   - A call on a callout pending on another thread's wheel changes
  *     nothing and returns -EXDEV; arming on a thread that bound no wheel
- *     returns -ENXIO. These are the only negative values besides -1.
+ *     returns -ENXIO. These and -EINVAL (misuse: see callout_reset())
+ *     are the only negative values besides -1.
  *   - ticks and hz are macros: ticks reads the bound wheel's time (a host
  *     or loop reads its clock), hz is TWHEEL_COMPAT_HZ. A local variable
  *     named ticks or hz does not compile (in FreeBSD it would shadow the
@@ -52,7 +52,55 @@
  *     a plain wheel advanced many ticks at once, a callout armed from a
  *     function waits for the next advance: see <twheel/compat.h>.)
  *
- * Size: struct callout is 72 bytes on LP64 in a release build.
+ * Callouts with a lock (callout_init_mtx(), callout_init_rw(),
+ * callout_init_rm()): the layer takes the lock before the function and
+ * releases it after, unless CALLOUT_RETURNUNLOCKED, as FreeBSD's callout
+ * subsystem does. It cannot know the program's lock types, so the program
+ * says how to take and release each kind it uses by defining macros
+ * before it includes this header, typically in the header that defines
+ * its struct mtx (FreeBSD's <sys/mutex.h> for moved code):
+ *
+ *   #define TWHEEL_CALLOUT_MTX_LOCK(m)        mtx_lock(m)   struct mtx *m
+ *   #define TWHEEL_CALLOUT_MTX_UNLOCK(m)      mtx_unlock(m)
+ *
+ *   #define TWHEEL_CALLOUT_RW_WLOCK(rw)       rw_wlock(rw)  struct rwlock *rw
+ *   #define TWHEEL_CALLOUT_RW_WUNLOCK(rw)     rw_wunlock(rw)
+ *   #define TWHEEL_CALLOUT_RW_RLOCK(rw)       rw_rlock(rw)  CALLOUT_SHAREDLOCK
+ *   #define TWHEEL_CALLOUT_RW_RUNLOCK(rw)     rw_runlock(rw)
+ *
+ *   #define TWHEEL_CALLOUT_RM_WLOCK(rm)       rm_wlock(rm)  struct rmlock *rm
+ *   #define TWHEEL_CALLOUT_RM_WUNLOCK(rm)     rm_wunlock(rm)
+ *   #define TWHEEL_CALLOUT_RM_RLOCK(rm, tr)   rm_rlock(rm, tr)
+ *   #define TWHEEL_CALLOUT_RM_RUNLOCK(rm, tr) rm_runlock(rm, tr)
+ *                                 tr: struct rm_priotracker *, on the stack
+ *
+ * (the right-hand sides are whatever takes and releases the lock in the
+ * program). Each initialiser exists only when its kind's macros are
+ * defined, so a program that defines none still fails to compile at its
+ * callout_init_mtx() calls; a kind defined in part is an #error. The
+ * macros are read where this header is included: a callout initialised
+ * in one file may be armed, stopped and drained from any other.
+ * Semantics, with one thread per wheel:
+ *   - The function runs with the lock held (read-held for
+ *     CALLOUT_SHAREDLOCK, which callout_init_mtx() ignores, as FreeBSD
+ *     does) and must return with it held, or released if
+ *     CALLOUT_RETURNUNLOCKED. The layer takes it before the callout is
+ *     "being serviced": while another thread holds it, the wheel's thread
+ *     waits and the callout stays pending, so that thread cannot stop or
+ *     re-arm it (-EXDEV, as any call from another thread).
+ *   - FreeBSD's rule holds: the lock is held by whoever stops or re-arms
+ *     the callout. On one thread a callout stopped (or re-armed) before
+ *     its time has come, by its own thread, with or without the lock,
+ *     does not run for that arm; the lock is not checked.
+ *   - The thread that advances the wheel (or runs the host or loop) must
+ *     not hold a callout's lock while it does, as FreeBSD's softclock
+ *     never does: a non-recursive lock would deadlock.
+ *   - A NULL lock or a flag other than CALLOUT_RETURNUNLOCKED and
+ *     CALLOUT_SHAREDLOCK (FreeBSD panics, or its INVARIANTS kernel does)
+ *     leaves the callout unusable: every reset and schedule form returns
+ *     -EINVAL and it never runs; stop and drain return -1.
+ *
+ * Size: struct callout is 80 bytes on LP64 in a release build.
  */
 #ifndef TWHEEL_COMPAT_CALLOUT_H
 #define TWHEEL_COMPAT_CALLOUT_H
@@ -121,28 +169,44 @@ static inline sbintime_t sbinuptime(void)
 #define CALLOUT_ACTIVE 0x0002
 #define CALLOUT_MPSAFE 0x0008
 
+/* callout_init_mtx(), _rw(), _rm() flags (FreeBSD's values). */
+#define CALLOUT_RETURNUNLOCKED 0x0010 /* the function releases the lock */
+#define CALLOUT_SHAREDLOCK 0x0020     /* read-lock it (rw, rm) */
+#define TWHEEL__CALLOUT_BAD 0x4000    /* private: a NULL lock or a bad flag */
+
 typedef void callout_func_t(void *);
 
 /*
  * A callout. Public fields as in FreeBSD: c_func, c_arg (set by the
- * callout_reset() forms), c_flags (CALLOUT_ACTIVE, CALLOUT_MPSAFE). _ct is
- * private. Initialise it with callout_init() before any other call.
+ * callout_reset() forms), c_flags (CALLOUT_ACTIVE, CALLOUT_MPSAFE). The
+ * others are private: _ct, _lock (the callout_init_mtx() forms' lock) and
+ * _lflags (their flags; set at initialisation only, so the wheel's thread
+ * reads them without the lock). Initialise it with callout_init() or a
+ * callout_init_mtx() form before any other call.
  */
 struct callout {
 	struct twheel_compat_timer _ct;
 	callout_func_t *c_func;
 	void *c_arg;
+	void *_lock;
 	int c_flags;
+	int _lflags;
 };
 
-/* The wheel's callback: not pending from here on; "active" unchanged. */
-static inline void twheel__callout_fire(struct tw_timer *tw)
+/* Call @c's function: not pending from here on; "active" unchanged. The
+ * function may free @c: nothing reads it after the call. */
+static inline void twheel__callout_call(struct callout *c)
 {
-	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
 	const struct twheel_compat_timer *prev = twheel_compat_enter(&c->_ct);
 
 	c->c_func(c->c_arg);
 	twheel_compat_leave(prev);
+}
+
+/* The wheel's callback of a callout_init() callout. */
+static inline void twheel__callout_fire(struct tw_timer *tw)
+{
+	twheel__callout_call(tw_container_of(tw, struct callout, _ct.tw));
 }
 
 /*
@@ -156,6 +220,130 @@ static inline void callout_init(struct callout *c, int mpsafe)
 	tw_timer_init(&c->_ct.tw, twheel__callout_fire);
 	c->c_flags = mpsafe ? CALLOUT_MPSAFE : 0;
 }
+
+/*
+ * The callout_init_mtx() forms: initialise @c with @lock, which @fire (the
+ * kind's callback) takes around the function. A NULL @lock or an unknown
+ * flag marks @c unusable (TWHEEL__CALLOUT_BAD in _lflags): arming it
+ * returns -EINVAL.
+ */
+static inline void twheel__callout_init_lock(struct callout *c, void *lock, int flags,
+					     void (*fire)(struct tw_timer *))
+{
+	memset(c, 0, sizeof(*c));
+	tw_timer_init(&c->_ct.tw, fire);
+	c->_lock = lock;
+	c->_lflags = flags;
+	if (!lock || (flags & ~(CALLOUT_RETURNUNLOCKED | CALLOUT_SHAREDLOCK)))
+		c->_lflags = TWHEEL__CALLOUT_BAD;
+}
+
+#if defined(TWHEEL_CALLOUT_MTX_LOCK) != defined(TWHEEL_CALLOUT_MTX_UNLOCK)
+#error "callout_init_mtx(): define both TWHEEL_CALLOUT_MTX_LOCK and _UNLOCK"
+#endif
+#ifdef TWHEEL_CALLOUT_MTX_LOCK
+struct mtx;
+
+/* The callback of a callout_init_mtx() callout. */
+static inline void twheel__callout_fire_mtx(struct tw_timer *tw)
+{
+	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
+	struct mtx *m = (struct mtx *)c->_lock;
+	int unlock = !(c->_lflags & CALLOUT_RETURNUNLOCKED);
+
+	TWHEEL_CALLOUT_MTX_LOCK(m);
+	twheel__callout_call(c);
+	if (unlock)
+		TWHEEL_CALLOUT_MTX_UNLOCK(m);
+}
+
+/*
+ * callout_init() for a callout whose function runs with @mtx held (see
+ * "Callouts with a lock" above): TWHEEL_CALLOUT_MTX_LOCK(@mtx) before it,
+ * TWHEEL_CALLOUT_MTX_UNLOCK(@mtx) after unless @flags has
+ * CALLOUT_RETURNUNLOCKED (CALLOUT_SHAREDLOCK is ignored). @mtx NULL or
+ * another flag: @c cannot be armed (-EINVAL). O(1).
+ */
+static inline void callout_init_mtx(struct callout *c, struct mtx *mtx, int flags)
+{
+	twheel__callout_init_lock(c, mtx, flags, twheel__callout_fire_mtx);
+}
+#endif
+
+#if defined(TWHEEL_CALLOUT_RW_WLOCK) || defined(TWHEEL_CALLOUT_RW_WUNLOCK) || \
+	defined(TWHEEL_CALLOUT_RW_RLOCK) || defined(TWHEEL_CALLOUT_RW_RUNLOCK)
+#if !defined(TWHEEL_CALLOUT_RW_WLOCK) || !defined(TWHEEL_CALLOUT_RW_WUNLOCK) || \
+	!defined(TWHEEL_CALLOUT_RW_RLOCK) || !defined(TWHEEL_CALLOUT_RW_RUNLOCK)
+#error "callout_init_rw(): define TWHEEL_CALLOUT_RW_WLOCK, _WUNLOCK, _RLOCK and _RUNLOCK"
+#endif
+struct rwlock;
+
+/* The callback of a callout_init_rw() callout. */
+static inline void twheel__callout_fire_rw(struct tw_timer *tw)
+{
+	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
+	struct rwlock *rw = (struct rwlock *)c->_lock;
+	int flags = c->_lflags;
+
+	if (flags & CALLOUT_SHAREDLOCK)
+		TWHEEL_CALLOUT_RW_RLOCK(rw);
+	else
+		TWHEEL_CALLOUT_RW_WLOCK(rw);
+	twheel__callout_call(c);
+	if (flags & CALLOUT_RETURNUNLOCKED)
+		return;
+	if (flags & CALLOUT_SHAREDLOCK)
+		TWHEEL_CALLOUT_RW_RUNLOCK(rw);
+	else
+		TWHEEL_CALLOUT_RW_WUNLOCK(rw);
+}
+
+/* callout_init_mtx() with the reader/writer lock @rw: write-locked around
+ * the function, read-locked with CALLOUT_SHAREDLOCK. O(1). */
+static inline void callout_init_rw(struct callout *c, struct rwlock *rw, int flags)
+{
+	twheel__callout_init_lock(c, rw, flags, twheel__callout_fire_rw);
+}
+#endif
+
+#if defined(TWHEEL_CALLOUT_RM_WLOCK) || defined(TWHEEL_CALLOUT_RM_WUNLOCK) || \
+	defined(TWHEEL_CALLOUT_RM_RLOCK) || defined(TWHEEL_CALLOUT_RM_RUNLOCK)
+#if !defined(TWHEEL_CALLOUT_RM_WLOCK) || !defined(TWHEEL_CALLOUT_RM_WUNLOCK) || \
+	!defined(TWHEEL_CALLOUT_RM_RLOCK) || !defined(TWHEEL_CALLOUT_RM_RUNLOCK)
+#error "callout_init_rm(): define TWHEEL_CALLOUT_RM_WLOCK, _WUNLOCK, _RLOCK and _RUNLOCK"
+#endif
+struct rmlock;
+
+/* The callback of a callout_init_rm() callout: a read lock's tracker
+ * (struct rm_priotracker, the program's) lives on its stack, as in
+ * FreeBSD. */
+static inline void twheel__callout_fire_rm(struct tw_timer *tw)
+{
+	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
+	struct rmlock *rm = (struct rmlock *)c->_lock;
+	struct rm_priotracker tracker;
+	int flags = c->_lflags;
+
+	if (flags & CALLOUT_SHAREDLOCK)
+		TWHEEL_CALLOUT_RM_RLOCK(rm, &tracker);
+	else
+		TWHEEL_CALLOUT_RM_WLOCK(rm);
+	twheel__callout_call(c);
+	if (flags & CALLOUT_RETURNUNLOCKED)
+		return;
+	if (flags & CALLOUT_SHAREDLOCK)
+		TWHEEL_CALLOUT_RM_RUNLOCK(rm, &tracker);
+	else
+		TWHEEL_CALLOUT_RM_WUNLOCK(rm);
+}
+
+/* callout_init_mtx() with the read-mostly lock @rm: write-locked around
+ * the function, read-locked with CALLOUT_SHAREDLOCK. O(1). */
+static inline void callout_init_rm(struct callout *c, struct rmlock *rm, int flags)
+{
+	twheel__callout_init_lock(c, rm, flags, twheel__callout_fire_rm);
+}
+#endif
 
 /* 1 if @c is pending (set and its time not come), else 0. O(1). */
 static inline int callout_pending(const struct callout *c)
@@ -174,7 +362,7 @@ static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_
 {
 	int rc;
 
-	if (!func)
+	if (!func || (c->_lflags & TWHEEL__CALLOUT_BAD))
 		return -EINVAL;
 	rc = twheel_compat_mod(&c->_ct, when, 0);
 	if (rc < 0)
@@ -189,7 +377,7 @@ static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_
  * Call @func(@arg) after @to_ticks ticks (non-positive: 1), counted from
  * the current tick; a pending invocation is cancelled first. Returns 1 if
  * one was pending, 0 if not; -EXDEV, -ENXIO (see above), -EINVAL (@func
- * NULL). O(1).
+ * NULL, or @c initialised with a NULL lock or an unknown flag). O(1).
  */
 static inline int callout_reset(struct callout *c, int to_ticks, callout_func_t *func, void *arg)
 {
