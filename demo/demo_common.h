@@ -257,6 +257,78 @@ static inline uint64_t demo_rss_kb(void)
 }
 
 /*
+ * The load a run was measured under, as the generator can know it: the
+ * machine's CPU time (/proc/stat's "cpu" line: busy, stolen by a
+ * hypervisor, all) and the time some task waited for a CPU
+ * (/proc/pressure/cpu "some", Linux 4.20+ with PSI). Read once before the
+ * run and once after; demo_machine_load() gives the difference.
+ */
+struct demo_machine {
+	uint64_t busy, steal, total; /* ticks (USER_HZ), every CPU summed */
+	uint64_t wait_us;            /* PSI cpu "some" total */
+	uint64_t at_ns;              /* CLOCK_MONOTONIC */
+	bool stat, psi;              /* which of the two could be read */
+};
+
+static inline struct demo_machine demo_machine_read(void)
+{
+	struct demo_machine m;
+	memset(&m, 0, sizeof(m));
+	m.at_ns = demo_now_ns();
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	if (f) {
+		/* user nice system idle iowait irq softirq steal (guest is in user) */
+		m.stat = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+				&v[5], &v[6], &v[7]) == 8;
+		fclose(f);
+	}
+	m.busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	m.steal = v[7];
+	m.total = m.busy + v[3] + v[4] + v[7];
+	f = fopen("/proc/pressure/cpu", "r");
+	if (f) {
+		unsigned long long us = 0;
+		m.psi = fscanf(f, "some avg10=%*f avg60=%*f avg300=%*f total=%llu", &us) == 1;
+		m.wait_us = us;
+		fclose(f);
+	}
+	return m;
+}
+
+/* The load over a run, from demo_machine_read() before (@a) and after (@b) it. */
+struct demo_load {
+	long ncpu;
+	double busy_pct;    /* of all CPUs' time, busy */
+	double others_cpus; /* CPUs busy besides @ours_cpu_s CPU seconds of the programs measured */
+	double steal_pct;   /* of all CPUs' time, taken by the hypervisor */
+	double wait_pct;    /* of the run's wall time, some task waited for a CPU (-1: no PSI) */
+	bool known;
+};
+
+static inline struct demo_load demo_machine_load(const struct demo_machine *a, const struct demo_machine *b,
+						 double ours_cpu_s)
+{
+	struct demo_load l;
+	memset(&l, 0, sizeof(l));
+	l.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	l.wait_pct = -1;
+	double wall = (double)(b->at_ns - a->at_ns) / 1e9;
+	if (!a->stat || !b->stat || b->total <= a->total || wall <= 0 || l.ncpu < 1)
+		return l;
+	double all = (double)(b->total - a->total);
+	l.known = true;
+	l.busy_pct = (double)(b->busy - a->busy) * 100 / all;
+	l.others_cpus = l.busy_pct / 100 * (double)l.ncpu - ours_cpu_s / wall;
+	if (l.others_cpus < 0)
+		l.others_cpus = 0;
+	l.steal_pct = (double)(b->steal - a->steal) * 100 / all;
+	if (a->psi && b->psi)
+		l.wait_pct = (double)(b->wait_us - a->wait_us) / 1e4 / wall;
+	return l;
+}
+
+/*
  * Find "key=" in a STATS line and parse the unsigned value after it.
  * Returns 0 or -ENOENT.
  */

@@ -469,6 +469,7 @@ int main(int argc, char **argv)
 
 	print_banner(total, nsilent, nprocs);
 
+	struct demo_machine m_start = demo_machine_read();
 	uint64_t t0 = demo_now_ns();
 	rate_t0 = t0; /* --rate's schedule, the same in every process */
 	progress_start(ps, nprocs, total, nsilent, t0);
@@ -480,7 +481,7 @@ int main(int argc, char **argv)
 	uint64_t t_end = demo_now_ns();
 
 	struct report r = { .total = total, .nsilent = nsilent, .nprocs = nprocs, .fail_procs = fail_procs,
-			    .wall_s = (double)(t_end - t0) / 1e9 };
+			    .wall_s = (double)(t_end - t0) / 1e9, .m_start = m_start, .m_end = demo_machine_read() };
 	ret = judge_and_report(&r, res, ps);
 	munmap(shm, res_bytes + ps_bytes);
 	return ret;

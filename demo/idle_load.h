@@ -131,6 +131,7 @@ struct report {
 	size_t nfin_early;        /* stamped before the deadline, the close seen after it */
 	struct proc_stats sum;
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
+	struct demo_machine m_start, m_end; /* the machine before and after the run */
 	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
 	uint64_t end_overlap_us;   /* first tear-down -> last loop's end, if after */
 	struct server_view sv;

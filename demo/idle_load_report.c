@@ -213,7 +213,14 @@ static void print_timing(const struct report *r)
 		       r->sum.stall.max_us / 1e3, (double)r->sum.stall_worst_at / 1e9);
 }
 
-/* The summary's last figures: the server's counters, CPU time, the plot. */
+/* The load the run was measured under (the machine's, from /proc). */
+static struct demo_load machine_load(const struct report *r)
+{
+	double ours = r->gen_cpu + (r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : 0);
+	return demo_machine_load(&r->m_start, &r->m_end, ours);
+}
+
+/* The summary's last figures: the server's counters, CPU time, the load, the plot. */
 static void print_resources(const struct report *r)
 {
 	if (o.stats && r->sv.workers)
@@ -226,6 +233,16 @@ static void print_resources(const struct report *r)
 		       r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->gen_cpu, r->wall_s);
 	else
 		printf("  CPU            server unknown, idle-load %.2f s; %.2f s wall\n", r->gen_cpu, r->wall_s);
+	struct demo_load l = machine_load(r);
+	if (l.known) {
+		printf("  machine        %ld CPUs %.0f%% busy, %.2f of them besides the server and idle-load,\n",
+		       l.ncpu, l.busy_pct, l.others_cpus);
+		if (l.wait_pct >= 0)
+			printf("                 %.0f%% stolen by a hypervisor; some task waited for a CPU %.0f%% of"
+			       " the run\n", l.steal_pct, l.wait_pct);
+		else
+			printf("                 %.0f%% stolen by a hypervisor\n", l.steal_pct);
+	}
 	if (o.plot)
 		printf("  plot           %s\n", r->plot);
 }
@@ -234,6 +251,7 @@ static void print_resources(const struct report *r)
 static void print_result_line(const struct report *r)
 {
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY], *t = r->sv.tm;
+	struct demo_load l = machine_load(r);
 	printf("RESULT conns=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%" PRIu64
 	       " wrong=%" PRIu64 " starved=%" PRIu64 " chatty_kept=%" PRIu64 " abrupt_ok=%" PRIu64 " abrupt_fail=%" PRIu64
 	       " connect_fail=%" PRIu64 " server_conns=%" PRIu64 " server_timers=%" PRIu64
@@ -241,7 +259,7 @@ static void print_result_line(const struct report *r)
 	       " seen_min_us=%.0f seen_p50_us=%.0f seen_p99_us=%.0f seen_max_us=%.0f fin_stamped=%zu fin_judged=%zu fin_early=%zu"
 	       " fin_margin_us=%" PRIu64 " server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
 	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
-	       " invalid=%d pass=%d\n",
+	       " load_busy_pct=%.0f load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
 	       r->nlate ? (double)r->late[0] / 1e3 : 0.0, pct_ms(r->late, r->nlate, 0.50) * 1e3,
@@ -250,7 +268,8 @@ static void print_result_line(const struct report *r)
 	       pct_ms(r->seen, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->seen[r->nlate - 1] / 1e3 : 0.0,
 	       r->nfin, r->nfin_judged, r->nfin_early, r->sum.fin_margin_ns / 1000, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
-	       r->open_s, r->wall_s, r->start_overlap_us, r->end_overlap_us, r->invalid ? 1 : 0, r->pass ? 1 : 0);
+	       r->open_s, r->wall_s, r->start_overlap_us, r->end_overlap_us, l.busy_pct, l.others_cpus, l.steal_pct,
+	       l.wait_pct, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */

@@ -105,6 +105,7 @@ struct gen {
 	int want;               /* the snapshot asked for, -1 none */
 	uint64_t asked_at;
 	uint64_t last_progress;
+	struct demo_machine m_start, m_end; /* the machine before and after the run */
 };
 
 static bool is_silent(uint32_t i)
@@ -518,6 +519,19 @@ static bool behind(const struct gen *g)
 	return g->lag.max_us * 1000u > g->period_ns || g->gap.max_us * 1000u > g->tol_ns;
 }
 
+/* The load the run was measured under (the machine's, from /proc): what
+ * ran besides udp-load and the server (its CPU from STATS, where known). */
+static struct demo_load machine_load(const struct gen *g)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double ours = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	if (g->snap[SNAP_BASE].have && g->snap[SNAP_END].have)
+		ours += cpu_s(g, SNAP_BASE, SNAP_END);
+	return demo_machine_load(&g->m_start, &g->m_end, ours);
+}
+
 static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 {
 	uint64_t ours, all = drops(g, &ours);
@@ -543,9 +557,18 @@ static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 	printf("  generator lag  sends p99 %.1f max %.1f ms; reads apart p99 %.1f max %.1f ms\n",
 	       ms(demo_hist_pct(&g->lag, 0.99)), ms(g->lag.max_us), ms(demo_hist_pct(&g->gap, 0.99)),
 	       ms(g->gap.max_us));
-	printf("  udp-load       %.2f CPU s; %.1f s wall\n",
-	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
-	       (double)wall_ns / 1e9);
+	double own = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	printf("  udp-load       %.2f CPU s; %.1f s wall\n", own, (double)wall_ns / 1e9);
+	struct demo_load l = machine_load(g);
+	if (l.known) {
+		printf("  machine        %ld CPUs %.0f%% busy, %.2f of them besides the server and udp-load,\n",
+		       l.ncpu, l.busy_pct, l.others_cpus);
+		if (l.wait_pct >= 0)
+			printf("                 %.0f%% stolen by a hypervisor; some task waited for a CPU %.0f%% of"
+			       " the run\n", l.steal_pct, l.wait_pct);
+		else
+			printf("                 %.0f%% stolen by a hypervisor\n", l.steal_pct);
+	}
 	(void)all;
 }
 
@@ -591,14 +614,16 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	 * fails even a run that fell behind; nothing else does. */
 	bool invalid = fell_behind && !g->early;
 	bool pass = !g->early && !never && !g->wrong && !g->bad && clean;
+	struct demo_load l = machine_load(g);
 	if (opt.plot)
 		write_plot(g, invalid, pass);
 	printf("RESULT sessions=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%"
 	       PRIu64 " wrong=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%d abrupt_fail=0 connect_fail=0"
-	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d invalid=%d pass=%d\n",
+	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d load_busy_pct=%.0f"
+	       " load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
 	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, dr, behind(g), invalid,
-	       stat_of(g, SNAP_END, "conns"), stat_of(g, SNAP_END, "timers"), clean, invalid,
-	       pass && !fell_behind);
+	       stat_of(g, SNAP_END, "conns"), stat_of(g, SNAP_END, "timers"), clean, l.busy_pct, l.others_cpus,
+	       l.steal_pct, l.wait_pct, invalid, pass && !fell_behind);
 	if (invalid) {
 		printf("INVALID RUN: the generator fell behind or datagrams were dropped (above); "
 		       "this run measures nothing\n");
@@ -730,10 +755,12 @@ int main(int argc, char **argv)
 			opt.port);
 		return 1;
 	}
+	g->m_start = demo_machine_read();
 	uint64_t t = demo_now_ns();
 	run_sessions(g);
 	end_chatty(g);
 	g->last_read = 0; /* the wait for an empty server below is not a read gap */
 	bool clean = snap_until(g, SNAP_END, server_empty, 5000);
+	g->m_end = demo_machine_read();
 	return verdict(g, clean, demo_now_ns() - t);
 }

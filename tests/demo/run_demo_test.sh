@@ -9,7 +9,8 @@
 #
 # Asserts: the generator passes (no connection closed early or wrongly,
 # every silent one closed, no connect failed, the server answered STATS with
-# no connection and no pending timer left); then SIGTERM makes the server
+# no connection and no pending timer left, the summary and RESULT line say
+# the machine's load over the run); then SIGTERM makes the server
 # exit 0 after printing a final STATS line with conns=0 timers=0 on every
 # worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
 # server's output; EXPECT_STAT=key>N must hold for the sum over workers;
@@ -84,6 +85,10 @@ for kv in early=0 never=0 wrong=0 abrupt_fail=0 connect_fail=0 server_conns=0 se
   [ "$(get "$k")" = "$v" ] || fail "summary: $k=$(get "$k"), expected $v"
 done
 [ "$(get silent)" = "$(( $(get on_time) + $(get late) ))" ] || fail "not every silent connection was closed"
+# the load it was measured under, from /proc (every Linux has /proc/stat)
+[ -n "$(get load_busy_pct)" ] && [ -n "$(get load_others_cpus)" ] ||
+  fail "the RESULT line does not say the load it was measured under"
+grep -q '^  machine  .* CPUs .*% busy' "$tmp/load.log" || fail "the summary does not say the machine's load"
 [ $lrc -eq 0 ] || fail "generator exited with $lrc"
 [ -s "$tmp/plot.csv" ] || fail "no plot csv"
 below=$(awk -F, '!/^#/ { for (i = 1; i <= NF; i++) if ($i + 0 < 0) n++ } END { print n + 0 }' "$tmp/plot.csv")
