@@ -57,8 +57,9 @@
  * releases it after, unless CALLOUT_RETURNUNLOCKED, as FreeBSD's callout
  * subsystem does. It cannot know the program's lock types, so the program
  * says how to take and release each kind it uses by defining macros
- * before it includes this header, typically in the header that defines
- * its struct mtx (FreeBSD's <sys/mutex.h> for moved code):
+ * before the first include of this header in each file, typically in the
+ * header that defines its struct mtx (FreeBSD's <sys/mutex.h> for moved
+ * code):
  *
  *   #define TWHEEL_CALLOUT_MTX_LOCK(m)        mtx_lock(m)   struct mtx *m
  *   #define TWHEEL_CALLOUT_MTX_UNLOCK(m)      mtx_unlock(m)
@@ -88,10 +89,11 @@
  *     "being serviced": while another thread holds it, the wheel's thread
  *     waits and the callout stays pending, so that thread cannot stop or
  *     re-arm it (-EXDEV, as any call from another thread).
- *   - FreeBSD's rule holds: the lock is held by whoever stops or re-arms
- *     the callout. On one thread a callout stopped (or re-armed) before
- *     its time has come, by its own thread, with or without the lock,
- *     does not run for that arm; the lock is not checked.
+ *   - FreeBSD requires the lock held to stop or re-arm the callout; the
+ *     layer does not check it. A callout stopped or re-armed by its own
+ *     thread before its function runs, with the lock or without, does not
+ *     run for the old arm (another function run by the same advance may
+ *     stop it).
  *   - The thread that advances the wheel (or runs the host or loop) must
  *     not hold a callout's lock while it does, as FreeBSD's softclock
  *     never does: a non-recursive lock would deadlock.
