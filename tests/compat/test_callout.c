@@ -910,9 +910,11 @@ static void rearm_from_the_function_then_drain(void **state)
 	pthread_mutex_destroy(&m.pm);
 }
 
-/* Misuse FreeBSD panics on (a NULL lock: at the first run, or at the
- * initialisation in an INVARIANTS kernel; an unknown flag): the callout
- * cannot be armed (-EINVAL) and never runs; stop and drain return -1. */
+/* Misuse FreeBSD panics on (a NULL lock: when the callout first runs, or
+ * at the initialisation in an INVARIANTS kernel with
+ * CALLOUT_RETURNUNLOCKED; an unknown flag, in an INVARIANTS kernel): the
+ * callout cannot be armed (-EINVAL) and never runs; stop and drain
+ * return -1. */
 static void null_lock_or_bad_flags_cannot_be_armed(void **state)
 {
 	struct mtx m;

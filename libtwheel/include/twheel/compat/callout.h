@@ -97,10 +97,12 @@
  *   - The thread that advances the wheel (or runs the host or loop) must
  *     not hold a callout's lock while it does, as FreeBSD's softclock
  *     never does: a non-recursive lock would deadlock.
- *   - A NULL lock or a flag other than CALLOUT_RETURNUNLOCKED and
- *     CALLOUT_SHAREDLOCK (FreeBSD panics, or its INVARIANTS kernel does)
- *     leaves the callout unusable: every reset and schedule form returns
- *     -EINVAL and it never runs; stop and drain return -1.
+ *   - A NULL lock (FreeBSD panics when the callout first runs, an
+ *     INVARIANTS kernel at once with CALLOUT_RETURNUNLOCKED) or a flag
+ *     other than CALLOUT_RETURNUNLOCKED and CALLOUT_SHAREDLOCK (an
+ *     INVARIANTS kernel panics) leaves the callout unusable: every reset
+ *     and schedule form returns -EINVAL and it never runs; stop and drain
+ *     return -1.
  *
  * Size: struct callout is 80 bytes on LP64 in a release build.
  */
