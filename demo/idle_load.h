@@ -32,6 +32,8 @@ enum outcome {
 	O_NEVER,        /* silent, not closed within the grace period */
 	O_WRONG,        /* chatty closed by the server, or data on a silent one */
 	O_STARVED,      /* chatty closed after we let it go silent for a timeout */
+	O_UNSURE,       /* chatty closed within a timeout of a ping the server may not have had:
+			   judge_run() makes it O_WRONG, or O_STARVED if we fell behind */
 	O_ECHO,         /* chatty or half-close: the reply did not match */
 	O_KEPT,         /* chatty, open until we closed it */
 	O_ABRUPT_OK,    /* abrupt client played out as planned */
@@ -221,11 +223,14 @@ enum outcome referee_silent_close(const struct result *x);
 /* Is @x a silent connection the server closed (early, on time or late)? */
 bool referee_closed_silent(const struct result *x);
 /*
- * A chatty connection closed by the server at @closed (ns), its last ping
- * (or its connect) submitted at @last_ping: O_WRONG, or O_STARVED when we
- * left it silent a whole timeout ourselves.
+ * A chatty connection closed by the server at @closed (ns), @acked the
+ * submission of the last ping the server surely had (every reply up to it
+ * received in full), or of the connect, @last_ping that of the last ping:
+ * O_WRONG (within a timeout of @acked), O_UNSURE (of @last_ping only: it
+ * may have reached the server after its deadline, if we fell behind), or
+ * O_STARVED (we left it silent a whole timeout ourselves).
  */
-enum outcome referee_chatty_close(uint64_t closed, uint64_t last_ping);
+enum outcome referee_chatty_close(uint64_t closed, uint64_t acked, uint64_t last_ping);
 /*
  * --http: @n more reply bytes at @p, @asked requests sent so far. Each
  * reply is a head that starts with DEMO_HTTP_STATUS and ends at its blank

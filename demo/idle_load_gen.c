@@ -82,6 +82,7 @@ struct conn {
 	uint64_t rcvd;         /* reply bytes received and checked */
 	struct http_reply http; /* --http: the replies received (seq: requests sent) */
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
+	uint64_t t_acked;      /* chatty: t_last_act when every reply was in: what the server surely had */
 	uint32_t laddr;        /* --trace: our address and port, host order */
 	uint16_t lport;
 	char sbuf[DEMO_HTTP_REQ_LEN > DEMO_ECHO_MSG_LEN ? DEMO_HTTP_REQ_LEN : DEMO_ECHO_MSG_LEN + 1];
@@ -289,7 +290,7 @@ static void on_connected(struct worker *w, struct conn *c)
 		break;
 	case K_CHATTY:
 		post_recv(w, c);
-		c->t_last_act = c->res->t_submit;
+		c->t_last_act = c->t_acked = c->res->t_submit;
 		arm(w, c, w->now + ms_ns(1 + demo_rng_below(&w->rng, o.ping_ms)));
 		break;
 	case K_RESET: {
@@ -411,7 +412,7 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 		break;
 	case K_CHATTY:
 		if (!w->ending)
-			judge(w, c, referee_chatty_close(w->now, c->t_last_act));
+			judge(w, c, referee_chatty_close(w->now, c->t_acked, c->t_last_act));
 		break;
 	case K_HALF: /* its one message answered in full */
 		if (o.http)
@@ -426,11 +427,19 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 }
 
 
-/* @c's @n reply bytes were what we asked for: count them, read on. */
+/*
+ * @c's @n reply bytes were what we asked for: count them, read on. A
+ * chatty one whose every ping is answered in full: the server had them
+ * all, the last one submitted at t_last_act.
+ */
 static void reply_checked(struct worker *w, struct conn *c, size_t n)
 {
 	c->rcvd += n;
 	w->ps->bytes_echoed += n;
+	if (c->kind == K_CHATTY &&
+	    (o.http ? c->http.replies == c->seq && !c->http.head_off
+		    : c->rcvd == (uint64_t)c->seq * (o.heartbeat ? DEMO_PING_LEN : DEMO_ECHO_MSG_LEN)))
+		c->t_acked = c->t_last_act;
 	post_recv(w, c);
 }
 

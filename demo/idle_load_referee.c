@@ -28,10 +28,16 @@
  *           wrong   the server sent data on a silent connection.
  *   chatty  must never be closed by the server while we keep talking; the
  *           reply must match what we sent. A close less than the timeout
- *           after our last ping was submitted is certainly wrong; a later
- *           one means the generator itself fell behind and let the
- *           connection go silent ("starved": the run is invalid, not the
- *           server wrong). Open at the end: kept.
+ *           after the submission of a ping the server surely had (every
+ *           reply up to it received in full; or the connect) is certainly
+ *           wrong. One less than the timeout after a later ping only is
+ *           wrong if we kept up, else starved: that ping may have reached
+ *           the server after its deadline (a generator stopped longer than
+ *           the timeout stamps and sends its overdue pings before it reaps
+ *           the closes that came meanwhile). A later one means the
+ *           generator itself fell behind and let the connection go silent
+ *           ("starved": the run is invalid, not the server wrong). Open at
+ *           the end: kept.
  *   abrupt  played out as planned, or not (a half-close not answered in
  *           full and closed within half the timeout).
  *
@@ -54,8 +60,9 @@
  *            connection starved. Its closes could have been seen that late
  *            for its own sake: the run says nothing of the server (exit 3),
  *            unless a close or reply was wrong whatever that lag (certain:
- *            an early close, a chatty one closed within a timeout of its
- *            last ping, a reply that differs, data on a silent one): a lag
+ *            an early close, a chatty one closed within a timeout of a
+ *            ping the server surely had, a reply that differs, data on a
+ *            silent one): a lag
  *            only makes closes seen later, so such a run is a FAIL;
  *   FAIL     anything else.
  */
@@ -116,9 +123,11 @@ bool referee_closed_silent(const struct result *x)
 	return x->kind == K_SILENT && (x->outcome == O_EARLY || x->outcome == O_ON_TIME || x->outcome == O_LATE);
 }
 
-enum outcome referee_chatty_close(uint64_t closed, uint64_t last_ping)
+enum outcome referee_chatty_close(uint64_t closed, uint64_t acked, uint64_t last_ping)
 {
-	return closed - last_ping < ms_ns(o.idle_ms) ? O_WRONG : O_STARVED;
+	if (closed - acked < ms_ns(o.idle_ms))
+		return O_WRONG;
+	return closed - last_ping < ms_ns(o.idle_ms) ? O_UNSURE : O_STARVED;
 }
 
 bool referee_http_reply(struct http_reply *h, uint32_t asked, const char *p, size_t n)
@@ -273,9 +282,17 @@ void judge_run(struct report *r)
 	r->lag_bound_ms = o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
 	r->fell_behind = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
 			 r->sum.stall.max_us > r->lag_bound_ms * 1000u;
+	/* chatty closes within a timeout of a ping the server may not have
+	 * had: wrong if we kept up (the ping went out when stamped), starved
+	 * if we fell behind */
+	uint64_t *cc = r->count[K_CHATTY];
+	cc[r->fell_behind ? O_STARVED : O_WRONG] += cc[O_UNSURE];
+	r->wrong += r->fell_behind ? 0 : cc[O_UNSURE];
+	cc[O_UNSURE] = 0;
 	/* What no lag of ours can make up: a close seen before its deadline
-	 * (a silent one's connect submitted + timeout, a chatty one's last
-	 * ping submitted + timeout) came before it, for our lag only makes a
+	 * (a silent one's connect submitted + timeout, a chatty one's ping
+	 * the server surely had submitted + timeout) came before it, for our
+	 * lag only makes a
 	 * close seen later; a reply that differs, or data on a silent one, is
 	 * wrong whenever it came. */
 	r->certain = s[O_EARLY] + s[O_WRONG] + c[O_WRONG] + c[O_ECHO];

@@ -20,6 +20,9 @@
  *                  0.11 ms late: what a passing server drew under stress-ng
  *                  --cpu 2 --vm 2, judged early until this test); our
  *                  reaping lag is not late.
+ *   chatty_close   a chatty close within a timeout of a ping whose reply
+ *                  came in is wrong; of a later ping only, wrong if the
+ *                  generator kept up, starved (INVALID) if it fell behind.
  *   plot_and_verdict  a run with an early close: the referee FAILs it, the
  *                  csv draws it below zero; a run without, a FIN stamped
  *                  before the deadline among them: nothing below zero; an
@@ -132,6 +135,28 @@ static void silent_close(void)
 	CHECK(referee_silent_close(&x) == O_EARLY, "seen 1 us early: %d", referee_silent_close(&x));
 }
 
+/* A chatty close: wrong within a timeout of a ping the server surely had
+ * (its reply in), else of a later ping only if we kept up, else starved. */
+static void chatty_close(void)
+{
+	uint64_t acked = 5000000000u, idle = ms_ns(o.idle_ms), late_ping = acked + idle / 2;
+	CHECK(referee_chatty_close(acked + idle - 1, acked, late_ping) == O_WRONG, "within a timeout of acked");
+	CHECK(referee_chatty_close(acked + idle, acked, late_ping) == O_UNSURE, "of the late ping only");
+	CHECK(referee_chatty_close(late_ping + idle, acked, late_ping) == O_STARVED, "a timeout after both");
+	for (int behind = 0; behind < 2; behind++) {
+		struct report r = { .total = 1, .nprocs = 1 };
+		r.count[K_CHATTY][O_UNSURE] = 1;
+		r.sum.stall.max_us = behind ? 1000000 : 0;
+		judge_run(&r);
+		CHECK(r.count[K_CHATTY][behind ? O_STARVED : O_WRONG] == 1 && !r.count[K_CHATTY][O_UNSURE],
+		      "unsure, behind %d: starved %llu wrong %llu", behind,
+		      (unsigned long long)r.count[K_CHATTY][O_STARVED], (unsigned long long)r.count[K_CHATTY][O_WRONG]);
+		CHECK(behind ? r.invalid && r.wrong == 0 : !r.pass && !r.invalid && r.wrong == 1,
+		      "unsure, behind %d: invalid %d pass %d wrong %llu", behind, r.invalid, r.pass,
+		      (unsigned long long)r.wrong);
+	}
+}
+
 /* Lines of @path below zero in any column (after the comment lines). */
 static int below_zero(const char *path)
 {
@@ -219,6 +244,7 @@ int main(void)
 {
 	fin_bound();
 	silent_close();
+	chatty_close();
 	plot_and_verdict();
 	if (failures) {
 		printf("%d checks failed\n", failures);
