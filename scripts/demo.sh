@@ -244,11 +244,17 @@ slow_down() {
   echo "demo: INVALID: the generator fell behind, so this run says nothing of the server;" \
     "try $(( try + 1 )) of $tries${said}"
 }
+# measured_under: the load the last run was measured under, from its
+# generator's RESULT line ("" if it has none)
+measured_under() {
+  sed -n 's/^RESULT .* load_busy_pct=\([0-9.]*\) load_others_cpus=\([0-9.]*\).*/\1 \2/p' "$PHASE_LOG" |
+    tail -1 | awk '{ printf "; measured with the CPUs %s%% busy, %s of them by other programs", $1, $2 }'
+}
 # verdict_line: the last line, the run's verdict
 verdict_line() {
   case $status in
-    0) echo "demo: PASS${try:+ (run $try of at most $tries)}" ;;
-    1) echo "demo: FAIL (the summary above says which connections; logs: $LOG_DIR)" ;;
+    0) echo "demo: PASS${try:+ (run $try of at most $tries$(measured_under))}" ;;
+    1) echo "demo: FAIL (the summary above says which connections$(measured_under); logs: $LOG_DIR)" ;;
     3) invalid_end ;;
     *) echo "demo: the generator exited with $status (logs: $LOG_DIR)" ;;
   esac

@@ -15,7 +15,8 @@
 #   busy    with both cores loaded (stress-ng --cpu 4), the demo still ends in
 #           PASS within its three tries, in well under a minute (2,000
 #           connections): the server is correct, so a FAIL would be the
-#           machine's load taken for the server's fault.
+#           machine's load taken for the server's fault; the last line says
+#           the load the run was measured under.
 # Exit 0 pass, 1 fail.
 set -u
 mode=$1 demo=$2
@@ -124,6 +125,8 @@ busy)
     fail "with stress-ng --cpu 4: exit $rc"; show 40
   elif [ "$tries" -gt 3 ] || [ "$tries" -lt 1 ]; then
     fail "with stress-ng --cpu 4: $tries runs"; show 40
+  elif ! tail -1 "$tmp/out" | grep -q 'measured with the CPUs [0-9]*% busy, [0-9.]* of them by other'; then
+    fail "with stress-ng --cpu 4: the last line does not say the load it was measured under"; show 5
   elif [ "$(runs | tail -1)" != "$( ((rc)) && echo FAIL || echo PASS)" ] ||
        ! tail -1 "$tmp/out" | grep -q "^demo: $( ((rc)) && echo FAIL || echo PASS)"; then
     fail "with stress-ng --cpu 4: exit $rc, but the last run says $(runs | tail -1)"; show 40
