@@ -328,6 +328,20 @@ static inline struct demo_load demo_machine_load(const struct demo_machine *a, c
 	return l;
 }
 
+/* The summary's "machine" lines for @l, the programs measured being @ours. */
+static inline void demo_load_print(const struct demo_load *l, const char *ours)
+{
+	if (!l->known)
+		return;
+	printf("  machine        %ld CPUs %.0f%% busy, %.2f of them besides %s,\n", l->ncpu, l->busy_pct,
+	       l->others_cpus, ours);
+	if (l->wait_pct >= 0)
+		printf("                 %.0f%% stolen by a hypervisor; some task waited for a CPU %.0f%% of the run\n",
+		       l->steal_pct, l->wait_pct);
+	else
+		printf("                 %.0f%% stolen by a hypervisor\n", l->steal_pct);
+}
+
 /*
  * Find "key=" in a STATS line and parse the unsigned value after it.
  * Returns 0 or -ENOENT.

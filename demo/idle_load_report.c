@@ -234,15 +234,7 @@ static void print_resources(const struct report *r)
 	else
 		printf("  CPU            server unknown, idle-load %.2f s; %.2f s wall\n", r->gen_cpu, r->wall_s);
 	struct demo_load l = machine_load(r);
-	if (l.known) {
-		printf("  machine        %ld CPUs %.0f%% busy, %.2f of them besides the server and idle-load,\n",
-		       l.ncpu, l.busy_pct, l.others_cpus);
-		if (l.wait_pct >= 0)
-			printf("                 %.0f%% stolen by a hypervisor; some task waited for a CPU %.0f%% of"
-			       " the run\n", l.steal_pct, l.wait_pct);
-		else
-			printf("                 %.0f%% stolen by a hypervisor\n", l.steal_pct);
-	}
+	demo_load_print(&l, "the server and idle-load");
 	if (o.plot)
 		printf("  plot           %s\n", r->plot);
 }

@@ -560,15 +560,7 @@ static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 	double own = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	printf("  udp-load       %.2f CPU s; %.1f s wall\n", own, (double)wall_ns / 1e9);
 	struct demo_load l = machine_load(g);
-	if (l.known) {
-		printf("  machine        %ld CPUs %.0f%% busy, %.2f of them besides the server and udp-load,\n",
-		       l.ncpu, l.busy_pct, l.others_cpus);
-		if (l.wait_pct >= 0)
-			printf("                 %.0f%% stolen by a hypervisor; some task waited for a CPU %.0f%% of"
-			       " the run\n", l.steal_pct, l.wait_pct);
-		else
-			printf("                 %.0f%% stolen by a hypervisor\n", l.steal_pct);
-	}
+	demo_load_print(&l, "the server and udp-load");
 	(void)all;
 }
 
