@@ -210,6 +210,7 @@ struct Acceptor {
 	int lfd;
 	std::function<void(int)> on_conn;
 	bool stopping = false;
+	int failed = 0; // the error that ended accepting (the loop then stops)
 	tw::Timer<tw::Loop> backoff;
 
 	Acceptor(Loop &l, int fd, std::function<void(int)> f) : loop(l), lfd(fd), on_conn(std::move(f)) {}
@@ -233,8 +234,11 @@ struct Acceptor {
 				if (!stopping)
 					arm();
 			});
-		else
+		else {
 			std::fprintf(stderr, "accept: %s\n", std::strerror(-cqe.res));
+			failed = cqe.res;
+			loop.stop();
+		}
 	}
 };
 
@@ -269,13 +273,20 @@ TEST(LoopReal, MultishotAcceptKeepsTheLastCqesFdAndAcceptsAgain)
 	}
 	tw::Timer<tw::Loop> guard = loop.after(5s, [&] { loop.stop(); });
 	loop.run();
-	EXPECT_EQ(conns.size(), 3u); // both clients, accepted by the re-armed request
+	// the first real accept refused: the kernel has no multishot accept
+	// (before Linux 5.19; the test waited 5 s and failed there)
+	const bool refused = acc.failed == -EINVAL && conns.size() == 1;
+	if (!refused) {
+		EXPECT_EQ(conns.size(), 3u); // both clients, accepted by the re-armed request
+	}
 	acc.stopping = true;
 	for (int fd : conns)
 		close(fd);
 	for (int fd : clients)
 		close(fd);
 	close(lfd);
+	if (refused)
+		GTEST_SKIP() << "no multishot accept here (Linux 5.19 has it)";
 }
 
 TEST(LoopReal, IoPrepThrowingNeverCallsTheHandler)
