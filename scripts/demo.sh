@@ -71,7 +71,8 @@ Anything after -- goes to the load generator (see: build-demo/demo/idle-load --h
 which checks it before any kernel setting is changed.
 Kernel settings (sysctl) raised for a run are printed with their old values and put
 back when the demo ends, whichever way it ends (not after a SIGKILL: see docs/demo.md).
-Exit: 0 pass, 1 fail, 2 usage, 3 invalid run (the generator fell behind).
+Exit: 0 pass, 1 fail, 2 usage, 3 invalid run (the generator fell behind),
+77 the kernel refuses io_uring or what the demo needs (Linux 5.19).
 EOF
 }
 
@@ -183,6 +184,16 @@ stop_server() {
   fi
   spid=
   return $rc
+}
+# The server said nothing of being ready: show what it said and exit with
+# its status (77: the kernel refuses io_uring or what the server needs),
+# or 1 (it was still running, or exited 0).
+not_started() {
+  local rc=0
+  echo "demo: the server did not start:" >&2
+  cat "$slog" >&2
+  stop_server || rc=$?
+  exit $(( rc ? rc : 1 ))
 }
 cleanup() {
   set +e
@@ -315,7 +326,7 @@ if [ $udp -eq 1 ]; then
       kill -0 "$spid" 2>/dev/null || break # it ended: no need to wait 5 s to say so
       sleep 0.05
     done
-    grep -q 'ready: listening' "$slog" || { echo "demo: the server did not start:" >&2; cat "$slog" >&2; exit 1; }
+    grep -q 'ready: listening' "$slog" || not_started
     echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^udp-session-server: //')"
     phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
         [ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
@@ -426,7 +437,7 @@ fi
 # run_tcp: one run: the server started, the generator against it, the
 # server stopped; the generator's status in $status
 run_tcp() {
-  local ready=0 rc
+  local ready=0
   tcp_args
   echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   "${tpin[@]}" "$server" "${sargs[@]}" >"$slog" 2>&1 &
@@ -436,13 +447,7 @@ run_tcp() {
     if ! kill -0 "$spid" 2>/dev/null; then break; fi
     sleep 0.05
   done
-  if [ $ready -ne 1 ]; then
-    echo "demo: the server did not start:" >&2
-    cat "$slog" >&2
-    wait "$spid" 2>/dev/null && rc=0 || rc=$?
-    spid=
-    exit $(( rc ? rc : 1 ))
-  fi
+  [ $ready -eq 1 ] || not_started
   echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^idle-server: //') [$(basename "$server")]"
 
   mem_start "$spid" "$LOG_DIR/memory"
