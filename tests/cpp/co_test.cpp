@@ -713,6 +713,8 @@ TEST_P(CoIo, MultishotRequestResumesWithItsFirstCqe)
 			loop.run_once(false);
 		EXPECT_EQ(read(sp.fd[0], b, sizeof b), 1);
 	}
+	if (res == -EINVAL)
+		GTEST_SKIP() << "no multishot poll here (Linux 5.13 has it)";
 	EXPECT_EQ(res, POLLIN);
 }
 

@@ -296,12 +296,14 @@ static void test_burst_end_unnoticed_shows_in_stats(void **state)
 struct req {
 	struct tw_loop_io io;
 	unsigned more, finals;
+	int res; /* of the last CQE */
 };
 
 static void on_req(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct req *r = tw_container_of(io, struct req, io);
 
+	r->res = cqe->res;
 	if (cqe->flags & IORING_CQE_F_MORE)
 		r->more++;
 	else
@@ -357,6 +359,13 @@ static void test_ends_counted_exactly(void **state)
 		io_uring_prep_nop(twheel_loop_get_sqe(l, &nop[i].io));
 	}
 	run_until(l, nop, NPOLL, false, NPOLL);
+	if (poll[0].finals && poll[0].res == -EINVAL) {
+		/* before 5.13 (the test waited 10 s for wake-ups and failed) */
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+		close(efd);
+		printf("# SKIP: this kernel has no multishot poll (Linux 5.13)\n");
+		skip();
+	}
 
 	/* one wake-up each, with F_MORE: no end */
 	assert_int_equal(eventfd_write(efd, 1), 0);
