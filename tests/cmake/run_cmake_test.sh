@@ -38,12 +38,25 @@ for p in use_core use_loop use_cpp $(printf 'use_%s ' $comps); do
 done
 echo "find_package(twheel COMPONENTS uring cpp $comps) against the staged install: all targets built and ran"
 
-# A required component that is missing fails, naming it.
-if cmake -G Ninja -S "$here/project" -B "$tmp/missing" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" \
-     -DTWHEEL_COMPONENTS=no_such_component >"$tmp/missing.log" 2>&1; then
+# A required component that is missing fails, naming it. In the same run,
+# asio where the only Boost is 1.73 (a BoostConfig.cmake with nothing
+# else; the system's prefixes are ignored): <twheel/asio.hpp> needs 1.74
+# (any_io_executor), so asio is missing too, and says why.
+oldboost=$tmp/oldboost/lib/cmake/Boost-1.73.0
+mkdir -p "$oldboost"
+echo 'add_library(Boost::headers INTERFACE IMPORTED)' >"$oldboost/BoostConfig.cmake"
+printf '%s\n' 'set(PACKAGE_VERSION 1.73.0)' \
+  'if(PACKAGE_FIND_VERSION VERSION_LESS_EQUAL PACKAGE_VERSION)' \
+  '  set(PACKAGE_VERSION_COMPATIBLE TRUE)' 'endif()' >"$oldboost/BoostConfigVersion.cmake"
+if cmake -G Ninja -S "$here/project" -B "$tmp/missing" \
+     -DCMAKE_PREFIX_PATH="$tmp/stage$prefix;$tmp/oldboost" -DCMAKE_IGNORE_PREFIX_PATH="/usr;/" \
+     -DTWHEEL_COMPONENTS="no_such_component;asio" >"$tmp/missing.log" 2>&1; then
   echo "FAIL: find_package(twheel REQUIRED COMPONENTS no_such_component) succeeded"
   exit 1
 fi
 grep -q 'no_such_component: no such component' "$tmp/missing.log" ||
   { echo "FAIL: no message naming the missing component:"; cat "$tmp/missing.log"; exit 1; }
-echo "a missing required component fails find_package(twheel) and is named"
+grep -q 'asio: Boost 1.74 or later' "$tmp/missing.log" ||
+  { echo "FAIL: component asio found with Boost 1.73 (<twheel/asio.hpp> needs 1.74):"
+    cat "$tmp/missing.log"; exit 1; }
+echo "a missing required component fails find_package(twheel) and is named; Boost 1.73 is not enough for asio"

@@ -9,7 +9,8 @@
 // steady_clock (CLOCK_MONOTONIC) or the injected rt clock. One thread at a
 // time: an io_context run by one thread, or a strand. Destroy the
 // AsioHost before its io_context. Header-only, C++17; the program brings
-// Boost.Asio. docs/cpp.md: lateness, and a wait that cannot start.
+// Boost.Asio (1.74 or later: any_io_executor). docs/cpp.md: lateness, and a
+// wait that cannot start.
 #ifndef TWHEEL_ASIO_HPP
 #define TWHEEL_ASIO_HPP
 
