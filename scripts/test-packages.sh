@@ -101,6 +101,69 @@ check_contents() (
 phase "check the packages' contents" check_contents || exit 1
 sed -n 's/^  /    /p' "$PHASE_LOG"
 
+# What libtwheel-dev's headers and .pc files need from other packages, it
+# declares: every file its headers include (the compiler's -M, each header
+# alone) and every pkg-config module its .pc files require belongs to the
+# toolchain (libc6-dev, linux-libc-dev, libgcc-N-dev, libstdc++-N-dev), to a
+# package of its Depends or Suggests, or to one that such a package depends
+# on (libboost-dev: libboost1.74-dev). Read from the host's own packages,
+# which provide those files here.
+check_dev_deps() (
+  set -e
+  dev=$out/libtwheel-dev_${version}_${arch}.deb
+  root=$tmp/dev
+  dpkg -x "$dev" "$root" || fail "dpkg -x $dev"
+  declared=$(dpkg-deb -f "$dev" Depends Suggests | sed 's/^[A-Za-z-]*://; s/([^)]*)//g' | tr ',|' '\n' |
+    tr -d ' ' | grep -v '^$' | sort -u)
+  allowed=$declared
+  for p in $declared; do
+    deps=$(dpkg-query -W -f='${Depends}' "$p" 2>/dev/null || true)
+    allowed+=$'\n'$(sed 's/([^)]*)//g; s/:[a-z0-9]*//g' <<<"$deps" | tr ',|' '\n' | tr -d ' ')
+  done
+  : >"$tmp/dev-files"
+  for h in $(cd "$root/usr/include" && ls twheel/*.h twheel/compat/*.h twheel/*.hpp); do
+    if [ "$h" = twheel/asio.hpp ] && [ ! -e /usr/include/boost/asio.hpp ]; then
+      echo "  no Boost.Asio here: <$h> not checked"
+      continue
+    fi
+    case $h in
+    *.hpp) comp=(c++ -x c++ -std=c++20) ;;
+    *) comp=(cc -x c -std=gnu11) ;;
+    esac
+    echo "#include <$h>" | "${comp[@]}" -M -I"$root/usr/include" - >>"$tmp/dev-files" ||
+      fail "<$h> of libtwheel-dev does not preprocess"
+  done
+  tr ' \\' '\n\n' <"$tmp/dev-files" | grep '^/' | grep -v "^$root/" | sort -u >"$tmp/dev-needs"
+  pcs=$(cd "$root/$lib/pkgconfig" && ls -- *.pc | sed 's/\.pc$//')
+  for m in $(PKG_CONFIG_PATH=$root/$lib/pkgconfig pkg-config --print-requires --print-requires-private $pcs |
+    awk '{print $1}' | sort -u); do
+    grep -qx -- "$m" <<<"$pcs" && continue
+    PKG_CONFIG_PATH=$root/$lib/pkgconfig pkg-config --path "$m" >>"$tmp/dev-needs" ||
+      fail "pkg-config module $m, required by libtwheel-dev, is not installed here"
+  done
+  xargs dpkg -S <"$tmp/dev-needs" 2>/dev/null | grep -v '^diversion ' >"$tmp/dev-owners" || true
+  unowned=$(sed 's/.*: //' "$tmp/dev-owners" | sort -u | comm -13 - "$tmp/dev-needs")
+  [ -z "$unowned" ] || fail "libtwheel-dev needs files of no package: $unowned"
+  n=0
+  while IFS= read -r line; do
+    f=${line##*: } owners=${line%: *}
+    ok=0
+    for o in ${owners//,/ }; do
+      o=${o%%:*}
+      if [[ $o =~ ^(libc6-dev|linux-libc-dev|libgcc-[0-9]+-dev|libstdc\+\+-[0-9]+-dev)$ ]] ||
+        grep -qx -- "$o" <<<"$allowed"; then
+        ok=1
+      fi
+    done
+    [ $ok -eq 1 ] || fail "libtwheel-dev needs $f (package $owners), which it does not declare"
+    n=$((n + 1))
+  done <"$tmp/dev-owners"
+  [ "$n" -gt 0 ] || fail "dpkg -S found none of the files libtwheel-dev needs"
+  echo "libtwheel-dev declares what its headers and .pc files need ($n files of other packages)"
+)
+phase "libtwheel-dev declares what its headers and .pc files need" check_dev_deps || exit 1
+sed -n 's/^  /    /p; s/^libtwheel-dev declares/    &/p' "$PHASE_LOG"
+
 build_against() (
   set -e
   if [ $install -eq 1 ]; then
