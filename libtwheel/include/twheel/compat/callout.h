@@ -132,7 +132,8 @@ static inline int twheel_callout_ticks(void)
 
 /* hz, ticks and tick_sbt are object-like macros, not FreeBSD's variables:
  * include this header after other libraries' headers that use those words
- * as names (Boost has functions named ticks()). */
+ * as names (Boost has functions named ticks(): <twheel/asio.hpp>, which
+ * includes Boost.Asio, goes before this header). */
 #define ticks (twheel_callout_ticks())
 
 /* Seconds in 32.32 fixed point, as FreeBSD's <sys/time.h>. */
