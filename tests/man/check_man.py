@@ -16,7 +16,9 @@ type, library or program without a man page fails here. Checks:
     private; NOT_API below lists the few other exceptions, and the export
     macros TWHEEL_*_API are not API);
   - every installed shared library and pkg-config file has a section 7
-    overview page named after it (libtwheel.so: twheel(7));
+    overview page named after it (libtwheel.so: twheel(7)), which names
+    each symbol version the library exports (TWHEEL_1.0, TWHEEL_1.1...):
+    a reader learns there which release a function needs;
   - every installed program has a section 1 page;
   - every installed page renders without a warning (groff -ww), and every
     ".so" page points at an installed page;
@@ -62,6 +64,7 @@ def need(name, sec, why):
 
 
 nsyms = 0
+nodes = {}  # library -> the version nodes it exports
 for src, dst in sorted(installed.items()):
     base = os.path.basename(dst)
     if re.fullmatch(r'lib(.+)\.so(\.\d+)+', base) and os.path.isfile(src):
@@ -71,7 +74,9 @@ for src, dst in sorted(installed.items()):
                              capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split()
-            if len(parts) < 3 or parts[1] == 'A':  # A: a version node itself
+            if len(parts) >= 3 and parts[1] == 'A':  # a version node itself
+                nodes.setdefault(lib, set()).add(parts[2])
+            if len(parts) < 3 or parts[1] == 'A':
                 continue
             sym = parts[2]
             name = re.split(r'@+', sym)[0]
@@ -85,6 +90,14 @@ for src, dst in sorted(installed.items()):
         need(base[:-3], '7', f'the pkg-config package {base}')
     elif re.search(r'/bin/[^/]+$', dst):
         need(base, '1', f'the program {dst}')
+
+for lib, libnodes in sorted(nodes.items()):
+    if (lib, '7') not in pages:
+        continue
+    text = re.sub(r'\\f[BIRP]', '', open(pages[(lib, '7')], encoding='utf-8').read())
+    for node in sorted(libnodes):
+        if not re.search(r'(?<!\w)' + re.escape(node) + r'(?!\w)', text):
+            errors.append(f'{lib}(7) does not name the symbol version {node} that lib{lib}.so exports')
 
 nnames = 0
 for src, dst in sorted(installed.items()):
