@@ -197,7 +197,9 @@ kernel_defaults
 rundemo --no-deps --build-dir "$tmp/bd" --udp --sessions 200 --idle-ms 300 --port "$port" --no-pin \
   >"$tmp/out" 2>&1
 rc=$?
-[ $rc -eq 1 ] || [ $rc -eq 3 ] && rc=0 # a FAIL or an INVALID run ends as well
+# a FAIL or an INVALID run ends as well, as one the kernel refuses (77: no
+# multishot poll, before Linux 5.13)
+[ $rc -eq 1 ] || [ $rc -eq 3 ] || [ $rc -eq 77 ] && rc=0
 restored "a UDP run" 0 net.core.rmem_max=212992 net.core.wmem_max=212992
 
 # A UDP run whose server cannot start: its port is taken.
@@ -225,7 +227,12 @@ sleep 0.5
 kill -INT -- -"$dpid"
 wait "$dpid"
 rc=$?
-restored "a large TCP run stopped by Ctrl-C" 130 net.ipv4.ip_local_port_range="32768 60999" \
+want=130
+if [ $rc -eq 77 ]; then # ended before the Ctrl-C: the kernel refuses the server (before 5.19)
+  echo "note: demo.sh exits 77 here (the kernel refuses the server): no run to stop"
+  want=77
+fi
+restored "a large TCP run stopped by Ctrl-C" $want net.ipv4.ip_local_port_range="32768 60999" \
   net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=2048 net.ipv4.tcp_mem="92451 123269 184902"
 if grep -qi ":$(printf %04X "$port") 00000000:0000 0A" /proc/net/tcp; then
   fail "the TCP server still listens on port $port"
