@@ -7,7 +7,8 @@
  * TASKRUN_FLAG | R_DISABLED (6.1+): completions are then posted only when
  * the loop thread asks, in its own context, and R_DISABLED lets the thread
  * that first runs the loop, not the creating one, become the issuer. A
- * kernel that rejects the flags (EINVAL) gets a plain ring. The one
+ * kernel that rejects the flags (EINVAL) gets a plain ring (and one that
+ * rejects IORING_SETUP_CQSIZE too, before 5.5, a ring without it). The one
  * feature the loop cannot do without is IORING_FEAT_EXT_ARG (5.11): every
  * wait passes its timeout as an argument. When io_uring is refused, the
  * message names the cause read from /proc (system-wide disable, group
@@ -161,6 +162,13 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 	}
 	if (ret == -EINVAL)
 		ret = ring_setup(l, entries, 0, &p);
+	if (ret == -EINVAL) {
+		/* Before 5.5 the kernel knows no IORING_SETUP_CQSIZE either: a
+		 * ring without it tells such a kernel (it has no EXT_ARG: below)
+		 * from a size too large (EINVAL again). */
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, &l->ring, &p);
+	}
 	if (ret < 0) {
 		explain(msg, len, ret);
 		return ret;

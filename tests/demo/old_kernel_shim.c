@@ -15,7 +15,9 @@
  *         kernels before 5.19 fail it (they take no accept flags);
  *   5.13  every multishot poll is spoiled so (a poll flag no kernel knows:
  *         EINVAL, as a kernel before 5.13 takes no poll flags);
- *   5.11  the ring's params lack IORING_FEAT_EXT_ARG (timed waits).
+ *   5.11  the ring's params lack IORING_FEAT_EXT_ARG (timed waits);
+ *   5.5   a ring asked for any flag but IOPOLL, SQPOLL and SQ_AFF
+ *         (IORING_SETUP_CQSIZE is 5.5's) is refused with EINVAL.
  * POLL_REFUSE=ebadf: every multishot poll polls descriptor -1 instead
  * (EBADF: an error that is not the kernel's refusal).
  */
@@ -92,7 +94,8 @@ int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct i
 
 	REAL(io_uring_queue_init_params, (unsigned, struct io_uring *, struct io_uring_params *));
 	if ((k < 601 && (p->flags & (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN))) ||
-	    (k < 519 && (p->flags & IORING_SETUP_TASKRUN_FLAG)))
+	    (k < 519 && (p->flags & IORING_SETUP_TASKRUN_FLAG)) ||
+	    (k < 505 && (p->flags & ~(IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF))))
 		return -EINVAL;
 	ret = real(entries, ring, p);
 	if (ret == 0 && k < 511) {

@@ -11,6 +11,8 @@ kernel OLD_KERNEL names. Each case within 2 s:
   5.10   (no IORING_FEAT_EXT_ARG): exit 77, one line naming Linux 5.11;
          idle-server (C++) ran the loop without io_uring and exited 1
          (also where a seccomp profile refuses io_uring);
+  5.4    (no IORING_SETUP_CQSIZE either): the same; each server exited 1
+         with "io_uring_setup: Invalid argument";
   tcp, 5.15 (no multishot accept, no provided-buffer ring): exit 77, one
          line saying the kernel refuses a multishot accept, no connection
          and no timer left;
@@ -129,6 +131,7 @@ if kind == "example":  # cpp/examples/loop_server.cpp
     refused({"OLD_KERNEL": "5.15"}, "accept: Invalid argument", stats=None)
     sys.exit(0)
 refused({"OLD_KERNEL": "5.10"}, "Linux 5.11", stats=None)
+refused({"OLD_KERNEL": "5.4"}, "Linux 5.11", stats=None)
 if kind == "tcp":
     refused({"OLD_KERNEL": "5.15"}, "refuses a multishot accept", stats=" conns=0 timers=0 ")
     serves_on_plain_ring()

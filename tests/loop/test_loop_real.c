@@ -540,10 +540,12 @@ static void test_fallback_mode_on_request(void **state)
  * answer as an older kernel does:
  *   refuse_defer  a ring asked for SINGLE_ISSUER|DEFER_TASKRUN is refused
  *                 with EINVAL, as before Linux 6.1;
+ *   only_5_4      a ring asked for any flag but IOPOLL, SQPOLL and SQ_AFF
+ *                 (IORING_SETUP_CQSIZE: 5.5) is refused so, as by 5.1 .. 5.4;
  *   hide_ext_arg  the ring's params lack IORING_FEAT_EXT_ARG (before 5.11);
  *   no_pwait2     epoll_pwait2() fails with ENOSYS (before 5.11), counted.
  */
-static bool refuse_defer, hide_ext_arg, no_pwait2;
+static bool refuse_defer, only_5_4, hide_ext_arg, no_pwait2;
 static unsigned pwait2_calls;
 
 int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p)
@@ -552,6 +554,8 @@ int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct i
 	int ret;
 
 	if (refuse_defer && (p->flags & (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)))
+		return -EINVAL;
+	if (only_5_4 && (p->flags & ~(IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF)))
 		return -EINVAL;
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_queue_init_params"); /* POSIX's idiom */
@@ -581,7 +585,7 @@ int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const stru
 static int this_kernel(void **state)
 {
 	(void)state;
-	refuse_defer = hide_ext_arg = no_pwait2 = false;
+	refuse_defer = only_5_4 = hide_ext_arg = no_pwait2 = false;
 	return 0;
 }
 
@@ -610,6 +614,33 @@ static void test_old_kernel_5_10(void **state)
 	assert_int_equal(fallback_mode_works(l), 0);
 	assert_int_equal(pwait2_calls, 1);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/* Linux 5.4 (LTS): io_uring, but no IORING_SETUP_CQSIZE (5.5) and no
+ * EXT_ARG. As 5.10: -EOPNOTSUPP naming 5.11 with TW_LOOP_URING_ONLY,
+ * fallback mode without. Creation failed with -EINVAL ("io_uring_setup:
+ * Invalid argument") either way: the refused CQSIZE was taken for a size
+ * too large. */
+static void test_old_kernel_5_4(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	only_5_4 = hide_ext_arg = no_pwait2 = true;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = TW_LOOP_URING_ONLY;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EOPNOTSUPP);
+	assert_non_null(strstr(msg, "Linux 5.11"));
+	assert_int_equal(twheel_loop_create(&l, NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(twheel_loop_features(l), TW_LOOP_FEAT_FALLBACK);
+	assert_int_equal(fallback_mode_works(l), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	/* a size too large is still one */
+	only_5_4 = false;
+	cfg.entries = 1u << 20;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
 }
 
 /* A ring the kernel gave SINGLE_ISSUER|DEFER_TASKRUN but not EXT_ARG is
@@ -654,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_executor_thread_pool),
 		cmocka_unit_test(test_create_refused_names_cause),
 		cmocka_unit_test(test_fallback_mode_on_request),
+		cmocka_unit_test_teardown(test_old_kernel_5_4, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_5_10, this_kernel),
 		cmocka_unit_test_teardown(test_ring_without_ext_arg_let_go, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_5_15, this_kernel),
