@@ -4,7 +4,8 @@
 #   1. every installed C header (<twheel/compat/*.h> too) compiles alone as plain ISO C11
 #      (cc -std=c11 -pedantic -Werror, no feature macros; <twheel/uv.h>
 #      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
-#      package's --cflags, and every C++ header as C++17;
+#      package's --cflags, and every C++ header as C++17; a program that
+#      sets TWHEEL_DEBUG_CHECKS against the library's build does not compile;
 #   2. a program per installed library, built with
 #      `pkg-config --cflags --libs`, runs as docs/install.md says it does:
 #      outside /usr with the rpath it gives and no LD_LIBRARY_PATH (the
@@ -121,6 +122,21 @@ for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; 
 	n=$((n + 1))
 done
 echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17 (co.hpp: c++20)"
+
+# TWHEEL_DEBUG_CHECKS is the library's: with the other value struct
+# tw_timer (and every struct embedding it) would not have the library's
+# layout, so a program that defines it so does not compile.
+dc=$(sed -n 's/^#define TWHEEL_DEBUG_CHECKS \([01]\)$/\1/p' "$stage$includedir/twheel/config.h")
+[ -n "$dc" ] || fail "the installed <twheel/config.h> defines no TWHEEL_DEBUG_CHECKS"
+printf '#include <twheel/twheel.h>\nint twheel_header_test;\n' >"$tmp/h.c"
+# shellcheck disable=SC2046
+if "$cc" -DTWHEEL_DEBUG_CHECKS=$((1 - dc)) -c "$tmp/h.c" -o "$tmp/h.o" $(pkg-config --cflags twheel) \
+	2>"$tmp/h.err"; then
+	fail "<twheel/twheel.h> compiles with -DTWHEEL_DEBUG_CHECKS=$((1 - dc)) against a library built with $dc"
+fi
+grep -q "differs from libtwheel's build" "$tmp/h.err" ||
+	{ cat "$tmp/h.err"; fail "-DTWHEEL_DEBUG_CHECKS=$((1 - dc)) fails, but not with the header's message"; }
+echo "-DTWHEEL_DEBUG_CHECKS=$((1 - dc)) against a library built with $dc: refused"
 
 # 2. One program per library: built with pkg-config (and the rpath outside
 # /usr), run as is (in /usr: from the staged libdir, the default path's
