@@ -7,7 +7,8 @@
 #      package's --cflags, and every C++ header as C++17; a program that
 #      sets TWHEEL_DEBUG_CHECKS against the library's build does not compile;
 #   2. a program per installed library, built with
-#      `pkg-config --cflags --libs`, runs as docs/install.md says it does:
+#      `pkg-config --cflags --libs`, runs as docs/install.md says it does
+#      (the loop's also linked -static with `pkg-config --static`):
 #      outside /usr with the rpath it gives and no LD_LIBRARY_PATH (the
 #      libraries over libtwheel find it beside them, RUNPATH $ORIGIN); in
 #      /usr, as a distribution installs it, with no rpath, the libraries
@@ -161,6 +162,16 @@ run idle_timeouts c "$src/examples/idle_timeouts.c" twheel
 if has uring; then
 	# -std=c11: <twheel/loop.h> without liburing's header or _GNU_SOURCE.
 	run use_loop c "$src/tests/cmake/project/use_loop.c" twheel-uring -std=c11 -pedantic
+	# The static libraries, as docs/install.md links them: pkg-config
+	# --static (the loop's -pthread and liburing) and -static.
+	# shellcheck disable=SC2046
+	"$cc" -static -o "$tmp/use_loop_static" "$src/tests/cmake/project/use_loop.c" \
+		$(pkg-config --static --cflags --libs twheel-uring) ||
+		fail "use_loop does not link with -static and pkg-config --static --cflags --libs twheel-uring"
+	rc=0
+	env -u LD_LIBRARY_PATH "$tmp/use_loop_static" >"$tmp/run.log" 2>&1 || rc=$?
+	[ $rc -eq 0 ] || [ $rc -eq 77 ] || { cat "$tmp/run.log"; fail "use_loop linked -static exits $rc"; }
+	echo "ran use_loop linked -static (pkg-config --static twheel-uring)"
 fi
 for a in uv ev event epoll; do
 	has $a && run ${a}_example c "$src/examples/event-loops/${a}_example.c" twheel-$a
