@@ -4,7 +4,8 @@
 #   1. every installed C header (<twheel/compat/*.h> too) compiles alone as plain ISO C11
 #      (cc -std=c11 -pedantic -Werror, no feature macros; <twheel/uv.h>
 #      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
-#      package's --cflags, and every C++ header as C++17; a program that
+#      package's --cflags, and every C++ header as C++17; all the C ones
+#      together as C++17, linked with a function of each C library; a program that
 #      sets TWHEEL_DEBUG_CHECKS against the library's build does not compile;
 #   2. a program per installed library, built with
 #      `pkg-config --cflags --libs`, runs as docs/install.md says it does
@@ -123,6 +124,31 @@ for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; 
 	n=$((n + 1))
 done
 echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17 (co.hpp: c++20)"
+
+# The C headers from C++: one program includes them all and takes a
+# function of each C library, so that a declaration without C linkage
+# (extern "C") fails to link.
+cpkgs=(twheel) fns=(twheel_version twheel_compat_now)
+{
+	for h in "$stage$includedir"/twheel/*.h "$stage$includedir"/twheel/compat/*.h; do
+		echo "#include <twheel/${h#"$stage$includedir"/twheel/}>"
+	done
+} >"$tmp/c_from_cxx.cpp"
+has uring && cpkgs+=(twheel-uring) fns+=(twheel_loop_features)
+for a in uv ev event epoll; do
+	has $a && cpkgs+=("twheel-$a") fns+=("twheel_${a}_create")
+done
+{
+	echo 'using fn = void (*)();'
+	echo 'int main() { fn volatile fns[] = {'
+	printf '\treinterpret_cast<fn>(&%s),\n' "${fns[@]}"
+	echo '}; return fns[0] == nullptr; }'
+} >>"$tmp/c_from_cxx.cpp"
+# shellcheck disable=SC2046
+$cxx -std=c++17 -pedantic -Werror -Wall -Wextra -o "$tmp/c_from_cxx" "$tmp/c_from_cxx.cpp" \
+	$(pkg-config --cflags --libs "${cpkgs[@]}") "${link[@]}" ||
+	fail "the C headers do not compile and link as C++17 with pkg-config --cflags --libs ${cpkgs[*]}"
+echo "the C headers compile as C++17 and their functions link (${cpkgs[*]})"
 
 # TWHEEL_DEBUG_CHECKS is the library's: with the other value struct
 # tw_timer (and every struct embedding it) would not have the library's
