@@ -139,6 +139,34 @@ static void link_timeout_probe(struct twheel_loop *l, const struct twheel_loop_c
 	io_uring_free_probe(probe);
 }
 
+/* The answer to a kernel without IORING_FEAT_EXT_ARG (before 5.11). */
+static int no_ext_arg(char *msg, size_t len)
+{
+	if (msg && len)
+		snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
+			 "(timed waits): Linux 5.11 or later is needed");
+	return -EOPNOTSUPP;
+}
+
+/*
+ * Whether the kernel's rings have IORING_FEAT_EXT_ARG, asked of the
+ * smallest ring (a few pages): 1 or 0, or -1 if even that is refused.
+ * For a ring refused -ENOMEM: before 5.12 the rings count against
+ * RLIMIT_MEMLOCK, and a kernel that old may lack EXT_ARG as well, which
+ * no larger limit would cure.
+ */
+static int kernel_has_ext_arg(void)
+{
+	struct io_uring_params p;
+	struct io_uring ring;
+
+	memset(&p, 0, sizeof(p));
+	if (io_uring_queue_init_params(1, &ring, &p) < 0)
+		return -1;
+	io_uring_queue_exit(&ring);
+	return (p.features & IORING_FEAT_EXT_ARG) != 0;
+}
+
 static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg, char *msg,
 		     size_t len)
 {
@@ -169,6 +197,8 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 		memset(&p, 0, sizeof(p));
 		ret = io_uring_queue_init_params(entries, &l->ring, &p);
 	}
+	if (ret == -ENOMEM && kernel_has_ext_arg() == 0)
+		return no_ext_arg(msg, len);
 	if (ret < 0) {
 		explain(msg, len, ret);
 		return ret;
@@ -176,11 +206,8 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 	/* Waits carry their timeout as an argument (IORING_FEAT_EXT_ARG, 5.11):
 	 * the one feature the io_uring mode cannot do without. */
 	if (!(p.features & IORING_FEAT_EXT_ARG)) {
-		if (msg && len)
-			snprintf(msg, len, "io_uring: the kernel lacks IORING_FEAT_EXT_ARG "
-				 "(timed waits): Linux 5.11 or later is needed");
 		io_uring_queue_exit(&l->ring);
-		return -EOPNOTSUPP;
+		return no_ext_arg(msg, len);
 	}
 	/* what the ring has is the loop's only once it is the loop's ring: a
 	 * refused one leaves nothing behind for fallback mode to trip on */

@@ -543,9 +543,12 @@ static void test_fallback_mode_on_request(void **state)
  *   only_5_4      a ring asked for any flag but IOPOLL, SQPOLL and SQ_AFF
  *                 (IORING_SETUP_CQSIZE: 5.5) is refused so, as by 5.1 .. 5.4;
  *   hide_ext_arg  the ring's params lack IORING_FEAT_EXT_ARG (before 5.11);
+ *   memlock       a ring of more entries is refused with ENOMEM, as an
+ *                 RLIMIT_MEMLOCK of 64 KiB refuses a large one before 5.12;
  *   no_pwait2     epoll_pwait2() fails with ENOSYS (before 5.11), counted.
  */
 static bool refuse_defer, only_5_4, hide_ext_arg, no_pwait2;
+static unsigned memlock;
 static unsigned pwait2_calls;
 
 int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct io_uring_params *p)
@@ -557,6 +560,8 @@ int io_uring_queue_init_params(unsigned entries, struct io_uring *ring, struct i
 		return -EINVAL;
 	if (only_5_4 && (p->flags & ~(IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF)))
 		return -EINVAL;
+	if (memlock && entries > memlock)
+		return -ENOMEM;
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_queue_init_params"); /* POSIX's idiom */
 	ret = real(entries, ring, p);
@@ -586,6 +591,7 @@ static int this_kernel(void **state)
 {
 	(void)state;
 	refuse_defer = only_5_4 = hide_ext_arg = no_pwait2 = false;
+	memlock = 0;
 	return 0;
 }
 
@@ -643,6 +649,36 @@ static void test_old_kernel_5_4(void **state)
 	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EINVAL);
 }
 
+/* Linux 5.10 with an RLIMIT_MEMLOCK of 64 KiB (Debian 11's) and a ring of
+ * 4,096 entries: the ring is refused -ENOMEM, but no limit would give a
+ * ring with EXT_ARG there. As any 5.10: fallback mode, or -EOPNOTSUPP
+ * naming 5.11 (it failed with -ENOMEM, blaming the limit). Where the
+ * kernel has EXT_ARG (5.11), -ENOMEM it is. */
+static void test_old_kernel_memlock(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l;
+	char msg[256];
+
+	(void)state;
+	refuse_defer = hide_ext_arg = true;
+	memlock = 256;
+	twheel_loop_config_init(&cfg);
+	cfg.entries = 4096;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), 0);
+	assert_int_equal(twheel_loop_features(l), TW_LOOP_FEAT_FALLBACK);
+	assert_non_null(strstr(msg, "Linux 5.11"));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	cfg.flags = TW_LOOP_URING_ONLY;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -EOPNOTSUPP);
+	assert_non_null(strstr(msg, "Linux 5.11"));
+	hide_ext_arg = false;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -ENOMEM);
+	assert_non_null(strstr(msg, "RLIMIT_MEMLOCK"));
+	cfg.flags = 0;
+	assert_int_equal(twheel_loop_create(&l, &cfg, msg, sizeof(msg)), -ENOMEM);
+}
+
 /* A ring the kernel gave SINGLE_ISSUER|DEFER_TASKRUN but not EXT_ARG is
  * let go whole: fallback mode's first run tried to enable that closed
  * ring (IORING_REGISTER_ENABLE_RINGS on its old descriptor) and failed. */
@@ -687,6 +723,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_mode_on_request),
 		cmocka_unit_test_teardown(test_old_kernel_5_4, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_5_10, this_kernel),
+		cmocka_unit_test_teardown(test_old_kernel_memlock, this_kernel),
 		cmocka_unit_test_teardown(test_ring_without_ext_arg_let_go, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_5_15, this_kernel),
 	};

@@ -317,7 +317,8 @@ TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
  * and with TW_LOOP_URING_ONLY:
  *   -ENOSYS  the kernel has no io_uring (or a filter claims so);
  *   -EPERM   io_uring refused: seccomp profile, kernel.io_uring_disabled;
- *   -EOPNOTSUPP  the kernel is older than 5.11 (no IORING_FEAT_EXT_ARG);
+ *   -EOPNOTSUPP  the kernel is older than 5.11 (no IORING_FEAT_EXT_ARG),
+ *                also where RLIMIT_MEMLOCK refused the ring itself;
  * in every mode:
  *   -ENOMEM, -EMFILE, -ENFILE  out of memory (RLIMIT_MEMLOCK) or fds.
  * On failure a one-line message naming the cause is written to @msg (up to
