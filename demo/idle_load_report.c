@@ -29,7 +29,8 @@
  *             than the FIN came in if the kernel's tick came at most one
  *             tick late. It can come later: on a loaded 2-vCPU VM,
  *             CLOCK_MONOTONIC_COARSE (updated with jiffies) was measured
- *             up to 13.6 ms (3.4 ticks at HZ 250) behind CLOCK_MONOTONIC;
+ *             up to 49.6 ms (12 ticks at HZ 250) behind CLOCK_MONOTONIC
+ *             beside stress-ng --cpu 2 --vm 2 (13.7 ms without it);
  *             Linux lets jiffies stall up to 5 ticks before a CPU other
  *             than the timekeeper takes over (MAX_STALLED_JIFFIES), and a
  *             host may hold a virtual CPU longer. Then the FIN's stamp is
