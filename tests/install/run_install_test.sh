@@ -198,6 +198,16 @@ if has uring; then
 	env -u LD_LIBRARY_PATH "$tmp/use_loop_static" >"$tmp/run.log" 2>&1 || rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 77 ] || { cat "$tmp/run.log"; fail "use_loop linked -static exits $rc"; }
 	echo "ran use_loop linked -static (pkg-config --static twheel-uring)"
+	# twheel-uring.pc requires the liburing that libtwheel-uring needs: the
+	# newest LIBURING_x.y version of the symbols it imports.
+	need=$(objdump -T "$pcdir"/libtwheel-uring.so.*.*.* |
+		sed -n 's/.*[( ]LIBURING_\([0-9.]*\)[) ].*/\1/p' | sort -V | tail -1)
+	req=$(pkg-config --print-requires twheel-uring | sed -n 's/^liburing >= //p')
+	[ -n "$need" ] || fail "libtwheel-uring imports no versioned liburing symbol (objdump -T)"
+	[ -n "$req" ] && [ "$(printf '%s\n' "$need" "$req" | sort -V | tail -1)" = "$req" ] ||
+		fail "libtwheel-uring needs liburing $need (LIBURING_$need), twheel-uring.pc requires:" \
+			"$(pkg-config --print-requires twheel-uring | tr '\n' ' ')"
+	echo "twheel-uring.pc requires liburing >= $req; the library needs $need"
 fi
 for a in uv ev event epoll; do
 	has $a && run ${a}_example c "$src/examples/event-loops/${a}_example.c" twheel-$a
