@@ -66,6 +66,20 @@ for so in "$pcdir"/libtwheel*.so.*.*.*; do
 		fail "${so##*/} installed in $libdir has RUNPATH '$runpath', not \$ORIGIN" ;;
 	esac
 done
+# The installed programs (-Ddemo, -Dtools) likewise: outside /usr each
+# finds every library it needs with no LD_LIBRARY_PATH (RUNPATH
+# $ORIGIN/../<libdir>), so that it runs from any prefix.
+np=0
+for prog in "$stage${includedir%/include}"/bin/*; do
+	[ -f "$prog" ] && [ -x "$prog" ] || continue
+	if [ $in_usr -eq 1 ]; then
+		! readelf -d "$prog" | grep -q 'R.*PATH' || fail "${prog##*/} installed in /usr has a RUNPATH"
+	elif env -u LD_LIBRARY_PATH ldd "$prog" | grep 'not found'; then
+		fail "${prog##*/} installed in ${includedir%/include}/bin does not find its libraries without LD_LIBRARY_PATH"
+	fi
+	np=$((np + 1))
+done
+echo "$np installed programs find their libraries"
 if [ $in_usr -eq 1 ]; then
 	link=() run_env=(env "LD_LIBRARY_PATH=$pcdir")
 else
