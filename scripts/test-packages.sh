@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the Debian packages with the standard tools (dpkg-buildpackage -b
-# -us -uc on a copy of the working tree), check what each contains, and
+# -us -uc on a copy of the working tree), check what each contains and that
+# libtwheel-dev declares the packages its headers and .pc files need, and
 # build against them: the README's C example with pkg-config, and the CMake
 # project of tests/cmake with find_package(twheel). CI runs it after
 # scripts/test.sh.
@@ -23,7 +24,7 @@ install=0
 case ${1:-} in
   --install) install=1 ;;
   "") ;;
-  -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test-packages.sh: unknown option $1 (--install, --help)" >&2; exit 2 ;;
 esac
 SUDO=""

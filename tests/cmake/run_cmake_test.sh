@@ -5,7 +5,8 @@
 # the core, the loop, the C++ layer, and each adapter component named
 # (uv ev event epoll asio: the examples of docs/event-loops.md). Then
 # checks that a required component that is missing fails find_package()
-# with a message naming it.
+# with a message naming it, and that asio is missing with a Boost older
+# than <twheel/asio.hpp> needs.
 #
 # usage: run_cmake_test.sh BUILDDIR PREFIX EXAMPLESDIR [COMPONENT...]
 # Exit 0 pass, 1 fail, 77 skip (no cmake; a failure with
