@@ -19,6 +19,8 @@ type, library or program without a man page fails here. Checks:
     overview page named after it (libtwheel.so: twheel(7)), which names
     each symbol version the library exports (TWHEEL_1.0, TWHEEL_1.1...):
     a reader learns there which release a function needs;
+  - every section 7 page named after a library (twheel...) is installed
+    only with that library's pkg-config file (-Dcpp=false: no twheel++(7));
   - every installed program has a section 1 page;
   - every installed page renders without a warning (groff -ww), and every
     ".so" page points at an installed page;
@@ -90,6 +92,11 @@ for src, dst in sorted(installed.items()):
         need(base[:-3], '7', f'the pkg-config package {base}')
     elif re.search(r'/bin/[^/]+$', dst):
         need(base, '1', f'the program {dst}')
+
+pcs = {os.path.basename(dst)[:-3] for dst in installed.values() if dst.endswith('.pc')}
+for name, sec in sorted(pages):
+    if sec == '7' and name.startswith('twheel') and name not in pcs:
+        errors.append(f'{name}(7) is installed without {name}.pc: it documents what is not installed')
 
 for lib, libnodes in sorted(nodes.items()):
     if (lib, '7') not in pages:
