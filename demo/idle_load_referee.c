@@ -31,10 +31,12 @@
  *           after the submission of a ping the server surely had (every
  *           reply up to it received in full; or the connect) is certainly
  *           wrong. One less than the timeout after a later ping only is
- *           wrong if we kept up, else starved: that ping may have reached
- *           the server after its deadline (a generator stopped longer than
- *           the timeout stamps and sends its overdue pings before it reaps
- *           the closes that came meanwhile). A later one means the
+ *           wrong if we kept up (within the lag bound, which must also
+ *           leave that ping before the server's deadline), else starved:
+ *           that ping may have reached the server after its deadline (a
+ *           generator stopped longer than the timeout stamps and sends its
+ *           overdue pings before it reaps the closes that came
+ *           meanwhile). A later one means the
  *           generator itself fell behind and let the connection go silent
  *           ("starved": the run is invalid, not the server wrong). Open at
  *           the end: kept.
@@ -123,11 +125,23 @@ bool referee_closed_silent(const struct result *x)
 	return x->kind == K_SILENT && (x->outcome == O_EARLY || x->outcome == O_ON_TIME || x->outcome == O_LATE);
 }
 
+/* How far behind the generator may fall and the run still judge the server. */
+static uint64_t lag_bound_ms(void)
+{
+	return o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
+}
+
 enum outcome referee_chatty_close(uint64_t closed, uint64_t acked, uint64_t last_ping)
 {
-	if (closed - acked < ms_ns(o.idle_ms))
+	uint64_t idle = ms_ns(o.idle_ms);
+	if (closed - acked < idle)
 		return O_WRONG;
-	return closed - last_ping < ms_ns(o.idle_ms) ? O_UNSURE : O_STARVED;
+	/* the last ping reached the server before its deadline (acked +
+	 * idle, at the earliest) if it went out within the lag bound of its
+	 * stamp, which a run that did not fall behind ensures */
+	if (closed - last_ping < idle && last_ping - acked + ms_ns(lag_bound_ms()) < idle)
+		return O_UNSURE;
+	return O_STARVED;
 }
 
 bool referee_http_reply(struct http_reply *h, uint32_t asked, const char *p, size_t n)
@@ -279,7 +293,7 @@ void judge_run(struct report *r)
 {
 	r->server_clean = !o.stats || r->sv.ok;
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
-	r->lag_bound_ms = o.tolerance_ms > MIN_LAG_BOUND_MS ? o.tolerance_ms : MIN_LAG_BOUND_MS;
+	r->lag_bound_ms = lag_bound_ms();
 	r->fell_behind = c[O_STARVED] != 0 || r->sum.lag.max_us > r->lag_bound_ms * 1000u ||
 			 r->sum.stall.max_us > r->lag_bound_ms * 1000u;
 	/* chatty closes within a timeout of a ping the server may not have

@@ -22,7 +22,9 @@
  *                  reaping lag is not late.
  *   chatty_close   a chatty close within a timeout of a ping whose reply
  *                  came in is wrong; of a later ping only, wrong if the
- *                  generator kept up, starved (INVALID) if it fell behind.
+ *                  generator kept up, starved (INVALID) if it fell behind
+ *                  or if that ping, sent as late as keeping up allows, may
+ *                  have come after the server's deadline.
  *   plot_and_verdict  a run with an early close: the referee FAILs it, the
  *                  csv draws it below zero; a run without, a FIN stamped
  *                  before the deadline among them: nothing below zero; an
@@ -143,6 +145,10 @@ static void chatty_close(void)
 	CHECK(referee_chatty_close(acked + idle - 1, acked, late_ping) == O_WRONG, "within a timeout of acked");
 	CHECK(referee_chatty_close(acked + idle, acked, late_ping) == O_UNSURE, "of the late ping only");
 	CHECK(referee_chatty_close(late_ping + idle, acked, late_ping) == O_STARVED, "a timeout after both");
+	/* a ping so late that, sent up to the lag bound (tolerance 50 ms) after
+	 * its stamp, it may have come after the server's deadline (acked + idle) */
+	uint64_t later = acked + idle - ms_ns(40);
+	CHECK(referee_chatty_close(acked + idle + 1, acked, later) == O_STARVED, "a ping within the lag bound of it");
 	for (int behind = 0; behind < 2; behind++) {
 		struct report r = { .total = 1, .nprocs = 1 };
 		r.count[K_CHATTY][O_UNSURE] = 1;
