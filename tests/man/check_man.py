@@ -21,7 +21,8 @@ type, library or program without a man page fails here. Checks:
     a reader learns there which release a function needs;
   - every section 7 page named after a library (twheel...) is installed
     only with that library's pkg-config file (-Dcpp=false: no twheel++(7));
-  - every installed program has a section 1 page;
+  - every installed program has a section 1 page, and every installed
+    section 1 page a program (or is the page of one, through ".so");
   - every installed page renders without a warning (groff -ww), and every
     ".so" page points at an installed page;
   - every section 7 page, and the section 3 page of each main entry point
@@ -94,6 +95,16 @@ for src, dst in sorted(installed.items()):
         need(base, '1', f'the program {dst}')
 
 pcs = {os.path.basename(dst)[:-3] for dst in installed.values() if dst.endswith('.pc')}
+progs = {os.path.basename(dst) for dst in installed.values() if re.search(r'/bin/[^/]+$', dst)}
+shared = set()  # pages that the ".so" page of an installed program points at
+for name, sec in pages:
+    with open(pages[(name, sec)], encoding='utf-8') as f:
+        m = re.fullmatch(r'\.so man1/(.+)\.1', f.readline().strip())
+    if sec == '1' and name in progs and m:
+        shared.add(m.group(1))
+for name, sec in sorted(pages):
+    if sec == '1' and name not in progs and name not in shared:
+        errors.append(f'{name}(1) is installed without the program {name}')
 for name, sec in sorted(pages):
     if sec == '7' and name.startswith('twheel') and name not in pcs:
         errors.append(f'{name}(7) is installed without {name}.pc: it documents what is not installed')
