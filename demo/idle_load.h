@@ -35,6 +35,7 @@ enum outcome {
 	O_UNSURE,       /* chatty closed within a timeout of a ping the server may not have had:
 			   judge_run() makes it O_WRONG, or O_STARVED if we fell behind */
 	O_ECHO,         /* chatty or half-close: the reply did not match */
+	O_UNANSWERED,   /* chatty: at the end, a ping unanswered (no reply byte) for --grace-ms */
 	O_KEPT,         /* chatty, open until we closed it */
 	O_ABRUPT_OK,    /* abrupt client played out as planned */
 	O_ABRUPT_FAIL,  /* half-close not answered and closed in time */

@@ -83,6 +83,7 @@ struct conn {
 	struct http_reply http; /* --http: the replies received (seq: requests sent) */
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
 	uint64_t t_acked;      /* chatty: t_last_act when every reply was in: what the server surely had */
+	uint64_t t_quiet;      /* chatty: the first ping sent since the last reply byte, 0 none */
 	uint32_t laddr;        /* --trace: our address and port, host order */
 	uint16_t lport;
 	char sbuf[DEMO_HTTP_REQ_LEN > DEMO_ECHO_MSG_LEN ? DEMO_HTTP_REQ_LEN : DEMO_ECHO_MSG_LEN + 1];
@@ -351,6 +352,8 @@ static void on_timer(struct tw_timer *t)
 		}
 		next_msg(c);
 		c->t_last_act = demo_now_ns(); /* before the send is submitted */
+		if (!c->t_quiet)
+			c->t_quiet = c->t_last_act;
 		post_send(w, c);
 		w->ps->pings++;
 		break;
@@ -435,6 +438,7 @@ static void on_server_close(struct worker *w, struct conn *c, int res)
 static void reply_checked(struct worker *w, struct conn *c, size_t n)
 {
 	c->rcvd += n;
+	c->t_quiet = 0;
 	w->ps->bytes_echoed += n;
 	if (c->kind == K_CHATTY &&
 	    (o.http ? c->http.replies == c->seq && !c->http.head_off
@@ -600,11 +604,15 @@ static void open_more(struct worker *w)
 /* The end of the run: judge every chatty connection still open kept, and close it. */
 static void close_chatty(struct worker *w)
 {
+	uint64_t now = demo_now_ns(); /* a ping sent this iteration was stamped after w->now */
 	w->ending = true;
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct conn *c = &w->conns[i];
 		if (c->kind == K_CHATTY && c->state == S_OPEN) {
-			judge(w, c, O_KEPT);
+			/* a server that takes the pings without a word is not one
+			 * that answers them: no reply byte for --grace-ms since a
+			 * ping was sent (a close seen later: --grace-ms, too) */
+			judge(w, c, c->t_quiet && now > c->t_quiet + ms_ns(o.grace_ms) ? O_UNANSWERED : O_KEPT);
 			conn_close(w, c, false);
 		}
 	}

@@ -39,7 +39,9 @@
  *           meanwhile). A later one means the
  *           generator itself fell behind and let the connection go silent
  *           ("starved": the run is invalid, not the server wrong). Open at
- *           the end: kept.
+ *           the end: kept, unless a ping had no reply byte for --grace-ms
+ *           (unanswered: wrong, but not whatever our lag: a reply may
+ *           wait unreaped).
  *   abrupt  played out as planned, or not (a half-close not answered in
  *           full and closed within half the timeout).
  *
@@ -272,7 +274,7 @@ static void tally_conns(struct report *r, const struct result *res)
 		}
 	}
 	const uint64_t *s = r->count[K_SILENT], *c = r->count[K_CHATTY];
-	r->wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + r->abrupt_fail;
+	r->wrong = s[O_WRONG] + c[O_WRONG] + c[O_ECHO] + c[O_UNANSWERED] + r->abrupt_fail;
 }
 
 int tally(struct report *r, const struct result *res, const struct proc_stats *ps)

@@ -155,8 +155,9 @@ static void print_counts(const struct report *r)
 	       r->err_connect ? strerror(r->err_connect) : "");
 	printf("  silent         %u: on time %" PRIu64 ", late %" PRIu64 ", early %" PRIu64 ", never %" PRIu64
 	       ", sent data %" PRIu64 "\n", r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], s[O_WRONG]);
-	printf("  chatty         %u: kept open %" PRIu64 ", closed %" PRIu64 ", bad replies %" PRIu64 "\n",
-	       o.conns - r->nsilent, c[O_KEPT], c[O_WRONG], c[O_ECHO]);
+	printf("  chatty         %u: kept open %" PRIu64 ", closed %" PRIu64 ", bad replies %" PRIu64
+	       ", unanswered %" PRIu64 "\n", o.conns - r->nsilent, c[O_KEPT] + c[O_UNANSWERED], c[O_WRONG], c[O_ECHO],
+	       c[O_UNANSWERED]);
 	printf("                 %" PRIu64 " pings (%" PRIu64 " skipped), %" PRIu64 " reply bytes checked\n",
 	       r->sum.pings, r->sum.pings_skipped, r->sum.bytes_echoed);
 	if (o.abrupt) {
@@ -279,7 +280,8 @@ static void print_verdict(const struct report *r)
 	printf("  early %-8" PRIu64 " silent, closed before the idle timeout\n", s[O_EARLY]);
 	printf("  never %-8" PRIu64 " silent, still open %" PRIu64 " ms (--grace-ms) past the timeout\n", s[O_NEVER],
 	       o.grace_ms);
-	printf("  wrong %-8" PRIu64 " a chatty one closed, a reply that differs, data on a silent one\n", r->wrong);
+	printf("  wrong %-8" PRIu64 " a chatty one closed or unanswered, a reply that differs, data on a silent one\n",
+	       r->wrong);
 	printf("  failed %-7" PRIu64 " connects that failed\n", r->connect_fail);
 	if (o.stats && r->sv.workers) {
 		snprintf(b, sizeof(b), "%" PRIu64 "/%" PRIu64, r->sv.conns, r->sv.timers);

@@ -31,7 +31,8 @@
 # about the server; it is run again, up to 3 times, and fails if it never
 # gets a valid run. EXPECT_INVALID=1 turns that around: the generator must
 # declare the run INVALID with exit 3 (a forced stall), the server must
-# still end clean.
+# still end clean; EXPECT_FAIL=1 too: the generator must FAIL the run
+# (exit 1), and the server still end clean.
 set -u
 if [ -z "${TWHEEL_DEMO_ATTEMPT-}" ]; then
   for attempt in 1 2 3; do
@@ -70,7 +71,12 @@ cat "$tmp/load.log"
 [ $lrc -eq 77 ] && { echo "SKIP [$name]: io_uring refused"; exit 77; }
 result=$(grep '^RESULT ' "$tmp/load.log") || fail "no RESULT line from the generator (exit $lrc)"
 get() { sed -n "s/.* $1=\([-0-9.]*\).*/\1/p" <<<"$result"; }
-if [ -n "${EXPECT_INVALID-}" ]; then
+if [ -n "${EXPECT_FAIL-}" ]; then
+  [ $lrc -eq 3 ] && { echo "INVALID [$name]: the generator fell behind"; exit 3; }
+  [ $lrc -eq 1 ] || fail "generator exited with $lrc, expected 1 (FAIL)"
+  [ "$(get pass)" = 0 ] || fail "summary: pass=$(get pass), expected 0"
+  grep -q '^FAIL$' "$tmp/load.log" || fail "no FAIL verdict in the summary"
+elif [ -n "${EXPECT_INVALID-}" ]; then
   [ $lrc -eq 3 ] || fail "generator exited with $lrc, expected 3 (invalid run)"
   [ "$(get invalid)" = 1 ] || fail "summary: invalid=$(get invalid), expected 1"
   grep -q '^INVALID$' "$tmp/load.log" || fail "no INVALID verdict in the summary"
