@@ -15,7 +15,9 @@
 #      /usr, as a distribution installs it, with no rpath, the libraries
 #      carrying none either (Debian forbids one): the linker's default
 #      path finds them, for which LD_LIBRARY_PATH=<staged libdir> stands in;
-#   3. the install script (packaging/ldconfig.sh) does nothing under
+#   3. every .pc file requires the project's own modules at >= this
+#      version, and twheel-uring.pc the liburing its library imports;
+#   4. the install script (packaging/ldconfig.sh) does nothing under
 #      DESTDIR, and for a directory the dynamic linker does not search it
 #      runs no ldconfig and says what to do instead.
 #
@@ -223,6 +225,20 @@ if has uring; then
 			"$(pkg-config --print-requires twheel-uring | tr '\n' ' ')"
 	echo "twheel-uring.pc requires liburing >= $req; the library needs $need"
 fi
+# Every other module requires the project's own modules at least at this
+# version: its headers and library use what this version added (a newer
+# TWHEEL_x.y symbol, a field), so an older libtwheel found first on the
+# pkg-config path must be refused there, not at link or load time.
+ver=$(pkg-config --modversion twheel)
+for pc in "$pcdir"/pkgconfig/*.pc; do
+	m=$(basename "$pc" .pc)
+	while read -r dep op v; do
+		case $dep in twheel*) ;; *) continue ;; esac
+		[ "$op" = ">=" ] && [ "$v" = "$ver" ] ||
+			fail "$m.pc requires '$dep${op:+ $op $v}', not '$dep >= $ver'"
+	done < <(pkg-config --print-requires "$m")
+done
+echo "every module requires the project's modules at >= $ver"
 for a in uv ev event epoll; do
 	has $a && run ${a}_example c "$src/examples/event-loops/${a}_example.c" twheel-$a
 done
