@@ -57,7 +57,14 @@
  * jiffies in 32 bits or compares them with < shows its wrap bugs after
  * five minutes, not after 49 days.
  *
- * Size: struct timer_list is 72 bytes on LP64 (the kernel's is 40).
+ * Linux before 4.15 (init_timer(), setup_timer(), a function taking
+ * unsigned long data, timer.data, DEFINE_TIMER(name, fn, expires, data)):
+ * define TWHEEL_COMPAT_TIMER_DATA before the include, in every file of the
+ * program (executable or shared library) that includes it; the linker
+ * refuses a program where some files define it and others do not.
+ *
+ * Size: struct timer_list is 72 bytes on LP64 (the kernel's is 40), two
+ * words more with TWHEEL_COMPAT_TIMER_DATA.
  */
 #ifndef TWHEEL_COMPAT_TIMER_LIST_H
 #define TWHEEL_COMPAT_TIMER_LIST_H
@@ -238,6 +245,24 @@ static inline unsigned long round_jiffies_up_relative(unsigned long j)
 #define TIMER_IRQSAFE 0x00200000u
 #define TIMER_INIT_FLAGS (TIMER_DEFERRABLE | TIMER_PINNED | TIMER_IRQSAFE)
 
+#ifdef TWHEEL_COMPAT_TIMER_DATA
+/*
+ * A kernel timer of Linux before 4.15 (TWHEEL_COMPAT_TIMER_DATA defined
+ * before the include: see "Linux before 4.15" below). Public fields as in
+ * that kernel: expires, function (called with data), data, flags. _ct and
+ * _callback (timer_setup()'s function) are private. A zeroed struct is a
+ * valid timer that is not pending.
+ */
+struct timer_list {
+	struct twheel_compat_timer _ct;
+	unsigned long expires;
+	void (*function)(unsigned long data);
+	unsigned long data;
+	uint32_t flags;
+	void (*_callback)(struct timer_list *timer);
+};
+#define TWHEEL__TIMER_CALL(t) ((t)->function((t)->data))
+#else
 /*
  * A kernel timer. Public fields as in the kernel: expires (absolute, in
  * jiffies), function (NULL after a shutdown), flags (TIMER_*). _ct is
@@ -250,6 +275,31 @@ struct timer_list {
 	void (*function)(struct timer_list *timer);
 	uint32_t flags;
 };
+#define TWHEEL__TIMER_CALL(t) ((t)->function(t))
+#endif
+
+/*
+ * One struct timer_list per program: a file built with
+ * TWHEEL_COMPAT_TIMER_DATA and one built without it cannot share a timer
+ * (the structs differ), so they do not link together. Each file that
+ * includes this header defines this weak hidden symbol, thread-local in
+ * the first kind and not in the second, and reads it: the linker (GNU
+ * ld, gold, lld) refuses a symbol that is both, naming it. An executable
+ * or a shared library is one kind or the other; two shared libraries of
+ * different kinds may be loaded together, as each keeps its timers.
+ */
+#ifdef TWHEEL_COMPAT_TIMER_DATA
+#define TWHEEL__TIMER_LIST_KIND __thread
+#else
+#define TWHEEL__TIMER_LIST_KIND
+#endif
+extern TWHEEL__TIMER_LIST_KIND char twheel__timer_list_TWHEEL_COMPAT_TIMER_DATA_in_some_files_only;
+__attribute__((weak, visibility("hidden"))) TWHEEL__TIMER_LIST_KIND char
+	twheel__timer_list_TWHEEL_COMPAT_TIMER_DATA_in_some_files_only;
+__attribute__((used)) static char twheel__timer_list_kind(void)
+{
+	return twheel__timer_list_TWHEEL_COMPAT_TIMER_DATA_in_some_files_only;
+}
 
 /* The wheel's callback: the timer is not pending when function runs. */
 static inline void twheel__timer_list_fire(struct tw_timer *tw)
@@ -258,7 +308,7 @@ static inline void twheel__timer_list_fire(struct tw_timer *tw)
 	const struct twheel_compat_timer *prev = twheel_compat_enter(&t->_ct);
 
 	if (t->function)
-		t->function(t);
+		TWHEEL__TIMER_CALL(t);
 	twheel_compat_leave(prev);
 }
 
@@ -315,13 +365,35 @@ static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires,
  * must not be pending (its memory may be anything else: a stack timer's
  * garbage); a -Ddebug_checks build reports a pending one (tw_timer_init()).
  */
-static inline void timer_setup(struct timer_list *timer, void (*func)(struct timer_list *),
-			       unsigned int flags)
+static inline void twheel__init_timer(struct timer_list *timer, unsigned int flags)
 {
 	tw_timer_init(&timer->_ct.tw, twheel__timer_list_fire);
 	timer->_ct._wheel = TWHEEL__NULL;
-	timer->function = func;
 	timer->flags = flags & TIMER_INIT_FLAGS;
+}
+
+#ifdef TWHEEL_COMPAT_TIMER_DATA
+/* timer_setup()'s function, as the kernel of 4.14 set it up: called with
+ * data = the timer, it calls the function timer_setup() was given. */
+static inline void twheel__timer_setup_call(unsigned long data)
+{
+	struct timer_list *t = (struct timer_list *)data;
+
+	t->_callback(t);
+}
+#endif
+
+static inline void timer_setup(struct timer_list *timer, void (*func)(struct timer_list *),
+			       unsigned int flags)
+{
+	twheel__init_timer(timer, flags);
+#ifdef TWHEEL_COMPAT_TIMER_DATA
+	timer->_callback = func;
+	timer->function = func ? twheel__timer_setup_call : TWHEEL__NULL;
+	timer->data = (unsigned long)timer;
+#else
+	timer->function = func;
+#endif
 }
 
 /* The same for a timer on the stack, and its (empty) counterpart, also
@@ -333,8 +405,65 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
 }
 #define timer_destroy_on_stack(timer) destroy_timer_on_stack(timer)
 
+#ifndef TWHEEL_COMPAT_TIMER_DATA
 /* Define a timer of static storage with callback @_function. */
 #define DEFINE_TIMER(_name, _function) struct timer_list _name = { .function = (_function) }
+#else
+/*
+ * Linux before 4.15: a timer's function takes unsigned long data, the
+ * timer's data field. Define TWHEEL_COMPAT_TIMER_DATA before the include
+ * (or on the compiler's command line, as a Makefile's ccflags) for these
+ * names and that struct timer_list; timer_setup() and from_timer() work
+ * as well (timer_setup() sets function to a private one of the right type
+ * and data to the timer, as 4.14 did with a cast). Not provided:
+ * TIMER_FUNC_TYPE and TIMER_DATA_TYPE, whose cast made the kernel call a
+ * function through a pointer of another type (undefined behaviour, which
+ * -fsanitize=function and CFI catch): call timer_setup() instead.
+ *
+ * init_timer() and the other initialisers leave function, data and
+ * expires as they are (code fills them in after); the flags are those of
+ * timer_setup(). DEFINE_TIMER() and TIMER_INITIALIZER() take expires and
+ * data as well. The function must be set before the timer is armed: an
+ * arm with function NULL is discarded (as after timer_shutdown()).
+ */
+#define __init_timer(timer, flags) twheel__init_timer((timer), (flags))
+#define __init_timer_on_stack(timer, flags) twheel__init_timer((timer), (flags))
+#define init_timer(timer) __init_timer((timer), 0)
+#define init_timer_pinned(timer) __init_timer((timer), TIMER_PINNED)
+#define init_timer_deferrable(timer) __init_timer((timer), TIMER_DEFERRABLE)
+#define init_timer_pinned_deferrable(timer) __init_timer((timer), TIMER_DEFERRABLE | TIMER_PINNED)
+#define init_timer_on_stack(timer) __init_timer_on_stack((timer), 0)
+#define init_timer_deferrable_on_stack(timer) __init_timer_on_stack((timer), TIMER_DEFERRABLE)
+#define __setup_timer(_timer, _fn, _data, _flags)       \
+	do {                                            \
+		__init_timer((_timer), (_flags));       \
+		(_timer)->function = (_fn);             \
+		(_timer)->data = (_data);               \
+	} while (0)
+#define __setup_timer_on_stack(_timer, _fn, _data, _flags) __setup_timer(_timer, _fn, _data, _flags)
+#define setup_timer(timer, fn, data) __setup_timer((timer), (fn), (data), 0)
+#define setup_pinned_timer(timer, fn, data) __setup_timer((timer), (fn), (data), TIMER_PINNED)
+#define setup_deferrable_timer(timer, fn, data) __setup_timer((timer), (fn), (data), TIMER_DEFERRABLE)
+#define setup_pinned_deferrable_timer(timer, fn, data) \
+	__setup_timer((timer), (fn), (data), TIMER_DEFERRABLE | TIMER_PINNED)
+#define setup_timer_on_stack(timer, fn, data) __setup_timer_on_stack((timer), (fn), (data), 0)
+#define setup_pinned_timer_on_stack(timer, fn, data) \
+	__setup_timer_on_stack((timer), (fn), (data), TIMER_PINNED)
+#define setup_deferrable_timer_on_stack(timer, fn, data) \
+	__setup_timer_on_stack((timer), (fn), (data), TIMER_DEFERRABLE)
+#define setup_pinned_deferrable_timer_on_stack(timer, fn, data) \
+	__setup_timer_on_stack((timer), (fn), (data), TIMER_DEFERRABLE | TIMER_PINNED)
+/* Static timers: function(data) at expires once add_timer() arms it. */
+#define __TIMER_INITIALIZER(_function, _expires, _data, _flags) \
+	{ .expires = (_expires), .function = (_function), .data = (_data), .flags = (_flags) }
+#define TIMER_INITIALIZER(_function, _expires, _data) __TIMER_INITIALIZER((_function), (_expires), (_data), 0)
+#define TIMER_PINNED_INITIALIZER(_function, _expires, _data) \
+	__TIMER_INITIALIZER((_function), (_expires), (_data), TIMER_PINNED)
+#define TIMER_DEFERRED_INITIALIZER(_function, _expires, _data) \
+	__TIMER_INITIALIZER((_function), (_expires), (_data), TIMER_DEFERRABLE)
+#define DEFINE_TIMER(_name, _function, _expires, _data) \
+	struct timer_list _name = TIMER_INITIALIZER(_function, _expires, _data)
+#endif
 
 /* The struct embedding @callback_timer as its member @timer_fieldname. */
 #define timer_container_of(var, callback_timer, timer_fieldname) \
@@ -464,6 +593,11 @@ static inline int timer_shutdown_sync(struct timer_list *timer)
 
 /* try_to_del_timer_sync()'s later name. */
 #define timer_delete_sync_try(timer) try_to_del_timer_sync(timer)
+
+#ifdef TWHEEL_COMPAT_TIMER_DATA
+/* Linux before 4.15 (until 6.2): del_timer_sync() for a one-shot timer. */
+#define del_singleshot_timer_sync(timer) del_timer_sync(timer)
+#endif
 
 #ifdef __cplusplus
 }
