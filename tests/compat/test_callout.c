@@ -161,7 +161,7 @@ struct softc {
 	struct softc *other;   /* STOP_OTHER's victim */
 };
 
-enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF, STOP_OTHER, FREE_SELF };
+enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF, STOP_OTHER, FREE_SELF, ASYNC_DRAIN_NULL };
 
 static void fn(void *arg)
 {
@@ -191,6 +191,9 @@ static void fn(void *arg)
 	case FREE_SELF:
 		free(sc);
 		return;
+	case ASYNC_DRAIN_NULL:
+		sc->rc = callout_async_drain(&sc->co, NULL);
+		break;
 	}
 	if (sc->again > 0) {
 		sc->again--;
@@ -991,6 +994,158 @@ static void released_by_another_thread_first(void **state)
 	pthread_mutex_destroy(&m.pm);
 }
 
+/* callout_async_drain: "identical to callout_stop() with one difference.
+ * When callout_async_drain() returns zero it will arrange for the
+ * function drain to be called using the same argument given to the
+ * callout_reset() function." Not running: 1 or -1, and no drain. */
+static int drains;
+static void *drained_arg;
+
+static void count_drain(void *arg)
+{
+	drains++;
+	drained_arg = arg;
+}
+
+static void async_drain_of_a_callout_not_running(void **state)
+{
+	struct softc sc;
+
+	(void)state;
+	drains = 0;
+	new_sc(&sc);
+	assert_int_equal(callout_async_drain(&sc.co, count_drain), -1); /* never set */
+	callout_reset(&sc.co, 3, fn, &sc);
+	assert_int_equal(callout_async_drain(&sc.co, count_drain), 1);
+	assert_false(callout_pending(&sc.co) || callout_active(&sc.co));
+	step(5);
+	assert_int_equal(sc.calls, 0);
+	assert_int_equal(drains, 0);
+	assert_int_equal(callout_reset(&sc.co, 1, fn, &sc), 0); /* still usable */
+	step(1);
+	assert_int_equal(sc.calls, 1);
+	assert_int_equal(callout_async_drain(&sc.co, count_drain), -1); /* serviced */
+	assert_int_equal(drains, 0);
+}
+
+/* From its own function: 0, the re-arm made there unscheduled, later
+ * resets refused ("Someone has called callout_drain to kill this callout.
+ * Don't reschedule."), and the drain function called once, with the
+ * argument the function got (not the one of a reset made there), after
+ * the function returned and the layer released the lock. The drain
+ * function frees the callout: the layer must not touch it after the
+ * function returns (ASan checks), and what it saw is copied first. */
+struct dying {
+	struct callout co;
+	int calls;
+	int rc, reset_rc, stop_rc, pending_after, returned;
+	int drained_after_return;
+	struct mtx *m;
+	int unlock;            /* CALLOUT_RETURNUNLOCKED: release m inside */
+	int held_inside;       /* m held by this thread inside the function */
+	int held_in_drain;     /* ... and inside the drain function */
+};
+
+static struct dying last_drained;
+
+static void dying_drain(void *arg)
+{
+	struct dying *d = arg;
+
+	drains++;
+	d->drained_after_return = d->returned;
+	d->held_in_drain = d->m && mtx_owned(d->m);
+	last_drained = *d;
+	free(d);
+}
+
+static void dying_fn(void *arg)
+{
+	struct dying *d = arg;
+
+	d->calls++;
+	d->held_inside = d->m && mtx_owned(d->m);
+	callout_reset(&d->co, 5, dying_fn, d); /* re-armed, then drained */
+	d->rc = callout_async_drain(&d->co, dying_drain);
+	d->reset_rc = callout_reset(&d->co, 5, dying_fn, &last_drained);
+	d->pending_after = callout_pending(&d->co) || callout_active(&d->co);
+	d->stop_rc = callout_stop(&d->co); /* being serviced still */
+	if (d->unlock)
+		mtx_unlock(d->m);
+	d->returned = 1;
+}
+
+static void async_drain_case(struct mtx *m, int flags)
+{
+	struct dying *d = calloc(1, sizeof(*d));
+
+	assert_non_null(d);
+	drains = 0;
+	last_drained = (struct dying){ 0 };
+	lock_errors = 0;
+	if (m) {
+		callout_init_mtx(&d->co, m, flags);
+		d->m = m;
+		d->unlock = !!(flags & CALLOUT_RETURNUNLOCKED);
+		mtx_lock(m);
+	} else {
+		callout_init(&d->co, 1);
+	}
+	assert_int_equal(callout_reset(&d->co, 2, dying_fn, d), 0);
+	if (m)
+		mtx_unlock(m);
+	step(2);
+	assert_int_equal(drains, 1);
+	assert_int_equal(last_drained.calls, 1);
+	assert_int_equal(last_drained.rc, 0);
+	assert_int_equal(last_drained.reset_rc, 0);
+	assert_int_equal(last_drained.pending_after, 0);
+	assert_int_equal(last_drained.stop_rc, 0);
+	assert_true(last_drained.drained_after_return);
+	assert_int_equal(last_drained.held_inside, m != NULL);
+	assert_false(last_drained.held_in_drain);
+	assert_int_equal(twheel_count(w), 0); /* neither re-arm is left */
+	step(10);
+	assert_int_equal(drains, 1);
+	assert_int_equal(lock_errors, 0);
+}
+
+static void async_drain_from_its_own_function(void **state)
+{
+	struct mtx m;
+
+	(void)state;
+	async_drain_case(NULL, 0);
+	/* "If the callout has an associated lock, then that lock must be held
+	 * when this function is called": it is, inside the function; the
+	 * drain function runs after the layer released it, or after the
+	 * function did (CALLOUT_RETURNUNLOCKED). */
+	mtx_init(&m);
+	async_drain_case(&m, 0);
+	assert_false(m.held);
+	async_drain_case(&m, CALLOUT_RETURNUNLOCKED);
+	assert_false(m.held);
+	pthread_mutex_destroy(&m.pm);
+}
+
+/* A drain function given as NULL is callout_stop(): nothing is called, and
+ * the callout can be re-armed from the function afterwards. */
+static void async_drain_without_a_function_is_stop(void **state)
+{
+	struct softc sc;
+
+	(void)state;
+	new_sc(&sc);
+	sc.action = ASYNC_DRAIN_NULL;
+	sc.again = 1;
+	callout_reset(&sc.co, 1, fn, &sc);
+	step(1);
+	assert_int_equal(sc.rc, 0);
+	assert_true(callout_pending(&sc.co)); /* callout_schedule() after it */
+	step(10);
+	assert_int_equal(sc.calls, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1023,6 +1178,9 @@ int main(void)
 		T(rearm_from_the_function_then_drain),
 		T(null_lock_or_bad_flags_cannot_be_armed),
 		T(released_by_another_thread_first),
+		T(async_drain_of_a_callout_not_running),
+		T(async_drain_from_its_own_function),
+		T(async_drain_without_a_function_is_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

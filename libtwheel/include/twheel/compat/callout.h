@@ -26,9 +26,11 @@
  *     would deadlock) it returns 0 at once, as callout_stop() does there.
  *   - callout_init_mtx(), _rw() and _rm() need to be told how to take
  *     and release the program's locks: see "Callouts with a lock" below.
- *   - Left out: callout_async_drain() and the CPU argument's meaning (the
- *     _on and _curcpu forms are accepted, the callout stays on this
- *     thread).
+ *   - callout_async_drain() returns as callout_stop(): it can only find
+ *     the callout running (0, and the drain function called once the
+ *     function has returned) from the callout's own function.
+ *   - Left out: the CPU argument's meaning (the _on and _curcpu forms are
+ *     accepted, the callout stays on this thread).
  *   - A call on a callout pending on another thread's wheel changes
  *     nothing and returns -EXDEV; arming on a thread that bound no wheel
  *     returns -ENXIO. These and -EINVAL (misuse: see callout_reset())
@@ -104,7 +106,7 @@
  *     and schedule form returns -EINVAL and it never runs; stop and drain
  *     return -1.
  *
- * Size: struct callout is 80 bytes on LP64 in a release build.
+ * Size: struct callout is 88 bytes on LP64 in a release build.
  */
 #ifndef TWHEEL_COMPAT_CALLOUT_H
 #define TWHEEL_COMPAT_CALLOUT_H
@@ -184,9 +186,11 @@ typedef void callout_func_t(void *);
 /*
  * A callout. Public fields as in FreeBSD: c_func, c_arg (set by the
  * callout_reset() forms), c_flags (CALLOUT_ACTIVE, CALLOUT_MPSAFE). The
- * others are private: _ct, _lock (the callout_init_mtx() forms' lock) and
+ * others are private: _ct, _lock (the callout_init_mtx() forms' lock),
  * _lflags (their flags; set at initialisation only, so the wheel's thread
- * reads them without the lock). Initialise it with callout_init() or a
+ * reads them without the lock) and _drain (while the function runs: where
+ * callout_async_drain() leaves its drain function, on the stack of the
+ * thread that runs it). Initialise it with callout_init() or a
  * callout_init_mtx() form before any other call.
  */
 struct callout {
@@ -194,24 +198,39 @@ struct callout {
 	callout_func_t *c_func;
 	void *c_arg;
 	void *_lock;
+	callout_func_t **_drain;
 	int c_flags;
 	int _lflags;
 };
 
-/* Call @c's function: not pending from here on; "active" unchanged. The
- * function may free @c: nothing reads it after the call. */
-static inline void twheel__callout_call(struct callout *c)
+/*
+ * Call @c's function with its argument, which *@arg keeps: not pending
+ * from here on; "active" unchanged. The function may free @c: nothing
+ * reads or writes it after the call. Returns the drain function that
+ * callout_async_drain() gave from the function (NULL: none), which the
+ * caller calls with *@arg once the lock, if any, is released.
+ */
+static inline callout_func_t *twheel__callout_call(struct callout *c, void **arg)
 {
+	callout_func_t *func = c->c_func;
+	callout_func_t *drain = TWHEEL__NULL;
 	const struct twheel_compat_timer *prev = twheel_compat_enter(&c->_ct);
 
-	c->c_func(c->c_arg);
+	*arg = c->c_arg;
+	c->_drain = &drain;
+	func(*arg);
 	twheel_compat_leave(prev);
+	return drain;
 }
 
 /* The wheel's callback of a callout_init() callout. */
 static inline void twheel__callout_fire(struct tw_timer *tw)
 {
-	twheel__callout_call(tw_container_of(tw, struct callout, _ct.tw));
+	void *arg;
+	callout_func_t *drain = twheel__callout_call(tw_container_of(tw, struct callout, _ct.tw), &arg);
+
+	if (drain)
+		drain(arg);
 }
 
 /*
@@ -255,11 +274,15 @@ static inline void twheel__callout_fire_mtx(struct tw_timer *tw)
 	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
 	struct mtx *m = (struct mtx *)c->_lock;
 	int unlock = !(c->_lflags & CALLOUT_RETURNUNLOCKED);
+	callout_func_t *drain;
+	void *arg;
 
 	TWHEEL_CALLOUT_MTX_LOCK(m);
-	twheel__callout_call(c);
+	drain = twheel__callout_call(c, &arg);
 	if (unlock)
 		TWHEEL_CALLOUT_MTX_UNLOCK(m);
+	if (drain)
+		drain(arg);
 }
 
 /*
@@ -289,18 +312,22 @@ static inline void twheel__callout_fire_rw(struct tw_timer *tw)
 	struct callout *c = tw_container_of(tw, struct callout, _ct.tw);
 	struct rwlock *rw = (struct rwlock *)c->_lock;
 	int flags = c->_lflags;
+	callout_func_t *drain;
+	void *arg;
 
 	if (flags & CALLOUT_SHAREDLOCK)
 		TWHEEL_CALLOUT_RW_RLOCK(rw);
 	else
 		TWHEEL_CALLOUT_RW_WLOCK(rw);
-	twheel__callout_call(c);
-	if (flags & CALLOUT_RETURNUNLOCKED)
-		return;
-	if (flags & CALLOUT_SHAREDLOCK)
-		TWHEEL_CALLOUT_RW_RUNLOCK(rw);
-	else
-		TWHEEL_CALLOUT_RW_WUNLOCK(rw);
+	drain = twheel__callout_call(c, &arg);
+	if (!(flags & CALLOUT_RETURNUNLOCKED)) {
+		if (flags & CALLOUT_SHAREDLOCK)
+			TWHEEL_CALLOUT_RW_RUNLOCK(rw);
+		else
+			TWHEEL_CALLOUT_RW_WUNLOCK(rw);
+	}
+	if (drain)
+		drain(arg);
 }
 
 /* callout_init_mtx() with the reader/writer lock @rw: write-locked around
@@ -328,18 +355,22 @@ static inline void twheel__callout_fire_rm(struct tw_timer *tw)
 	struct rmlock *rm = (struct rmlock *)c->_lock;
 	struct rm_priotracker tracker;
 	int flags = c->_lflags;
+	callout_func_t *drain;
+	void *arg;
 
 	if (flags & CALLOUT_SHAREDLOCK)
 		TWHEEL_CALLOUT_RM_RLOCK(rm, &tracker);
 	else
 		TWHEEL_CALLOUT_RM_WLOCK(rm);
-	twheel__callout_call(c);
-	if (flags & CALLOUT_RETURNUNLOCKED)
-		return;
-	if (flags & CALLOUT_SHAREDLOCK)
-		TWHEEL_CALLOUT_RM_RUNLOCK(rm, &tracker);
-	else
-		TWHEEL_CALLOUT_RM_WUNLOCK(rm);
+	drain = twheel__callout_call(c, &arg);
+	if (!(flags & CALLOUT_RETURNUNLOCKED)) {
+		if (flags & CALLOUT_SHAREDLOCK)
+			TWHEEL_CALLOUT_RM_RUNLOCK(rm, &tracker);
+		else
+			TWHEEL_CALLOUT_RM_WUNLOCK(rm);
+	}
+	if (drain)
+		drain(arg);
 }
 
 /* callout_init_mtx() with the read-mostly lock @rm: write-locked around
@@ -361,7 +392,15 @@ static inline int callout_pending(const struct callout *c)
 #define callout_active(c) ((c)->c_flags & CALLOUT_ACTIVE)
 #define callout_deactivate(c) ((c)->c_flags &= ~CALLOUT_ACTIVE)
 
-/* Arm @c at tick @when of twheel_compat_now() with @func(@arg). */
+/* True if @c's function is running on this thread and has called
+ * callout_async_drain() with a drain function. */
+static inline int twheel__callout_draining(const struct callout *c)
+{
+	return twheel_compat_running(&c->_ct) && c->_drain && *c->_drain;
+}
+
+/* Arm @c at tick @when of twheel_compat_now() with @func(@arg); not once
+ * its running function has asked for an asynchronous drain (0). */
 static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_func_t *func,
 				      void *arg)
 {
@@ -369,6 +408,8 @@ static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_
 
 	if (!func || (c->_lflags & TWHEEL__CALLOUT_BAD))
 		return -EINVAL;
+	if (twheel__callout_draining(c))
+		return 0; /* "Don't reschedule", as FreeBSD */
 	rc = twheel_compat_mod(&c->_ct, when, 0);
 	if (rc < 0)
 		return rc;
@@ -507,6 +548,29 @@ static inline int callout_stop(struct callout *c)
 static inline int callout_drain(struct callout *c)
 {
 	return callout_stop(c);
+}
+
+/*
+ * callout_stop(), and if it returns 0 (called from @c's own function),
+ * @drain(the argument that function was called with) once the function
+ * has returned and the layer has released @c's lock (unless
+ * CALLOUT_RETURNUNLOCKED: the function released it), as FreeBSD calls it
+ * when the running callout completes. The layer does not touch @c after
+ * the function returns, so the function or @drain may free it. From then
+ * until the function returns, the reset and schedule forms leave @c
+ * stopped and return 0. Otherwise (1: it was pending and is stopped; -1:
+ * not set, or already serviced; -EXDEV) @drain is not called. @drain
+ * NULL: callout_stop(). A second call from the same function replaces
+ * @drain. O(1).
+ */
+static inline int callout_async_drain(struct callout *c, callout_func_t *drain)
+{
+	bool serviced = twheel_compat_running(&c->_ct);
+	int rc = callout_stop(c);
+
+	if (rc == 0 && serviced && drain && c->_drain)
+		*c->_drain = drain;
+	return rc;
 }
 
 #ifdef __cplusplus
