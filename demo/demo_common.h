@@ -343,15 +343,27 @@ static inline void demo_load_print(const struct demo_load *l, const char *ours)
 }
 
 /*
- * Find "key=" in a STATS line and parse the unsigned value after it.
- * Returns 0 or -ENOENT.
+ * Find "key=" in a STATS line and parse the unsigned value after it: one
+ * run of decimal digits that fits 64 bits, ended by a space, a line end
+ * or the string's end. Returns 0, -ENOENT (no such key), or -EINVAL (a
+ * value that is not such a number: "conns=", "conns=x", "conns=-1",
+ * "conns=5x"; @out untouched). A server's line is input like any other:
+ * a count it does not give is unknown, never 0.
  */
 static inline int demo_stats_get(const char *line, const char *key, uint64_t *out)
 {
 	size_t kl = strlen(key);
 	for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
 		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
-			*out = strtoull(p + kl + 1, NULL, 10);
+			const char *v = p + kl + 1;
+			char *end;
+			if (*v < '0' || *v > '9')
+				return -EINVAL;
+			errno = 0;
+			unsigned long long x = strtoull(v, &end, 10);
+			if (errno == ERANGE || (*end && *end != ' ' && *end != '\n' && *end != '\r'))
+				return -EINVAL;
+			*out = x;
 			return 0;
 		}
 	}

@@ -109,6 +109,8 @@ static const char *const st_keys[ST__N] = {
 struct server_view {
 	uint32_t workers;     /* 0: unknown */
 	uint32_t seen;        /* workers that answered with conns=0 timers=0 */
+	uint32_t heard;       /* workers that answered */
+	uint32_t uncounted;   /* of those, the ones whose last line lacked a whole conns= or timers= */
 	uint64_t conns, timers, emfile, accepted, idle_closed;
 	double cpu_user, cpu_sys;
 	bool ok;

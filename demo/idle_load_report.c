@@ -283,7 +283,13 @@ static void print_verdict(const struct report *r)
 	printf("  wrong %-8" PRIu64 " a chatty one closed or unanswered, a reply that differs, data on a silent one\n",
 	       r->wrong);
 	printf("  failed %-7" PRIu64 " connects that failed\n", r->connect_fail);
-	if (o.stats && r->sv.workers) {
+	if (o.stats && r->sv.uncounted) {
+		printf("  left ?         %u of %u workers' STATS lines gave no whole conns= and timers=\n",
+		       r->sv.uncounted, r->sv.workers);
+	} else if (o.stats && r->sv.workers && r->sv.heard < r->sv.workers) {
+		printf("  left ?         %u of %u workers did not answer STATS\n", r->sv.workers - r->sv.heard,
+		       r->sv.workers);
+	} else if (o.stats && r->sv.workers) {
 		snprintf(b, sizeof(b), "%" PRIu64 "/%" PRIu64, r->sv.conns, r->sv.timers);
 		printf("  left %-9s connections/timers the server still held at the end\n", b);
 	} else if (o.stats) {

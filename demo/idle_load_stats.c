@@ -21,24 +21,44 @@
 
 #include "idle_load.h"
 
-/* One STATS request; returns 0 and fills @line, or -errno. */
-static int stats_once(char *line, size_t len)
+/*
+ * One STATS request, given up at @end_ns (CLOCK_MONOTONIC, demo_now_ns())
+ * or 1 s after it began, whichever comes first, however the server
+ * trickles its reply; returns 0 and fills @line, or -errno (-ETIMEDOUT).
+ */
+static int stats_once(char *line, size_t len, uint64_t end_ns)
 {
+	uint64_t now = demo_now_ns();
+	if (end_ns > now + 1000000000u)
+		end_ns = now + 1000000000u;
 	int fd = socket(demo_addr_family(&o.host), SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	struct timeval tv = { 1, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	size_t got = 0;
-	int ret = 0;
-	if (connect(fd, &o.host.u.sa, o.host.len) != 0 ||
-	    send(fd, DEMO_STATS_REQ, DEMO_STATS_REQ_LEN, MSG_NOSIGNAL) != DEMO_STATS_REQ_LEN) {
-		ret = -errno;
-		goto out;
-	}
-	while (got + 1 < len) {
+	int ret = -ETIMEDOUT;
+	for (bool sent = false; (now = demo_now_ns()) < end_ns;) {
+		uint64_t left_us = (end_ns - now) / 1000u + 1;
+		struct timeval tv = { (time_t)(left_us / 1000000u), (suseconds_t)(left_us % 1000000u) };
+		if (setsockopt(fd, SOL_SOCKET, sent ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+			ret = -errno;
+			break;
+		}
+		if (!sent) {
+			if (connect(fd, &o.host.u.sa, o.host.len) != 0 ||
+			    send(fd, DEMO_STATS_REQ, DEMO_STATS_REQ_LEN, MSG_NOSIGNAL) != DEMO_STATS_REQ_LEN) {
+				ret = errno == EINPROGRESS ? -ETIMEDOUT : -errno;
+				break;
+			}
+			sent = true;
+			continue;
+		}
+		if (got + 1 >= len) {
+			ret = -EPROTO; /* no line end in DEMO_STATS_MAX bytes */
+			break;
+		}
 		ssize_t r = recv(fd, line + got, len - 1 - got, 0);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue; /* the time is checked above */
 		if (r <= 0) {
 			ret = r == 0 ? -EPROTO : -errno;
 			break;
@@ -49,7 +69,6 @@ static int stats_once(char *line, size_t len)
 			break;
 		}
 	}
-out:
 	line[got] = '\0';
 	close(fd);
 	if (!ret && strncmp(line, "STATS ", 6) != 0)
@@ -59,6 +78,8 @@ out:
 
 /* What one server worker said in its last STATS line. */
 struct worker_said {
+	bool heard;  /* a line from it came */
+	bool counts; /* its last line gave conns and timers, whole numbers */
 	bool done;   /* no connection, no pending timer */
 	bool has_tm; /* every timing field there */
 	uint64_t conns, timers, emfile, accepted, idle_closed, utime_us, stime_us;
@@ -67,8 +88,8 @@ struct worker_said {
 
 static void read_worker(const char *line, struct worker_said *x)
 {
-	demo_stats_get(line, "conns", &x->conns);
-	demo_stats_get(line, "timers", &x->timers);
+	x->heard = true;
+	x->counts = demo_stats_get(line, "conns", &x->conns) == 0 && demo_stats_get(line, "timers", &x->timers) == 0;
 	demo_stats_get(line, "emfile", &x->emfile);
 	demo_stats_get(line, "accepted", &x->accepted);
 	demo_stats_get(line, "idle_closed", &x->idle_closed);
@@ -78,7 +99,7 @@ static void read_worker(const char *line, struct worker_said *x)
 	for (int k = 0; k < ST__N; k++)
 		if (demo_stats_get(line, st_keys[k], &x->tm[k]) != 0)
 			x->has_tm = false;
-	x->done = x->conns == 0 && x->timers == 0;
+	x->done = x->counts && x->conns == 0 && x->timers == 0;
 }
 
 /* The workers' counters summed into @v, their timing the worst of them. */
@@ -87,6 +108,8 @@ static void sum_workers(struct server_view *v, const struct worker_said *ws)
 	v->timing = v->workers > 0;
 	for (uint32_t i = 0; i < v->workers; i++) {
 		const struct worker_said *x = &ws[i];
+		v->heard += x->heard;
+		v->uncounted += x->heard && !x->counts;
 		v->conns += x->conns;
 		v->timers += x->timers;
 		v->emfile += x->emfile;
@@ -120,7 +143,7 @@ static struct server_view query_server(uint64_t ms)
 	uint64_t deadline = demo_now_ns() + ms_ns(ms);
 	char line[DEMO_STATS_MAX];
 	while (demo_now_ns() < deadline) {
-		int ret = stats_once(line, sizeof(line));
+		int ret = stats_once(line, sizeof(line), deadline);
 		uint64_t wk = 0, nw = 0;
 		if (ret == 0 && demo_stats_get(line, "worker", &wk) == 0 &&
 		    demo_stats_get(line, "workers", &nw) == 0 && nw > 0 && nw <= MAXW && wk < nw) {
@@ -137,7 +160,9 @@ static struct server_view query_server(uint64_t ms)
 			for (uint32_t i = 0; i < nw; i++)
 				seen += ws[i].done;
 			v.seen = seen;
-			if (seen == nw)
+			/* a worker that leaves its counts out will not give them
+			 * if asked again: the server cannot be shown clean */
+			if (seen == nw || !ws[wk].counts)
 				break;
 		} else if (ret != 0 && ret != -EINTR && !o.quiet) { /* EINTR: just ask again */
 			fprintf(stderr, "idle-load: STATS request: %s\n", strerror(-ret));
