@@ -19,7 +19,10 @@
  * unread longer than --tolerance-ms (its lateness figures would then be its
  * own). Early closes fail even such a run: a notice received before the
  * session's only datagram was sent + the timeout is early whatever the
- * generator's lag or drops. It asks the server for STATS before the first session, once all are
+ * generator's lag or drops. So does a server that went away: its port
+ * unreachable (ECONNREFUSED on a socket, the kernel's ICMP port
+ * unreachable: no socket bound there), which nothing of the generator's
+ * makes. It asks the server for STATS before the first session, once all are
  * open, just before the first timeout (memory, wake-ups and CPU come from
  * the differences) and at the end, until the server holds no session and
  * no timer.
@@ -94,6 +97,7 @@ struct gen {
 	uint32_t *q, qhead, qlen; /* the chatty ones, in the order of due[] */
 	/* counters */
 	uint64_t on_time, late, early, closed_silent, wrong, dup, bad, send_fail, datagrams;
+	uint64_t unreachable; /* ECONNREFUSED: the server's port had no socket (ICMP) */
 	int64_t min_late_ns;
 	int64_t *late_ns;      /* each silent session's lateness, in the order closed (closed_silent) */
 	struct demo_hist lat;  /* silent sessions' lateness (early ones as 0) */
@@ -128,6 +132,7 @@ static void txq_flush(struct gen *g, unsigned k)
 		if (r <= 0) {
 			if (r < 0 && errno == EINTR)
 				continue;
+			g->unreachable += r < 0 && errno == ECONNREFUSED;
 			g->send_fail += q->n - off;
 			break;
 		}
@@ -162,8 +167,10 @@ static void ask_stats(struct gen *g, int which)
 	struct udp_msg m = { .magic = UDP_MAGIC, .type = UDP_STATS };
 	g->want = which;
 	g->asked_at = demo_now_ns();
-	if (send(g->fd[0], &m, sizeof(m), 0) != (ssize_t)sizeof(m))
+	if (send(g->fd[0], &m, sizeof(m), 0) != (ssize_t)sizeof(m)) {
+		g->unreachable += errno == ECONNREFUSED;
 		g->send_fail++;
+	}
 }
 
 /* Open the sessions due by @now (--rate a second); the chatty ones join the queue. */
@@ -276,6 +283,10 @@ static unsigned read_socket(struct gen *g, unsigned k)
 		int n = recvmmsg(g->fd[k], m, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ECONNREFUSED) { /* the socket's error, taken: read on */
+			g->unreachable++;
+			continue;
+		}
 		if (n <= 0)
 			return total;
 		uint64_t now = demo_now_ns();
@@ -344,11 +355,12 @@ static void snap_step(struct gen *g, uint64_t now)
 static bool snap_until(struct gen *g, int which, bool (*ok)(const char *line), uint64_t ms)
 {
 	uint64_t end = demo_now_ns() + ms * 1000000u;
-	while (demo_now_ns() < end) {
+	/* no server on the port: no reply will come */
+	while (demo_now_ns() < end && !g->unreachable) {
 		g->snap[which].have = false;
 		ask_stats(g, which);
 		uint64_t until = demo_now_ns() + 200000000u;
-		while (!g->snap[which].have && demo_now_ns() < until) {
+		while (!g->snap[which].have && demo_now_ns() < until && !g->unreachable) {
 			read_all(g);
 			wait_input(g, 10);
 		}
@@ -414,7 +426,7 @@ static void run_sessions(struct gen *g)
 			end = demo_now_ns() + g->idle_ns + opt.grace_ms * 1000000u;
 		if (g->closed_silent == g->nsilent && g->opened == g->n && g->snap[SNAP_FULL].have)
 			break;
-		if (now > end)
+		if (now > end || g->unreachable) /* the server gone: nothing more to see */
 			break;
 		if (!work)
 			wait_input(g, 1);
@@ -602,10 +614,11 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	print_summary(g, never, wall_ns);
 	bool fell_behind = dr || behind(g) || !g->snap[SNAP_BASE].have || !g->snap[SNAP_FULL].have;
 	/* An early close is one whatever our lag or drops: its notice came in
-	 * before its session's only datagram was sent + the timeout. So it
-	 * fails even a run that fell behind; nothing else does. */
-	bool invalid = fell_behind && !g->early;
-	bool pass = !g->early && !never && !g->wrong && !g->bad && clean;
+	 * before its session's only datagram was sent + the timeout; and a
+	 * port unreachable says the server went away. So either fails even a
+	 * run that fell behind; nothing else does. */
+	bool invalid = fell_behind && !g->early && !g->unreachable;
+	bool pass = !g->early && !never && !g->wrong && !g->bad && clean && !g->unreachable;
 	struct demo_load l = machine_load(g);
 	if (opt.plot)
 		write_plot(g, invalid, pass);
@@ -621,7 +634,10 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 		       "this run measures nothing\n");
 		return 3;
 	}
-	if (fell_behind)
+	if (g->unreachable)
+		printf("The server's port was unreachable %" PRIu64 " times (ICMP port unreachable: no socket\n"
+		       "bound there): the server went away during the run: FAIL.\n", g->unreachable);
+	else if (fell_behind)
 		printf("The generator fell behind or datagrams were dropped, but a close seen before its\n"
 		       "session's datagram was sent + the timeout is early whatever that lag: FAIL.\n");
 	printf("%s: early %" PRIu64 ", never %" PRIu64 ", chatty closed %" PRIu64 ", bad %" PRIu64

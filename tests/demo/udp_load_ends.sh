@@ -16,6 +16,14 @@
 # INVALID (exit 3), and the summary says the server's memory and its CPU
 # while opening are unknown, not the differences of a missing snapshot
 # (read as 0, they wrapped to 1.8e19 KiB and 1.8e13 s).
+#
+# Last, against a stand-in that answers the first UDP_STATS and then goes
+# away (closes its socket) after 50 DATA datagrams: the generator's
+# datagrams find the port unreachable (ECONNREFUSED, from the kernel's
+# ICMP), which says the server is gone: a FAIL (exit 1) that says so,
+# within 3 s. It took the error for an empty socket and called the run
+# INVALID, "the generator fell behind or datagrams were dropped", after
+# waiting 5 s for a STATS reply.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 set -u
 server=$1 load=$2
@@ -83,3 +91,35 @@ grep -q '^  server CPU .*unknown opening' "$tmp/load.log" || fail "the server's 
 huge=$(grep -Eo '[0-9]{12,}' "$tmp/load.log" | head -1)
 [ -z "$huge" ] || fail "a figure of a missing snapshot: $huge"
 echo "PASS: a STATS reply missing, its figures said unknown"
+
+start=$(date +%s%N)
+python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
+import socket, struct, subprocess, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.settimeout(0.05)
+load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "1000",
+                         "--idle-ms", "500", "--grace-ms", "500", "--rate", "1000"])
+data = 0
+while load.poll() is None and data < 50:
+    try:
+        msg, peer = s.recvfrom(64)
+    except socket.timeout:
+        continue
+    magic, kind = struct.unpack_from("=IB", msg) if len(msg) == 24 else (0, 0)
+    if magic == 0x53555754 and kind == 4:  # UDP_STATS
+        s.sendto(b"STATS worker=0 workers=1 conns=0 timers=0 rss_kb=2000 utime_us=5000 stime_us=0", peer)
+    data += magic == 0x53555754 and kind == 1
+s.close()  # gone: the port unreachable from now on
+try:
+    sys.exit(load.wait(timeout=20))
+except subprocess.TimeoutExpired:
+    load.kill()
+    sys.exit(124)
+EOF2
+lrc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $lrc -eq 1 ] || fail "against a server gone mid-run, the generator exited $lrc, expected 1"
+grep -q "port was unreachable" "$tmp/load.log" || fail "the server's port unreachable not said"
+[ $took -lt 3000 ] || fail "against a server gone mid-run, the generator took $took ms (under 3000 expected)"
+echo "PASS: a server gone mid-run, a FAIL that says so, in $took ms"
