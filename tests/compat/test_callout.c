@@ -598,7 +598,8 @@ static void when_and_precalc(void **state)
 	sbintime_t ret = callout_when(5 * tick_sbt, SBT_1MS, C_HARDCLOCK, &at, &pr);
 
 	assert_int_equal(ret, at);
-	assert_int_equal(pr, SBT_1MS);
+	/* the larger of pr and FreeBSD's default deviation, 1/16 of sbt */
+	assert_int_equal(pr, SBT_1MS > (5 * tick_sbt) >> 4 ? SBT_1MS : (5 * tick_sbt) >> 4);
 	assert_int_equal(at, sbinuptime() + 5 * tick_sbt);
 	callout_reset_sbt(&sc.co, at, pr, fn, &sc, C_PRECALC);
 	step(4);
@@ -606,6 +607,32 @@ static void when_and_precalc(void **state)
 	step(1);
 	assert_int_equal(sc.calls, 1);
 	assert_int_equal(ticks_since(t0, sc.at), 5);
+}
+
+/* callout_when()'s precision: "Note that the larger of pr or this value
+ * [C_PREL(): the relative event time divided by 2^x] is used as the
+ * length of the time window"; without C_PREL(), FreeBSD's default
+ * kern.timecounter.alloweddeviation (5%: 2^-4); absolute times keep pr. */
+static void when_precision_as_freebsd(void **state)
+{
+	sbintime_t at, pr;
+
+	(void)state;
+	callout_when(SBT_1S, 0, 0, &at, &pr);
+	assert_int_equal(pr, SBT_1S >> 4);
+	callout_when(SBT_1S, 0, C_PREL(2), &at, &pr);
+	assert_int_equal(pr, SBT_1S >> 2);
+	callout_when(SBT_1S, SBT_1S, C_PREL(2), &at, &pr);
+	assert_int_equal(pr, SBT_1S);
+	callout_when(0, 0, C_HARDCLOCK | C_PREL(1), &at, &pr); /* sbt made tick_sbt */
+	assert_int_equal(pr, tick_sbt >> 1);
+	callout_when(SBT_1S, 7, C_ABSOLUTE | C_PREL(1), &at, &pr);
+	assert_int_equal(at, SBT_1S);
+	assert_int_equal(pr, 7);
+	callout_when(SBT_1S, 7, C_PRECALC, &at, &pr);
+	assert_int_equal(pr, 7);
+	callout_when(SBT_1S, 7, C_PREL(100), &at, &pr); /* no shift past 63 bits */
+	assert_int_equal(pr, 7);
 }
 
 /* The per-CPU forms are accepted; the callout stays on this thread. */
@@ -1168,6 +1195,7 @@ int main(void)
 		T(reset_sbt_maps_to_ticks),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),
 		T(when_and_precalc),
+		T(when_precision_as_freebsd),
 		T(per_cpu_forms),
 		T(far_callout_is_exact),
 		T(another_thread_is_refused),

@@ -497,16 +497,35 @@ static inline int callout_schedule_sbt(struct callout *c, sbintime_t sbt, sbinti
 	return callout_reset_sbt(c, sbt, pr, c->c_func, c->c_arg, flags);
 }
 
+/* FreeBSD's default tc_precexp (kern.timecounter.alloweddeviation 5%):
+ * without C_PREL(), a relative time's window is at least 2^-4 of it. */
+#define TWHEEL__CALLOUT_PRECEXP 4
+
 /*
  * The absolute time and precision an arm with these arguments would use,
- * in *@sbt_res and *@precision_res, for callout_reset_sbt(..., C_PRECALC).
- * Returns *@sbt_res. O(1).
+ * in *@sbt_res and *@precision_res, for callout_reset_sbt(..., C_PRECALC),
+ * as FreeBSD computes them: with C_ABSOLUTE or C_PRECALC, @sbt and
+ * @precision; otherwise the time of twheel__sbt_at() and the larger of
+ * @precision and the relative time (at least tick_sbt with C_HARDCLOCK)
+ * shifted right by C_PRELGET(@flags), or by 4 without C_PREL(). The
+ * layer arms at the time and ignores the precision. Returns *@sbt_res
+ * (FreeBSD's returns nothing). O(1).
  */
 static inline sbintime_t callout_when(sbintime_t sbt, sbintime_t precision, int flags,
 				      sbintime_t *sbt_res, sbintime_t *precision_res)
 {
+	int shift = C_PRELGET(flags) < 0 ? TWHEEL__CALLOUT_PRECEXP : C_PRELGET(flags);
+	sbintime_t pr;
+
 	*sbt_res = twheel__sbt_at(sbt, flags, twheel_compat_now());
 	*precision_res = precision;
+	if (flags & (C_ABSOLUTE | C_PRECALC))
+		return *sbt_res;
+	if ((flags & C_HARDCLOCK) && sbt < tick_sbt)
+		sbt = tick_sbt;
+	pr = shift < 63 ? sbt >> shift : 0; /* C_PREL() takes up to 126 */
+	if (pr > precision)
+		*precision_res = pr;
 	return *sbt_res;
 }
 
