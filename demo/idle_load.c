@@ -184,6 +184,16 @@ void finish_together(uint32_t nprocs)
 	}
 }
 
+/* Generator processes: at most this many (each has a ring, a wheel and a
+ * connection table, and forks on one machine as a fork bomb would). */
+#define MAX_PROCS 4096u
+
+/* The processes that @total connections take at @per_proc each. */
+static uint32_t procs_for(uint32_t total, uint32_t per_proc)
+{
+	return total ? (uint32_t)(((uint64_t)total + per_proc - 1) / per_proc) : 1;
+}
+
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -287,9 +297,12 @@ static void parse_args(int argc, char **argv)
 		args_fail("idle-load", "--ping-ms %" PRIu64 " (+25%% jitter) must stay below --idle-ms %" PRIu64,
 			  o.ping_ms, o.idle_ms);
 	unsigned nsrc = demo_addr_family(&o.host) == AF_INET6 ? 1 : 254;
-	if ((uint64_t)(o.conns + o.abrupt) / o.per_src >= nsrc)
+	if ((uint64_t)o.conns + o.abrupt > (uint64_t)o.per_src * nsrc) /* source i / per_src */
 		args_fail("idle-load", "--conns %u plus --abrupt %u are too many for --per-src %u%s", o.conns,
 			  o.abrupt, o.per_src, nsrc == 1 ? " (IPv6 has one loopback source address)" : "");
+	if (o.per_proc && procs_for(o.conns + o.abrupt, o.per_proc) > MAX_PROCS)
+		args_fail("idle-load", "--conns %u plus --abrupt %u at --per-proc %u take %u processes, at most %u",
+			  o.conns, o.abrupt, o.per_proc, procs_for(o.conns + o.abrupt, o.per_proc), MAX_PROCS);
 }
 
 /*
@@ -337,11 +350,12 @@ static void progress_start(struct proc_stats *ps, uint32_t nprocs, uint32_t tota
 }
 
 /*
- * Wait for the @nprocs worker processes, printing the progress line
- * meanwhile; count in *@fail_procs those that failed. Returns 0, or
- * DEMO_EXIT_NO_URING as soon as one reports io_uring refused.
+ * Wait for the @nprocs worker processes @pids, printing the progress line
+ * meanwhile; count in *@fail_procs those that failed, and set each one
+ * reaped to 0 in @pids. Returns 0, or DEMO_EXIT_NO_URING as soon as one
+ * reports io_uring refused.
  */
-static int wait_procs(uint32_t nprocs, int *fail_procs)
+static int wait_procs(pid_t *pids, uint32_t nprocs, int *fail_procs)
 {
 	for (uint32_t left = nprocs; left > 0;) {
 		int st;
@@ -353,6 +367,9 @@ static int wait_procs(uint32_t nprocs, int *fail_procs)
 		}
 		if (pid < 0)
 			break;
+		for (uint32_t p = 0; p < nprocs; p++)
+			if (pids[p] == pid)
+				pids[p] = 0;
 		left--;
 		if (WIFEXITED(st) && WEXITSTATUS(st) == DEMO_EXIT_NO_URING)
 			return DEMO_EXIT_NO_URING;
@@ -360,6 +377,20 @@ static int wait_procs(uint32_t nprocs, int *fail_procs)
 			(*fail_procs)++;
 	}
 	return 0;
+}
+
+/* Kill the first @n worker processes and reap them (0: reaped already,
+ * its pid maybe another process's now). They would wait at the start
+ * line for the others, then run their connections with no one to judge
+ * them. */
+static void stop_procs(const pid_t *pids, uint32_t n)
+{
+	for (uint32_t p = 0; p < n; p++)
+		if (pids[p] > 0)
+			kill(pids[p], SIGKILL);
+	for (uint32_t p = 0; p < n; p++)
+		while (pids[p] > 0 && waitpid(pids[p], NULL, 0) < 0 && errno == EINTR)
+			;
 }
 
 /*
@@ -385,18 +416,22 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 		uint32_t hi = (uint32_t)((uint64_t)total * (p + 1) / nprocs);
 		pids[p] = fork();
 		if (pids[p] < 0) {
-			perror("idle-load: fork");
+			int e = errno;
+			stop_procs(pids, p);
+			fprintf(stderr, "idle-load: fork: %s (%u of %u processes started, stopped again)\n",
+				strerror(e), p, nprocs);
+			free(pids);
 			return 1;
 		}
 		if (pids[p] == 0)
 			_exit(run_worker(res, &ps[p], lo, hi, p, nprocs, false));
 	}
 	/* the children work; this process reports their progress */
-	int ret = wait_procs(nprocs, fail_procs);
+	int ret = wait_procs(pids, nprocs, fail_procs);
 	if (ret)
-		return ret;
+		stop_procs(pids, nprocs); /* not left running, orphaned, when we give up */
 	free(pids);
-	return 0;
+	return ret;
 }
 /* What the run is, before it starts (unless --quiet). */
 static void print_banner(uint32_t total, uint32_t nsilent, uint32_t nprocs)
@@ -451,7 +486,13 @@ int main(int argc, char **argv)
 
 	uint32_t total = o.conns + o.abrupt;
 	uint32_t nsilent = (uint32_t)(((uint64_t)o.conns * o.silent_pct + 50) / 100);
-	uint32_t nprocs = total ? (total + o.per_proc - 1) / o.per_proc : 1;
+	uint32_t nprocs = procs_for(total, o.per_proc);
+	if (nprocs > MAX_PROCS) { /* the default --per-proc, from a low RLIMIT_NOFILE */
+		fprintf(stderr, "idle-load: %u connections at %u a process (RLIMIT_NOFILE %llu) take %u processes, "
+			"at most %u: raise ulimit -n or --per-proc\n", total, o.per_proc, (unsigned long long)nofile,
+			nprocs, MAX_PROCS);
+		return 2;
+	}
 
 	size_t res_bytes = sizeof(struct result) * (total ? total : 1);
 	size_t ps_bytes = sizeof(struct proc_stats) * nprocs;

@@ -120,8 +120,8 @@ else
   number conns --conns 1 2500000
   number abrupt --abrupt 0 1000000
   # the generator's source addresses: 254 on 127.0.0.0/8, 10,000 connections each
-  [ $(( conns + abrupt )) -lt 2540000 ] ||
-    die "--conns $conns plus --abrupt $abrupt: at most 2539999 together (254 loopback addresses)"
+  [ $(( conns + abrupt )) -le 2540000 ] ||
+    die "--conns $conns plus --abrupt $abrupt: at most 2540000 together (254 loopback addresses)"
   [ -z "$rate" ] || number rate --rate 0 100000000
   [ "$rate" != 0 ] || rate='' # as fast as it can: the generator's default
   [ -z "$workers" ] || number workers --workers 1 256

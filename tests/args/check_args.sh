@@ -52,6 +52,21 @@ case $name in
     expect "--idle-ms 1000 --ping-ms 900" "--ping-ms 900 (+25% jitter) must stay below --idle-ms 1000"
     expect "--http --heartbeat" "--heartbeat and --http are two protocols: one at most"
     expect "--rate x" "--rate needs a whole number from 0 to 100000000, not 'x'"
+    expect "--family 6 --conns 10001" \
+      "--conns 10001 plus --abrupt 0 are too many for --per-src 10000 (IPv6 has one loopback source address)"
+    expect "--conns 2500000 --abrupt 40001" "--conns 2500000 plus --abrupt 40001 are too many for --per-src 10000"
+    expect "--conns 100000 --per-proc 1" \
+      "--conns 100000 plus --abrupt 0 at --per-proc 1 take 100000 processes, at most 4096"
+    # the bounds themselves are taken (they were refused one short: IPv6 held 9,999)
+    for ok in "--family 6 --conns 10000" "--conns 2500000 --abrupt 40000" "--conns 4096 --per-proc 1"; do
+      # shellcheck disable=SC2086
+      if timeout 10 "$prog" $ok --dry-run >"$tmp/out" 2>"$tmp/err"; then
+        echo "ok: $name $ok --dry-run"
+      else
+        echo "FAIL: $name $ok --dry-run refused: $(cat "$tmp/err")"
+        fails=$((fails + 1))
+      fi
+    done
     ;;
   idle-server|idle-server-c)
     expect "--port abc" "--port needs a whole number from 0 to 65535, not 'abc'"

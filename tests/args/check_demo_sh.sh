@@ -121,7 +121,7 @@ refused "--udp --idle-ms 18446744073709551617" \
   "--idle-ms needs a whole number from 10 to 3600000, not '18446744073709551617'"
 refused "--abrupt 1000001" "--abrupt needs a whole number from 0 to 1000000, not '1000001'"
 refused "--conns 2000000 --abrupt 600000" \
-  "--conns 2000000 plus --abrupt 600000: at most 2539999 together (254 loopback addresses)"
+  "--conns 2000000 plus --abrupt 600000: at most 2540000 together (254 loopback addresses)"
 refused "--rate 100000001" "--rate needs a whole number from 0 to 100000000, not '100000001'"
 refused "--udp --rate 0" "--rate needs a whole number from 1 to 100000000, not '0'"
 refused "--workers 0" "--workers needs a whole number from 1 to 256, not '0'"

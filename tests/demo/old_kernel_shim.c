@@ -20,6 +20,8 @@
  *         (IORING_SETUP_CQSIZE is 5.5's) is refused with EINVAL.
  * POLL_REFUSE=ebadf: every multishot poll polls descriptor -1 instead
  * (EBADF: an error that is not the kernel's refusal).
+ * FORK_FAIL_AFTER=N: fork() succeeds N times, then fails with EAGAIN, as
+ * at RLIMIT_NPROC or pid_max (load_procs_test.py, on idle-load).
  */
 #define _GNU_SOURCE 1 /* RTLD_NEXT */
 #include <dlfcn.h>
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include <liburing.h>
+#include <unistd.h>
 
 /* The kernel answered as, major * 100 + minor; a large value without
  * OLD_KERNEL (nothing is refused). */
@@ -111,4 +114,18 @@ int io_uring_register_buf_ring(struct io_uring *ring, struct io_uring_buf_reg *r
 	if (kernel() < 519)
 		return -EINVAL;
 	return real(ring, reg, flags);
+}
+
+pid_t fork(void)
+{
+	static unsigned forks;
+	const char *after = getenv("FORK_FAIL_AFTER");
+
+	REAL(fork, (void));
+	if (after && forks >= (unsigned)atoi(after)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	forks++;
+	return real();
 }
