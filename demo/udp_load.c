@@ -96,7 +96,8 @@ struct gen {
 	uint8_t *st;
 	uint32_t *q, qhead, qlen; /* the chatty ones, in the order of due[] */
 	/* counters */
-	uint64_t on_time, late, early, closed_silent, wrong, dup, bad, send_fail, datagrams;
+	uint64_t on_time, late, early, closed_silent, wrong, bad, send_fail, datagrams;
+	uint64_t dup; /* notices for sessions already closed or ended by a BYE: wrong */
 	uint64_t unreachable; /* ECONNREFUSED: the server's port had no socket (ICMP) */
 	int64_t min_late_ns;
 	int64_t *late_ns;      /* each silent session's lateness, in the order closed (closed_silent) */
@@ -222,7 +223,7 @@ static void on_closed(struct gen *g, uint64_t id, uint64_t now)
 		g->bad++;
 		return;
 	}
-	if (g->st[i] != S_OPEN) {
+	if (g->st[i] != S_OPEN) { /* closed twice, or after the BYE that ended it */
 		g->dup++;
 		return;
 	}
@@ -557,6 +558,9 @@ static void print_summary(const struct gen *g, uint64_t never, uint64_t wall_ns)
 	       "\n", g->nsilent, g->on_time, g->late, g->early, never);
 	printf("  chatty         %u: closed %" PRIu64 ", ended by us %u\n", g->n - g->nsilent, g->wrong,
 	       g->byes_sent);
+	if (g->dup || g->bad)
+		printf("  wrong notices  %" PRIu64 " for sessions closed already or ended by us, %" PRIu64
+		       " not ours or not one\n", g->dup, g->bad);
 	printf("  lateness ms    p50 %.1f  p99 %.1f  max %.1f  min %.1f\n", ms(demo_hist_pct(&g->lat, 0.5)),
 	       ms(demo_hist_pct(&g->lat, 0.99)), ms(g->lat.max_us), (double)g->min_late_ns / 1e6);
 	printf("                 (notice received - (datagram sent + timeout): an upper bound)\n");
@@ -618,15 +622,15 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	 * port unreachable says the server went away. So either fails even a
 	 * run that fell behind; nothing else does. */
 	bool invalid = fell_behind && !g->early && !g->unreachable;
-	bool pass = !g->early && !never && !g->wrong && !g->bad && clean && !g->unreachable;
+	bool pass = !g->early && !never && !g->wrong && !g->dup && !g->bad && clean && !g->unreachable;
 	struct demo_load l = machine_load(g);
 	if (opt.plot)
 		write_plot(g, invalid, pass);
 	printf("RESULT sessions=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%"
-	       PRIu64 " wrong=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%d abrupt_fail=0 connect_fail=0"
+	       PRIu64 " wrong=%" PRIu64 " dup=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%d abrupt_fail=0 connect_fail=0"
 	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d load_busy_pct=%.0f"
 	       " load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
-	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, dr, behind(g), invalid,
+	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, g->dup, dr, behind(g), invalid,
 	       stat_of(g, SNAP_END, "conns"), stat_of(g, SNAP_END, "timers"), clean, l.busy_pct, l.others_cpus,
 	       l.steal_pct, l.wait_pct, invalid, pass && !fell_behind);
 	if (invalid) {
@@ -640,9 +644,9 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	else if (fell_behind)
 		printf("The generator fell behind or datagrams were dropped, but a close seen before its\n"
 		       "session's datagram was sent + the timeout is early whatever that lag: FAIL.\n");
-	printf("%s: early %" PRIu64 ", never %" PRIu64 ", chatty closed %" PRIu64 ", bad %" PRIu64
-	       ", server left %s\n", pass ? "PASS" : "FAIL", g->early, never, g->wrong, g->bad,
-	       clean ? "empty" : "sessions or timers");
+	printf("%s: early %" PRIu64 ", never %" PRIu64 ", chatty closed %" PRIu64 ", closed again %" PRIu64
+	       ", bad %" PRIu64 ", server left %s\n", pass ? "PASS" : "FAIL", g->early, never, g->wrong, g->dup,
+	       g->bad, clean ? "empty" : "sessions or timers");
 	return pass ? 0 : 1;
 }
 

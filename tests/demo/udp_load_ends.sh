@@ -24,6 +24,11 @@
 # within 3 s. It took the error for an empty socket and called the run
 # INVALID, "the generator fell behind or datagrams were dropped", after
 # waiting 5 s for a STATS reply.
+#
+# And against a stand-in that keeps its sessions as the server does but
+# sends each UDP_CLOSED twice: a FAIL (exit 1) that counts the notices
+# for sessions closed already. They were counted, never said, and the run
+# passed.
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 set -u
 server=$1 load=$2
@@ -123,3 +128,45 @@ took=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "port was unreachable" "$tmp/load.log" || fail "the server's port unreachable not said"
 [ $took -lt 3000 ] || fail "against a server gone mid-run, the generator took $took ms (under 3000 expected)"
 echo "PASS: a server gone mid-run, a FAIL that says so, in $took ms"
+
+python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
+import socket, struct, subprocess, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.settimeout(0.005)
+IDLE = 0.2
+load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "20",
+                         "--idle-ms", "200", "--tolerance-ms", "200", "--grace-ms", "300", "--rate", "1000"])
+sessions = {}  # id -> (last datagram, peer)
+while load.poll() is None:
+    try:
+        msg, peer = s.recvfrom(64)
+        magic, kind, sid = struct.unpack_from("=IB3xQ", msg) if len(msg) == 24 else (0, 0, 0)
+        if magic == 0x53555754 and kind == 4:  # UDP_STATS
+            n = len(sessions)
+            s.sendto(f"STATS worker=0 workers=1 conns={n} timers={n}".encode(), peer)
+        elif magic == 0x53555754 and kind == 1:  # UDP_DATA
+            sessions[sid] = (time.monotonic(), peer)
+        elif magic == 0x53555754 and kind == 2:  # UDP_BYE
+            sessions.pop(sid, None)
+    except socket.timeout:
+        pass
+    now = time.monotonic()
+    for sid, (last, peer) in list(sessions.items()):
+        if now - last >= IDLE:
+            del sessions[sid]
+            notice = struct.pack("=IB3xQQ", 0x53555754, 3, sid, 0)  # UDP_CLOSED
+            s.sendto(notice, peer)
+            s.sendto(notice, peer)  # twice
+sys.exit(load.wait())
+EOF2
+lrc=$?
+[ $lrc -eq 1 ] || [ $lrc -eq 3 ] || fail "against a server sending each notice twice, the generator exited $lrc"
+if [ $lrc -eq 1 ]; then
+  grep -Eq '^  wrong notices  [1-9][0-9]* for sessions closed already' "$tmp/load.log" ||
+    fail "the notices sent twice not counted in the summary"
+  grep -q '^FAIL: .*closed again [1-9]' "$tmp/load.log" || fail "the notices sent twice not in the verdict"
+  echo "PASS: notices sent twice, a FAIL that counts them"
+else
+  echo "PASS: notices sent twice, a run the generator fell behind in (INVALID)"
+fi
