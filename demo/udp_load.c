@@ -98,6 +98,7 @@ struct gen {
 	/* counters */
 	uint64_t on_time, late, early, closed_silent, wrong, bad, send_fail, datagrams;
 	uint64_t dup; /* notices for sessions already closed or ended by a BYE: wrong */
+	uint64_t starved; /* chatty datagrams we sent a whole timeout after the one before */
 	uint64_t unreachable; /* ECONNREFUSED: the server's port had no socket (ICMP) */
 	int64_t min_late_ns;
 	int64_t *late_ns;      /* each silent session's lateness, in the order closed (closed_silent) */
@@ -206,6 +207,9 @@ static unsigned ping_due(struct gen *g, uint64_t now, unsigned budget)
 		if (g->st[i] != S_OPEN)
 			continue; /* closed (wrongly) or ended: leaves the queue */
 		demo_hist_add(&g->lag, (int64_t)(now - g->due[i]));
+		/* due a period after the last: three more late, the session was
+		 * silent a whole timeout for our sake (behind() holds too) */
+		g->starved += now - g->due[i] >= 3 * g->period_ns;
 		send_msg(g, i, UDP_DATA);
 		g->due[i] += g->period_ns;
 		g->q[(g->qhead + g->qlen++) % nchatty] = i;
@@ -627,10 +631,10 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	if (opt.plot)
 		write_plot(g, invalid, pass);
 	printf("RESULT sessions=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%"
-	       PRIu64 " wrong=%" PRIu64 " dup=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%d abrupt_fail=0 connect_fail=0"
+	       PRIu64 " wrong=%" PRIu64 " dup=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%" PRIu64 " abrupt_fail=0 connect_fail=0"
 	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d load_busy_pct=%.0f"
 	       " load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
-	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, g->dup, dr, behind(g), invalid,
+	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, g->dup, dr, behind(g), g->starved,
 	       stat_of(g, SNAP_END, "conns"), stat_of(g, SNAP_END, "timers"), clean, l.busy_pct, l.others_cpus,
 	       l.steal_pct, l.wait_pct, invalid, pass && !fell_behind);
 	if (invalid) {

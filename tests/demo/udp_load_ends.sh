@@ -15,7 +15,8 @@
 # but the one asked once all sessions are open, and no DATA: the run is
 # INVALID (exit 3), and the summary says the server's memory and its CPU
 # while opening are unknown, not the differences of a missing snapshot
-# (read as 0, they wrapped to 1.8e19 KiB and 1.8e13 s).
+# (read as 0, they wrapped to 1.8e19 KiB and 1.8e13 s); its RESULT line
+# says starved=0 (it printed the invalid flag there).
 #
 # Last, against a stand-in that answers the first UDP_STATS and then goes
 # away (closes its socket) after 50 DATA datagrams: the generator's
@@ -95,6 +96,8 @@ grep -q '^  server memory  unknown' "$tmp/load.log" || fail "the server's memory
 grep -q '^  server CPU .*unknown opening' "$tmp/load.log" || fail "the server's CPU while opening not said unknown"
 huge=$(grep -Eo '[0-9]{12,}' "$tmp/load.log" | head -1)
 [ -z "$huge" ] || fail "a figure of a missing snapshot: $huge"
+grep -q '^RESULT .* starved=0 .* invalid=1 ' "$tmp/load.log" ||
+  fail "RESULT of a run invalid for a missing STATS, none starved: want starved=0 invalid=1 (starved was the invalid flag)"
 echo "PASS: a STATS reply missing, its figures said unknown"
 
 start=$(date +%s%N)
