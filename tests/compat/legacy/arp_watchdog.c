@@ -7,7 +7,10 @@
  * drained on detach. Each entry's callout runs with the entry's write
  * lock held and releases it itself (callout_init_rw() with
  * CALLOUT_RETURNUNLOCKED, as FreeBSD 10's arptimer() does), and still
- * uses the manual's pending/active/deactivate pattern; the watchdog runs
+ * uses the manual's pending/active/deactivate pattern; an expired entry
+ * is unlinked by its callout, which asks callout_async_drain() to free
+ * it once the callout has returned (as TCP frees its tcpcb through
+ * tcp_timer_discard()); the watchdog runs
  * with the softc mutex held (callout_init_mtx(), as most drivers' tick
  * does). The only lines that are not FreeBSD code are the includes of
  * "bsd_locks.h" (the port's <sys/mutex.h> and <sys/rwlock.h>, which tells
@@ -147,6 +150,18 @@ llentry_free(struct llentry *la)
 	free(la);
 }
 
+/* The expiry callout's drain function: the entry is unlinked and its
+ * callout has returned, unlocked; nothing touches it after this. */
+static void
+llentry_drained(void *arg)
+{
+	struct llentry *la = arg;
+
+	rep.drained++;
+	rw_destroy(&la->lle_lock);
+	free(la);
+}
+
 static void
 wire_deliver(void *arg)
 {
@@ -175,9 +190,11 @@ arptimer(void *arg)
 	callout_deactivate(&la->la_timer);
 	if (la->la_resolved) {
 		rep.expired++;
-		if (callout_stop(&la->la_timer) != 0)	/* being serviced: 0 */
+		/* being serviced: 0, and llentry_drained() once we return */
+		if (callout_async_drain(&la->la_timer, llentry_drained) != 0)
 			rep.bad_returns++;
-		llentry_free(la);
+		lltable[la->la_addr] = NULL;
+		LLE_WUNLOCK(la);
 		return;
 	}
 	if (la->la_asked >= ARP_MAXTRIES) {

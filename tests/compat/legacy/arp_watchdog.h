@@ -5,6 +5,7 @@
 struct arp_report {
 	int start, end;               /* ticks */
 	int requests, resolved, expired, dropped;
+	int drained;                  /* entries freed by callout_async_drain()'s function */
 	int watchdog_runs;
 	int early;                    /* callouts that fired before their time */
 	int bad_returns;              /* callout(9) return values not as documented */
