@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "count_new.h"
+#include "slow_write.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -404,19 +405,29 @@ tw::co::task<void> hop(tw::Loop &loop, std::thread::id *ran_on, std::atomic<bool
 	loop.stop();
 }
 
+// The loop resumes the coroutine, stops and is destroyed while the other
+// thread is still in its post (slow_write.h): ~Loop waits for it, which
+// else wrote to the destroyed loop's closed eventfd.
 TEST(Co, ResumeOnFromAnotherThread)
 {
-	tw::Loop loop;
+	std::optional<tw::Loop> own(std::in_place);
+	tw::Loop &loop = *own;
 	std::thread::id ran_on;
 	std::atomic<bool> done{false};
 	tw::co::task<void> t = hop(loop, &ran_on, &done);
 	std::optional<driver> d; // its frame ends on the loop thread: freed there
+	auto wake = loop.after(10ms, [] {}); // wakes the loop while the post's write waits
+	g_wrote_closed_fd = false;
 	std::thread other([&] {
+		g_slow_writes = true;
+		std::this_thread::sleep_for(2ms); // the loop sleeps: the post writes
 		auto drive = [](tw::co::task<void> &t) -> driver { co_await std::move(t); };
 		d.emplace(drive(t));
 	});
 	loop.run();
+	own.reset();
 	other.join();
+	EXPECT_FALSE(g_wrote_closed_fd);
 	EXPECT_TRUE(done.load());
 	d.reset();
 	EXPECT_EQ(ran_on, std::this_thread::get_id());

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "count_new.h"
+#include "slow_write.h"
 
 #include <algorithm>
 #include <array>
@@ -140,6 +141,32 @@ TEST(LoopReal, PostFromSeveralThreads)
 	EXPECT_EQ(ran, threads * per_thread);
 	EXPECT_TRUE(in_order); // posts from one thread run in order
 	EXPECT_FALSE(loop.post([] {}));
+}
+
+// The loop may act on a post() or stop() of another thread, return and
+// be destroyed before that call returns: ~Loop waits for the call, which
+// else wakes a freed loop through a closed (or reused) eventfd.
+TEST(LoopReal, DestroyedWhileAnotherThreadIsStillInPostOrStop)
+{
+	for (const bool post : {true, false}) {
+		g_wrote_closed_fd = false;
+		std::thread t;
+		{
+			MAKE_LOOP(loop, tw::loop_options());
+			auto wake = loop.after(10ms, [] {}); // wakes the loop while the write waits
+			t = std::thread([&loop, post] {
+				g_slow_writes = true;
+				std::this_thread::sleep_for(2ms); // the loop sleeps: a post or stop writes
+				if (post)
+					loop.post([&loop] { loop.stop(); });
+				else
+					loop.stop();
+			});
+			loop.run();
+		}
+		t.join();
+		EXPECT_FALSE(g_wrote_closed_fd) << (post ? "post()" : "stop()");
+	}
 }
 
 TEST(LoopReal, TimersCreatedFromPostedWork)

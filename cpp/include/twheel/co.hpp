@@ -226,7 +226,7 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// moved-from Loop; std::bad_alloc.
 class resume_on {
 public:
-	explicit resume_on(tw::Loop &loop) noexcept : l_(loop.native_handle()), c_(tw::detail::ops<tw::Loop>::peek(loop)) {}
+	explicit resume_on(tw::Loop &loop) noexcept : c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::peek(loop))) {}
 	resume_on(const resume_on &) = delete;
 	resume_on &operator=(const resume_on &) = delete;
 	~resume_on()
@@ -237,11 +237,11 @@ public:
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<> h)
 	{
-		if (!l_)
+		if (!c_)
 			tw::detail::fail(tw::detail::misuse::owner_moved);
 		w_ = new work{{}, h, this, c_};
 		tw_loop_work_init(&w_->w, &run);
-		if (const int r = twheel_loop_post(l_, &w_->w); r < 0) {
+		if (const int r = c_->enter([w = &w_->w](twheel_loop *l) { return twheel_loop_post(l, w); }); r < 0) {
 			delete std::exchange(w_, nullptr);
 			tw::detail::fail(r, "tw: twheel_loop_post() failed");
 		} // else *this may be gone already: the loop thread resumed the frame
@@ -253,7 +253,7 @@ private:
 		tw_loop_work w; // first: the C node leads back here
 		std::coroutine_handle<> h;
 		resume_on *self;
-		tw::detail::ctx *c; // alive while the loop runs its posts
+		tw::detail::loop_ctx *c; // alive while the loop runs its posts
 	};
 	static void run(tw_loop_work *w) noexcept
 	{
@@ -261,11 +261,10 @@ private:
 		if (!it->h)
 			return;
 		it->self->w_ = nullptr;
-		if (!twheel_loop_stopped(it->self->l_)) // else run by ~Loop: the frame goes with its task
+		if (!twheel_loop_stopped(it->c->loop())) // else run by ~Loop: the frame goes with its task
 			tw::detail::guarded(it->c->on_exception, it->h); // as sleep_until
 	}
-	twheel_loop *l_;
-	tw::detail::ctx *c_;
+	tw::detail::loop_ctx *c_;
 	work *w_ = nullptr;
 };
 

@@ -13,7 +13,10 @@
 #include <twheel/timer.hpp>
 
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
+#include <sched.h>
 #include <twheel/loop.h>
+
+#include <atomic>
 
 namespace tw {
 
@@ -32,11 +35,22 @@ struct loop_options {
 namespace detail {
 
 // What a Loop shares with its timers and requests: the clock, the I/O
-// requests in flight and those done, kept for reuse (~Loop frees both).
+// requests in flight and those done, kept for reuse (~Loop frees both),
+// and the calls of any thread (post, stop) still in the C loop: the loop
+// may act on one and be destroyed before it returns, so ~Loop waits.
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io, spare;
+	std::atomic<unsigned> callers{0};
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
+	template <class F>
+	int enter(F f) noexcept
+	{
+		callers.fetch_add(1, std::memory_order_relaxed); // before the release of the call
+		const int r = f(loop());
+		callers.fetch_sub(1, std::memory_order_release);
+		return r;
+	}
 };
 
 // A function posted to the loop.
@@ -140,11 +154,13 @@ private:
 
 /// An io_uring event loop driving a timer wheel. Move-only; timers and
 /// I/O keep working across a move. Destroyed by the rule of every owner
-/// (detail::owner), and more: stops the loop, runs the posts not yet run,
-/// cancels the armed timers, closes the ring (in-flight handlers destroyed
-/// uncalled). From a callback the loop stops at once, and the callbacks
-/// due in that iteration must not use this Loop. Not from another thread,
-/// nor with the loop run through native_handle().
+/// (detail::owner), and more: stops the loop, waits for the post() and
+/// stop() calls of other threads still under way (the loop may have run
+/// what they posted), runs the posts not yet run, cancels the armed
+/// timers, closes the ring (in-flight handlers destroyed uncalled). From
+/// a callback the loop stops at once, and the callbacks due in that
+/// iteration must not use this Loop. Not from another thread, nor with the
+/// loop run through native_handle().
 class Loop : public detail::owner<Loop, detail::loop_ctx> {
 public:
 	using time_point = std::chrono::steady_clock::time_point;
@@ -194,7 +210,7 @@ public:
 		std::unique_ptr<detail::work> it(new detail::work{{}, c, {}});
 		it->f.emplace(std::forward<F>(f));
 		tw_loop_work_init(&it->w, &detail::work::run);
-		const int r = twheel_loop_post(c->loop(), &it->w);
+		const int r = c->enter([w = &it->w](twheel_loop *l) { return twheel_loop_post(l, w); });
 		if (r == -ESHUTDOWN)
 			return false;
 		if (r < 0)
@@ -249,7 +265,11 @@ public:
 	}
 
 	/// Stops the loop after the current iteration, for good. Any thread.
-	void stop() noexcept { stopping(ctx_); }
+	void stop() noexcept
+	{
+		if (ctx_)
+			ctx_->enter(twheel_loop_stop);
+	}
 	/// True once stop() was called (or if empty). Any thread.
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop()); }
 	/// The loop clock at the start of the current (or last) iteration.
@@ -292,6 +312,8 @@ private:
 	static void finish(detail::ctx *x) noexcept
 	{
 		auto *c = static_cast<detail::loop_ctx *>(x);
+		while (c->callers.load(std::memory_order_acquire)) // stopped: they return soon
+			sched_yield();
 		twheel_loop_destroy(c->loop(), &detail::drained<tw_loop_timer>, nullptr, c);
 		c->c = nullptr;
 		tw_list_splice_tail_init(&c->spare, &c->io);
