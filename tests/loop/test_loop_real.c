@@ -711,6 +711,86 @@ static void test_old_kernel_5_15(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* ---- fork(): the child lets go of the parent's loop ----------------------- */
+
+struct fork_test {
+	struct tw_loop_io io;
+	struct tw_loop_timer t;
+	char buf[4];
+	int res;
+	bool read_done, fired;
+};
+
+static void fork_read_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	struct fork_test *x = tw_container_of(io, struct fork_test, io);
+
+	x->res = cqe->res;
+	x->read_done = true;
+}
+
+static void fork_fired(struct tw_loop_timer *t)
+{
+	tw_container_of(t, struct fork_test, t)->fired = true;
+}
+
+/*
+ * A child of a process that owns a loop destroys its copy (the rule of
+ * loop.h): the parent's read in flight still completes, its timer still
+ * fires, with and without DEFER_TASKRUN (SINGLE_ISSUER) and in fallback
+ * mode, whether or not the parent ran the loop before the fork (its ring
+ * enabled and bound to the parent, or not yet).
+ */
+static void test_fork_child_destroys(void **state)
+{
+	(void)state;
+	static const unsigned kind[] = { 0, TW_LOOP_NO_DEFER_TASKRUN, TW_LOOP_NO_URING };
+
+	for (int mode = 0; mode < 6; mode++) {
+		const bool fallback = kind[mode % 3] == TW_LOOP_NO_URING, ran = mode >= 3;
+		struct twheel_loop *l = mk(kind[mode % 3], MS);
+		struct fork_test x = { .res = -1 };
+		uint64_t start;
+		int fds[2], status;
+		pid_t pid;
+
+		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+		if (!fallback) {
+			struct io_uring_sqe *sqe;
+
+			x.io.func = fork_read_done;
+			sqe = twheel_loop_get_sqe(l, &x.io);
+			assert_non_null(sqe);
+			io_uring_prep_read(sqe, fds[0], x.buf, sizeof(x.buf), 0);
+		}
+		tw_loop_timer_init(&x.t, fork_fired, 0);
+		assert_int_equal(twheel_loop_add(l, &x.t, 20 * MS), 0);
+		if (ran)
+			assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			twheel_loop_destroy(l, NULL, NULL, NULL);
+			_exit(x.fired || x.read_done ? 2 : 0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(write(fds[1], "abc", 3), 3);
+		start = mono_now();
+		while ((!x.fired || (!fallback && !x.read_done)) && mono_now() - start < 5000 * MS)
+			assert_true(twheel_loop_run_once(l, 0) >= 0);
+		assert_true(x.fired);
+		if (!fallback) {
+			assert_true(x.read_done);
+			assert_int_equal(x.res, 3);
+			assert_memory_equal(x.buf, "abc", 3);
+		}
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+		close(fds[0]);
+		close(fds[1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -721,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_executor_thread_pool),
 		cmocka_unit_test(test_create_refused_names_cause),
 		cmocka_unit_test(test_fallback_mode_on_request),
+		cmocka_unit_test(test_fork_child_destroys),
 		cmocka_unit_test_teardown(test_old_kernel_5_4, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_5_10, this_kernel),
 		cmocka_unit_test_teardown(test_old_kernel_memlock, this_kernel),

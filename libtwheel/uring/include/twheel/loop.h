@@ -22,6 +22,17 @@
  * it has returned (creation, setup, drain, destroy). "Any thread" functions
  * are lock-free and may race with the loop and with each other.
  *
+ * Processes. A loop belongs to the process that created it: a child made
+ * by fork() shares its ring, eventfd and epoll instance with the parent.
+ * The one call the child may make on a loop created before the fork is
+ * twheel_loop_destroy(), which drains the child's copy of the timers and
+ * work and closes its descriptors without submitting anything or reading
+ * a completion, so the parent's I/O and timers carry on. Any other call
+ * there may reach the parent's ring (take its completions, queue SQEs in
+ * it) or fail where the kernel bound the ring to the parent (-EEXIST).
+ * Create loops after fork() (a daemon: once it has daemonised); a child
+ * that needs a loop creates its own.
+ *
  * Errors: 0 (or a count, or 0/1) on success, a negative errno on failure.
  * A callback never runs for a request whose function returned an error.
  *
