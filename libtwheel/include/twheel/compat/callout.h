@@ -188,9 +188,10 @@ typedef void callout_func_t(void *);
  * callout_reset() forms), c_flags (CALLOUT_ACTIVE, CALLOUT_MPSAFE). The
  * others are private: _ct, _lock (the callout_init_mtx() forms' lock),
  * _lflags (their flags; set at initialisation only, so the wheel's thread
- * reads them without the lock) and _drain (while the function runs: where
+ * reads them without the lock) and _drain (the address of the slot where
  * callout_async_drain() leaves its drain function, on the stack of the
- * thread that runs it). Initialise it with callout_init() or a
+ * thread that runs the function, valid while it runs; bit 0: a drain
+ * function is there). Initialise it with callout_init() or a
  * callout_init_mtx() form before any other call.
  */
 struct callout {
@@ -198,7 +199,7 @@ struct callout {
 	callout_func_t *c_func;
 	void *c_arg;
 	void *_lock;
-	callout_func_t **_drain;
+	uintptr_t _drain;
 	int c_flags;
 	int _lflags;
 };
@@ -217,7 +218,7 @@ static inline callout_func_t *twheel__callout_call(struct callout *c, void **arg
 	const struct twheel_compat_timer *prev = twheel_compat_enter(&c->_ct);
 
 	*arg = c->c_arg;
-	c->_drain = &drain;
+	__atomic_store_n(&c->_drain, (uintptr_t)&drain, __ATOMIC_RELAXED);
 	func(*arg);
 	twheel_compat_leave(prev);
 	return drain;
@@ -393,10 +394,11 @@ static inline int callout_pending(const struct callout *c)
 #define callout_deactivate(c) ((c)->c_flags &= ~CALLOUT_ACTIVE)
 
 /* True if @c's function is running on this thread and has called
- * callout_async_drain() with a drain function. */
+ * callout_async_drain() with a drain function (bit 0 of _drain, which a
+ * run that has returned may have left: it is running that tells). */
 static inline int twheel__callout_draining(const struct callout *c)
 {
-	return twheel_compat_running(&c->_ct) && c->_drain && *c->_drain;
+	return (__atomic_load_n(&c->_drain, __ATOMIC_RELAXED) & 1) && twheel_compat_running(&c->_ct);
 }
 
 /* Arm @c at tick @when of twheel_compat_now() with @func(@arg); not once
@@ -586,9 +588,12 @@ static inline int callout_async_drain(struct callout *c, callout_func_t *drain)
 {
 	bool serviced = twheel_compat_running(&c->_ct);
 	int rc = callout_stop(c);
+	uintptr_t slot = __atomic_load_n(&c->_drain, __ATOMIC_RELAXED);
 
-	if (rc == 0 && serviced && drain && c->_drain)
-		*c->_drain = drain;
+	if (rc == 0 && serviced && drain && slot) {
+		*(callout_func_t **)(slot & ~(uintptr_t)1) = drain;
+		__atomic_store_n(&c->_drain, slot | 1, __ATOMIC_RELAXED);
+	}
 	return rc;
 }
 
