@@ -409,6 +409,10 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	/* stopped first: what @timer_fn or a work item arms now is refused
 	 * (-ESHUTDOWN), not left owned by a loop about to be freed */
 	twheel_loop_stop(l);
+	/* the calls of other threads still under way: the loop may have run
+	 * what they posted, or seen their stop, before they returned */
+	while (__atomic_load_n(&l->callers, __ATOMIC_ACQUIRE))
+		sched_yield();
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
 	if (loop_fallback(l))
 		close(l->epfd);

@@ -104,10 +104,8 @@ void twl_work_run(struct tw_loop_work *w)
 	func(w);
 }
 
-int twheel_loop_post(struct twheel_loop *l, struct tw_loop_work *w)
+static int post(struct twheel_loop *l, struct tw_loop_work *w)
 {
-	if (!l || !w || !w->func)
-		return -EINVAL;
 	if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
 		return -ESHUTDOWN;
 	if (!state_cas(&w->_node, 0, 1))
@@ -116,4 +114,16 @@ int twheel_loop_post(struct twheel_loop *l, struct tw_loop_work *w)
 	twl_inbox_push(l, &w->_node);
 	twl_wake(l);
 	return 0;
+}
+
+int twheel_loop_post(struct twheel_loop *l, struct tw_loop_work *w)
+{
+	int ret;
+
+	if (!l || !w || !w->func)
+		return -EINVAL;
+	callers_enter(l);
+	ret = post(l, w);
+	callers_leave(l);
+	return ret;
 }

@@ -90,8 +90,10 @@
 #define CQ_MIN_ENTRIES (4 * CQE_BATCH)
 
 struct twheel_loop {
-	/* Written by producers: the push end of the inbox, on its own line. */
+	/* Written by producers: the push end of the inbox, on its own line,
+	 * and how many calls from other threads are under way (callers_enter()). */
 	_Alignas(CACHELINE) struct tw_loop_node *q_head;
+	uint32_t callers;
 
 	/* Wake-up handshake and stop flag: read by producers on every push. */
 	_Alignas(CACHELINE) uint32_t sleeping;
@@ -243,6 +245,26 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
 }
 
 /* ---- What one concern offers the others --------------------------------- */
+
+/*
+ * The calls of other threads that the loop may act on before they return
+ * (a post, a schedule, a cancel, a stop, an executor's hand-back: the loop
+ * may run the work, see the stop and be destroyed while the caller is
+ * still waking it) count themselves from before their first effect to
+ * after their last access to the loop; twheel_loop_destroy() waits until
+ * none is under way. The increment is ordered before the effect that the
+ * loop (and whoever it tells) can see; the decrement releases the call's
+ * last access.
+ */
+static inline void callers_enter(struct twheel_loop *l)
+{
+	__atomic_fetch_add(&l->callers, 1, __ATOMIC_SEQ_CST);
+}
+
+static inline void callers_leave(struct twheel_loop *l)
+{
+	__atomic_fetch_sub(&l->callers, 1, __ATOMIC_RELEASE);
+}
 
 /* inbox.c */
 extern struct tw_loop_node twl_inbox_retry; /* from twl_inbox_pop(): a push is in flight */

@@ -397,11 +397,14 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 		/* the one call the hand-off allows: RUNNING -> DONE, once */
 		if (s != TW__T_RUNNING)
 			return -EINVAL;
+		callers_enter(l);
 		pending_dec(l, t); /* before DONE, as in timer_fire() */
 		if (!state_cas(&t->_node, s, TW__T_DONE)) {
 			pending_undo(l, t);
+			callers_leave(l);
 			return -EINVAL;
 		}
+		callers_leave(l);
 		func(t); /* DONE is published: the callback owns @t */
 		return 0;
 	}
@@ -417,10 +420,12 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 	func(t);
 	/* Hand it back to the loop, which re-arms it (or releases it if it
 	 * was cancelled during the run); then never touch it again. */
+	callers_enter(l);
 	if (!state_cas(&t->_node, TW__T_RUNNING | TW__T_CALLED, TW__T_RETURNED))
 		state_store(&t->_node, TW__T_CANCELLED);
 	twl_inbox_push(l, &t->_node);
 	twl_wake(l);
+	callers_leave(l);
 	return 0;
 }
 
@@ -682,15 +687,18 @@ static int timer_queue(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t 
 {
 	int ret = timer_check(l, t);
 
-	if (!ret)
-		ret = timer_claim(l, t);
 	if (ret)
 		return ret;
-	t->deadline = v;
-	state_store(&t->_node, state);
-	twl_inbox_push(l, &t->_node);
-	twl_wake(l);
-	return 0;
+	callers_enter(l);
+	ret = timer_claim(l, t);
+	if (!ret) {
+		t->deadline = v;
+		state_store(&t->_node, state);
+		twl_inbox_push(l, &t->_node);
+		twl_wake(l);
+	}
+	callers_leave(l);
+	return ret;
 }
 
 int twheel_loop_schedule_at(struct twheel_loop *l, struct tw_loop_timer *t,
@@ -705,10 +713,8 @@ int twheel_loop_schedule(struct twheel_loop *l, struct tw_loop_timer *t, uint64_
 	return timer_queue(l, t, delay_ns, TW__T_QUEUED_DELAY);
 }
 
-int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
+static int cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 {
-	if (!l || !t)
-		return -EINVAL;
 	for (;;) {
 		uint32_t s = state_load(&t->_node);
 
@@ -754,4 +760,18 @@ int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 			return -EINVAL;
 		}
 	}
+}
+
+/* Counted on @l: the rare timer that moved to another loop between the
+ * check and the swap above is pushed to that loop uncounted. */
+int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	int ret;
+
+	if (!l || !t)
+		return -EINVAL;
+	callers_enter(l);
+	ret = cancel(l, t);
+	callers_leave(l);
+	return ret;
 }

@@ -458,8 +458,10 @@ int twheel_loop_stop(struct twheel_loop *l)
 {
 	if (!l)
 		return -EINVAL;
+	callers_enter(l);
 	__atomic_store_n(&l->stop, 1, __ATOMIC_SEQ_CST);
 	twl_wake(l);
+	callers_leave(l);
 	return 0;
 }
 

@@ -9,6 +9,9 @@
  *   each successful post      = one run   + one drain
  *   a cancelled periodic timer never fires after the loop released it
  *
+ * And twheel_loop_destroy() right after the loop acted on another
+ * thread's post, schedule or stop, while that call is still waking it.
+ *
  * Runs in the 'tsan' suite too (CI builds it with -Db_sanitize=thread).
  */
 #include <pthread.h>
@@ -17,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -651,6 +655,103 @@ static void test_xthread_move_vs_cancel(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/* ---- destroy while another thread is still in its call ------------------- */
+
+/*
+ * write(), which the loop's wake-up reaches through the PLT: on a thread
+ * that sets slow_writes it waits 50 ms first, so that the loop, woken by
+ * something else, acts on the call before it returns, and it notes a
+ * write to a closed descriptor (the eventfd of a loop destroyed meanwhile).
+ */
+static _Thread_local bool slow_writes;
+static bool wrote_closed_fd; /* atomic */
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	long r;
+
+	if (slow_writes)
+		usleep(50 * 1000);
+	r = syscall(SYS_write, fd, buf, n);
+	if (r < 0 && errno == EBADF && slow_writes)
+		__atomic_store_n(&wrote_closed_fd, true, __ATOMIC_RELAXED);
+	return r;
+}
+
+enum { DR_POST, DR_SCHEDULE, DR_STOP, DR_CASES };
+
+struct dr {
+	struct twheel_loop *l;
+	int kind;
+	struct tw_loop_work w;
+	struct tw_loop_timer t, wake;
+};
+
+static void dr_stop_work(struct tw_loop_work *w)
+{
+	twheel_loop_stop(tw_container_of(w, struct dr, w)->l);
+}
+
+static void dr_stop_timer(struct tw_loop_timer *t)
+{
+	twheel_loop_stop(tw_container_of(t, struct dr, t)->l);
+}
+
+static void dr_nothing(struct tw_loop_timer *t)
+{
+	(void)t;
+}
+
+static void *dr_caller(void *arg)
+{
+	struct dr *x = arg;
+
+	slow_writes = true;
+	usleep(2 * 1000); /* the loop sleeps: the call writes its eventfd */
+	switch (x->kind) {
+	case DR_POST:
+		assert_int_equal(twheel_loop_post(x->l, &x->w), 0);
+		break;
+	case DR_SCHEDULE:
+		assert_int_equal(twheel_loop_schedule(x->l, &x->t, 0), 0);
+		break;
+	default:
+		assert_int_equal(twheel_loop_stop(x->l), 0);
+	}
+	return NULL;
+}
+
+/*
+ * Another thread posts the work that stops the loop, schedules the timer
+ * that does, or stops it; a timer wakes the loop while that call waits in
+ * its eventfd write, the loop acts on it and returns, and is destroyed at
+ * once: the destroy waits for the call, which else read the freed loop
+ * and wrote to its closed eventfd.
+ */
+static void test_xthread_destroy_after_call(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < DR_CASES; kind++) {
+		struct twheel_loop_config cfg;
+		struct dr x = { .kind = kind };
+		pthread_t th;
+
+		twheel_loop_config_init(&cfg);
+		cfg.flags = test_loop_flags();
+		assert_int_equal(twheel_loop_create(&x.l, &cfg, NULL, 0), 0);
+		tw_loop_work_init(&x.w, dr_stop_work);
+		tw_loop_timer_init(&x.t, dr_stop_timer, 0);
+		tw_loop_timer_init(&x.wake, dr_nothing, 0);
+		assert_int_equal(twheel_loop_add(x.l, &x.wake, 10 * MS), 0);
+		__atomic_store_n(&wrote_closed_fd, false, __ATOMIC_RELAXED);
+		assert_int_equal(pthread_create(&th, NULL, dr_caller, &x), 0);
+		assert_int_equal(twheel_loop_run(x.l), 0);
+		twheel_loop_destroy(x.l, NULL, NULL, NULL);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_false(__atomic_load_n(&wrote_closed_fd, __ATOMIC_RELAXED));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_xthread_del_vs_executor_run),
 		cmocka_unit_test(test_xthread_schedule_never_early),
 		cmocka_unit_test(test_xthread_move_vs_cancel),
+		cmocka_unit_test(test_xthread_destroy_after_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

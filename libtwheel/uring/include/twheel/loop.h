@@ -367,12 +367,20 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
 
 /*
  * Stop the loop (so that what @timer_fn or a work item arms is refused
- * with -ESHUTDOWN), twheel_loop_drain() with the same arguments, then free
- * the loop, its wheels, its ring and its eventfd. NULL @loop is a no-op.
- * In-flight I/O is cancelled by closing the ring (handlers are not called). No other thread
- * may use the loop any more. Called from one of the loop's own callbacks
- * it does nothing (the loop is in use; stop it and destroy it after
- * twheel_loop_run() returned). O(owned timers + ring size); the loop thread.
+ * with -ESHUTDOWN), wait until no call of another thread that the loop
+ * may already have acted on is still under way (twheel_loop_post(),
+ * _schedule(), _schedule_at(), _cancel(), _stop() and
+ * tw_loop_timer_call(): the loop may have run the work, fired the timer
+ * or seen the stop while that thread was still waking it), then
+ * twheel_loop_drain() with the same arguments, then free the loop, its
+ * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O
+ * is cancelled by closing the ring (handlers are not called). So a thread
+ * may stop the loop, or post the work that ends it, and the loop thread
+ * destroy it as soon as twheel_loop_run() returns; but no call may start
+ * once destroy has begun. Called from one of the loop's own callbacks it
+ * does nothing (the loop is in use; stop it and destroy it after
+ * twheel_loop_run() returned). O(owned timers + ring size), plus the wait
+ * for those calls; the loop thread.
  */
 TWHEEL_LOOP_API void twheel_loop_destroy(struct twheel_loop *loop,
 					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
