@@ -409,10 +409,17 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 		return 0;
 	}
 	/* the one call the hand-off allows: RUNNING -> RUNNING|CALLED, once
-	 * (a cancel may or CANCEL_REQ in at any time) */
+	 * (a cancel may or CANCEL_REQ in at any time). Counted from before
+	 * the run: the callback may stop the loop (or post the work that
+	 * does), and the hand-back after it still reaches the loop. */
+	if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
+		return -EINVAL;
+	callers_enter(l);
 	for (;;) {
-		if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
+		if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING) {
+			callers_leave(l);
 			return -EINVAL;
+		}
 		if (state_cas(&t->_node, s, s | TW__T_CALLED))
 			break;
 		s = state_load(&t->_node);
@@ -420,7 +427,6 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 	func(t);
 	/* Hand it back to the loop, which re-arms it (or releases it if it
 	 * was cancelled during the run); then never touch it again. */
-	callers_enter(l);
 	if (!state_cas(&t->_node, TW__T_RUNNING | TW__T_CALLED, TW__T_RETURNED))
 		state_store(&t->_node, TW__T_CANCELLED);
 	twl_inbox_push(l, &t->_node);

@@ -678,13 +678,15 @@ ssize_t write(int fd, const void *buf, size_t n)
 	return r;
 }
 
-enum { DR_POST, DR_SCHEDULE, DR_STOP, DR_CASES };
+enum { DR_POST, DR_SCHEDULE, DR_STOP, DR_EXECUTOR, DR_CASES };
 
 struct dr {
 	struct twheel_loop *l;
 	int kind;
 	struct tw_loop_work w;
-	struct tw_loop_timer t, wake;
+	struct tw_loop_timer t, wake, p;
+	struct tw_loop_timer *handed; /* atomic: the executor's mailbox */
+	bool call_returned;           /* atomic */
 };
 
 static void dr_stop_work(struct tw_loop_work *w)
@@ -702,6 +704,19 @@ static void dr_nothing(struct tw_loop_timer *t)
 	(void)t;
 }
 
+/* A periodic run on the executor that stops the loop, then still works a
+ * while before tw_loop_timer_call() hands the timer back. */
+static void dr_stop_periodic(struct tw_loop_timer *t)
+{
+	twheel_loop_stop(tw_container_of(t, struct dr, p)->l);
+	usleep(20 * 1000);
+}
+
+static void dr_executor(struct tw_loop_timer *t, void *arg)
+{
+	__atomic_store_n(&((struct dr *)arg)->handed, t, __ATOMIC_RELEASE);
+}
+
 static void *dr_caller(void *arg)
 {
 	struct dr *x = arg;
@@ -715,6 +730,17 @@ static void *dr_caller(void *arg)
 	case DR_SCHEDULE:
 		assert_int_equal(twheel_loop_schedule(x->l, &x->t, 0), 0);
 		break;
+	case DR_EXECUTOR: {
+		struct tw_loop_timer *t;
+
+		for (int i = 0; !(t = __atomic_load_n(&x->handed, __ATOMIC_ACQUIRE)); i++) {
+			assert_true(i < 2000);
+			usleep(1000);
+		}
+		assert_int_equal(tw_loop_timer_call(t), 0);
+		__atomic_store_n(&x->call_returned, true, __ATOMIC_RELEASE);
+		break;
+	}
 	default:
 		assert_int_equal(twheel_loop_stop(x->l), 0);
 	}
@@ -726,7 +752,10 @@ static void *dr_caller(void *arg)
  * that does, or stops it; a timer wakes the loop while that call waits in
  * its eventfd write, the loop acts on it and returns, and is destroyed at
  * once: the destroy waits for the call, which else read the freed loop
- * and wrote to its closed eventfd.
+ * and wrote to its closed eventfd. Or the executor runs a periodic timer
+ * whose callback stops the loop and works on: the destroy waits until
+ * tw_loop_timer_call() has handed the timer back, which else wrote to the
+ * freed loop (its inbox).
  */
 static void test_xthread_destroy_after_call(void **state)
 {
@@ -738,15 +767,24 @@ static void test_xthread_destroy_after_call(void **state)
 
 		twheel_loop_config_init(&cfg);
 		cfg.flags = test_loop_flags();
+		cfg.executor = dr_executor;
+		cfg.executor_arg = &x;
 		assert_int_equal(twheel_loop_create(&x.l, &cfg, NULL, 0), 0);
 		tw_loop_work_init(&x.w, dr_stop_work);
 		tw_loop_timer_init(&x.t, dr_stop_timer, 0);
 		tw_loop_timer_init(&x.wake, dr_nothing, 0);
 		assert_int_equal(twheel_loop_add(x.l, &x.wake, 10 * MS), 0);
+		if (kind == DR_EXECUTOR) {
+			assert_int_equal(tw_loop_timer_init_periodic(&x.p, dr_stop_periodic,
+								     1000 * MS, TW_LOOP_EXECUTOR), 0);
+			assert_int_equal(twheel_loop_add(x.l, &x.p, 1 * MS), 0);
+		}
 		__atomic_store_n(&wrote_closed_fd, false, __ATOMIC_RELAXED);
 		assert_int_equal(pthread_create(&th, NULL, dr_caller, &x), 0);
 		assert_int_equal(twheel_loop_run(x.l), 0);
 		twheel_loop_destroy(x.l, NULL, NULL, NULL);
+		if (kind == DR_EXECUTOR)
+			assert_true(__atomic_load_n(&x.call_returned, __ATOMIC_ACQUIRE));
 		assert_int_equal(pthread_join(th, NULL), 0);
 		assert_false(__atomic_load_n(&wrote_closed_fd, __ATOMIC_RELAXED));
 	}

@@ -371,7 +371,10 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
  * may already have acted on is still under way (twheel_loop_post(),
  * _schedule(), _schedule_at(), _cancel(), _stop() and
  * tw_loop_timer_call(): the loop may have run the work, fired the timer
- * or seen the stop while that thread was still waking it), then
+ * or seen the stop while that thread was still waking it; for a periodic
+ * timer the call is waited for from the start of its callback, which may
+ * stop the loop, to its hand-back, so that callback must not wait for
+ * the loop thread), then
  * twheel_loop_drain() with the same arguments, then free the loop, its
  * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O
  * is cancelled by closing the ring (handlers are not called). So a thread
@@ -574,6 +577,9 @@ TWHEEL_LOOP_API int twheel_loop_move(struct twheel_loop *loop, struct tw_loop_ti
  * it is handed back and re-armed for the next deadline of its schedule at
  * the loop's next iteration (so one run never overlaps the next, and the
  * callback may read @t->deadline and @t->missed without a race).
+ * For a periodic timer, twheel_loop_destroy() waits for the call from the
+ * start of the callback to the hand-back (the callback may stop the loop):
+ * the callback must not wait for the loop thread.
  * Returns 0 once the callback has run, or -EINVAL (nothing is run): @t is
  * NULL, not a TW_LOOP_EXECUTOR timer, or not handed to the executor now
  * (never handed over, or already called for this hand-off).
