@@ -283,6 +283,7 @@ static struct twheel_loop *loop_alloc(const struct twheel_loop_config *cfg)
 		return NULL;
 	memset(l, 0, sizeof(*l));
 	twheel_rt_init(&l->rt, cfg->tick_ns, cfg->clock, cfg->clock_arg);
+	l->pid = getpid();
 	l->executor = cfg->executor;
 	l->executor_arg = cfg->executor_arg;
 	l->release = cfg->release;
@@ -410,9 +411,13 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	 * (-ESHUTDOWN), not left owned by a loop about to be freed */
 	twheel_loop_stop(l);
 	/* the calls of other threads still under way: the loop may have run
-	 * what they posted, or seen their stop, before they returned */
-	while (__atomic_load_n(&l->callers, __ATOMIC_ACQUIRE))
-		sched_yield();
+	 * what they posted, or seen their stop, before they returned. In a
+	 * child made by fork() there are none: it has only the forking thread,
+	 * and the count (like the inbox) is as the parent's threads left it. */
+	if (getpid() == l->pid) {
+		while (__atomic_load_n(&l->callers, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
 	if (loop_fallback(l))
 		close(l->epfd);

@@ -83,6 +83,7 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 {
 	struct drain_ctx c = { .l = l, .fn = timer_fn, .arg = arg, .n = 0 };
 	struct tw_loop_node *chunk[INBOX_CHUNK], *n;
+	bool cut = false; /* a push cut in two by fork() (below) */
 	unsigned k, i;
 
 	if (!l || l->in_callback)
@@ -102,10 +103,18 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		do {
 			k = 0;
 			while (k < INBOX_CHUNK && (n = twl_inbox_pop(l))) {
-				if (n == &twl_inbox_retry)
-					sched_yield(); /* a push in flight */
-				else
+				if (n != &twl_inbox_retry) {
 					chunk[k++] = n;
+				} else if (getpid() != l->pid) {
+					/* a child made by fork() in the middle of
+					 * a push: the thread that would finish it
+					 * is not here; what follows is lost to
+					 * this copy (the parent's loop has it) */
+					cut = true;
+					break;
+				} else {
+					sched_yield(); /* a push in flight */
+				}
 			}
 			if (k) {
 				uint64_t ref = loop_clock(l);
@@ -116,7 +125,7 @@ size_t twheel_loop_drain(struct twheel_loop *l,
 		} while (k);
 		twheel_drain(l->wheel, drain_one, &c);
 		twheel_drain(l->dwheel, drain_one, &c);
-	} while (twl_inbox_maybe_nonempty(l));
+	} while (!cut && twl_inbox_maybe_nonempty(l));
 	l->in_callback = false;
 	return c.n;
 }

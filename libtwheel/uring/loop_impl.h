@@ -129,6 +129,7 @@ struct twheel_loop {
 	unsigned batch;
 	unsigned features;
 
+	pid_t pid;         /* the process that created the loop (fork()) */
 	bool started;
 	bool r_disabled;
 	bool in_callback;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -665,13 +666,16 @@ static void test_xthread_move_vs_cancel(void **state)
  */
 static _Thread_local bool slow_writes;
 static bool wrote_closed_fd; /* atomic */
+static bool slow_write_began; /* atomic */
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
 	long r;
 
-	if (slow_writes)
+	if (slow_writes) {
+		__atomic_store_n(&slow_write_began, true, __ATOMIC_RELEASE);
 		usleep(50 * 1000);
+	}
 	r = syscall(SYS_write, fd, buf, n);
 	if (r < 0 && errno == EBADF && slow_writes)
 		__atomic_store_n(&wrote_closed_fd, true, __ATOMIC_RELAXED);
@@ -790,6 +794,82 @@ static void test_xthread_destroy_after_call(void **state)
 	}
 }
 
+/* ---- fork() while another thread is in a call ---------------------------- */
+
+static void *fk_run(void *arg)
+{
+	assert_int_equal(twheel_loop_run(arg), 0);
+	return NULL;
+}
+
+static void *fk_post(void *arg)
+{
+	struct dr *x = arg;
+
+	int ret;
+
+	slow_writes = true;
+	ret = twheel_loop_post(x->l, &x->w); /* -EBUSY: the last one not run yet */
+	assert_true(ret == 0 || ret == -EBUSY);
+	__atomic_store_n(&x->call_returned, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void fk_work(struct tw_loop_work *w)
+{
+	(void)w;
+}
+
+/*
+ * The process forks while another thread is in a post (waking the
+ * sleeping loop): the child, which has only the forking thread, destroys
+ * its copy of the loop (the one call loop.h allows it) and exits, rather
+ * than wait for a call that no thread of its own is making. The parent's
+ * loop runs the work and stops as usual.
+ */
+static void test_xthread_fork_during_call(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct dr x = { .kind = DR_POST };
+	pthread_t loop_th, post_th;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = test_loop_flags();
+	assert_int_equal(twheel_loop_create(&x.l, &cfg, NULL, 0), 0);
+	tw_loop_work_init(&x.w, fk_work);
+	assert_int_equal(pthread_create(&loop_th, NULL, fk_run, x.l), 0);
+	__atomic_store_n(&slow_write_began, false, __ATOMIC_RELAXED);
+	/* post until a post finds the loop asleep and writes its eventfd */
+	for (int tries = 0;; tries++) {
+		assert_true(tries < 100);
+		usleep(2 * 1000);
+		x.call_returned = false;
+		assert_int_equal(pthread_create(&post_th, NULL, fk_post, &x), 0);
+		while (!__atomic_load_n(&slow_write_began, __ATOMIC_ACQUIRE) &&
+		       !__atomic_load_n(&x.call_returned, __ATOMIC_ACQUIRE))
+			usleep(200);
+		if (__atomic_load_n(&slow_write_began, __ATOMIC_ACQUIRE))
+			break;
+		assert_int_equal(pthread_join(post_th, NULL), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(1); /* a destroy that waits for the post never returns */
+		twheel_loop_destroy(x.l, NULL, NULL, NULL);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(pthread_join(post_th, NULL), 0);
+	assert_int_equal(twheel_loop_stop(x.l), 0);
+	assert_int_equal(pthread_join(loop_th, NULL), 0);
+	twheel_loop_destroy(x.l, NULL, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_xthread_schedule_never_early),
 		cmocka_unit_test(test_xthread_move_vs_cancel),
 		cmocka_unit_test(test_xthread_destroy_after_call),
+		cmocka_unit_test(test_xthread_fork_during_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

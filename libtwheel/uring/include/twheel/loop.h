@@ -374,7 +374,8 @@ TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
  * or seen the stop while that thread was still waking it; for a periodic
  * timer the call is waited for from the start of its callback, which may
  * stop the loop, to its hand-back, so that callback must not wait for
- * the loop thread), then
+ * the loop thread; in a child made by fork() there is no such call to
+ * wait for), then
  * twheel_loop_drain() with the same arguments, then free the loop, its
  * wheels, its ring and its eventfd. NULL @loop is a no-op. In-flight I/O
  * is cancelled by closing the ring (handlers are not called). So a thread
