@@ -61,7 +61,8 @@
  * unsigned long data, timer.data, DEFINE_TIMER(name, fn, expires, data)):
  * define TWHEEL_COMPAT_TIMER_DATA before the include, in every file of the
  * program (executable or shared library) that includes it; the linker
- * refuses a program where some files define it and others do not.
+ * refuses a program where some files define it and others do not (except
+ * under clang's full -flto: see struct timer_list below).
  *
  * Size: struct timer_list is 72 bytes on LP64 (the kernel's is 40), two
  * words more with TWHEEL_COMPAT_TIMER_DATA.
@@ -284,7 +285,10 @@ struct timer_list {
  * (the structs differ), so they do not link together. Each file that
  * includes this header defines this weak hidden symbol, thread-local in
  * the first kind and not in the second, and reads it: the linker (GNU
- * ld, gold, lld) refuses a symbol that is both, naming it. An executable
+ * ld, gold, lld) refuses a symbol that is both, naming it, also with
+ * GCC's -flto and clang's -flto=thin. Not with clang's full -flto, whose
+ * IR linker merges the two weak definitions into one: there nothing
+ * stops a mixed program. An executable
  * or a shared library is one kind or the other; two shared libraries of
  * different kinds may be loaded together, as each keeps its timers.
  */
