@@ -24,26 +24,27 @@
 #
 # Where the time goes, and what overlaps: the suites of the normal and
 # the ASan+UBSan builds take most of it, and they mostly wait on timers
-# and sockets (the demo's and the loop's tests run one at a time: about
-# half a core of two). So once the normal build is compiled, the other
-# builds compile behind its suites, in the background at idle CPU priority
+# and sockets (the demo's tests that load the machine, and a few others,
+# run one at a time, at the end of each build's suites: about half a
+# core of two). So once the normal build is compiled, the other builds
+# compile behind its suites, in the background at idle CPU priority
 # (SCHED_IDLE, else nice 19: a test that wants the CPU gets it first):
-# ASan+UBSan, then the TSan build's programs, the LTO build, the libFuzzer
-# targets. Their phases below wait for each ("compile (background)": the
-# wait, with the compile's own time under it; the log is the compile's),
-# the chain at normal priority while a phase waits for it.
+# ASan+UBSan, then the libFuzzer targets, the TSan build's programs, the
+# LTO build. Their phases below wait for each ("compile (background)":
+# the wait, with the compile's own time under it; the log is the
+# compile's), the chain at normal priority while a phase waits for it.
 # The TSan build compiles only the programs of its suites (the tsan
 # suite: what crosses threads; the rest of that build was never run).
-# The libFuzzer targets, compiled second in the chain, run all at once
-# beside the ASan+UBSan suites, at idle priority (the suites' tests get
-# the CPU first; they leave most of it unused), each for 6 x FUZZ_SECONDS
-# of wall time, which gives each about as much CPU time as FUZZ_SECONDS
-# on a core of its own or more (the phase notes each one's executions).
-# If they are not compiled by the time those suites start, they run after
-# them instead, as many at once as there are cores, each FUZZ_SECONDS on
-# a core of its own.
+# The libFuzzer targets, compiled second in the chain, start at once, all
+# three, at idle priority in the chain (the suites' tests get the CPU
+# first; they leave much of it unused), and run until their phase at the
+# end, each for FUZZ_SECONDS of CPU time at least, as on a core of its own
+# (then SIGINT: it prints its final stats; 20 x FUZZ_SECONDS of wall time
+# at most): that phase lets each stop once it has had that much, waiting
+# (at normal priority) for those that have not, and notes each one's
+# executions and CPU time.
 #
-# Environment: FUZZ_SECONDS (per target, default 30), TWHEEL_MODEL_OPS
+# Environment: FUZZ_SECONDS (CPU seconds per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000), BUILD_ROOT
 # (default: build-test under the repository).
 set -euo pipefail
@@ -55,7 +56,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   "") ;;
-  -h|--help) sed -n '2,42s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,48s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
 esac
 
@@ -234,11 +235,10 @@ chain_priority() {
   done
   return 0
 }
-# On exit: the background chain and any fuzzer still running.
+# On exit: the background chain and any fuzzer still running (in its
+# process group).
 stop_background() {
-  local p
   kill -- -"$bg_pid" 2>/dev/null || true
-  for p in "${fuzz_pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done
 }
 background() {
   rm -rf "$bg"
@@ -249,6 +249,9 @@ background() {
     chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
     later asan ninja -C "$root/asan"
     later fuzz fuzz_build
+    if fuzz_ready; then
+      for t in "${fuzz_targets[@]}"; do fuzz_run "$fuzz_seconds" "$t" & done
+    fi
     later tsan tsan_programs
     later lto lto
   ) &
@@ -257,29 +260,41 @@ background() {
   trap stop_background EXIT
 }
 
-# fuzz_start SECONDS TARGET...: each for SECONDS, all at once, in the
-# background, each in a process group of its own (an early exit stops it),
-# run by the command in fuzz_prio (empty: at this script's priority); each
-# one's output in $LOG_DIR/fuzz-NAME.log, its status in
-# $LOG_DIR/fuzz-NAME.rc. fuzz_wait TARGET... waits for them and says which
-# failed. fuzz_together SECONDS TARGET... is both (one a core).
-fuzz_pids=()
-fuzz_prio=()
-fuzz_start() {
-  local t name secs=$1
-  shift
-  for t; do
-    name=$(basename "$t")
-    mkdir -p "$root/fuzz-corpus/$name"
-    rm -f "$LOG_DIR/fuzz-$name.rc"
-    set -m
-    { rc=0
-      "${fuzz_prio[@]}" "$root/fuzz/$t" -max_total_time="$secs" -max_len=4096 \
-        -print_final_stats=1 "$root/fuzz-corpus/$name" >"$LOG_DIR/fuzz-$name.log" 2>&1 || rc=$?
-      echo $rc >"$LOG_DIR/fuzz-$name.rc"; } &
-    fuzz_pids+=($!)
-    set +m
+# fuzz_run SECONDS TARGET: TARGET (at the caller's priority) until it has
+# had SECONDS of CPU time and $bg/fuzz.stop exists (fuzz_wait), then
+# SIGINT (libFuzzer prints its final stats and exits 72), or for
+# 20 x SECONDS of wall time at most; its output in
+# $LOG_DIR/fuzz-NAME.log, its status in $LOG_DIR/fuzz-NAME.rc (0 when it
+# ran its time or was stopped at its CPU time) and its CPU seconds in
+# $LOG_DIR/fuzz-NAME.cpu. The CPU time is the process's (all threads),
+# from /proc/PID/stat (utime + stime).
+fuzz_cpu_ticks() {
+  local s f
+  { read -r s <"/proc/$1/stat"; } 2>/dev/null || { echo 0; return; }
+  read -ra f <<<"${s##*) }" # from the third field: state
+  echo $((f[11] + f[12]))
+}
+fuzz_run() {
+  local secs=$1 t=$2 name pid rc=0 hz ticks=0
+  name=$(basename "$t")
+  mkdir -p "$root/fuzz-corpus/$name"
+  hz=$(getconf CLK_TCK)
+  "$root/fuzz/$t" -max_total_time=$((20 * secs)) -max_len=4096 -print_final_stats=1 \
+    "$root/fuzz-corpus/$name" >"$LOG_DIR/fuzz-$name.log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    ticks=$(fuzz_cpu_ticks "$pid")
+    if [ "$ticks" -ge $((secs * hz)) ] && [ -f "$bg/fuzz.stop" ]; then
+      kill -INT "$pid" 2>/dev/null
+      break
+    fi
   done
+  wait "$pid" || rc=$?
+  # stopped at its CPU time: not a failure
+  [ $rc -eq 72 ] && grep -q 'libFuzzer: run interrupted' "$LOG_DIR/fuzz-$name.log" && rc=0
+  echo $((ticks / hz)) >"$LOG_DIR/fuzz-$name.cpu"
+  echo $rc >"$LOG_DIR/fuzz-$name.rc"
 }
 # fuzz_ready: the libFuzzer targets are compiled (their background step
 # ended well)
@@ -288,28 +303,32 @@ fuzz_ready() {
   [ -f "$bg/fuzz.done" ] && read -r rc _ <"$bg/fuzz.done"
   [ "$rc" = 0 ]
 }
-# fuzz_notes TARGET...: each one's executions under the current phase, or
-# its name in failed
+# fuzz_notes TARGET...: each one's executions and CPU time under the
+# current phase, or its name in failed
 fuzz_notes() {
   local t name
   for t; do
     name=$(basename "$t")
     if [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ]; then
-      phase_note "$name: $(grep -E 'stat::number_of_executed_units' "$LOG_DIR/fuzz-$name.log")"
+      phase_note "$name: $(grep -E 'stat::number_of_executed_units' "$LOG_DIR/fuzz-$name.log")," \
+        "$(cat "$LOG_DIR/fuzz-$name.cpu") s of CPU"
     else
       failed+=("$name")
     fi
   done
 }
-fuzz_together() {
-  fuzz_start "$@"
-  shift
-  fuzz_wait "$@"
-}
+# fuzz_wait TARGET...: let each stop once it has had its CPU time, wait
+# for each (the chain, and so the fuzzers, at normal priority meanwhile)
+# and say which failed
 fuzz_wait() {
   local t name rc=0
-  wait "${fuzz_pids[@]}"
-  fuzz_pids=()
+  touch "$bg/fuzz.stop"
+  chain_priority normal
+  for t; do
+    name=$(basename "$t")
+    while [ ! -f "$LOG_DIR/fuzz-$name.rc" ]; do sleep 1; done
+  done
+  chain_priority idle
   for t; do
     name=$(basename "$t")
     [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ] && continue
@@ -351,11 +370,6 @@ if [ $quick -eq 0 ]; then
   if [ $asan_ok -eq 1 ]; then
     if phase "asan+ubsan: compile (background)" await asan; then
       await_note asan
-      if fuzz_ready; then # the fuzzers beside the suites (the head of this file)
-        fuzz_prio=(chrt --idle 0)
-        chrt --idle 0 true 2>/dev/null || fuzz_prio=(nice -n 19)
-        fuzz_start $((6 * fuzz_seconds)) "${fuzz_targets[@]}"
-      fi
       suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
     else
       failed+=("asan+ubsan")
@@ -376,20 +390,10 @@ if [ $quick -eq 0 ]; then
 
   if phase "libFuzzer targets: build, clang (background)" await fuzz; then
     await_note fuzz
-    if ((${#fuzz_pids[@]})); then # started beside the ASan+UBSan suites
-      names=$(for t in "${fuzz_targets[@]}"; do basename "$t"; done | paste -sd ' ')
-      phase "libFuzzer: ${names// / + }, beside the ASan+UBSan suites at idle priority, $((6 * fuzz_seconds)) s each" \
-        fuzz_wait "${fuzz_targets[@]}" || true
-      fuzz_notes "${fuzz_targets[@]}"
-    else # as many at once as there are cores
-      for ((i = 0; i < ${#fuzz_targets[@]}; i += jobs)); do
-        group=("${fuzz_targets[@]:i:jobs}")
-        names=$(for t in "${group[@]}"; do basename "$t"; done | paste -sd ' ')
-        phase "libFuzzer: ${names// / + }, ${fuzz_seconds} s each" \
-          fuzz_together "$fuzz_seconds" "${group[@]}" || true
-        fuzz_notes "${group[@]}"
-      done
-    fi
+    names=$(for t in "${fuzz_targets[@]}"; do basename "$t"; done | paste -sd ' ')
+    phase "libFuzzer: ${names// / + }, from their build on at idle priority, ${fuzz_seconds} s of CPU each at least" \
+      fuzz_wait "${fuzz_targets[@]}" || true
+    fuzz_notes "${fuzz_targets[@]}"
   else
     failed+=(fuzz-build)
   fi
