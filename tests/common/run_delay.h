@@ -12,8 +12,9 @@
  * the nanoseconds the thread spent runnable on a run queue (run_delay).
  *
  * A run_delay_log is a list of (clock, run_delay) samples of one thread, in
- * time order, taken where the thread is about to wait (before each loop
- * iteration). For a timer that fired at @at on that thread, with the
+ * time order, taken where the thread may be about to wait (before each
+ * loop iteration; at each arm and each fire where the loop is a host
+ * library's). For a timer that fired at @at on that thread, with the
  * thread's run_delay @rd_at read just after: own lateness =
  * (@at - deadline) minus the run queue time since the last sample taken at
  * or before the deadline. The samples read run_delay first, the fired timer
@@ -68,11 +69,10 @@ struct run_delay_log {
 	int dropped; /* samples past the end (the test checks it is 0) */
 };
 
-/* A sample: run_delay first, then the clock. */
-static inline void run_delay_mark(struct run_delay_log *g)
+/* A sample: the clock @at and the run_delay @rd read before it, later
+ * than every sample before. */
+static inline void run_delay_add(struct run_delay_log *g, uint64_t at, uint64_t rd)
 {
-	uint64_t rd = thread_run_delay(), at = run_delay_clock();
-
 	if (g->n == RUN_DELAY_SAMPLES) {
 		g->dropped++;
 		return;
@@ -80,6 +80,14 @@ static inline void run_delay_mark(struct run_delay_log *g)
 	g->at[g->n] = at;
 	g->rd[g->n] = rd;
 	g->n++;
+}
+
+/* A sample now: run_delay first, then the clock. */
+static inline void run_delay_mark(struct run_delay_log *g)
+{
+	uint64_t rd = thread_run_delay();
+
+	run_delay_add(g, run_delay_clock(), rd);
 }
 
 /* The run queue time of the thread from the last sample at or before
