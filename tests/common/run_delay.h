@@ -2,7 +2,7 @@
 /*
  * run_delay.h - lateness that is the timer code's, not the scheduler's.
  * Header-only; shared by the tests that bound how late a timer fires on
- * the real clock (tests/loop, tests/adapters).
+ * the real clock (tests/loop, tests/adapters, tests/demo).
  *
  * A timer fires late for two reasons: the code under test (its tick, its
  * wait, its own work), which the test bounds, and the scheduler: the thread
@@ -32,14 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The calling thread's run queue time so far (ns), or 0 where the kernel
- * does not say (no CONFIG_SCHED_INFO): then nothing is subtracted. */
-static inline uint64_t thread_run_delay(void)
+/* The run queue time so far (ns) of the thread whose schedstat file is
+ * @path, or 0 where the kernel does not say (no CONFIG_SCHED_INFO, or no
+ * such thread): then nothing is subtracted. */
+static inline uint64_t run_delay_of(const char *path)
 {
 	char buf[96];
 	unsigned long long run = 0, delay = 0;
 	ssize_t n;
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -51,6 +52,22 @@ static inline uint64_t thread_run_delay(void)
 	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
 		return 0;
 	return delay;
+}
+
+/* The calling thread's run queue time so far (ns). */
+static inline uint64_t thread_run_delay(void)
+{
+	return run_delay_of("/proc/thread-self/schedstat");
+}
+
+/* The run queue time so far (ns) of process @pid's main thread (another
+ * process's loop: a server under test). */
+static inline uint64_t pid_run_delay(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/schedstat", (long)pid);
+	return run_delay_of(path);
 }
 
 static inline uint64_t run_delay_clock(void)
