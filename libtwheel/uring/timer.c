@@ -747,11 +747,19 @@ static int cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 				/* Ask the owning loop to unlink and release it: the
 				 * owner, read again, because between the check above
 				 * and the swap @t may have fired on @l and been armed
-				 * on another loop, which the swap then cancelled. */
+				 * on another loop, which the swap then cancelled.
+				 * That loop acts on the push (releases @t, perhaps
+				 * stops and is destroyed), so the push and the
+				 * wake-up are counted on it too: it has not acted
+				 * on this cancel before the push. */
 				struct twheel_loop *owner = timer_owner(t);
 
+				if (owner != l)
+					callers_enter(owner);
 				twl_inbox_push(owner, &t->_node);
 				twl_wake(owner);
+				if (owner != l)
+					callers_leave(owner);
 				return 1;
 			}
 			break;
@@ -768,8 +776,7 @@ static int cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 	}
 }
 
-/* Counted on @l: the rare timer that moved to another loop between the
- * check and the swap above is pushed to that loop uncounted. */
+/* Counted on @l (and on the owner the swap found, if another). */
 int twheel_loop_cancel(struct twheel_loop *l, struct tw_loop_timer *t)
 {
 	int ret;

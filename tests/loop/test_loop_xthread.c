@@ -15,11 +15,13 @@
  * Runs in the 'tsan' suite too (CI builds it with -Db_sanitize=thread).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -870,6 +872,107 @@ static void test_xthread_fork_during_call(void **state)
 	twheel_loop_destroy(x.l, NULL, NULL, NULL);
 }
 
+/* ---- a cancel whose timer moved to another loop -------------------------- */
+
+/*
+ * The canceller is held at its compare-and-swap: the timer lives alone on
+ * a read-only page, and the write faults into this handler, which waits
+ * for mc.go, then 5 ms (for the other loop to fall asleep); the main
+ * thread has made the page writable again by then, so the swap is retried
+ * and succeeds.
+ */
+static struct {
+	struct tw_loop_timer *t; /* alone on its page */
+	struct twheel_loop *l1, *l2;
+	struct tw_loop_timer wake;
+	bool held, go;           /* atomic */
+} mc;
+
+static void mc_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if ((char *)si->si_addr < (char *)mc.t || (char *)si->si_addr >= (char *)mc.t + 4096) {
+		signal(sig, SIG_DFL);
+		return; /* a real fault: it recurs, and kills */
+	}
+	__atomic_store_n(&mc.held, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&mc.go, __ATOMIC_ACQUIRE))
+		;
+	usleep(5 * 1000);
+}
+
+static void *mc_canceller(void *arg)
+{
+	(void)arg;
+	slow_writes = true;
+	assert_int_equal(twheel_loop_cancel(mc.l1, mc.t), 1);
+	return NULL;
+}
+
+static void mc_release(struct tw_loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	twheel_loop_stop(mc.l2);
+}
+
+/*
+ * A cancel naming loop 1 finds the timer armed there; before its swap the
+ * timer is deleted and armed on loop 2, so the swap cancels it on loop 2
+ * and the cancel pushes it there and wakes loop 2, its eventfd write held
+ * 50 ms. Loop 2, woken by a timer meanwhile, releases the timer, its
+ * release hook stops it, and it is destroyed at once: the destroy waits
+ * for the cancel, which else wrote to its closed eventfd. Not under
+ * TSan: its atomics fault inside the runtime, holding a lock that the
+ * main thread's next atomic on the timer then waits for.
+ */
+static void test_xthread_cancel_moved_destroy(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct sigaction sa = { .sa_sigaction = mc_segv, .sa_flags = SA_SIGINFO }, old;
+	pthread_t th;
+	void *page;
+
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	skip();
+#endif
+#endif
+	assert_int_equal(posix_memalign(&page, 4096, 4096), 0);
+	mc.t = page;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = test_loop_flags();
+	assert_int_equal(twheel_loop_create(&mc.l1, &cfg, NULL, 0), 0);
+	cfg.release = mc_release;
+	assert_int_equal(twheel_loop_create(&mc.l2, &cfg, NULL, 0), 0);
+	cfg.release = NULL;
+	tw_loop_timer_init(mc.t, dr_nothing, 0);
+	tw_loop_timer_init(&mc.wake, dr_nothing, 0);
+	assert_int_equal(twheel_loop_add(mc.l1, mc.t, 1000 * MS), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	assert_int_equal(mprotect(page, 4096, PROT_READ), 0);
+	__atomic_store_n(&wrote_closed_fd, false, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&th, NULL, mc_canceller, NULL), 0);
+	while (!__atomic_load_n(&mc.held, __ATOMIC_ACQUIRE))
+		usleep(200);
+	assert_int_equal(mprotect(page, 4096, PROT_READ | PROT_WRITE), 0);
+	assert_int_equal(twheel_loop_del(mc.l1, mc.t), 1);
+	assert_int_equal(twheel_loop_add(mc.l2, mc.t, 1000 * MS), 0);
+	assert_int_equal(twheel_loop_add(mc.l2, &mc.wake, 20 * MS), 0);
+	__atomic_store_n(&mc.go, true, __ATOMIC_RELEASE);
+	assert_int_equal(twheel_loop_run(mc.l2), 0);
+	twheel_loop_destroy(mc.l2, NULL, NULL, NULL);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(sigaction(SIGSEGV, &old, NULL), 0);
+	assert_false(__atomic_load_n(&wrote_closed_fd, __ATOMIC_RELAXED));
+	twheel_loop_destroy(mc.l1, NULL, NULL, NULL);
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -880,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_xthread_move_vs_cancel),
 		cmocka_unit_test(test_xthread_destroy_after_call),
 		cmocka_unit_test(test_xthread_fork_during_call),
+		cmocka_unit_test(test_xthread_cancel_moved_destroy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
