@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <new>
@@ -550,6 +551,48 @@ TEST(Callables, FunctionPointerMoveOnlyAndMutableState)
 	EXPECT_EQ(plain, 1);
 	EXPECT_EQ(*seen, 1);
 	EXPECT_FALSE(c.pending()); // it re-armed itself twice, then stopped
+}
+
+// A member named kind_tag in a callable is the program's own: one with a
+// data member of that name did not compile, and one whose static
+// kind_tag was 1 was taken for the timer's cancellation block (whose
+// fields on_cancel() then wrote through the callable's pointer).
+namespace {
+struct Counted {
+	int n = 0;
+	unsigned char canary[128];
+};
+struct Job {
+	int kind_tag;
+	Counted *c;
+	void operator()() { c->n += kind_tag; }
+};
+struct Tagged {
+	static constexpr int kind_tag = 1;
+	Counted *c;
+	void operator()() { c->n++; }
+};
+} // namespace
+
+TEST(Callables, AMemberNamedKindTagIsTheCallablesOwn)
+{
+	Wheel w;
+	auto c = std::make_unique<Counted>();
+	std::memset(c->canary, 0xaa, sizeof c->canary);
+	int cancelled = 0;
+	Timer job(w, Job{2, c.get()});
+	Timer tagged(w, Tagged{c.get()});
+	for (Timer *t : {&job, &tagged}) {
+		t->on_cancel([&cancelled] { cancelled++; });
+		t->arm_at(T(1));
+	}
+	w.advance(T(1));
+	EXPECT_EQ(c->n, 3);
+	tagged.arm_at(T(2));
+	EXPECT_TRUE(tagged.cancel());
+	EXPECT_EQ(cancelled, 1);
+	for (unsigned char b : c->canary)
+		ASSERT_EQ(b, 0xaa);
 }
 
 TEST(Callables, ReassignFromInsideTheRunningCallback)

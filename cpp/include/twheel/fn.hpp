@@ -184,6 +184,10 @@ void refuse_empty(const F &f)
 		fail(misuse::empty_callable);
 }
 
+// The kind_tag of the layer's own callables: nonzero, of this type, so
+// that a member of that name in a program's callable is never taken for one.
+enum class kind : int {};
+
 // A move-only, type-erased function of (A...), kept in N bytes inline when
 // it fits (size, pointer alignment, a noexcept move), else in one heap
 // block the N bytes point to. A callable invocable with no arguments
@@ -195,7 +199,7 @@ class fn {
 		void (*call)(void *, A...);
 		void (*move)(void *dst, void *src) noexcept; // and destroy src
 		void (*destroy)(void *) noexcept;
-		int tag;
+		kind tag;
 	};
 	template <class F>
 	static void call_f(F &f, A... a)
@@ -206,9 +210,10 @@ class fn {
 			f();
 	}
 	template <class F, class = void>
-	struct tag_of : std::integral_constant<int, 0> {};
+	struct tag_of : std::integral_constant<kind, kind{}> {};
 	template <class F>
-	struct tag_of<F, std::void_t<decltype(F::kind_tag)>> : std::integral_constant<int, F::kind_tag> {};
+	struct tag_of<F, std::enable_if_t<std::is_same_v<decltype(F::kind_tag), const kind>>>
+		: std::integral_constant<kind, F::kind_tag> {};
 	template <class F>
 	struct inline_ops {
 		static F *get(void *p) noexcept { return std::launder(static_cast<F *>(p)); }
@@ -223,7 +228,7 @@ class fn {
 	};
 	template <class F>
 	struct on_heap {
-		static constexpr int kind_tag = tag_of<F>::value;
+		static constexpr kind kind_tag = tag_of<F>::value;
 		std::unique_ptr<F> p;
 		void operator()(A... a) { call_f(*p, a...); }
 	};
@@ -271,7 +276,7 @@ public:
 	}
 	// The stored callable if its type's kind_tag is @tag (nonzero: an F).
 	template <class F>
-	F *get_as(int tag) noexcept
+	F *get_as(kind tag) noexcept
 	{
 		if (!ops_ || ops_->tag != tag)
 			return nullptr;

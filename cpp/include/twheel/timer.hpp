@@ -243,7 +243,7 @@ private:
 	// The heap block that on_cancel() and arm_every() make: the callable,
 	// g and the period. Told by its kind_tag in every shared object.
 	struct box {
-		static constexpr int kind_tag = 1;
+		static constexpr detail::kind kind_tag{1};
 		callable f;
 		detail::fn<16> g;
 		std::uint64_t period, grid; // ns; grid: the deadline being served
