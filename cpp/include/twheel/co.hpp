@@ -241,7 +241,7 @@ public:
 			tw::detail::fail(tw::detail::misuse::owner_moved);
 		w_ = new work{{}, h, this, c_};
 		tw_loop_work_init(&w_->w, &run);
-		if (const int r = c_->enter([w = &w_->w](twheel_loop *l) { return twheel_loop_post(l, w); }); r < 0) {
+		if (const int r = twheel_loop_post(c_->loop(), &w_->w); r < 0) {
 			delete std::exchange(w_, nullptr);
 			tw::detail::fail(r, "tw: twheel_loop_post() failed");
 		} // else *this may be gone already: the loop thread resumed the frame

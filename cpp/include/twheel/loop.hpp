@@ -13,10 +13,7 @@
 #include <twheel/timer.hpp>
 
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
-#include <sched.h>
 #include <twheel/loop.h>
-
-#include <atomic>
 
 namespace tw {
 
@@ -35,22 +32,11 @@ struct loop_options {
 namespace detail {
 
 // What a Loop shares with its timers and requests: the clock, the I/O
-// requests in flight and those done, kept for reuse (~Loop frees both),
-// and the calls of any thread (post, stop) still in the C loop: the loop
-// may act on one and be destroyed before it returns, so ~Loop waits.
+// requests in flight and those done, kept for reuse (~Loop frees both).
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io, spare;
-	std::atomic<unsigned> callers{0};
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
-	template <class F>
-	int enter(F f) noexcept
-	{
-		callers.fetch_add(1, std::memory_order_relaxed); // before the release of the call
-		const int r = f(loop());
-		callers.fetch_sub(1, std::memory_order_release);
-		return r;
-	}
 };
 
 // A function posted to the loop.
@@ -210,7 +196,7 @@ public:
 		std::unique_ptr<detail::work> it(new detail::work{{}, c, {}});
 		it->f.emplace(std::forward<F>(f));
 		tw_loop_work_init(&it->w, &detail::work::run);
-		const int r = c->enter([w = &it->w](twheel_loop *l) { return twheel_loop_post(l, w); });
+		const int r = twheel_loop_post(c->loop(), &it->w);
 		if (r == -ESHUTDOWN)
 			return false;
 		if (r < 0)
@@ -265,11 +251,7 @@ public:
 	}
 
 	/// Stops the loop after the current iteration, for good. Any thread.
-	void stop() noexcept
-	{
-		if (ctx_)
-			ctx_->enter(twheel_loop_stop);
-	}
+	void stop() noexcept { stopping(ctx_); }
 	/// True once stop() was called (or if empty). Any thread.
 	bool stopped() const noexcept { return !ctx_ || twheel_loop_stopped(ctx_->loop()); }
 	/// The loop clock at the start of the current (or last) iteration.
@@ -312,8 +294,6 @@ private:
 	static void finish(detail::ctx *x) noexcept
 	{
 		auto *c = static_cast<detail::loop_ctx *>(x);
-		while (c->callers.load(std::memory_order_acquire)) // stopped: they return soon
-			sched_yield();
 		twheel_loop_destroy(c->loop(), &detail::drained<tw_loop_timer>, nullptr, c);
 		c->c = nullptr;
 		tw_list_splice_tail_init(&c->spare, &c->io);
