@@ -30,7 +30,13 @@
  * a completion, so the parent's I/O and timers carry on. Any other call
  * there may reach the parent's ring (take its completions, queue SQEs in
  * it) or fail where the kernel bound the ring to the parent (-EEXIST).
- * Create loops after fork() (a daemon: once it has daemonised); a child
+ * The child's destroy hands its copy of each queued work item to
+ * @work_fn, or runs it (NULL @work_fn), as any drain: what the parent
+ * runs too, so pass a @work_fn that drops it unless running it twice is
+ * meant. A child forked from one of the loop's callbacks finds the loop
+ * in use: destroy does nothing there; the child must not return into
+ * the loop, and the loop's descriptors, close-on-exec, go at its exec()
+ * or exit. Create loops after fork() (a daemon: once it has daemonised); a child
  * that needs a loop creates its own.
  *
  * Errors: 0 (or a count, or 0/1) on success, a negative errno on failure.
