@@ -58,6 +58,20 @@
  *            hold the server's loop, nor queue the DATA behind requests
  *            it cannot answer as fast as they come.
  *
+ *   load-flood  The other way round, the first argument udp-load: this
+ *            program is its server (answering every
+ *            UDP_STATS, holding no session) and, from udp-load's first
+ *            DATA on, two children flood the socket it came from with
+ *            24-byte datagrams that are no message, from the server's
+ *            address, as fast as they can (the three of them on one core,
+ *            two thirds of it the flood's), until udp-load asks for STATS
+ *            100 ms on, past its sessions' 50 ms timeout (15 s at most).
+ *            udp-load must end its run (--grace-ms 50) and exit 1 within
+ *            8 s, a
+ *            FAIL for those datagrams: it read a socket as long as it
+ *            held a full batch, so for as long as the flood lasted (here
+ *            15 s), past every deadline of its own.
+ *
  * The datagrams go out in batches of 128, each followed by a STATS request
  * whose reply is awaited, so that the server's socket never holds more
  * than one batch (no drop even with a small net.core.rmem_max).
@@ -68,6 +82,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -716,10 +731,125 @@ static void test_flood(const char *path)
 	server_stop(&s);
 }
 
+/* A child of test_load_flood(): datagrams that are no message, from @fd to @to, until killed. */
+static void garbage_flood(int fd, const struct sockaddr_in *to)
+{
+	static const char junk[24] = "no message of udp-load";
+	struct iovec iov = { (void *)junk, sizeof(junk) };
+	struct mmsghdr h[64];
+	for (unsigned i = 0; i < 64; i++)
+		h[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
+						      .msg_iov = &iov, .msg_iovlen = 1 } };
+	for (;;)
+		(void)sendmmsg(fd, h, 64, 0);
+}
+
+/* test_load_flood()'s senders, on one core with udp-load: they get
+ * FLOODERS / (FLOODERS + 1) of it, and send faster than it reads. */
+#define FLOODERS 8
+
+/* Stop the flood of test_load_flood(). */
+static void flood_stop(pid_t *flooders)
+{
+	for (int i = 0; i < FLOODERS; i++)
+		if (flooders[i] > 0) {
+			kill(flooders[i], SIGKILL);
+			waitpid(flooders[i], NULL, 0);
+			flooders[i] = -1;
+		}
+}
+
+static void test_load_flood(const char *load)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) != 0)
+		die("the stand-in server's socket");
+	char port[16];
+	snprintf(port, sizeof(port), "%u", ntohs(a.sin_port));
+	/* udp-load and the flooders on one core */
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		int first = 0;
+		while (first < CPU_SETSIZE && !CPU_ISSET(first, &cpus))
+			first++;
+		CPU_ZERO(&cpus);
+		CPU_SET(first, &cpus);
+	}
+	fflush(stdout);
+	pid_t lp = fork();
+	if (lp < 0)
+		die("fork");
+	if (lp == 0) {
+		(void)sched_setaffinity(0, sizeof(cpus), &cpus);
+		execl(load, load, "--port", port, "--sessions", "20", "--silent", "100", "--sockets", "2",
+		      "--idle-ms", "50", "--grace-ms", "50", "--quiet", (char *)NULL);
+		_exit(127);
+	}
+	pid_t flooders[FLOODERS] = { 0 };
+	uint64_t t0 = now_us(), end = t0 + 15000000u, flood_t = 0;
+	int st = 0;
+	bool exited = false;
+	while (!exited && now_us() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 10) > 0) {
+			struct udp_msg m;
+			struct sockaddr_in from;
+			socklen_t flen = sizeof(from);
+			ssize_t n = recvfrom(fd, &m, sizeof(m), 0, (struct sockaddr *)&from, &flen);
+			if (n == (ssize_t)sizeof(m) && m.magic == UDP_MAGIC && m.type == UDP_STATS) {
+				static const char line[] = "STATS worker=0 workers=1 conns=0 timers=0 rss_kb=1000 "
+							   "utime_us=1 stime_us=0";
+				/* asked once the run is over (its 50 ms timeout
+				 * and grace passed): udp-load came out of its reads */
+				if (flooders[0] > 0 && now_us() - flood_t > 100000u)
+					flood_stop(flooders);
+				(void)sendto(fd, line, sizeof(line) - 1, 0, (struct sockaddr *)&from, flen);
+			} else if (n == (ssize_t)sizeof(m) && m.magic == UDP_MAGIC && m.type == UDP_DATA &&
+				   (uint32_t)m.id == 0 && !flooders[0]) { /* session 0: udp-load's first socket */
+				flood_t = now_us();
+				for (int i = 0; i < FLOODERS; i++) {
+					fflush(stdout);
+					flooders[i] = fork();
+					if (flooders[i] < 0)
+						die("fork");
+					if (flooders[i] == 0) {
+						(void)sched_setaffinity(0, sizeof(cpus), &cpus);
+						garbage_flood(fd, &from);
+					}
+				}
+			}
+		}
+		exited = waitpid(lp, &st, WNOHANG) == lp;
+	}
+	uint64_t took = now_us() - t0;
+	bool flooded = flooders[0] != 0;
+	flood_stop(flooders);
+	if (!exited) {
+		kill(lp, SIGKILL);
+		waitpid(lp, &st, 0);
+	}
+	close(fd);
+	CHECK(flooded, "udp-load's first socket sent no DATA for session 0");
+	CHECK(exited && took < 8000000u, "udp-load under a flood of datagrams: %s after %.1f s (8 s at most)",
+	      exited ? "ended" : "still running", (double)took / 1e6);
+	if (exited) {
+		printf("udp-load under a flood: exit %d after %.1f s\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+		       (double)took / 1e6);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+		      "udp-load's exit status %d, want 1: the datagrams that are no message fail the run",
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids") && strcmp(argv[2], "flood"))) {
-		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids|flood\n", argv[0]);
+	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids") && strcmp(argv[2], "flood") &&
+			  strcmp(argv[2], "load-flood"))) {
+		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids|flood, or %s UDP-LOAD load-flood\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	if (sodium_init() < 0) {
@@ -733,6 +863,8 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(argv[2], "flood"))
 		test_flood(argv[1]);
+	else if (!strcmp(argv[2], "load-flood"))
+		test_load_flood(argv[1]);
 	else
 		test_ids(argv[1]);
 	printf("%s\n", fails ? "FAIL" : "PASS");
