@@ -45,7 +45,8 @@
 # executions and CPU time.
 #
 # Environment: FUZZ_SECONDS (CPU seconds per target, default 30), TWHEEL_MODEL_OPS
-# (differential-test operations per build, default 12,000,000), BUILD_ROOT
+# (differential-test operations per build, default 12,000,000; core_model
+# runs a third under the sanitizers: tests/core/meson.build), BUILD_ROOT
 # (default: build-test under the repository).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,7 +57,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   "") ;;
-  -h|--help) sed -n '2,48s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,50s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
 esac
 
