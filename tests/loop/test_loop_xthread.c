@@ -693,6 +693,7 @@ struct dr {
 	struct tw_loop_timer t, wake, p;
 	struct tw_loop_timer *handed; /* atomic: the executor's mailbox */
 	bool call_returned;           /* atomic */
+	bool run_over;                /* atomic: the periodic callback's end */
 };
 
 static void dr_stop_work(struct tw_loop_work *w)
@@ -714,8 +715,11 @@ static void dr_nothing(struct tw_loop_timer *t)
  * while before tw_loop_timer_call() hands the timer back. */
 static void dr_stop_periodic(struct tw_loop_timer *t)
 {
-	twheel_loop_stop(tw_container_of(t, struct dr, p)->l);
+	struct dr *x = tw_container_of(t, struct dr, p);
+
+	twheel_loop_stop(x->l);
 	usleep(20 * 1000);
+	__atomic_store_n(&x->run_over, true, __ATOMIC_RELEASE);
 }
 
 static void dr_executor(struct tw_loop_timer *t, void *arg)
@@ -744,7 +748,6 @@ static void *dr_caller(void *arg)
 			usleep(1000);
 		}
 		assert_int_equal(tw_loop_timer_call(t), 0);
-		__atomic_store_n(&x->call_returned, true, __ATOMIC_RELEASE);
 		break;
 	}
 	default:
@@ -760,8 +763,8 @@ static void *dr_caller(void *arg)
  * once: the destroy waits for the call, which else read the freed loop
  * and wrote to its closed eventfd. Or the executor runs a periodic timer
  * whose callback stops the loop and works on: the destroy waits until
- * tw_loop_timer_call() has handed the timer back, which else wrote to the
- * freed loop (its inbox).
+ * tw_loop_timer_call() has handed the timer back (so the callback has
+ * ended, checked), which else wrote to the freed loop (its inbox).
  */
 static void test_xthread_destroy_after_call(void **state)
 {
@@ -790,7 +793,7 @@ static void test_xthread_destroy_after_call(void **state)
 		assert_int_equal(twheel_loop_run(x.l), 0);
 		twheel_loop_destroy(x.l, NULL, NULL, NULL);
 		if (kind == DR_EXECUTOR)
-			assert_true(__atomic_load_n(&x.call_returned, __ATOMIC_ACQUIRE));
+			assert_true(__atomic_load_n(&x.run_over, __ATOMIC_ACQUIRE));
 		assert_int_equal(pthread_join(th, NULL), 0);
 		assert_false(__atomic_load_n(&wrote_closed_fd, __ATOMIC_RELAXED));
 	}
@@ -860,7 +863,7 @@ static void test_xthread_fork_during_call(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		alarm(1); /* a destroy that waits for the post never returns */
+		alarm(5); /* a destroy that waits for the post never returns */
 		twheel_loop_destroy(x.l, NULL, NULL, NULL);
 		_exit(0);
 	}
