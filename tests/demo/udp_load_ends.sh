@@ -22,10 +22,10 @@
 # Last, against a stand-in that answers the first UDP_STATS and then goes
 # away (closes its socket) after 50 DATA datagrams: the generator's
 # datagrams find the port unreachable (ECONNREFUSED, from the kernel's
-# ICMP), which says the server is gone: a FAIL (exit 1) that says so,
-# within 3 s. It took the error for an empty socket and called the run
+# ICMP), which says the server is gone: a FAIL (exit 1) that says so. It took the error for an empty socket and called the run
 # INVALID, "the generator fell behind or datagrams were dropped", after
-# waiting 5 s for a STATS reply.
+# waiting 5 s for a STATS reply. (It now ends in well under a second; the
+# bound is 10 s, a hang's, for a loaded machine.)
 #
 # And against a stand-in that keeps its sessions as the server does but
 # sends each UDP_CLOSED twice: a FAIL (exit 1) that counts the notices
@@ -130,7 +130,7 @@ lrc=$?
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $lrc -eq 1 ] || fail "against a server gone mid-run, the generator exited $lrc, expected 1"
 grep -q "port was unreachable" "$tmp/load.log" || fail "the server's port unreachable not said"
-[ $took -lt 3000 ] || fail "against a server gone mid-run, the generator took $took ms (under 3000 expected)"
+[ $took -lt 10000 ] || fail "against a server gone mid-run, the generator took $took ms (under 10000 expected)"
 echo "PASS: a server gone mid-run, a FAIL that says so, in $took ms"
 
 python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
