@@ -189,6 +189,13 @@ TEST(Timer, EmptyHandlesAndEmptyCallablesAreRejected)
 	void (*null_fn)() = nullptr;
 	EXPECT_THROW((void)Timer(w, null_fn), tw::error);
 	EXPECT_THROW((void)Timer(w, std::function<void()>()), tw::error);
+	struct Wrapper { // any callable that converts to false is empty (docs/cpp.md)
+		bool set;
+		explicit operator bool() const { return set; }
+		void operator()() {}
+	};
+	EXPECT_THROW((void)Timer(w, Wrapper{false}), tw::error);
+	EXPECT_NO_THROW((void)Timer(w, Wrapper{true}));
 	Wheel gone(std::move(w));
 	EXPECT_THROW((void)Timer(w, [] {}), tw::error);
 }

@@ -168,8 +168,9 @@ void guarded(const exception_handler &h, F &f, A &&...args) noexcept
 	}
 }
 
-// True for what the store takes as empty: a null function or member
-// pointer, an empty std::function. refuse_empty() throws for it.
+// True for what the store takes as empty: a callable that converts to
+// false (a null function or member pointer, an empty std::function or
+// other wrapper). refuse_empty() throws for it.
 template <class D>
 bool is_empty_callable(const D &f) noexcept
 {
