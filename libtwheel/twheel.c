@@ -367,16 +367,38 @@ static inline void mark_not_pending(struct tw_timer *t)
 
 /* ---- timers -------------------------------------------------------------- */
 
+#if TWHEEL_DEBUG_CHECKS
+/*
+ * Whether @t's bytes are those of a pending timer: the magic, an owner,
+ * an index that names one of the wheel's lists (a slot, the due, work,
+ * parked or drain list, or parked in place in a slot above level 0) and
+ * both links set, all pointers aligned. Not the stale bytes of reused
+ * memory (an allocator's, the stack's): of a timer that was not pending
+ * (its owner NULL, whatever became of the rest), nor of other objects
+ * that left a magic at that offset (a timer that lay elsewhere in the
+ * block) and nonzero words where the index and the owner are. Reads @t's
+ * own bytes only.
+ */
+static bool looks_pending(const struct tw_timer *t)
+{
+	const uintptr_t align = _Alignof(struct tw_list) - 1;
+	uint32_t idx = t->_idx;
+
+	if (t->_magic != TW_MAGIC || !t->_wheel || !t->entry.next || !t->entry.prev)
+		return false;
+	if (((uintptr_t)t->_wheel | (uintptr_t)t->entry.next | (uintptr_t)t->entry.prev) & align)
+		return false;
+	return idx <= IDX_DRAIN ||
+	       (idx_inplace(idx) && inplace_slot(idx) >= L0_SIZE && inplace_slot(idx) < NSLOTS);
+}
+#endif
+
 void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t))
 {
 	if (!t)
 		return;
 #if TWHEEL_DEBUG_CHECKS
-	/* A pending timer has an owner; stale bytes of one that was not
-	 * pending (memory reused: an allocator's or the stack's) have none,
-	 * whatever the rest of them became. */
-	if (MISUSE(t->_magic == TW_MAGIC && t->_idx != IDX_NONE && t->_wheel,
-		   "tw_timer_init() on a pending timer"))
+	if (MISUSE(looks_pending(t), "tw_timer_init() on a pending timer"))
 		return; /* the handler returned: leave the timer (and its wheel) alone */
 #endif
 	memset(t, 0, sizeof(*t));

@@ -62,6 +62,45 @@ static void stale_bytes_of_an_idle_timer_are_not_pending(void **state)
 	assert_false(tw_timer_pending(&t));
 }
 
+/*
+ * Reused memory whose stale bytes hold the magic of another object at
+ * that offset (a timer that lay elsewhere in the block, say) and nonzero
+ * words where the index and the owner are: glibc's allocator handed such
+ * a block to a program that then called tw_timer_init() on it, and the
+ * check took it for a pending timer and aborted a correct program. A
+ * pending timer is linked (both links set and aligned) and its index names
+ * one of the wheel's lists; these bytes are none of that.
+ */
+static void stale_bytes_of_other_objects_are_not_pending(void **state)
+{
+	(void)state;
+	struct tw_timer ref, t;
+	static const struct {
+		uint32_t idx;
+		uintptr_t next, prev, wheel;
+	} stale[] = {
+		{ 0xf7fabcc0u, 0x55555555647b, 0, 0x2c },    /* as seen: odd link, no prev */
+		{ 0xf7fabcc0u, 0x1000, 0x2000, 0x3000 },     /* no index of a list */
+		{ 3, 0, 0, 0x3000 },                        /* a slot, links NULL */
+		{ 3, 0x1001, 0x2000, 0x3000 },              /* a slot, link misaligned */
+		{ 3, 0x1000, 0x2000, 0x3004 },              /* a slot, owner misaligned */
+	};
+
+	tw_timer_init(&ref, noop);
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		memset(&t, 0xa5, sizeof(t));
+		t._magic = ref._magic;
+		t._idx = stale[i].idx;
+		t.entry.next = (struct tw_list *)stale[i].next;
+		t.entry.prev = (struct tw_list *)stale[i].prev;
+		t._wheel = (const struct twheel *)stale[i].wheel;
+		tw_timer_init(&t, noop);
+		assert_int_equal(reports, 0);
+		assert_false(tw_timer_pending(&t));
+		assert_ptr_equal(t.func, noop);
+	}
+}
+
 static void uninitialised_timer_is_reported(void **state)
 {
 	(void)state;
@@ -178,6 +217,33 @@ static void reinitialising_pending_timer_is_reported(void **state)
 	twheel_destroy(w);
 }
 
+/* Pending anywhere a wheel keeps a timer: a slot above level 0, the due
+ * list, the parked list, parked in place (twheel_park_hint()). */
+static void reinitialising_pending_timer_is_reported_wherever_it_waits(void **state)
+{
+	(void)state;
+	struct twheel *w = twheel_create(100);
+	struct tw_timer t[4];
+	for (int i = 0; i < 4; i++)
+		tw_timer_init(&t[i], noop);
+	assert_int_equal(twheel_add(w, &t[0], 100 + 5000), 0);
+	assert_int_equal(twheel_add(w, &t[1], 50), 0);
+	assert_int_equal(twheel_park(w, &t[2], 7), 0);
+	assert_int_equal(twheel_park_hint(w, &t[3], 7, 100 + 5000), 0);
+	for (int i = 0; i < 4; i++) {
+		tw_timer_init(&t[i], NULL);
+		assert_int_equal(reports, i + 1);
+		assert_true(tw_timer_pending(&t[i]));
+		assert_ptr_equal(t[i].func, noop);
+	}
+	assert_int_equal(twheel_check(w, NULL, 0), 0);
+	assert_int_equal(twheel_count(w), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(twheel_del(w, &t[i]), 1);
+	assert_int_equal(reports, 4);
+	twheel_destroy(w);
+}
+
 static void default_handler_restored_by_null(void **state)
 {
 	(void)state;
@@ -190,9 +256,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(uninitialised_timer_is_reported, setup),
 		cmocka_unit_test_setup(stale_bytes_of_an_idle_timer_are_not_pending, setup),
+		cmocka_unit_test_setup(stale_bytes_of_other_objects_are_not_pending, setup),
 		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
 		cmocka_unit_test_setup(destroying_wheel_with_pending_timers_is_reported, setup),
 		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported, setup),
+		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported_wherever_it_waits, setup),
 		cmocka_unit_test_setup(destroy_or_drain_from_a_callback_is_reported, setup),
 		cmocka_unit_test_setup(default_handler_restored_by_null, setup),
 	};
