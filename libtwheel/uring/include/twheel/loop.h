@@ -36,8 +36,11 @@
  * meant. A child forked from one of the loop's callbacks finds the loop
  * in use: destroy does nothing there; the child must not return into
  * the loop, and the loop's descriptors, close-on-exec, go at its exec()
- * or exit. Create loops after fork() (a daemon: once it has daemonised); a child
- * that needs a loop creates its own.
+ * or exit. So does a child forked by another thread while the loop
+ * thread ran the loop: its copy may be caught half-way through a change
+ * of the wheels, which its destroy would walk. Create loops after fork()
+ * (a daemon: once it has daemonised); a child that needs a loop creates
+ * its own.
  *
  * Errors: 0 (or a count, or 0/1) on success, a negative errno on failure.
  * A callback never runs for a request whose function returned an error.
