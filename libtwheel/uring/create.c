@@ -415,8 +415,9 @@ void twheel_loop_destroy(struct twheel_loop *l,
 	 * child made by fork() there are none: it has only the forking thread,
 	 * and the count (like the inbox) is as the parent's threads left it. */
 	if (getpid() == l->pid) {
-		while (__atomic_load_n(&l->callers, __ATOMIC_ACQUIRE))
-			sched_yield();
+		for (unsigned i = 0; i <= CALLER_SLOTS; i++)
+			while (__atomic_load_n(&l->callers[i].n, __ATOMIC_ACQUIRE))
+				sched_yield();
 	}
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
 	if (loop_fallback(l))

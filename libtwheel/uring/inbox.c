@@ -35,6 +35,23 @@
 
 struct tw_loop_node twl_inbox_retry;
 
+_Thread_local unsigned twl_slot_plus1 __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's first call: its slot of twheel_loop.callers (the
+ * shared one once the first CALLER_SLOTS threads have theirs). */
+unsigned twl_caller_slot_new(void)
+{
+	static unsigned next;
+	unsigned s = __atomic_load_n(&next, __ATOMIC_RELAXED) < CALLER_SLOTS
+			     ? __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)
+			     : CALLER_SLOTS;
+
+	if (s > CALLER_SLOTS)
+		s = CALLER_SLOTS;
+	twl_slot_plus1 = s + 1;
+	return s;
+}
+
 void twl_inbox_push(struct twheel_loop *l, struct tw_loop_node *n)
 {
 	struct tw_loop_node *prev;

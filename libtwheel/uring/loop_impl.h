@@ -86,14 +86,22 @@
 #define PARK_BATCH 64u
 /* I/O handlers run per iteration at most (wait.c). */
 #define CQE_BATCH 256u
+/* Slots of the count of other threads' calls under way (callers_enter()). */
+#define CALLER_SLOTS 16u
 /* The least CQ ring size asked for (create.c): a few iterations' CQEs. */
 #define CQ_MIN_ENTRIES (4 * CQE_BATCH)
 
 struct twheel_loop {
-	/* Written by producers: the push end of the inbox, on its own line,
-	 * and how many calls from other threads are under way (callers_enter()). */
+	/* Written by producers: the push end of the inbox, on its own line. */
 	_Alignas(CACHELINE) struct tw_loop_node *q_head;
-	uint32_t callers;
+
+	/* How many calls of other threads are under way (callers_enter()):
+	 * a slot, a line each, for each of the process's first CALLER_SLOTS
+	 * threads to call, written by that thread alone; the threads after
+	 * them share the last one. */
+	struct {
+		_Alignas(CACHELINE) uint32_t n;
+	} callers[CALLER_SLOTS + 1];
 
 	/* Wake-up handshake and stop flag: read by producers on every push. */
 	_Alignas(CACHELINE) uint32_t sleeping;
@@ -248,23 +256,55 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
 /* ---- What one concern offers the others --------------------------------- */
 
 /*
+ * The calling thread's slot of twheel_loop.callers, the same in every
+ * loop, given out when it first calls (inbox.c): one of its own to each
+ * of the process's first CALLER_SLOTS threads, the shared one,
+ * CALLER_SLOTS, to the rest.
+ */
+extern _Thread_local unsigned twl_slot_plus1 __attribute__((tls_model("initial-exec")));
+unsigned twl_caller_slot_new(void);
+
+static inline unsigned twl_caller_slot(void)
+{
+	unsigned s = twl_slot_plus1;
+
+	return s ? s - 1 : twl_caller_slot_new();
+}
+
+/*
  * The calls of other threads that the loop may act on before they return
  * (a post, a schedule, a cancel, a stop, an executor's hand-back: the loop
  * may run the work, see the stop and be destroyed while the caller is
  * still waking it) count themselves from before their first effect to
  * after their last access to the loop; twheel_loop_destroy() waits until
  * none is under way. The increment is ordered before the effect that the
- * loop (and whoever it tells) can see; the decrement releases the call's
+ * loop (and whoever it tells) can see, which is a release (an exchange, a
+ * compare-and-swap, a release store); the decrement releases the call's
  * last access.
  */
 static inline void callers_enter(struct twheel_loop *l)
 {
-	__atomic_fetch_add(&l->callers, 1, __ATOMIC_SEQ_CST);
+	unsigned s = twl_caller_slot();
+	uint32_t *n = &l->callers[s].n;
+
+	/* A slot of its own, written by this thread alone: no read-modify-
+	 * write, no fence. The effect that follows (the inbox exchange, a
+	 * state's compare-and-swap, the stop's store) releases it. */
+	if (s < CALLER_SLOTS)
+		__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST);
 }
 
 static inline void callers_leave(struct twheel_loop *l)
 {
-	__atomic_fetch_sub(&l->callers, 1, __ATOMIC_RELEASE);
+	unsigned s = twl_caller_slot();
+	uint32_t *n = &l->callers[s].n;
+
+	if (s < CALLER_SLOTS)
+		__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) - 1, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_sub(n, 1, __ATOMIC_RELEASE);
 }
 
 /* inbox.c */

@@ -756,6 +756,12 @@ static void *dr_caller(void *arg)
 	return NULL;
 }
 
+static void *dr_stop_other(void *arg)
+{
+	assert_int_equal(twheel_loop_stop(arg), 0);
+	return NULL;
+}
+
 /*
  * Another thread posts the work that stops the loop, schedules the timer
  * that does, or stops it; a timer wakes the loop while that call waits in
@@ -766,9 +772,8 @@ static void *dr_caller(void *arg)
  * tw_loop_timer_call() has handed the timer back (so the callback has
  * ended, checked), which else wrote to the freed loop (its inbox).
  */
-static void test_xthread_destroy_after_call(void **state)
+static void dr_cases(void)
 {
-	(void)state;
 	for (int kind = 0; kind < DR_CASES; kind++) {
 		struct twheel_loop_config cfg;
 		struct dr x = { .kind = kind };
@@ -797,6 +802,26 @@ static void test_xthread_destroy_after_call(void **state)
 		assert_int_equal(pthread_join(th, NULL), 0);
 		assert_false(__atomic_load_n(&wrote_closed_fd, __ATOMIC_RELAXED));
 	}
+}
+
+/* Run first, so that its callers count in slots of their own (a thread
+ * each); then again once more threads than there are such slots (16)
+ * have called, so that its callers count in the slot the rest share. */
+static void test_xthread_destroy_after_call(void **state)
+{
+	struct twheel_loop *other;
+
+	(void)state;
+	dr_cases();
+	assert_int_equal(twheel_loop_create(&other, NULL, NULL, 0), 0);
+	for (int i = 0; i < 20; i++) {
+		pthread_t th;
+
+		assert_int_equal(pthread_create(&th, NULL, dr_stop_other, other), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
+	twheel_loop_destroy(other, NULL, NULL, NULL);
+	dr_cases();
 }
 
 /* ---- fork() while another thread is in a call ---------------------------- */
@@ -979,12 +1004,12 @@ static void test_xthread_cancel_moved_destroy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xthread_destroy_after_call), /* first: see there */
 		cmocka_unit_test(test_xthread_every_item_once),
 		cmocka_unit_test(test_xthread_max_pending),
 		cmocka_unit_test(test_xthread_del_vs_executor_run),
 		cmocka_unit_test(test_xthread_schedule_never_early),
 		cmocka_unit_test(test_xthread_move_vs_cancel),
-		cmocka_unit_test(test_xthread_destroy_after_call),
 		cmocka_unit_test(test_xthread_fork_during_call),
 		cmocka_unit_test(test_xthread_cancel_moved_destroy),
 	};
