@@ -153,6 +153,25 @@ TEST(Timer, FiresExactlyOnItsTickAndArmReportsPending)
 	EXPECT_TRUE(t.cancel() == false);
 }
 
+// A class derived from an owner (a program's own wheel type) makes that
+// owner's timers, its type deduced: it did not compile.
+struct MyWheel : Wheel {
+	using Wheel::Wheel;
+};
+
+TEST(Timer, DeducedOnAClassDerivedFromAnOwner)
+{
+	MyWheel w;
+	int fired = 0;
+	tw::Timer t(w, [&] { fired++; });
+	static_assert(std::is_same_v<decltype(t), tw::Timer<tw::Wheel>>);
+	tw::Timer u(static_cast<Wheel &>(w), [] {});
+	static_assert(std::is_same_v<decltype(u), tw::Timer<tw::Wheel>>);
+	EXPECT_FALSE(t.arm_at(T(5)));
+	w.advance(T(5));
+	EXPECT_EQ(fired, 1);
+}
+
 TEST(Timer, CancelReturnsWhetherItWasPendingAndNeverFires)
 {
 	Wheel w;

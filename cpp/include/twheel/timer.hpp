@@ -369,6 +369,10 @@ private:
 	callable f_;
 };
 
+/// tw::Timer t(owner, f) on a class derived from an owner: that owner's timer.
+template <class D, class F>
+Timer(D &, F &&) -> Timer<typename D::owner_type>;
+
 /// An intrusive timer: D derives from Hook<O, D> (or Hook<O, D, Tag>, for
 /// several hooks in one object) and gives on_timer() (on_timer(Tag)); if
 /// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel() or the
@@ -468,6 +472,7 @@ namespace detail {
 template <class O, class C = ctx>
 class owner {
 public:
+	using owner_type = O;
 	owner(const owner &) = delete;
 	owner &operator=(const owner &) = delete;
 	/// @o is left empty: a call that needs the owner throws tw::error
