@@ -415,14 +415,12 @@ int tw_loop_timer_call(struct tw_loop_timer *t)
 	if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING)
 		return -EINVAL;
 	callers_enter(l);
-	for (;;) {
+	while (!state_cas(&t->_node, s, s | TW__T_CALLED)) {
+		s = state_load(&t->_node);
 		if ((s & ~TW__T_CANCEL_REQ) != TW__T_RUNNING) {
 			callers_leave(l);
 			return -EINVAL;
 		}
-		if (state_cas(&t->_node, s, s | TW__T_CALLED))
-			break;
-		s = state_load(&t->_node);
 	}
 	func(t);
 	/* Hand it back to the loop, which re-arms it (or releases it if it
