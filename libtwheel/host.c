@@ -269,8 +269,8 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 	if (h->_in_run || ((h->_flags & HOST_DEFER) && h->_on)) {
 		if (t && t->_idx == TW__IDX_NONE)
 			return host_park_new(h, t, ns);
-		if (!mod && t && t->func)
-			return -EBUSY; /* pending */
+		if (!mod)
+			return twheel_add(h->_w, t, 0); /* pending: its error, nothing changed */
 		if (++h->_parked < HOST_PARK_BATCH &&
 		    (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
 			return twheel_park(h->_w, t, ns);

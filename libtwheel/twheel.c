@@ -409,9 +409,19 @@ void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t))
 #endif
 }
 
+/*
+ * An all-zero timer, never initialised (calloc, "= {0}"), looks pending
+ * in slot 0, but a pending timer is always linked. The links are read
+ * only for a timer that says slot 0, whose links its unlink reads anyway.
+ */
+static inline bool unlinked(const struct tw_timer *t)
+{
+	return unlikely(t->_idx == 0 && !t->entry.next);
+}
+
 bool tw_timer_pending(const struct tw_timer *t)
 {
-	return t && t->_idx != IDX_NONE;
+	return t && t->_idx != IDX_NONE && !unlinked(t);
 }
 
 /* ---- wheel --------------------------------------------------------------- */
@@ -533,7 +543,7 @@ hot_entry int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 	if (misused(w, t))
 		return -EINVAL;
 	if (unlikely(t->_idx != IDX_NONE))
-		return -EBUSY;
+		return unlinked(t) ? -EINVAL : -EBUSY;
 	arm_new(w, t, expires, calc_idx(w, expires));
 	return 0;
 }
@@ -559,6 +569,8 @@ static noinline int mod_slow(struct twheel *w, struct tw_timer *t, tw_tick_t exp
 {
 	uint32_t idx = calc_idx(w, expires);
 	if (old != IDX_NONE) {
+		if (unlinked(t))
+			return -EINVAL;
 		/*
 		 * A due timer re-armed to the same expiry stays. A timer on the
 		 * list being fired, or one that a callback re-arms at or before
@@ -636,6 +648,8 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
 #endif
 	if (t->_idx == IDX_NONE)
 		return 0;
+	if (unlinked(t))
+		return -EINVAL;
 	unlink_timer(w, t);
 	mark_not_pending(t);
 	w->count--;
@@ -678,7 +692,7 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 	/* a pending timer has a callback (it was armed): its first 16 bytes,
 	 * one cache line, are all that parking it in place reads */
 	idx = t->_idx;
-	if (unlikely(idx == IDX_NONE && !t->func))
+	if (unlikely(idx == IDX_NONE ? !t->func : unlinked(t))) /* reads its 16 bytes unless in slot 0 */
 		return -EINVAL;
 	if (idx_inplace(idx)) { /* parked in place already: a new value */
 		t->expires = value;
@@ -932,17 +946,19 @@ int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
 		return -EINVAL;
 	const bool pending = src->_idx != IDX_NONE;
 	if (dst == src)
-		return pending;
+		return pending && unlinked(src) ? -EINVAL : pending;
 	if (unlikely(pending && !w))
 		return -EINVAL;
 	if (pending && misused(w, src))
+		return -EINVAL;
+	if (pending && unlinked(src))
 		return -EINVAL;
 #if TWHEEL_DEBUG_CHECKS
 	if (MISUSE(dst->_magic != TW_MAGIC, "twheel_move() to a timer not initialised with tw_timer_init()"))
 		return -EINVAL;
 #endif
 	if (unlikely(dst->_idx != IDX_NONE))
-		return -EBUSY;
+		return unlinked(dst) ? -EINVAL : -EBUSY;
 	*dst = *src;
 	if (pending) {
 		/* take @src's place in its list: the neighbours point at @dst */

@@ -157,6 +157,69 @@ static void add_errors(void **state)
 	assert_false(tw_timer_pending(&t));
 }
 
+/*
+ * A timer never passed to tw_timer_init() but all zero (a calloc'ed or
+ * "= {0}" connection struct whose init was forgotten) looks pending in
+ * slot 0 with no links: every call that takes it returns -EINVAL and
+ * changes nothing (it used to follow its NULL links), and
+ * tw_timer_pending() says false. A debug_checks build reports it first.
+ */
+static int zeroed_reports;
+static void zeroed_misuse(const char *what)
+{
+	assert_non_null(strstr(what, "not initialised"));
+	zeroed_reports++;
+}
+
+static void zeroed_timer_is_refused(void **state)
+{
+	(void)state;
+	struct rec_timer a, b;
+	struct tw_timer z;
+	twheel_misuse_fn old = twheel_set_misuse_handler(zeroed_misuse);
+
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	assert_int_equal(twheel_add(W, &a.t, 0), 0);   /* the due list and slot 0: */
+	assert_int_equal(twheel_add(W, &b.t, 256), 0); /* the lists z's _idx names */
+	assert_int_equal(adv(0), 1);
+	assert_int_equal(twheel_add(W, &a.t, 1000), 0);
+	memset(&z, 0, sizeof(z));
+	assert_false(tw_timer_pending(&z));
+	z.func = noop;
+	assert_false(tw_timer_pending(&z));
+	assert_int_equal(twheel_add(W, &z, 5), -EINVAL);
+	assert_int_equal(twheel_mod(W, &z, 5), -EINVAL);
+	assert_int_equal((twheel_mod)(W, &z, 0), -EINVAL);
+	assert_int_equal(twheel_mod(W, &z, UINT64_MAX), -EINVAL);
+	assert_int_equal(twheel_del(W, &z), -EINVAL);
+	assert_int_equal(twheel_park(W, &z, 5), -EINVAL);
+	assert_int_equal(twheel_park_hint(W, &z, 5, 1 << 20), -EINVAL);
+	assert_int_equal(twheel_move(W, &a.t, &z), -EINVAL);
+	assert_int_equal(twheel_move(W, &z, &z), -EINVAL);
+	struct tw_timer d;
+	tw_timer_init(&d, noop);
+	assert_int_equal(twheel_move(W, &d, &z), -EINVAL);
+	assert_int_equal(twheel_move(W, &z, &d), -EINVAL); /* @dst zeroed: not initialised */
+	assert_int_equal(twheel_move(NULL, &z, &d), -EINVAL);
+	twheel_set_misuse_handler(old);
+	/* nothing changed: not z (still all zero but its callback) nor the wheel */
+	assert_null(z.entry.next);
+	assert_int_equal(z._idx, 0);
+	assert_int_equal(twheel_count(W), 2);
+	assert_true(tw_timer_pending(&a.t) && tw_timer_pending(&b.t));
+	assert_false(tw_timer_pending(&d));
+	check_ok();
+	assert_int_equal(adv(1000), 2);
+	assert_int_equal(twheel_count(W), 0);
+	if (TWHEEL_DEBUG_CHECKS)
+		assert_true(zeroed_reports > 0);
+	/* tw_timer_init() makes it a timer like any other */
+	tw_timer_init(&z, noop);
+	assert_int_equal(twheel_add(W, &z, 1001), 0);
+	assert_int_equal(twheel_del(W, &z), 1);
+}
+
 static void add_in_past_or_at_now_fires_on_next_advance(void **state)
 {
 	(void)state;
@@ -1524,6 +1587,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(timer_init_leaves_not_pending),
 		T(timer_is_at_most_40_bytes),
+		T(zeroed_timer_is_refused),
 		T(park_is_pending_never_fires),
 		T(park_in_place_keeps_links),
 		T(park_hint_links_at_once),

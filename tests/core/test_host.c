@@ -332,6 +332,80 @@ static void shut_down_host_refuses_and_counts_nothing(void **state)
 	assert_false(host_armed);
 }
 
+/*
+ * A timer never initialised but all zero, or NULL, is refused with -EINVAL
+ * by every arm and cancel, whether the arm would be placed at once, parked
+ * with deferral on, or parked from a callback of the run, and nothing
+ * changes (an add from a callback said -EBUSY, a mod parked it through its
+ * NULL links).
+ */
+static struct ht zeroed_ok;
+static int zeroed_runs;
+
+/* a debug_checks build reports the timer first: then -EINVAL all the same */
+static void zeroed_misuse(const char *what)
+{
+	assert_non_null(strstr(what, "not initialised"));
+}
+
+static void zeroed_arms_refused(void)
+{
+	struct tw_timer z;
+	size_t n = twheel_count(twheel_host_wheel(&H));
+	char msg[128];
+	twheel_misuse_fn old = twheel_set_misuse_handler(zeroed_misuse);
+
+	memset(&z, 0, sizeof(z));
+	z.func = ht_cb;
+	assert_int_equal(twheel_host_add(&H, &z, TICK), -EINVAL);
+	assert_int_equal(twheel_host_add(&H, &z, 0), -EINVAL);
+	assert_int_equal(twheel_host_mod(&H, &z, TICK), -EINVAL);
+	assert_int_equal(twheel_host_add_at(&H, &z, fake_ns + TICK), -EINVAL);
+	assert_int_equal(twheel_host_mod_at(&H, &z, fake_ns + TICK), -EINVAL);
+	assert_int_equal(twheel_host_del(&H, &z), -EINVAL);
+	assert_int_equal(twheel_host_add(&H, NULL, TICK), -EINVAL);
+	assert_int_equal(twheel_host_mod(&H, NULL, TICK), -EINVAL);
+	assert_int_equal(twheel_host_add_at(&H, NULL, TICK), -EINVAL);
+	assert_int_equal(twheel_host_del(&H, NULL), -EINVAL);
+	twheel_set_misuse_handler(old);
+	assert_null(z.entry.next);
+	assert_int_equal(twheel_count(twheel_host_wheel(&H)), n);
+	assert_int_equal(twheel_check(twheel_host_wheel(&H), msg, sizeof(msg)), 0);
+}
+
+static void zeroed_cb(struct tw_timer *t)
+{
+	ht_cb(t);
+	zeroed_runs++;
+	zeroed_arms_refused();
+}
+
+static void zeroed_timer_refused_in_every_mode(void **state)
+{
+	struct ht x;
+
+	(void)state;
+	ht_init(&x, 1);
+	ht_init(&zeroed_ok, 1);
+	host_open(10 * TICK);
+	zeroed_arms_refused(); /* placed at once */
+	assert_false(host_armed);
+	assert_int_equal(twheel_host_add_at(&H, &x.t, 1000 * TICK), 0);
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	zeroed_arms_refused(); /* parked: deferral on, the host timer armed */
+	assert_int_equal(twheel_host_place(&H), 0);
+	zeroed_ok.t.func = zeroed_cb;
+	assert_int_equal(twheel_host_add_at(&H, &zeroed_ok.t, 12 * TICK), 0);
+	fake_ns = 12 * TICK;
+	zeroed_runs = 0;
+	assert_int_equal(host_fire(), 1); /* parked: from a callback */
+	assert_int_equal(zeroed_runs, 1);
+	assert_int_equal(twheel_count(twheel_host_wheel(&H)), 1);
+	assert_int_equal(twheel_host_del(&H, &x.t), 1);
+	assert_false(host_armed);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
 static void passed_deadline_is_due_in_next_run(void **state)
 {
 	struct ht x[3];
@@ -908,6 +982,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deadline_arms_read_no_clock),
+		cmocka_unit_test(zeroed_timer_refused_in_every_mode),
 		cmocka_unit_test(passed_deadline_is_due_in_next_run),
 		cmocka_unit_test(zero_delay_is_due_in_next_run),
 		cmocka_unit_test(clock_steps_back_never_early),

@@ -215,7 +215,8 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  *
  * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
  * _mod_at), or
- *   -EINVAL  @h or @t NULL, @h shut down, or @t has no callback;
+ *   -EINVAL  @h or @t NULL, @h shut down, @t has no callback, or @t was
+ *            never initialised (all zero: see <twheel/twheel.h>);
  *   -EBUSY   (_add, _add_at) @t is already pending.
  * O(1); a delay that is not parked also reads the clock (or bounds it
  * with twheel_rt_now_upper()); any form that places @t calls the host's
@@ -230,8 +231,8 @@ TWHEEL_API int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uin
 
 /*
  * Cancel @t. Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t
- * NULL, or @h shut down). O(1), plus the host's stop when the wheel
- * becomes empty.
+ * NULL, @h shut down, or @t never initialised: all zero). O(1), plus the
+ * host's stop when the wheel becomes empty.
  */
 TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
 

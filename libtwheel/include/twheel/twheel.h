@@ -80,6 +80,12 @@ typedef uint64_t tw_tick_t;
  *            (tw_timer_init() sets it to 0).
  * Fields starting with an underscore are private to the wheel.
  *
+ * A timer never passed to tw_timer_init() but all zero (a calloc'ed or
+ * "= {0}" struct) is refused with -EINVAL by every function that takes
+ * it, changing nothing, and tw_timer_pending() says false: such a bug
+ * fails, not crashes. Any other uninitialised content is undefined (a
+ * -Ddebug_checks build reports it).
+ *
  * Size: 40 bytes on LP64 in a release build (the kernel's timer_list is 40).
  */
 struct tw_timer {
@@ -105,8 +111,9 @@ struct tw_timer {
 TWHEEL_API void tw_timer_init(struct tw_timer *t, void (*func)(struct tw_timer *t));
 
 /*
- * Returns true if @t is armed on a wheel and has not fired or been deleted.
- * Inside its own callback a timer is already not pending. O(1); the thread
+ * Returns true if @t is armed on a wheel and has not fired or been deleted;
+ * false for NULL and for an all-zero @t (never initialised: see struct
+ * tw_timer). Inside its own callback a timer is already not pending. O(1); the thread
  * that owns the timer's wheel.
  */
 TWHEEL_API bool tw_timer_pending(const struct tw_timer *t);
@@ -144,7 +151,8 @@ TWHEEL_API void twheel_destroy(struct twheel *w);
  * Arm @t to fire at tick @expires. An expiry at or before the wheel's time
  * is legal: the timer then fires in the next twheel_advance().
  * Returns 0, or
- *   -EINVAL  @w or @t is NULL, or @t has no callback;
+ *   -EINVAL  @w or @t is NULL, @t has no callback, or @t was never
+ *            initialised (all zero: see struct tw_timer);
  *   -EBUSY   @t is already pending (use twheel_mod() to re-arm).
  * O(1); the wheel's thread, callbacks included (a timer armed from a
  * callback fires in a later advance, never in the current one).
@@ -158,7 +166,8 @@ TWHEEL_API int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expire
  * when it was placed) to a later expiry only stores the expiry: the timer
  * moves when its slot's cascade comes, and fires exactly at @expires all
  * the same. Returns 1 if @t was pending, 0 if it was not, or
- *   -EINVAL  @w or @t is NULL, or @t has no callback.
+ *   -EINVAL  @w or @t is NULL, @t has no callback, or @t was never
+ *            initialised (all zero: see struct tw_timer; nothing changed).
  * O(1); the wheel's thread, callbacks included (as for twheel_add(): from
  * a callback, a timer re-armed to an expiry at or before the advance's
  * target, even its own unchanged expiry, fires in a later advance).
@@ -235,8 +244,10 @@ static inline int twheel__mod_inline(struct twheel *w, struct tw_timer *t, tw_ti
 
 /*
  * Disarm @t. Returns 1 if it was pending, 0 if not (harmless on a timer
- * that was never armed, already fired or already deleted), or
- *   -EINVAL  @w or @t is NULL.
+ * that was initialised but never armed, already fired or already
+ * deleted), or
+ *   -EINVAL  @w or @t is NULL, or @t was never initialised (all zero:
+ *            see struct tw_timer; nothing changed).
  * A timer deleted from a callback before its turn does not fire.
  * O(1); the wheel's thread, callbacks included.
  */
@@ -342,7 +353,8 @@ TWHEEL_API void twheel_drain(struct twheel *w,
  * @t (one not pending, due, on the first level's slots, or beyond that
  * room) goes on the parked list, off its slot.
  * Returns 1 if @t was pending (parked or not), 0 if not, or
- *   -EINVAL  @w or @t is NULL, or @t is not pending and has no callback.
+ *   -EINVAL  @w or @t is NULL, @t is not pending and has no callback, or
+ *            @t was never initialised (all zero: see struct tw_timer).
  * O(1); the wheel's thread, callbacks included (a timer parked in place
  * whose slot an advance cascades before it is placed moves to the parked
  * list: it does not fire). (TWHEEL_1.2)
@@ -422,7 +434,8 @@ TWHEEL_API long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint
  * contents are overwritten. @w may be NULL when @src is not pending.
  * @dst == @src changes nothing.
  * Returns 1 if @src was pending, 0 if not, or
- *   -EINVAL  @dst or @src is NULL, or @src is pending and @w is NULL;
+ *   -EINVAL  @dst or @src is NULL, @src is pending and @w is NULL, or
+ *            either was never initialised (all zero: see struct tw_timer);
  *   -EBUSY   @dst is pending (and is not @src).
  * O(1); the wheel's thread, callbacks included: a timer moved while the
  * advance is firing its slot still fires in that advance, as @dst.
