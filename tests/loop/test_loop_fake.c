@@ -89,6 +89,33 @@ static void test_config_rejects_bad_ticks(void **state)
 	assert_int_equal(twheel_loop_create(NULL, NULL, NULL, 0), -EINVAL);
 }
 
+/* A NULL loop or an unknown flag: -EINVAL, and nothing is run or counted. */
+static void test_run_once_rejects_bad_arguments(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+	struct twheel_loop_stats st;
+	struct rec r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.clk = &c;
+	assert_int_equal(tw_loop_timer_init(&r.t, rec_fn, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &r.t, 0), 0); /* due */
+	assert_int_equal(twheel_loop_run_once(NULL, 0), -EINVAL);
+	assert_int_equal(twheel_loop_run_once(NULL, TW_LOOP_NOWAIT), -EINVAL);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT << 1), -EINVAL);
+	assert_int_equal(twheel_loop_run_once(l, ~0u), -EINVAL);
+	assert_int_equal(twheel_loop_run(NULL), -EINVAL);
+	assert_int_equal(twheel_loop_get_stats(l, &st), 0);
+	assert_int_equal(st.iterations, 0);
+	assert_int_equal(r.n, 0);
+	assert_true(twheel_loop_pending(l, &r.t));
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r.n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* Delays that are not multiples of the tick round up: never early, and at
  * most one tick late, for every delay from 1 ns to a few ticks. */
 static void test_never_early_rounds_up(void **state)
@@ -2138,6 +2165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_is_the_one_asked),
 		cmocka_unit_test(test_config_rejects_bad_ticks),
+		cmocka_unit_test(test_run_once_rejects_bad_arguments),
 		cmocka_unit_test(test_never_early_rounds_up),
 		cmocka_unit_test(test_fine_tick),
 		cmocka_unit_test(test_firing_order),

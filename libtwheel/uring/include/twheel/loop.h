@@ -422,6 +422,8 @@ enum {
  * executor (a skipped misfire or a cancelled timer runs none), I/O
  * handlers and work items, the loop's own (of I/O deadlines and bound
  * legacy hosts) included, as in twheel_loop_get_stats(); or
+ *   -EINVAL     @loop NULL, or @flags holds a flag other than
+ *               TW_LOOP_NOWAIT (nothing was run);
  *   -ESHUTDOWN  the loop was stopped (nothing was run);
  *   -EBUSY      called from inside one of the loop's callbacks;
  *   another negative errno from io_uring_enter() (not -EINTR/-ETIME).
@@ -433,7 +435,8 @@ TWHEEL_LOOP_API int twheel_loop_run_once(struct twheel_loop *loop, unsigned flag
 
 /*
  * Iterate until twheel_loop_stop(). Returns 0 when stopped, or the first
- * error of twheel_loop_run_once() other than -ESHUTDOWN. The loop thread.
+ * error of twheel_loop_run_once() other than -ESHUTDOWN (-EINVAL: @loop
+ * NULL). The loop thread.
  */
 TWHEEL_LOOP_API int twheel_loop_run(struct twheel_loop *loop);
 
