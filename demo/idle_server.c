@@ -201,6 +201,19 @@ static char *conn_data(const struct conn *c)
 
 static void starved_remove(struct server *s, struct conn *c);
 
+/*
+ * A buffer is in the ring (or taken by a receive not yet handled): the
+ * first connection waiting for one receives again.
+ */
+static void starved_wake(struct server *s)
+{
+	struct conn *w = s->starved;
+	if (w && s->held < demo_opts.ring_bufs) {
+		starved_remove(s, w);
+		conn_recv(w);
+	}
+}
+
 /* Give @c's provided buffer back to the ring; a connection waiting for one gets it. */
 static void buf_put(struct server *s, struct conn *c)
 {
@@ -209,11 +222,7 @@ static void buf_put(struct server *s, struct conn *c)
 	io_uring_buf_ring_advance(s->br, 1);
 	c->bid = -1;
 	s->held--;
-	struct conn *w = s->starved;
-	if (w) {
-		starved_remove(s, w);
-		conn_recv(w);
-	}
+	starved_wake(s);
 }
 
 static void starved_add(struct server *s, struct conn *c)
@@ -610,6 +619,12 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		c->bid = (int16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
 		s->held++;
+	} else if (s->br && cqe->res != -ENOBUFS) {
+		/* the end of the stream, a reset or a cancel: the kernel put
+		 * back the buffer it had taken for it, and this receive may be
+		 * the one a buf_put() woke; the next waiting connection gets it
+		 * (else it waited, its data unread, until closed as idle) */
+		starved_wake(s);
 	}
 	if (c->state == C_CLOSING || cqe->res <= 0) {
 		if (c->bid >= 0)

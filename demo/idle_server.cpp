@@ -283,7 +283,15 @@ struct Server {
 		io_uring_buf_ring_advance(ring.br, 1);
 		c->bid = -1;
 		held--;
-		if (Conn *w = starved) {
+		starved_wake();
+	}
+
+	// A buffer is in the ring (or taken by a recv not yet handled): the
+	// first connection waiting for one receives again.
+	void starved_wake()
+	{
+		Conn *w = starved;
+		if (w && held < o.ring_bufs) {
 			starved_remove(w);
 			conn_recv(w);
 		}
@@ -565,6 +573,12 @@ struct Server {
 		if (cqe.flags & IORING_CQE_F_BUFFER) {
 			c->bid = static_cast<std::int16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
 			held++;
+		} else if (ring.br && res != -ENOBUFS) {
+			// the end of the stream, a reset or a cancel: the kernel put
+			// back the buffer it had taken for it, and this recv may be
+			// the one a buf_put() woke; the next waiting connection gets
+			// it (else it waited, its data unread, until closed as idle)
+			starved_wake();
 		}
 		if (c->state == Conn::closing || res <= 0) {
 			if (c->bid >= 0)
