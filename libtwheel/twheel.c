@@ -508,6 +508,8 @@ void twheel_destroy(struct twheel *w)
 	if (w->count)
 		misuse_fn("twheel_destroy() on a wheel with pending timers (they are unlinked, not fired)");
 #endif
+	if (unlikely(w->running))
+		return; /* from one of its callbacks: the advance runs on @w still */
 	take_all(w, NULL, NULL);
 	free(w);
 }

@@ -450,6 +450,43 @@ static void advance_from_callback_is_ebusy(void **state)
 	assert_true(twheel_now(W) == 5);
 }
 
+/*
+ * twheel_destroy() from one of the wheel's callbacks does nothing, in every
+ * build: the advance still runs on the wheel (it used to be freed under
+ * it, and a wheel created meanwhile in the same memory was overwritten by
+ * the rest of the advance). A debug_checks build reports it first.
+ */
+static struct twheel *other_wheel;
+static void destroy_own_wheel(struct rec_timer *r)
+{
+	(void)r;
+	twheel_destroy(W);
+	other_wheel = twheel_create(12345); /* malloc's reuse of a freed wheel */
+	assert_non_null(other_wheel);
+}
+
+static void destroy_from_callback_does_nothing(void **state)
+{
+	(void)state;
+	struct rec_timer a, b, c;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	a.action = destroy_own_wheel;
+	assert_int_equal(twheel_add(W, &a.t, 5), 0);
+	assert_int_equal(twheel_add(W, &b.t, 5), 0);
+	assert_int_equal(twheel_add(W, &c.t, 600), 0);
+	assert_int_equal(adv(700), 3); /* b still fired, c after it */
+	assert_int_equal(a.fired + b.fired + c.fired, 3);
+	assert_true(twheel_now(W) == 700);
+	assert_true(twheel_now(other_wheel) == 12345);
+	assert_int_equal(twheel_count(other_wheel), 0);
+	assert_int_equal(twheel_add(W, &a.t, 800), 0);
+	assert_int_equal(twheel_count(W), 1);
+	check_ok();
+	twheel_destroy(other_wheel);
+}
+
 static void fires_in_expiry_order_exactly_on_tick(void **state)
 {
 	(void)state;
@@ -1588,6 +1625,7 @@ int main(void)
 		T(timer_init_leaves_not_pending),
 		T(timer_is_at_most_40_bytes),
 		T(zeroed_timer_is_refused),
+		T(destroy_from_callback_does_nothing),
 		T(park_is_pending_never_fires),
 		T(park_in_place_keeps_links),
 		T(park_hint_links_at_once),

@@ -141,9 +141,10 @@ TWHEEL_API struct twheel *twheel_create(tw_tick_t now);
 /*
  * Destroy @w (NULL is a no-op). Pending timers are unlinked and left not
  * pending; none is fired (use twheel_drain() first to get them back).
+ * From one of @w's callbacks it does nothing, in every build (the advance
+ * still runs on @w): destroy it once twheel_advance() has returned.
  * A -Ddebug_checks build reports destroying a wheel with pending timers,
- * and destroying it from one of its callbacks, which it must not be (if
- * the misuse handler returns, that call leaves @w alone). O(pending timers).
+ * and destroying it from one of its callbacks. O(pending timers).
  */
 TWHEEL_API void twheel_destroy(struct twheel *w);
 
