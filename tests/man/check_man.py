@@ -10,6 +10,9 @@ type, library or program without a man page fails here. Checks:
 
   - every symbol a shared library exports carries a symbol version (it is
     listed in the library's version script) and has a section 3 page;
+  - every function an installed C header declares with its library's
+    export macro (TWHEEL_API, TWHEEL_LOOP_API...) is exported by an
+    installed library: none is missing from a version script;
   - every public name of an installed C header has a section 3 page:
     static inline functions, macros, struct tags, typedefs and enum
     constants (names with a leading underscore or a double underscore are
@@ -67,6 +70,7 @@ def need(name, sec, why):
 
 
 nsyms = 0
+exported = set()  # every symbol an installed library exports, without its version
 nodes = {}  # library -> the version nodes it exports
 for src, dst in sorted(installed.items()):
     base = os.path.basename(dst)
@@ -83,6 +87,7 @@ for src, dst in sorted(installed.items()):
                 continue
             sym = parts[2]
             name = re.split(r'@+', sym)[0]
+            exported.add(name)
             nsyms += 1
             if '@' not in sym:
                 errors.append(f'{base}: {name} is exported without a symbol version '
@@ -118,12 +123,18 @@ for lib, libnodes in sorted(nodes.items()):
             errors.append(f'{lib}(7) does not name the symbol version {node} that lib{lib}.so exports')
 
 nnames = 0
+ndecls = 0
 for src, dst in sorted(installed.items()):
     if not dst.endswith('.h'):
         continue
     text = open(src, encoding='utf-8').read()
     text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
     text = re.sub(r'//[^\n]*', '', text)
+    for m in re.finditer(r'^\s*TWHEEL(?:_[A-Z]+)?_API\b[^;{(]*?\b(\w+)\s*\(', text, re.M):
+        ndecls += 1
+        if m.group(1) not in exported:
+            errors.append(f'{m.group(1)}, declared in {os.path.basename(dst)}, is exported by no '
+                          'installed library (add it to the library\'s version script)')
     names = set()
     guard = re.search(r'#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b', text)
     for m in re.finditer(r'^\s*#\s*define\s+(\w+)', text, re.M):
@@ -162,7 +173,8 @@ for (name, sec), src in sorted(pages.items()):
     if not re.search(r'^\.SH\s+"?EXAMPLES?"?\s*$', text, re.M):
         errors.append(f'{name}({sec}) has no EXAMPLE section')
 
-print(f'{len(pages)} pages installed; {nsyms} exported symbols and {nnames} header names checked')
+print(f'{len(pages)} pages installed; {nsyms} exported symbols, {ndecls} declared functions '
+      f'and {nnames} header names checked')
 for e in errors:
     print('FAIL:', e)
 sys.exit(1 if errors else 0)
