@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/install/run_install_test.sh - what a user gets from `meson install`,
 # staged with --destdir, used through pkg-config only (no build tree):
-#   1. every installed C header (<twheel/compat/*.h> too) compiles alone as plain ISO C11
-#      (cc -std=c11 -pedantic -Werror, no feature macros; <twheel/uv.h>
-#      with _POSIX_C_SOURCE, which libuv's <uv.h> needs) with its
-#      package's --cflags, and every C++ header as C++17; all the C ones
+#   1. every installed C header (<twheel/compat/*.h> too) compiles alone as plain ISO C11,
+#      C17 and GNU C11, by cc and by clang (-std=... -Wall -Wextra -Wpedantic -Werror,
+#      no feature macros; <twheel/uv.h> with _POSIX_C_SOURCE, which libuv's
+#      <uv.h> needs) with its package's --cflags, and alone as C++17 (c++ and
+#      clang++), and every C++ header as C++17; all the C ones
 #      together as C++17, linked with a function of each C library; a program that
 #      sets TWHEEL_DEBUG_CHECKS against the library's build does not compile;
 #   2. a program per installed library, built with
@@ -37,6 +38,17 @@ if ! command -v pkg-config >/dev/null; then
 	exit 77
 fi
 cc=${CC:-cc} cxx=${CXX:-c++}
+# The C headers alone are also compiled by clang and clang++ (scripts/deps.sh
+# test installs them; with TWHEEL_TEST_REQUIRE_DEPS=1 one missing fails).
+ccs=("$cc") cxxs=("$cxx")
+for c in clang clang++; do
+	if command -v $c >/dev/null; then
+		[ $c = clang ] && ccs+=(clang) || cxxs+=(clang++)
+	elif [ -n "${TWHEEL_TEST_REQUIRE_DEPS:-}" ]; then
+		echo "FAIL: $c is not installed"
+		exit 1
+	fi
+done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-install-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/stage
@@ -112,9 +124,21 @@ for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; 
 		posix=()
 		[ "$h" = uv.h ] && posix=(-D_POSIX_C_SOURCE=200809L)
 		printf '#include <twheel/%s>\nint twheel_header_test;\n' "$h" >"$tmp/h.c"
-		"$cc" -std=c11 -pedantic -Werror -Wall -Wextra "${posix[@]}" -c "$tmp/h.c" -o "$tmp/h.o" \
-			$(pkg-config --cflags "$p") ||
-			fail "<twheel/$h> does not compile with -std=c11 -pedantic ${posix[*]} and pkg-config --cflags $p"
+		cp "$tmp/h.c" "$tmp/h.cpp"
+		for c in "${ccs[@]}"; do
+			for std in c11 c17 gnu11; do
+				# shellcheck disable=SC2046
+				"$c" -std=$std -Wpedantic -Werror -Wall -Wextra "${posix[@]}" -c "$tmp/h.c" \
+					-o "$tmp/h.o" $(pkg-config --cflags "$p") ||
+					fail "<twheel/$h> does not compile with $c -std=$std -Wpedantic ${posix[*]} and pkg-config --cflags $p"
+			done
+		done
+		for c in "${cxxs[@]}"; do
+			# shellcheck disable=SC2046
+			"$c" -std=c++17 -Wpedantic -Werror -Wall -Wextra -c "$tmp/h.cpp" -o "$tmp/h.o" \
+				$(pkg-config --cflags "$p") ||
+				fail "<twheel/$h> alone does not compile with $c -std=c++17 -Wpedantic and pkg-config --cflags $p"
+		done
 		;;
 	*.hpp)
 		[ "$h" = asio.hpp ] && ! has asio && continue
@@ -139,7 +163,7 @@ for h in "$stage$includedir"/twheel/*.h* "$stage$includedir"/twheel/compat/*.h; 
 	esac
 	n=$((n + 1))
 done
-echo "$n installed headers compile alone: C as -std=c11 -pedantic, C++ as -std=c++17 (co.hpp: c++20)"
+echo "$n installed headers compile alone: C as -std=c11, c17 and gnu11 -Wpedantic (${ccs[*]}) and as C++17 (${cxxs[*]}), C++ as -std=c++17 (co.hpp: c++20)"
 
 # The C headers from C++: one program includes them all and takes a
 # function of each C library, so that a declaration without C linkage
