@@ -652,7 +652,16 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
 		return 0;
 	if (unlinked(t))
 		return -EINVAL;
-	unlink_timer(w, t);
+	if (unlikely(idx_inplace(t->_idx))) {
+		/* parked in place: it keeps its value, as one parked on the
+		 * list, drained or unparked does */
+		uint64_t value = t->expires;
+
+		unlink_timer(w, t);
+		t->expires = value;
+	} else {
+		unlink_timer(w, t);
+	}
 	mark_not_pending(t);
 	w->count--;
 	w->st.dels++;

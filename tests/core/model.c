@@ -434,6 +434,11 @@ static void op_del(struct model *m, uint32_t id)
 	int rc = twheel_del(m->w, &m->objs[id]->t);
 	int want = m->pending[id] ? 1 : 0;
 	CHECK(m, rc == want, "del(%u) = %d, want %d", id, rc, want);
+	/* cancelled while parked (in place or not), it keeps its value, as
+	 * a drained or unparked one does */
+	CHECK(m, !m->parked[id] || m->objs[id]->t.expires == m->pval[id],
+	      "del(%u) of a parked timer: expires %" PRIu64 ", its value %" PRIu64, id,
+	      m->objs[id]->t.expires, m->pval[id]);
 	m->dels += rc == 1;
 	model_disarm(m, id);
 }

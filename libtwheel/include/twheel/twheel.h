@@ -335,7 +335,8 @@ TWHEEL_API void twheel_drain(struct twheel *w,
  * from one clock reading per loop iteration: twheel_rt_place()). @value is
  * the caller's (a delay, say); it is kept in @t's expires while @t is
  * parked. A parked timer is pending like any other: tw_timer_pending() is
- * true, twheel_count() counts it, twheel_del() cancels it, twheel_mod()
+ * true, twheel_count() counts it, twheel_del() cancels it (its value
+ * stays in expires), twheel_mod()
  * re-arms it (placed at once), twheel_park() gives it a new value,
  * twheel_move() moves it (still parked), twheel_drain() hands it back
  * (its value in expires) and twheel_destroy() unlinks it. It never fires
