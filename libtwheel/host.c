@@ -120,9 +120,14 @@ int twheel_host_fini(struct twheel_host *h, void (*fn)(struct tw_timer *t, void 
 		return -EBUSY;
 	h->_in_run = true; /* @fn may arm timers again: no host timer for them */
 	h->_parked = 0;
+	/* a parked timer is handed back with the tick twheel_host_expires()
+	 * gave it (placed from the latest reading), not its delay */
+	twheel_rt_place(&h->_rt, h->_w, h->_seen);
 	twheel_drain(h->_w, fn ? fn : drop, arg);
-	while (twheel_count(h->_w))
+	while (twheel_count(h->_w)) {
+		twheel_rt_place(&h->_rt, h->_w, h->_seen);
 		twheel_drain(h->_w, drop, NULL);
+	}
 	h->_in_run = false;
 	if (h->_on) {
 		h->_ops->stop(h);
@@ -305,7 +310,16 @@ int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
 
 	if (!h)
 		return -EINVAL;
-	rc = twheel_del(h->_w, t);
+	if (t && twheel__parked(t)) {
+		/* it keeps the tick twheel_host_expires() gave it, not its delay */
+		tw_tick_t e = twheel_host_expires(h, t);
+
+		rc = twheel_del(h->_w, t);
+		if (rc == 1)
+			t->expires = e;
+	} else {
+		rc = twheel_del(h->_w, t);
+	}
 	if (rc == 1 && !h->_in_run && h->_on && !twheel_count(h->_w))
 		host_stop(h);
 	return rc;

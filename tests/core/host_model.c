@@ -80,6 +80,7 @@ struct htimer {
 	uint64_t delay;    /* ...its delay */
 	int handed;        /* times fini handed it back */
 	bool rearmed;      /* ...and armed again by fini's function (to be dropped) */
+	tw_tick_t fini_expires; /* twheel_host_expires() before fini */
 };
 
 struct hm {
@@ -293,10 +294,16 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 
 static void do_del(struct hm *m, struct htimer *x)
 {
+	tw_tick_t pre = twheel_host_expires(&m->h, &x->t);
 	int rc = twheel_host_del(&m->h, &x->t);
 
 	if (rc != x->pending)
 		failf(m, "timer %d: del returned %d, the model says %d", x->idx, rc, x->pending);
+	/* cancelled while parked, it keeps the tick twheel_host_expires() gave */
+	if (x->pending && x->parked && twheel_host_expires(&m->h, &x->t) != pre)
+		failf(m, "timer %d: cancelled while parked, twheel_host_expires() %llu, before %llu",
+		      x->idx, (unsigned long long)twheel_host_expires(&m->h, &x->t),
+		      (unsigned long long)pre);
 	x->pending = false;
 }
 
@@ -552,6 +559,12 @@ static void hand_back(struct tw_timer *t, void *arg)
 
 	if (!x->pending)
 		failf(m, "fini handed back timer %d, which was not pending", x->idx);
+	/* handed back while parked: with the tick twheel_host_expires() gave */
+	else if (x->parked && tw_timer_expires(t) != x->fini_expires)
+		failf(m, "fini handed back timer %d, parked, at tick %llu; twheel_host_expires() "
+			 "said %llu",
+		      x->idx, (unsigned long long)tw_timer_expires(t),
+		      (unsigned long long)x->fini_expires);
 	x->handed++;
 	x->pending = false;
 	/* arming from here is dropped */
@@ -638,6 +651,8 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 			check_host(m);
 		}
 	}
+	for (int i = 0; i < NT; i++)
+		m->t[i].fini_expires = twheel_host_expires(&m->h, &m->t[i].t);
 	rc = twheel_host_fini(&m->h, hand_back, m);
 	if (rc)
 		failf(m, "twheel_host_fini: %d", rc);

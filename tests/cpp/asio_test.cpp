@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <time.h>
 #include <vector>
@@ -445,6 +446,38 @@ TEST(AsioHostDefer, ExpiryWhileParkedIsItsTick)
 	EXPECT_EQ(a.expiry(), due);
 	EXPECT_EQ(io.poll_one(), 1u); // the placement, the clock standing still
 	EXPECT_EQ(a.expiry(), due);
+}
+
+// A timer cancelled while parked, or cancelled by the host's destruction
+// while parked, keeps the tick expiry() gave it: not its delay read as a
+// tick, nor the slot a hint put it in.
+struct Noted : tw::Hook<tw::AsioHost, Noted> {
+	using Hook::Hook;
+	tw::AsioHost::time_point at{};
+	void on_timer() {}
+	void on_cancel() { at = expiry(); }
+};
+
+TEST(AsioHostDefer, ExpiryOfATimerCancelledWhileParkedIsItsTick)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(3000000000);
+	std::optional<tw::AsioHost> h(std::in_place, io, &rt);
+	Noted far(*h), a(*h), b(*h), c(*h);
+	far.arm_in(1h);
+	a.arm_in(5ms);  // parked on the list: a delay under 256 ticks
+	b.arm_in(10s);  // parked in place, in the slot of its hint
+	c.arm_in(20ms);
+	const auto in = [](std::uint64_t ns) { return tw::AsioHost::time_point(std::chrono::nanoseconds(fake_ns + ns)); };
+	EXPECT_EQ(a.expiry(), in(5000000));
+	EXPECT_EQ(b.expiry(), in(10000000000));
+	EXPECT_TRUE(a.cancel());
+	EXPECT_TRUE(b.cancel());
+	EXPECT_EQ(a.expiry(), in(5000000));
+	EXPECT_EQ(b.expiry(), in(10000000000));
+	EXPECT_EQ(a.at, in(5000000));
+	h.reset(); // c is still parked: handed back with its tick
+	EXPECT_EQ(c.at, in(20000000));
 }
 
 // The clock stands still, or steps back, between the arm and the

@@ -158,7 +158,8 @@ TWHEEL_API int twheel_host_init_ext(struct twheel_host *h, const struct twheel_r
 				    const struct twheel_host_ops_ext *ops);
 
 /*
- * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
+ * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (one
+ * parked with the tick twheel_host_expires() gave it, not its delay; @fn
  * may be NULL; it may free the timer; timers it arms again are dropped,
  * not pending, when this returns, and so is one it re-arms before its
  * turn, which it is then not handed: see twheel_drain()), stop the host
@@ -230,9 +231,11 @@ TWHEEL_API int twheel_host_add_at(struct twheel_host *h, struct tw_timer *t, uin
 TWHEEL_API int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadline_ns);
 
 /*
- * Cancel @t. Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t
- * NULL, @h shut down, or @t never initialised: all zero). O(1), plus the
- * host's stop when the wheel becomes empty.
+ * Cancel @t. One cancelled while parked keeps the tick
+ * twheel_host_expires() gave it then (not its delay) in its expires.
+ * Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t NULL, @h
+ * shut down, or @t never initialised: all zero). O(1), plus the host's
+ * stop when the wheel becomes empty.
  */
 TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
 
@@ -291,7 +294,9 @@ TWHEEL_API int twheel_host_defer(struct twheel_host *h, bool on);
  * @h's latest clock reading would give, the earliest it can fire at (its
  * placement reads the clock again, after the arm, and gives that tick or
  * a later one, unless the clock steps back, or reads UINT64_MAX, where
- * every delay is due: see <twheel/rt.h>). 0 if @t is NULL; with @h
+ * every delay is due: see <twheel/rt.h>); a timer cancelled
+ * (twheel_host_del()) or handed back by twheel_host_fini() while parked
+ * keeps that tick. 0 if @t is NULL; with @h
  * NULL or shut down, tw_timer_expires(). Reads no clock. O(1); @h's
  * thread. (TWHEEL_1.3)
  */
