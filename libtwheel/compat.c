@@ -203,7 +203,8 @@ const struct twheel_compat_timer *twheel_compat_enter(struct twheel_compat_timer
 {
 	const struct twheel_compat_timer *prev = running;
 
-	set_wheel(ct, NULL);
+	if (ct)
+		set_wheel(ct, NULL);
 	running = ct;
 	return prev;
 }

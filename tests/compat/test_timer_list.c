@@ -768,6 +768,38 @@ static void bind_errors(void **state)
 	assert_int_equal(twheel_compat_bind_host(NULL, TWHEEL_COMPAT_TICK_NS), -EINVAL);
 }
 
+/*
+ * <twheel/compat.h>'s calls with NULL: -EINVAL, or (enter, leave,
+ * running) nothing running; twheel_compat_enter(NULL) used to write
+ * through it.
+ */
+static void compat_calls_take_null(void **state)
+{
+	struct obj o;
+	const struct twheel_compat_timer *prev;
+
+	(void)state;
+	new_obj(&o);
+	assert_int_equal(twheel_compat_mod(NULL, 1, 0), -EINVAL);
+	assert_int_equal(twheel_compat_del(NULL), -EINVAL);
+	assert_int_equal(twheel_compat_owned(NULL), -EINVAL);
+	assert_int_equal(twheel_compat_bind_hosts(NULL, NULL, NULL, NULL), -EINVAL);
+	assert_false(twheel_compat_running(NULL));
+	prev = twheel_compat_enter(&o.timer._ct);
+	assert_true(twheel_compat_running(&o.timer._ct));
+	assert_ptr_equal(twheel_compat_enter(NULL), &o.timer._ct);
+	assert_false(twheel_compat_running(&o.timer._ct));
+	assert_false(twheel_compat_running(NULL));
+	twheel_compat_leave(&o.timer._ct);
+	assert_true(twheel_compat_running(&o.timer._ct));
+	twheel_compat_leave(prev);
+	assert_false(twheel_compat_running(&o.timer._ct));
+	/* the timer is as it was: armed as usual */
+	assert_int_equal(mod_timer(&o.timer, jiffies + 3), 0);
+	step(3);
+	assert_int_equal(o.fired, 1);
+}
+
 /* twheel_compat_unbind(): a timer still pending stays on its wheel and is
  * no longer the thread's (-EXDEV, after a new bind too); it fires when
  * the wheel is advanced, on a thread without binding. */
@@ -911,6 +943,7 @@ int main(void)
 		T(round_jiffies_to_whole_seconds),
 		T(another_thread_is_refused),
 		T(bind_errors),
+		T(compat_calls_take_null),
 		T(unbind_leaves_pending_timers_on_their_wheel),
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),

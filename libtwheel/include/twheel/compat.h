@@ -177,7 +177,8 @@ TWHEEL_API int twheel_compat_owned(const struct twheel_compat_timer *ct);
  * Called by a legacy header's callback trampoline before the legacy
  * function runs: @ct is not pending from here on, and is the timer
  * "running" (twheel_compat_running()) until twheel_compat_leave(@prev)
- * with the value this returned. O(1); the binding's thread.
+ * with the value this returned (@ct NULL: no timer is running until
+ * then). O(1); the binding's thread.
  */
 TWHEEL_API const struct twheel_compat_timer *twheel_compat_enter(struct twheel_compat_timer *ct);
 
