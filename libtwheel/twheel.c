@@ -487,6 +487,10 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	if (fn)
 		tw_list_for_each(p, &all)
 			tw_list_entry(p, struct tw_timer, entry)->_idx = IDX_DRAIN;
+	/* @fn is one of the wheel's callbacks: a destroy there would free
+	 * the wheel under this loop, an advance run its timers here */
+	const bool was_running = w->running;
+	w->running = true;
 	while (!tw_list_empty(&all)) {
 		struct tw_timer *t = tw_list_entry(all.next, struct tw_timer, entry);
 		tw_list_del(&t->entry);
@@ -495,6 +499,7 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 		if (fn)
 			fn(t, arg);
 	}
+	w->running = was_running;
 }
 
 void twheel_destroy(struct twheel *w)

@@ -1010,6 +1010,76 @@ static void drain_hands_back_each_timer_once(void **state)
 	twheel_drain(NULL, on_drain, &n);
 }
 
+/*
+ * twheel_drain()'s @fn counts as one of the wheel's callbacks: a
+ * twheel_destroy() there does nothing and twheel_advance() returns -EBUSY
+ * (the destroy used to free the wheel under the drain, which went on
+ * counting its timers down in the freed memory: in a wheel created there
+ * meanwhile). A drain from an advance's callback leaves that advance
+ * running.
+ */
+static struct twheel *drain_other;
+static long drain_adv_rc;
+static void drain_misuse(const char *what)
+{
+	assert_true(strstr(what, "twheel_drain()") || strstr(what, "twheel_destroy()"));
+}
+static void drain_destroys(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(*(int *)arg)++;
+	drain_adv_rc = twheel_advance(W, twheel_now(W) + 1);
+	twheel_destroy(W);
+	if (!drain_other)
+		drain_other = twheel_create(777); /* malloc's reuse of a freed wheel */
+}
+
+static void drain_in_callback(struct rec_timer *r)
+{
+	int n = 0;
+	twheel_drain(W, drain_destroys, &n);
+	r->arg = (tw_tick_t)n;
+}
+
+static void drain_fn_is_a_callback(void **state)
+{
+	(void)state;
+	struct rec_timer r[4];
+	int n = 0;
+	for (int i = 0; i < 4; i++) {
+		rec_init(&r[i], i);
+		assert_int_equal(twheel_add(W, &r[i].t, 10 + (tw_tick_t)i * 1000), 0);
+	}
+	drain_other = NULL;
+	twheel_drain(W, drain_destroys, &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(drain_adv_rc, -EBUSY);
+	assert_int_equal(twheel_count(W), 0);
+	assert_true(twheel_now(W) == 0);
+	check_ok();
+	assert_non_null(drain_other);
+	assert_int_equal(twheel_count(drain_other), 0);
+	assert_true(twheel_now(drain_other) == 777);
+	twheel_destroy(drain_other);
+	drain_other = NULL;
+
+	/* from an advance's callback: the advance goes on (a debug_checks
+	 * build refuses that drain, after reporting it) */
+	twheel_misuse_fn old = twheel_set_misuse_handler(drain_misuse);
+	rec_init(&r[0], 0);
+	rec_init(&r[1], 1);
+	r[0].action = drain_in_callback;
+	assert_int_equal(twheel_add(W, &r[0].t, 5), 0);
+	assert_int_equal(twheel_add(W, &r[1].t, 5000), 0);
+	assert_int_equal(adv(6), 1);
+	assert_int_equal(twheel_advance(W, 7), 0); /* not left "running" */
+	assert_true(twheel_now(W) == 7);
+	check_ok();
+	twheel_set_misuse_handler(old);
+	twheel_destroy(drain_other);
+	drain_other = NULL;
+}
+
 /* Hands its timer back and acts on the other of its pair (->other) by ->arg. */
 static tw_tick_t place_at_value(uint64_t value, void *arg);
 static void drain_acts_on_pair(struct tw_timer *t, void *arg)
@@ -1626,6 +1696,7 @@ int main(void)
 		T(timer_is_at_most_40_bytes),
 		T(zeroed_timer_is_refused),
 		T(destroy_from_callback_does_nothing),
+		T(drain_fn_is_a_callback),
 		T(park_is_pending_never_fires),
 		T(park_in_place_keeps_links),
 		T(park_hint_links_at_once),

@@ -321,7 +321,9 @@ TWHEEL_API size_t twheel_count(const struct twheel *w);
  * (twheel_mod()) or parks is not handed back (cancelled, it is not
  * pending; re-armed or parked, it stays pending like any timer @fn arms);
  * twheel_add() of one fails with -EBUSY, and one moved (twheel_move()) is
- * handed back as its new self. No-op if @w or @fn is NULL.
+ * handed back as its new self. @fn counts as one of @w's callbacks:
+ * twheel_destroy() does nothing there and twheel_advance() returns
+ * -EBUSY. No-op if @w or @fn is NULL.
  * Must not be called from one of @w's callbacks. O(pending timers).
  */
 TWHEEL_API void twheel_drain(struct twheel *w,
