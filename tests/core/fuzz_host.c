@@ -3,8 +3,8 @@
  * fuzz_host - libFuzzer target: the host driver's model check of
  * test_host_model, driven by the fuzzer's bytes: arms by deadline and by
  * delay (parked from callbacks and under twheel_host_defer(), placed by
- * runs and twheel_host_place()), cancels, runs, and a clock that jumps,
- * stands still and steps back. Any mismatch aborts.
+ * runs and twheel_host_place()), cancels, moves, runs, and a clock that
+ * jumps, stands still and steps back. Any mismatch aborts.
  *
  * Build with -Dfuzz=true (clang); run e.g.
  *   build/tests/core/fuzz_host -max_total_time=60 corpus/

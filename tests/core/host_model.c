@@ -28,8 +28,13 @@
  *     hands back each pending timer once, but one its function re-armed
  *     or cancelled before its turn (re-armed, it is dropped).
  *
- * Callbacks arm, re-arm and cancel timers (themselves too) and move the
- * clock, back included.
+ * Callbacks arm, re-arm, cancel and move timers (themselves too) and move
+ * the clock, back included. A move (twheel_move() on the host's wheel, to
+ * the timer's other place) leaves a timer as it was: pending or not,
+ * parked (in place or not) or placed, at the same twheel_host_expires().
+ * Delays run from 0 and 1 ns to UINT64_MAX, ticks from 1 ns to 1 s.
+ * Outside runs, the wheel's next expiry is its time while a timer is
+ * parked, else no later than any timer's bound.
  *
  * A delay armed from a callback, or while twheel_host_defer() is on and
  * the host timer armed, is parked: pending, but its deadline is not known until it is
@@ -43,6 +48,8 @@
  * twheel_host_place(), twheel_host_expires() of a placed timer is its tick,
  * and of a parked one no later than the tick the placement gives it (while
  * the clock has never stepped back: the placement's reading is the later).
+ * A timer cancelled while parked keeps the twheel_host_expires() it had,
+ * and fini hands a parked one back at that tick.
  *
  * Half the hosts are made with twheel_host_init_ext(): the fake adapter's
  * parked op marks a placement scheduled (or, now and then, refuses, as
@@ -67,7 +74,8 @@
 /* ---- State --------------------------------------------------------------- */
 
 struct htimer {
-	struct tw_timer t;
+	struct tw_timer tt[2]; /* the timer lives in tt[cur]; twheel_move() swaps */
+	int cur;
 	int idx;
 	bool pending;
 	bool passed;       /* its deadline had come when it was armed */
@@ -110,6 +118,19 @@ struct hm {
 };
 
 static struct hm *M; /* the callbacks' way back */
+
+/* Where timer @x lives now, and the timer @t is (in either place). */
+static struct tw_timer *T(struct htimer *x)
+{
+	return &x->tt[x->cur];
+}
+
+static struct htimer *of(struct hm *m, struct tw_timer *t)
+{
+	size_t i = (size_t)((char *)t - (char *)m->t) / sizeof(struct htimer);
+
+	return &m->t[i];
+}
 
 static void failf(struct hm *m, const char *fmt, ...)
 {
@@ -187,10 +208,18 @@ static uint64_t cur_tick(const struct hm *m)
 	return m->run ? m->target : m->w;
 }
 
-/* A delay: 0, within a tick, a few ticks, and far (cascades). */
+/* A delay: 0, 1 ns, within a tick, a few ticks, far (cascades), and huge
+ * (up to UINT64_MAX: a deadline that saturates). */
 static uint64_t pick_delay(struct hm *m)
 {
-	switch (u8(m->src) % 6) {
+	uint8_t k = u8(m->src);
+
+	/* now and then 1 ns, or huge (not with 1 ns ticks: the host timer
+	 * would be armed for the end of time, which the clock then reaches
+	 * for good) */
+	if (k >= 252)
+		return k & 1 || m->tick == 1 ? 1 : UINT64_MAX - (k & 2 ? u64(m->src, 8) : 0);
+	switch (k % 6) {
 	case 0:
 		return 0;
 	case 1:
@@ -213,9 +242,11 @@ static void m_armed(struct hm *m, struct htimer *x, uint64_t d)
 
 	x->pending = true;
 	x->deadline = d;
-	x->passed = d <= m->clk;
+	/* (a wheel at TW_TICK_MAX, reached with 1 ns ticks, has no later tick:
+	 * after a step back, a deadline ahead is due at once, rt.h) */
+	x->passed = d <= m->clk || t == UINT64_MAX;
 	x->held = !x->passed && e <= t;
-	x->bound = e > t ? e : t + 1;
+	x->bound = e > t ? e : t < UINT64_MAX ? t + 1 : t; /* the end of time: t */
 	x->run = m->run;
 }
 
@@ -259,11 +290,11 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 
 		v = pick_delay(m);
 		d = u8(m->src) & 1 ? add_sat(base, v) : (base > v ? base - v : 0);
-		rc = mod ? twheel_host_mod_at(&m->h, &x->t, d) : twheel_host_add_at(&m->h, &x->t, d);
+		rc = mod ? twheel_host_mod_at(&m->h, T(x), d) : twheel_host_add_at(&m->h, T(x), d);
 	} else {
 		v = pick_delay(m);
 		d = add_sat(m->clk, v);
-		rc = mod ? twheel_host_mod(&m->h, &x->t, v) : twheel_host_add(&m->h, &x->t, v);
+		rc = mod ? twheel_host_mod(&m->h, T(x), v) : twheel_host_add(&m->h, T(x), v);
 	}
 	want = mod ? x->pending : x->pending ? -EBUSY : 0;
 	if (rc != want) {
@@ -294,17 +325,46 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 
 static void do_del(struct hm *m, struct htimer *x)
 {
-	tw_tick_t pre = twheel_host_expires(&m->h, &x->t);
-	int rc = twheel_host_del(&m->h, &x->t);
+	tw_tick_t pre = twheel_host_expires(&m->h, T(x));
+	int rc = twheel_host_del(&m->h, T(x));
 
 	if (rc != x->pending)
 		failf(m, "timer %d: del returned %d, the model says %d", x->idx, rc, x->pending);
 	/* cancelled while parked, it keeps the tick twheel_host_expires() gave */
-	if (x->pending && x->parked && twheel_host_expires(&m->h, &x->t) != pre)
+	if (x->pending && x->parked && twheel_host_expires(&m->h, T(x)) != pre)
 		failf(m, "timer %d: cancelled while parked, twheel_host_expires() %llu, before %llu",
-		      x->idx, (unsigned long long)twheel_host_expires(&m->h, &x->t),
+		      x->idx, (unsigned long long)twheel_host_expires(&m->h, T(x)),
 		      (unsigned long long)pre);
 	x->pending = false;
+}
+
+/*
+ * Move @x to its other place (twheel_move() on the host's wheel): pending
+ * or not, parked (in place or not) or placed, it stays as it was, its
+ * tick (twheel_host_expires()) and the count too.
+ */
+static void do_move(struct hm *m, struct htimer *x)
+{
+	struct twheel *w = twheel_host_wheel(&m->h);
+	struct tw_timer *src = T(x), *dst = &x->tt[!x->cur];
+	tw_tick_t pre = twheel_host_expires(&m->h, src);
+	size_t n = twheel_count(w);
+	int rc = twheel_move(w, dst, src);
+
+	if (rc != x->pending) {
+		failf(m, "timer %d: move returned %d, the model says %d", x->idx, rc, x->pending);
+		return;
+	}
+	x->cur = !x->cur;
+	m->res->moves += (uint64_t)rc;
+	if (tw_timer_pending(src) || tw_timer_pending(dst) != x->pending)
+		failf(m, "timer %d: moved, pending %d (it was %d), the place it left %d", x->idx,
+		      tw_timer_pending(dst), x->pending, tw_timer_pending(src));
+	if (x->pending && twheel_host_expires(&m->h, dst) != pre)
+		failf(m, "timer %d: moved, twheel_host_expires() %llu, before %llu", x->idx,
+		      (unsigned long long)twheel_host_expires(&m->h, dst), (unsigned long long)pre);
+	if (twheel_count(w) != n)
+		failf(m, "a move changed the count from %zu to %zu", n, twheel_count(w));
 }
 
 /* twheel_host_place(), or from a callback its refusal; or defer on/off. */
@@ -327,12 +387,12 @@ static void do_place(struct hm *m, bool toggle)
 	/* twheel_host_expires(): a placed timer's tick; a parked one's, the
 	 * earliest it can be placed at (with the clock never stepped back) */
 	for (int i = 0; i < NT; i++) {
-		const struct htimer *x = &m->t[i];
+		struct htimer *x = &m->t[i];
 
-		pre[i] = twheel_host_expires(&m->h, &x->t);
-		if (x->pending && !x->parked && pre[i] != tw_timer_expires(&x->t))
+		pre[i] = twheel_host_expires(&m->h, T(x));
+		if (x->pending && !x->parked && pre[i] != tw_timer_expires(T(x)))
 			failf(m, "timer %d: twheel_host_expires() %llu, its tick %llu", i,
-			      (unsigned long long)pre[i], (unsigned long long)tw_timer_expires(&x->t));
+			      (unsigned long long)pre[i], (unsigned long long)tw_timer_expires(T(x)));
 	}
 	rc = twheel_host_place(&m->h);
 	if (rc != want)
@@ -340,14 +400,14 @@ static void do_place(struct hm *m, bool toggle)
 	if (m->run)
 		return;
 	for (int i = 0; i < NT; i++) {
-		const struct htimer *x = &m->t[i];
+		struct htimer *x = &m->t[i];
 
 		/* (a reading of UINT64_MAX is the end of time: every delay counted
 		 * from it saturates to it and is due, rt.h) */
 		if (x->pending && x->parked && !m->backed && m->clk < UINT64_MAX &&
-		    tw_timer_expires(&x->t) < pre[i])
+		    tw_timer_expires(T(x)) < pre[i])
 			failf(m, "timer %d: placed at tick %llu, twheel_host_expires() said %llu", i,
-			      (unsigned long long)tw_timer_expires(&x->t), (unsigned long long)pre[i]);
+			      (unsigned long long)tw_timer_expires(T(x)), (unsigned long long)pre[i]);
 	}
 	m_placed(m);
 }
@@ -409,8 +469,9 @@ static void host_fires(struct hm *m)
 	m->fired = 0;
 	n = twheel_host_run(&m->h);
 	m->w = m->target;
+	m_placed(m); /* ...and its last reading what its callbacks parked
+		      * (armed by this run: at the end of time, due in the next) */
 	m->run = 0;
-	m_placed(m); /* ...and its last reading what its callbacks parked */
 	m->res->runs++;
 	if (n != m->fired)
 		failf(m, "run %llu returned %ld, %ld callbacks ran", (unsigned long long)run, n,
@@ -430,7 +491,7 @@ static void host_fires(struct hm *m)
 static void timer_cb(struct tw_timer *t)
 {
 	struct hm *m = M;
-	struct htimer *x = tw_container_of(t, struct htimer, t);
+	struct htimer *x = of(m, t);
 	int n;
 
 	if (!m->run) {
@@ -467,7 +528,7 @@ static void timer_cb(struct tw_timer *t)
 static void op(struct hm *m)
 {
 	struct htimer *x = &m->t[u8(m->src) % NT];
-	uint8_t k = u8(m->src) % 14;
+	uint8_t k = u8(m->src) % 15;
 
 	m->res->ops++;
 	switch (k) {
@@ -497,6 +558,9 @@ static void op(struct hm *m)
 		break;
 	case 13:
 		do_place(m, u8(m->src) % 4 == 0);
+		break;
+	case 14:
+		do_move(m, x);
 		break;
 	default:
 		if (m->run) {
@@ -539,6 +603,21 @@ static void check_host(struct hm *m)
 		failf(m, "%zu timers pending (%zu placed), the host timer stopped", n, placed);
 	if (!n && m->armed)
 		failf(m, "no timer pending, the host timer armed");
+	/* the wheel's next expiry: due now while one is parked (it must be
+	 * placed first), else no later than any placed timer's bound */
+	{
+		struct twheel *w = twheel_host_wheel(&m->h);
+		tw_tick_t next = twheel_next_expiry(w);
+
+		if (n > placed && next > twheel_now(w))
+			failf(m, "%zu timers parked, the wheel's next expiry %llu after its time %llu",
+			      n - placed, (unsigned long long)next, (unsigned long long)twheel_now(w));
+		if (placed && next > bound)
+			failf(m, "the wheel's next expiry %llu after a timer's bound %llu",
+			      (unsigned long long)next, (unsigned long long)bound);
+		if (!n && next != TW_TICK_MAX)
+			failf(m, "no timer pending, the wheel's next expiry %llu", (unsigned long long)next);
+	}
 	if (m->ext && n > placed && !m->scheduled)
 		failf(m, "%zu timers parked, no placement scheduled", n - placed);
 	if (placed && m->armed) {
@@ -555,7 +634,7 @@ static void check_host(struct hm *m)
 static void hand_back(struct tw_timer *t, void *arg)
 {
 	struct hm *m = arg;
-	struct htimer *x = tw_container_of(t, struct htimer, t);
+	struct htimer *x = of(m, t);
 
 	if (!x->pending)
 		failf(m, "fini handed back timer %d, which was not pending", x->idx);
@@ -573,18 +652,25 @@ static void hand_back(struct tw_timer *t, void *arg)
 	/* so is re-arming another timer, handed back or not yet (then it
 	 * is not), by delay (parked: a run goes on) or deadline */
 	struct htimer *y = &m->t[u8(m->src) % NT];
-	int rc, want = y->pending || y->rearmed, how = u8(m->src) % 4;
+	int rc, want = y->pending || y->rearmed, how = u8(m->src) % 5;
 
 	switch (how) {
 	case 0:
-		rc = twheel_host_mod(&m->h, &y->t, m->tick * (1 + u8(m->src)) * 300);
+		rc = twheel_host_mod(&m->h, T(y), m->tick * (1 + u8(m->src)) * 300);
 		break;
 	case 1:
-		rc = twheel_host_mod_at(&m->h, &y->t, m->reading + m->tick * (1 + u8(m->src)) * 300);
+		rc = twheel_host_mod_at(&m->h, T(y), m->reading + m->tick * (1 + u8(m->src)) * 300);
 		break;
 	case 2:
-		rc = twheel_host_del(&m->h, &y->t);
+		rc = twheel_host_del(&m->h, T(y));
 		break;
+	case 3:
+		/* moved: one not handed back yet is handed back from there */
+		rc = twheel_move(twheel_host_wheel(&m->h), &y->tt[!y->cur], T(y));
+		y->cur = !y->cur;
+		if (rc != want)
+			failf(m, "fini's function moved timer %d: %d, pending %d", y->idx, rc, want);
+		return;
 	default:
 		return;
 	}
@@ -597,7 +683,7 @@ static void hand_back(struct tw_timer *t, void *arg)
 
 int hm_run(struct byte_src *src, struct hm_result *res)
 {
-	static const uint64_t ticks[] = { 1000000, 1000, 1, 7, 3000001 };
+	static const uint64_t ticks[] = { 1000000, 1000, 1, 7, 3000001, 1000000000 };
 	struct twheel_rt rt;
 	struct hm *m = calloc(1, sizeof(*m));
 	unsigned how;
@@ -611,7 +697,7 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 	M = m;
 	m->src = src;
 	m->res = res;
-	m->tick = ticks[u8(src) % 5];
+	m->tick = ticks[u8(src) % 6];
 	how = u8(src);
 	m->clk = u64(src, 5) * (how & 1 ? 1 : m->tick);
 	/* a quarter of the runs near the end of time (with ticks of 1 ns the
@@ -631,7 +717,8 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 	m->w = m->clk / m->tick;
 	for (int i = 0; i < NT; i++) {
 		m->t[i].idx = i;
-		tw_timer_init(&m->t[i].t, timer_cb);
+		tw_timer_init(&m->t[i].tt[0], timer_cb);
+		tw_timer_init(&m->t[i].tt[1], timer_cb);
 	}
 	if (u8(src) & 1)
 		do_place(m, true); /* defer from the start */
@@ -652,7 +739,7 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 		}
 	}
 	for (int i = 0; i < NT; i++)
-		m->t[i].fini_expires = twheel_host_expires(&m->h, &m->t[i].t);
+		m->t[i].fini_expires = twheel_host_expires(&m->h, T(&m->t[i]));
 	rc = twheel_host_fini(&m->h, hand_back, m);
 	if (rc)
 		failf(m, "twheel_host_fini: %d", rc);
@@ -660,7 +747,7 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 		for (int i = 0; i < NT; i++) {
 			if (m->t[i].pending || m->t[i].handed > 1)
 				failf(m, "timer %d: fini handed it back %d times", i, m->t[i].handed);
-			if (tw_timer_pending(&m->t[i].t))
+			if (tw_timer_pending(T(&m->t[i])))
 				failf(m, "timer %d pending after fini", i);
 		}
 		if (m->armed)

@@ -22,6 +22,7 @@ struct hm_result {
 	uint64_t held;      /* fires of timers armed while the clock stood behind
 			     * the wheel (held until it was back) */
 	uint64_t parked;    /* fires of timers that were parked, then placed */
+	uint64_t moves;     /* twheel_move() of a pending timer */
 	char failure[512];  /* empty when every check passed */
 };
 

@@ -2,8 +2,8 @@
 /*
  * test_host_model - the host driver against its model (host_model.c) on a
  * clock that jumps forward, stands still and steps back, from callbacks
- * too: many seeds, each a sequence of random operations, at five tick
- * lengths. TWHEEL_MODEL_OPS scales the run (default 12,000,000: here
+ * too: many seeds, each a sequence of random operations, at six tick
+ * lengths (1 ns to 1 s). TWHEEL_MODEL_OPS scales the run (default 12,000,000: here
  * half of it in bytes).
  */
 #include <setjmp.h>
@@ -43,13 +43,16 @@ static void run_seeds(uint64_t first, unsigned nseeds, size_t nbytes)
 		sum.backs += res.backs;
 		sum.held += res.held;
 		sum.parked += res.parked;
+		sum.moves += res.moves;
 	}
 	print_message("%u seeds of %zu bytes: %llu ops, %llu runs, %llu fires, %llu steps "
-		      "back, %llu fires held by a step back, %llu of timers parked\n",
+		      "back, %llu fires held by a step back, %llu of timers parked, %llu moves\n",
 		      nseeds, nbytes, (unsigned long long)sum.ops, (unsigned long long)sum.runs,
 		      (unsigned long long)sum.fires, (unsigned long long)sum.backs,
-		      (unsigned long long)sum.held, (unsigned long long)sum.parked);
-	assert_true(sum.fires > 0 && sum.backs > 0 && sum.held > 0 && sum.parked > 0);
+		      (unsigned long long)sum.held, (unsigned long long)sum.parked,
+		      (unsigned long long)sum.moves);
+	assert_true(sum.fires > 0 && sum.backs > 0 && sum.held > 0 && sum.parked > 0 &&
+		    sum.moves > 0);
 }
 
 /* Short sequences: many starts, ticks and shutdowns with timers pending. */
