@@ -480,6 +480,39 @@ TEST(AsioHostDefer, ExpiryOfATimerCancelledWhileParkedIsItsTick)
 	EXPECT_EQ(c.at, in(20000000));
 }
 
+// Timers moved while parked (on the list, and in place in the slot of
+// their hint): the moved-to handles are placed, at the same expiry(), and
+// fire once each, not before their delay from the placement's reading;
+// the moved-from ones are not pending and run nothing.
+TEST(AsioHostDefer, MovedWhileParkedFireOnceNeverEarly)
+{
+	boost::asio::io_context io;
+	const twheel_rt rt = fake_rt(4000000000);
+	tw::AsioHost h(io, &rt);
+	Fake far(h), a(h), b(h);
+	far.arm_in(1h);
+	a.arm_in(5ms); // parked on the list
+	b.arm_in(300ms); // parked in place (over 256 ticks)
+	const auto due_a = a.expiry(), due_b = b.expiry();
+	Fake a2(std::move(a)), b2(h);
+	b2 = std::move(b);
+	EXPECT_FALSE(a.pending() || b.pending());
+	EXPECT_TRUE(a2.pending() && b2.pending());
+	EXPECT_EQ(h.size(), 3u);
+	EXPECT_EQ(a2.expiry(), due_a);
+	EXPECT_EQ(b2.expiry(), due_b);
+	fake_ns += 1000000; // the placement reads 1 ms later
+	EXPECT_EQ(io.poll_one(), 1u);
+	a2.deadline = fake_ns + 5000000;
+	b2.deadline = fake_ns + 300000000;
+	EXPECT_EQ(a2.expiry(), tw::AsioHost::time_point(std::chrono::nanoseconds(a2.deadline)));
+	EXPECT_EQ(b2.expiry(), tw::AsioHost::time_point(std::chrono::nanoseconds(b2.deadline)));
+	expect_fires_at_deadline(io, a2);
+	expect_fires_at_deadline(io, b2);
+	EXPECT_EQ(a.fired + b.fired, 0);
+	EXPECT_TRUE(far.cancel());
+}
+
 // The clock stands still, or steps back, between the arm and the
 // placement: the delay counts from the placement's reading all the same.
 TEST(AsioHostDefer, ClockStandingStillOrSteppingBack)
