@@ -25,9 +25,10 @@ struct loop_host {
 };
 
 struct loop_compat {
-	struct twheel_loop *loop;
+	struct twheel_loop *loop;  /* NULL once the loop was destroyed, still bound */
 	struct loop_host host[2];  /* normal, deferrable */
 	bool in_run;               /* inside a host run: cannot be unbound */
+	uint64_t gone_ns;          /* the loop's clock when it was destroyed */
 };
 
 static void lh_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
@@ -56,9 +57,13 @@ void twl_compat_fire(struct tw_loop_timer *lt)
 	lh->lc->in_run = false;
 }
 
+/* The loop's clock; once the loop is gone, the time it went (the binding
+ * outlives it until the thread unbinds: jiffies and ticks stop there). */
 static uint64_t compat_clock(void *arg)
 {
-	return twheel_loop_clock(arg);
+	const struct loop_compat *lc = arg;
+
+	return lc->loop ? twheel_loop_clock(lc->loop) : lc->gone_ns;
 }
 
 /* A timer handed back at unbind: not pending any more. */
@@ -76,26 +81,54 @@ static int loop_unbind(void *arg)
 
 	if (lc->in_run)
 		return -EBUSY;
-	for (int i = 0; i < 2; i++) {
-		twheel_host_fini(&lc->host[i].h, dropped, NULL);
-		twheel_loop_del(lc->loop, &lc->host[i].lt);
+	if (lc->loop) { /* else destroyed already: twl_compat_detach() did this */
+		for (int i = 0; i < 2; i++) {
+			twheel_host_fini(&lc->host[i].h, dropped, NULL);
+			twheel_loop_del(lc->loop, &lc->host[i].lt);
+		}
+		lc->loop->compat = NULL;
 	}
 	free(lc);
 	return 0;
 }
 
+/*
+ * The loop is destroyed while the hosts are still bound: hand their
+ * timers back, not pending, as an unbind does, and leave the binding to
+ * the thread's unbind, harmless meanwhile (the hosts are shut down: an
+ * arm returns -EINVAL; their clock stays at this reading). The loop
+ * thread, from the destroy, before the loop is freed.
+ */
+void twl_compat_detach(struct twheel_loop *l)
+{
+	struct loop_compat *lc = l->compat;
+
+	if (!lc)
+		return;
+	lc->gone_ns = twheel_loop_clock(l);
+	for (int i = 0; i < 2; i++) {
+		twheel_host_fini(&lc->host[i].h, dropped, NULL);
+		twheel_loop_del(l, &lc->host[i].lt);
+	}
+	lc->loop = NULL;
+	l->compat = NULL;
+}
+
 int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
 {
-	struct twheel_rt rt = { .tick_ns = tick_ns, .clock = compat_clock, .clock_arg = loop };
+	struct twheel_rt rt = { .tick_ns = tick_ns, .clock = compat_clock };
 	struct loop_compat *lc;
 	int rc = 0, made = 0;
 
 	if (!loop || tick_ns < 1000 || tick_ns > 1000000000)
 		return -EINVAL;
+	if (loop->compat) /* bound on another thread */
+		return -EBUSY;
 	lc = calloc(1, sizeof(*lc));
 	if (!lc)
 		return -ENOMEM;
 	lc->loop = loop;
+	rt.clock_arg = lc;
 	for (; made < 2 && rc == 0; made++) {
 		struct loop_host *lh = &lc->host[made];
 
@@ -109,6 +142,8 @@ int twheel_loop_compat_bind(struct twheel_loop *loop, uint64_t tick_ns)
 	}
 	if (rc == 0)
 		rc = twheel_compat_bind_hosts(&lc->host[0].h, &lc->host[1].h, loop_unbind, lc);
+	if (rc == 0)
+		loop->compat = lc;
 	if (rc < 0) {
 		for (int i = 0; i < made; i++)
 			twheel_host_fini(&lc->host[i].h, NULL, NULL);

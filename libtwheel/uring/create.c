@@ -420,6 +420,7 @@ void twheel_loop_destroy(struct twheel_loop *l,
 				sched_yield();
 	}
 	twheel_loop_drain(l, timer_fn, work_fn, arg);
+	twl_compat_detach(l); /* still bound: the binding must not reach @l */
 	if (loop_fallback(l))
 		close(l->epfd);
 	else

@@ -161,6 +161,9 @@ struct twheel_loop {
 	size_t ms_len;     /* keys in the table */
 	uint64_t *ms_tab;  /* 0: a free slot */
 
+	/* The legacy hosts bound to the loop (compat.c), NULL if none. */
+	struct loop_compat *compat;
+
 	struct twheel_loop_stats st;
 	struct io_uring ring;
 };
@@ -377,5 +380,7 @@ void twl_deadline_fire(struct tw_loop_timer *t);
 
 /* compat.c: the loop timers that drive bound legacy hosts fire here */
 void twl_compat_fire(struct tw_loop_timer *t);
+/* compat.c: the loop goes (destroy) while legacy hosts are still bound */
+void twl_compat_detach(struct twheel_loop *l);
 
 #endif /* TWHEEL_LOOP_IMPL_H */

@@ -922,6 +922,55 @@ static void test_drain_keeps_the_legacy_hosts_timers(void **state)
 }
 
 /*
+ * A loop destroyed while the thread's legacy timers are still bound to it
+ * hands them back, not pending, as an unbind does, and leaves the binding
+ * harmless until the thread unbinds: jiffies stays at the destroy's time,
+ * an arm returns -EINVAL, a del 0. It used to leave the binding on the
+ * freed loop: reading jiffies read its clock, an arm re-armed its timer.
+ * Binding a loop that another binding holds is refused (-EBUSY).
+ */
+static void test_destroy_while_legacy_timers_are_bound(void **state)
+{
+	struct fake_clock c, c2;
+	struct twheel_loop *l = fake_loop(&c, START, NULL), *l2;
+	struct timer_list tl, tl2;
+	unsigned long at;
+
+	(void)state;
+	assert_int_equal(twheel_loop_compat_bind(l, TWHEEL_COMPAT_TICK_NS), 0);
+	assert_int_equal(twheel_loop_compat_bind(l, TWHEEL_COMPAT_TICK_NS), -EBUSY);
+	legacy_runs = 0;
+	timer_setup(&tl, legacy_fn, 0);
+	timer_setup(&tl2, legacy_fn, TIMER_DEFERRABLE);
+	assert_int_equal(mod_timer(&tl, jiffies + HZ), 0);
+	assert_int_equal(mod_timer(&tl2, jiffies + HZ), 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	fake_clock_add(&c, 5 * MS);
+	at = jiffies;
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	assert_false(timer_pending(&tl));
+	assert_false(timer_pending(&tl2));
+	fake_clock_add(&c, 50 * MS);
+	assert_true(jiffies == at);
+	assert_int_equal(mod_timer(&tl, jiffies + 1), -EINVAL);
+	assert_false(timer_pending(&tl));
+	assert_int_equal(del_timer(&tl), 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_unbind(), -ENXIO);
+	assert_int_equal(legacy_runs, 0);
+
+	/* the thread binds again, another loop, as usual */
+	l2 = fake_loop(&c2, START, NULL);
+	assert_int_equal(twheel_loop_compat_bind(l2, TWHEEL_COMPAT_TICK_NS), 0);
+	assert_int_equal(mod_timer(&tl, jiffies + HZ / 10), 0);
+	run_until(l2, &c2, START + 200 * MS, MS);
+	assert_int_equal(legacy_runs, 1);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	twheel_loop_destroy(l2, NULL, NULL, NULL);
+	legacy_runs = 0;
+}
+
+/*
  * cfg.max_pending bounds the timers the program owns on the loop, not the
  * loop's own: with the program's timers at the limit, a bound legacy host
  * still arms its loop timer, so a mod_timer() that returned is not stalled
@@ -2166,6 +2215,7 @@ int main(void)
 		cmocka_unit_test(test_mode_is_the_one_asked),
 		cmocka_unit_test(test_config_rejects_bad_ticks),
 		cmocka_unit_test(test_run_once_rejects_bad_arguments),
+		cmocka_unit_test(test_destroy_while_legacy_timers_are_bound),
 		cmocka_unit_test(test_never_early_rounds_up),
 		cmocka_unit_test(test_fine_tick),
 		cmocka_unit_test(test_firing_order),

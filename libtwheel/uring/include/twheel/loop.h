@@ -774,13 +774,16 @@ TWHEEL_LOOP_API int twheel_loop_io_deadline(struct twheel_loop *loop, struct io_
  * (pass TWHEEL_COMPAT_TICK_NS) driven by two loop timers, the second one
  * TW_LOOP_DEFERRABLE for TIMER_DEFERRABLE timers. Call it on the loop
  * thread (before the first run, or from a callback); twheel_compat_unbind()
- * undoes it (not from a legacy timer's callback: -EBUSY) and must come
- * before twheel_loop_destroy(). The two loop timers are the loop's own:
+ * undoes it (not from a legacy timer's callback: -EBUSY). A
+ * twheel_loop_destroy() before it hands the legacy timers back, not fired
+ * and not pending, as the unbind does, and leaves the thread's binding
+ * harmless until the thread unbinds: jiffies and ticks stay at the
+ * destroy's time, an arm returns -EINVAL, a delete 0. The two loop timers are the loop's own:
  * twheel_loop_drain() does not hand them to its @timer_fn, and the legacy
  * timers stay pending on their hosts until unbound; cfg.max_pending does
  * not count them (legacy timers never fail with -ENOSPC). Returns 0, or
  *   -EINVAL  @loop NULL, @tick_ns outside 1,000 .. 1,000,000,000;
- *   -EBUSY   the thread is bound already;
+ *   -EBUSY   the thread is bound already, or @loop is (on another thread);
  *   -ENOMEM  out of memory.
  * Allocates the two hosts' wheels (twice the allocation of twheel_create()). The loop thread.
  */
