@@ -27,7 +27,8 @@ type, library or program without a man page fails here. Checks:
   - every installed program has a section 1 page, and every installed
     section 1 page a program (or is the page of one, through ".so");
   - every installed page renders without a warning (groff -ww), and every
-    ".so" page points at an installed page;
+    ".so" page points at an installed page that names it (man NAME must
+    show NAME, not a page that never mentions it);
   - every section 7 page, and the section 3 page of each main entry point
     (NEED_EXAMPLE below), has an EXAMPLE section (tests/docs compiles it).
 Exit 0 pass, 1 fail.
@@ -160,6 +161,11 @@ for (name, sec), src in sorted(pages.items()):
         m = re.fullmatch(r'\.so man([1-8])/(.+)\.([1-8])', first)
         if not m or (m.group(2), m.group(3)) not in pages:
             errors.append(f'{name}({sec}): "{first}" does not point at an installed page')
+            continue
+        target = open(pages[(m.group(2), m.group(3))], encoding='utf-8').read()
+        target = re.sub(r'\\f[BIRP]|\\f\(..', '', re.sub(r'^\.\\".*$', '', target, flags=re.M))
+        if not re.search(r'(?<![\w-])' + re.escape(name) + r'(?!\w)', target.replace('\\-', '-')):
+            errors.append(f'{name}({sec}): "{first}" points at a page that does not name {name}')
         continue
     r = subprocess.run(['groff', '-man', '-ww', '-z', '-Tutf8', src],
                        capture_output=True, text=True)
