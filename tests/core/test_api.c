@@ -105,6 +105,10 @@ static void timer_init_leaves_not_pending(void **state)
 	assert_ptr_equal(t.func, noop);
 	assert_int_equal(t.flags, 0);
 	assert_false(tw_timer_pending(NULL));
+	/* NULL is no timer, for the inline accessor too (it used to read it) */
+	struct tw_timer *volatile none = NULL; /* not seen as NULL when compiled */
+	assert_true(tw_timer_expires(none) == 0);
+	tw_timer_init(NULL, noop);
 }
 
 static void timer_is_at_most_40_bytes(void **state)

@@ -107,6 +107,7 @@ static void test_run_once_rejects_bad_arguments(void **state)
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT << 1), -EINVAL);
 	assert_int_equal(twheel_loop_run_once(l, ~0u), -EINVAL);
 	assert_int_equal(twheel_loop_run(NULL), -EINVAL);
+	assert_int_equal(twheel_loop_post(l, NULL), -EINVAL);
 	assert_int_equal(twheel_loop_get_stats(l, &st), 0);
 	assert_int_equal(st.iterations, 0);
 	assert_int_equal(r.n, 0);

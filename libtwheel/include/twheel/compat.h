@@ -192,12 +192,13 @@ TWHEEL_API void twheel_compat_leave(const struct twheel_compat_timer *prev);
 TWHEEL_API bool twheel_compat_running(const struct twheel_compat_timer *ct);
 
 /*
- * True if @ct is armed on a wheel and has not fired or been deleted. O(1);
- * any thread (from another thread the answer may be stale, see above).
+ * True if @ct is armed on a wheel and has not fired or been deleted; false
+ * if @ct is NULL. O(1); any thread (from another thread the answer may be
+ * stale, see above).
  */
 static inline bool twheel_compat_pending(const struct twheel_compat_timer *ct)
 {
-	return __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED); /* a pointer's truth: no NULL in C++ */
+	return ct && __atomic_load_n(&ct->_wheel, __ATOMIC_RELAXED); /* a pointer's truth: no NULL in C++ */
 }
 
 #ifdef __cplusplus

@@ -122,11 +122,11 @@ TWHEEL_API bool tw_timer_pending(const struct tw_timer *t);
  * Returns the tick @t is (or was last) armed for; while @t is parked
  * (twheel_park(): a host's arm by delay, until its placement), the value
  * it was parked with instead (a host's timer: twheel_host_expires() gives
- * its tick). O(1).
+ * its tick). 0 if @t is NULL. O(1).
  */
 static inline tw_tick_t tw_timer_expires(const struct tw_timer *t)
 {
-	return t->expires;
+	return t ? t->expires : 0;
 }
 
 struct twheel;
