@@ -60,14 +60,18 @@ static inline struct twheel_host *twheel__adapter_abort(struct twheel_host *h, i
 
 /*
  * The common half of an adapter's destroy: -EINVAL unless @h was made with
- * @ops, else twheel_host_fini(@h, @fn, @arg)'s result. On 0 the caller
- * releases its host timer and frees the adapter struct.
+ * @ops, else twheel_host_fini(@h, @fn, @arg)'s result, or 0 if @h was shut
+ * down already (twheel_host_fini() called on it: the adapter's own part is
+ * left). On 0 the caller releases its host timer and frees the adapter
+ * struct.
  */
 static inline int twheel__adapter_fini(struct twheel_host *h, const struct twheel_host_ops *ops,
 				       void (*fn)(struct tw_timer *t, void *arg), void *arg)
 {
 	if (twheel_host_get_ops(h) != ops)
 		return -EINVAL;
+	if (!twheel_host_wheel(h))
+		return 0; /* shut down already: no timer to hand back */
 	return twheel_host_fini(h, fn, arg);
 }
 

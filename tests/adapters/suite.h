@@ -573,6 +573,33 @@ static void shutdown_hands_back_pending_timers(void **state)
 }
 
 /*
+ * Shut down with twheel_host_fini() (<twheel/host.h>: any host), then
+ * destroyed: the destroy frees what is left, the adapter's own part (it
+ * used to refuse the shut-down host with -EINVAL, the header's error for
+ * a host the adapter did not create, and leak its handles or timerfd
+ * and memory); the teardown checks that the loop has nothing left open.
+ */
+static void destroy_after_host_fini(void **state)
+{
+	static struct ttimer tm;
+	int n = 0;
+
+	(void)state;
+	memset(&tm, 0, sizeof(tm));
+	memset(drained, 0, sizeof(drained));
+	tw_timer_init(&tm.t, t_cb);
+	arm(&tm, 1000 * TICK_NS);
+	assert_int_equal(twheel_host_fini(H, drain_fn, &n), 0);
+	assert_int_equal(n, 1);
+	assert_false(tw_timer_pending(&tm.t));
+	assert_int_equal(twheel_host_add(H, &tm.t, TICK_NS), -EINVAL);
+	assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+	H = NULL;
+	HL->run(); /* completes the close */
+	assert_int_equal(tm.fired, 0);
+}
+
+/*
  * Destroyed from one of the host loop's own handlers, with a timer placed
  * and one parked (an arm by delay while the host timer is armed): both are
  * handed back, and the loop goes on without the host (the libevent run
@@ -765,6 +792,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(no_wakeups_while_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(shutdown_hands_back_pending_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(destroyed_from_a_handler, setup, teardown),
+		cmocka_unit_test_setup_teardown(destroy_after_host_fini, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_monotonic_never_wakes_early, setup,

@@ -95,7 +95,9 @@ TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct e
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
- * may be NULL, may free the timer; timers it arms again are dropped),
+ * may be NULL, may free the timer; timers it arms again are dropped;
+ * none if twheel_host_fini() shut @h down already: the rest is done
+ * all the same),
  * close the timerfd (which removes it from every epoll set) and free @h.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_epoll_create();

@@ -66,7 +66,9 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
- * may be NULL, may free the timer; timers it arms again are dropped), stop
+ * may be NULL, may free the timer; timers it arms again are dropped;
+ * none if twheel_host_fini() shut @h down already: the rest is done
+ * all the same), stop
  * the ev_timer and the ev_prepare and free @h. May be called from any
  * libev callback on the loop's thread except the wheel's timer callbacks.
  * Call it before ev_loop_destroy() of the loop.

@@ -89,7 +89,9 @@ TWHEEL_EVENT_API int twheel_event_loop(struct twheel_host *h, int flags);
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
- * may be NULL, may free the timer; timers it arms again are dropped),
+ * may be NULL, may free the timer; timers it arms again are dropped;
+ * none if twheel_host_fini() shut @h down already: the rest is done
+ * all the same),
  * delete and free the timer event and the placement event, free @h (from
  * a callback of twheel_event_loop(@h), when that returns). May be called
  * from any libevent callback on the base's thread except the wheel's

@@ -68,7 +68,9 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
 
 /*
  * Shut down: hand every pending timer to @fn(@t, @arg) exactly once (@fn
- * may be NULL, may free the timer; timers it arms again are dropped), stop
+ * may be NULL, may free the timer; timers it arms again are dropped;
+ * none if twheel_host_fini() shut @h down already: the rest is done
+ * all the same), stop
  * and close the uv_timer_t and the uv_idle_t. May be called from any
  * libuv callback on the loop's thread except the wheel's timer callbacks.
  * Destroy it before closing every handle of the loop (uv_walk()): the
