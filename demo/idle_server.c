@@ -114,6 +114,7 @@ struct server {
 	struct conn *starved;      /* connections waiting for a buffer (ENOBUFS), */
 	struct conn **starved_end; /* ...first come, first served */
 	unsigned held;             /* provided buffers held by connections */
+	unsigned waking;           /* receives of woken connections in flight */
 	uint64_t nobufs;
 };
 
@@ -131,7 +132,9 @@ enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
  * buffer (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty
  * (ENOBUFS) has data waiting: it waits on the starved list, first come
  * first served, for the next buffer given back, which goes to the list's
- * head. (Issued at once, a receive fails ENOBUFS on an empty ring with no
+ * head; as many are woken as buffers are free for them (neither held nor
+ * claimed by a receive woken before), and one whose buffer another
+ * receive took first waits at the head again. (Issued at once, a receive fails ENOBUFS on an empty ring with no
  * data there: idle connections would queue for buffers, and each buffer
  * given back to one would lie unused while connections with data waited.)
  * A client that never reads its echo does not hold the buffer: what its
@@ -174,6 +177,7 @@ struct conn {
 	bool control : 1;
 	bool out_heap : 1;   /* out was malloc'd (a STATS line, or a spilled HTTP reply) */
 	bool starving : 1;   /* on the starved list */
+	bool woken : 1;      /* its receive was woken for a buffer (counted in waking) */
 	bool replies : 1;    /* HTTP: a send goes out of a copy of the replies, held: */
 	bool replies_copy : 1; /* ...this one */
 };
@@ -202,14 +206,21 @@ static char *conn_data(const struct conn *c)
 static void starved_remove(struct server *s, struct conn *c);
 
 /*
- * A buffer is in the ring (or taken by a receive not yet handled): the
- * first connection waiting for one receives again.
+ * Wake the connections waiting for a buffer, first come first served,
+ * one for each buffer free for them: held by no connection and claimed by
+ * no receive woken before (which completes with it, or puts it back:
+ * on_recv()). Woken all at once, every waiting receive but one found the
+ * ring empty again and retried at once, each time a buffer came back:
+ * millions of refusals a second, and the connections that came later
+ * took their turns (closed as idle, their requests unread).
  */
 static void starved_wake(struct server *s)
 {
-	struct conn *w = s->starved;
-	if (w && s->held < demo_opts.ring_bufs) {
+	while (s->starved && s->held + s->waking < demo_opts.ring_bufs) {
+		struct conn *w = s->starved;
 		starved_remove(s, w);
+		w->woken = true;
+		s->waking++;
 		conn_recv(w);
 	}
 }
@@ -225,11 +236,17 @@ static void buf_put(struct server *s, struct conn *c)
 	starved_wake(s);
 }
 
-static void starved_add(struct server *s, struct conn *c)
+/* @c waits for a buffer: at the list's tail, or at its head (@first: its turn came, a buffer was taken first). */
+static void starved_add(struct server *s, struct conn *c, bool first)
 {
-	c->next_starved = NULL;
-	*s->starved_end = c;
-	s->starved_end = &c->next_starved;
+	if (first && s->starved) {
+		c->next_starved = s->starved;
+		s->starved = c;
+	} else {
+		c->next_starved = NULL;
+		*s->starved_end = c;
+		s->starved_end = &c->next_starved;
+	}
 	c->starving = true;
 }
 
@@ -587,16 +604,16 @@ static void control_reply(struct conn *c)
 	conn_send(c, false);
 }
 
-/* A receive that brought no data: end of stream, an error, or no buffer left. */
-static void recv_none(struct conn *c, int res)
+/*
+ * A receive that brought no data: end of stream, an error, or no buffer
+ * left (@woken: it was woken for one, and another receive took it first).
+ */
+static void recv_none(struct conn *c, int res, bool woken)
 {
 	struct server *s = c->s;
 	if (res == -ENOBUFS && s->br) {
 		s->nobufs++;
-		if (s->held < demo_opts.ring_bufs)
-			conn_recv(c); /* one came back since the kernel looked: try again */
-		else
-			starved_add(s, c); /* every provided buffer is out: wait for one (buf_put) */
+		starved_add(s, c, woken); /* woken again in its turn (on_recv(), buf_put()) */
 		return;
 	}
 	if (res == 0)
@@ -611,26 +628,42 @@ static void recv_none(struct conn *c, int res)
 		conn_close(c);
 }
 
+static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken);
+
+/*
+ * A receive completed. Then the connections waiting for a buffer are
+ * woken for those free: a woken receive that ends without taking one (the
+ * end of the stream, a reset, a cancel: the kernel puts the buffer back)
+ * leaves it to the next (else that one waited, its data unread, until
+ * closed as idle).
+ */
 static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct conn *c = tw_container_of(io, struct conn, rx);
 	struct server *s = c->s;
+	bool woken = c->woken;
 	c->inflight &= (uint8_t)~RX;
+	if (woken) {
+		c->woken = false;
+		s->waking--;
+	}
 	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		c->bid = (int16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
 		s->held++;
-	} else if (s->br && cqe->res != -ENOBUFS) {
-		/* the end of the stream, a reset or a cancel: the kernel put
-		 * back the buffer it had taken for it, and this receive may be
-		 * the one a buf_put() woke; the next waiting connection gets it
-		 * (else it waited, its data unread, until closed as idle) */
-		starved_wake(s);
 	}
+	recv_done(c, cqe, woken); /* may free c */
+	if (s->br)
+		starved_wake(s);
+}
+
+static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken)
+{
+	struct server *s = c->s;
 	if (c->state == C_CLOSING || cqe->res <= 0) {
 		if (c->bid >= 0)
 			buf_put(s, c);
 		if (c->state != C_CLOSING)
-			recv_none(c, cqe->res);
+			recv_none(c, cqe->res, woken);
 		else if (!c->inflight)
 			conn_free(c);
 		return;

@@ -79,8 +79,9 @@ struct BufRing {
 // to the ring once sent. A recv waits for data before it takes a buffer
 // (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty (ENOBUFS)
 // has data waiting: it waits on the starved list, first come first served,
-// for the next buffer given back (see idle_server.c's struct conn for why
-// it must wait for data first). Without a ring, the connection has its
+// for the next buffer given back, as many woken as buffers are free for
+// them (see idle_server.c's struct conn for why it must wait for data
+// first, and starved_wake() there). Without a ring, the connection has its
 // own (own); with one, own holds what a send out of the ring's buffer
 // could not place at once (spill()), so a peer that does not read holds
 // none of the ring's.
@@ -109,6 +110,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	bool seen_data = false;
 	bool control = false;
 	bool starving = false; // on the starved list
+	bool woken = false;    // its recv was woken for a buffer (counted in Server::waking)
 	std::uint8_t replies = 0; // HTTP: the copy of the replies a send goes out of, + 1; 0 none
 	// What the mode reads (one mode for the whole server): the heartbeat's
 	// current line (its length and first bytes), or the HTTP request head.
@@ -144,6 +146,7 @@ struct Server {
 	Conn *starved = nullptr;             // connections waiting for a buffer (ENOBUFS),
 	Conn **starved_end = &starved;       // ...first come, first served
 	unsigned held = 0;                   // provided buffers held by connections
+	unsigned waking = 0;                 // recvs of woken connections in flight
 	int lfd, sfd;
 	unsigned worker;
 	std::chrono::nanoseconds idle;
@@ -286,22 +289,33 @@ struct Server {
 		starved_wake();
 	}
 
-	// A buffer is in the ring (or taken by a recv not yet handled): the
-	// first connection waiting for one receives again.
+	// Wake the connections waiting for a buffer, first come first served,
+	// one for each buffer free for them: held by none, claimed by no recv
+	// woken before (see idle_server.c: woken all at once, all but one
+	// retried at once, each time a buffer came back).
 	void starved_wake()
 	{
-		Conn *w = starved;
-		if (w && held < o.ring_bufs) {
+		while (starved && held + waking < o.ring_bufs) {
+			Conn *w = starved;
 			starved_remove(w);
+			w->woken = true;
+			waking++;
 			conn_recv(w);
 		}
 	}
 
-	void starved_add(Conn *c)
+	// @c waits for a buffer: at the list's tail, or at its head (@first:
+	// its turn came, and another recv took the buffer first).
+	void starved_add(Conn *c, bool first)
 	{
-		c->next_starved = nullptr;
-		*starved_end = c;
-		starved_end = &c->next_starved;
+		if (first && starved) {
+			c->next_starved = starved;
+			starved = c;
+		} else {
+			c->next_starved = nullptr;
+			*starved_end = c;
+			starved_end = &c->next_starved;
+		}
 		c->starving = true;
 	}
 
@@ -543,15 +557,13 @@ struct Server {
 		conn_send(c, false);
 	}
 
-	// A recv that brought no data: end of stream, an error, or no buffer left.
-	void recv_none(Conn *c, int res)
+	// A recv that brought no data: end of stream, an error, or no buffer
+	// left (@woken: it was woken for one, and another recv took it first).
+	void recv_none(Conn *c, int res, bool woken)
 	{
 		if (res == -ENOBUFS && ring.br) {
 			nobufs++;
-			if (held < o.ring_bufs)
-				conn_recv(c); // one came back since the kernel looked: try again
-			else
-				starved_add(c); // every provided buffer is out: wait for one (buf_put)
+			starved_add(c, woken); // woken again in its turn (on_recv(), buf_put())
 			return;
 		}
 		if (res == 0)
@@ -566,25 +578,35 @@ struct Server {
 			conn_close(c);
 	}
 
+	// A recv completed. Then the connections waiting for a buffer are
+	// woken for those free: a woken recv that ends without taking one (the
+	// end of the stream, a reset, a cancel: the kernel puts the buffer
+	// back) leaves it to the next (else that one waited, its data unread,
+	// until closed as idle).
 	void on_recv(Conn *c, const io_uring_cqe &cqe)
 	{
-		const int res = cqe.res;
+		const bool woken = c->woken;
 		c->inflight = 0;
+		if (woken) {
+			c->woken = false;
+			waking--;
+		}
 		if (cqe.flags & IORING_CQE_F_BUFFER) {
 			c->bid = static_cast<std::int16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
 			held++;
-		} else if (ring.br && res != -ENOBUFS) {
-			// the end of the stream, a reset or a cancel: the kernel put
-			// back the buffer it had taken for it, and this recv may be
-			// the one a buf_put() woke; the next waiting connection gets
-			// it (else it waited, its data unread, until closed as idle)
-			starved_wake();
 		}
+		recv_done(c, cqe.res, woken); // may free c
+		if (ring.br)
+			starved_wake();
+	}
+
+	void recv_done(Conn *c, const int res, bool woken)
+	{
 		if (c->state == Conn::closing || res <= 0) {
 			if (c->bid >= 0)
 				buf_put(c);
 			if (c->state != Conn::closing)
-				recv_none(c, res);
+				recv_none(c, res, woken);
 			else if (!c->inflight)
 				conn_free(c);
 			return;
