@@ -39,7 +39,8 @@ struct twheel_uv {
 	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
 	int open_handles;     /* that destroy closed: freed when none is left */
-	bool closed_by_other; /* one was closed before destroy (uv_walk()) */
+	bool closed_by_other; /* one whose close had not finished at destroy */
+	uv_handle_t *other[2]; /* at destroy: the handles someone else closed */
 };
 
 static inline uint64_t ceil_ms(uint64_t ns)
@@ -132,12 +133,25 @@ static void on_close(uv_handle_t *handle)
 }
 
 /* Close one of the adapter's handles, unless someone else already did. */
-static void close_handle(struct twheel_uv *u, uv_handle_t *handle)
+static void close_handle(struct twheel_uv *u, uv_handle_t *handle, int i)
 {
 	if (uv_is_closing(handle))
-		u->closed_by_other = true;
+		u->other[i] = handle;
 	else
 		uv_close(handle, on_close);
+}
+
+/*
+ * uv_walk() callback: a handle someone else closed that the loop still
+ * lists has its close callback still due (libuv drops a handle from its
+ * list right before that callback).
+ */
+static void find_closing(uv_handle_t *handle, void *arg)
+{
+	struct twheel_uv *u = arg;
+
+	if (handle == u->other[0] || handle == u->other[1])
+		u->closed_by_other = true;
 }
 
 int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
@@ -150,7 +164,13 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 		return rc;
 	u->open_handles = !uv_is_closing((uv_handle_t *)&u->timer) +
 			  !uv_is_closing((uv_handle_t *)&u->place);
-	close_handle(u, (uv_handle_t *)&u->timer);
-	close_handle(u, (uv_handle_t *)&u->place);
+	close_handle(u, (uv_handle_t *)&u->timer, 0);
+	close_handle(u, (uv_handle_t *)&u->place, 1);
+	/* closed by someone else (uv_walk()): free @u once no close of
+	 * theirs is due, here if none is and none of ours either */
+	if (u->other[0] || u->other[1])
+		uv_walk(u->loop, find_closing, u);
+	if (!u->open_handles && !u->closed_by_other)
+		free(u);
 	return 0;
 }
