@@ -19,6 +19,7 @@ struct binding {
 	uint64_t last;             /* a host's latest time: it never goes back */
 	int (*unbind)(void *arg);
 	void *arg;
+	bool gone;                 /* its wheel (a host's) was destroyed: time stays at last */
 };
 
 /*
@@ -57,7 +58,17 @@ static struct twheel_host *host_of(const struct twheel *w)
 
 static bool mine(const struct twheel *w)
 {
-	return w && (w == bound.w || host_of(w));
+	return w && !bound.gone && (w == bound.w || host_of(w));
+}
+
+extern void (*twheel__destroy_hook)(const struct twheel *w); /* twheel.c */
+
+static void compat_gone(const struct twheel *w);
+
+/* A binding from now on: twheel_destroy() tells compat_gone(). */
+static void hook_destroy(void)
+{
+	__atomic_store_n(&twheel__destroy_hook, compat_gone, __ATOMIC_RELAXED);
 }
 
 int twheel_compat_bind_wheel(struct twheel *w)
@@ -67,6 +78,7 @@ int twheel_compat_bind_wheel(struct twheel *w)
 	if (is_bound())
 		return -EBUSY;
 	bound = (struct binding){ .w = w, .base = twheel_now(w) };
+	hook_destroy();
 	return 0;
 }
 
@@ -91,6 +103,7 @@ int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_host *deferrab
 		.unbind = unbind,
 		.arg = arg,
 	};
+	hook_destroy();
 	return 0;
 }
 
@@ -118,6 +131,8 @@ int twheel_compat_unbind(void)
 
 uint64_t twheel_compat_now(void)
 {
+	if (bound.gone)
+		return bound.last;
 	if (bound.w)
 		return twheel_now(bound.w) - bound.base;
 	if (bound.h[0]) {
@@ -145,6 +160,8 @@ int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned fl
 		return -EXDEV;
 	if (!is_bound())
 		return -ENXIO;
+	if (bound.gone)
+		return -EINVAL; /* no wheel to arm on until the thread unbinds */
 	tick = when > TW_TICK_MAX - bound.base ? TW_TICK_MAX : bound.base + when;
 	if (bound.w) {
 		rc = twheel_mod(bound.w, &ct->tw, tick);
@@ -197,6 +214,22 @@ int twheel_compat_del(struct twheel_compat_timer *ct)
 	if (rc >= 0)
 		set_wheel(ct, NULL);
 	return rc;
+}
+
+/*
+ * twheel_destroy() calls it (twheel__destroy_hook) before @w is freed (a
+ * host's wheel too: twheel_host_fini()). If the calling thread's binding
+ * is @w or a host on it, the binding must not reach them any more: it
+ * stays, gone, until the thread unbinds (its time stays at the destroy's,
+ * an arm returns -EINVAL, a timer left pending on it is no longer the
+ * thread's).
+ */
+static void compat_gone(const struct twheel *w)
+{
+	if (bound.gone || !w || (w != bound.w && !host_of(w)))
+		return;
+	bound.last = twheel_compat_now();
+	bound.gone = true;
 }
 
 const struct twheel_compat_timer *twheel_compat_enter(struct twheel_compat_timer *ct)

@@ -502,6 +502,13 @@ static void take_all(struct twheel *w, void (*fn)(struct tw_timer *, void *), vo
 	w->running = was_running;
 }
 
+/*
+ * Not API: set by compat.c's first bind (always to the same function), so
+ * that a thread's legacy binding forgets a wheel destroyed under it; NULL
+ * where the compat layer is not linked (tests that build this file alone).
+ */
+void (*twheel__destroy_hook)(const struct twheel *w);
+
 void twheel_destroy(struct twheel *w)
 {
 	if (!w)
@@ -515,6 +522,9 @@ void twheel_destroy(struct twheel *w)
 #endif
 	if (unlikely(w->running))
 		return; /* from one of its callbacks: the advance runs on @w still */
+	void (*hook)(const struct twheel *) = __atomic_load_n(&twheel__destroy_hook, __ATOMIC_RELAXED);
+	if (hook)
+		hook(w); /* the thread's legacy binding must not reach @w */
 	take_all(w, NULL, NULL);
 	free(w);
 }

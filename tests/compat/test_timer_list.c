@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 /* before the header, as C programs include it: glibc's defines HZ as 100
  * (times()'s tick rate), which the kernel's HZ replaces */
 #include <sys/param.h>
@@ -827,6 +828,87 @@ static void unbind_leaves_pending_timers_on_their_wheel(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/*
+ * The bound wheel destroyed before the thread unbinds: the binding stays
+ * until then but no longer reaches the wheel (it used to: jiffies read the
+ * freed wheel's time, mod_timer() armed on it). jiffies stays at the
+ * destroy's value, an arm returns -EINVAL, a timer left pending on the
+ * wheel is no longer the thread's (-EXDEV), unbind works, and so does a
+ * bind after it. A host's wheel (twheel_host_fini(), an adapter's
+ * destroy) goes the same way.
+ */
+static struct twheel_host gone_host;
+static void gone_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	(void)h;
+	(void)wake_ns;
+	(void)now_ns;
+}
+static void gone_stop(struct twheel_host *h)
+{
+	(void)h;
+}
+static const struct twheel_host_ops gone_ops = { gone_arm, gone_stop };
+static uint64_t gone_clock_ns;
+static uint64_t gone_clock(void *arg)
+{
+	(void)arg;
+	return gone_clock_ns;
+}
+
+static void destroying_the_bound_wheel(void **state)
+{
+	struct obj o, p;
+	struct twheel *w2 = twheel_create(1000);
+	struct twheel_rt rt;
+	unsigned long at;
+
+	(void)state;
+	new_obj(&o);
+	new_obj(&p);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_wheel(w2), 0);
+	assert_int_equal(twheel_advance(w2, 1007), 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 5), 0);
+	at = jiffies;
+	assert_true(at == INITIAL_JIFFIES + 7);
+	twheel_destroy(w2);
+	twheel_destroy(twheel_create(5000)); /* malloc's reuse: jiffies must not read it */
+	assert_true(jiffies == at);
+	assert_true(timer_pending(&o.timer)); /* as compat.h says: until timer_setup() */
+	assert_int_equal(timer_delete(&o.timer), -EXDEV);
+	assert_int_equal(mod_timer(&p.timer, jiffies + 1), -EINVAL);
+	assert_false(timer_pending(&p.timer));
+	assert_int_equal(twheel_compat_bind_wheel(w), -EBUSY); /* still bound */
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_unbind(), -ENXIO);
+
+	/* a host shut down under its binding */
+	gone_clock_ns = 50 * TWHEEL_COMPAT_TICK_NS;
+	twheel_rt_init(&rt, TWHEEL_COMPAT_TICK_NS, gone_clock, NULL);
+	assert_int_equal(twheel_host_init(&gone_host, &rt, &gone_ops), 0);
+	assert_int_equal(twheel_compat_bind_host(&gone_host, TWHEEL_COMPAT_TICK_NS), 0);
+	timer_setup(&p.timer, cb, 0);
+	assert_int_equal(mod_timer(&p.timer, jiffies + 5), 0);
+	gone_clock_ns += 3 * TWHEEL_COMPAT_TICK_NS;
+	at = jiffies;
+	assert_true(at == INITIAL_JIFFIES + 3);
+	assert_int_equal(twheel_host_fini(&gone_host, NULL, NULL), 0);
+	memset(&gone_host, 0xa5, sizeof(gone_host)); /* as if freed: no longer read */
+	gone_clock_ns += 10 * TWHEEL_COMPAT_TICK_NS;
+	assert_true(jiffies == at);
+	assert_int_equal(timer_delete(&p.timer), -EXDEV);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), -EXDEV);
+	timer_setup(&o.timer, cb, 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 1), -EINVAL);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+	new_obj(&o);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 2), 0);
+	step(2);
+	assert_int_equal(o.fired, 1);
+}
+
 /* A thread that binds the same wheel again takes the timers left pending
  * on it over: its own again (not -EXDEV), firing with the binding, with
  * jiffies counted from the new bind. */
@@ -946,6 +1028,7 @@ int main(void)
 		T(another_thread_is_refused),
 		T(bind_errors),
 		T(compat_calls_take_null),
+		T(destroying_the_bound_wheel),
 		T(unbind_leaves_pending_timers_on_their_wheel),
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),

@@ -131,7 +131,12 @@ TWHEEL_API int twheel_compat_bind_hosts(struct twheel_host *h, struct twheel_hos
  * wheel or host is to go: one left pending on a destroyed wheel
  * (twheel_destroy(), twheel_drain(), twheel_host_fini(), an adapter's
  * destroy) stays pending until timer_setup() or callout_init()
- * initialises it again.
+ * initialises it again. A wheel or host destroyed on the thread while
+ * still bound to it (twheel_destroy(), twheel_host_fini(), an adapter's
+ * or the loop's destroy) leaves the binding in place, but no longer
+ * reaching it: twheel_compat_now() stays at its value then, an arm
+ * returns -EINVAL, a timer left pending there is no longer the thread's
+ * (-EXDEV), until the thread unbinds (then binds again as usual).
  * Returns 0, -ENXIO (nothing bound) or the layer's error (the loop's:
  * -EBUSY from one of the bound timers' callbacks). O(1), plus the layer's.
  */
@@ -150,7 +155,8 @@ TWHEEL_API uint64_t twheel_compat_now(void);
  * Arm @ct at @when (a twheel_compat_now() value; at or before now: due in
  * the next advance or host run) whether or not it is pending. Returns 1 if
  * it was pending, 0 if not, or
- *   -EINVAL  @ct NULL, or its tw has no callback;
+ *   -EINVAL  @ct NULL, or its tw has no callback, or the thread's bound
+ *            wheel or host was destroyed (see twheel_compat_unbind());
  *   -ENXIO   the calling thread bound no wheel;
  *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
  * O(1); the binding's thread, callbacks included.
