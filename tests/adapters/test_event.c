@@ -146,6 +146,40 @@ static int destroyed_with_placement_active(void)
 	return bad;
 }
 
+/*
+ * event_base_priority_init() where <twheel/event.h> says it may go: before
+ * twheel_event_create() (its events then get the middle priority), and
+ * after it while no arm is parked (a placement leaves nothing active). The
+ * timers then fire, a parked arm among them. 0 if so.
+ */
+static int priorities_set_before_arming(void)
+{
+	static struct tw_timer a, b;
+	struct twheel_host *h;
+	int bad, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		event_setup();
+		bad = pass == 0 && event_base_priority_init(base, 3) != 0;
+		h = twheel_event_create(base, NULL);
+		tw_timer_init(&a, nop_cb);
+		tw_timer_init(&b, nop_cb);
+		bad = bad || !h || (pass == 1 && event_base_priority_init(base, 3) != 0) ||
+		      twheel_host_add(h, &a, TICK_NS) != 0 || twheel_host_add(h, &b, 2 * TICK_NS) != 0 ||
+		      event_base_dispatch(base) != 1 || tw_timer_pending(&a) || tw_timer_pending(&b);
+		/* placed: nothing active, so the base takes new priorities */
+		bad = bad || (pass == 1 && (twheel_host_add(h, &a, 1000 * TICK_NS) != 0 ||
+					    twheel_host_place(h) != 0 ||
+					    event_base_priority_init(base, 2) != 0));
+		if (h)
+			twheel_event_destroy(h, NULL, NULL);
+		event_teardown();
+		if (bad)
+			return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	static const struct host_loop coarse = {
@@ -161,7 +195,8 @@ int main(void)
 	errno = 0;
 	if (twheel_event_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
-	if (twheel_event_loop(NULL, 0) != -EINVAL || bad_flags() || destroyed_with_placement_active())
+	if (twheel_event_loop(NULL, 0) != -EINVAL || bad_flags() || destroyed_with_placement_active() ||
+	    priorities_set_before_arming())
 		return 1;
 	rc = suite_main(&coarse);
 	precise = 1;

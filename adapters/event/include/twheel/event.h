@@ -59,8 +59,15 @@ extern "C" {
  * Create a host on @base: a wheel, one timer event (not pending) and one
  * placement event (never added: made active when an arm is parked). Arm
  * and cancel timers with <twheel/host.h>. @rt gives the tick and the clock
- * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
- * with errno set: EINVAL (@base NULL), ENOMEM. Allocates. The base's thread.
+ * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. The two events take the
+ * base's default priority at the call (the middle one; the only one
+ * before event_base_priority_init()). libevent refuses
+ * event_base_priority_init() (-1) while an event is active, and an arm by
+ * delay parked outside the base's loop (a timer pending already) makes the
+ * placement event active until the base runs: call it before arming
+ * timers (before this function, for the events to get the middle of the
+ * new priorities). Returns the host, or NULL with errno set: EINVAL (@base
+ * NULL), ENOMEM. Allocates. The base's thread.
  */
 TWHEEL_EVENT_API struct twheel_host *twheel_event_create(struct event_base *base,
 							 const struct twheel_rt *rt);
