@@ -142,12 +142,46 @@ static int arm_from_a_later_prepare_placed_before_the_wait(void)
 	return 0;
 }
 
+/*
+ * ev_suspend(), 30 ms asleep, ev_resume(): libev delays the adapter's
+ * ev_timer by those 30 ms, and twheel_host_run() right after ev_resume()
+ * (<twheel/ev.h>) runs the timer that came due meanwhile, and re-arms the
+ * ev_timer for the one still ahead, which fires (not early). 0 if so.
+ */
+static int resumed_loop_run_by_the_host(void)
+{
+	static struct tw_timer due, ahead;
+	struct timespec nap = { 0, 30000000 };
+	struct twheel_host *h;
+	uint64_t t0;
+	int bad;
+
+	ev_setup();
+	h = twheel_ev_create(loop, NULL);
+	tw_timer_init(&due, late_far_cb);
+	tw_timer_init(&ahead, late_far_cb);
+	late_far_fired = 0;
+	t0 = mono_ns();
+	bad = !h || twheel_host_add(h, &due, 5 * TICK_NS) != 0 ||
+	      twheel_host_add(h, &ahead, 40 * TICK_NS) != 0;
+	ev_suspend(loop);
+	nanosleep(&nap, NULL);
+	ev_resume(loop);
+	bad = bad || twheel_host_run(h) != 1 || late_far_fired != 1;
+	ev_run(loop, 0);
+	bad = bad || late_far_fired != 2 || mono_ns() - t0 < 40 * TICK_NS;
+	if (h)
+		twheel_ev_destroy(h, NULL, NULL);
+	ev_teardown();
+	return bad;
+}
+
 int main(void)
 {
 	errno = 0;
 	if (twheel_ev_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
-	if (arm_from_a_later_prepare_placed_before_the_wait())
+	if (arm_from_a_later_prepare_placed_before_the_wait() || resumed_loop_run_by_the_host())
 		return 1;
 	return suite_main(&ev_host);
 }

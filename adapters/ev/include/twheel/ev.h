@@ -27,7 +27,11 @@
  * own clock, so the ev_timer cannot fire before the tick boundary it waits
  * for. A timer fires when the clock has reached its deadline, at most one
  * tick plus libev's wake-up latency (its epoll backend waits whole
- * milliseconds) later.
+ * milliseconds) later. ev_resume() delays every ev_timer by the time the
+ * loop was suspended (ev_suspend(); libev's rule), the adapter's too: call
+ * twheel_host_run() right after ev_resume(), which runs the timers that
+ * came due meanwhile and restarts the ev_timer from the clock, or they
+ * fire that much late.
  *
  * The ev_timer is active exactly while the wheel has pending timers: it
  * keeps ev_run() running while something is pending and lets it return
@@ -71,7 +75,8 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
  * all the same), stop
  * the ev_timer and the ev_prepare and free @h. May be called from any
  * libev callback on the loop's thread except the wheel's timer callbacks.
- * Call it before ev_loop_destroy() of the loop.
+ * Call it before ev_loop_destroy() of the loop (it stops watchers on the
+ * loop: after, it would use freed memory).
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_ev_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
