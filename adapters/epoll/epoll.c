@@ -25,7 +25,8 @@
 struct twheel_epoll {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	int fd;
-	bool defer; /* twheel_epoll_wait() turned twheel_host_defer() on */
+	bool defer;   /* twheel_epoll_wait() turned twheel_host_defer() on */
+	bool closing; /* in destroy: the timerfd is left as it is */
 };
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
@@ -49,11 +50,18 @@ static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 	timerfd_settime(e->fd, flags, &its, NULL);
 }
 
+/*
+ * Disarm the timerfd, but not in destroy: closing it is enough, and a
+ * process forked since holds the same timerfd (its host's timer, or ours
+ * if destroy runs in the child): disarming it would lose their wake-up.
+ */
 static void host_stop(struct twheel_host *h)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	struct twheel_epoll *e = (struct twheel_epoll *)h;
 
-	timerfd_settime(((struct twheel_epoll *)h)->fd, 0, &its, NULL);
+	if (!e->closing)
+		timerfd_settime(e->fd, 0, &its, NULL);
 }
 
 static const struct twheel_host_ops epoll_ops = { host_arm, host_stop };
@@ -142,9 +150,14 @@ int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 	struct twheel_epoll *e = (struct twheel_epoll *)h;
 	int rc;
 
+	if (twheel_host_get_ops(h) != &epoll_ops)
+		return -EINVAL;
+	e->closing = true;
 	rc = twheel__adapter_fini(h, &epoll_ops, fn, arg);
-	if (rc)
+	if (rc) {
+		e->closing = false;
 		return rc;
+	}
 	close(e->fd);
 	free(e);
 	return 0;

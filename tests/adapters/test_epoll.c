@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <twheel/epoll.h>
@@ -209,13 +210,45 @@ static int wait_args(void)
 	return bad;
 }
 
+/*
+ * fork() with a timer pending: the child destroys the host it inherited
+ * (as a worker frees what it does not use) and exits. The timerfd is
+ * shared with the parent, whose timer still fires. 0 if so.
+ */
+static int fork_child_destroys_the_parents_host(void)
+{
+	static struct tw_timer t;
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct pollfd p;
+	int st = -1, n = 0;
+	pid_t pid;
+
+	spur_fired = 0;
+	tw_timer_init(&t, spur_cb);
+	if (!h || twheel_host_add(h, &t, 20 * TICK_NS) != 0)
+		return 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(twheel_epoll_destroy(h, NULL, NULL) == 0 ? 0 : 1);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 1;
+	p.fd = twheel_epoll_fd(h);
+	p.events = POLLIN;
+	while (!spur_fired && n++ < 100 && poll(&p, 1, 10) >= 0)
+		if (p.revents & POLLIN)
+			twheel_epoll_dispatch(h);
+	twheel_epoll_destroy(h, NULL, NULL);
+	return spur_fired != 1;
+}
+
 int main(void)
 {
 	int rc;
 
 	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
 		return 1;
-	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args())
+	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args() ||
+	    fork_child_destroys_the_parents_host())
 		return 1;
 	rc = suite_main(&ep_host);
 	wrapped = 1;

@@ -99,6 +99,10 @@ TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct e
  * none if twheel_host_fini() shut @h down already: the rest is done
  * all the same),
  * close the timerfd (which removes it from every epoll set) and free @h.
+ * The timerfd is closed, not disarmed: after fork() the parent and the
+ * child share it (as they share an epoll set), so a host made before the
+ * fork is for one of them to use, and the other may only destroy its
+ * copy, which leaves the timer of the one that uses it armed.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_epoll_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
