@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include <twheel/host.h>
 #include <twheel/twheel.h>
 
 #if !TWHEEL_DEBUG_CHECKS
@@ -251,6 +252,66 @@ static void default_handler_restored_by_null(void **state)
 	assert_ptr_not_equal(twheel_set_misuse_handler(record), record);
 }
 
+/*
+ * The host driver (<twheel/host.h>) on top: a timer pending on one host,
+ * placed or parked (an arm by delay while the host timer is armed, with
+ * twheel_host_defer() on), re-armed or cancelled through another host is
+ * reported and refused with -EINVAL, and stays pending on its own host.
+ */
+static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
+{
+	(void)h;
+	(void)wake;
+	(void)now;
+}
+
+static void host_stop(struct twheel_host *h)
+{
+	(void)h;
+}
+
+static void timer_pending_on_another_host_is_reported(void **state)
+{
+	static const struct twheel_host_ops ops = { host_arm, host_stop };
+	struct twheel_host a, b;
+	struct tw_timer first_a, first_b, t;
+	uint64_t now;
+	int parked;
+
+	(void)state;
+	assert_int_equal(twheel_host_init(&a, NULL, &ops), 0);
+	assert_int_equal(twheel_host_init(&b, NULL, &ops), 0);
+	assert_int_equal(twheel_host_defer(&a, true), 0);
+	assert_int_equal(twheel_host_defer(&b, true), 0);
+	tw_timer_init(&first_a, noop);
+	tw_timer_init(&first_b, noop);
+	tw_timer_init(&t, noop);
+	/* the host timers armed: arms by delay are parked from now on */
+	assert_int_equal(twheel_host_add(&a, &first_a, 1000000000), 0);
+	assert_int_equal(twheel_host_add(&b, &first_b, 1000000000), 0);
+	for (parked = 0; parked < 2; parked++) {
+		reports = 0;
+		assert_int_equal(twheel_host_add(&a, &t, 10000000), 0);
+		if (!parked)
+			assert_true(twheel_host_place(&a) >= 1);
+		now = twheel_host_now(&b);
+		assert_int_equal(twheel_host_add(&b, &t, 1000000), -EINVAL);
+		assert_int_equal(twheel_host_mod(&b, &t, 1000000), -EINVAL);
+		assert_int_equal(twheel_host_add_at(&b, &t, now + 1000000), -EINVAL);
+		assert_int_equal(twheel_host_mod_at(&b, &t, now + 1000000), -EINVAL);
+		assert_int_equal(twheel_host_del(&b, &t), -EINVAL);
+		assert_int_equal(reports, 5);
+		assert_non_null(strstr(last, "another wheel"));
+		assert_true(tw_timer_pending(&t));
+		assert_int_equal(twheel_count(twheel_host_wheel(&a)), 2);
+		assert_int_equal(twheel_count(twheel_host_wheel(&b)), 1);
+		assert_int_equal(twheel_host_del(&a, &t), 1);
+	}
+	assert_int_equal(twheel_host_fini(&a, NULL, NULL), 0);
+	assert_int_equal(twheel_host_fini(&b, NULL, NULL), 0);
+	assert_int_equal(reports, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +324,7 @@ int main(void)
 		cmocka_unit_test_setup(reinitialising_pending_timer_is_reported_wherever_it_waits, setup),
 		cmocka_unit_test_setup(destroy_or_drain_from_a_callback_is_reported, setup),
 		cmocka_unit_test_setup(default_handler_restored_by_null, setup),
+		cmocka_unit_test_setup(timer_pending_on_another_host_is_reported, setup),
 	};
 	return cmocka_run_group_tests_name("debug_checks", tests, NULL, NULL);
 }

@@ -217,7 +217,12 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
  * _mod_at), or
  *   -EINVAL  @h or @t NULL, @h shut down, @t has no callback, or @t was
- *            never initialised (all zero: see <twheel/twheel.h>);
+ *            never initialised (all zero: see <twheel/twheel.h>), or (a
+ *            -Ddebug_checks build, once the misuse handler returns:
+ *            twheel_set_misuse_handler()) @t is pending on another host
+ *            or wheel, placed or parked; nothing is changed. A release
+ *            build cannot tell such a timer: a call on it through
+ *            another host corrupts both;
  *   -EBUSY   (_add, _add_at) @t is already pending.
  * O(1); a delay that is not parked also reads the clock (or bounds it
  * with twheel_rt_now_upper()); any form that places @t calls the host's
@@ -234,8 +239,9 @@ TWHEEL_API int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uin
  * Cancel @t. One cancelled while parked keeps the tick
  * twheel_host_expires() gave it then (not its delay) in its expires.
  * Returns 1 if it was pending, 0 if not, or -EINVAL (@h or @t NULL, @h
- * shut down, or @t never initialised: all zero). O(1), plus the host's
- * stop when the wheel becomes empty.
+ * shut down, or @t never initialised: all zero; @t pending on another
+ * host, in a -Ddebug_checks build: see twheel_host_add()). O(1), plus the
+ * host's stop when the wheel becomes empty.
  */
 TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
 
