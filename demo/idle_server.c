@@ -84,7 +84,7 @@ struct server {
 	struct tw_loop_timer backoff;  /* resume accepting after EMFILE */
 	struct tw_loop_timer deadline; /* bound on a graceful shutdown */
 	struct signalfd_siginfo si;
-	struct tw_list conns;
+	struct tw_list conns;   /* every connection but those on starved */
 	size_t nconns;       /* data connections (control ones excluded) */
 	size_t nlive;        /* connection objects, control ones included */
 	unsigned ios;        /* server-level requests in flight */
@@ -111,8 +111,8 @@ struct server {
 	/* receive buffers: a provided-buffer ring, or (NULL) one per connection */
 	struct io_uring_buf_ring *br;
 	char *bufs;
-	struct conn *starved;      /* connections waiting for a buffer (ENOBUFS), */
-	struct conn **starved_end; /* ...first come, first served */
+	struct tw_list starved;    /* connections waiting for a buffer (ENOBUFS), first
+				    * come first served: their link moves here from conns */
 	unsigned held;             /* provided buffers held by connections */
 	unsigned waking;           /* receives of woken connections in flight */
 	uint64_t nobufs;
@@ -123,7 +123,7 @@ enum { RX = 1, TX = 2 };
 enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
 
 /*
- * A connection: 208 bytes on LP64 and no buffer while it is idle. Its
+ * A connection: 200 bytes on LP64 and no buffer while it is idle. Its
  * receive takes a buffer from the worker's provided-buffer ring only when
  * data arrives (IOSQE_BUFFER_SELECT), and the echo goes out of that buffer,
  * which returns to the ring once sent. Where the kernel has no
@@ -154,11 +154,10 @@ struct conn_trace {
 struct conn {
 	struct tw_loop_timer idle;
 	struct tw_loop_io rx, tx;
-	struct tw_list link;
+	struct tw_list link; /* on the server's conns, or its starved list */
 	struct server *s;
 	char *out;           /* what is being sent: the data read, or a STATS line */
 	char *buf;           /* no provided buffers: this connection's own */
-	struct conn *next_starved;
 	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
 	struct conn_trace *tr; /* --trace only (NULL without, or if out of memory) */
 	int fd;
@@ -216,8 +215,8 @@ static void starved_remove(struct server *s, struct conn *c);
  */
 static void starved_wake(struct server *s)
 {
-	while (s->starved && s->held + s->waking < demo_opts.ring_bufs) {
-		struct conn *w = s->starved;
+	while (!tw_list_empty(&s->starved) && s->held + s->waking < demo_opts.ring_bufs) {
+		struct conn *w = tw_list_entry(s->starved.next, struct conn, link);
 		starved_remove(s, w);
 		w->woken = true;
 		s->waking++;
@@ -236,31 +235,36 @@ static void buf_put(struct server *s, struct conn *c)
 	starved_wake(s);
 }
 
-/* @c waits for a buffer: at the list's tail, or at its head (@first: its turn came, a buffer was taken first). */
+/*
+ * @c waits for a buffer: at the starved list's tail, or at its head
+ * (@first: its turn came, a buffer was taken first). Its link moves from
+ * the server's conns, so that leaving the list is O(1) wherever it is: a
+ * peer that picks which waiting connections close (their idle timers, in
+ * an order it chose) must not make each close walk the list.
+ */
 static void starved_add(struct server *s, struct conn *c, bool first)
 {
-	if (first && s->starved) {
-		c->next_starved = s->starved;
-		s->starved = c;
-	} else {
-		c->next_starved = NULL;
-		*s->starved_end = c;
-		s->starved_end = &c->next_starved;
-	}
+	tw_list_del(&c->link);
+	if (first)
+		tw_list_add(&c->link, &s->starved);
+	else
+		tw_list_add_tail(&c->link, &s->starved);
 	c->starving = true;
 }
 
-/* O(1) for the first connection on the list, O(its place) for another. */
+/* @c leaves the starved list, back on the server's conns. O(1). */
 static void starved_remove(struct server *s, struct conn *c)
 {
-	for (struct conn **p = &s->starved; *p; p = &(*p)->next_starved)
-		if (*p == c) {
-			*p = c->next_starved;
-			if (s->starved_end == &c->next_starved)
-				s->starved_end = p;
-			break;
-		}
+	tw_list_del(&c->link);
+	tw_list_add_tail(&c->link, &s->conns);
 	c->starving = false;
+}
+
+/* Every connection waiting for a buffer back on the server's conns (shutdown, exit). */
+static void starved_clear(struct server *s)
+{
+	while (!tw_list_empty(&s->starved))
+		starved_remove(s, tw_list_entry(s->starved.next, struct conn, link));
 }
 
 /*
@@ -923,6 +927,7 @@ static void begin_shutdown(struct server *s)
 	if (s->signal_reading) /* not stopped by a signal (the listener failed) */
 		cancel_io(s, &s->signal_io);
 	struct tw_list *pos, *n;
+	starved_clear(s);
 	tw_list_for_each_safe(pos, n, &s->conns)
 		conn_close(tw_list_entry(pos, struct conn, link));
 	maybe_finish(s);
@@ -958,7 +963,7 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 static int server_init(struct server *s)
 {
 	tw_list_init(&s->conns);
-	s->starved_end = &s->starved;
+	tw_list_init(&s->starved);
 	s->accept_io.func = on_accept;
 	s->signal_io.func = on_signal;
 	s->noop_io.func = on_noop;
@@ -1050,6 +1055,7 @@ static int server_exit(struct server *s, int ret)
 	size_t left_conns = s->nconns, left_timers = conn_timers(s);
 	print_stats(s);
 	twheel_loop_destroy(s->loop, NULL, NULL, NULL);
+	starved_clear(s);
 	tw_list_for_each_safe(pos, n, &s->conns) {
 		struct conn *c = tw_list_entry(pos, struct conn, link);
 		close(c->fd);

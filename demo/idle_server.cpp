@@ -97,10 +97,9 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 
 	Server *s;
 	Io req;
-	Conn *prev = nullptr, *next = nullptr; // Server::conns
+	Conn *prev = nullptr, *next = nullptr; // on Server::conns, or on Server::starved
 	std::unique_ptr<char[]> stats; // a control connection's STATS line, or a spilled HTTP reply
 	std::unique_ptr<char[]> own;   // no ring: this connection's buffer; with one: a spilled send
-	Conn *next_starved = nullptr;
 	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
 	int fd;
 	std::int16_t bid = -1; // the provided buffer held, -1 none
@@ -140,18 +139,43 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 };
 static_assert(sizeof(Conn) <= 256, "an idle connection must cost at most 256 bytes");
 
+// A list of connections through their prev and next: O(1) to add at
+// either end and to take out of anywhere.
+struct ConnList {
+	Conn *head = nullptr, *tail = nullptr;
+	void push_back(Conn *c)
+	{
+		c->prev = tail;
+		c->next = nullptr;
+		(tail ? tail->next : head) = c;
+		tail = c;
+	}
+	void push_front(Conn *c)
+	{
+		c->prev = nullptr;
+		c->next = head;
+		(head ? head->prev : tail) = c;
+		head = c;
+	}
+	void erase(Conn *c)
+	{
+		(c->prev ? c->prev->next : head) = c->next;
+		(c->next ? c->next->prev : tail) = c->prev;
+	}
+};
+
 struct Server {
 	tw::Loop &loop;
 	BufRing &ring;
-	Conn *starved = nullptr;             // connections waiting for a buffer (ENOBUFS),
-	Conn **starved_end = &starved;       // ...first come, first served
+	ConnList starved;                    // connections waiting for a buffer (ENOBUFS), first
+					     // come first served: moved here from conns
 	unsigned held = 0;                   // provided buffers held by connections
 	unsigned waking = 0;                 // recvs of woken connections in flight
 	int lfd, sfd;
 	unsigned worker;
 	std::chrono::nanoseconds idle;
 	rlim_t nofile;
-	Conn *conns = nullptr;  // every connection, owned: deleted by conn_free() or ~Server
+	ConnList conns;         // every other connection; both owned: deleted by conn_free() or ~Server
 	std::size_t nconns = 0; // data connections (control ones excluded)
 	unsigned ios = 0;       // server-level requests in flight
 	bool accepting = false, paused = false, stopping = false;
@@ -187,8 +211,9 @@ struct Server {
 
 	~Server()
 	{
-		while (conns)
-			conn_unlink_delete(conns);
+		starved_clear();
+		while (conns.head)
+			conn_unlink_delete(conns.head);
 	}
 
 	std::uint64_t clock() const { return twheel_loop_clock(loop.native_handle()); }
@@ -235,7 +260,7 @@ struct Server {
 
 	void maybe_finish()
 	{
-		if (stopping && ios == 0 && !conns) {
+		if (stopping && ios == 0 && !conns.head && !starved.head) {
 			deadline.cancel();
 			loop.stop();
 		}
@@ -295,8 +320,8 @@ struct Server {
 	// retried at once, each time a buffer came back).
 	void starved_wake()
 	{
-		while (starved && held + waking < o.ring_bufs) {
-			Conn *w = starved;
+		while (starved.head && held + waking < o.ring_bufs) {
+			Conn *w = starved.head;
 			starved_remove(w);
 			w->woken = true;
 			waking++;
@@ -305,40 +330,39 @@ struct Server {
 	}
 
 	// @c waits for a buffer: at the list's tail, or at its head (@first:
-	// its turn came, and another recv took the buffer first).
+	// its turn came, and another recv took the buffer first). It moves
+	// from conns, so that leaving the list is O(1) wherever it is (see
+	// idle_server.c).
 	void starved_add(Conn *c, bool first)
 	{
-		if (first && starved) {
-			c->next_starved = starved;
-			starved = c;
-		} else {
-			c->next_starved = nullptr;
-			*starved_end = c;
-			starved_end = &c->next_starved;
-		}
+		conns.erase(c);
+		if (first)
+			starved.push_front(c);
+		else
+			starved.push_back(c);
 		c->starving = true;
 	}
 
-	// O(1) for the first connection on the list, O(its place) for another.
+	// @c leaves the starved list, back on conns. O(1).
 	void starved_remove(Conn *c)
 	{
-		for (Conn **p = &starved; *p; p = &(*p)->next_starved)
-			if (*p == c) {
-				*p = c->next_starved;
-				if (starved_end == &c->next_starved)
-					starved_end = p;
-				break;
-			}
+		starved.erase(c);
+		conns.push_back(c);
 		c->starving = false;
+	}
+
+	// Every connection waiting for a buffer back on conns (shutdown, exit).
+	void starved_clear()
+	{
+		while (starved.head)
+			starved_remove(starved.head);
 	}
 
 	// ---- connections ----
 
-	void conn_unlink_delete(Conn *c)
+	void conn_unlink_delete(Conn *c) // not starving
 	{
-		(c->prev ? c->prev->next : conns) = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
+		conns.erase(c);
 		delete c; // cancels its timer
 	}
 
@@ -718,9 +742,7 @@ struct Server {
 		Conn *c = n.release();
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		if ((c->next = conns))
-			conns->prev = c;
-		conns = c;
+		conns.push_front(c);
 		// time spent in the accept queue (see idle_server.c)
 		tcp_info ti;
 		socklen_t tl = sizeof ti;
@@ -865,7 +887,8 @@ struct Server {
 			cancel_accept_req();
 		if (signal_reading) // not stopped by a signal (the listener failed)
 			cancel_req(signal_key);
-		for (Conn *c = conns, *next; c; c = next) {
+		starved_clear();
+		for (Conn *c = conns.head, *next; c; c = next) {
 			next = c->next; // conn_close() may free c
 			conn_close(c);
 		}
@@ -973,7 +996,8 @@ static int run_worker(int lfd, unsigned worker, int ready_fd)
 		left_timers = s.conn_timers();
 		status = s.status;
 		s.print_stats();
-		for (Conn *c = s.conns; c; c = c->next)
+		s.starved_clear();
+		for (Conn *c = s.conns.head; c; c = c->next)
 			close(c->fd);
 		if (s.trace)
 			std::fclose(s.trace);
