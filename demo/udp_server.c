@@ -431,8 +431,11 @@ static void on_datagram(struct server *s, const struct mmsghdr *m, const struct 
 	const struct udp_msg *msg = m->msg_hdr.msg_iov->iov_base;
 	s->rx++;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m->msg_hdr); c; c = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
-			memcpy(&s->rx_dropped, CMSG_DATA(c), sizeof(uint32_t));
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t dropped; /* the socket's drops so far, a __u32 */
+			memcpy(&dropped, CMSG_DATA(c), sizeof(dropped));
+			s->rx_dropped = dropped;
+		}
 	/* a longer datagram was cut to the buffer's 24 bytes: MSG_TRUNC says so */
 	if (m->msg_len != sizeof(*msg) || (m->msg_hdr.msg_flags & MSG_TRUNC) || msg->magic != UDP_MAGIC ||
 	    (msg->id == 0 && msg->type != UDP_STATS)) {
