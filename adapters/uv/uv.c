@@ -38,9 +38,10 @@ struct twheel_uv {
 	uv_timer_t timer;
 	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
+	uv_idle_t reap;       /* closed by destroy if someone else closed one */
 	int open_handles;     /* that destroy closed: freed when none is left */
-	bool closed_by_other; /* one whose close had not finished at destroy */
-	uv_handle_t *other[2]; /* at destroy: the handles someone else closed */
+	bool still_listed;    /* find_closing() found one of @other */
+	uv_handle_t *other[2]; /* the handles someone else closed before destroy */
 };
 
 static inline uint64_t ceil_ms(uint64_t ns)
@@ -126,19 +127,8 @@ static void on_close(uv_handle_t *handle)
 {
 	struct twheel_uv *u = handle->data;
 
-	/* a handle closed by someone else may still wait for its close
-	 * callback, which must find it: then the adapter is not freed */
-	if (--u->open_handles == 0 && !u->closed_by_other)
+	if (--u->open_handles == 0)
 		free(u);
-}
-
-/* Close one of the adapter's handles, unless someone else already did. */
-static void close_handle(struct twheel_uv *u, uv_handle_t *handle, int i)
-{
-	if (uv_is_closing(handle))
-		u->other[i] = handle;
-	else
-		uv_close(handle, on_close);
 }
 
 /*
@@ -151,7 +141,39 @@ static void find_closing(uv_handle_t *handle, void *arg)
 	struct twheel_uv *u = arg;
 
 	if (handle == u->other[0] || handle == u->other[1])
-		u->closed_by_other = true;
+		u->still_listed = true;
+}
+
+/*
+ * The reaper's close callback, in a close phase of the loop: done once
+ * the close callbacks of the handles someone else closed have run. libuv
+ * runs a phase's close callbacks newest close first, so one due in this
+ * phase runs after this: then close the reaper again, for the next one.
+ */
+static void on_reap(uv_handle_t *handle)
+{
+	struct twheel_uv *u = handle->data;
+
+	u->still_listed = false;
+	uv_walk(u->loop, find_closing, u);
+	if (!u->still_listed) {
+		on_close(handle);
+		return;
+	}
+	uv_idle_init(u->loop, &u->reap); /* cannot fail */
+	u->reap.data = u;
+	uv_close((uv_handle_t *)&u->reap, on_reap);
+}
+
+/* Close one of the adapter's handles, unless someone else already did. */
+static void close_handle(struct twheel_uv *u, uv_handle_t *handle, int i)
+{
+	if (uv_is_closing(handle)) {
+		u->other[i] = handle;
+	} else {
+		u->open_handles++;
+		uv_close(handle, on_close);
+	}
 }
 
 int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void *arg), void *arg)
@@ -162,15 +184,16 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	rc = twheel__adapter_fini(h, &uv_ops.ops, fn, arg);
 	if (rc)
 		return rc;
-	u->open_handles = !uv_is_closing((uv_handle_t *)&u->timer) +
-			  !uv_is_closing((uv_handle_t *)&u->place);
 	close_handle(u, (uv_handle_t *)&u->timer, 0);
 	close_handle(u, (uv_handle_t *)&u->place, 1);
-	/* closed by someone else (uv_walk()): free @u once no close of
-	 * theirs is due, here if none is and none of ours either */
-	if (u->other[0] || u->other[1])
-		uv_walk(u->loop, find_closing, u);
-	if (!u->open_handles && !u->closed_by_other)
-		free(u);
+	/* someone else closed one (uv_walk()): its close callback, not ours,
+	 * may still be due, and must find it; the reaper, a handle of the
+	 * adapter's own, is closed to look once the loop runs */
+	if (u->other[0] || u->other[1]) {
+		uv_idle_init(u->loop, &u->reap); /* cannot fail */
+		u->reap.data = u;
+		u->open_handles++;
+		uv_close((uv_handle_t *)&u->reap, on_reap);
+	}
 	return 0;
 }

@@ -200,10 +200,9 @@ static int arm_from_a_later_prepare_placed_before_the_poll(void)
  * common way to shut a loop down: the adapter's two handles among them
  * (one timer pending, one arm by delay parked). Destroying it then hands
  * both timers back and closes nothing twice (libuv aborts on that); the
- * loop closes. Once the loop ran the close callbacks (@run_first), the
- * adapter is freed (forgotten here: LeakSanitizer finds it if not);
- * destroyed while a close callback not its own is still due, it is not
- * (kept reachable here). 0 if so.
+ * loop closes, and the adapter is freed (forgotten here: LeakSanitizer
+ * finds it if not), destroyed once the loop ran the close callbacks
+ * (@run_first) or while they are still due. 0 if so.
  */
 static struct twheel_host *walked_h;
 static int walked_back;
@@ -239,8 +238,7 @@ static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
 		uv_run(&loop, UV_RUN_DEFAULT);
 	if (twheel_uv_destroy(walked_h, count_back, NULL) != 0 || walked_back != 2)
 		return 1;
-	if (run_first)
-		walked_h = NULL; /* freed */
+	walked_h = NULL; /* freed by uv_teardown()'s run */
 	uv_teardown();
 	return 0;
 }

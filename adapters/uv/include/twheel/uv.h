@@ -76,16 +76,19 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
  * Destroy it before closing every handle of the loop (uv_walk()): the
  * two handles are the adapter's, and timers armed after someone else
  * closed them never fire; this then closes only what is still open, and
- * frees @h only if the loop has run the close callbacks of those someone
- * else closed (else one is still due, and @h is never freed: destroy it
- * after the uv_run() that follows the uv_walk(), or before the uv_walk()).
+ * a third handle of its own (a uv_idle_t, never started) whose close
+ * callback frees @h once the close callbacks of those someone else closed
+ * have run (one closed in the same phase of the loop: in the next one).
  * The memory is freed by the close callbacks, so
- * the loop must run once more (as for any handle) before uv_loop_close()
- * succeeds; @h must not be used after this returns 0. Returns 0, or
+ * the loop must run once more (as for any handle; after a uv_walk() that
+ * closed the adapter's handles, until uv_run(UV_RUN_DEFAULT) returns)
+ * before uv_loop_close() succeeds; @h must not be used after this
+ * returns 0. Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_uv_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
- * O(pending timers), plus uv_walk() of the loop's handles if someone
- * else closed one of the adapter's. The loop's thread.
+ * O(pending timers), plus (in a close callback) a uv_walk() of the
+ * loop's handles or two if someone else closed one of the adapter's. The
+ * loop's thread.
  */
 TWHEEL_UV_API int twheel_uv_destroy(struct twheel_host *h,
 				    void (*fn)(struct tw_timer *t, void *arg), void *arg);
