@@ -56,7 +56,7 @@ static void usage(FILE *f, const char *name)
 		"  --http           HTTP/1.1: answer each request head with \"HTTP/1.1 204 No\n"
 		"                   Content\"; close after the reply to \"Connection: close\"\n"
 		"                   or to HTTP/1.0 without \"Connection: keep-alive\"; an\n"
-		"                   invalid request gets a 400 and the close\n"
+		"                   invalid request gets a 400 and the close, CONNECT a 501\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -240,6 +240,9 @@ static void http_word_end(struct demo_http *h)
 	h->pos = 0;
 }
 
+static const char http_connect[] = "CONNECT"; /* a method is case-sensitive (RFC 9110 9.1) */
+#define HTTP_METHOD_OTHER 15 /* struct demo_http's method: not CONNECT */
+
 static void http_request_byte(struct demo_http *h, char ch)
 {
 	if (http_word_gap(ch)) {
@@ -248,6 +251,9 @@ static void http_request_byte(struct demo_http *h, char ch)
 	}
 	if (!h->pos && h->words < 4)
 		h->words++;
+	if (h->words == 1)
+		h->method = h->method < sizeof(http_connect) - 1 && ch == http_connect[h->method] ? h->method + 1u
+												  : HTTP_METHOD_OTHER;
 	/* the method is a token, the target visible bytes (RFC 9112 3): else the line is invalid */
 	if ((h->words == 1 && !http_tchar(ch)) || (unsigned char)ch < 0x21 || ch == 0x7f)
 		h->head |= HTTP_BAD;
@@ -452,11 +458,14 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 {
 	http_field_end(h);
 	unsigned head = h->head;
+	bool connect = h->method == sizeof(http_connect) - 1;
 	*h = (struct demo_http){ .len = 0 };
 	if ((head & HTTP_BAD) || !(head & (HTTP_V10 | HTTP_V11)) || /* an invalid field, request line or version */
 	    ((head & HTTP_V11) && !(head & HTTP_HOST)) ||          /* HTTP/1.1 without Host (RFC 9112 3.2) */
 	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
 		return DEMO_HTTP_BAD_REQUEST;
+	if (connect) /* RFC 9110 9.3.6: a 2xx would open a tunnel */
+		return DEMO_HTTP_NOT_IMPLEMENTED;
 	if (head & (HTTP_CLOSE | HTTP_BODY))
 		return DEMO_HTTP_CLOSE;
 	return (head & HTTP_V11) || (head & HTTP_KEEP_ALIVE) ? DEMO_HTTP_KEEP : DEMO_HTTP_CLOSE;
@@ -508,10 +517,12 @@ static const struct {
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 431 Request Header Fields Too Large\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
 		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 501 Not Implemented\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
-_Static_assert(HTTP_NLAST == DEMO_HTTP_TOO_LARGE, "a reply for each enum demo_http_reply that closes");
+_Static_assert(HTTP_NLAST == DEMO_HTTP_NOT_IMPLEMENTED, "a reply for each enum demo_http_reply that closes");
 /*
  * demo_http_replies(): a block for each reply that closes, with
  * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive

@@ -122,6 +122,7 @@ enum demo_http_reply {
 	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
+	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here) */
 };
 
 /*
@@ -142,6 +143,7 @@ struct demo_http {
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
+	uint8_t method : 4; /* bytes of "CONNECT" the method spelled so far; 15: another method */
 };
 
 /*
@@ -163,6 +165,9 @@ struct demo_http {
  *    whitespace, or comes twice (6.3); a
  *    Transfer-Encoding's last coding is not "chunked" (6.3), or it is in
  *    an HTTP/1.0 request (6.1);
+ *  - 501 Not Implemented, and the connection closes, when the method is
+ *    CONNECT (case-sensitive, RFC 9110 9.1): the server opens no tunnel,
+ *    and any 2xx to a CONNECT would tell the client one is open (9.3.6);
  *  - 204 and the close when the request closes the connection (9.3): a
  *    "close" connection option, HTTP/1.0 without a "keep-alive" one, or
  *    a body (a Content-Length other than zeros, a Transfer-Encoding), which

@@ -578,7 +578,7 @@ static int http_input(struct conn *c, size_t n)
 	if (c->http.close) {
 		c->state = C_LINGER;
 		if (c->http.reply >= DEMO_HTTP_BAD_REQUEST)
-			c->s->protocol_errors++; /* refused: a 4xx reply, then the close */
+			c->s->protocol_errors++; /* refused: a 4xx or 5xx reply, then the close */
 	}
 	return heads;
 }

@@ -554,7 +554,7 @@ struct Server {
 		if (c->http.close) {
 			c->state = Conn::linger;
 			if (c->http.reply >= DEMO_HTTP_BAD_REQUEST)
-				protocol_errors++; // refused: a 4xx reply, then the close
+				protocol_errors++; // refused: a 4xx or 5xx reply, then the close
 		}
 		return heads;
 	}

@@ -13,7 +13,8 @@
  * lists, several lines, obs-fold), nothing read after a head that closes;
  * the requests refused with a 400 (RFC 9112: an invalid request line,
  * field name, Content-Length or Transfer-Encoding; Host missing from an
- * HTTP/1.1 request, or twice), and the 414 and 431 of a head too long;
+ * HTTP/1.1 request, or twice), the 501 of a CONNECT, and the 414 and 431
+ * of a head too long;
  * the same answers for random inputs however they are cut; and the replies
  * (demo_http_reply_span(), demo_http_replies()), each with the Date of
  * the second it was made (RFC 9110 6.6.1). And the heartbeat
@@ -46,6 +47,7 @@ static int fails;
 #define KEEP DEMO_HTTP_KEEP
 #define CLOSE DEMO_HTTP_CLOSE
 #define BAD DEMO_HTTP_BAD_REQUEST
+#define NI DEMO_HTTP_NOT_IMPLEMENTED
 
 /*
  * Feed @in (@n bytes) cut at @cuts (ascending, @ncuts of them); returns
@@ -158,6 +160,16 @@ static const struct {
 	{ "HTTP/1.1\r\n\r\n", BAD },
 	{ "GET /HTTP/1.1 HTTP/1.0\r\n\r\n", CLOSE },     /* the third word counts */
 	{ "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a method is a token */
+	/* CONNECT: 501 and the close (a 2xx would tell the client a tunnel is open: RFC 9110 9.3.6) */
+	{ "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", NI },
+	{ "CONNECT a:443 HTTP/1.0\r\n\r\n", NI },
+	{ "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nConnection: keep-alive\r\n\r\n", NI },
+	{ "CONNECT a:443 HTTP/1.1\r\n\r\n", BAD },            /* invalid first: no Host */
+	{ "connect a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a method is case-sensitive: another one */
+	{ "CONNECTS a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "CONNEC a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "XCONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET CONNECT HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },  /* only the method counts */
 	{ "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET\x7f / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* a target of visible bytes */
@@ -512,6 +524,11 @@ int main(void)
 	ends[0] = strlen(H11 "\r\n");
 	ends[1] = ends[0] + strlen("GET / HTTP/1.1\r\n\r\n");
 	check_splits("refused second of three", bad, strlen(bad), 2, BAD, ends);
+	/* ...and a CONNECT: the method does not carry over, nor does it from the one before */
+	const char *con = "CONNECTX / HTTP/1.1\r\nHost: a\r\n\r\nCONNECT a:1 HTTP/1.1\r\nHost: a\r\n\r\n" H11 "\r\n";
+	ends[0] = strstr(con, "\r\n\r\n") + 4 - con;
+	ends[1] = strstr(con + ends[0], "\r\n\r\n") + 4 - con;
+	check_splits("CONNECT second of three", con, strlen(con), 2, NI, ends);
 	/* what a head says holds for that head only */
 	const char *ka = "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\n" H11 "\r\n";
 	ends[0] = strstr(ka, "\r\n\r\n") + 4 - ka;
@@ -621,6 +638,7 @@ int main(void)
 		{ DEMO_HTTP_URI_TOO_LONG, "HTTP/1.1 414 URI Too Long\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nDate: \r\nContent-Length: 0\r\n"
 				       "Connection: close\r\n\r\n" },
+		{ NI, "HTTP/1.1 501 Not Implemented\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 	};
 	/* each reply's Date field (RFC 9110 6.6.1): the second the replies were taken, IMF-fixdate */
 	time_t t0 = time(NULL);
