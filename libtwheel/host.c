@@ -13,10 +13,22 @@
 #include "twheel/host.h"
 #include "place_rule.h"
 
-/* A fresh clock reading, remembered as the latest one. */
+/*
+ * A fresh clock reading, remembered as the latest one. Outside a run, the
+ * wheel's time is brought up to its tick where that runs nothing (no timer
+ * due by then, no cascade: twheel__catch_up()). The wheel's time otherwise
+ * stands still while the host timer sleeps (an idle wheel's stays at its
+ * last run), and a timer placed by an expiry 256 ticks or more past it
+ * would go to a level above the first: the host timer would wake at that
+ * slot's cascade tick, before the timer's own, for a run that fires
+ * nothing. So every arm and placement from a fresh reading counts from
+ * the wheel at the reading's tick.
+ */
 static uint64_t host_clock(struct twheel_host *h)
 {
 	h->_seen = twheel_rt_now(&h->_rt);
+	if (!h->_in_run && h->_w)
+		twheel__catch_up(h->_w, twheel_rt_floor(&h->_rt, h->_seen));
 	return h->_seen;
 }
 
@@ -186,12 +198,19 @@ static long host_place(struct twheel_host *h)
 	return n;
 }
 
-/* The arm placed at once: by deadline, or by delay when it may not be parked. */
+/*
+ * The arm placed at once: by deadline, or by delay when it may not be
+ * parked. When it re-arms the host timer, the fresh reading for that is
+ * taken before the timer is placed, so that it goes where the wheel
+ * caught up to that reading puts it (host_clock()): an expiry at or
+ * before the reading's tick has passed and is due in the next run.
+ */
 static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64_t ns,
 			       bool deadline, bool mod)
 {
-	uint64_t now;
+	uint64_t now, fresh = 0;
 	tw_tick_t e;
+	bool rearm;
 	int rc;
 
 	if (deadline) {
@@ -208,12 +227,15 @@ static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64
 		ns = twheel__add_sat(now, ns);
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
+	rearm = h->_w && (!h->_on || e < h->_armed) && !h->_in_run;
+	if (rearm)
+		fresh = host_clock(h);
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
-	if (rc >= 0 && (!h->_on || e < h->_armed) && !h->_in_run) {
+	if (rc >= 0 && rearm) {
 		if (h->_parked && h->_on)
-			host_rearm_parked(h, e, host_clock(h));
+			host_rearm_parked(h, e, fresh);
 		else
-			host_rearm(h, host_clock(h));
+			host_rearm(h, fresh);
 	}
 	return rc;
 }

@@ -1277,6 +1277,23 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 	return (long)(w->st.fires - fires);
 }
 
+/*
+ * Move the wheel's time on to @target where an advance to it would process
+ * nothing: nothing on the due list, and the next tick with work on a slot
+ * (a timer's expiry at level 0, a cascade above) later. Nothing moves, so
+ * the cache of that next tick stays right; parked timers stay parked (one
+ * parked in place is in a slot whose tick is later too).
+ */
+bool twheel__catch_up(struct twheel *w, tw_tick_t target)
+{
+	if (!w || w->running || target <= w->now || !tw_list_empty(&w->due) ||
+	    (w->nonempty && next_event(w) <= target))
+		return false;
+	w->now = target;
+	w->h.due_limit = target;
+	return true;
+}
+
 tw_tick_t twheel_now(const struct twheel *w)
 {
 	return w ? w->now : 0;

@@ -16,7 +16,8 @@
  *     standing still or stepping back before the placement, and placed
  *     before the loop waits;
  *   - no wake-ups while the wheel is empty (counted), and the host loop
- *     returns when nothing is pending (the host timer was stopped);
+ *     returns when nothing is pending (the host timer was stopped); a
+ *     short timer armed after the wheel idled, one wake-up (no cascade);
  *   - shutdown hands every pending timer back exactly once, also from one
  *     of the host loop's handlers while the loop runs;
  *   - an injected clock (another epoch, or CLOCK_MONOTONIC through a
@@ -777,6 +778,58 @@ static void injected_monotonic_never_wakes_early(void **state)
 	assert_int_equal(st.idle_wakeups, 0);
 }
 
+/*
+ * The wheel's time stands still while the host timer sleeps. A 2 ms timer
+ * armed from a handler after 300 ms without a run (the wheel empty, then
+ * beside a far timer: by delay, parked where the adapter places) fires in
+ * the one wake-up of its own tick: none for the cascade tick of a slot
+ * above the first level, where an expiry 256 ticks past the wheel's time
+ * would put it.
+ */
+static struct ttimer idle_t[2];
+
+static void arm_idle_0(void *arg)
+{
+	(void)arg;
+	arm(&idle_t[0], 2 * TICK_NS);
+}
+
+static void arm_idle_1(void *arg)
+{
+	(void)arg;
+	arm(&idle_t[1], 2 * TICK_NS);
+}
+
+static void short_timer_after_idle_wakes_once(void **state)
+{
+	struct twheel_rt_stats st;
+	struct timespec idle = { 0, 300 * 1000000L };
+
+	(void)state;
+	memset(idle_t, 0, sizeof(idle_t));
+	tw_timer_init(&idle_t[0].t, t_cb);
+	tw_timer_init(&idle_t[1].t, near_cb); /* cancels far_t */
+	tw_timer_init(&far_t, keeper_cb);
+	HL->call_soon(arm_idle_0, NULL);
+	HL->run();
+	assert_int_equal(idle_t[0].fired, 1);
+	/* empty since */
+	nanosleep(&idle, NULL);
+	HL->call_soon(arm_idle_0, NULL);
+	HL->run();
+	assert_int_equal(idle_t[0].fired, 2);
+	/* a far timer (its cascade tick 984 s on at least), the loop waiting */
+	assert_int_equal(twheel_host_add(H, &far_t, 1000000 * TICK_NS), 0);
+	HL->run_for(300);
+	HL->call_soon(arm_idle_1, NULL);
+	HL->run();
+	assert_int_equal(idle_t[1].fired, 1);
+	assert_int_equal(early, 0);
+	assert_int_equal(twheel_host_get_stats(H, &st), 0);
+	assert_int_equal(st.wakeups, 3);
+	assert_int_equal(st.idle_wakeups, 0);
+}
+
 static int suite_main(const struct host_loop *hl)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +850,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(injected_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(injected_monotonic_never_wakes_early, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(short_timer_after_idle_wakes_once, setup, teardown),
 	};
 
 	HL = hl;

@@ -36,6 +36,11 @@
  * Outside runs, the wheel's next expiry is its time while a timer is
  * parked, else no later than any timer's bound.
  *
+ * Outside runs, a clock reading of the host (an arm, a placement, the end
+ * of a run) may also bring the wheel's tick up to the clock's, where that
+ * processes nothing; the model takes the wheel's tick after each, and
+ * checks that it moved only forward, to the clock's tick at most.
+ *
  * A delay armed from a callback, or while twheel_host_defer() is on and
  * the host timer armed, is parked: pending, but its deadline is not known until it is
  * placed, by the run's end (from the clock after the last callback), by
@@ -235,6 +240,21 @@ static uint64_t pick_delay(struct hm *m)
 	}
 }
 
+/*
+ * Outside runs, the host may have brought the wheel's time up to the
+ * clock's tick (by @what: where that processes nothing, which timer_cb
+ * checks): only forward, and no further than the clock's tick.
+ */
+static void m_caught_up(struct hm *m, const char *what)
+{
+	uint64_t w = twheel_now(twheel_host_wheel(&m->h));
+
+	if (w != m->w && (w < m->w || w > m->clk / m->tick))
+		failf(m, "%s moved the wheel from tick %llu to %llu, the clock at %llu", what,
+		      (unsigned long long)m->w, (unsigned long long)w, (unsigned long long)m->clk);
+	m->w = w;
+}
+
 /* The model's side of a successful arm of @x for deadline @d. */
 static void m_armed(struct hm *m, struct htimer *x, uint64_t d)
 {
@@ -296,6 +316,8 @@ static void do_arm(struct hm *m, struct htimer *x, bool deadline, bool mod)
 		d = add_sat(m->clk, v);
 		rc = mod ? twheel_host_mod(&m->h, T(x), v) : twheel_host_add(&m->h, T(x), v);
 	}
+	if (!m->run)
+		m_caught_up(m, "an arm");
 	want = mod ? x->pending : x->pending ? -EBUSY : 0;
 	if (rc != want) {
 		failf(m, "timer %d: %s%s returned %d, the model says %d", x->idx,
@@ -380,8 +402,10 @@ static void do_place(struct hm *m, bool toggle)
 		if (m->run)
 			return;
 		m->defer = !m->defer;
-		if (!m->defer)
+		if (!m->defer) {
+			m_caught_up(m, "twheel_host_defer(false)");
 			m_placed(m);
+		}
 		return;
 	}
 	/* twheel_host_expires(): a placed timer's tick; a parked one's, the
@@ -409,6 +433,7 @@ static void do_place(struct hm *m, bool toggle)
 			failf(m, "timer %d: placed at tick %llu, twheel_host_expires() said %llu", i,
 			      (unsigned long long)tw_timer_expires(T(x)), (unsigned long long)pre[i]);
 	}
+	m_caught_up(m, "twheel_host_place()");
 	m_placed(m);
 }
 
@@ -469,8 +494,12 @@ static void host_fires(struct hm *m)
 	m->fired = 0;
 	n = twheel_host_run(&m->h);
 	m->w = m->target;
-	m_placed(m); /* ...and its last reading what its callbacks parked
-		      * (armed by this run: at the end of time, due in the next) */
+	/* the run's last reading, outside the run (the wheel may catch up to
+	 * it), places what its callbacks parked (armed by this run: at the
+	 * end of time, due in the next) */
+	m_caught_up(m, "the run's last reading");
+	m->target = m->w;
+	m_placed(m);
 	m->run = 0;
 	m->res->runs++;
 	if (n != m->fired)

@@ -670,6 +670,69 @@ static void deadline_arm_while_parked_waits_for_its_tick(void **state)
 }
 
 /*
+ * The wheel's time stands still while the host timer sleeps. A short
+ * timer armed 1000 ticks after the wheel's last run (into an empty wheel,
+ * or beside a far timer; by delay, by deadline, parked and placed) wakes
+ * the host for its own tick, in one run that fires it: not first for the
+ * cascade tick of a slot above the first level, where an expiry 256
+ * ticks or more past the wheel's time would put it (a run that fires
+ * nothing).
+ */
+static void short_arm_after_idle_wakes_for_its_tick(void **state)
+{
+	struct twheel_host_stats st;
+	struct ht x[4], far;
+
+	(void)state;
+	ht_init(x, 4);
+	ht_init(&far, 1);
+	host_open(100 * TICK + 123);
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 2 * TICK), 0);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	assert_false(host_armed);
+	/* an empty wheel, idle since: by delay, then by deadline */
+	fake_ns += 1000 * TICK + 456;
+	x[0].deadline = fake_ns + 2 * TICK;
+	assert_int_equal(twheel_host_add(&H, &x[0].t, 2 * TICK), 0);
+	assert_int_equal(host_wake, (fake_ns / TICK + 3) * TICK);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	fake_ns += 1000 * TICK + 789;
+	x[1].deadline = fake_ns + 3 * TICK;
+	assert_int_equal(twheel_host_add_at(&H, &x[1].t, x[1].deadline), 0);
+	assert_int_equal(host_wake, (fake_ns / TICK + 4) * TICK);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	/* a far timer pending (its cascade tick 16,000 ticks on at least) */
+	assert_int_equal(twheel_host_add(&H, &far.t, 100000 * TICK), 0);
+	assert_true(host_wake > fake_ns + 16000 * TICK);
+	fake_ns += 1000 * TICK + 321;
+	x[2].deadline = fake_ns + 2 * TICK;
+	assert_int_equal(twheel_host_add_at(&H, &x[2].t, x[2].deadline), 0);
+	assert_int_equal(host_wake, (fake_ns / TICK + 3) * TICK);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	assert_true(host_wake > fake_ns + 16000 * TICK);
+	/* by delay with deferral on: parked, placed 1000 ticks after the run */
+	assert_int_equal(twheel_host_defer(&H, true), 0);
+	assert_int_equal(twheel_host_add(&H, &x[3].t, 2 * TICK), 0);
+	fake_ns += 1000 * TICK + 654;
+	x[3].deadline = fake_ns + 2 * TICK;
+	assert_int_equal(twheel_host_place(&H), 1);
+	assert_int_equal(host_wake, (fake_ns / TICK + 3) * TICK);
+	fake_ns = host_wake;
+	assert_int_equal(host_fire(), 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(x[i].fired, 1 + (i == 0));
+	assert_int_equal(twheel_host_get_stats(&H, &st), 0);
+	assert_true(st.wakeups == 5 && st.idle_wakeups == 0);
+	assert_int_equal(far.fired, 0);
+	assert_int_equal(twheel_check(twheel_host_wheel(&H), NULL, 0), 0);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+/*
  * twheel_host_expires() of a timer parked by delay is the tick a placement
  * from the host's latest reading gives (tw_timer_expires() is its delay
  * then): the same tick as the placement gives with the clock standing
@@ -994,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(simulated_loop_never_early_fires_once),
 		cmocka_unit_test(deferred_delays_read_no_clock),
 		cmocka_unit_test(deadline_arm_while_parked_waits_for_its_tick),
+		cmocka_unit_test(short_arm_after_idle_wakes_for_its_tick),
 		cmocka_unit_test(expires_of_a_parked_timer_is_its_tick),
 		cmocka_unit_test(parked_timers_at_fini_and_defer_off),
 		cmocka_unit_test(fini_fn_rearms_the_other_timer_of_its_object),

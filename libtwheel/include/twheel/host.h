@@ -25,6 +25,11 @@
  *     timer costs at most one wake-up that runs nothing;
  *   - while twheel_host_run() runs the due timers nothing is re-armed;
  *     afterwards the host timer is armed once, from a fresh clock reading.
+ * The wheel's time moves on in each run, and outside runs to the tick of
+ * each fresh reading the host takes where that processes nothing (no
+ * timer due by then, no cascade): a timer armed after the wheel idled is
+ * placed from the clock's tick, not the last run's, and costs no wake-up
+ * at a cascade tick before its own.
  * The host timer is one-shot: after it fired, the host considers it
  * stopped until arm is called again.
  *
