@@ -693,10 +693,16 @@ hot_entry int twheel_del(struct twheel *w, struct tw_timer *t)
  * has room (the design comment at the top); any other waits on the parked
  * list. The statistics count the placement as an arm, not the parking.
  */
-/* Take @t off its list if it @was pending, else make it @w's and count it. */
-static inline void park_take(struct twheel *w, struct tw_timer *t, int was)
+/*
+ * Take @t off its list if it @was pending, else make it @w's and count it.
+ * -EINVAL, nothing changed, for an all-zero @t (unlinked(): it says slot
+ * 0, which parks it here, never in place).
+ */
+static inline int park_take(struct twheel *w, struct tw_timer *t, int was)
 {
 	if (was) {
+		if (unlinked(t))
+			return -EINVAL;
 		unlink_timer(w, t);
 	} else {
 #if TWHEEL_DEBUG_CHECKS
@@ -704,6 +710,7 @@ static inline void park_take(struct twheel *w, struct tw_timer *t, int was)
 #endif
 		w->count++;
 	}
+	return 0;
 }
 
 static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
@@ -716,9 +723,10 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 	if (misused(w, t))
 		return -EINVAL;
 	/* a pending timer has a callback (it was armed): its first 16 bytes,
-	 * one cache line, are all that parking it in place reads */
+	 * one cache line, are all that parking it in place reads (an all-zero
+	 * one is refused by park_take()) */
 	idx = t->_idx;
-	if (unlikely(idx == IDX_NONE ? !t->func : unlinked(t))) /* reads its 16 bytes unless in slot 0 */
+	if (unlikely(idx == IDX_NONE && !t->func))
 		return -EINVAL;
 	if (idx_inplace(idx)) { /* parked in place already: a new value */
 		t->expires = value;
@@ -741,7 +749,8 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 			idx = wheel_idx(w, hint);
 			if (idx < L0_SIZE)
 				goto list;
-			park_take(w, t, was);
+			if (park_take(w, t, was))
+				return -EINVAL;
 			link_timer(w, t, hint, idx);
 		}
 		i = w->park_n++;
@@ -753,7 +762,8 @@ static inline int park(struct twheel *w, struct tw_timer *t, uint64_t value, tw_
 		return was;
 	}
 list:
-	park_take(w, t, was);
+	if (park_take(w, t, was))
+		return -EINVAL;
 	t->expires = value;
 	t->_idx = IDX_PARKED;
 	tw_list_add_tail(&t->entry, &w->parked);
