@@ -326,22 +326,31 @@ int twheel_host_mod_at(struct twheel_host *h, struct tw_timer *t, uint64_t deadl
 	return h ? host_arm_now(h, t, deadline_ns, true, true) : -EINVAL;
 }
 
+/* The cancel of @t parked: it keeps the tick twheel_host_expires() gave
+ * it, not its delay. Out of line: a cancel of a placed timer keeps no
+ * frame for it. */
+static __attribute__((noinline)) int host_del_parked(struct twheel_host *h, struct tw_timer *t)
+{
+	tw_tick_t e = twheel_host_expires(h, t);
+	int rc = twheel_del(h->_w, t);
+
+	if (rc == 1)
+		t->expires = e;
+	return rc;
+}
+
 int twheel_host_del(struct twheel_host *h, struct tw_timer *t)
 {
 	int rc;
 
 	if (!h)
 		return -EINVAL;
-	if (t && twheel__parked(t)) {
-		/* it keeps the tick twheel_host_expires() gave it, not its delay */
-		tw_tick_t e = twheel_host_expires(h, t);
-
+	/* one in a slot, or not pending, is not parked (twheel.h's ABI: its
+	 * _idx is below TW__NSLOTS, or TW__IDX_NONE): no call to ask */
+	if (t && t->_idx - TW__NSLOTS < TW__IDX_NONE - TW__NSLOTS && twheel__parked(t))
+		rc = host_del_parked(h, t);
+	else
 		rc = twheel_del(h->_w, t);
-		if (rc == 1)
-			t->expires = e;
-	} else {
-		rc = twheel_del(h->_w, t);
-	}
 	if (rc == 1 && !h->_in_run && h->_on && !twheel_count(h->_w))
 		host_stop(h);
 	return rc;
