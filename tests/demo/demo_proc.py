@@ -3,6 +3,7 @@ process they started: wait for its ready line, wait for it to exit.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -29,6 +30,29 @@ def ready_port(srv, name, fail, pattern=READY, skip=None, log=None):
         print(f"SKIP [{name}]: io_uring refused")
         sys.exit(77)
     fail(f"the server exited ({rc}) without a ready line: {''.join(lines)}")
+
+
+def stop_clean(srv, log, fail):
+    """SIGCONT and SIGTERM to @srv (if it runs), its stdout appended to
+    @log; calls @fail unless it exits 0 within 5 s with a STATS line that
+    leaves no connection and no timer. Returns that last STATS line."""
+    if srv.poll() is None:
+        srv.send_signal(signal.SIGCONT)
+        srv.send_signal(signal.SIGTERM)
+    try:
+        out, _ = srv.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        out, _ = srv.communicate()
+        log.append(out)
+        fail("the server still ran 5 s after SIGTERM")
+    log.append(out)
+    stats = [s for s in "".join(log).splitlines() if s.startswith("STATS ")]
+    if srv.returncode != 0 or not stats:
+        fail(f"the server exited with {srv.returncode}, STATS lines {len(stats)}: {''.join(log)}")
+    if " conns=0 timers=0 " not in stats[-1]:
+        fail(f"connections or timers left at exit: {stats[-1]}")
+    return stats[-1]
 
 
 def exit_within(srv, err, secs, fail, what):

@@ -31,13 +31,12 @@ Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
 """
 import re
 import select
-import signal
 import socket
 import subprocess
 import sys
 import time
 
-from demo_proc import ready_port
+from demo_proc import ready_port, stop_clean
 
 server_path, name = sys.argv[1], sys.argv[2]
 
@@ -108,22 +107,7 @@ def run(mode):
         for s in idle + [talker, flood]:
             s.close()
     finally:
-        if srv.poll() is None:
-            srv.send_signal(signal.SIGTERM)
-        try:
-            out, _ = srv.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            out, _ = srv.communicate()
-            log.append(out)
-            fail("the server still ran 5 s after SIGTERM")
-        log.append(out)
-
-    stats = [s for s in "".join(log).splitlines() if s.startswith("STATS ")]
-    if srv.returncode != 0 or not stats:
-        fail(f"the server exited with {srv.returncode}, STATS lines {len(stats)}: {''.join(log)}")
-    if " conns=0 timers=0 " not in stats[-1]:
-        fail(f"connections or timers left at exit: {stats[-1]}")
+        stop_clean(srv, log, fail)
     print(f"{mode or 'echo'}: the line answered, the flooder still connected")
 
 

@@ -42,7 +42,7 @@ import subprocess
 import sys
 import time
 
-from demo_proc import ready_port
+from demo_proc import ready_port, stop_clean
 
 server_path, name = sys.argv[1], sys.argv[2]
 WITHIN = 3.0
@@ -60,27 +60,6 @@ def start(mode):
     port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
                       skip="no provided-buffer ring", log=log)
     return srv, port, log
-
-
-def stop(srv, log):
-    """SIGTERM; the server's last STATS line, once it exited 0 clean."""
-    if srv.poll() is None:
-        srv.send_signal(signal.SIGCONT)
-        srv.send_signal(signal.SIGTERM)
-    try:
-        out, _ = srv.communicate(timeout=5)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        out, _ = srv.communicate()
-        log.append(out)
-        fail("the server still ran 5 s after SIGTERM")
-    log.append(out)
-    stats = [s for s in "".join(log).splitlines() if s.startswith("STATS ")]
-    if srv.returncode != 0 or not stats:
-        fail(f"the server exited with {srv.returncode}, STATS lines {len(stats)}: {''.join(log)}")
-    if " conns=0 timers=0 " not in stats[-1]:
-        fail(f"connections or timers left at exit: {stats[-1]}")
-    return stats[-1]
 
 
 def answers(talkers, complete, what):
@@ -127,7 +106,7 @@ def lost_wakeups():
                 s.close()
             print(f"round {rnd + 1} ({how}): {len(talkers)} lines echoed, the last after {took:.3f} s")
     finally:
-        stop(srv, log)
+        stop_clean(srv, log, fail)
 
 
 def herd():
@@ -144,7 +123,7 @@ def herd():
         for s in socks:
             s.close()
     finally:
-        last = stop(srv, log)
+        last = stop_clean(srv, log, fail)
     m = re.search(r" nobufs=(\d+) ", last)
     if not m or int(m.group(1)) > 2 * n:
         fail(f"{n} requests at once: {m.group(1) if m else '?'} receives refused a buffer, not at most "
