@@ -23,6 +23,7 @@
 using namespace std::chrono_literals;
 
 static std::atomic<int> g_fail{0}; // fail this many of the next allocations
+static std::atomic<int> g_skip{0}; // ...after letting this many succeed
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
@@ -30,9 +31,12 @@ static std::atomic<int> g_fail{0}; // fail this many of the next allocations
 
 void *operator new(std::size_t n)
 {
-	for (int f = g_fail.load(); f > 0;)
-		if (g_fail.compare_exchange_weak(f, f - 1))
-			throw std::bad_alloc();
+	if (g_skip > 0)
+		g_skip--;
+	else
+		for (int f = g_fail.load(); f > 0;)
+			if (g_fail.compare_exchange_weak(f, f - 1))
+				throw std::bad_alloc();
 	if (void *p = std::malloc(n ? n : 1))
 		return p;
 	throw std::bad_alloc();
@@ -193,4 +197,30 @@ TEST(AsioHostFailure, PlacementQueuedWhenTheHostIsDestroyedWithNoWait)
 	EXPECT_FALSE(second->pending());
 	io.restart();
 	EXPECT_EQ(io.run(), 1u); // the placement handler, which does nothing
+}
+
+// Each allocation of the constructor failing in turn: std::bad_alloc,
+// and nothing leaks (LeakSanitizer). The control block was allocated
+// after the C host, whose wheel leaked when that allocation failed.
+TEST(AsioHostFailure, ConstructorOutOfMemoryLeaksNothing)
+{
+	boost::asio::io_context io;
+	int failed = 0;
+	for (int k = 0; k < 20; k++) {
+		g_skip = k;
+		g_fail = 1;
+		try {
+			tw::AsioHost h(io);
+			tw::Timer<tw::AsioHost> t(h, [] {});
+			g_fail = 0;
+			t.arm_in(1ms);
+			io.run();
+			break;
+		} catch (const std::bad_alloc &) {
+			failed++;
+		}
+	}
+	g_fail = 0;
+	g_skip = 0;
+	EXPECT_GE(failed, 3); // the state, the host's wheel, the control block at least
 }

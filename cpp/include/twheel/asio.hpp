@@ -39,15 +39,16 @@ public:
 	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
 		: s_(std::make_shared<state>(ex))
 	{
+		std::unique_ptr<detail::ctx> x(new detail::ctx); // first: nothing to undo
 		s_->self = s_;
 		s_->hh.s = s_.get();
 		if (int rc = twheel_host_init_ext(&s_->hh.h, rt, &ops); rc < 0)
 			detail::fail(rc, "tw: twheel_host_init_ext() refused");
 		twheel_host_defer(&s_->hh.h, true);
-		ctx_ = s_->x = new detail::ctx;
-		ctx_->c = &s_->hh.h;
-		ctx_->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
-		ctx_->tick_inv = UINT64_MAX / ctx_->tick_ns;
+		x->c = &s_->hh.h;
+		x->tick_ns = twheel_host_rt(&s_->hh.h)->tick_ns;
+		x->tick_inv = UINT64_MAX / x->tick_ns;
+		ctx_ = s_->x = x.release();
 	}
 	explicit AsioHost(boost::asio::io_context &io, const twheel_rt *rt = nullptr)
 		: AsioHost(boost::asio::any_io_executor(io.get_executor()), rt)
