@@ -479,6 +479,32 @@ TEST(Co, ResumeOnAMovedFromLoopThrowsMovedFrom)
 	EXPECT_EQ(what, "tw: the owner was moved from");
 }
 
+// A prep whose move throws: the co_await throws it, and the io keeps no
+// reference to the loop's control block (LeakSanitizer: the io took one
+// before moving the prep, and never gave it back).
+struct prep_throwing_move {
+	prep_throwing_move() = default;
+	prep_throwing_move(const prep_throwing_move &) = default;
+	prep_throwing_move(prep_throwing_move &&) { throw std::runtime_error("prep move"); }
+	void operator()(io_uring_sqe &sqe) const { io_uring_prep_nop(&sqe); }
+};
+
+TEST(Co, IoWhosePrepMoveThrowsLeaksNothing)
+{
+	tw::Loop loop;
+	std::string what;
+	auto drive = [](tw::Loop &l, std::string *w) -> driver {
+		const prep_throwing_move prep;
+		try {
+			co_await tw::co::io(l, prep);
+		} catch (const std::runtime_error &x) {
+			*w = x.what();
+		}
+	};
+	driver d = drive(loop, &what);
+	EXPECT_EQ(what, "prep move");
+}
+
 struct sockpair {
 	int fd[2];
 	sockpair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd), 0); }

@@ -289,7 +289,7 @@ template <class Prep>
 class io {
 public:
 	io(tw::Loop &loop, Prep prep, tw::Loop::time_point deadline = tw::Loop::time_point::max())
-		: c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))), prep_(std::move(prep)),
+		: prep_(std::move(prep)), c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))),
 		  deadline_(deadline)
 	{
 	}
@@ -332,8 +332,8 @@ public:
 private:
 	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
 
+	Prep prep_; // first: a throwing move leaves no reference to release
 	tw::detail::loop_ctx *c_;
-	Prep prep_;
 	tw::Loop::time_point deadline_;
 	tw::detail::io_op *op_ = nullptr;
 	std::coroutine_handle<> h_;
