@@ -247,6 +247,20 @@ TEST(Timer, ArmedFromACallbackFiresInALaterAdvance)
 	EXPECT_EQ(fired_b, 1);
 }
 
+// advance() returns how many timers came due: a periodic one that skips
+// its late deadlines (misfire::skip) counts, though its callable did not
+// run. The manual said "how many ran".
+TEST(Timer, AdvanceCountsAPeriodicTimerThatSkips)
+{
+	Wheel w;
+	int runs = 0;
+	Timer t = w.every(1ms, [&] { runs++; });
+	EXPECT_EQ(w.advance(T(5)), 1u); // late by 4 periods: skipped
+	EXPECT_EQ(runs, 0);
+	EXPECT_EQ(w.advance(T(6)), 1u);
+	EXPECT_EQ(runs, 1);
+}
+
 // ---- Lifetime ----------------------------------------------------------------
 
 // Destroying a wheel leaves every handle safe to observe; those not pending

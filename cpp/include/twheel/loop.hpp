@@ -237,8 +237,8 @@ public:
 		if (const int r = in_run([](detail::loop_ctx *c) { return twheel_loop_run(c->loop()); }); r < 0)
 			detail::fail(r, "tw: run() from a callback");
 	}
-	/// One iteration, sleeping only if @wait; returns the callbacks run (0
-	/// once stopped). As run() otherwise.
+	/// One iteration, sleeping only if @wait; returns the callbacks run (a
+	/// timer skipping late deadlines too; 0 once stopped). As run() otherwise.
 	std::size_t run_once(bool wait = true)
 	{
 		const unsigned flags = wait ? 0u : unsigned{TW_LOOP_NOWAIT};

@@ -72,7 +72,8 @@ public:
 	}
 
 	/// Runs every timer due up to @now (twheel_advance() to its tick,
-	/// rounded down); returns how many ran. Throws tw::error: EINVAL for a time before now(), EBUSY
+	/// rounded down); returns how many came due (one skipping late deadlines
+	/// counts). Throws tw::error: EINVAL for a time before now(), EBUSY
 	/// from one of its callbacks. A callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
