@@ -483,6 +483,31 @@ TEST(LoopClock, AtAndReArm)
 	EXPECT_EQ(at.size(), 2u);
 }
 
+// expiry() of an arm by delay not yet placed is the earliest it can fire,
+// counted from the loop's last reading, here 100 ms past; once placed,
+// from a fresh reading, it is when it fires. The manual said "when it
+// fires" alone: a time long past, for a timer due 10 ms ahead.
+TEST(LoopClock, ExpiryOfAnArmByDelayBeforeItIsPlaced)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	loop.run_once(false); // the loop's last reading: 0
+	clk.set(100ms);
+	int fired = 0;
+	tw::Timer<tw::Loop> t(loop, [&] { fired++; });
+	t.arm_in(10ms);
+	EXPECT_EQ(t.expiry(), clk.at(10ms)); // the earliest: from the last reading
+	loop.run_once(false);               // placed from 100 ms
+	EXPECT_EQ(t.expiry(), clk.at(110ms));
+	clk.set(109ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 0);
+	clk.set(110ms);
+	loop.run_once(false);
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(t.expiry(), clk.at(110ms));
+}
+
 TEST(LoopClock, CancelAndOnCancel)
 {
 	FakeClock clk;

@@ -48,7 +48,8 @@ public:
 	/// Armed; false once the owner is gone.
 	bool pending() const noexcept { return *this && X::pending(c_, &n_); }
 	/// When it fires (or fired, or was last armed for); rounded up to the
-	/// tick on a Wheel or an AsioHost.
+	/// tick on a Wheel or an AsioHost. An arm_in() not yet placed (Loop,
+	/// AsioHost): the earliest, from the owner's last clock reading.
 	time_point expiry() const noexcept { return ns_tp<time_point>(c_ ? X::expiry(c_, &n_) : 0); }
 	/// Arms it for @tp (any duration on the owner's clock, rounded up; of
 	/// another clock, a static_assert says so),
