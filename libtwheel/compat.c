@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#define TWHEEL__COMPAT_NO_HZ_CHECK /* no HZ of its own: the program's */
 #include "twheel/compat.h"
 
 struct binding {

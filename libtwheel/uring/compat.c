@@ -13,6 +13,7 @@
  * not count them (TW__LOOP_UNCOUNTED): the host's arm returns nothing, so
  * an -ENOSPC would stall the legacy timers silently.
  */
+#define TWHEEL__COMPAT_NO_HZ_CHECK /* no HZ of its own: the program's */
 #include "twheel/compat.h"
 #include "twheel/host.h"
 

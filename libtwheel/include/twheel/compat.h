@@ -56,7 +56,8 @@ extern "C" {
  * 1000000: a tick is then whole microseconds, so the microsecond
  * conversions are exact and a tick is whole nanoseconds; the millisecond
  * ones round up where a tick is not whole milliseconds, as the kernel's).
- * One value per program: every thread binds with it.
+ * One value per program: every thread binds with it, and files built
+ * with different values do not link (below).
  */
 #ifndef TWHEEL_COMPAT_HZ
 #define TWHEEL_COMPAT_HZ 1000
@@ -67,6 +68,103 @@ extern "C" {
 
 /* The length of one tick in nanoseconds, for the bind calls. */
 #define TWHEEL_COMPAT_TICK_NS (1000000000u / TWHEEL_COMPAT_HZ)
+
+/*
+ * One TWHEEL_COMPAT_HZ per program: a file built with one value and a
+ * file built with another would count jiffies and ticks in different
+ * units on one binding (msecs_to_jiffies(1000) of one would not be a
+ * second for the other), so they do not link. HZ is 2^a * 5^b (a, b at
+ * most 6), and each file that includes this header (the library's own
+ * files excepted: TWHEEL__COMPAT_NO_HZ_CHECK) defines six weak hidden
+ * symbols, one a bit of a or b, thread-local where the bit is set and not
+ * elsewhere, and reads them: the linker (GNU ld, gold, lld; GCC's -flto
+ * and clang's -flto=thin too, not clang's full -flto, as for
+ * TWHEEL_COMPAT_TIMER_DATA in <twheel/compat/timer_list.h>) refuses a
+ * symbol that is both, naming it:
+ * twheel__TWHEEL_COMPAT_HZ_differs_between_files_a0 ... _b2. An executable
+ * or a shared library is checked alone: two shared libraries built with
+ * different values link, and must not bind one thread.
+ */
+#ifndef TWHEEL__COMPAT_NO_HZ_CHECK
+#if TWHEEL_COMPAT_HZ % 64 == 0
+#define TWHEEL__HZ_A 6
+#elif TWHEEL_COMPAT_HZ % 32 == 0
+#define TWHEEL__HZ_A 5
+#elif TWHEEL_COMPAT_HZ % 16 == 0
+#define TWHEEL__HZ_A 4
+#elif TWHEEL_COMPAT_HZ % 8 == 0
+#define TWHEEL__HZ_A 3
+#elif TWHEEL_COMPAT_HZ % 4 == 0
+#define TWHEEL__HZ_A 2
+#elif TWHEEL_COMPAT_HZ % 2 == 0
+#define TWHEEL__HZ_A 1
+#else
+#define TWHEEL__HZ_A 0
+#endif
+#if TWHEEL_COMPAT_HZ % 15625 == 0
+#define TWHEEL__HZ_B 6
+#elif TWHEEL_COMPAT_HZ % 3125 == 0
+#define TWHEEL__HZ_B 5
+#elif TWHEEL_COMPAT_HZ % 625 == 0
+#define TWHEEL__HZ_B 4
+#elif TWHEEL_COMPAT_HZ % 125 == 0
+#define TWHEEL__HZ_B 3
+#elif TWHEEL_COMPAT_HZ % 25 == 0
+#define TWHEEL__HZ_B 2
+#elif TWHEEL_COMPAT_HZ % 5 == 0
+#define TWHEEL__HZ_B 1
+#else
+#define TWHEEL__HZ_B 0
+#endif
+#if TWHEEL__HZ_A & 1
+#define TWHEEL__HZ_A0 __thread
+#else
+#define TWHEEL__HZ_A0
+#endif
+#if TWHEEL__HZ_A & 2
+#define TWHEEL__HZ_A1 __thread
+#else
+#define TWHEEL__HZ_A1
+#endif
+#if TWHEEL__HZ_A & 4
+#define TWHEEL__HZ_A2 __thread
+#else
+#define TWHEEL__HZ_A2
+#endif
+#if TWHEEL__HZ_B & 1
+#define TWHEEL__HZ_B0 __thread
+#else
+#define TWHEEL__HZ_B0
+#endif
+#if TWHEEL__HZ_B & 2
+#define TWHEEL__HZ_B1 __thread
+#else
+#define TWHEEL__HZ_B1
+#endif
+#if TWHEEL__HZ_B & 4
+#define TWHEEL__HZ_B2 __thread
+#else
+#define TWHEEL__HZ_B2
+#endif
+#define TWHEEL__HZ_BIT(kind, name) \
+	extern kind char name;     \
+	__attribute__((weak, visibility("hidden"))) kind char name;
+TWHEEL__HZ_BIT(TWHEEL__HZ_A0, twheel__TWHEEL_COMPAT_HZ_differs_between_files_a0)
+TWHEEL__HZ_BIT(TWHEEL__HZ_A1, twheel__TWHEEL_COMPAT_HZ_differs_between_files_a1)
+TWHEEL__HZ_BIT(TWHEEL__HZ_A2, twheel__TWHEEL_COMPAT_HZ_differs_between_files_a2)
+TWHEEL__HZ_BIT(TWHEEL__HZ_B0, twheel__TWHEEL_COMPAT_HZ_differs_between_files_b0)
+TWHEEL__HZ_BIT(TWHEEL__HZ_B1, twheel__TWHEEL_COMPAT_HZ_differs_between_files_b1)
+TWHEEL__HZ_BIT(TWHEEL__HZ_B2, twheel__TWHEEL_COMPAT_HZ_differs_between_files_b2)
+__attribute__((used)) static char twheel__compat_hz_kind(void)
+{
+	return (char)(twheel__TWHEEL_COMPAT_HZ_differs_between_files_a0 +
+		      twheel__TWHEEL_COMPAT_HZ_differs_between_files_a1 +
+		      twheel__TWHEEL_COMPAT_HZ_differs_between_files_a2 +
+		      twheel__TWHEEL_COMPAT_HZ_differs_between_files_b0 +
+		      twheel__TWHEEL_COMPAT_HZ_differs_between_files_b1 +
+		      twheel__TWHEEL_COMPAT_HZ_differs_between_files_b2);
+}
+#endif
 
 /*
  * The node a legacy timer embeds (struct timer_list, struct callout).
