@@ -113,8 +113,7 @@ __attribute__((visibility("hidden"))) bool twheel__parked(const struct tw_timer 
 __attribute__((visibility("hidden"))) long twheel__rt_place(struct twheel *w,
 							   const struct twheel__place_from *p);
 
-/* Move @w's time on to @target if that processes nothing (no timer due by
- * then, no cascade); returns whether it moved (twheel.c). */
-__attribute__((visibility("hidden"))) bool twheel__catch_up(struct twheel *w, tw_tick_t target);
+/* twheel__catch_up() is declared in <twheel/twheel.h> (not API: exported
+ * for twheel-uring). */
 
 #endif /* TWHEEL_PLACE_RULE_H */

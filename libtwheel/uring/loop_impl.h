@@ -256,6 +256,22 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
 		__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Move both wheels' time on to @tick where that processes nothing (no
+ * timer due by then, no cascade: twheel__catch_up()). Called at the start
+ * of an iteration with the tick it advances to, before its I/O handlers
+ * and the inbox arm anything (wait.c): a wheel's time otherwise stays at
+ * the last advance while the loop idles, and a timer placed 256 ticks or
+ * more past it goes to a level above the first, whose cascade tick,
+ * before the timer's own, costs an iteration that runs nothing. @tick is
+ * l->tick, which does not move: nothing the loop shows changes but that.
+ */
+static inline void twl_catch_up(struct twheel_loop *l, tw_tick_t tick)
+{
+	twheel__catch_up(l->wheel, tick);
+	twheel__catch_up(l->dwheel, tick);
+}
+
 /* ---- What one concern offers the others --------------------------------- */
 
 /*

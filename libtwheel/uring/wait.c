@@ -22,7 +22,8 @@
  *      argument of the wait (IORING_FEAT_EXT_ARG), so it costs no SQE;
  *      another thread wakes the loop through an eventfd read kept armed on
  *      the ring (the handshake is in inbox.c);
- *   3. read the clock, run up to CQE_BATCH I/O handlers, handle up to
+ *   3. read the clock and catch the wheels up to its tick where that runs
+ *      nothing (twl_catch_up()), run up to CQE_BATCH I/O handlers, handle up to
  *      cfg.batch inbox items, then advance both wheels to the tick of the
  *      reading, unless completions that were waiting at that reading have
  *      not all run yet (below). Both batches are bounded, so that a loop
@@ -416,6 +417,8 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 		l->tick = tick > l->tick ? tick : l->tick;
 	}
 	tick = l->tick;
+	/* what the handlers and the inbox arm is placed from there */
+	twl_catch_up(l, tick);
 	ran = cqes_run(l);
 	ran += inbox_run(l);
 	if (!advance) {

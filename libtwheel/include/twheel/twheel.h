@@ -425,6 +425,16 @@ TWHEEL_API long twheel_place(struct twheel *w, tw_tick_t (*expiry)(uint64_t valu
 TWHEEL_API long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint64_t ref_ns,
 					uint64_t tick_ns, tw_tick_t after);
 
+/*
+ * Not API: the catch-up of the host driver and twheel-uring. Move @w's
+ * time on to @target where an advance to it would process nothing
+ * (nothing due, no timer's expiry and no cascade at or before @target);
+ * parked timers stay parked. Returns whether it moved: false also for
+ * @w NULL, inside an advance, or @target not after twheel_now(). O(1)
+ * (the next tick with work is cached); the wheel's thread. (TWHEEL_1.3)
+ */
+TWHEEL_API bool twheel__catch_up(struct twheel *w, tw_tick_t target);
+
 /* ---- Moving a timer ------------------------------------------------------- */
 
 /*

@@ -496,7 +496,12 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * callback, a timer never runs in the advance that is running; but a
  * deferrable timer armed from a normal timer's callback runs in the same
  * iteration if it is due: the deferrable wheel is advanced after the
- * normal one.
+ * normal one. An arm made in an iteration (a callback, an I/O handler,
+ * posted work, a schedule taken from the inbox) is placed from the wheels
+ * caught up to the iteration's tick; one made on the loop thread outside
+ * an iteration counts from the last iteration's, so a timer 256 ticks or
+ * more past it may cost one iteration that sleeps no time and runs
+ * nothing (docs/loop.md, "An idle wheel catches up").
  * Returns 0, or
  *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
  *               periodic timer with a period shorter than the tick;
