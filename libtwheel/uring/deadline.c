@@ -132,7 +132,7 @@ int twheel_loop_io_deadline(struct twheel_loop *l, struct io_uring_sqe *sqe,
 	if (dl->_state & DL_ACTIVE)
 		return -EBUSY;
 	user = (struct tw_loop_io *)(uintptr_t)sqe->user_data;
-	if (user == &dl->_req || user == &dl->_aux)
+	if (user == &dl->_req || user == &dl->_aux || !user->func)
 		return -EINVAL;
 	dl->_req.func = dl_req_done;
 	dl->_aux.func = dl_aux_done;

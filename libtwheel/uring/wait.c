@@ -72,7 +72,7 @@ static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 
 struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
 {
-	if (!l || !io || loop_fallback(l))
+	if (!l || !io || !io->func || loop_fallback(l))
 		return NULL;
 	return loop_sqe(l, io);
 }

@@ -129,8 +129,8 @@ static void test_data_in_the_cq_runs_before_a_due_timer(void **state)
 	assert_int_equal(twheel_loop_add(l, &x.idle, 100 * MS), 0);
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0); /* placed */
 	queue_nops(&x, 600);
-	sqe = twheel_loop_get_sqe(l, &x.data);
 	x.data.func = on_data;
+	sqe = twheel_loop_get_sqe(l, &x.data);
 	assert_non_null(sqe);
 	io_uring_prep_nop(sqe);
 	assert_int_equal(twheel_loop_submit(l), 601);

@@ -667,8 +667,8 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
  * at the start of the next wait, or by twheel_loop_submit().
  * Returns NULL if the submission queue is still full after submitting it
  * (before the loop's first run, when the ring cannot submit yet: once it is
- * full, cfg.entries SQEs), if an argument is NULL, or in fallback mode (no
- * ring).
+ * full, cfg.entries SQEs), if an argument or @io->func is NULL (nothing is
+ * taken), or in fallback mode (no ring).
  * O(1); the loop thread.
  */
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
@@ -753,7 +753,8 @@ struct tw_loop_deadline {
  * -ECANCELED, or -ETIME if the deadline had passed meanwhile).
  * Returns 0, or
  *   -EINVAL      NULL argument; @sqe not the last SQE taken from this
- *                loop's ring and not yet submitted, or without a handler;
+ *                loop's ring and not yet submitted, or without a handler
+ *                (user_data 0, or a handler whose func is NULL);
  *                a multishot request (not supported); a request with
  *                IOSQE_CQE_SKIP_SUCCESS (its handler could not be called);
  *   -EBUSY       @dl serves a request still in flight;
