@@ -182,6 +182,12 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* True when the loop clock is CLOCK_MONOTONIC, which never steps back. */
+static inline bool loop_steady(const struct twheel_loop *l)
+{
+	return !l->rt.clock || l->rt.clock == twheel_rt_clock_monotonic;
+}
+
 /* True when the loop runs without io_uring (TW_LOOP_FEAT_FALLBACK). */
 static inline bool loop_fallback(const struct twheel_loop *l)
 {
@@ -258,13 +264,16 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
 
 /*
  * Move both wheels' time on to @tick where that processes nothing (no
- * timer due by then, no cascade: twheel__catch_up()). Called at the start
- * of an iteration with the tick it advances to, before its I/O handlers
- * and the inbox arm anything (wait.c): a wheel's time otherwise stays at
- * the last advance while the loop idles, and a timer placed 256 ticks or
- * more past it goes to a level above the first, whose cascade tick,
- * before the timer's own, costs an iteration that runs nothing. @tick is
- * l->tick, which does not move: nothing the loop shows changes but that.
+ * timer due by then, no cascade: twheel__catch_up()). Called with l->tick
+ * at the start of an iteration, before its I/O handlers and the inbox arm
+ * anything (wait.c), and outside iterations where the loop places the
+ * timers armed by delay from a fresh reading of the default clock
+ * (twl_timers_place(): before it computes its wait, at a del, a move, the
+ * 64th park). A wheel's time
+ * otherwise stays at the last advance while the loop idles, and a timer
+ * placed 256 ticks or more past it goes to a level above the first, whose
+ * cascade tick, before the timer's own or already past, costs an
+ * iteration that runs nothing.
  */
 static inline void twl_catch_up(struct twheel_loop *l, tw_tick_t tick)
 {

@@ -235,10 +235,27 @@ static inline int timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uin
  * delay: the wheel re-counts it from @ref (a saturated one stays
  * saturated: later, never earlier, than @ref plus the delay), writes it
  * back and places the timer at timer_expiry()'s tick for it, the rule
- * inlined (twheel__place_deadlines()).
+ * inlined (twheel__place_deadlines()). Outside an iteration, on the
+ * default clock, the loop's tick moves on to @ref's first, as an
+ * iteration's does, and the wheels catch up to it.
  */
 void twl_timers_place(struct twheel_loop *l, uint64_t ref)
 {
+	/* outside an iteration (and a backlog of CQEs being run), on a
+	 * clock that never steps back, the loop's tick moves on to @ref's
+	 * and the wheels catch up to it, where that processes nothing,
+	 * before they are placed from it: they may have idled since the
+	 * last iteration. (On an injected clock the next iteration could
+	 * read less than @ref: a timer would run in an iteration that read
+	 * less than its deadline.) */
+	if (!l->in_callback && !l->cq_marked && loop_steady(l)) {
+		tw_tick_t tick = twheel_rt_floor(&l->rt, ref);
+
+		if (tick > l->tick) {
+			l->tick = tick;
+			twl_catch_up(l, tick);
+		}
+	}
 	l->nparked = 0;
 	twheel__place_deadlines(l->wheel, l->now, ref, l->rt.tick_ns, l->tick);
 	twheel__place_deadlines(l->dwheel, l->now, ref, l->rt.tick_ns, l->tick);

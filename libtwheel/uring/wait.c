@@ -13,7 +13,10 @@
  *
  * One iteration (twheel_loop_run_once):
  *   1. place the timers armed by delay since the last placement (timer.c)
- *      from a clock reading, then compute the wait from it: 0 if anything
+ *      from a clock reading (on the default clock, the loop's tick moved
+ *      on to it and the wheels caught up to it first where that runs
+ *      nothing: twl_catch_up()),
+ *      then compute the wait from it: 0 if anything
  *      is due or queued, else until the
  *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
  *      expiry: at most TWHEEL_LEVELS + 1 wake-ups for a lone far timer), or

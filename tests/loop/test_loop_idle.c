@@ -8,12 +8,15 @@
  * tick. A timer placed from there, 256 ticks or more after it, went to a
  * slot above the first level, whose cascade tick came before the timer's
  * own (or had passed already): an iteration at that tick, with no sleep
- * when it had passed, that ran nothing. Each way of arming in an
- * iteration is checked: from the inbox (a schedule by delay and by
- * deadline, posted work that arms) and from an I/O handler (by deadline
- * and by delay; io_uring mode only). An arm on the loop thread outside an
- * iteration is not among them: it may still cost one such iteration
- * (twheel_loop_add()). Each iteration really sleeps for the wait it computed
+ * when it had passed, that ran nothing. Each way of arming is checked:
+ * on the loop thread outside an iteration by delay (alone, beside a far
+ * timer, re-armed, placed by a del, 64 at once: on the real clock, below),
+ * from the inbox (a schedule by delay and by deadline, posted work that
+ * arms) and from an I/O handler (by deadline and by delay; io_uring mode
+ * only). An arm by deadline outside an iteration is not among them: it
+ * reads no clock and may still cost one such iteration
+ * (twheel_loop_add_at()). On the injected clock each
+ * iteration really sleeps for the wait it computed
  * (a few ms): the clock does not move meanwhile.
  */
 #include <setjmp.h>
@@ -105,6 +108,130 @@ static void sleeps_until(struct twheel_loop *l, struct fake_clock *c, struct one
 static void destroy(struct twheel_loop *l)
 {
 	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/*
+ * By delay on the loop thread, outside an iteration, on the default clock
+ * (CLOCK_MONOTONIC: there the placement outside an iteration catches the
+ * wheels up; an injected clock may step back, and it does not). The loop
+ * really idles 300 ms, then the first iteration after the arm sleeps once
+ * and runs the timer: before, it slept no time (the cascade tick had
+ * passed) and ran nothing, and the second one ran it.
+ */
+static struct twheel_loop *real_loop(void)
+{
+	struct twheel_loop_config cfg;
+	struct twheel_loop *l = NULL;
+	char msg[256];
+
+	twheel_loop_config_init(&cfg);
+	cfg.flags = test_loop_flags();
+	if (twheel_loop_create(&l, &cfg, msg, sizeof(msg)))
+		fail_msg("twheel_loop_create: %s", msg);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	return l;
+}
+
+static void idle_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* The next iteration sleeps once and runs @n timers. */
+static void one_wait_runs(struct twheel_loop *l, int n)
+{
+	struct twheel_loop_stats a = stats(l), b;
+	int before = fired, ret = twheel_loop_run_once(l, 0);
+
+	b = stats(l);
+	if (ret == 0 && b.waits == a.waits)
+		fail_msg("an iteration that neither slept nor ran anything");
+	assert_int_equal(ret, n);
+	assert_int_equal(fired - before, n);
+	assert_int_equal(b.waits, a.waits + 1);
+}
+
+static void test_delay_after_idle(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one o = { .n = 0 };
+
+	(void)state;
+	idle_ms(300);
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &o.t, 2 * MS), 0);
+	one_wait_runs(l, 1);
+	destroy(l);
+}
+
+/* Beside a far timer (10 s), a far timer re-armed short. */
+static void test_delay_beside_a_far_timer(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one far = { .n = 0 }, o = { .n = 0 };
+
+	(void)state;
+	assert_int_equal(tw_loop_timer_init(&far.t, one_fn, 0), 0);
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &far.t, 10000 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &o.t, 10000 * MS), 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	idle_ms(300);
+	assert_int_equal(twheel_loop_mod(l, &o.t, 2 * MS), 1);
+	one_wait_runs(l, 1);
+	assert_int_equal(far.n, 0);
+	destroy(l);
+}
+
+/* Then a del of another timer armed by delay: the del places both from a
+ * fresh reading, outside an iteration. */
+static void test_delay_placed_by_a_del_after_idle(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one o = { .n = 0 }, other = { .n = 0 };
+
+	(void)state;
+	idle_ms(300);
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(tw_loop_timer_init(&other.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &o.t, 2 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &other.t, 5000 * MS), 0);
+	assert_int_equal(twheel_loop_del(l, &other.t), 1);
+	one_wait_runs(l, 1);
+	destroy(l);
+}
+
+/* 64 arms by delay: the 64th places them all at once (PARK_BATCH). The
+ * first few may fire a tick before the rest (they were placed earlier). */
+static void test_many_delays_after_idle(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	static struct one o[64];
+	int total = 0;
+	unsigned i;
+
+	(void)state;
+	idle_ms(300);
+	for (i = 0; i < 64; i++) {
+		o[i].n = 0;
+		assert_int_equal(tw_loop_timer_init(&o[i].t, one_fn, 0), 0);
+		assert_int_equal(twheel_loop_add(l, &o[i].t, 2 * MS), 0);
+	}
+	while (total < 64) {
+		struct twheel_loop_stats a = stats(l), b;
+		int ret = twheel_loop_run_once(l, 0);
+
+		b = stats(l);
+		assert_true(ret >= 0);
+		if (ret == 0 && b.waits == a.waits)
+			fail_msg("an iteration that neither slept nor ran anything");
+		total += ret;
+	}
+	assert_int_equal(total, 64);
+	destroy(l);
 }
 
 /*
@@ -229,6 +356,10 @@ static void test_io_handler_arms_by_delay_after_idle(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_delay_after_idle),
+		cmocka_unit_test(test_delay_beside_a_far_timer),
+		cmocka_unit_test(test_delay_placed_by_a_del_after_idle),
+		cmocka_unit_test(test_many_delays_after_idle),
 		cmocka_unit_test(test_schedule_after_idle),
 		cmocka_unit_test(test_schedule_at_after_idle),
 		cmocka_unit_test(test_posted_work_arms_after_idle),

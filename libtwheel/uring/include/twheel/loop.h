@@ -496,11 +496,13 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * callback, a timer never runs in the advance that is running; but a
  * deferrable timer armed from a normal timer's callback runs in the same
  * iteration if it is due: the deferrable wheel is advanced after the
- * normal one. An arm made in an iteration (a callback, an I/O handler,
- * posted work, a schedule taken from the inbox) is placed from the wheels
- * caught up to the iteration's tick; one made on the loop thread outside
- * an iteration counts from the last iteration's, so a timer 256 ticks or
- * more past it may cost one iteration that sleeps no time and runs
+ * normal one. A placement counts from the wheels caught up, where that
+ * runs nothing, to the tick of the iteration, or on the default clock of
+ * the placement's reading (one of timers armed by delay outside an
+ * iteration moves the loop's tick on to it, as an iteration does); an arm
+ * outside an iteration by deadline (it reads no clock), or by delay on an
+ * injected clock, counts from the last iteration's tick, so one 256 ticks
+ * or more after it may cost one iteration that sleeps no time and runs
  * nothing (docs/loop.md, "An idle wheel catches up").
  * Returns 0, or
  *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
