@@ -11,14 +11,15 @@
  * when it had passed, that ran nothing. Each way of arming is checked:
  * on the loop thread outside an iteration by delay (alone, beside a far
  * timer, re-armed, placed by a del, 64 at once: on the real clock, below),
- * from the inbox (a schedule by delay and by deadline, posted work that
- * arms) and from an I/O handler (by deadline and by delay; io_uring mode
+ * from the inbox (a schedule by delay and by deadline, also from another
+ * thread while the loop sleeps, posted work that arms) and from an I/O handler (by deadline and by delay; io_uring mode
  * only). An arm by deadline outside an iteration is not among them: it
  * reads no clock and may still cost one such iteration
  * (twheel_loop_add_at()). On the injected clock each
  * iteration really sleeps for the wait it computed
  * (a few ms): the clock does not move meanwhile.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -269,6 +270,40 @@ static void test_schedule_at_after_idle(void **state)
 	destroy(l);
 }
 
+/* The same from another thread, while the loop sleeps with no timer. */
+struct sched_arg {
+	struct twheel_loop *l;
+	struct one *o;
+};
+
+static void *schedule_thread(void *p)
+{
+	struct sched_arg *a = p;
+
+	assert_int_equal(twheel_loop_schedule(a->l, &a->o->t, 20 * MS), 0);
+	return NULL;
+}
+
+static void test_schedule_from_another_thread_after_idle(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = idle_loop(&c, 270 * MS);
+	struct one o = { .n = 0 };
+	struct sched_arg a = { .l = l, .o = &o };
+	uint64_t d = fake_clock_read(&c) + 20 * MS;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(pthread_create(&th, NULL, schedule_thread, &a), 0);
+	/* sleeps until the schedule wakes it (or takes it at once) */
+	while (stats(l).inbox_items == 0)
+		assert_int_equal(twheel_loop_run_once(l, 0), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	sleeps_until(l, &c, &o, d);
+	destroy(l);
+}
+
 /* Posted work that arms a timer by deadline: it runs before the advance. */
 static struct twheel_loop *work_loop;
 static struct one work_one;
@@ -362,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_many_delays_after_idle),
 		cmocka_unit_test(test_schedule_after_idle),
 		cmocka_unit_test(test_schedule_at_after_idle),
+		cmocka_unit_test(test_schedule_from_another_thread_after_idle),
 		cmocka_unit_test(test_posted_work_arms_after_idle),
 		cmocka_unit_test(test_io_handler_arms_at_after_idle),
 		cmocka_unit_test(test_io_handler_arms_by_delay_after_idle),
