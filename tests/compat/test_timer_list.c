@@ -553,6 +553,33 @@ static void define_timer_is_ready(void **state)
 	assert_int_equal(static_fired, 1);
 }
 
+/*
+ * Kernel code of the timer_setup() era compiles unchanged with these
+ * two: a timer inside a static initializer, __TIMER_INITIALIZER(function,
+ * flags) (as random.c's and workqueue.h's are), ready without
+ * timer_setup(); and del_singleshot_timer_sync(), del_timer_sync() under
+ * another name until Linux 6.2 (schedule_timeout()'s, sunrpc's).
+ */
+static struct {
+	int seen;
+	struct timer_list timer;
+} static_mix = { .seen = 0, .timer = __TIMER_INITIALIZER(static_cb, TIMER_DEFERRABLE) };
+
+static void static_initializer_and_singleshot_delete(void **state)
+{
+	int before = static_fired;
+
+	(void)state;
+	assert_int_equal(static_mix.timer.flags, TIMER_DEFERRABLE);
+	assert_false(timer_pending(&static_mix.timer));
+	assert_int_equal(mod_timer(&static_mix.timer, jiffies + 3), 0);
+	assert_int_equal(del_singleshot_timer_sync(&static_mix.timer), 1);
+	assert_int_equal(del_singleshot_timer_sync(&static_mix.timer), 0);
+	assert_int_equal(mod_timer(&static_mix.timer, jiffies + 3), 0);
+	step(3);
+	assert_int_equal(static_fired, before + 1);
+}
+
 /* timer_setup() sets function and flags ("do_init_timer"), not expires:
  * code that fills in expires first, then sets the timer up and adds it,
  * keeps its expiry. */
@@ -1025,6 +1052,7 @@ int main(void)
 		T(timer_shutdown_ignores_later_arms),
 		T(shutdown_from_its_own_callback),
 		T(define_timer_is_ready),
+		T(static_initializer_and_singleshot_delete),
 		T(timer_setup_keeps_expires),
 		T(delete_another_timer_due_at_the_same_tick),
 		T(callback_frees_its_own_struct),

@@ -410,8 +410,11 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
 #define timer_destroy_on_stack(timer) destroy_timer_on_stack(timer)
 
 #ifndef TWHEEL_COMPAT_TIMER_DATA
-/* Define a timer of static storage with callback @_function. */
-#define DEFINE_TIMER(_name, _function) struct timer_list _name = { .function = (_function) }
+/* A timer of static storage with callback @_function and @_flags
+ * (TIMER_*), as an initializer (inside a struct's, say); and one defined
+ * as @_name. Ready without timer_setup(), as in the kernel. */
+#define __TIMER_INITIALIZER(_function, _flags) { .function = (_function), .flags = (_flags) }
+#define DEFINE_TIMER(_name, _function) struct timer_list _name = __TIMER_INITIALIZER(_function, 0)
 #else
 /*
  * Linux before 4.15: a timer's function takes unsigned long data, the
@@ -598,10 +601,8 @@ static inline int timer_shutdown_sync(struct timer_list *timer)
 /* try_to_del_timer_sync()'s later name. */
 #define timer_delete_sync_try(timer) try_to_del_timer_sync(timer)
 
-#ifdef TWHEEL_COMPAT_TIMER_DATA
-/* Linux before 4.15 (until 6.2): del_timer_sync() for a one-shot timer. */
+/* Linux before 6.2: del_timer_sync() for a one-shot timer. */
 #define del_singleshot_timer_sync(timer) del_timer_sync(timer)
-#endif
 
 #ifdef __cplusplus
 }
