@@ -132,7 +132,11 @@ int twheel_loop_io_deadline(struct twheel_loop *l, struct io_uring_sqe *sqe,
 	if (dl->_state & DL_ACTIVE)
 		return -EBUSY;
 	user = (struct tw_loop_io *)(uintptr_t)sqe->user_data;
-	if (user == &dl->_req || user == &dl->_aux || !user->func)
+	/* a request with a deadline already (this one's or another's): a
+	 * second one on the loop-timer path would cancel by a user_data the
+	 * request no longer has (-ENOENT), and its deadline would pass
+	 * unseen; on the linked-timeout path the last SQE is the timeout */
+	if (user == &dl->_req || user == &dl->_aux || !user->func || user->func == dl_req_done)
 		return -EINVAL;
 	dl->_req.func = dl_req_done;
 	dl->_aux.func = dl_aux_done;

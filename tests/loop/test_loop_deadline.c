@@ -403,6 +403,39 @@ static void test_handler_without_function(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A second deadline on one request is refused (-EINVAL) in both ways, and
+ * the first one holds. On the loop-timer path it was taken: its cancel
+ * then named the request by the second deadline's user_data, so the
+ * first deadline's cancel found nothing (-ENOENT) and the request ran on
+ * to the second one (a 50 ms deadline ended at 1000 ms).
+ */
+static void test_second_deadline_is_refused(void **state)
+{
+	struct twheel_loop *l = mk();
+	struct req r = { .io.func = req_done };
+	struct tw_loop_deadline dl2;
+	struct io_uring_sqe *sqe;
+	uint64_t t0 = mono_now();
+	int sv[2];
+
+	(void)state;
+	memset(&dl2, 0, sizeof(dl2));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	r.fd = sv[0];
+	sqe = twheel_loop_get_sqe(l, &r.io);
+	assert_non_null(sqe);
+	io_uring_prep_recv(sqe, r.fd, r.buf, sizeof(r.buf), 0);
+	assert_int_equal(twheel_loop_io_deadline(l, sqe, &r.dl, t0 + 50 * MS), 0);
+	assert_int_equal(twheel_loop_io_deadline(l, sqe, &dl2, t0 + 10000 * MS), -EINVAL);
+	run_until(l, &r.calls, 1, 5000 * MS);
+	assert_int_equal(r.res, -ETIME);
+	assert_true(r.done_at >= t0 + 50 * MS);
+	close(sv[0]);
+	close(sv[1]);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A request with a deadline inside a chain (IOSQE_IO_LINK, _HARDLINK): the
  * chain goes on after it in both ways, so the next SQE runs only once the
  * request ended, and a soft link cancels it when the deadline did. */
@@ -663,6 +696,7 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_user_cancel),              \
 	cmocka_unit_test(test_errors),                   \
 	cmocka_unit_test(test_handler_without_function), \
+	cmocka_unit_test(test_second_deadline_is_refused), \
 	cmocka_unit_test(test_chain_goes_on_after_the_request), \
 	cmocka_unit_test(test_destroy_in_flight),        \
 	cmocka_unit_test(test_full_sq_and_max_pending_still_cancel), \

@@ -756,7 +756,8 @@ struct tw_loop_deadline {
  * Returns 0, or
  *   -EINVAL      NULL argument; @sqe not the last SQE taken from this
  *                loop's ring and not yet submitted, or without a handler
- *                (user_data 0, or a handler whose func is NULL);
+ *                (user_data 0, or a handler whose func is NULL); a
+ *                request given a deadline already;
  *                a multishot request (not supported); a request with
  *                IOSQE_CQE_SKIP_SUCCESS (its handler could not be called);
  *   -EBUSY       @dl serves a request still in flight;
