@@ -288,6 +288,9 @@ TEST(Co, LoopDestroyedWithTasksSuspended)
 			tw::co::spawn(loop, nested(loop, &destroyed, &resumed));
 		loop.run_once(false);
 		EXPECT_EQ(destroyed, 0);
+		// each detached task counts one timer until it ends (its anchor),
+		// beside the sleep it awaits
+		EXPECT_EQ(loop.size(), 200u);
 	}
 	EXPECT_EQ(destroyed, 150); // 50 + 2 * 50 frames' locals
 	EXPECT_EQ(resumed, 0);

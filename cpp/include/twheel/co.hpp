@@ -165,10 +165,10 @@ private:
 
 /// Detaches @t on @loop and starts it now, on this (the loop) thread: it
 /// runs until its first suspension, then from the loop, which owns it (see
-/// Lifetime above). Nothing allocated beyond the frame. Throws tw::error
-/// (a moved-from or stopped Loop). While the Loop is being destroyed (from
-/// a post or a cancellation callback it runs), or if @t has ended, @t is
-/// destroyed unstarted.
+/// Lifetime above); until it ends it counts as one timer in loop.size().
+/// Nothing allocated beyond the frame. Throws tw::error (a moved-from or
+/// stopped Loop). While the Loop is being destroyed (from a post or a
+/// cancellation callback it runs), or if @t has ended, @t is destroyed unstarted.
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
 {
