@@ -240,6 +240,41 @@ TEST(LoopClose, ArmingFromACancellationCallbackDuringDestroyIsDropped)
 		EXPECT_FALSE(m.pending());
 }
 
+// run_once() and run() from a cancellation callback run by ~Loop: EBUSY,
+// and the destruction goes on. That run's end closed the loop a second
+// time, inside the first (its request records freed under it), and the
+// cancellation callbacks after it found the loop gone: their arms thrown
+// as ESHUTDOWN instead of dropped.
+TEST(LoopClose, RunFromACancellationCallbackDuringDestroy)
+{
+	auto loop = std::make_unique<Loop>();
+	Loop *lp = loop.get();
+	Caught caught;
+	loop->on_exception(caught.handler());
+	std::vector<int> busy;
+	int dropped = 0;
+	std::vector<std::unique_ptr<tw::Timer<tw::Loop>>> ts;
+	for (int i = 0; i < 4; i++) {
+		ts.push_back(std::make_unique<tw::Timer<tw::Loop>>(loop->after(1h, [] {})));
+		tw::Timer<tw::Loop> *t = ts.back().get();
+		t->on_cancel([&, t, lp, i] {
+			try {
+				if (i % 2)
+					lp->run();
+				else
+					lp->run_once(false);
+			} catch (const tw::error &e) {
+				busy.push_back(e.code().value());
+			}
+			dropped += !t->arm_in(1ms);
+		});
+	}
+	loop.reset();
+	EXPECT_EQ(busy, std::vector<int>(4, EBUSY));
+	EXPECT_EQ(dropped, 4);
+	EXPECT_EQ(caught.what, std::vector<std::string>{});
+}
+
 TEST(LoopClose, DestroyFromATimerCallback)
 {
 	Doomed d;

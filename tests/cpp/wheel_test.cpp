@@ -1233,6 +1233,38 @@ TEST(Hostile, ArmsAfterTheWheelIsDestroyedFromACallbackAreDropped)
 	EXPECT_EQ(cancelled, 0);
 }
 
+// A cancellation callback run by the wheel's destruction that calls
+// advance(): EBUSY (one of its callbacks), and the destruction goes on.
+// That advance's end closed the wheel a second time, inside the first:
+// the wheel leaked (a -Ddebug_checks build aborted: twheel_drain() from a
+// callback) and the cancellation callbacks after it found the wheel gone,
+// their arms thrown as ESHUTDOWN instead of dropped.
+TEST(Hostile, AdvanceFromACancellationCallbackOfTheDestruction)
+{
+	auto *w = new Wheel;
+	Caught caught;
+	w->on_exception(caught.handler());
+	std::vector<int> busy;
+	int dropped = 0;
+	std::vector<std::unique_ptr<Timer>> ts;
+	for (int i = 0; i < 3; i++) {
+		ts.push_back(std::make_unique<Timer>(w->after(5ms, [] {})));
+		Timer *t = ts.back().get();
+		t->on_cancel([&, t] {
+			try {
+				w->advance(T(10));
+			} catch (const tw::error &e) {
+				busy.push_back(e.code().value());
+			}
+			dropped += !t->arm_in(1ms);
+		});
+	}
+	delete w;
+	EXPECT_EQ(busy, std::vector<int>(3, EBUSY));
+	EXPECT_EQ(dropped, 3);
+	EXPECT_EQ(caught.what, std::vector<std::string>{});
+}
+
 // A cancellation callback destroys its own Timer, run by cancel() or by the
 // wheel's destruction: g is lent to the frame, so its captures live until
 // it returns (they were destroyed under it: ASan use-after-free).

@@ -382,9 +382,10 @@ inline void release(ctx *c) noexcept
 		delete c;
 }
 
-// One run of an owner (advance(), run(), a host run): holds the control
-// block, and calls @finish when the outermost run of an owner destroyed
-// from a callback returns.
+// One run of an owner (advance(), run(), a host run) or its close: holds
+// the control block, and calls @finish when the outermost run of an owner
+// closed meanwhile returns, before uncounting it: a run that a callback of
+// @finish starts is refused (EBUSY) and cannot finish it again.
 struct run_frame {
 	ctx *c;
 	void (*finish)(ctx *) noexcept;
@@ -393,8 +394,9 @@ struct run_frame {
 	run_frame &operator=(const run_frame &) = delete;
 	~run_frame()
 	{
-		if (--c->running == 0 && c->closing && c->c)
+		if (c->running == 1 && c->closing && c->c)
 			finish(c);
+		c->running--;
 		release(c);
 	}
 };

@@ -567,8 +567,7 @@ protected:
 			return;
 		O::stopping(ctx_);
 		ctx_->closing = true, ctx_->open_tick = 0;
-		if (ctx_->running == 0 && ctx_->c)
-			O::finish(ctx_);
+		run_frame{ctx_, &O::finish}; // finishes now, or the outermost run will
 		release(std::exchange(ctx_, nullptr));
 	}
 	static void stopping(C *) noexcept {}
