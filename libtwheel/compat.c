@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define TWHEEL__COMPAT_NO_HZ_CHECK /* no HZ of its own: the program's */
 #include "twheel/compat.h"
@@ -36,6 +37,27 @@ static _Thread_local const struct twheel_compat_timer *running
 static bool is_bound(void)
 {
 	return bound.w || bound.h[0];
+}
+
+/*
+ * An arm refused for want of a wheel: legacy code often ignores the
+ * return (add_timer() has none), so the timer would be lost silently.
+ * Said on stderr, once per thread, as the kernel's WARN_ONCE() would.
+ */
+static int refuse_arm(int err)
+{
+	static _Thread_local bool said __attribute__((tls_model("initial-exec")));
+
+	if (!said) {
+		said = true;
+		fprintf(stderr, "libtwheel: a legacy timer (add_timer(), mod_timer(), callout_reset()...) was "
+				"armed on a thread %s: it is not armed (%s)\n",
+			err == -ENXIO ? "that bound no wheel (twheel_compat_bind_wheel(), "
+					"twheel_compat_bind_host(), twheel_loop_compat_bind())"
+				      : "whose bound wheel was destroyed (twheel_compat_unbind(), then bind again)",
+			err == -ENXIO ? "-ENXIO" : "-EINVAL");
+	}
+	return err;
 }
 
 static struct twheel *wheel_of(const struct twheel_compat_timer *ct)
@@ -160,9 +182,9 @@ int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned fl
 	if (at && !mine(at))
 		return -EXDEV;
 	if (!is_bound())
-		return -ENXIO;
+		return refuse_arm(-ENXIO);
 	if (bound.gone)
-		return -EINVAL; /* no wheel to arm on until the thread unbinds */
+		return refuse_arm(-EINVAL); /* no wheel to arm on until the thread unbinds */
 	tick = when > TW_TICK_MAX - bound.base ? TW_TICK_MAX : bound.base + when;
 	if (bound.w) {
 		rc = twheel_mod(bound.w, &ct->tw, tick);

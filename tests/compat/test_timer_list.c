@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 /* before the header, as C programs include it: glibc's defines HZ as 100
  * (times()'s tick rate), which the kernel's HZ replaces */
 #include <sys/param.h>
@@ -787,6 +788,106 @@ static void another_thread_is_refused(void **state)
 	assert_int_equal(o.fired, 1);
 }
 
+/* What @fn(@arg) writes to stderr, run on a new thread, into @out. */
+static void stderr_of_thread(void *(*fn)(void *), void *arg, char *out, size_t n)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	pthread_t th;
+
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fileno(tmp), 2), 2);
+	assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	rewind(tmp);
+	size_t got = fread(out, 1, n - 1, tmp);
+	out[got] = '\0';
+	fclose(tmp);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+struct lost_arms {
+	int add_fired, mod, mod_again;
+};
+
+static void lost_cb(struct timer_list *t)
+{
+	(void)t;
+}
+
+/* On a thread that bound nothing: add_timer() (no return), mod_timer() twice. */
+static void *arm_unbound(void *arg)
+{
+	struct lost_arms *x = arg;
+	struct timer_list a, b;
+
+	timer_setup(&a, lost_cb, 0);
+	timer_setup(&b, lost_cb, 0);
+	a.expires = jiffies + 1;
+	add_timer(&a);
+	x->add_fired = timer_pending(&a);
+	x->mod = mod_timer(&b, jiffies + 1);
+	x->mod_again = mod_timer(&b, jiffies + 2);
+	return NULL;
+}
+
+/* On a thread whose bound wheel was destroyed: two arms. */
+static void *arm_on_destroyed(void *arg)
+{
+	struct lost_arms *x = arg;
+	struct twheel *w2 = twheel_create(0);
+	struct timer_list a;
+
+	twheel_compat_bind_wheel(w2);
+	twheel_destroy(w2);
+	timer_setup(&a, lost_cb, 0);
+	x->mod = mod_timer(&a, jiffies + 1);
+	x->mod_again = mod_timer(&a, jiffies + 2);
+	twheel_compat_unbind();
+	return NULL;
+}
+
+/* add_timer() returns nothing, and legacy code ignores mod_timer()'s
+ * return: an arm that finds no wheel is said on stderr, once a thread,
+ * not lost silently. */
+static void lost_arms_are_said(void **state)
+{
+	struct lost_arms x = { 0 };
+	char out[1024];
+
+	(void)state;
+	stderr_of_thread(arm_unbound, &x, out, sizeof(out));
+	assert_false(x.add_fired);
+	assert_int_equal(x.mod, -ENXIO);
+	assert_int_equal(x.mod_again, -ENXIO);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "bound no wheel"));
+	assert_non_null(strstr(out, "-ENXIO"));
+
+	/* each thread says it once */
+	stderr_of_thread(arm_unbound, &x, out, sizeof(out));
+	assert_int_equal(count_lines(out), 1);
+
+	x = (struct lost_arms){ 0 };
+	stderr_of_thread(arm_on_destroyed, &x, out, sizeof(out));
+	assert_int_equal(x.mod, -EINVAL);
+	assert_int_equal(x.mod_again, -EINVAL);
+	assert_int_equal(count_lines(out), 1);
+	assert_non_null(strstr(out, "destroyed"));
+}
+
 /* The binding calls' errors. */
 static void bind_errors(void **state)
 {
@@ -1068,6 +1169,7 @@ int main(void)
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
 		cmocka_unit_test(unbind_without_binding),
+		cmocka_unit_test(lost_arms_are_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

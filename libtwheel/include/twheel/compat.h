@@ -19,7 +19,8 @@
  * Threads: a binding belongs to its thread, and so does every compat timer
  * pending on its wheel. A call on a timer pending on another thread's
  * wheel changes nothing and returns -EXDEV; a call that arms a timer on a
- * thread that bound nothing returns -ENXIO. Whether a timer is pending is
+ * thread that bound nothing returns -ENXIO (the first of each thread also
+ * says so on stderr: twheel_compat_mod()). Whether a timer is pending is
  * one word, read and written atomically (relaxed), so asking from another
  * thread is no data race, but the answer may be stale by the time it is
  * used (as the kernel's timer_pending()). Moving an idle timer to another
@@ -257,6 +258,9 @@ TWHEEL_API uint64_t twheel_compat_now(void);
  *            wheel or host was destroyed (see twheel_compat_unbind());
  *   -ENXIO   the calling thread bound no wheel;
  *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
+ * The first -ENXIO, or -EINVAL for a destroyed wheel, of each thread is
+ * also said on stderr (one line), as legacy code often ignores the return
+ * (add_timer() has none), and the timer would otherwise be lost silently.
  * O(1); the binding's thread, callbacks included.
  */
 TWHEEL_API int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned flags);

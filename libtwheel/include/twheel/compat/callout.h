@@ -33,7 +33,7 @@
  *     accepted, the callout stays on this thread).
  *   - A call on a callout pending on another thread's wheel changes
  *     nothing and returns -EXDEV; arming on a thread that bound no wheel
- *     returns -ENXIO. These and -EINVAL (misuse: see callout_reset())
+ *     returns -ENXIO (the first such arm of a thread is said on stderr). These and -EINVAL (misuse: see callout_reset())
  *     are the only negative values besides -1.
  *   - ticks and hz are macros: ticks reads the bound wheel's time (a host
  *     or loop reads its clock), hz is TWHEEL_COMPAT_HZ. A local variable

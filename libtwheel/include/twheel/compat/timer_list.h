@@ -26,7 +26,8 @@
  *     kernel's does while the callback runs.
  *   - A call on a timer pending on another thread's wheel changes nothing
  *     and returns -EXDEV (add_timer(), void, does nothing); arming on a
- *     thread that bound no wheel returns -ENXIO. mod_timer(),
+ *     thread that bound no wheel returns -ENXIO (add_timer() does nothing;
+ *     the first such arm of a thread is said on stderr). mod_timer(),
  *     mod_timer_pending(), timer_reduce(), timer_delete(), the _sync and
  *     shutdown forms return these negative values only for such misuse.
  *   - Expiry is exact: a timer armed for jiffy J fires in the first
