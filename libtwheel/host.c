@@ -102,7 +102,10 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 	twheel_rt_init(&h->_rt, h->_rt.tick_ns, h->_rt.clock, h->_rt.clock_arg);
 	h->_ops = ops;
 	h->_w = twheel_create(twheel_rt_floor(&h->_rt, host_clock(h)));
-	return h->_w ? 0 : -ENOMEM;
+	if (!h->_w)
+		return -ENOMEM;
+	twheel__set_tick(h->_w, h->_rt.tick_ns); /* what twheel__park_delay() counts in */
+	return 0;
 }
 
 int twheel_host_init_ext(struct twheel_host *h, const struct twheel_rt *rt,
@@ -257,7 +260,7 @@ static __attribute__((noinline)) int host_delay_now(struct twheel_host *h, struc
 static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struct tw_timer *t,
 						    uint64_t ns, bool hinted)
 {
-	int rc = hinted ? twheel__park_delay(h->_w, t, ns, h->_seen, h->_rt.tick_ns)
+	int rc = hinted ? twheel__park_delay(h->_w, t, ns, h->_seen)
 			: twheel_park(h->_w, t, ns);
 
 	if (h->_parked == HOST_PARK_BATCH)
@@ -271,15 +274,16 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 
 /*
  * Park @t, not pending, hinted where it will likely go: the delay from the
- * latest reading, rounded down (the placement's reading is not earlier
- * unless the clock stepped back); the wheel computes the hint
- * (twheel__park_delay()). Out of line: the hint stays off a re-arm's path.
+ * latest reading, rounded down or a tick before (the placement's reading
+ * is not earlier unless the clock stepped back); the wheel computes the
+ * hint (twheel__park_delay()). Out of line: the hint stays off a re-arm's
+ * path.
  */
 static __attribute__((noinline)) int host_park_new(struct twheel_host *h, struct tw_timer *t,
 						   uint64_t ns)
 {
 	if (++h->_parked < HOST_PARK_BATCH && (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
-		return twheel__park_delay(h->_w, t, ns, h->_seen, h->_rt.tick_ns);
+		return twheel__park_delay(h->_w, t, ns, h->_seen);
 	return host_park_slow(h, t, ns, true);
 }
 

@@ -38,6 +38,18 @@ static inline uint64_t twheel__div_tick(uint64_t x, uint64_t tick, uint64_t inv,
 	return q + (up && r != 0); /* cannot wrap: q < UINT64_MAX for tick > 1 */
 }
 
+/*
+ * @x / @tick rounded down, or one less: the product by @inv = UINT64_MAX /
+ * @tick (any @tick, 1 too) without twheel__div_tick()'s correction step.
+ * For a guess that must not be above the quotient (a parking hint).
+ */
+static inline uint64_t twheel__div_tick_low(uint64_t x, uint64_t inv)
+{
+	__extension__ typedef unsigned __int128 u128;
+
+	return (uint64_t)(((u128)x * inv) >> 64);
+}
+
 /* @a + @b, UINT64_MAX if that does not fit: a deadline beyond 2^64 ns. */
 static inline uint64_t twheel__add_sat(uint64_t a, uint64_t b)
 {
@@ -98,13 +110,15 @@ static inline tw_tick_t twheel__place_expiry(uint64_t delay, const struct twheel
 
 /*
  * twheel_park_hint(@w, @t, @delay, hint) for a host's arm by delay, hinted
- * at the tick of @from_ns + @delay (ticks of @tick ns, never 0) rounded
- * down: the wheel keeps the tick's reciprocal, so that an arm divides
- * nothing.
+ * at the tick of @from_ns + @delay rounded down (or the tick before), in
+ * ticks of twheel__set_tick()'s length: the wheel keeps the tick's
+ * reciprocal, so that an arm divides nothing. Without a tick set, no hint.
  */
 __attribute__((visibility("hidden"))) int twheel__park_delay(struct twheel *w, struct tw_timer *t,
-							     uint64_t delay, uint64_t from_ns,
-							     uint64_t tick);
+							     uint64_t delay, uint64_t from_ns);
+
+/* The tick length, in ns (never 0), that twheel__park_delay() counts in. */
+__attribute__((visibility("hidden"))) void twheel__set_tick(struct twheel *w, uint64_t tick);
 
 /* twheel_place(@w, the rule above, @p), the rule inlined (twheel.c). */
 /* Whether @t is parked (twheel_park(), twheel_park_hint()), not placed yet. */

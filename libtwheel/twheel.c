@@ -197,7 +197,7 @@ struct twheel {
 	struct tw_list due;  /* armed at or before due_limit */
 	struct tw_list work; /* timers being fired by the current advance */
 	struct tw_list parked; /* twheel_park()'s timers not parked in place */
-	uint64_t recip_tick, recip; /* twheel__park_delay()'s tick and its twheel__recip() */
+	uint64_t recip;      /* UINT64_MAX / the tick of twheel__park_delay()'s ns (0: none set) */
 	uint32_t park_n;     /* park table entries used since it was last empty */
 	uint32_t park_live;  /* ...that hold a timer (the others were released) */
 	struct {
@@ -820,19 +820,24 @@ hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t va
 	return park_hint(w, t, value, hint);
 }
 
-hot_entry int twheel__park_delay(struct twheel *w, struct tw_timer *t, uint64_t delay, uint64_t from_ns,
-				 uint64_t tick)
+void twheel__set_tick(struct twheel *w, uint64_t tick)
 {
-	tw_tick_t hint = 0; /* no hint: beyond any clock reading */
+	w->recip = UINT64_MAX / tick;
+}
+
+hot_entry int twheel__park_delay(struct twheel *w, struct tw_timer *t, uint64_t delay, uint64_t from_ns)
+{
+	tw_tick_t hint;
 
 	if (unlikely(!w))
 		return -EINVAL;
-	if (unlikely(w->recip_tick != tick)) {
-		w->recip_tick = tick;
-		w->recip = twheel__recip(tick);
-	}
-	if (likely(delay <= UINT64_MAX - from_ns))
-		hint = twheel__div_tick(from_ns + delay, tick, w->recip, false);
+	/*
+	 * The tick of @from_ns + @delay rounded down, or the one before. Any
+	 * hint is right (the design comment), and one at or before the placed
+	 * expiry, as this is, lets the placement store it alone. No tick set:
+	 * 0, no hint.
+	 */
+	hint = twheel__div_tick_low(twheel__add_sat(from_ns, delay), w->recip);
 	return park_hint(w, t, delay, hint);
 }
 

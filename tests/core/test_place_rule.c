@@ -4,7 +4,9 @@
  * reciprocal (libtwheel/place_rule.h, private), against the divide
  * instruction: random dividends and ticks, and the edges (tick 1, 2, a
  * power of two, UINT64_MAX; dividends 0, multiples and their neighbours,
- * UINT64_MAX), floor and ceiling, and the deadline rule built on it.
+ * UINT64_MAX), floor and ceiling, and the deadline rule built on it; and
+ * the parking hint's quotient without the correction step (the floor or
+ * one less).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +39,11 @@ static void check(uint64_t x, uint64_t tick)
 			 (unsigned long long)up,
 			 (unsigned long long)twheel__div_tick(x, tick, inv, false),
 			 (unsigned long long)twheel__div_tick(x, tick, inv, true));
+	/* the parking hint's quotient: the floor or one less, never above */
+	uint64_t low = twheel__div_tick_low(x, UINT64_MAX / tick);
+	if (low != q && low + 1 != q)
+		fail_msg("%llu / %llu: floor %llu, the hint's quotient %llu", (unsigned long long)x,
+			 (unsigned long long)tick, (unsigned long long)q, (unsigned long long)low);
 }
 
 static void division_by_the_reciprocal_is_exact(void **state)
