@@ -795,21 +795,21 @@ static inline __attribute__((always_inline)) int park_hint(struct twheel *w, str
 		if (misused(w, t))
 			return -EINVAL;
 		i = w->park_n++;
+		w->park_live++;
+		w->park[i].t = t;
+		w->park[i].expires = hint;
+		t->_idx = IDX_INPLACE | i << INPLACE_SLOT_BITS | idx;
+		t->expires = value;
+#if TWHEEL_DEBUG_CHECKS
+		t->_wheel = w;
+#endif
+		w->count++;
 		/* link_timer(), the level known */
 		tw_list_add(&t->entry, &w->slots[idx]);
 		w->occupied[idx / 64] |= UINT64_C(1) << slot;
 		w->nonempty |= (uint16_t)(1u << lvl);
 		if (w->next_valid && (hint & ~((UINT64_C(1) << shift) - 1)) < w->next_event)
 			w->next_event = hint & ~((UINT64_C(1) << shift) - 1);
-#if TWHEEL_DEBUG_CHECKS
-		t->_wheel = w;
-#endif
-		w->count++;
-		w->park_live++;
-		w->park[i].t = t;
-		w->park[i].expires = hint;
-		t->_idx = IDX_INPLACE | i << INPLACE_SLOT_BITS | idx;
-		t->expires = value;
 		return 0;
 	}
 	return park_other(w, t, value, hint);
