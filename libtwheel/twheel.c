@@ -876,7 +876,7 @@ static inline __attribute__((always_inline)) long
 place_all(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void *arg)
 {
 	const tw_tick_t due_limit = w->h.due_limit; /* placing does not move it */
-	long n = 0;
+	long n = w->park_live; /* the table's timers, each placed below */
 
 	/* in place: a re-arm from the expiry its slot was chosen by */
 	for (uint32_t i = 0; i < w->park_n; i++) {
@@ -897,7 +897,6 @@ place_all(struct twheel *w, tw_tick_t (*expiry)(uint64_t value, void *arg), void
 			unlink_timer(w, t);
 			link_timer(w, t, e, calc_idx(w, e));
 		}
-		n++;
 	}
 	w->park_n = w->park_live = 0;
 	while (!tw_list_empty(&w->parked)) {
