@@ -954,6 +954,43 @@ TEST(LoopHook, ArmsRearmsCancelsAndNeverFiresEarly)
 	EXPECT_EQ(fired.size(), 1u);
 }
 
+// Making, arming, firing, cancelling (on_cancel() run), moving and
+// destroying hooks allocate nothing, after the loop's first iteration.
+struct LoopCancels : tw::Hook<tw::Loop, LoopCancels> {
+	int fired = 0, cancelled = 0;
+	using Hook::Hook;
+	void on_timer() { fired++; }
+	void on_cancel() { cancelled++; }
+};
+
+TEST(LoopHook, NothingAllocatedToMakeArmFireCancelOrMove)
+{
+	FakeClock clk;
+	MAKE_LOOP(loop, clk.options());
+	loop.run_once(false);
+	const long before = g_allocs.load();
+	{
+		LoopCancels a(loop);
+		TwoHooks two(loop);
+		a.arm_in(3ms);
+		a.arm_at(clk.at(2ms));
+		static_cast<IdleLoopHook &>(two).arm_in(1ms); // placed by the next iteration: due at 1 ms
+		static_cast<WriteLoopHook &>(two).arm_at(clk.at(5ms));
+		loop.run_once(false);
+		clk.set(4ms);
+		loop.run_once(false);
+		EXPECT_EQ(a.fired, 1);
+		EXPECT_EQ(two.idle, 1);
+		a.arm_in(1ms);
+		EXPECT_TRUE(a.cancel());
+		EXPECT_EQ(a.cancelled, 1);
+		a.arm_in(1ms);
+		LoopCancels moved(std::move(a));
+		EXPECT_TRUE(moved.pending());
+	}
+	EXPECT_EQ(g_allocs.load() - before, 0);
+}
+
 namespace {
 struct Mover : tw::Hook<tw::Loop, Mover> {
 	using Hook::Hook;

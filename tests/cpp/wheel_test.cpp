@@ -1040,6 +1040,45 @@ TEST(Hook, SeveralHooksInOneObjectByTag)
 	EXPECT_EQ(t.keepalive, 1);
 }
 
+// Making, arming, firing, cancelling (on_cancel() run), moving and
+// destroying hooks allocate nothing: one kind with on_cancel(), one
+// without, one with two tags, within the four kinds the wheel makes
+// room for.
+struct Cancels : tw::Hook<tw::Wheel, Cancels> {
+	int fired = 0, cancelled = 0;
+	using Hook::Hook;
+	Cancels() = default;
+	void on_timer() { fired++; }
+	void on_cancel() { cancelled++; }
+};
+
+TEST(Hook, NothingAllocatedToMakeArmFireCancelOrMove)
+{
+	Wheel w;
+	const long before = g_allocs.load();
+	{
+		Cancels a(w);
+		Conn b(w);
+		Two two(w);
+		a.arm_in(3ms);
+		a.arm_at(T(2));
+		b.arm_in(2.5ms);
+		static_cast<IdleHook &>(two).arm_in(1ms);
+		static_cast<KeepaliveHook &>(two).arm_in(5ms);
+		w.advance(T(4));
+		EXPECT_EQ(a.fired, 1);
+		EXPECT_EQ(b.fired, 1);
+		a.arm_in(1ms);
+		EXPECT_TRUE(a.cancel());
+		EXPECT_EQ(a.cancelled, 1);
+		a.arm_in(1ms);
+		Cancels moved(std::move(a));
+		a = std::move(moved);
+		EXPECT_TRUE(a.pending());
+	}
+	EXPECT_EQ(g_allocs.load() - before, 0);
+}
+
 TEST(Hook, PendingHooksAcrossVectorGrowthAndAfterTheWheelDies)
 {
 	auto w = std::make_unique<Wheel>(0);
