@@ -8,6 +8,7 @@
 
 #include "count_new.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -1417,4 +1418,127 @@ TEST(Hostile, CancellationCallbackDestroysTheWheel)
 	EXPECT_EQ(cancelled, 11);
 	EXPECT_FALSE(t);
 	EXPECT_FALSE(other.pending());
+}
+
+// Random operations from callbacks, cancellation callbacks and hooks, as
+// the rules allow them: arm, cancel, destroy, move, assign over, make
+// periodic, call_after, advance() (refused in a callback) and destroying
+// the wheel, also while it cancels its timers. Under ASan nothing touches
+// freed memory and nothing leaks; everywhere the wheel's count matches
+// the handles pending. It found advance() from a cancellation callback
+// of the destruction closing the wheel twice.
+namespace {
+struct Chaos;
+struct ChaosHook : tw::Hook<tw::Wheel, ChaosHook> {
+	Chaos *w;
+	ChaosHook(Wheel &o, Chaos *c) : Hook(o), w(c) {}
+	void on_timer();
+	void on_cancel();
+};
+struct Chaos {
+	std::mt19937 rng;
+	Wheel *wheel;
+	std::vector<std::unique_ptr<Timer>> ts;
+	std::vector<std::unique_ptr<ChaosHook>> hs;
+	std::vector<const Timer *> assigned; // an assignment over them runs: their g may not destroy them
+	int depth = 0;
+	bool gone = false, closing = false, stop = false;
+
+	std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
+	bool free_(const Timer *t) { return std::find(assigned.begin(), assigned.end(), t) == assigned.end(); }
+	void add_timer()
+	{
+		ts.push_back(std::make_unique<Timer>(*wheel, [this] { act(true); }));
+		if (pick(2))
+			ts.back()->on_cancel([this] { act(false); });
+	}
+	void act(bool)
+	{
+		if (stop || depth > 2)
+			return;
+		depth++;
+		const auto d = std::chrono::microseconds(pick(5000));
+		for (std::size_t n = 1 + pick(3); n > 0; n--) {
+			std::unique_ptr<Timer> &t = ts[pick(ts.size())], &o = ts[pick(ts.size())];
+			std::unique_ptr<ChaosHook> &h = hs[pick(hs.size())];
+			switch (pick(13)) {
+			case 0: if (t && *t) t->arm_in(d); break;
+			case 1: if (t) t->cancel(); break;
+			case 2: if (free_(t.get())) t.reset(); break;
+			case 3:
+				if (t && o && t != o && free_(t.get())) {
+					assigned.push_back(t.get());
+					*t = std::move(*o);
+					assigned.pop_back();
+				}
+				break;
+			case 4: if (t && free_(t.get())) t = std::make_unique<Timer>(std::move(*t)); break;
+			case 5: if (!gone && ts.size() < 40) add_timer(); break;
+			case 6: if (h && *h) h->arm_in(d); break;
+			case 7: if (h) h->cancel(); break;
+			case 8: if (h && pick(2)) h.reset(); else if (h) h = std::make_unique<ChaosHook>(std::move(*h)); break;
+			case 9: if (t && *t) t->arm_every(std::chrono::milliseconds(1 + pick(3)), tw::misfire(pick(3)), tw::schedule(pick(2))); break;
+			case 10: if (!gone && pick(4) == 0) wheel->call_after(d, [this] { act(true); }); break;
+			case 11:
+				if (!gone || closing) {
+					try { // refused from a callback, run elsewhere
+						wheel->advance(wheel->now() + 1ms);
+						EXPECT_FALSE(closing);
+					} catch (const tw::error &e) {
+						EXPECT_EQ(e.code().value(), EBUSY);
+					}
+				}
+				break;
+			case 12:
+				if (!gone && pick(30) == 0) {
+					gone = closing = true;
+					delete wheel;
+					closing = false;
+				}
+				break;
+			}
+		}
+		depth--;
+	}
+};
+void ChaosHook::on_timer() { w->act(true); }
+void ChaosHook::on_cancel() { w->act(false); }
+} // namespace
+
+TEST(Hostile, RandomOperationsFromCallbacks)
+{
+	for (unsigned seed = 0; seed < 300; seed++) {
+		Chaos c;
+		c.rng.seed(seed);
+		c.wheel = new Wheel;
+		for (int i = 0; i < 20; i++)
+			c.add_timer();
+		for (int i = 0; i < 10; i++)
+			c.hs.push_back(std::make_unique<ChaosHook>(*c.wheel, &c));
+		for (int step = 0; step < 100 && !c.gone; step++) {
+			if (c.pick(3) == 0) {
+				c.depth = 0;
+				c.act(false);
+			}
+			if (c.gone)
+				break;
+			std::size_t pending = 0;
+			for (const auto &t : c.ts)
+				pending += t && t->pending();
+			for (const auto &h : c.hs)
+				pending += h && h->pending();
+			ASSERT_LE(pending, c.wheel->size()) << seed; // the rest: call_after()'s
+			c.wheel->advance(c.wheel->now() + 1ms);
+		}
+		if (!c.gone) {
+			c.gone = c.closing = true;
+			delete c.wheel;
+			c.closing = false;
+		}
+		c.stop = true;
+		for (const auto &t : c.ts)
+			EXPECT_FALSE(t && (*t || t->pending())) << seed;
+		c.ts.clear();
+		c.hs.clear();
+	}
 }
