@@ -1308,6 +1308,50 @@ bool twheel__catch_up(struct twheel *w, tw_tick_t target)
 	return true;
 }
 
+/*
+ * twheel__catch_up(), and through the cascades on the way: each slot due
+ * to cascade at or before @target is cascaded as twheel_advance() would,
+ * and the time stops just before the first tick with a timer's expiry
+ * (at level 0, before or after the cascades at that tick). Fires nothing:
+ * a timer armed after the wheel idled, placed by deadline from its time
+ * then, is moved down to where the wheel at @target would have put it.
+ */
+bool twheel__catch_up_cascades(struct twheel *w, tw_tick_t target)
+{
+	if (!w || w->running || target <= w->now || !tw_list_empty(&w->due))
+		return false;
+	tw_tick_t from = w->now;
+
+	while (w->nonempty) {
+		tw_tick_t e = next_event(w);
+		uint32_t s0 = (uint32_t)(e & L0_MASK);
+		if (e > target)
+			break;
+		if (bit_is_set(w, s0)) { /* an expiry at e (e is the first tick with work) */
+			target = e - 1;
+			break;
+		}
+		/* cascades due at e, highest level first, relative to e - 1 */
+		w->now = e - 1;
+		unsigned top = 0;
+		while (top + 1 < NLEVELS && !(e & ((UINT64_C(1) << lvl_shift(top + 1)) - 1)))
+			top++;
+		for (unsigned lvl = top; lvl >= 1; lvl--) {
+			uint32_t idx = lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
+			if (bit_is_set(w, idx))
+				cascade(w, idx);
+		}
+		if (bit_is_set(w, s0)) { /* cascaded onto e: due there */
+			target = e - 1;
+			break;
+		}
+		w->now = e;
+	}
+	w->now = target;
+	w->h.due_limit = target;
+	return target > from;
+}
+
 tw_tick_t twheel_now(const struct twheel *w)
 {
 	return w ? w->now : 0;

@@ -263,13 +263,12 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
 }
 
 /*
- * Move both wheels' time on to @tick where that processes nothing (no
- * timer due by then, no cascade: twheel__catch_up()). Called with l->tick
- * at the start of an iteration, before its I/O handlers and the inbox arm
- * anything (wait.c), and outside iterations where the loop places the
- * timers armed by delay from a fresh reading of the default clock
- * (twl_timers_place(): before it computes its wait, at a del, a move, the
- * 64th park). A wheel's time
+ * Move both wheels' time on towards @tick without firing anything:
+ * through the cascades on the way, to just before the first tick with a
+ * timer's expiry (twheel__catch_up_cascades()). Called with l->tick at
+ * the start of an iteration, before its I/O handlers and the inbox arm
+ * anything (wait.c), and outside iterations with the tick of a fresh
+ * reading of the default clock (twl_catch_up_reading()). A wheel's time
  * otherwise stays at the last advance while the loop idles, and a timer
  * placed 256 ticks or more past it goes to a level above the first, whose
  * cascade tick, before the timer's own or already past, costs an
@@ -277,8 +276,28 @@ static inline void pending_undo(struct twheel_loop *l, const struct tw_loop_time
  */
 static inline void twl_catch_up(struct twheel_loop *l, tw_tick_t tick)
 {
-	twheel__catch_up(l->wheel, tick);
-	twheel__catch_up(l->dwheel, tick);
+	twheel__catch_up_cascades(l->wheel, tick);
+	twheel__catch_up_cascades(l->dwheel, tick);
+}
+
+/*
+ * A fresh reading @now taken outside an iteration (and outside a backlog
+ * of CQEs being run: the I/O before timers rule) moves the loop's tick on
+ * to its own, as an iteration does, and the wheels catch up to it; only
+ * on the default clock: an injected clock may step back before the next
+ * iteration, which would then run a timer in an iteration that read less
+ * than its deadline.
+ */
+static inline void twl_catch_up_reading(struct twheel_loop *l, uint64_t now)
+{
+	tw_tick_t tick;
+
+	if (l->in_callback || l->cq_marked || !loop_steady(l))
+		return;
+	tick = twheel_rt_floor(&l->rt, now);
+	if (tick > l->tick)
+		l->tick = tick;
+	twl_catch_up(l, l->tick);
 }
 
 /* ---- What one concern offers the others --------------------------------- */

@@ -241,21 +241,7 @@ static inline int timer_park(struct twheel_loop *l, struct tw_loop_timer *t, uin
  */
 void twl_timers_place(struct twheel_loop *l, uint64_t ref)
 {
-	/* outside an iteration (and a backlog of CQEs being run), on a
-	 * clock that never steps back, the loop's tick moves on to @ref's
-	 * and the wheels catch up to it, where that processes nothing,
-	 * before they are placed from it: they may have idled since the
-	 * last iteration. (On an injected clock the next iteration could
-	 * read less than @ref: a timer would run in an iteration that read
-	 * less than its deadline.) */
-	if (!l->in_callback && !l->cq_marked && loop_steady(l)) {
-		tw_tick_t tick = twheel_rt_floor(&l->rt, ref);
-
-		if (tick > l->tick) {
-			l->tick = tick;
-			twl_catch_up(l, tick);
-		}
-	}
+	twl_catch_up_reading(l, ref); /* outside an iteration */
 	l->nparked = 0;
 	twheel__place_deadlines(l->wheel, l->now, ref, l->rt.tick_ns, l->tick);
 	twheel__place_deadlines(l->dwheel, l->now, ref, l->rt.tick_ns, l->tick);

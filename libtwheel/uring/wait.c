@@ -14,8 +14,9 @@
  * One iteration (twheel_loop_run_once):
  *   1. place the timers armed by delay since the last placement (timer.c)
  *      from a clock reading (on the default clock, the loop's tick moved
- *      on to it and the wheels caught up to it first where that runs
- *      nothing: twl_catch_up()),
+ *      on to it and the wheels caught up to it first, through cascades,
+ *      firing nothing: twl_catch_up_reading(), also where no timer is
+ *      parked),
  *      then compute the wait from it: 0 if anything
  *      is due or queued, else until the
  *      tick twheel_next_expiry(wheel) returns (a cascade tick or the first
@@ -25,8 +26,8 @@
  *      argument of the wait (IORING_FEAT_EXT_ARG), so it costs no SQE;
  *      another thread wakes the loop through an eventfd read kept armed on
  *      the ring (the handshake is in inbox.c);
- *   3. read the clock and catch the wheels up to its tick where that runs
- *      nothing (twl_catch_up()), run up to CQE_BATCH I/O handlers, handle up to
+ *   3. read the clock and catch the wheels up to its tick, firing nothing
+ *      (twl_catch_up()), run up to CQE_BATCH I/O handlers, handle up to
  *      cfg.batch inbox items, then advance both wheels to the tick of the
  *      reading, unless completions that were waiting at that reading have
  *      not all run yet (below). Both batches are bounded, so that a loop
@@ -318,9 +319,13 @@ static int loop_wait(struct twheel_loop *l, bool nowait)
 	    __atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
 		timeout = 0;
 	} else {
+		if (!have_now) {
+			now = loop_clock(l);
+			twl_catch_up_reading(l, now); /* what was armed by deadline */
+		}
 		/* until the next tick with work (0 when one is due; "forever",
 		 * NO_TIMEOUT, when the wheel is empty) */
-		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, have_now ? now : loop_clock(l));
+		timeout = twheel_rt_timeout_ns(&l->rt, l->wheel, now);
 	}
 
 	if (timeout) {

@@ -1694,6 +1694,56 @@ static void park_hint_links_at_once(void **state)
 	check_ok();
 }
 
+/* twheel__catch_up_cascades() (twheel-uring's, not API): cascades on the
+ * way to its target, stops just before the first expiry, fires nothing. */
+static void catch_up_cascades_fires_nothing(void **state)
+{
+	struct rec_timer a, b, c, d, e;
+
+	(void)state;
+	rec_init(&a, 1);
+	rec_init(&b, 2);
+	rec_init(&c, 3);
+	rec_init(&d, 4);
+	rec_init(&e, 5);
+	assert_int_equal(twheel_add(W, &a.t, 302), 0); /* level 1, cascade at 256 */
+	assert_true(twheel__catch_up_cascades(W, 300));
+	assert_int_equal(twheel_now(W), 300);
+	assert_int_equal(twheel_next_expiry(W), 302); /* on level 0 now */
+	assert_int_equal(a.fired, 0);
+	check_ok();
+	assert_int_equal(adv(302), 1);
+	/* two on one level-1 slot: stops just before the first one's tick */
+	assert_int_equal(twheel_add(W, &b.t, 600), 0);
+	assert_int_equal(twheel_add(W, &c.t, 530), 0);
+	assert_false(twheel__catch_up_cascades(W, 302)); /* not after now */
+	assert_true(twheel__catch_up_cascades(W, 700));
+	assert_int_equal(twheel_now(W), 529);
+	assert_int_equal(twheel_next_expiry(W), 530);
+	assert_int_equal(b.fired + c.fired, 0);
+	check_ok();
+	assert_int_equal(adv(700), 2);
+	assert_int_equal(order[1], 3);
+	assert_int_equal(order[2], 2);
+	/* an expiry on a cascade tick: cascaded onto it, stops before it */
+	assert_int_equal(twheel_add(W, &d.t, 1024), 0);
+	assert_true(twheel__catch_up_cascades(W, 1100));
+	assert_int_equal(twheel_now(W), 1023);
+	assert_int_equal(d.fired, 0);
+	check_ok();
+	assert_int_equal(adv(1024), 1);
+	/* a timer due (armed in the past): nothing moves */
+	assert_int_equal(twheel_add(W, &e.t, 1000), 0);
+	assert_false(twheel__catch_up_cascades(W, 2000));
+	assert_int_equal(twheel_now(W), 1024);
+	assert_false(twheel__catch_up_cascades(NULL, 2000));
+	assert_int_equal(adv(1024), 1);
+	/* an empty wheel: straight to the target */
+	assert_true(twheel__catch_up_cascades(W, 5000));
+	assert_int_equal(twheel_now(W), 5000);
+	check_ok();
+}
+
 int main(void)
 {
 	twheel_set_misuse_handler(misuse);
@@ -1716,6 +1766,7 @@ int main(void)
 		T(chase_bound_counts_timers_rearmed_later),
 		T(del_returns_whether_it_was_pending),
 		T(advance_errors),
+		T(catch_up_cascades_fires_nothing),
 		T(advance_from_callback_is_ebusy),
 		T(fires_in_expiry_order_exactly_on_tick),
 		T(exact_at_every_level_boundary),

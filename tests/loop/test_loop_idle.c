@@ -10,12 +10,13 @@
  * own (or had passed already): an iteration at that tick, with no sleep
  * when it had passed, that ran nothing. Each way of arming is checked:
  * on the loop thread outside an iteration by delay (alone, beside a far
- * timer, re-armed, placed by a del, 64 at once: on the real clock, below),
- * from the inbox (a schedule by delay and by deadline, also from another
- * thread while the loop sleeps, posted work that arms) and from an I/O handler (by deadline and by delay; io_uring mode
- * only). An arm by deadline outside an iteration is not among them: it
- * reads no clock and may still cost one such iteration
- * (twheel_loop_add_at()). On the injected clock each
+ * timer, re-armed, placed by a del, 64 at once) and by deadline (alone,
+ * re-armed beside a far timer), on the real clock below; from the inbox
+ * (a schedule by delay and by deadline, also from another thread while
+ * the loop sleeps, posted work that arms) and from an I/O handler (by
+ * deadline and by delay; io_uring mode only). On an injected clock an arm
+ * outside an iteration is not caught up (it may step back: see
+ * twheel_loop_add()). On the injected clock each
  * iteration really sleeps for the wait it computed
  * (a few ms): the clock does not move meanwhile.
  */
@@ -202,6 +203,40 @@ static void test_delay_placed_by_a_del_after_idle(void **state)
 	assert_int_equal(twheel_loop_add(l, &other.t, 5000 * MS), 0);
 	assert_int_equal(twheel_loop_del(l, &other.t), 1);
 	one_wait_runs(l, 1);
+	destroy(l);
+}
+
+/* By deadline outside an iteration: placed at once, from the wheels'
+ * time then; the wait's reading catches them up through the cascade. */
+static void test_deadline_after_idle(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one o = { .n = 0 };
+
+	(void)state;
+	idle_ms(300);
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add_at(l, &o.t, twheel_loop_clock(l) + 2 * MS), 0);
+	one_wait_runs(l, 1);
+	destroy(l);
+}
+
+/* A far timer re-armed short by deadline, beside another far one. */
+static void test_deadline_beside_a_far_timer(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one far = { .n = 0 }, o = { .n = 0 };
+
+	(void)state;
+	assert_int_equal(tw_loop_timer_init(&far.t, one_fn, 0), 0);
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add(l, &far.t, 10000 * MS), 0);
+	assert_int_equal(twheel_loop_add(l, &o.t, 10000 * MS), 0);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	idle_ms(300);
+	assert_int_equal(twheel_loop_mod_at(l, &o.t, twheel_loop_clock(l) + 2 * MS), 1);
+	one_wait_runs(l, 1);
+	assert_int_equal(far.n, 0);
 	destroy(l);
 }
 
@@ -395,6 +430,8 @@ int main(void)
 		cmocka_unit_test(test_delay_beside_a_far_timer),
 		cmocka_unit_test(test_delay_placed_by_a_del_after_idle),
 		cmocka_unit_test(test_many_delays_after_idle),
+		cmocka_unit_test(test_deadline_after_idle),
+		cmocka_unit_test(test_deadline_beside_a_far_timer),
 		cmocka_unit_test(test_schedule_after_idle),
 		cmocka_unit_test(test_schedule_at_after_idle),
 		cmocka_unit_test(test_schedule_from_another_thread_after_idle),

@@ -435,6 +435,17 @@ TWHEEL_API long twheel__place_deadlines(struct twheel *w, uint64_t base_ns, uint
  */
 TWHEEL_API bool twheel__catch_up(struct twheel *w, tw_tick_t target);
 
+/*
+ * Not API: twheel-uring's catch-up. twheel__catch_up(), and through the
+ * cascades on the way: each slot due to cascade at or before @target is
+ * cascaded as twheel_advance() would, and the wheel's time stops just
+ * before the first tick with a timer's expiry (@target if none). Fires
+ * nothing. Returns whether the time moved; false as twheel__catch_up()
+ * (also with a timer due). O(1) plus the cascades' cost, which an advance
+ * to @target would pay; the wheel's thread. (TWHEEL_1.3)
+ */
+TWHEEL_API bool twheel__catch_up_cascades(struct twheel *w, tw_tick_t target);
+
 /* ---- Moving a timer ------------------------------------------------------- */
 
 /*

@@ -496,14 +496,15 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * callback, a timer never runs in the advance that is running; but a
  * deferrable timer armed from a normal timer's callback runs in the same
  * iteration if it is due: the deferrable wheel is advanced after the
- * normal one. A placement counts from the wheels caught up, where that
- * runs nothing, to the tick of the iteration, or on the default clock of
- * the placement's reading (one of timers armed by delay outside an
- * iteration moves the loop's tick on to it, as an iteration does); an arm
- * outside an iteration by deadline (it reads no clock), or by delay on an
- * injected clock, counts from the last iteration's tick, so one 256 ticks
- * or more after it may cost one iteration that sleeps no time and runs
- * nothing (docs/loop.md, "An idle wheel catches up").
+ * normal one. A timer is placed from the wheels caught up (firing
+ * nothing) to the iteration's tick, or, outside an iteration on the
+ * default clock, to the loop's next reading (which moves the loop's tick
+ * on to its own, as an iteration does): after the loop idled a short
+ * timer costs no iteration at a cascade tick before its own. On an
+ * injected clock an arm outside an iteration counts from the last
+ * iteration's tick, so one 256 ticks or more after it may cost one
+ * iteration that sleeps no time and runs nothing (docs/loop.md, "An idle
+ * wheel catches up").
  * Returns 0, or
  *   -EINVAL     NULL argument; TW_LOOP_EXECUTOR without an executor; a
  *               periodic timer with a period shorter than the tick;
