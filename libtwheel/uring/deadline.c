@@ -125,6 +125,8 @@ int twheel_loop_io_deadline(struct twheel_loop *l, struct io_uring_sqe *sqe,
 		return -EINVAL;
 	if (loop_fallback(l))
 		return -EOPNOTSUPP;
+	if (twheel_loop_stopped(l))
+		return -ESHUTDOWN; /* on either path: the request never starts */
 	/* a request that posts no CQE on success could never be delivered */
 	if (!sqe_last_pending(&l->ring.sq, sqe) || !sqe->user_data || twl_sqe_multishot(sqe) ||
 	    (sqe->flags & IOSQE_CQE_SKIP_SUCCESS))

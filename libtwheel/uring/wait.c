@@ -76,7 +76,8 @@ static struct io_uring_sqe *loop_sqe(struct twheel_loop *l, void *data)
 
 struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *l, struct tw_loop_io *io)
 {
-	if (!l || !io || !io->func || loop_fallback(l))
+	/* a stopped loop submits nothing again: the SQE would be lost */
+	if (!l || !io || !io->func || loop_fallback(l) || twheel_loop_stopped(l))
 		return NULL;
 	return loop_sqe(l, io);
 }

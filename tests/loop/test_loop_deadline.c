@@ -436,6 +436,37 @@ static void test_second_deadline_is_refused(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A stopped loop submits nothing again: twheel_loop_get_sqe() takes no
+ * SQE (NULL), and twheel_loop_io_deadline() refuses a request taken before
+ * the stop with -ESHUTDOWN, the same on both paths. Before, the SQE was
+ * handed out and never submitted, and the linked-timeout path returned 0
+ * for a deadline that could never be served.
+ */
+static void test_stopped_loop_takes_no_request(void **state)
+{
+	struct twheel_loop *l = mk();
+	struct req r = { .io.func = req_done };
+	struct io_uring_sqe *sqe;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	r.fd = sv[0];
+	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0); /* the ring is enabled */
+	sqe = twheel_loop_get_sqe(l, &r.io);
+	assert_non_null(sqe);
+	io_uring_prep_recv(sqe, r.fd, r.buf, sizeof(r.buf), 0);
+	assert_int_equal(twheel_loop_stop(l), 0);
+	assert_int_equal(twheel_loop_io_deadline(l, sqe, &r.dl, mono_now() + 50 * MS), -ESHUTDOWN);
+	assert_int_equal(twheel_loop_count(l), 0);
+	assert_null(twheel_loop_get_sqe(l, &r.io));
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	assert_int_equal(r.calls, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* A request with a deadline inside a chain (IOSQE_IO_LINK, _HARDLINK): the
  * chain goes on after it in both ways, so the next SQE runs only once the
  * request ended, and a soft link cancels it when the deadline did. */
@@ -697,6 +728,7 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_errors),                   \
 	cmocka_unit_test(test_handler_without_function), \
 	cmocka_unit_test(test_second_deadline_is_refused), \
+	cmocka_unit_test(test_stopped_loop_takes_no_request), \
 	cmocka_unit_test(test_chain_goes_on_after_the_request), \
 	cmocka_unit_test(test_destroy_in_flight),        \
 	cmocka_unit_test(test_full_sq_and_max_pending_still_cancel), \

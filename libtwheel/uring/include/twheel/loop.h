@@ -671,7 +671,9 @@ TWHEEL_LOOP_API int twheel_loop_post(struct twheel_loop *loop, struct tw_loop_wo
  * Returns NULL if the submission queue is still full after submitting it
  * (before the loop's first run, when the ring cannot submit yet: once it is
  * full, cfg.entries SQEs), if an argument or @io->func is NULL (nothing is
- * taken), or in fallback mode (no ring).
+ * taken), in fallback mode (no ring), or once the loop is stopped
+ * (twheel_loop_stop(): it submits nothing again, so the request could
+ * never start; an SQE taken before the stop is dropped by destroy).
  * O(1); the loop thread.
  */
 TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loop,
@@ -763,8 +765,8 @@ struct tw_loop_deadline {
  *                IOSQE_CQE_SKIP_SUCCESS (its handler could not be called);
  *   -EBUSY       @dl serves a request still in flight;
  *   -EOPNOTSUPP  fallback mode (no I/O);
- * and in the timer case the errors of twheel_loop_add_at() (-ENOSPC,
- * -ESHUTDOWN). On error @sqe is left as it was (still to be submitted).
+ *   -ESHUTDOWN   the loop is stopped (either way: it submits nothing again);
+ * and in the timer case the errors of twheel_loop_add_at() (-ENOSPC). On error @sqe is left as it was (still to be submitted).
  * The timer of a request in flight counts in twheel_loop_count() and
  * cfg.max_pending, until it fires; if the SQ then stays full, it tries
  * again a tick later, counted in twheel_loop_count() alone (a full
