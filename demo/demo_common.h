@@ -163,6 +163,33 @@ static inline void demo_addr_set_port(struct demo_addr *a, uint16_t port)
 		a->u.in4.sin_port = htons(port);
 }
 
+/* An address of either family, as getsockname() and getpeername() fill it. */
+union demo_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+/* Room for demo_sockaddr_text()'s text: "[", an IPv6 address, "]:65535". */
+#define DEMO_SOCKADDR_TEXT_LEN (INET6_ADDRSTRLEN + 8)
+
+/*
+ * @a as text into @buf (DEMO_SOCKADDR_TEXT_LEN bytes): "127.0.0.1:40000"
+ * or "[::1]:40000", the form --trace writes on both sides of a connection;
+ * "-" if @a holds neither family (never filled: the call failed).
+ */
+static inline const char *demo_sockaddr_text(const union demo_sockaddr *a, char *buf)
+{
+	char ip[INET6_ADDRSTRLEN];
+	if (a->sa.sa_family == AF_INET && inet_ntop(AF_INET, &a->in4.sin_addr, ip, sizeof(ip)))
+		snprintf(buf, DEMO_SOCKADDR_TEXT_LEN, "%s:%u", ip, ntohs(a->in4.sin_port));
+	else if (a->sa.sa_family == AF_INET6 && inet_ntop(AF_INET6, &a->in6.sin6_addr, ip, sizeof(ip)))
+		snprintf(buf, DEMO_SOCKADDR_TEXT_LEN, "[%s]:%u", ip, ntohs(a->in6.sin6_port));
+	else
+		snprintf(buf, DEMO_SOCKADDR_TEXT_LEN, "-");
+	return buf;
+}
+
 /* The local port of a bound socket of either family (0 on error). */
 static inline uint16_t demo_sock_port(int fd)
 {

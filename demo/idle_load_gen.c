@@ -84,8 +84,7 @@ struct conn {
 	uint64_t t_last_act;   /* chatty: last ping (or connect) submitted, ns */
 	uint64_t t_acked;      /* chatty: t_last_act when every reply was in: what the server surely had */
 	uint64_t t_quiet;      /* chatty: the first ping sent since the last reply byte, 0 none */
-	uint32_t laddr;        /* --trace: our address and port, host order */
-	uint16_t lport;
+	union demo_sockaddr laddr; /* --trace: our address and port (either family) */
 	char sbuf[DEMO_HTTP_REQ_LEN > DEMO_ECHO_MSG_LEN ? DEMO_HTTP_REQ_LEN : DEMO_ECHO_MSG_LEN + 1];
 	char rbuf[64];
 };
@@ -277,12 +276,9 @@ static void on_connected(struct worker *w, struct conn *c)
 	bump(&w->ps->connected);
 	c->state = S_OPEN;
 	if (o.trace) {
-		struct sockaddr_in la;
-		socklen_t ll = sizeof(la);
-		if (getsockname(c->fd, (struct sockaddr *)&la, &ll) == 0) {
-			c->laddr = ntohl(la.sin_addr.s_addr);
-			c->lport = ntohs(la.sin_port);
-		}
+		socklen_t ll = sizeof(c->laddr);
+		if (getsockname(c->fd, &c->laddr.sa, &ll) != 0)
+			c->laddr.sa.sa_family = AF_UNSPEC;
 	}
 	switch (c->kind) {
 	case K_SILENT:
@@ -774,8 +770,9 @@ static void write_trace(const struct worker *w, uint32_t pidx)
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		const struct conn *c = &w->conns[i];
-		if (c->kind == K_SILENT && c->lport)
-			fprintf(f, "%08x:%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", c->laddr, c->lport,
+		char la[DEMO_SOCKADDR_TEXT_LEN];
+		if (c->kind == K_SILENT && c->laddr.sa.sa_family != AF_UNSPEC)
+			fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", demo_sockaddr_text(&c->laddr, la),
 				c->res->t_submit, c->res->t_est, c->res->t_close, c->res->t_fin_in);
 	}
 	fclose(f);

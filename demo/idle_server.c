@@ -147,8 +147,7 @@ struct conn_trace {
 	uint64_t t_accept;    /* accept completion handled (loop clock) */
 	uint64_t t_fin;       /* when shutdown() returned after the idle timer fired */
 	uint32_t acc_wait_ms; /* time spent in the accept queue (TCP_INFO) */
-	uint32_t peer_addr;   /* the peer, network order */
-	uint16_t peer_port;
+	union demo_sockaddr peer; /* either family (an IPv4 field read an IPv6 peer as 0) */
 };
 
 struct conn {
@@ -396,10 +395,12 @@ static void conn_free(struct conn *c)
 	if (c->t_fire) {
 		uint64_t now = twheel_loop_clock(s->loop);
 		demo_hist_add(&s->h_close, (int64_t)(now - c->t_fire));
-		if (c->tr)
-			fprintf(s->trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-				ntohl(c->tr->peer_addr), ntohs(c->tr->peer_port), c->tr->t_accept,
+		if (c->tr) {
+			char peer[DEMO_SOCKADDR_TEXT_LEN];
+			fprintf(s->trace, "%s %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				demo_sockaddr_text(&c->tr->peer, peer), c->tr->t_accept,
 				c->tr->acc_wait_ms, c->idle.deadline, c->t_fire, c->tr->t_fin, now);
+		}
 	}
 	free(c->tr);
 	if (c->out_heap)
@@ -788,12 +789,9 @@ static void conn_new(struct server *s, int fd)
 	if (ti_ok)
 		demo_hist_add(&s->h_accept, (int64_t)ti.tcpi_last_data_sent * 1000000);
 	if (s->trace && (c->tr = calloc(1, sizeof(*c->tr)))) {
-		struct sockaddr_in pa;
-		socklen_t pl = sizeof(pa);
-		if (getpeername(fd, (struct sockaddr *)&pa, &pl) == 0) {
-			c->tr->peer_addr = pa.sin_addr.s_addr;
-			c->tr->peer_port = pa.sin_port;
-		}
+		socklen_t pl = sizeof(c->tr->peer);
+		if (getpeername(fd, &c->tr->peer.sa, &pl) != 0)
+			c->tr->peer.sa.sa_family = AF_UNSPEC;
 		c->tr->acc_wait_ms = ti_ok ? ti.tcpi_last_data_sent : 0;
 		c->tr->t_accept = twheel_loop_clock(s->loop);
 	}

@@ -189,7 +189,7 @@ struct Server {
 	FILE *trace = nullptr;
 	// --trace: what a traced connection's line holds besides the record
 	struct TraceRec {
-		sockaddr_in peer{};
+		demo_sockaddr peer{}; // either family (an IPv4 field read an IPv6 peer as 0)
 		std::uint64_t t_accept = 0, t_fin = 0;
 		std::uint32_t acc_wait_ms = 0;
 	};
@@ -384,8 +384,9 @@ struct Server {
 			demo_hist_add(&h_close, static_cast<std::int64_t>(now - c->t_fire));
 			if (trace) {
 				const TraceRec &r = traced[c];
-				std::fprintf(trace, "%08x:%u %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-					     ntohl(r.peer.sin_addr.s_addr), ntohs(r.peer.sin_port), r.t_accept,
+				char peer[DEMO_SOCKADDR_TEXT_LEN];
+				std::fprintf(trace, "%s %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+					     demo_sockaddr_text(&r.peer, peer), r.t_accept,
 					     r.acc_wait_ms, c->idle().native_handle()->deadline, c->t_fire, r.t_fin, now);
 			}
 		}
@@ -752,7 +753,8 @@ struct Server {
 		if (trace) {
 			TraceRec &r = traced[c];
 			socklen_t pl = sizeof r.peer;
-			getpeername(fd, reinterpret_cast<sockaddr *>(&r.peer), &pl);
+			if (getpeername(fd, &r.peer.sa, &pl) != 0)
+				r.peer.sa.sa_family = AF_UNSPEC;
 			r.t_accept = clock();
 			r.acc_wait_ms = ti_ok ? ti.tcpi_last_data_sent : 0;
 		}
