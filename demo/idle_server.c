@@ -131,8 +131,10 @@ enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
  * CONN_BUF bytes (@buf). A receive waits for data before it takes a
  * buffer (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty
  * (ENOBUFS) has data waiting: it waits on the starved list, first come
- * first served, for the next buffer given back, which goes to the list's
- * head; as many are woken as buffers are free for them (neither held nor
+ * first served, and the next buffer given back is handed to the list's
+ * head, whose receive reads into it (buf_put()). Should the ring hold
+ * buffers while connections wait (given back before a refusal was
+ * seen), as many are woken as buffers are free for them (neither held nor
  * claimed by a receive woken before), and one whose buffer another
  * receive took first waits at the head again. (Issued at once, a receive fails ENOBUFS on an empty ring with no
  * data there: idle connections would queue for buffers, and each buffer
@@ -223,15 +225,32 @@ static void starved_wake(struct server *s)
 	}
 }
 
-/* Give @c's provided buffer back to the ring; a connection waiting for one gets it. */
+/*
+ * @c gives its provided buffer back. A connection waiting for one gets it
+ * directly, the one waiting longest, and its receive reads into it (it
+ * has data waiting: its receive failed ENOBUFS after its data came); only
+ * when none waits does the buffer go back to the ring. Put back into the
+ * ring for a waiting receive to take, the buffer went to whichever
+ * receive found data first: pipelining clients, their receives issued
+ * again with data waiting, took it turn after turn ahead of the one woken
+ * for it, and other connections waited past their idle timeout.
+ */
 static void buf_put(struct server *s, struct conn *c)
 {
-	io_uring_buf_ring_add(s->br, conn_data(c), CONN_BUF, (unsigned short)c->bid,
+	char *data = conn_data(c);
+	int16_t bid = c->bid;
+	c->bid = -1;
+	if (!tw_list_empty(&s->starved)) {
+		struct conn *w = tw_list_entry(s->starved.next, struct conn, link);
+		starved_remove(s, w);
+		w->bid = bid; /* still held: s->held stays */
+		conn_recv(w);
+		return;
+	}
+	io_uring_buf_ring_add(s->br, data, CONN_BUF, (unsigned short)bid,
 			      io_uring_buf_ring_mask(demo_opts.ring_bufs), 0);
 	io_uring_buf_ring_advance(s->br, 1);
-	c->bid = -1;
 	s->held--;
-	starved_wake(s);
 }
 
 /*
@@ -428,7 +447,9 @@ static void conn_free(struct conn *c)
 static void conn_recv(struct conn *c)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->rx);
-	if (c->s->br) {
+	if (c->bid >= 0) { /* a provided buffer handed to it (buf_put()) */
+		io_uring_prep_recv(sqe, c->fd, conn_data(c), CONN_BUF, 0);
+	} else if (c->s->br) {
 		io_uring_prep_recv(sqe, c->fd, NULL, CONN_BUF, 0);
 		sqe->flags |= IOSQE_BUFFER_SELECT;
 		sqe->buf_group = BUF_GROUP;

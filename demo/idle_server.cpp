@@ -79,9 +79,10 @@ struct BufRing {
 // to the ring once sent. A recv waits for data before it takes a buffer
 // (IORING_RECVSEND_POLL_FIRST), so one that finds the ring empty (ENOBUFS)
 // has data waiting: it waits on the starved list, first come first served,
-// for the next buffer given back, as many woken as buffers are free for
-// them (see idle_server.c's struct conn for why it must wait for data
-// first, and starved_wake() there). Without a ring, the connection has its
+// and the next buffer given back is handed to the list's head (buf_put());
+// should the ring hold buffers while connections wait, as many are woken
+// as buffers are free for them (see idle_server.c's struct conn for why
+// it must wait for data first, and starved_wake() there). Without a ring, the connection has its
 // own (own); with one, own holds what a send out of the ring's buffer
 // could not place at once (spill()), so a peer that does not read holds
 // none of the ring's.
@@ -303,15 +304,26 @@ struct Server {
 		io_uring_buf_ring_advance(ring.br, static_cast<int>(n));
 	}
 
-	// Give @c's provided buffer back to the ring; a connection waiting for one gets it.
+	// @c gives its provided buffer back: to the connection waiting
+	// longest, whose recv reads into it (it has data waiting), or to the
+	// ring when none waits (see idle_server.c: put back into the ring for
+	// a waiting recv, it went to whichever recv found data first, and
+	// pipelining clients took it turn after turn).
 	void buf_put(Conn *c)
 	{
-		io_uring_buf_ring_add(ring.br, ring.buf(c->bid), conn_buf, static_cast<unsigned short>(c->bid),
+		const std::int16_t bid = c->bid;
+		c->bid = -1;
+		if (starved.head) {
+			Conn *w = starved.head;
+			starved_remove(w);
+			w->bid = bid; // still held
+			conn_recv(w);
+			return;
+		}
+		io_uring_buf_ring_add(ring.br, ring.buf(bid), conn_buf, static_cast<unsigned short>(bid),
 				      io_uring_buf_ring_mask(o.ring_bufs), 0);
 		io_uring_buf_ring_advance(ring.br, 1);
-		c->bid = -1;
 		held--;
-		starved_wake();
 	}
 
 	// Wake the connections waiting for a buffer, first come first served,
@@ -425,7 +437,9 @@ struct Server {
 	void conn_recv(Conn *c)
 	{
 		io_uring_sqe &sqe = conn_sqe(c, Conn::rx);
-		if (ring.br) {
+		if (c->bid >= 0) { // a provided buffer handed to it (buf_put())
+			io_uring_prep_recv(&sqe, c->fd, c->data(), conn_buf, 0);
+		} else if (ring.br) {
 			io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
 			sqe.flags |= IOSQE_BUFFER_SELECT;
 			sqe.buf_group = buf_group;

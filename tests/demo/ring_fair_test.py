@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""tests/demo/ring_fair_test.py - peers that flood cannot keep the
+provided-buffer ring's buffers from the other connections.
+
+usage: ring_fair_test.py SERVER NAME
+
+The server (idle-server-c or idle-server) runs with a provided-buffer
+ring of one buffer and a 1 s idle timeout, in HTTP mode and in echo
+mode. 200 flooders (a process of their own) each send pipelined
+requests (lines) 8 KiB at a time, as fast as the server takes them, and
+read what comes back, for 5 s; meanwhile 20 well-behaved connections
+each send one request (line) every 200 ms once the answer to the last
+is in. For 4 s no connection, well-behaved or flooding, may be closed:
+none is silent for a timeout. (A well-behaved connection closed less than
+a timeout after its last request was sent was closed early, whatever the
+machine's delays: the server's timer counts from its read of that
+request. Closed later, or the flooders' process stalled for half the
+timeout, the run says nothing: run again, 3 tries, else skip.)
+
+A buffer given back went to the ring, for the connection woken for it
+to take; but a flooder's receive, issued again with data waiting, took
+it first, turn after turn: in HTTP mode 14 to 17 of the 20 connections,
+and the flooders themselves, were closed as idle, their requests
+unread. Now the buffer is handed to the connection waiting longest.
+After SIGTERM the server must exit 0 with no connection and no timer
+left.
+Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused,
+or three runs stalled).
+"""
+import os
+import re
+import select
+import selectors
+import socket
+import subprocess
+import sys
+import time
+
+from demo_proc import ready_port, stop_clean
+
+server_path, name = sys.argv[1], sys.argv[2]
+NFLOOD, NGOOD, PERIOD, IDLE, SECS = 200, 20, 0.2, 1.0, 4.0
+
+
+def fail(msg):
+    print(f"FAIL [{name}]: {msg}")
+    sys.exit(1)
+
+
+def flood(socks, line, secs):
+    """Send @line pipelined on each of @socks, 8 KiB at a time, as fast
+    as each takes it, and read what comes back, for @secs. Returns how
+    many the server closed, or 255 if this process stalled for half the
+    timeout (then a close may be right: what it had sent was read)."""
+    sel = selectors.DefaultSelector()
+    for f in socks:
+        f.setblocking(False)
+        sel.register(f, selectors.EVENT_READ | selectors.EVENT_WRITE)
+    chunk = line * (8192 // len(line))
+    closed = 0
+    end = last = time.monotonic()
+    end += secs
+    stalled = False
+    while last < end:
+        for key, ev in sel.select(0.1):
+            try:
+                if ev & selectors.EVENT_READ and not key.fileobj.recv(1 << 16):
+                    closed += 1
+                    sel.unregister(key.fileobj)
+                    continue
+                if ev & selectors.EVENT_WRITE:
+                    key.fileobj.send(chunk)
+            except BlockingIOError:
+                pass
+            except ConnectionError:
+                closed += 1
+                sel.unregister(key.fileobj)
+        now = time.monotonic()
+        stalled = stalled or now - last > IDLE / 2
+        last = now
+    return 255 if stalled else closed
+
+
+def run(mode):
+    http = mode == "--http"
+    line = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n" if http else b"hello\n"
+    end_of = b"\r\n\r\n" if http else line
+    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(int(IDLE * 1000)), "--ring-bufs", "1"]
+                           + ([mode] if mode else []),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = []
+    port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
+                      skip="no provided-buffer ring", log=log)
+    what = "HTTP" if http else "echo"
+    problems, stalls, worst, answered, pid = [], [], 0.0, 0, 0
+    try:
+        good = [socket.create_connection(("127.0.0.1", port)) for _ in range(NGOOD)]
+        floods = [socket.create_connection(("127.0.0.1", port)) for _ in range(NFLOOD)]
+        pid = os.fork()
+        if pid == 0:
+            os._exit(min(flood(floods, line, SECS + 1.0), 255))
+        for f in floods:
+            f.close()
+        time.sleep(0.3)  # the flood under way
+        sent_at, got = {}, {g: b"" for g in good}
+        last_sent = {g: time.monotonic() for g in good}  # connected: the server's timer starts later
+        next_at = {g: time.monotonic() + PERIOD * i / NGOOD for i, g in enumerate(good)}
+        end = time.monotonic() + SECS
+        while time.monotonic() < end and not problems and not stalls:
+            now = time.monotonic()
+            for g in good:
+                if g not in sent_at and now >= next_at[g]:
+                    g.send(line)
+                    sent_at[g] = last_sent[g] = now
+            r, _, _ = select.select(good, [], [], 0.01)
+            now = time.monotonic()
+            for g in r:
+                try:
+                    d = g.recv(4096)
+                except ConnectionError:
+                    d = b""
+                if d:
+                    got[g] += d
+                    if got[g].endswith(end_of):
+                        worst = max(worst, now - sent_at.pop(g))
+                        answered += 1
+                        got[g] = b""
+                        next_at[g] = now + PERIOD
+                    continue
+                # Closed. The server's timer counts from its read of the last
+                # request, which came after our send: a close seen less than
+                # a timeout after that send was early. Seen later, this
+                # process may have stalled past the timeout itself.
+                quiet = now - last_sent[g]
+                (problems if quiet < IDLE else stalls).append(
+                    f"{what}: a well-behaved connection closed {quiet:.3f} s after its last request"
+                    + (" (unanswered)" if g in sent_at else ""))
+                break
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        flooders_closed = os.waitstatus_to_exitcode(status)
+        if flooders_closed == 255:
+            stalls.append(f"{what}: the flooders' process stalled for half the timeout")
+        elif flooders_closed and not problems:
+            problems.append(f"{what}: {flooders_closed} of the {NFLOOD} flooders closed while they sent")
+        for g in good:
+            g.close()
+    finally:
+        if pid:
+            os.waitpid(pid, 0)
+        stats = stop_clean(srv, log, fail)
+    refusals = re.search(r" nobufs=(\d+)", stats)
+    print(f"{what}: {answered} requests answered, the slowest in {worst * 1000:.0f} ms; "
+          f"{refusals.group(1) if refusals else '?'} refusals")
+    if problems:
+        fail(f"{problems[0]} ({stats.strip()})")
+    return stalls
+
+
+def run_valid(mode):
+    """run(@mode) until a run in which neither this process nor the
+    flooders' stalled past what the verdict needs, 3 tries."""
+    for _ in range(3):
+        stalls = run(mode)
+        if not stalls:
+            return
+        print(f"inconclusive, run again: {stalls[0]}")
+    print(f"SKIP [{name}]: 3 runs inconclusive (the machine stalled this test past the timeout)")
+    sys.exit(77)
+
+
+run_valid("--http")
+run_valid(None)
+print(f"PASS [{name}]")
