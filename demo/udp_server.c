@@ -32,8 +32,11 @@
  * due timers and the reading goes on. A datagram for an unknown ID opens a
  * session and arms its timer; one for a known ID re-arms it with
  * twheel_loop_mod() (O(1)). When a timer fires the session was silent for
- * the whole timeout: a UDP_CLOSED notice is queued for its latest address
- * and the record is freed; the notices of one loop iteration go out with
+ * the whole timeout, unless its datagram waits unread in the socket (the
+ * server behind, short of CPU): so the session is closed only if the
+ * socket was read up to the deadline or is empty now, else once the
+ * datagrams before it are read (on_idle()). Then a UDP_CLOSED notice is
+ * queued for its latest address and the record is freed; the notices of one loop iteration go out with
  * sendmmsg() after it. Drops are counted, never hidden: SO_RXQ_OVFL gives
  * the kernel's count of datagrams dropped on the socket.
  *
@@ -81,6 +84,8 @@
 /* STATS lines answered a second at most, in bursts of STATS_BURST (a line costs ~15 us) */
 #define STATS_RATE 10000u
 #define STATS_BURST 1000u
+/* the server's own sync datagram (sync_send()), to itself; a client's is bad */
+#define UDP_SYNC 0x80
 
 static struct {
 	const char *bind;
@@ -98,10 +103,17 @@ struct session {
 	uint64_t id;        /* 0: the record is free */
 	uint32_t addr;      /* the latest source address, network order */
 	uint16_t port;      /* ...and port */
-	uint16_t _pad;
-	uint32_t next_free; /* free list, index + 1 */
+	uint16_t flags;     /* SS_DEFERRED, SS_LISTED */
+	union {
+		uint32_t next_free; /* free: the free list, index + 1 */
+		uint32_t due_ms;    /* SS_DEFERRED: its deadline, ms (mod 2^32, rounded up) */
+	};
 	uint32_t home;      /* its home slot in the hash */
 };
+/* its timer fired with datagrams unread in the socket: closed once they are read */
+#define SS_DEFERRED 1u
+/* on the server's deferred list (which a session left, or freed, may still be on) */
+#define SS_LISTED 2u
 _Static_assert(sizeof(struct session) <= 256, "a session record must fit in 256 bytes");
 
 struct rx_batch {
@@ -145,6 +157,17 @@ struct server {
 	uint64_t stats_t;                /* the STATS token bucket: when last refilled (ns), */
 	uint32_t stats_tokens;           /* ...and the answers it allows now */
 	struct demo_hist h_fire; /* idle timer: callback run - deadline */
+	/* Every datagram that arrived before read_upto (loop clock) has been
+	 * read: the socket was found empty then, or a sync datagram sent then
+	 * came back. A timer due later does not close its session until then. */
+	uint64_t read_upto;
+	uint64_t sync_t;     /* the sync datagram in flight: when sent, 0 none */
+	uint64_t sync_drops; /* rx_dropped when it was sent (a drop since: maybe it) */
+	uint64_t sync_token; /* its id: random, never sent to anyone else */
+	struct sockaddr_in self;
+	uint32_t *deferred;  /* sessions whose close waits for the socket to be read */
+	uint32_t ndeferred, deferred_cap;
+	uint64_t deferrals;  /* closes that waited so (STATS deferred) */
 	struct rx_batch rxb;
 	struct tx_batch txb;
 };
@@ -225,6 +248,7 @@ static struct session *session_new(struct server *s, uint32_t slot, uint32_t hom
 	}
 	struct session *ss = &s->tab[idx];
 	tw_loop_timer_init(&ss->idle, on_idle, 0);
+	ss->flags &= SS_LISTED; /* still listed: dropped from the list when it is next run */
 	ss->id = id;
 	ss->home = home;
 	s->slots[slot] = idx + 1;
@@ -250,6 +274,7 @@ static void session_free(struct server *s, struct session *ss)
 	}
 	slot_delete(s, slot);
 	ss->id = 0;
+	ss->flags &= SS_LISTED;
 	ss->next_free = s->free_head;
 	s->free_head = idx + 1;
 	s->nsess--;
@@ -319,15 +344,118 @@ static void tx_queue(struct server *s, const struct session *ss, uint64_t late_u
  * a record does not spend 8 bytes on a pointer every record would share). */
 static struct server *srv;
 
-static void on_idle(struct tw_loop_timer *t)
+/* Close @ss, silent since its deadline @due: its notice is queued. */
+static void session_close(struct server *s, struct session *ss, uint64_t due)
 {
-	struct session *ss = tw_container_of(t, struct session, idle);
-	struct server *s = srv;
-	int64_t late = (int64_t)(twheel_loop_clock(s->loop) - t->deadline);
+	int64_t late = (int64_t)(twheel_loop_clock(s->loop) - due);
 	demo_hist_add(&s->h_fire, late);
 	s->idle_closed++;
 	tx_queue(s, ss, late > 0 ? (uint64_t)late / 1000u : 0);
 	session_free(s, ss);
+}
+
+/*
+ * Send the socket a sync datagram unless one is in flight (and no drop
+ * since could have been it): read back, it says every datagram that came
+ * before it was read (the socket's queue is first in, first out).
+ */
+static void sync_send(struct server *s)
+{
+	if (s->sync_t && s->sync_drops == s->rx_dropped)
+		return;
+	uint64_t now = twheel_loop_clock(s->loop);
+	struct udp_msg m = { .magic = UDP_MAGIC, .type = UDP_SYNC, .id = s->sync_token, .arg = now };
+	if (sendto(s->fd, &m, sizeof(m), MSG_DONTWAIT, (const struct sockaddr *)&s->self, sizeof(s->self)) ==
+	    (ssize_t)sizeof(m)) {
+		s->sync_t = now;
+		s->sync_drops = s->rx_dropped;
+	}
+}
+
+/* Is the socket empty (then everything before now was read)? One syscall. */
+static bool socket_empty(struct server *s)
+{
+	uint64_t now = twheel_loop_clock(s->loop);
+	char b;
+	if (recv(s->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return false;
+	if (now > s->read_upto)
+		s->read_upto = now;
+	return true;
+}
+
+/* @ss's deadline, @due, came with datagrams unread: put its close off
+ * until they are read (deferred_run()). False if out of memory. */
+static bool session_defer(struct server *s, struct session *ss, uint64_t due)
+{
+	if (!(ss->flags & SS_LISTED)) {
+		if (s->ndeferred == s->deferred_cap) {
+			uint32_t cap = s->deferred_cap ? 2 * s->deferred_cap : 1024;
+			uint32_t *d = realloc(s->deferred, (size_t)cap * sizeof(*d));
+			if (!d)
+				return false;
+			s->deferred = d;
+			s->deferred_cap = cap;
+		}
+		s->deferred[s->ndeferred++] = (uint32_t)(ss - s->tab);
+		ss->flags |= SS_LISTED;
+	}
+	ss->flags |= SS_DEFERRED;
+	ss->due_ms = (uint32_t)((due + 999999u) / 1000000u);
+	s->deferrals++;
+	sync_send(s);
+	return true;
+}
+
+/* A deferred session's deadline, from its due_ms (within 24 days of @now). */
+static uint64_t deferred_due(const struct session *ss, uint64_t now)
+{
+	uint64_t now_ms = now / 1000000u;
+	int64_t back = (int32_t)((uint32_t)now_ms - ss->due_ms);
+	return (uint64_t)((int64_t)now_ms - back) * 1000000u;
+}
+
+/*
+ * The socket was read up to s->read_upto: close the deferred sessions due
+ * by then that no datagram brought back to life; keep the others (and ask
+ * for another sync).
+ */
+static void deferred_run(struct server *s)
+{
+	uint64_t now = twheel_loop_clock(s->loop);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < s->ndeferred; i++) {
+		struct session *ss = &s->tab[s->deferred[i]];
+		if (ss->flags & SS_DEFERRED) {
+			uint64_t due = deferred_due(ss, now);
+			if (due > s->read_upto) {
+				s->deferred[kept++] = s->deferred[i];
+				continue;
+			}
+			ss->flags = 0;
+			session_close(s, ss, due);
+		}
+		ss->flags &= (uint16_t)~SS_LISTED;
+	}
+	s->ndeferred = kept;
+	if (kept)
+		sync_send(s);
+}
+
+/*
+ * A session's timer fired: it was silent for the timeout, unless its
+ * datagram waits in the socket, unread (the server behind: short of CPU,
+ * or a read of the socket stopped at RX_BUDGET). So it is closed only if
+ * the socket was read up to its deadline, or is empty now; else once it
+ * is, and only if no datagram for it was among those read.
+ */
+static void on_idle(struct tw_loop_timer *t)
+{
+	struct session *ss = tw_container_of(t, struct session, idle);
+	struct server *s = srv;
+	if (t->deadline > s->read_upto && !socket_empty(s) && session_defer(s, ss, t->deadline))
+		return;
+	session_close(s, ss, t->deadline);
 }
 
 /* ---- Datagrams -------------------------------------------------------------------- */
@@ -345,14 +473,15 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 		" probe_max=%" PRIu32
 		" record_bytes=%zu table=%" PRIu32 " rss_kb=%" PRIu64
 		" utime_us=%" PRIu64 " stime_us=%" PRIu64 " iters=%" PRIu64 " wakeups=%" PRIu64
-		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64 "\n",
+		" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64
+		" deferred=%" PRIu64 "\n",
 		(int)getpid(), s->nsess, twheel_loop_count(s->loop), s->peak, s->opened, s->idle_closed, s->byes,
 		s->rx, s->bad, s->rx_dropped, s->tx_failed, s->refused, s->refused_probe, s->stats_limited, s->probe_max,
 		sizeof(struct session), s->cap, demo_rss_kb(),
 		(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 		(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec, ls.iterations,
 		ls.wakeups, s->h_fire.n, demo_hist_pct(&s->h_fire, 0.5), demo_hist_pct(&s->h_fire, 0.99),
-		s->h_fire.max_us);
+		s->h_fire.max_us, s->deferrals);
 }
 
 static void print_stats(const struct server *s)
@@ -372,6 +501,7 @@ static void on_data(struct server *s, uint64_t id, const struct sockaddr_in *fro
 	struct session *ss;
 	if (found) {
 		ss = &s->tab[s->slots[slot] - 1];
+		ss->flags &= (uint16_t)~SS_DEFERRED; /* its close was put off: it lives on */
 		twheel_loop_mod(s->loop, &ss->idle, s->idle_ns);
 	} else {
 		ss = slot == SLOT_NONE ? NULL : session_new(s, slot, home, id);
@@ -429,6 +559,15 @@ static void on_stats_req(struct server *s, const struct sockaddr_in *from)
 static void on_datagram(struct server *s, const struct mmsghdr *m, const struct sockaddr_in *from)
 {
 	const struct udp_msg *msg = m->msg_hdr.msg_iov->iov_base;
+	if (m->msg_len == sizeof(*msg) && msg->magic == UDP_MAGIC && msg->type == UDP_SYNC &&
+	    msg->id == s->sync_token && from->sin_port == s->self.sin_port &&
+	    from->sin_addr.s_addr == s->self.sin_addr.s_addr) { /* ours, back: read up to its sending */
+		if (msg->arg > s->read_upto)
+			s->read_upto = msg->arg;
+		if (msg->arg == s->sync_t)
+			s->sync_t = 0;
+		return;
+	}
 	s->rx++;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m->msg_hdr); c; c = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
@@ -455,9 +594,10 @@ static void on_datagram(struct server *s, const struct mmsghdr *m, const struct 
  * then s->rx_more, and serve() reads on after a loop iteration that ran
  * the timers due. Read until dry, a flood that comes faster than the
  * server reads would hold the loop as long as it lasts, every timer
- * waiting.
+ * waiting. A call that finds the socket empty (or short of a batch) has
+ * read every datagram that came before it: s->read_upto.
  */
-static void rx_drain(struct server *s)
+static void rx_read(struct server *s)
 {
 	struct rx_batch *b = &s->rxb;
 	s->rx_more = false;
@@ -468,9 +608,12 @@ static void rx_drain(struct server *s)
 							   .msg_iov = &b->iov[i], .msg_iovlen = 1,
 							   .msg_control = b->ctl[i], .msg_controllen = sizeof(b->ctl[i]) };
 		}
+		uint64_t before = twheel_loop_clock(s->loop);
 		int n = recvmmsg(s->fd, b->m, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < UDP_BATCH && (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK) && before > s->read_upto)
+			s->read_upto = before;
 		if (n <= 0)
 			return;
 		for (int i = 0; i < n; i++)
@@ -479,6 +622,22 @@ static void rx_drain(struct server *s)
 			return;
 	}
 	s->rx_more = true;
+}
+
+/*
+ * rx_read(); then the deferred closes the reading allows (deferred_run()),
+ * or, while some wait, a sync datagram again if a drop may have been ours
+ * (else, under a flood that keeps the socket full, they waited for it to
+ * end).
+ */
+static void rx_drain(struct server *s)
+{
+	uint64_t upto = s->read_upto;
+	rx_read(s);
+	if (s->ndeferred && s->read_upto != upto)
+		deferred_run(s);
+	else if (s->ndeferred)
+		sync_send(s);
 }
 
 /* ---- The loop ------------------------------------------------------------------- */
@@ -680,6 +839,9 @@ static int server_close(struct server *s, int ret)
 			twheel_loop_del(s->loop, &s->tab[i].idle);
 			session_free(s, &s->tab[i]);
 		}
+	free(s->deferred);
+	s->deferred = NULL;
+	s->ndeferred = 0;
 	print_stats(s);
 	size_t left = twheel_loop_count(s->loop);
 	twheel_loop_destroy(s->loop, NULL, NULL, NULL);
@@ -712,6 +874,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, NAME ": bind %s:%u: %s\n", a.text, opt.port, strerror(-s->fd));
 		return 1;
 	}
+	socklen_t sl = sizeof(s->self);
+	if (getsockname(s->fd, (struct sockaddr *)&s->self, &sl) != 0) {
+		fprintf(stderr, NAME ": getsockname: %s\n", strerror(errno));
+		return 1;
+	}
+	randombytes_buf(&s->sync_token, sizeof(s->sync_token));
 	int ret = server_open(s);
 	if (ret)
 		return ret;

@@ -58,6 +58,12 @@
  *            hold the server's loop, nor queue the DATA behind requests
  *            it cannot answer as fast as they come.
  *
+ *   lag      The server stopped (SIGSTOP) past a session's deadline, the
+ *            session's DATA in its socket behind 4,096 other datagrams
+ *            (more than one read of the socket takes): the session must
+ *            not be closed before that DATA was sent + the timeout (see
+ *            test_lag()).
+ *
  *   load-flood  The other way round, the first argument udp-load: this
  *            program is its server (answering every
  *            UDP_STATS, holding no session) and, from udp-load's first
@@ -743,6 +749,78 @@ static void test_flood(const char *path)
 	server_stop(&s);
 }
 
+/*
+ * lag: the server behind on its socket. A session is opened (1 s
+ * timeout); the server is stopped (SIGSTOP, as a machine short of CPU
+ * stops it) 100 ms later; JUNK datagrams that are no message go to it,
+ * then, 800 ms in, a DATA for the session; the server goes on at 1.3 s,
+ * past the session's first deadline but with its DATA in the socket,
+ * behind more datagrams than one read of the socket takes (1,024). The
+ * notice must not come before that DATA was sent + 1 s: the server
+ * read 1,024 datagrams, ran its due timers and closed the session at
+ * once, 0.5 s after its DATA. Where the socket cannot hold the junk
+ * (rx_dropped: a small net.core.rmem_max without root) the run says so
+ * and skips.
+ */
+#define JUNK 4096
+
+static void test_lag(const char *path)
+{
+	struct server s;
+	server_start(&s, path, 1000, NULL);
+	int a = data_socket(), j = data_socket();
+	static const uint64_t one[2] = { 5000, 5000 };
+	send_len(&s, a, UDP_DATA, one[0], 24);
+	uint64_t t0 = now_us();
+	CHECK(stats_get(&s).opened == 1, "the session was not opened");
+	while (now_us() < t0 + 100000)
+		usleep(1000);
+	kill(s.pid, SIGSTOP);
+	static struct udp_msg junk[64];
+	struct iovec iov[64];
+	struct mmsghdr h[64];
+	for (unsigned i = 0; i < 64; i++) {
+		junk[i] = (struct udp_msg){ .magic = ~UDP_MAGIC, .type = UDP_DATA, .id = 7 };
+		iov[i] = (struct iovec){ &junk[i], sizeof(junk[i]) };
+		h[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &s.addr, .msg_namelen = sizeof(s.addr),
+						      .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
+	for (unsigned sent = 0; sent < JUNK;) {
+		int n = sendmmsg(j, h, 64, 0);
+		if (n <= 0)
+			die("sendmmsg");
+		sent += (unsigned)n;
+	}
+	while (now_us() < t0 + 800000)
+		usleep(1000);
+	uint64_t t_data = now_us(); /* before the send: the server cannot have it earlier */
+	send_len(&s, a, UDP_DATA, one[0], 24);
+	while (now_us() < t0 + 1300000)
+		usleep(1000);
+	kill(s.pid, SIGCONT);
+	uint64_t t[2];
+	notices_wait(a, one, t, 4000);
+	struct stats st = stats_get(&s);
+	if (st.rx_dropped) {
+		printf("SKIP: the server's socket dropped %" PRIu64 " of the %d datagrams (SO_RCVBUF too small"
+		       " without root)\n", st.rx_dropped, JUNK);
+		server_stop(&s);
+		exit(77);
+	}
+	CHECK(st.bad >= JUNK, "the server read %" PRIu64 " of the %d junk datagrams", st.bad, JUNK);
+	CHECK(t[0], "no notice within 4 s of the server going on");
+	if (t[0]) {
+		printf("notice %.0f ms after the session's DATA (timeout 1000 ms), which waited %.0f ms in the"
+		       " socket behind %d datagrams\n", (double)(t[0] - t_data) / 1e3,
+		       (double)(t0 + 1300000 - t_data) / 1e3, JUNK);
+		CHECK(t[0] >= t_data + 1000000, "the session was closed %.0f ms after its DATA was sent, "
+		      "timeout 1000 ms: its DATA still in the socket, unread", (double)(t[0] - t_data) / 1e3);
+	}
+	close(a);
+	close(j);
+	server_stop(&s);
+}
+
 /* A child of test_load_flood(): datagrams that are no message, from @fd to @to, until killed. */
 static void garbage_flood(int fd, const struct sockaddr_in *to)
 {
@@ -859,8 +937,8 @@ static void test_load_flood(const char *load)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[2], "lengths") && strcmp(argv[2], "ids") && strcmp(argv[2], "flood") &&
-			  strcmp(argv[2], "load-flood"))) {
-		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids|flood, or %s UDP-LOAD load-flood\n",
+			  strcmp(argv[2], "lag") && strcmp(argv[2], "load-flood"))) {
+		fprintf(stderr, "usage: %s UDP-SESSION-SERVER lengths|ids|flood|lag, or %s UDP-LOAD load-flood\n",
 			argv[0], argv[0]);
 		return 2;
 	}
@@ -875,6 +953,8 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(argv[2], "flood"))
 		test_flood(argv[1]);
+	else if (!strcmp(argv[2], "lag"))
+		test_lag(argv[1]);
 	else if (!strcmp(argv[2], "load-flood"))
 		test_load_flood(argv[1]);
 	else
