@@ -90,6 +90,8 @@ int twheel_loop_submit(struct twheel_loop *l)
 		return -EOPNOTSUPP;
 	if (!l->started)
 		return -EBADFD;
+	if (twheel_loop_stopped(l))
+		return -ESHUTDOWN; /* no iteration will reap what it would start */
 	twl_multishot_scan(l);
 	return io_uring_submit(&l->ring);
 }

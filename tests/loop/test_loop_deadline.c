@@ -438,10 +438,13 @@ static void test_second_deadline_is_refused(void **state)
 
 /*
  * A stopped loop submits nothing again: twheel_loop_get_sqe() takes no
- * SQE (NULL), and twheel_loop_io_deadline() refuses a request taken before
- * the stop with -ESHUTDOWN, the same on both paths. Before, the SQE was
- * handed out and never submitted, and the linked-timeout path returned 0
- * for a deadline that could never be served.
+ * SQE (NULL), twheel_loop_io_deadline() refuses a request taken before
+ * the stop with -ESHUTDOWN, the same on both paths, and
+ * twheel_loop_submit() submits nothing (-ESHUTDOWN): the request taken
+ * before the stop never reads the socket. Before, the SQE was handed out
+ * and never submitted, the linked-timeout path returned 0 for a deadline
+ * that could never be served, and submit() started a recv whose
+ * completion no iteration would reap.
  */
 static void test_stopped_loop_takes_no_request(void **state)
 {
@@ -461,6 +464,10 @@ static void test_stopped_loop_takes_no_request(void **state)
 	assert_int_equal(twheel_loop_io_deadline(l, sqe, &r.dl, mono_now() + 50 * MS), -ESHUTDOWN);
 	assert_int_equal(twheel_loop_count(l), 0);
 	assert_null(twheel_loop_get_sqe(l, &r.io));
+	assert_int_equal(twheel_loop_submit(l), -ESHUTDOWN);
+	assert_int_equal(send(sv[1], "x", 1, 0), 1);
+	usleep(20000);
+	assert_int_equal(recv(sv[0], r.buf, sizeof(r.buf), MSG_DONTWAIT), 1); /* not taken by the ring */
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 	assert_int_equal(r.calls, 0);
 	close(sv[0]);

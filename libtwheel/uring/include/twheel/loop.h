@@ -682,7 +682,9 @@ TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loo
 /*
  * Submit prepared SQEs now. Returns the number submitted or -errno: -EINVAL
  * (NULL), -EBADFD (the loop never ran: the ring is not enabled yet),
- * -EOPNOTSUPP (fallback mode). The loop thread.
+ * -EOPNOTSUPP (fallback mode), -ESHUTDOWN (the loop is stopped: no
+ * iteration would reap the completions; SQEs taken before the stop are
+ * dropped by destroy, their handlers not called). The loop thread.
  *
  * A multishot request (accept, recv, poll... multishot) can end at any
  * CQE: the kernel ends it when the CQ ring is full, on an error, or on a
