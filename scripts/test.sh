@@ -46,8 +46,10 @@
 #
 # Environment: FUZZ_SECONDS (CPU seconds per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000; core_model
-# runs a third under the sanitizers: tests/core/meson.build), BUILD_ROOT
-# (default: build-test under the repository).
+# runs a third under the sanitizers: tests/core/meson.build),
+# TWHEEL_MODEL_SEED (added to the seeds of the differential tests, to run
+# them over other sequences; default 0), BUILD_ROOT (default: build-test
+# under the repository).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -4,7 +4,7 @@
  * clock that jumps forward, stands still and steps back, from callbacks
  * too: many seeds, each a sequence of random operations, at six tick
  * lengths (1 ns to 1 s). TWHEEL_MODEL_OPS scales the run (default 12,000,000: here
- * half of it in bytes).
+ * half of it in bytes); TWHEEL_MODEL_SEED, if set, is added to every seed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,9 +24,20 @@ static uint64_t total_bytes(void)
 	return (s ? strtoull(s, NULL, 10) : UINT64_C(12000000)) / 2;
 }
 
+/* TWHEEL_MODEL_SEED: added to every seed (default 0, the suite's seeds), to
+ * run the same test over other sequences. */
+static uint64_t seed_base(void)
+{
+	const char *s = getenv("TWHEEL_MODEL_SEED");
+
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
 static void run_seeds(uint64_t first, unsigned nseeds, size_t nbytes)
 {
 	struct hm_result sum = { 0 };
+
+	first += seed_base();
 
 	for (unsigned i = 0; i < nseeds; i++) {
 		struct byte_src src;

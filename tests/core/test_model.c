@@ -4,7 +4,8 @@
  * reference model, over several seeds and pool sizes. The normal run does
  * TWHEEL_MODEL_OPS operations in all (default 12 million; -Dlong_tests=true
  * sets 120 million), divided by TWHEEL_MODEL_OPS_DIVISOR if set (the
- * sanitizer builds: see tests/core/meson.build).
+ * sanitizer builds: see tests/core/meson.build). TWHEEL_MODEL_SEED, if set,
+ * is added to every seed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,9 +27,20 @@ static uint64_t total_ops(void)
 	return ops / (div ? div : 1);
 }
 
+/* TWHEEL_MODEL_SEED: added to every seed (default 0, the suite's seeds), to
+ * run the same test over other sequences. */
+static uint64_t seed_base(void)
+{
+	const char *s = getenv("TWHEEL_MODEL_SEED");
+
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
 static void run_seeds(unsigned ntimers, uint64_t first_seed, unsigned nseeds, uint64_t ops)
 {
 	uint64_t fires = 0, advances = 0, cascaded = 0, done = 0;
+
+	first_seed += seed_base();
 	for (unsigned i = 0; i < nseeds; i++) {
 		struct model_src src;
 		struct model_result res;

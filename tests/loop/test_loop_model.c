@@ -3,9 +3,10 @@
  * test_loop_model - the body of fuzz_loop over fixed PRNG seeds, so that
  * builds without clang (and the ASan build) check the loop against the
  * model of loop_model.c too. TWHEEL_LOOP_MODEL_RUNS sets the number of
- * seeds (default 3000). To replay one failure with a trace of every
- * operation: TWHEEL_LOOP_MODEL_SEED=<seed> TWHEEL_LOOP_MODEL_BYTES=<bytes>
- * TWHEEL_LOOP_MODEL_TRACE=1.
+ * seeds (default 3000); TWHEEL_MODEL_SEED, if set, is added to each. To
+ * replay one failure with a trace of every operation:
+ * TWHEEL_LOOP_MODEL_SEED=<seed> TWHEEL_LOOP_MODEL_BYTES=<bytes>
+ * TWHEEL_LOOP_MODEL_TRACE=1 (the seed as the failure printed it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,8 +33,10 @@ static void run_seeds(uint64_t first, unsigned n, size_t nbytes)
 {
 	uint64_t ops = 0, fires = 0, iters = 0, rel = 0, drained = 0, back = 0, held = 0;
 	uint64_t placed = 0, late_placed = 0, batches = 0, moved = 0;
-	const char *one = getenv("TWHEEL_LOOP_MODEL_SEED");
+	const char *one = getenv("TWHEEL_LOOP_MODEL_SEED"), *base = getenv("TWHEEL_MODEL_SEED");
 
+	if (base)
+		first += strtoull(base, NULL, 10);
 	if (one) {
 		const char *b = getenv("TWHEEL_LOOP_MODEL_BYTES");
 
