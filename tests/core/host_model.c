@@ -26,7 +26,11 @@
  *     when none is; twheel_host_run() returns the callbacks it ran; the
  *     wheel's count is the model's; nested run and fini give -EBUSY; fini
  *     hands back each pending timer once, but one its function re-armed
- *     or cancelled before its turn (re-armed, it is dropped).
+ *     or cancelled before its turn (re-armed, it is dropped);
+ *   - twheel_host_get_stats(), after every operation and after fini: the
+ *     runs (wakeups), those that ran no callback (idle_wakeups), the
+ *     callbacks, the host timer's arms and its stops (fini's stop not
+ *     counted) as the model counted them.
  *
  * Callbacks arm, re-arm, cancel and move timers (themselves too) and move
  * the clock, back included. A move (twheel_move() on the host's wheel, to
@@ -103,6 +107,9 @@ struct hm {
 	uint64_t tick;
 	uint64_t clk;       /* the fake clock */
 	bool armed;         /* the fake host timer */
+	uint64_t arms, stops; /* ...its arms and stops (but fini's) */
+	uint64_t idle_runs; /* runs that ran no callback */
+	bool in_fini;       /* twheel_host_fini() runs (its stop is not counted) */
 	uint64_t wake, armed_at;
 	uint64_t w;         /* model: the wheel's tick */
 	uint64_t target;    /* ...and during a run, the tick it goes to */
@@ -176,6 +183,7 @@ static void fake_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
 		failf(M, "host armed from a reading %llu that is not the clock's %llu",
 		      (unsigned long long)now_ns, (unsigned long long)M->clk);
 	M->armed = true;
+	M->arms++;
 	M->wake = wake_ns;
 	M->armed_at = now_ns;
 }
@@ -186,6 +194,7 @@ static void fake_stop(struct twheel_host *h)
 	if (!M->armed)
 		failf(M, "host timer stopped while not armed");
 	M->armed = false;
+	M->stops += !M->in_fini;
 }
 
 static const struct twheel_host_ops fake_ops = { fake_arm, fake_stop };
@@ -502,6 +511,7 @@ static void host_fires(struct hm *m)
 	m_placed(m);
 	m->run = 0;
 	m->res->runs++;
+	m->idle_runs += n == 0;
 	if (n != m->fired)
 		failf(m, "run %llu returned %ld, %ld callbacks ran", (unsigned long long)run, n,
 		      m->fired);
@@ -607,6 +617,25 @@ static void op(struct hm *m)
 	}
 }
 
+/* twheel_host_get_stats(): the counts the model kept. */
+static void check_stats(struct hm *m)
+{
+	struct twheel_host_stats st;
+	int rc = twheel_host_get_stats(&m->h, &st);
+
+	if (rc)
+		failf(m, "twheel_host_get_stats: %d", rc);
+	else if (st.wakeups != m->res->runs || st.idle_wakeups != m->idle_runs ||
+		 st.fired != m->res->fires || st.host_arms != m->arms || st.host_stops != m->stops)
+		failf(m, "stats: wakeups %llu, idle %llu, fired %llu, host arms %llu, stops %llu; "
+			 "the model %llu, %llu, %llu, %llu, %llu",
+		      (unsigned long long)st.wakeups, (unsigned long long)st.idle_wakeups,
+		      (unsigned long long)st.fired, (unsigned long long)st.host_arms,
+		      (unsigned long long)st.host_stops, (unsigned long long)m->res->runs,
+		      (unsigned long long)m->idle_runs, (unsigned long long)m->res->fires,
+		      (unsigned long long)m->arms, (unsigned long long)m->stops);
+}
+
 /* Outside runs: the wheel's count and the host timer as the model says. */
 static void check_host(struct hm *m)
 {
@@ -623,6 +652,7 @@ static void check_host(struct hm *m)
 		if (m->t[i].bound < bound)
 			bound = m->t[i].bound;
 	}
+	check_stats(m);
 	if (twheel_count(twheel_host_wheel(&m->h)) != n)
 		failf(m, "the wheel holds %zu timers, the model %zu",
 		      twheel_count(twheel_host_wheel(&m->h)), n);
@@ -769,9 +799,12 @@ int hm_run(struct byte_src *src, struct hm_result *res)
 	}
 	for (int i = 0; i < NT; i++)
 		m->t[i].fini_expires = twheel_host_expires(&m->h, T(&m->t[i]));
+	m->in_fini = true;
 	rc = twheel_host_fini(&m->h, hand_back, m);
+	m->in_fini = false;
 	if (rc)
 		failf(m, "twheel_host_fini: %d", rc);
+	check_stats(m);
 	if (!m->failed) {
 		for (int i = 0; i < NT; i++) {
 			if (m->t[i].pending || m->t[i].handed > 1)
