@@ -36,7 +36,12 @@
  *     the misfire policy; the callback sees t->deadline and t->missed;
  *   - every return value, tw_loop_timer_busy(), twheel_loop_pending(),
  *     twheel_loop_count(), and that the drain hands back each owned timer
- *     exactly once.
+ *     exactly once;
+ *   - twheel_loop_get_stats() after every operation: the iterations run
+ *     (not those refused), the timers run or handed to the executor, the
+ *     periodic runs found a period or more late (misfires: not while a
+ *     backlog is paid), the inbox items handled; no wait, wake-up or
+ *     completion (every iteration is TW_LOOP_NOWAIT, there is no I/O).
  *
  * Callbacks act on their own timer (delete, re-arm, cancel, schedule) and
  * work items re-post themselves, stop the loop or call run_once (-EBUSY).
@@ -138,6 +143,8 @@ struct lm {
 	struct tw_loop_timer *rxq[NT];
 	int rxn;
 	struct evlog got, want;
+	/* what twheel_loop_get_stats() must count */
+	uint64_t s_iters, s_fired, s_misfires, s_inbox;
 	bool failed;
 };
 
@@ -676,6 +683,7 @@ static bool m_fire_periodic(struct lm *m, struct mtimer *x, uint64_t key)
 		x->backlog--;
 		missed = x->backlog;
 	} else if (missed) {
+		m->s_misfires++;
 		if (policy == TW_LOOP_MISFIRE_SKIP)
 			run = false;
 		else if (policy == TW_LOOP_MISFIRE_ALL && !rate)
@@ -838,6 +846,31 @@ static void logs_reset(struct lm *m)
 	m->want.n = 0;
 }
 
+/* twheel_loop_get_stats(): the counts the model kept. */
+static void check_stats(struct lm *m)
+{
+	struct twheel_loop_stats st;
+	int ret = twheel_loop_get_stats(m->l, &st);
+
+	if (ret)
+		failf(m, "get_stats: %d", ret);
+	else if (st.iterations != m->s_iters || st.timers_fired != m->s_fired ||
+		 st.misfires != m->s_misfires || st.inbox_items != m->s_inbox)
+		failf(m, "stats: %llu iterations, %llu timers fired, %llu misfires, %llu inbox "
+			 "items; the model %llu, %llu, %llu, %llu",
+		      (unsigned long long)st.iterations, (unsigned long long)st.timers_fired,
+		      (unsigned long long)st.misfires, (unsigned long long)st.inbox_items,
+		      (unsigned long long)m->s_iters, (unsigned long long)m->s_fired,
+		      (unsigned long long)m->s_misfires, (unsigned long long)m->s_inbox);
+	else if (st.waits || st.wakeups || st.io_completions || st.multishot_ends ||
+		 st.cq_overflows || st.cq_dropped)
+		failf(m, "stats: %llu waits, %llu wake-ups, %llu completions, %llu multishot ends, "
+			 "%llu overflows, %llu dropped, without a wait or I/O",
+		      (unsigned long long)st.waits, (unsigned long long)st.wakeups,
+		      (unsigned long long)st.io_completions, (unsigned long long)st.multishot_ends,
+		      (unsigned long long)st.cq_overflows, (unsigned long long)st.cq_dropped);
+}
+
 /* After every operation: what other threads and the loop thread can see. */
 static void check_all(struct lm *m)
 {
@@ -865,6 +898,8 @@ static void check_all(struct lm *m)
 		      (unsigned long long)m->rclk, (unsigned long long)m->clk);
 	if (!m->failed && twheel_loop_count(m->l) != count)
 		failf(m, "count() %zu, the model says %zu", twheel_loop_count(m->l), count);
+	if (!m->failed)
+		check_stats(m);
 }
 
 /* ---- Operations ---------------------------------------------------------------- */
@@ -1066,6 +1101,7 @@ static int m_inbox_run(struct lm *m)
 			struct mtimer *x = &m->t[item < NT ? item : 0];
 
 			memmove(m->q, m->q + 1, (size_t)--m->qn * sizeof(m->q[0]));
+			m->s_inbox++;
 			if (item >= NT) {
 				m_work_run(m, &m->w[item - NT]);
 				ran++;
@@ -1127,6 +1163,7 @@ static void op_run_once(struct lm *m)
 		compare(m, 0, "stopped run_once");
 		return;
 	}
+	m->s_iters++;
 	/* before its wait, the loop places what was armed by delay since */
 	if (m->nparked)
 		m_place(m, m->clk);
@@ -1175,8 +1212,10 @@ static void op_run_once(struct lm *m)
 	}
 	for (i = 0; i < no; i++) {
 		struct mtimer *x = &m->t[order[i]];
+		bool fired = m_fire(m, x, timer_key(x));
 
-		ran += m_fire(m, x, timer_key(x));
+		ran += fired;
+		m->s_fired += fired;
 	}
 	/* at its end, what its callbacks armed by delay */
 	if (m->nparked)
