@@ -111,6 +111,7 @@ struct model {
 	bool in_advance;
 	tw_tick_t target;
 	tw_tick_t last_fired;  /* expiry of the previous callback in this advance */
+	tw_tick_t cb_now;      /* twheel_now() in that callback (before one: the time) */
 	long fired_now;        /* callbacks in the current advance */
 	bool failed;
 	bool cascade_heavy;    /* mode: log-uniform expiries and steps, many cascades */
@@ -344,6 +345,17 @@ static void on_fire(struct tw_timer *t)
 	tw_tick_t min;
 	CHECK(m, heap_min(m, &min) && min == t->expires,
 	      "timer %u (expiry %" PRIu64 ") fired before an earlier one (%" PRIu64 ")", id, t->expires, min);
+	/* the wheel's time is the tick being fired: at or after the timer's
+	 * expiry and the ticks fired before in this advance, at most its
+	 * target, which twheel_target() gives */
+	CHECK(m, twheel_target(m->w) == m->target, "target() %" PRIu64 " in a callback, advance to %" PRIu64,
+	      twheel_target(m->w), m->target);
+	CHECK(m, twheel_now(m->w) >= t->expires && twheel_now(m->w) >= m->cb_now &&
+		 twheel_now(m->w) <= m->target,
+	      "now() %" PRIu64 " in the callback of timer %u (expiry %" PRIu64 "), %" PRIu64
+	      " in the one before, advance to %" PRIu64,
+	      twheel_now(m->w), id, t->expires, m->cb_now, m->target);
+	m->cb_now = twheel_now(m->w);
 	m->last_fired = t->expires;
 	model_disarm(m, id);
 	CHECK(m, twheel_count(m->w) == m->count, "count %zu, model %zu in callback",
@@ -663,6 +675,7 @@ static void op_advance(struct model *m, tw_tick_t target)
 	m->in_advance = true;
 	m->target = target;
 	m->last_fired = 0;
+	m->cb_now = m->now;
 	m->fired_now = 0;
 	m->ndefer = 0;
 	long rc = twheel_advance(m->w, target);
@@ -670,6 +683,8 @@ static void op_advance(struct model *m, tw_tick_t target)
 	if (m->failed)
 		return;
 	CHECK(m, rc == m->fired_now, "advance returned %ld, %ld callbacks ran", rc, m->fired_now);
+	CHECK(m, twheel_target(m->w) == target, "target() %" PRIu64 " after an advance to %" PRIu64,
+	      twheel_target(m->w), target);
 	tw_tick_t min;
 	CHECK(m, !heap_min(m, &min) || min > target,
 	      "advance to %" PRIu64 " left a due timer (expiry %" PRIu64 ") unfired", target, min);
