@@ -715,6 +715,11 @@ static void check_counts(struct model *m)
 	      "; model %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "%s",
 	      st.adds, st.mods, st.mods_fast, st.dels, st.fires, m->adds, m->mods, m->dels,
 	      m->res->fires, m->in_advance ? " (in a callback)" : "");
+	/* an advance counts from its start: its callbacks see it counted */
+	CHECK(m, st.advances == m->res->advances + m->in_advance && st.cascaded >= st.cascades,
+	      "stats advances %" PRIu64 ", model %" PRIu64 "%s; %" PRIu64 " timers cascaded by %"
+	      PRIu64 " cascades", st.advances, m->res->advances,
+	      m->in_advance ? " and the running one" : "", st.cascaded, st.cascades);
 	CHECK(m, twheel_inspect(m->w, li, TWHEEL_LEVELS, &due) == 0, "inspect failed");
 	sum = due;
 	for (unsigned l = 0; l < TWHEEL_LEVELS; l++)
