@@ -2,7 +2,7 @@
 """tests/demo/ring_fair_test.py - peers that flood cannot keep the
 provided-buffer ring's buffers from the other connections.
 
-usage: ring_fair_test.py SERVER NAME
+usage: ring_fair_test.py SERVER NAME [--stall-once]
 
 The server (idle-server-c or idle-server) runs with a provided-buffer
 ring of one buffer and a 1 s idle timeout, in HTTP mode and in echo
@@ -14,8 +14,12 @@ is in. For 4 s no connection, well-behaved or flooding, may be closed:
 none is silent for a timeout. (A well-behaved connection closed less than
 a timeout after its last request was sent was closed early, whatever the
 machine's delays: the server's timer counts from its read of that
-request. Closed later, or the flooders' process stalled for half the
-timeout, the run says nothing: run again, 3 tries, else skip.)
+request. Closed later, or sent a request a timeout or more after this
+process might have seen the answer before it (or, the first, after it
+called connect(): the server's timer may start before
+create_connection() returns), or the flooders' process stalled for half
+the timeout, the run says nothing: run again, 3 tries, else skip. An
+answer the server was slow to give is not excused.)
 
 A buffer given back went to the ring, for the connection woken for it
 to take; but a flooder's receive, issued again with data waiting, took
@@ -24,6 +28,9 @@ and the flooders themselves, were closed as idle, their requests
 unread. Now the buffer is handed to the connection waiting longest.
 After SIGTERM the server must exit 0 with no connection and no timer
 left.
+With --stall-once the first run sleeps past the timeout before the
+first requests (this process kept off its CPU): that run must be called
+inconclusive, not failed, and the next one pass.
 Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused,
 or three runs stalled).
 """
@@ -39,6 +46,7 @@ import time
 from demo_proc import ready_port, stop_clean
 
 server_path, name = sys.argv[1], sys.argv[2]
+stall_once = sys.argv[3:] == ["--stall-once"]
 NFLOOD, NGOOD, PERIOD, IDLE, SECS = 200, 20, 0.2, 1.0, 4.0
 
 
@@ -94,7 +102,16 @@ def run(mode):
     what = "HTTP" if http else "echo"
     problems, stalls, worst, answered, pid = [], [], 0.0, 0, 0
     try:
-        good = [socket.create_connection(("127.0.0.1", port)) for _ in range(NGOOD)]
+        # quiet_from: a reading before the last request was sent (or the
+        # connect: the server arms its timer after it), from which a
+        # close is judged; heard: one before the last answer (or the
+        # connect) came in, from which this process's own silence counts
+        good, quiet_from = [], {}
+        for _ in range(NGOOD):
+            t = time.monotonic()
+            good.append(socket.create_connection(("127.0.0.1", port)))
+            quiet_from[good[-1]] = t
+        heard = dict(quiet_from)
         floods = [socket.create_connection(("127.0.0.1", port)) for _ in range(NFLOOD)]
         pid = os.fork()
         if pid == 0:
@@ -102,16 +119,27 @@ def run(mode):
         for f in floods:
             f.close()
         time.sleep(0.3)  # the flood under way
+        if stall_once:
+            time.sleep(IDLE + 0.3)  # a timeout and more, before the first request
         sent_at, got = {}, {g: b"" for g in good}
-        last_sent = {g: time.monotonic() for g in good}  # connected: the server's timer starts later
         next_at = {g: time.monotonic() + PERIOD * i / NGOOD for i, g in enumerate(good)}
         end = time.monotonic() + SECS
+        selected = time.monotonic()  # before the last select(): what it missed came later
         while time.monotonic() < end and not problems and not stalls:
             now = time.monotonic()
             for g in good:
                 if g not in sent_at and now >= next_at[g]:
+                    before = time.monotonic()
                     g.send(line)
-                    sent_at[g] = last_sent[g] = now
+                    if time.monotonic() - heard[g] >= IDLE:
+                        # silent a timeout by itself: the server may have
+                        # closed it before this request came in
+                        stalls.append(f"{what}: this process sent a request a timeout after its connect or the answer before")
+                        break
+                    sent_at[g] = quiet_from[g] = before
+            if stalls:
+                break  # its close, if it comes, is not judged
+            missed, selected = selected, time.monotonic()
             r, _, _ = select.select(good, [], [], 0.01)
             now = time.monotonic()
             for g in r:
@@ -123,6 +151,7 @@ def run(mode):
                     got[g] += d
                     if got[g].endswith(end_of):
                         worst = max(worst, now - sent_at.pop(g))
+                        heard[g] = max(missed, quiet_from[g])
                         answered += 1
                         got[g] = b""
                         next_at[g] = now + PERIOD
@@ -131,7 +160,7 @@ def run(mode):
                 # request, which came after our send: a close seen less than
                 # a timeout after that send was early. Seen later, this
                 # process may have stalled past the timeout itself.
-                quiet = now - last_sent[g]
+                quiet = now - quiet_from[g]
                 (problems if quiet < IDLE else stalls).append(
                     f"{what}: a well-behaved connection closed {quiet:.3f} s after its last request"
                     + (" (unanswered)" if g in sent_at else ""))
@@ -160,8 +189,12 @@ def run(mode):
 def run_valid(mode):
     """run(@mode) until a run in which neither this process nor the
     flooders' stalled past what the verdict needs, 3 tries."""
+    global stall_once
     for _ in range(3):
-        stalls = run(mode)
+        stalled_here, stalls = stall_once, run(mode)
+        stall_once = False
+        if stalled_here and not stalls:
+            fail("a run stalled past the timeout before its first request was not called inconclusive")
         if not stalls:
             return
         print(f"inconclusive, run again: {stalls[0]}")
