@@ -278,7 +278,7 @@ fuzz_cpu_ticks() {
   echo $((f[11] + f[12]))
 }
 fuzz_run() {
-  local secs=$1 t=$2 name pid rc=0 hz ticks=0
+  local secs=$1 t=$2 name pid rc=0 hz ticks=0 now
   name=$(basename "$t")
   mkdir -p "$root/fuzz-corpus/$name"
   hz=$(getconf CLK_TCK)
@@ -287,7 +287,9 @@ fuzz_run() {
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
-    ticks=$(fuzz_cpu_ticks "$pid")
+    # the largest reading: one taken as it exits (a zombie's) reads 0
+    now=$(fuzz_cpu_ticks "$pid")
+    [ "$now" -gt "$ticks" ] && ticks=$now
     if [ "$ticks" -ge $((secs * hz)) ] && [ -f "$bg/fuzz.stop" ]; then
       kill -INT "$pid" 2>/dev/null
       break
@@ -313,8 +315,13 @@ fuzz_notes() {
   for t; do
     name=$(basename "$t")
     if [ "$(cat "$LOG_DIR/fuzz-$name.rc")" = 0 ]; then
+      local cpu short=""
+      cpu=$(cat "$LOG_DIR/fuzz-$name.cpu")
+      # the machine was too busy to give it its CPU time within the cap
+      [ "$cpu" -lt "$fuzz_seconds" ] &&
+        short=" (its wall-time cap came first: fewer than $fuzz_seconds s of CPU)"
       phase_note "$name: $(grep -E 'stat::number_of_executed_units' "$LOG_DIR/fuzz-$name.log")," \
-        "$(cat "$LOG_DIR/fuzz-$name.cpu") s of CPU"
+        "$cpu s of CPU$short"
     else
       failed+=("$name")
     fi
