@@ -217,6 +217,9 @@ static void default_misuse(const char *what)
 
 static twheel_misuse_fn misuse_fn = default_misuse;
 
+/* The layout this library was built with: see TWHEEL__LAYOUT in twheel.h. */
+const char TWHEEL__LAYOUT = TWHEEL_DEBUG_CHECKS;
+
 twheel_misuse_fn twheel_set_misuse_handler(twheel_misuse_fn fn)
 {
 	twheel_misuse_fn old = misuse_fn;

@@ -61,6 +61,29 @@ extern "C" {
 #define TWHEEL_API
 #endif
 
+/*
+ * A program runs only with a library of its headers' layout. Built
+ * against a release build's headers and run with a library built with
+ * -Ddebug_checks=true (a libtwheel.so.1 found first, whose struct
+ * tw_timer is larger), the library would write past every timer. So each file that includes this header
+ * holds the address of twheel__layout_release (or, with
+ * TWHEEL_DEBUG_CHECKS 1, twheel__layout_debug_checks), and the library
+ * defines only its own: the other fails to link, or to load ("undefined
+ * symbol: twheel__layout_debug_checks"), so such a file must be linked
+ * with libtwheel. The check costs a pointer and a relocation a file, and
+ * is lost where the linker drops unused sections (-Wl,--gc-sections with
+ * -fdata-sections).
+ */
+#if TWHEEL_DEBUG_CHECKS
+#define TWHEEL__LAYOUT twheel__layout_debug_checks
+#else
+#define TWHEEL__LAYOUT twheel__layout_release
+#endif
+TWHEEL_API extern const char TWHEEL__LAYOUT;
+#ifndef TWHEEL__ANY_DEBUG_CHECKS
+__attribute__((used)) static const char *const twheel__layout = &TWHEEL__LAYOUT;
+#endif
+
 /* Absolute time, in ticks. */
 typedef uint64_t tw_tick_t;
 #define TW_TICK_MAX UINT64_MAX
