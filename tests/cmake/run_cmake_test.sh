@@ -25,6 +25,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-cmake-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/stage"
+# The package's set-up block (@PACKAGE_INIT@, expanded by meson) once,
+# where the template puts it: not again inside a comment that names it.
+config=$(find "$tmp/stage" -name twheelConfig.cmake)
+n=$(grep -c 'Expanded from @PACKAGE_INIT@' "$config" || true)
+[ "$n" = 1 ] || { echo "FAIL: $config expands @PACKAGE_INIT@ $n times"; exit 1; }
 cmake -G Ninja -S "$here/project" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON \
   -DTWHEEL_COMPONENTS="${comps// /;}" -DTWHEEL_EXAMPLES_DIR="$examples" \
