@@ -24,12 +24,14 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-cmake-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/stage"
-# The package's set-up block (@PACKAGE_INIT@, expanded by meson) once,
-# where the template puts it: not again inside a comment that names it.
+# Staged as a -dev package is split: the runtime and devel install tags.
+meson install -C "$build" --no-rebuild --quiet --tags runtime,devel --destdir "$tmp/stage"
+# The package's set-up block once, where the template puts it (meson's
+# cmake module expanded @PACKAGE_INIT@ in a comment that named it too).
 config=$(find "$tmp/stage" -name twheelConfig.cmake)
-n=$(grep -c 'Expanded from @PACKAGE_INIT@' "$config" || true)
-[ "$n" = 1 ] || { echo "FAIL: $config expands @PACKAGE_INIT@ $n times"; exit 1; }
+[ -n "$config" ] || { echo "FAIL: no twheelConfig.cmake in the runtime and devel install tags"; exit 1; }
+n=$(grep -c 'get_filename_component(PACKAGE_PREFIX_DIR' "$config" || true)
+[ "$n" = 1 ] || { echo "FAIL: $config sets PACKAGE_PREFIX_DIR $n times"; exit 1; }
 cmake -G Ninja -S "$here/project" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON \
   -DTWHEEL_COMPONENTS="${comps// /;}" -DTWHEEL_EXAMPLES_DIR="$examples" \
@@ -43,6 +45,18 @@ for p in use_core use_loop use_cpp $(printf 'use_%s ' $comps); do
     { echo "FAIL: $p"; cat "$tmp/run.log"; exit 1; }
 done
 echo "find_package(twheel COMPONENTS uring cpp $comps) against the staged install: all targets built and ran"
+
+# The version file: any 1.x up to this one, not 2.
+mkdir -p "$tmp/ver"
+for v in 1.0 '1.0...<2' 1.3 2.0 '2.0...3'; do
+  printf 'cmake_minimum_required(VERSION 3.19)\nproject(v C)\nfind_package(twheel %s REQUIRED)\n' "$v" \
+    >"$tmp/ver/CMakeLists.txt"
+  rc=0
+  cmake -S "$tmp/ver" -B "$tmp/ver/b" -Dtwheel_DIR="$(dirname "$config")" >"$tmp/ver.log" 2>&1 || rc=$?
+  case $v in 2*) want=1 ;; *) want=0 ;; esac
+  [ $((rc != 0)) -eq $want ] || { cat "$tmp/ver.log"; echo "FAIL: find_package(twheel $v) exit $rc"; exit 1; }
+done
+echo "find_package(twheel 1.0), (1.0...<2) and (1.3) take this version; (2.0) and (2.0...3) do not"
 
 # A required component that is missing fails, naming it. In the same run,
 # asio where the only Boost is 1.73 (a BoostConfig.cmake with nothing
