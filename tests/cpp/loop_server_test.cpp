@@ -24,6 +24,10 @@
 // accepts with single-shot requests) the one multishot check is left out:
 // that the kernel ended the accept at least once and the server re-armed it.
 //
+// With --stop-server the server is stopped (SIGSTOP) for 250 ms twice in
+// the idle phase while the clients go on: the data that came meanwhile
+// must be read before the idle timers that came due.
+//
 // With --stall-ms MS the client sleeps MS once the idle phase's clients
 // connect, before any sends its first message (a test process kept off its
 // CPU): at MS of the timeout or more, the server may close every chatty
@@ -61,6 +65,7 @@ constexpr auto kTimeout = 300ms;
 int failures = 0;
 bool single_accept = false; // the server accepts with single-shot requests
 unsigned stall_ms = 0;      // --stall-ms: the client's stall before the first message
+bool stop_server = false;   // --stop-server: SIGSTOP the server in the idle phase
 
 #define CHECK(cond, ...)                                                                   \
 	do {                                                                               \
@@ -319,7 +324,15 @@ unsigned phase_idle(Server &s)
 		cl.c[i].chatty = i % 2 == 0;
 	usleep(stall_ms * 1000); // a client kept off its CPU before its first message
 	const auto t0 = Clock::now();
+	bool stopped = false;
 	while (Clock::now() < t0 + 5 * kTimeout) {
+		if (stop_server) { // stopped 250 ms from 200 ms and from 900 ms
+			const auto t = Clock::now() - t0;
+			const bool stop = (t >= 200ms && t < 450ms) || (t >= 900ms && t < 1150ms);
+			if (stop != stopped)
+				kill(s.pid, stop ? SIGSTOP : SIGCONT);
+			stopped = stop;
+		}
 		cl.poll(5ms, [&](unsigned i) {
 			if (cl.c[i].chatty)
 				cl.send_msg(cl.c[i], i);
@@ -329,6 +342,8 @@ unsigned phase_idle(Server &s)
 			if (cl.c[i].chatty && cl.c[i].connected && !cl.c[i].eof && now - cl.c[i].last_send >= 100ms)
 				cl.send_msg(cl.c[i], i);
 	}
+	if (stopped)
+		kill(s.pid, SIGCONT);
 	// Drain the last echoes (a chatty client idles out 300 ms after its
 	// last message; its echoes come before that close).
 	for (auto end = Clock::now() + 2s; Clock::now() < end;) {
@@ -516,13 +531,15 @@ int main(int argc, char **argv)
 	for (; a < argc - 1; a++) {
 		if (std::strcmp(argv[a], "--single-accept") == 0)
 			single_accept = true;
+		else if (std::strcmp(argv[a], "--stop-server") == 0)
+			stop_server = true;
 		else if (std::strcmp(argv[a], "--stall-ms") == 0 && a + 1 < argc - 1)
 			stall_ms = static_cast<unsigned>(std::strtoul(argv[++a], nullptr, 10));
 		else
 			break;
 	}
 	if (a != argc - 1) {
-		std::fprintf(stderr, "usage: %s [--single-accept] [--stall-ms MS] SERVER\n", argv[0]);
+		std::fprintf(stderr, "usage: %s [--single-accept] [--stall-ms MS] [--stop-server] SERVER\n", argv[0]);
 		return 1;
 	}
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
