@@ -41,7 +41,8 @@
  *     (not those refused), the timers run or handed to the executor, the
  *     periodic runs found a period or more late (misfires: not while a
  *     backlog is paid), the inbox items handled; no wait, wake-up or
- *     completion (every iteration is TW_LOOP_NOWAIT, there is no I/O).
+ *     completion (every iteration is TW_LOOP_NOWAIT, there is no I/O),
+ *     nor a wake-up by the eventfd (no other thread posts).
  *
  * Callbacks act on their own timer (delete, re-arm, cancel, schedule) and
  * work items re-post themselves, stop the loop or call run_once (-EBUSY).
@@ -862,11 +863,13 @@ static void check_stats(struct lm *m)
 		      (unsigned long long)st.misfires, (unsigned long long)st.inbox_items,
 		      (unsigned long long)m->s_iters, (unsigned long long)m->s_fired,
 		      (unsigned long long)m->s_misfires, (unsigned long long)m->s_inbox);
-	else if (st.waits || st.wakeups || st.io_completions || st.multishot_ends ||
-		 st.cq_overflows || st.cq_dropped)
-		failf(m, "stats: %llu waits, %llu wake-ups, %llu completions, %llu multishot ends, "
-			 "%llu overflows, %llu dropped, without a wait or I/O",
+	else if (st.waits || st.wakeups || st.eventfd_wakes || st.io_completions ||
+		 st.multishot_ends || st.cq_overflows || st.cq_dropped)
+		failf(m, "stats: %llu waits, %llu wake-ups (%llu by the eventfd), %llu completions, "
+			 "%llu multishot ends, %llu overflows, %llu dropped, without a wait, another "
+			 "thread or I/O",
 		      (unsigned long long)st.waits, (unsigned long long)st.wakeups,
+		      (unsigned long long)st.eventfd_wakes,
 		      (unsigned long long)st.io_completions, (unsigned long long)st.multishot_ends,
 		      (unsigned long long)st.cq_overflows, (unsigned long long)st.cq_dropped);
 }
