@@ -88,6 +88,8 @@ for src, dst in sorted(installed.items()):
                 continue
             sym = parts[2]
             name = re.split(r'@+', sym)[0]
+            if name.startswith('__odr_asan.'):
+                continue  # AddressSanitizer's mark beside an exported variable, not ours
             exported.add(name)
             nsyms += 1
             if '@' not in sym:
