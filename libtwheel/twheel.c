@@ -1209,6 +1209,24 @@ static void sort_list(struct tw_list *h)
 }
 
 /*
+ * The cascades due at tick @e, highest level first, relative to e - 1
+ * (the wheel's time is left at e - 1): what twheel_advance() and
+ * twheel__catch_up_cascades() do at each tick with work.
+ */
+static inline void cascade_at(struct twheel *w, tw_tick_t e)
+{
+	w->now = e - 1;
+	unsigned top = 0;
+	while (top + 1 < NLEVELS && !(e & ((UINT64_C(1) << lvl_shift(top + 1)) - 1)))
+		top++;
+	for (unsigned lvl = top; lvl >= 1; lvl--) {
+		uint32_t idx = lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
+		if (bit_is_set(w, idx))
+			cascade(w, idx);
+	}
+}
+
+/*
  * Fire every timer of @list (the due list or a level-0 slot) through w->work.
  * A callback may re-arm or delete any timer still on w->work, so each one
  * is taken off the list's current ends, never from a saved pointer.
@@ -1271,16 +1289,7 @@ long twheel_advance(struct twheel *w, tw_tick_t target)
 		tw_tick_t e = next_event(w);
 		if (e > target)
 			break;
-		/* cascades due at e, highest level first, relative to e - 1 */
-		w->now = e - 1;
-		unsigned top = 0;
-		while (top + 1 < NLEVELS && !(e & ((UINT64_C(1) << lvl_shift(top + 1)) - 1)))
-			top++;
-		for (unsigned lvl = top; lvl >= 1; lvl--) {
-			uint32_t idx = lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
-			if (bit_is_set(w, idx))
-				cascade(w, idx);
-		}
+		cascade_at(w, e);
 		w->now = e;
 		uint32_t s0 = (uint32_t)(e & L0_MASK);
 		if (bit_is_set(w, s0)) {
@@ -1334,16 +1343,7 @@ bool twheel__catch_up_cascades(struct twheel *w, tw_tick_t target)
 			target = e - 1;
 			break;
 		}
-		/* cascades due at e, highest level first, relative to e - 1 */
-		w->now = e - 1;
-		unsigned top = 0;
-		while (top + 1 < NLEVELS && !(e & ((UINT64_C(1) << lvl_shift(top + 1)) - 1)))
-			top++;
-		for (unsigned lvl = top; lvl >= 1; lvl--) {
-			uint32_t idx = lvl_base(lvl) + (uint32_t)((e >> lvl_shift(lvl)) & LVL_MASK);
-			if (bit_is_set(w, idx))
-				cascade(w, idx);
-		}
+		cascade_at(w, e);
 		if (bit_is_set(w, s0)) { /* cascaded onto e: due there */
 			target = e - 1;
 			break;
