@@ -70,9 +70,10 @@ extern "C" {
  * TWHEEL_DEBUG_CHECKS 1, twheel__layout_debug_checks), and the library
  * defines only its own: the other fails to link, or to load ("undefined
  * symbol: twheel__layout_debug_checks"), so such a file must be linked
- * with libtwheel. The check costs a pointer and a relocation a file, and
- * is lost where the linker drops unused sections (-Wl,--gc-sections with
- * -fdata-sections).
+ * with libtwheel. The check costs a pointer and a relocation a file. The
+ * pointer is kept (retain) where the linker drops unused sections
+ * (-Wl,--gc-sections with -fdata-sections), with GCC 11 or Clang 13 and
+ * later; an older compiler loses the check there.
  */
 #if TWHEEL_DEBUG_CHECKS
 #define TWHEEL__LAYOUT twheel__layout_debug_checks
@@ -80,8 +81,16 @@ extern "C" {
 #define TWHEEL__LAYOUT twheel__layout_release
 #endif
 TWHEEL_API extern const char TWHEEL__LAYOUT;
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define TWHEEL__RETAIN __attribute__((retain))
+#endif
+#endif
+#ifndef TWHEEL__RETAIN
+#define TWHEEL__RETAIN
+#endif
 #ifndef TWHEEL__ANY_DEBUG_CHECKS
-__attribute__((used)) static const char *const twheel__layout = &TWHEEL__LAYOUT;
+__attribute__((used)) TWHEEL__RETAIN static const char *const twheel__layout = &TWHEEL__LAYOUT;
 #endif
 
 /* Absolute time, in ticks. */
