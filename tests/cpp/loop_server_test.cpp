@@ -33,7 +33,14 @@
 // CPU): at MS of the timeout or more, the server may close every chatty
 // one, and each must be counted stalled, not judged.
 //
-// Exits 0, 1 (failed), 77 (skipped: io_uring refused, or too few fds).
+// A run in which the machine stalled more than half of the chatty clients
+// past the timeout judged too few of them to say anything about the
+// server's re-arms (without --stall-ms), or stalled a shutdown client
+// before its echo: it is inconclusive, and the whole run is made again, at
+// most 3 times; what any run found wrong still fails.
+//
+// Exits 0, 1 (failed), 77 (skipped: io_uring refused, too few fds, or 3
+// runs inconclusive).
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -66,6 +73,7 @@ int failures = 0;
 bool single_accept = false; // the server accepts with single-shot requests
 unsigned stall_ms = 0;      // --stall-ms: the client's stall before the first message
 bool stop_server = false;   // --stop-server: SIGSTOP the server in the idle phase
+bool inconclusive = false;  // the last idle phase judged too few chatty clients
 
 #define CHECK(cond, ...)                                                                   \
 	do {                                                                               \
@@ -397,6 +405,7 @@ unsigned phase_idle(Server &s)
 	if (stall_ms >= kTimeout.count())
 		CHECK(stalled == kIdle / 2, "%u of %u chatty clients, stopped %u ms, counted stalled", stalled,
 		      kIdle / 2, stall_ms);
+	inconclusive = !stall_ms && stalled > kIdle / 4;
 	return silent_closed + chatty_closed;
 }
 
@@ -448,7 +457,15 @@ int run(const char *path)
 	// Shutdown with connections open: each echoed once, then SIGTERM.
 	Clients cl;
 	CHECK(cl.connect_all(s.port, kShutdown), "connect: %s", std::strerror(errno));
-	CHECK(echo_each(cl, 5s, false), "shutdown clients not echoed");
+	// A client stalled past the timeout before its message may be closed
+	// as idle before it is echoed: the run is inconclusive, not failed.
+	const bool echoed = echo_each(cl, 5s, false);
+	const auto stalled_out = std::count_if(cl.c.begin(), cl.c.end(), [](const Client &x) { return !x.done && x.stalled; });
+	if (stalled_out)
+		std::printf("shutdown: %ld clients stalled past the timeout before they were echoed\n",
+			    static_cast<long>(stalled_out));
+	inconclusive |= stalled_out != 0;
+	CHECK(echoed || stalled_out, "shutdown clients not echoed");
 	const auto term = Clock::now();
 	kill(s.pid, SIGTERM);
 	unsigned closed = 0, idle_closed = 0;
@@ -550,9 +567,19 @@ int main(int argc, char **argv)
 			    static_cast<unsigned long>(need));
 		return 77;
 	}
-	const int r = run(argv[argc - 1]);
-	if (r != 0)
-		return r;
+	for (int tries = 1;; tries++) {
+		const int r = run(argv[argc - 1]);
+		if (r != 0)
+			return r;
+		if (!inconclusive)
+			break;
+		if (tries == 3) {
+			std::printf("%s\n", failures ? "FAILED" : "skipped: 3 runs inconclusive (the machine stalled "
+								   "most chatty clients past the timeout)");
+			return failures ? 1 : 77;
+		}
+		std::printf("inconclusive: most chatty clients stalled past the timeout; run again\n");
+	}
 	if (!stall_ms)
 		run_emfile(argv[argc - 1]);
 	std::printf("%s\n", failures ? "FAILED" : "passed");
