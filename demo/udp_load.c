@@ -618,6 +618,37 @@ static void write_plot(const struct gen *g, bool invalid, bool pass)
 	printf("  plot           %s\n", said);
 }
 
+/*
+ * Why the run fell behind (behind(), drops(), a STATS reply the figures
+ * need), each cause with its figures, on one line without its end: an
+ * INVALID run says why.
+ */
+static void say_behind(const struct gen *g, uint64_t dr)
+{
+	const char *sep = "";
+	if (g->lag.max_us * 1000u > g->period_ns) {
+		printf("%sa chatty datagram went out %.1f ms behind its schedule (a quarter timeout: %.1f)", sep,
+		       ms(g->lag.max_us), (double)g->period_ns / 1e6);
+		sep = "; ";
+	}
+	if (g->gap.max_us * 1000u > g->tol_ns) {
+		printf("%sudp-load left its sockets unread %.1f ms (--tolerance-ms %" PRIu64 ")", sep, ms(g->gap.max_us),
+		       opt.tolerance_ms);
+		sep = "; ";
+	}
+	if (dr) {
+		printf("%s%" PRIu64 " datagrams dropped (the drops line)", sep, dr);
+		sep = "; ";
+	}
+	if (!g->snap[SNAP_BASE].have || !g->snap[SNAP_FULL].have) {
+		printf("%sno STATS reply from the server %s", sep,
+		       g->snap[SNAP_BASE].have ? "once all sessions were open" : "before the run");
+		sep = "; ";
+	}
+	if (!*sep)
+		printf("the generator fell behind");
+}
+
 /* The RESULT line and the verdict; returns the exit status. */
 static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 {
@@ -640,22 +671,27 @@ static int verdict(const struct gen *g, bool clean, uint64_t wall_ns)
 	printf("RESULT sessions=%u silent=%u on_time=%" PRIu64 " late=%" PRIu64 " early=%" PRIu64 " never=%"
 	       PRIu64 " wrong=%" PRIu64 " dup=%" PRIu64 " drops=%" PRIu64 " behind=%d starved=%" PRIu64 " abrupt_fail=0 connect_fail=0"
 	       " server_conns=%" PRIu64 " server_timers=%" PRIu64 " server_clean=%d load_busy_pct=%.0f"
-	       " load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
+	       " load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64
+	       " invalid=%d pass=%d\n",
 	       g->n, g->nsilent, g->on_time, g->late, g->early, never, g->wrong, g->dup, dr, behind(g), g->starved,
 	       stat_of(g, SNAP_END, "conns"), stat_of(g, SNAP_END, "timers"), clean, l.busy_pct, l.others_cpus,
-	       l.steal_pct, l.wait_pct, invalid, pass && !fell_behind);
+	       l.steal_pct, l.wait_pct, g->lag.max_us, g->gap.max_us, invalid, pass && !fell_behind);
 	if (invalid) {
-		printf("INVALID RUN: the generator fell behind or datagrams were dropped (above); "
-		       "this run measures nothing\n");
+		printf("INVALID RUN: ");
+		say_behind(g, dr);
+		printf(": this run says nothing of the server\n");
 		return 3;
 	}
 	if (g->unreachable)
 		printf("The server's port was unreachable %" PRIu64 " times (ICMP port unreachable: no socket\n"
 		       "bound there): the server went away during the run: FAIL.\n", g->unreachable);
-	else if (fell_behind)
-		printf("The generator fell behind or datagrams were dropped, but a close seen before its\n"
-		       "session's datagram was sent + the timeout is early whatever that lag, and a datagram\n"
-		       "that is no STATS line nor notice of ours is wrong whenever it came: FAIL.\n");
+	else if (fell_behind) {
+		printf("The run fell behind (");
+		say_behind(g, dr);
+		printf("),\nbut a close seen before its session's datagram was sent + the timeout is early\n"
+		       "whatever that lag, and a datagram that is no STATS line nor notice of ours is wrong\n"
+		       "whenever it came: FAIL.\n");
+	}
 	printf("%s: early %" PRIu64 ", never %" PRIu64 ", chatty closed %" PRIu64 ", closed again %" PRIu64
 	       ", bad %" PRIu64 ", server left %s\n", pass ? "PASS" : "FAIL", g->early, never, g->wrong, g->dup,
 	       g->bad, clean ? "empty" : "sessions or timers");

@@ -110,6 +110,8 @@ labels)
     { fail "--udp, early closes: the run phases said '$(runs | paste -sd ' ')', want FAIL once"; ok=0; }
   grep -q 'RESULT .* early=[1-9].* behind=1' "$tmp/out" ||
     { fail "--udp: no early close counted in a run that fell behind"; ok=0; }
+  grep -Eq '^ *The run fell behind \(udp-load left its sockets unread [0-9.]+ ms \(--tolerance-ms 1\)\),' "$tmp/out" ||
+    { fail "--udp: the FAIL of a run that fell behind does not say how it fell behind"; ok=0; }
   [ $ok -eq 1 ] && echo "ok: --udp, early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
   ;;
 busy)

@@ -11,13 +11,19 @@
 # its UDP_BYEs, end within 20 s and call the run INVALID (exit 3: it fell
 # behind); the server must have seen 20,000 BYEs.
 #
+# Its INVALID line says why, with the figures: how far behind its
+# schedule the pings went out (it said only "the generator fell behind or
+# datagrams were dropped", whichever it was), and the RESULT line has
+# lag_max_us and stall_max_us, as idle-load's (which scripts/demo.sh
+# reads to say how far behind a retried run was).
+#
 # Then, against a stand-in server (python3) that answers every UDP_STATS
 # but the one asked once all sessions are open, and no DATA: the run is
 # INVALID (exit 3), and the summary says the server's memory and its CPU
 # while opening are unknown, not the differences of a missing snapshot
 # (read as 0, they wrapped to 1.8e19 KiB and 1.8e13 s); its RESULT line
 # says starved=0 (every session silent: none can starve; it printed the
-# invalid flag there).
+# invalid flag there), and its INVALID line names the missing reply.
 #
 # Last, against a stand-in that answers the first UDP_STATS and then goes
 # away (closes its socket) after 50 DATA datagrams: the generator's
@@ -63,6 +69,10 @@ timeout 20 "$load" --port "$port" --quiet --sessions 20000 --silent 0 --idle-ms 
 lrc=$?
 [ $lrc -ne 124 ] || fail "the generator did not end within 20 s"
 [ $lrc -eq 3 ] || fail "the generator exited with $lrc, expected 3 (invalid run: it fell behind)"
+grep -Eq '^INVALID RUN: a chatty datagram went out [0-9.]+ ms behind its schedule \(a quarter timeout: 5\.0\)' \
+  "$tmp/load.log" || fail "the INVALID line does not say the pings fell behind, and how far"
+grep -Eq '^RESULT .* lag_max_us=[0-9]+ stall_max_us=[0-9]+ invalid=1 ' "$tmp/load.log" ||
+  fail "no lag_max_us and stall_max_us in the RESULT line"
 kill -TERM "$spid"
 wait "$spid"; src=$?
 spid=
@@ -99,7 +109,9 @@ huge=$(grep -Eo '[0-9]{12,}' "$tmp/load.log" | head -1)
 [ -z "$huge" ] || fail "a figure of a missing snapshot: $huge"
 grep -q '^RESULT .* starved=0 .* invalid=1 ' "$tmp/load.log" ||
   fail "RESULT of a run invalid for a missing STATS, none starved: want starved=0 invalid=1 (starved was the invalid flag)"
-echo "PASS: a STATS reply missing, its figures said unknown"
+grep -q '^INVALID RUN: .*no STATS reply from the server once all sessions were open' "$tmp/load.log" ||
+  fail "the INVALID line does not say which STATS reply was missing"
+echo "PASS: a STATS reply missing, its figures said unknown, and said why the run is INVALID"
 
 start=$(date +%s%N)
 python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
