@@ -230,7 +230,7 @@ check_args() {
 tries=3 tolerance=''
 # slow_down: the next try's --tolerance-ms, --rate and --idle-ms; says what changed
 slow_down() {
-  local said='' behind
+  local said='' behind why
   behind=$(sed -n 's/^RESULT .* lag_max_us=\([0-9]*\) stall_max_us=\([0-9]*\).*/\1 \2/p' "$PHASE_LOG" |
            awk '{ m = $1 > $2 ? $1 : $2; printf "%.0f", m / 1000 }')
   if [[ " ${extra[*]} " != *" --tolerance-ms"* ]]; then # else the one given after -- holds
@@ -252,7 +252,12 @@ slow_down() {
     idle_ms=$(( idle_ms * 2 ))
     said="$said, a $idle_ms ms timeout (half the pings a second)"
   fi
-  echo "demo: INVALID: the generator fell behind, so this run says nothing of the server;" \
+  # udp-load names the cause (its pings or reads behind, datagrams
+  # dropped, a STATS reply missing): said as it said it
+  if [ $udp -eq 1 ]; then
+    why=$(sed -n 's/^INVALID RUN: \(.*\): this run says nothing of the server$/\1/p' "$PHASE_LOG" | tail -1)
+  fi
+  echo "demo: INVALID: ${why:-the generator fell behind}, so this run says nothing of the server;" \
     "try $(( try + 1 )) of $tries${said}"
 }
 # measured_under: the load the last run was measured under, from its

@@ -11,7 +11,8 @@
 #           INVALID (exit 3) with one line saying what to do; a run with early
 #           closes (the server's timeout shorter than the generator's) is a
 #           FAIL even when the generator fell behind, and is not retried; the
-#           same for --udp.
+#           same for --udp, and a --udp run INVALID three times says the
+#           cause udp-load named at each retry.
 #   busy    with both cores loaded (stress-ng --cpu 4), the demo still ends in
 #           PASS within its three tries, in well under a minute (2,000
 #           connections): the server is correct, so a FAIL would be the
@@ -116,6 +117,19 @@ labels)
   grep -Eq '^ *The run fell behind \(udp-load left its sockets unread [0-9.]+ ms \(--tolerance-ms 1\)\),' "$tmp/out" ||
     { fail "--udp: the FAIL of a run that fell behind does not say how it fell behind"; ok=0; }
   [ $ok -eq 1 ] && echo "ok: --udp, early closes in a run that fell behind: FAIL, not retried ($secs s)" || show 40
+
+  # 4. --udp INVALID three times (its sockets unread longer than a 1 ms
+  # --tolerance-ms): each retry says the cause udp-load named, not "the
+  # generator fell behind" (which it said whatever the cause, the
+  # server's drops too).
+  rundemo --udp --sessions 100 --idle-ms 200 --rate 50000 --no-pin -- --tolerance-ms 1
+  ok=1
+  [ $rc -eq 3 ] || { fail "--udp, forced INVALID: exit $rc, want 3"; ok=0; }
+  [ "$(runs | paste -sd ' ')" = "INVALID INVALID INVALID" ] ||
+    { fail "--udp, forced INVALID: the run phases said '$(runs | paste -sd ' ')', want INVALID three times"; ok=0; }
+  [ "$(grep -Ec '^demo: INVALID: udp-load left its sockets unread [0-9.]+ ms \(--tolerance-ms 1\), so this run says nothing of the server; try [23] of 3' "$tmp/out")" = 2 ] ||
+    { fail "--udp, forced INVALID: the two retries do not say why the run was invalid"; ok=0; }
+  [ $ok -eq 1 ] && echo "ok: --udp, a forced INVALID run: each retry says why ($secs s)" || show 40
   ;;
 busy|busy-udp)
   command -v stress-ng >/dev/null || { echo "FAIL: no stress-ng (scripts/deps.sh test installs it)"; exit 1; }
