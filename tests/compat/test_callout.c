@@ -655,6 +655,57 @@ static void per_cpu_forms(void **state)
 	assert_int_equal(sc.calls, 1);
 }
 
+#if TWHEEL_DEBUG_CHECKS
+static int reinit_reports;
+static void reinit_misuse(const char *what)
+{
+	assert_non_null(strstr(what, "pending"));
+	reinit_reports++;
+}
+#endif
+
+/* callout_init: the callout must not be pending (FreeBSD's bzero()
+ * corrupts its callwheel). A -Ddebug_checks build reports each form on a
+ * pending callout (as tw_timer_init() does) and, if the handler returns,
+ * leaves the callout as it was: pending, active, its function, argument
+ * and lock, and it fires once. */
+static void init_of_a_pending_callout_is_reported(void **state)
+{
+	(void)state;
+#if TWHEEL_DEBUG_CHECKS
+	struct softc a = { 0 }, b = { 0 };
+	struct mtx m;
+	twheel_misuse_fn old = twheel_set_misuse_handler(reinit_misuse);
+
+	reinit_reports = 0;
+	mtx_init(&m);
+	callout_init(&a.co, 1);
+	callout_init_mtx(&b.co, &m, 0);
+	assert_int_equal(callout_reset(&a.co, 5, fn, &a), 0);
+	assert_int_equal(callout_reset(&b.co, 5, fn, &b), 0);
+	callout_init(&a.co, 0);
+	assert_int_equal(reinit_reports, 1);
+	callout_init_mtx(&b.co, &m, CALLOUT_RETURNUNLOCKED);
+	callout_init(&b.co, 1);
+	assert_int_equal(reinit_reports, 3);
+	twheel_set_misuse_handler(old);
+	assert_true(callout_pending(&a.co) && callout_active(&a.co));
+	assert_true(callout_pending(&b.co) && callout_active(&b.co));
+	assert_int_equal(a.co.c_flags & CALLOUT_MPSAFE, CALLOUT_MPSAFE);
+	step(5);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(m.locks, 1); /* its lock kept, and released after */
+	assert_false(mtx_owned(&m));
+	assert_int_equal(lock_errors, 0);
+	assert_int_equal(callout_stop(&a.co), -1);
+	assert_int_equal(callout_stop(&b.co), -1);
+	pthread_mutex_destroy(&m.pm);
+#else
+	skip(); /* a release build cannot tell a pending callout from garbage */
+#endif
+}
+
 /* Far away, exact. */
 static void far_callout_is_exact(void **state)
 {
@@ -1198,6 +1249,7 @@ int main(void)
 		T(when_precision_as_freebsd),
 		T(per_cpu_forms),
 		T(far_callout_is_exact),
+		T(init_of_a_pending_callout_is_reported),
 		T(another_thread_is_refused),
 		T(mtx_held_around_the_function),
 		T(returnunlocked_leaves_the_unlock_to_the_function),

@@ -581,6 +581,49 @@ static void static_initializer_and_singleshot_delete(void **state)
 	assert_int_equal(static_fired, before + 1);
 }
 
+#if TWHEEL_DEBUG_CHECKS
+static int reinit_reports;
+static void reinit_misuse(const char *what)
+{
+	assert_non_null(strstr(what, "pending"));
+	reinit_reports++;
+}
+
+static void other_cb(struct timer_list *t)
+{
+	(void)t;
+	fail_msg("the re-initialisation took");
+}
+#endif
+
+/* timer_setup() on a pending timer: the kernel's CONFIG_DEBUG_OBJECTS_TIMERS
+ * warns ("ODEBUG: init active"); without it the wheel is corrupted. A
+ * -Ddebug_checks build reports it and, if the handler returns, leaves the
+ * timer as it was: pending, its function and flags, and it fires once. */
+static void setup_of_a_pending_timer_is_reported(void **state)
+{
+	(void)state;
+#if TWHEEL_DEBUG_CHECKS
+	struct obj o;
+	twheel_misuse_fn old = twheel_set_misuse_handler(reinit_misuse);
+
+	reinit_reports = 0;
+	new_obj(&o);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 5), 0);
+	timer_setup(&o.timer, other_cb, TIMER_DEFERRABLE);
+	twheel_set_misuse_handler(old);
+	assert_int_equal(reinit_reports, 1);
+	assert_true(timer_pending(&o.timer));
+	assert_true(o.timer.function == cb);
+	assert_int_equal(o.timer.flags, 0);
+	step(5);
+	assert_int_equal(o.fired, 1);
+	assert_false(timer_pending(&o.timer));
+#else
+	skip(); /* a release build cannot tell a pending timer from garbage */
+#endif
+}
+
 /* timer_setup() sets function and flags ("do_init_timer"), not expires:
  * code that fills in expires first, then sets the timer up and adds it,
  * keeps its expiry. */
@@ -1155,6 +1198,7 @@ int main(void)
 		T(define_timer_is_ready),
 		T(static_initializer_and_singleshot_delete),
 		T(timer_setup_keeps_expires),
+		T(setup_of_a_pending_timer_is_reported),
 		T(delete_another_timer_due_at_the_same_tick),
 		T(callback_frees_its_own_struct),
 		T(container_of_the_timer),

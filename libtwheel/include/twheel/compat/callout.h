@@ -235,15 +235,39 @@ static inline void twheel__callout_fire(struct tw_timer *tw)
 }
 
 /*
+ * Initialise @c with the wheel's callback @fire, not pending, not active,
+ * no function, no lock; 1. As in FreeBSD, @c must not be pending (its
+ * memory may be anything else); a -Ddebug_checks build reports a pending
+ * one (tw_timer_init()) and, if the misuse handler returns, leaves it as
+ * it is and returns 0.
+ */
+static inline int twheel__callout_init(struct callout *c, void (*fire)(struct tw_timer *))
+{
+	tw_timer_init(&c->_ct.tw, fire);
+#if TWHEEL_DEBUG_CHECKS
+	if (tw_timer_pending(&c->_ct.tw))
+		return 0; /* reported, and left alone */
+#endif
+	c->_ct._wheel = TWHEEL__NULL;
+	c->c_func = TWHEEL__NULL;
+	c->c_arg = TWHEEL__NULL;
+	c->_lock = TWHEEL__NULL;
+	c->_drain = 0;
+	c->c_flags = 0;
+	c->_lflags = 0;
+	return 1;
+}
+
+/*
  * Initialise @c, not pending and not active. @mpsafe is kept in c_flags
  * (CALLOUT_MPSAFE) and changes nothing: there is no Giant lock. As in
- * FreeBSD, @c must not be pending (its memory may be anything else). O(1).
+ * FreeBSD, @c must not be pending (its memory may be anything else; a
+ * -Ddebug_checks build reports a pending one). O(1).
  */
 static inline void callout_init(struct callout *c, int mpsafe)
 {
-	memset(c, 0, sizeof(*c));
-	tw_timer_init(&c->_ct.tw, twheel__callout_fire);
-	c->c_flags = mpsafe ? CALLOUT_MPSAFE : 0;
+	if (twheel__callout_init(c, twheel__callout_fire))
+		c->c_flags = mpsafe ? CALLOUT_MPSAFE : 0;
 }
 
 /*
@@ -255,8 +279,8 @@ static inline void callout_init(struct callout *c, int mpsafe)
 static inline void twheel__callout_init_lock(struct callout *c, void *lock, int flags,
 					     void (*fire)(struct tw_timer *))
 {
-	memset(c, 0, sizeof(*c));
-	tw_timer_init(&c->_ct.tw, fire);
+	if (!twheel__callout_init(c, fire))
+		return;
 	c->_lock = lock;
 	c->_lflags = flags;
 	if (!lock || (flags & ~(CALLOUT_RETURNUNLOCKED | CALLOUT_SHAREDLOCK)))

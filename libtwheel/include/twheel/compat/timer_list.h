@@ -364,17 +364,24 @@ static inline int twheel__mod_timer(struct timer_list *t, unsigned long expires,
 }
 
 /*
- * Initialise @timer with @func and @flags (TIMER_*; others are dropped,
- * as the kernel warns and masks them). expires is left as it is, as the
- * kernel leaves it (code may fill it in before). As in the kernel, @timer
- * must not be pending (its memory may be anything else: a stack timer's
- * garbage); a -Ddebug_checks build reports a pending one (tw_timer_init()).
+ * Initialise @timer with @flags (TIMER_*; others are dropped, as the
+ * kernel warns and masks them); the caller sets the function if this
+ * returns 1. expires is left as it is, as the kernel leaves it (code may
+ * fill it in before). As in the kernel, @timer must not be pending (its
+ * memory may be anything else: a stack timer's garbage); a
+ * -Ddebug_checks build reports a pending one (tw_timer_init()) and, if
+ * the misuse handler returns, leaves it as it is and returns 0.
  */
-static inline void twheel__init_timer(struct timer_list *timer, unsigned int flags)
+static inline int twheel__init_timer(struct timer_list *timer, unsigned int flags)
 {
 	tw_timer_init(&timer->_ct.tw, twheel__timer_list_fire);
+#if TWHEEL_DEBUG_CHECKS
+	if (tw_timer_pending(&timer->_ct.tw))
+		return 0; /* reported, and left alone */
+#endif
 	timer->_ct._wheel = TWHEEL__NULL;
 	timer->flags = flags & TIMER_INIT_FLAGS;
+	return 1;
 }
 
 #ifdef TWHEEL_COMPAT_TIMER_DATA
@@ -391,7 +398,8 @@ static inline void twheel__timer_setup_call(unsigned long data)
 static inline void timer_setup(struct timer_list *timer, void (*func)(struct timer_list *),
 			       unsigned int flags)
 {
-	twheel__init_timer(timer, flags);
+	if (!twheel__init_timer(timer, flags))
+		return;
 #ifdef TWHEEL_COMPAT_TIMER_DATA
 	timer->_callback = func;
 	timer->function = func ? twheel__timer_setup_call : TWHEEL__NULL;
@@ -434,8 +442,8 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
  * data as well. The function must be set before the timer is armed: an
  * arm with function NULL is discarded (as after timer_shutdown()).
  */
-#define __init_timer(timer, flags) twheel__init_timer((timer), (flags))
-#define __init_timer_on_stack(timer, flags) twheel__init_timer((timer), (flags))
+#define __init_timer(timer, flags) ((void)twheel__init_timer((timer), (flags)))
+#define __init_timer_on_stack(timer, flags) __init_timer((timer), (flags))
 #define init_timer(timer) __init_timer((timer), 0)
 #define init_timer_pinned(timer) __init_timer((timer), TIMER_PINNED)
 #define init_timer_deferrable(timer) __init_timer((timer), TIMER_DEFERRABLE)
@@ -443,10 +451,11 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
 #define init_timer_on_stack(timer) __init_timer_on_stack((timer), 0)
 #define init_timer_deferrable_on_stack(timer) __init_timer_on_stack((timer), TIMER_DEFERRABLE)
 #define __setup_timer(_timer, _fn, _data, _flags)       \
-	do {                                            \
-		__init_timer((_timer), (_flags));       \
-		(_timer)->function = (_fn);             \
-		(_timer)->data = (_data);               \
+	do {                                                         \
+		if (twheel__init_timer((_timer), (_flags))) {        \
+			(_timer)->function = (_fn);                  \
+			(_timer)->data = (_data);                    \
+		}                                                    \
 	} while (0)
 #define __setup_timer_on_stack(_timer, _fn, _data, _flags) __setup_timer(_timer, _fn, _data, _flags)
 #define setup_timer(timer, fn, data) __setup_timer((timer), (fn), (data), 0)
