@@ -280,6 +280,32 @@ static void add_timer_local_and_global_set_the_pinned_flag(void **state)
 	timer_destroy_on_stack(&o.timer);
 }
 
+/* destroy_timer_on_stack() with the timer still pending: the kernel's
+ * CONFIG_DEBUG_OBJECTS_TIMERS deletes it ("ODEBUG: free active", then
+ * debug_timer_fixup_free()'s del_timer_sync()); without it the kernel's
+ * wheel keeps a timer on a stack that is gone. Here it is deleted. */
+static void __attribute__((noinline)) stack_timer_left_pending(int *pending)
+{
+	struct obj o;
+
+	new_obj(&o);
+	timer_setup_on_stack(&o.timer, cb, 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + 3), 0);
+	destroy_timer_on_stack(&o.timer);
+	*pending = timer_pending(&o.timer);
+}
+
+static void destroy_on_stack_deletes_a_pending_timer(void **state)
+{
+	int pending = -1;
+
+	(void)state;
+	stack_timer_left_pending(&pending);
+	assert_int_equal(pending, 0);
+	assert_int_equal(twheel_count(w), 0);
+	assert_int_equal(step(5), 0);
+}
+
 /* add_timer: "If @timer->function == NULL then the start operation is
  * silently discarded." */
 static void add_timer_without_function_is_discarded(void **state)
@@ -1182,6 +1208,7 @@ int main(void)
 		T(add_timer_in_the_past_fires_at_the_next_tick),
 		T(add_timer_on_an_active_timer_is_rejected),
 		T(add_timer_local_and_global_set_the_pinned_flag),
+		T(destroy_on_stack_deletes_a_pending_timer),
 		T(add_timer_without_function_is_discarded),
 		T(mod_timer_returns_whether_it_was_pending),
 		T(mod_timer_moves_earlier_and_later),

@@ -409,12 +409,19 @@ static inline void timer_setup(struct timer_list *timer, void (*func)(struct tim
 #endif
 }
 
-/* The same for a timer on the stack, and its (empty) counterpart, also
- * by its later name timer_destroy_on_stack(). */
+/*
+ * The same for a timer on the stack, and its counterpart, also by its
+ * later name timer_destroy_on_stack(), called before the timer's stack
+ * frame ends. The timer must not be pending then: one still pending on
+ * this thread's wheel is deleted, as the kernel's
+ * CONFIG_DEBUG_OBJECTS_TIMERS deletes it ("ODEBUG: free active"), where
+ * without it the wheel would keep a timer on a stack that is gone (one
+ * pending on another thread's wheel cannot be: -EXDEV, see above). O(1).
+ */
 #define timer_setup_on_stack(timer, func, flags) timer_setup(timer, func, flags)
 static inline void destroy_timer_on_stack(struct timer_list *timer)
 {
-	(void)timer;
+	(void)twheel_compat_del(&timer->_ct);
 }
 #define timer_destroy_on_stack(timer) destroy_timer_on_stack(timer)
 
