@@ -341,6 +341,51 @@ TEST(Co, SpawnDropsATaskItCannotRun)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+tw::co::task<void> ends_loop_at_once(std::unique_ptr<tw::Loop> *own, int *destroyed, bool *after)
+{
+	struct counted {
+		int *n;
+		~counted() { ++*n; }
+	} local{destroyed};
+	own->reset();
+	*after = true;
+	co_return;
+}
+
+tw::co::task<void> runs_its_loop(tw::Loop &loop, std::unique_ptr<tw::Loop> *own, int *destroyed, bool *after)
+{
+	struct counted {
+		int *n;
+		~counted() { ++*n; }
+	} local{destroyed};
+	tw::Timer t(loop, [own] { own->reset(); });
+	t.arm_in(1ms);
+	loop.run(); // returns once the Loop is destroyed
+	*after = true;
+	co_await std::suspend_always{}; // destroyed here, with the Loop
+}
+
+// A spawned task destroys its Loop before it first suspends, in spawn(),
+// itself or from a run it starts there: ~Loop destroyed the frame that
+// was still running (ASan: heap-use-after-free). The Loop now closes
+// when that first step returns, as from any callback.
+TEST(Co, TaskDestroysItsLoopBeforeItFirstSuspends)
+{
+	int destroyed = 0;
+	bool after = false;
+	auto own = std::make_unique<tw::Loop>();
+	tw::co::spawn(*own, ends_loop_at_once(&own, &destroyed, &after));
+	EXPECT_FALSE(own);
+	EXPECT_TRUE(after);
+	EXPECT_EQ(destroyed, 1);
+	destroyed = 0, after = false;
+	own = std::make_unique<tw::Loop>();
+	tw::co::spawn(*own, runs_its_loop(*own, &own, &destroyed, &after));
+	EXPECT_FALSE(own);
+	EXPECT_TRUE(after);
+	EXPECT_EQ(destroyed, 1); // the frame went with the Loop, suspended
+}
+
 tw::co::task<void> ends_loop(tw::Loop &loop, std::unique_ptr<tw::Loop> *own, tw::Loop::time_point at, bool hop)
 {
 	co_await tw::co::sleep_until(loop, at);

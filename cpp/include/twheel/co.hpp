@@ -166,8 +166,9 @@ private:
 /// Detaches @t on @loop and starts it now, on this (the loop) thread: it
 /// runs until its first suspension, then from the loop, which owns it (see
 /// Lifetime above); until it ends it counts as one timer in loop.size().
-/// Nothing allocated beyond the frame. Throws tw::error (a moved-from or
-/// stopped Loop). While the Loop is being destroyed (from a post or a
+/// Nothing allocated beyond the frame. A Loop destroyed before it first
+/// suspends closes once it does, as from a callback. Throws tw::error (a
+/// moved-from or stopped Loop). While the Loop is being destroyed (from a post or a
 /// cancellation callback it runs), or if @t has ended, @t is destroyed unstarted.
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
@@ -178,8 +179,11 @@ void spawn(tw::Loop &loop, task<T> t)
 	p.anch.emplace(loop);
 	p.anch->frame = t.h_;
 	p.anch->arm_at(tw::Loop::time_point::max()); // a throw, or an arm dropped while the
-	if (p.anch->pending())                       // Loop is destroyed: t destroys the frame
+	if (p.anch->pending()) {                     // Loop is destroyed: t destroys the frame
+		// one run of the Loop: one destroyed in it closes once the frame suspends
+		const tw::detail::run_frame fr(p.anch->ctx(), tw::detail::ops<tw::Loop>::finish);
 		t.release().resume();
+	}
 }
 
 /// Awaits the loop clock reaching @tp: resumes on the loop thread in the

@@ -318,6 +318,7 @@ struct ops<Loop> {
 	static twheel_loop *l(const ctx *c) noexcept { return static_cast<twheel_loop *>(c->c); }
 	static ctx *share(Loop &o) { return retain(o.checked()); }
 	static ctx *peek(const Loop &o) noexcept { return o.ctx_; } // not retained: any thread
+	static constexpr void (*finish)(ctx *) noexcept = &Loop::finish; // co::spawn()'s run
 	static void init(node *n, void (*fire)(node *)) noexcept { tw_loop_timer_init(n, fire, 0); }
 	template <class T>
 	static bool open(const ctx *c, T) noexcept { return !c->closing; }
