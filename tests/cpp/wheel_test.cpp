@@ -881,6 +881,42 @@ TEST(Chrono, TickUnitsAndOtherUnitsGiveTheSameTick)
 // A timer at the wheel's last tick (a time point of unsigned count in the
 // tick's unit reaches it): the next expiry saturates as expiry() does, it
 // does not wrap to an early time.
+// The wheel's clock starts at tick 0. A start before it was taken as 0
+// (now() then lied), and advance() to a time before it (or NaN) as tick
+// 0, which ran the timers armed for tick 0, among them one armed for a
+// later time before the epoch (-8 ms ran one due at -5 ms: early).
+TEST(Chrono, TimesBeforeTheEpoch)
+{
+	for (auto start : {T(-10), S(-1, 1ns)}) {
+		try {
+			Wheel w(1ms, start);
+			FAIL() << "a start before the epoch was taken";
+		} catch (const tw::error &e) {
+			EXPECT_EQ(e.code().value(), EINVAL);
+			EXPECT_STREQ(e.what(), "tw: bad duration");
+		}
+	}
+	Wheel w(1ms);
+	int fired = 0;
+	Timer t(w, [&] { fired++; });
+	t.arm_at(T(-5));
+	EXPECT_TRUE(t.pending());
+	using dtp = std::chrono::time_point<Wheel::clock, std::chrono::duration<double, std::milli>>;
+	for (dtp at : {dtp(T(-8)), dtp(std::chrono::duration<double, std::milli>(std::nan(""))),
+		       dtp(-std::chrono::duration<double, std::milli>(0.5))}) {
+		try {
+			w.advance(at);
+			FAIL() << "advance() before the epoch was taken";
+		} catch (const tw::error &e) {
+			EXPECT_EQ(e.code().value(), EINVAL);
+			EXPECT_STREQ(e.what(), "tw: advance() before now()");
+		}
+	}
+	EXPECT_EQ(fired, 0);
+	w.advance(T(0));
+	EXPECT_EQ(fired, 1); // past due: in the first advance
+}
+
 TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 {
 	using last_point = std::chrono::time_point<Wheel::clock, std::chrono::duration<std::uint64_t, std::milli>>;

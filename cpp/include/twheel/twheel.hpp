@@ -50,10 +50,10 @@ public:
 	using time_point = clock::time_point;
 
 	/// A wheel whose tick is @tick, at time @start. Throws tw::error EINVAL
-	/// if @tick is not positive, std::bad_alloc.
+	/// if @tick is not positive or @start before the epoch, std::bad_alloc.
 	explicit Wheel(std::chrono::nanoseconds tick = std::chrono::milliseconds(1), time_point start = {})
 	{
-		if (tick.count() <= 0)
+		if (tick.count() <= 0 || start.time_since_epoch().count() < 0)
 			detail::fail(detail::misuse::bad_argument);
 		std::unique_ptr<detail::ctx> c(new detail::ctx);
 		c->tick_ns = static_cast<std::uint64_t>(tick.count());
@@ -73,13 +73,15 @@ public:
 
 	/// Runs every timer due up to @now (twheel_advance() to its tick,
 	/// rounded down); returns how many came due (one skipping late deadlines
-	/// counts). Throws tw::error: EINVAL for a time before now(), EBUSY
+	/// counts). Throws tw::error: EINVAL for a time before now() (or NaN), EBUSY
 	/// from one of its callbacks. A callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		const auto d = now.time_since_epoch();
-		const long r = in_run([d](detail::ctx *c) { return twheel_advance(w(c), to_ticks<false>(c, d)); });
+		const long r = in_run([d](detail::ctx *c) { // before the epoch, or NaN: before now()
+			return d.count() >= 0 ? twheel_advance(w(c), to_ticks<false>(c, d)) : -EINVAL;
+		});
 		if (r < 0)
 			detail::fail(static_cast<int>(r), r == -EBUSY ? "tw: advance() from a callback" : "tw: advance() before now()");
 		return static_cast<std::size_t>(r);
