@@ -735,6 +735,42 @@ TEST(Exceptions, DefaultAndThrowingHandlersAreContained)
 	EXPECT_EQ(after, 1);
 }
 
+// A handler that replaces or removes itself: its closure was destroyed
+// under it, while it ran (the captures gone: ASan heap-use-after-free).
+// The statics are read without the closure.
+bool handler_closure_gone, handler_saw_gone;
+TEST(Exceptions, HandlerReplacesOrRemovesItselfFromWithin)
+{
+	struct probe {
+		std::string big = std::string(64, 'x'); // std::function keeps it on the heap
+		~probe() { handler_closure_gone = true; }
+	};
+	for (bool remove : {true, false}) {
+		handler_closure_gone = handler_saw_gone = false;
+		Wheel w;
+		int replaced = 0;
+		w.on_exception([&w, &replaced, remove, p = std::make_shared<probe>()](std::exception_ptr) {
+			if (remove)
+				w.on_exception(nullptr);
+			else
+				w.on_exception([&replaced](std::exception_ptr) { replaced++; });
+			handler_saw_gone = handler_closure_gone;
+			EXPECT_EQ(p->big.size(), 64u);
+		});
+		Timer bad(w, [] { throw std::runtime_error("handler replaced"); });
+		bad.arm_at(T(1));
+		w.advance(T(1));
+		EXPECT_FALSE(handler_saw_gone);
+		EXPECT_TRUE(handler_closure_gone);
+		bad.arm_at(T(2));
+		testing::internal::CaptureStderr();
+		w.advance(T(2));
+		const std::string err = testing::internal::GetCapturedStderr();
+		EXPECT_EQ(replaced, remove ? 0 : 1);
+		EXPECT_EQ(err.find("handler replaced") != std::string::npos, remove);
+	}
+}
+
 // ---- Chrono ------------------------------------------------------------------
 
 TEST(Chrono, TicksCeilRoundsUpAndSaturates)

@@ -47,7 +47,8 @@ private:
 };
 
 /// Receives every exception that escapes a callback, on the thread that ran
-/// it. Whatever it throws is printed to stderr and dropped.
+/// it, as a copy: it may replace or remove itself. Whatever it throws (or
+/// its copy throws) is printed to stderr and dropped.
 using exception_handler = std::function<void(std::exception_ptr)>;
 
 /// How a periodic timer catches up after missing deadlines.
@@ -144,13 +145,14 @@ inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept
 }
 
 // guarded()'s handler, out of line (the firing path keeps no registers
-// for it): called inside a catch, hands the exception to @h or prints it.
+// for it): called inside a catch, hands the exception to a copy of @h
+// (which the handler may replace) or prints it.
 [[gnu::noinline, gnu::cold]] inline void caught(const exception_handler &h) noexcept
 {
 	try {
 		if (!h)
 			throw;
-		h(std::current_exception());
+		exception_handler{h}(std::current_exception());
 	} catch (const std::exception &x) {
 		std::fprintf(stderr, "twheel: a callback threw: %s\n", x.what());
 	} catch (...) {

@@ -490,8 +490,8 @@ public:
 	}
 
 	/// Sets the handler of exceptions escaping its callbacks (a Loop's posts
-	/// and I/O handlers too; empty: print them). Not from inside the
-	/// handler. Throws tw::error.
+	/// and I/O handlers too; empty: print them), from it too: each call is
+	/// on a copy of it. Throws tw::error.
 	void on_exception(exception_handler h) { checked()->on_exception = std::move(h); }
 
 	/// A timer running @f @d from now; throws as Timer() and arm_in().
