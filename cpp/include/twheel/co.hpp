@@ -2,9 +2,9 @@
 //
 // twheel/co.hpp - C++20 coroutines on tw::Loop (opt-in; C++17 programs do
 // not include it): tw::co::task<T>, spawn(), and the awaitables
-// sleep_for()/sleep_until(), io() and resume_on(). Header-only over
-// <twheel/loop.hpp>; nothing is allocated beyond the coroutine frames
-// (and resume_on()'s work item).
+// sleep_for()/sleep_until(), io() and resume_on() ([[nodiscard]]: a
+// forgotten co_await is a warning). Header-only over <twheel/loop.hpp>;
+// nothing allocated beyond the frames (and resume_on()'s work item).
 // Lifetime: a task spawned on a loop is owned by it; its frame is freed
 // when it ends, or destroyed where it is suspended when the Loop is
 // destroyed first (destructors run, nothing leaks); its exception goes to
@@ -191,7 +191,7 @@ void spawn(tw::Loop &loop, task<T> t)
 /// scheduling noise after, as every loop timer). A Hook in the frame:
 /// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
 /// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped.
-class sleep_until : tw::Hook<tw::Loop, sleep_until> {
+class [[nodiscard]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
 	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
 	bool await_ready() const noexcept { return false; }
@@ -228,7 +228,7 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// frees the item; nor is one whose loop was stopped meanwhile. Throws tw::error from await_suspend (the coroutine
 /// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
 /// moved-from Loop; std::bad_alloc.
-class resume_on {
+class [[nodiscard]] resume_on {
 public:
 	explicit resume_on(tw::Loop &loop) noexcept : c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::peek(loop))) {}
 	resume_on(const resume_on &) = delete;
@@ -290,7 +290,7 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is cancelled when the io goes.
 template <class Prep>
-class io {
+class [[nodiscard]] io {
 public:
 	io(tw::Loop &loop, Prep prep, tw::Loop::time_point deadline = tw::Loop::time_point::max())
 		: prep_(std::move(prep)), c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))),

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// A co_await forgotten must NOT compile with -Werror: the awaitables of
+// <twheel/co.hpp> are [[nodiscard]], so the compiler warns about
+// `tw::co::sleep_for(loop, d);` (which would not sleep: made and dropped).
+// GCC 12 warns of a call's value (-DSLEEP_FOR); clang++ also of a
+// temporary its constructor makes (the others). Without one, it compiles.
+#include <twheel/co.hpp>
+
+using namespace std::chrono_literals;
+
+tw::co::task<> f(tw::Loop &loop)
+{
+#if SLEEP_FOR
+	tw::co::sleep_for(loop, 1ms);
+#elif SLEEP_UNTIL
+	tw::co::sleep_until(loop, loop.clock_now());
+#elif RESUME_ON
+	tw::co::resume_on{loop};
+#elif IO
+	tw::co::io(loop, [](io_uring_sqe &) {});
+#endif
+	co_await tw::co::sleep_for(loop, 1ms);
+}
+
+int main()
+{
+	tw::Loop loop;
+	tw::co::spawn(loop, f(loop));
+	return 0;
+}
