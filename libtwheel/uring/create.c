@@ -214,6 +214,7 @@ static int ring_init(struct twheel_loop *l, const struct twheel_loop_config *cfg
 	l->features |= TW_LOOP_FEAT_EXT_ARG | (defer ? TW_LOOP_FEAT_DEFER_TASKRUN : 0);
 	l->r_disabled = defer;
 	l->taskrun_flag = defer;
+	l->held_flags = IORING_SQ_CQ_OVERFLOW | (defer ? IORING_SQ_TASKRUN : 0);
 	link_timeout_probe(l, cfg);
 	return 0;
 }

@@ -118,6 +118,9 @@ struct twheel_loop {
 	unsigned cq_mark;  /* the CQ tail when cq_mark_ns was read */
 	uint64_t cq_mark_ns; /* the wheels wait for this reading until the
 			      * CQEs before cq_mark have all run */
+	unsigned cq_held;  /* CQEs the mark may still move on over: the kernel
+			    * held completions back from the ring at its
+			    * reading (wait.c); 0 if it did not */
 
 	struct twheel *wheel;  /* normal timers */
 	struct twheel *dwheel; /* deferrable timers */
@@ -142,6 +145,9 @@ struct twheel_loop {
 	bool r_disabled;
 	bool in_callback;
 	bool taskrun_flag; /* IORING_SETUP_TASKRUN_FLAG: sq flags say when to enter */
+	unsigned held_flags; /* the SQ flags that say the kernel holds CQEs back
+			      * from the ring: IORING_SQ_CQ_OVERFLOW, and
+			      * IORING_SQ_TASKRUN with taskrun_flag (wait.c) */
 
 	/* The periodic timer whose callback runs now, and whether the
 	 * callback re-armed or deleted it (then the loop leaves it alone). */

@@ -50,12 +50,31 @@
  * the mark's reading, and the next one takes a new mark. The rule that
  * used to hold (due timers run every CQE_BATCH completions) becomes: due
  * timers run once the completions that were waiting when they were found
- * due have run, at most one CQ ring of them (CQ_MIN_ENTRIES or more), never
- * behind completions that arrived later, so a steady flood delays them by
- * one ring's worth of handlers and no more. Completions the kernel holds
- * as deferred task work at r are posted to the ring before the mark is
- * taken (taskrun_flush()); CQEs the kernel kept on its overflow list (the
- * ring was full) are not in the ring at r and are not waited for.
+ * due have run, at most one CQ ring of them (CQ_MIN_ENTRIES or more; two
+ * when the ring was full, below), never behind completions that arrived
+ * later, so a steady flood delays them by one ring's worth of handlers
+ * (two) and no more. Completions the kernel holds as deferred task work at
+ * r are posted to the ring before the mark is taken (taskrun_flush()).
+ *
+ * Completions the ring could not take. When the ring is full, the kernel
+ * keeps further CQEs on its overflow list (IORING_SQ_CQ_OVERFLOW in the SQ
+ * flags; IORING_FEAT_NODROP, 5.5, which every kernel with EXT_ARG has),
+ * and deferred task work that taskrun_flush() could not post waits as
+ * task work (IORING_SQ_TASKRUN). Those came before r too, and the kernel
+ * does not say how many there are. A mark taken while the kernel holds
+ * completions back moves on, once the batches reach it, to the ring's
+ * tail after a flush (io_uring_get_events(): IORING_ENTER_GETEVENTS, which
+ * every kernel and liburing 2.3 have, runs the task work and moves the
+ * list into the room the batches made, oldest first), and again while the
+ * kernel still holds some back after a flush, by at most one CQ ring of
+ * CQEs in all (cq_mark_move()). So due timers wait for every completion
+ * of a burst up to two rings deep (2,048 CQEs at the least ring), and a
+ * flood that keeps the list from emptying delays them by two rings of
+ * handlers at most: that is the bound. Of a deeper burst, what lies past
+ * the second ring is not waited for. A kernel that lets a later CQE into
+ * the ring's room ahead of its list (5.10 did) only uses up the bound
+ * sooner. A ring that never fills pays one test of the SQ flags per mark,
+ * as it did before.
  */
 #include <sys/epoll.h>
 
@@ -129,8 +148,9 @@ void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
  * A CQE without IORING_CQE_F_MORE of a request submitted as multishot
  * counts an end (multishot.c). A ring found overflowed (completions kept on
  * the kernel's list because the CQ was full) is counted; liburing's peek
- * enters the kernel to flush that list once the ring is empty, and the next
- * loop_wait() does so at once.
+ * enters the kernel to flush that list once the ring is empty, the next
+ * loop_wait() does so at once, and cq_mark_move() when the held
+ * completions keep the timers waiting.
  */
 static int cqes_run(struct twheel_loop *l)
 {
@@ -176,21 +196,67 @@ static int cqes_run(struct twheel_loop *l)
  * server, stopped 250 ms twice, 804 of 1,000 active ones). Before a mark
  * is taken they are posted, so that the mark covers every completion that
  * came before the reading: entering the kernel while it says task work
- * waits (IORING_SQ_TASKRUN), until the CQ is full (the rest then goes to
- * the kernel's overflow list, not waited for) or for at most one CQ ring
- * of calls.
+ * waits (IORING_SQ_TASKRUN), until the CQ is full or for at most one CQ
+ * ring of calls (what is left, cq_mark_move() waits for, bounded).
+ * Returns the SQ flags that say the kernel still holds completions back
+ * (IORING_SQ_CQ_OVERFLOW; IORING_SQ_TASKRUN with the flag on), or 0.
  */
-static void taskrun_flush(struct twheel_loop *l)
+static unsigned taskrun_flush(struct twheel_loop *l)
 {
-	unsigned n = l->ring.cq.ring_entries;
+	unsigned n = l->ring.cq.ring_entries, f = IO_URING_READ_ONCE(*l->ring.sq.kflags);
 
-	if (loop_fallback(l) || !l->taskrun_flag)
-		return;
-	for (unsigned k = 0; k < n; k++) {
-		if (!(IO_URING_READ_ONCE(*l->ring.sq.kflags) & IORING_SQ_TASKRUN) ||
-		    io_uring_cq_ready(&l->ring) >= n || io_uring_get_events(&l->ring) < 0)
-			return;
+	if (!(f & l->held_flags))
+		return 0; /* nearly every mark */
+	for (unsigned k = 0; k < n && (f & IORING_SQ_TASKRUN) && l->taskrun_flag; k++) {
+		if (io_uring_cq_ready(&l->ring) >= n || io_uring_get_events(&l->ring) < 0)
+			break;
+		f = IO_URING_READ_ONCE(*l->ring.sq.kflags);
 	}
+	return f & l->held_flags;
+}
+
+/*
+ * Whether the kernel holds completions back from the CQ ring: on its
+ * overflow list (the ring was full), or as deferred task work that
+ * taskrun_flush() left there (it stops when the ring is full).
+ */
+static bool cq_held_back(const struct twheel_loop *l)
+{
+	return IO_URING_READ_ONCE(*l->ring.sq.kflags) & l->held_flags;
+}
+
+/*
+ * The batches reached a mark taken while the kernel held completions back
+ * (cq_mark_reached()): they are not in the ring, and are not covered by
+ * it. Move the mark on to the ring's tail after a flush
+ * (io_uring_get_events(): the kernel runs the task work and moves its
+ * overflow list into the room the batches made, oldest first), and again
+ * while the kernel still holds some back, by cq_held CQEs in all: one CQ
+ * ring (CQ_MIN_ENTRIES or more). The held completions leave the list
+ * before any posted after the reading, so a burst of up to two rings runs
+ * whole before the timers, and a flood that keeps the list from emptying
+ * delays them by two rings of handlers at most (the bound). Returns
+ * whether this iteration's batch reaches the mark where it now is.
+ */
+static __attribute__((noinline)) bool cq_mark_move(struct twheel_loop *l)
+{
+	/* signed: a head past the mark (CQEs the user reaped) has reached it */
+	while ((int)(l->cq_mark - IO_URING_READ_ONCE(*l->ring.cq.khead)) <= (int)CQE_BATCH) {
+		unsigned more;
+
+		if (!l->cq_held)
+			return true;
+		/* the ring before the mark holds a batch at most: room */
+		if (cq_held_back(l))
+			io_uring_get_events(&l->ring); /* failed: nothing moves (below) */
+		more = io_uring_smp_load_acquire(l->ring.cq.ktail) - l->cq_mark;
+		more = more < l->cq_held ? more : l->cq_held;
+		l->cq_mark += more;
+		l->cq_held -= more;
+		if (!more || !cq_held_back(l))
+			l->cq_held = 0; /* all it held is before the mark, or nothing comes */
+	}
+	return false;
 }
 
 /*
@@ -198,7 +264,9 @@ static void taskrun_flush(struct twheel_loop *l)
  * the file), taking a new mark from this iteration's reading if none is
  * set; if so, *@upto is the mark's reading, the time the wheels may be
  * advanced to. cqes_run() reaps min(CQE_BATCH, ready) CQEs, and the CQEs
- * before the mark are all ready, so this is known before any runs.
+ * before the mark are all ready, so this is known before any runs. A mark
+ * taken while the kernel held completions back moves on over them
+ * (cq_mark_move()).
  */
 static bool cq_mark_reached(struct twheel_loop *l, uint64_t *upto)
 {
@@ -207,17 +275,30 @@ static bool cq_mark_reached(struct twheel_loop *l, uint64_t *upto)
 		return true;
 	}
 	if (!l->cq_marked) {
-		taskrun_flush(l); /* what came before the reading, into the CQ */
+		/* what came before the reading, into the CQ */
+		unsigned held = taskrun_flush(l);
+
 		l->cq_mark_ns = l->now;
 		l->cq_mark = io_uring_smp_load_acquire(l->ring.cq.ktail);
 		l->cq_marked = true;
+		if (held) {
+			l->cq_held = l->ring.cq.ring_entries;
+			goto move;
+		}
+	} else if (l->cq_held) {
+		goto move;
 	}
 	/* signed: a head past the mark (CQEs the user reaped) has reached it */
 	if ((int)(l->cq_mark - IO_URING_READ_ONCE(*l->ring.cq.khead)) > (int)CQE_BATCH)
 		return false;
+reached:
 	l->cq_marked = false;
 	*upto = l->cq_mark_ns;
 	return true;
+move:
+	if (cq_mark_move(l))
+		goto reached;
+	return false;
 }
 
 /* Handle one popped node, @ref being a clock reading taken after its pop;

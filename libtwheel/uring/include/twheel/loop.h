@@ -417,7 +417,10 @@ enum {
  * yet: then the timers wait for a later iteration (at most one CQ ring of
  * handlers later), so that a timer never fires while the completion it
  * times out already waits (an idle timer, say, and the data that makes it
- * moot).
+ * moot). Completions the kernel held back from a full ring at that time
+ * (its overflow list, or task work with DEFER_TASKRUN) are flushed into
+ * the ring and waited for as well, up to one more CQ ring of them: a due
+ * timer waits for two CQ rings of handlers at most.
  * Returns the number of callbacks run: timer callbacks run or handed to the
  * executor (a skipped misfire or a cancelled timer runs none), I/O
  * handlers and work items, the loop's own (of I/O deadlines and bound
@@ -849,7 +852,8 @@ struct twheel_loop_stats {
 	uint64_t multishot_ends;
 	/* Iterations that found the CQ ring overflowed: the kernel kept
 	 * completions on its overflow list (IORING_SQ_CQ_OVERFLOW), which
-	 * the loop flushes; multishot requests end meanwhile. */
+	 * the loop flushes and runs before the timers then due (up to one
+	 * more CQ ring of them); multishot requests end meanwhile. */
 	uint64_t cq_overflows;
 	/* Completions the kernel dropped (its CQ overflow counter): it could
 	 * not even keep them, out of memory. Never expected. */
