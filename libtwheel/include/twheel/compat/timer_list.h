@@ -43,9 +43,9 @@
  *     which "work normally when the system is busy". TIMER_PINNED and
  *     TIMER_IRQSAFE are accepted and change nothing: a timer stays on the
  *     thread that armed it, and there is no interrupt context.
- *   - time_after() and friends cast their arguments to unsigned long
- *     instead of type-checking them; from_timer() and timer_container_of()
- *     use __typeof__ (GCC, Clang; C23 has typeof).
+ *   - from_timer(), timer_container_of() and the type check of
+ *     time_after() and friends use __typeof__ (GCC, Clang; C23 has
+ *     typeof); in C++ those comparisons are not type-checked.
  *   - timer_delete() is a macro (POSIX <time.h> has a timer_delete() of
  *     its own): a program that also uses POSIX timers calls those through
  *     a file that does not include this header.
@@ -126,10 +126,33 @@ static inline unsigned long long get_jiffies_64(void)
 }
 #define jiffies_64 (get_jiffies_64())
 
-/* Wrap-safe comparisons of jiffies values: true if @a is after @b, etc. */
-#define time_after(a, b) ((long)((unsigned long)(b) - (unsigned long)(a)) < 0)
+/*
+ * 1, and a warning ("comparison of distinct pointer types") if @x is not
+ * an unsigned long, as the kernel's typecheck(unsigned long, x): jiffies
+ * kept in a u32 or an int compare wrongly once jiffies passes 2^32, five
+ * minutes after the bind on LP64. Not in C++ (where it would be an error).
+ */
+#ifdef __cplusplus
+#define twheel__jiffies_typecheck(x) 1
+#else
+#define twheel__jiffies_typecheck(x)                                                      \
+	__extension__({                                                                  \
+		unsigned long twheel__jiffies_are_unsigned_long;                         \
+		__typeof__(x) twheel__argument;                                          \
+		(void)(&twheel__jiffies_are_unsigned_long == &twheel__argument);         \
+		1;                                                                       \
+	})
+#endif
+
+/* Wrap-safe comparisons of jiffies values: true if @a is after @b, etc.
+ * Both must be unsigned long, as in the kernel (or a warning says so). */
+#define time_after(a, b)                                                \
+	(twheel__jiffies_typecheck(a) && twheel__jiffies_typecheck(b) && \
+	 (long)((unsigned long)(b) - (unsigned long)(a)) < 0)
 #define time_before(a, b) time_after(b, a)
-#define time_after_eq(a, b) ((long)((unsigned long)(a) - (unsigned long)(b)) >= 0)
+#define time_after_eq(a, b)                                             \
+	(twheel__jiffies_typecheck(a) && twheel__jiffies_typecheck(b) && \
+	 (long)((unsigned long)(a) - (unsigned long)(b)) >= 0)
 #define time_before_eq(a, b) time_after_eq(b, a)
 #define time_is_before_jiffies(a) time_after(jiffies, a)
 #define time_is_after_jiffies(a) time_before(jiffies, a)

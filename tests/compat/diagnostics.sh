@@ -1,0 +1,23 @@
+#!/bin/sh
+# diagnostics.sh CHECK CC INCLUDES FILE - a compile-time check of
+# <twheel/compat/timer_list.h>, compiled as Linux up to 5.17 built such
+# code (gnu89), with -Werror; the files say what each checks:
+#   time_after_type   time_after_type.c: unsigned long arguments compile,
+#                     a jiffies value kept in 32 bits draws the kernel's
+#                     warning, in each of 8 uses.
+# Exit 0 pass, 1 fail (saying which use).
+check=$1 cc=$2 inc=$3 src=$4
+d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT
+# shellcheck disable=SC2086 # $inc is a list of flags
+compile() { "$cc" -std=gnu89 -Wall -Wextra -Werror -c -o "$d/o.o" $inc "$@" "$src" 2>"$d/err"; }
+fail() { cat "$d/err"; echo "FAIL: $*"; exit 1; }
+case $check in
+time_after_type)
+  compile -DBAD=0 || fail "unsigned long arguments do not compile"
+  for n in 1 2 3 4 5 6 7 8; do
+    compile -DBAD=$n && fail "BAD=$n compiled"
+    grep -q "distinct pointer types" "$d/err" || fail "BAD=$n: not the kernel's warning"
+  done ;;
+*) echo "diagnostics.sh: unknown check $check"; exit 2 ;;
+esac
+echo "ok: $check"
