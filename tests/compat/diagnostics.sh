@@ -4,7 +4,10 @@
 # code (gnu89), with -Werror; the files say what each checks:
 #   time_after_type   time_after_type.c: unsigned long arguments compile,
 #                     a jiffies value kept in 32 bits draws the kernel's
-#                     warning, in each of 8 uses.
+#                     warning, in each of 8 uses;
+#   before_4_15       before_4_15.c: 8 uses of Linux before 4.15's
+#                     initialisers compile with TWHEEL_COMPAT_TIMER_DATA
+#                     and, without it, are errors that name it.
 # Exit 0 pass, 1 fail (saying which use).
 check=$1 cc=$2 inc=$3 src=$4
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT
@@ -17,6 +20,12 @@ time_after_type)
   for n in 1 2 3 4 5 6 7 8; do
     compile -DBAD=$n && fail "BAD=$n compiled"
     grep -q "distinct pointer types" "$d/err" || fail "BAD=$n: not the kernel's warning"
+  done ;;
+before_4_15)
+  for n in 1 2 3 4 5 6 7 8; do
+    compile -DNAME=$n -DTWHEEL_COMPAT_TIMER_DATA || fail "NAME=$n with TWHEEL_COMPAT_TIMER_DATA"
+    compile -DNAME=$n && fail "NAME=$n compiled without TWHEEL_COMPAT_TIMER_DATA"
+    grep "Linux before 4.15" "$d/err" | grep -q TWHEEL_COMPAT_TIMER_DATA || fail "NAME=$n: the error does not say why"
   done ;;
 *) echo "diagnostics.sh: unknown check $check"; exit 2 ;;
 esac

@@ -63,7 +63,9 @@
  * define TWHEEL_COMPAT_TIMER_DATA before the include, in every file of the
  * program (executable or shared library) that includes it; the linker
  * refuses a program where some files define it and others do not (except
- * under clang's full -flto: see struct timer_list below).
+ * under clang's full -flto: see struct timer_list below). Without it,
+ * those initialisers (init_timer(), setup_timer(), TIMER_INITIALIZER()
+ * and their forms) are compile-time errors that say so, in C.
  *
  * Size: struct timer_list is 72 bytes on LP64 (the kernel's is 40), two
  * words more with TWHEEL_COMPAT_TIMER_DATA.
@@ -454,6 +456,46 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
  * as @_name. Ready without timer_setup(), as in the kernel. */
 #define __TIMER_INITIALIZER(_function, _flags) { .function = (_function), .flags = (_flags) }
 #define DEFINE_TIMER(_name, _function) struct timer_list _name = __TIMER_INITIALIZER(_function, 0)
+#ifndef __cplusplus
+/*
+ * Linux before 4.15's initialisers (below) set up a function taking
+ * unsigned long data, which this struct timer_list cannot call: each is
+ * a compile-time error here that names the way on, rather than an
+ * implicit declaration, a warning only in gnu89, that fails at link time.
+ */
+#define twheel__before_4_15_n(name)                                                               \
+	(0 * sizeof(struct {                                                                       \
+		_Static_assert(0, name "() is Linux before 4.15 (a function of unsigned long data): " \
+				       "define TWHEEL_COMPAT_TIMER_DATA before the include, or call "  \
+				       "timer_setup()");                                             \
+		int twheel__x;                                                                     \
+	}))
+#define twheel__before_4_15(name) ((void)twheel__before_4_15_n(name))
+#define __init_timer(timer, flags) twheel__before_4_15("__init_timer")
+#define __init_timer_on_stack(timer, flags) twheel__before_4_15("__init_timer_on_stack")
+#define init_timer(timer) twheel__before_4_15("init_timer")
+#define init_timer_pinned(timer) twheel__before_4_15("init_timer_pinned")
+#define init_timer_deferrable(timer) twheel__before_4_15("init_timer_deferrable")
+#define init_timer_pinned_deferrable(timer) twheel__before_4_15("init_timer_pinned_deferrable")
+#define init_timer_on_stack(timer) twheel__before_4_15("init_timer_on_stack")
+#define init_timer_deferrable_on_stack(timer) twheel__before_4_15("init_timer_deferrable_on_stack")
+#define __setup_timer(timer, fn, data, flags) twheel__before_4_15("__setup_timer")
+#define __setup_timer_on_stack(timer, fn, data, flags) twheel__before_4_15("__setup_timer_on_stack")
+#define setup_timer(timer, fn, data) twheel__before_4_15("setup_timer")
+#define setup_pinned_timer(timer, fn, data) twheel__before_4_15("setup_pinned_timer")
+#define setup_deferrable_timer(timer, fn, data) twheel__before_4_15("setup_deferrable_timer")
+#define setup_pinned_deferrable_timer(timer, fn, data) twheel__before_4_15("setup_pinned_deferrable_timer")
+#define setup_timer_on_stack(timer, fn, data) twheel__before_4_15("setup_timer_on_stack")
+#define setup_pinned_timer_on_stack(timer, fn, data) twheel__before_4_15("setup_pinned_timer_on_stack")
+#define setup_deferrable_timer_on_stack(timer, fn, data) twheel__before_4_15("setup_deferrable_timer_on_stack")
+#define setup_pinned_deferrable_timer_on_stack(timer, fn, data) \
+	twheel__before_4_15("setup_pinned_deferrable_timer_on_stack")
+#define TIMER_INITIALIZER(_fn, _expires, _data) { .expires = twheel__before_4_15_n("TIMER_INITIALIZER") }
+#define TIMER_PINNED_INITIALIZER(_fn, _expires, _data) \
+	{ .expires = twheel__before_4_15_n("TIMER_PINNED_INITIALIZER") }
+#define TIMER_DEFERRED_INITIALIZER(_fn, _expires, _data) \
+	{ .expires = twheel__before_4_15_n("TIMER_DEFERRED_INITIALIZER") }
+#endif
 #else
 /*
  * Linux before 4.15: a timer's function takes unsigned long data, the
