@@ -58,9 +58,9 @@ struct Rec : tw::Hook<tw::AsioHost, Rec> {
 	}
 };
 
-// Arms @r @d from now: 0, or the -errno of the tw::error it throws.
-template <class D>
-int arm(Rec &r, D d)
+// Arms hook @r @d from now: 0, or the -errno of the tw::error it throws.
+template <class R, class D>
+int arm(R &r, D d)
 {
 	try {
 		r.arm_in(d);
@@ -68,6 +68,22 @@ int arm(Rec &r, D d)
 	} catch (const tw::error &e) {
 		return -e.code().value();
 	}
+}
+
+// Runs @arm with the next allocation failing: 0, or the -errno of the
+// tw::error it throws.
+template <class F>
+int without_memory(F arm)
+{
+	g_fail = 1;
+	int rc = 0;
+	try {
+		arm();
+	} catch (const tw::error &e) {
+		rc = -e.code().value();
+	}
+	g_fail = 0;
+	return rc;
 }
 
 } // namespace
@@ -100,6 +116,48 @@ TEST(AsioHostFailure, AddWhoseWaitCannotStartFailsCleanly)
 	io.restart();
 	io.run();
 	EXPECT_EQ(early.fired, 1);
+}
+
+// A pending timer re-armed earlier while its wait cannot start: the arm
+// is undone, and the timer is no longer pending, so that is its
+// cancellation. Its cancellation callback did not run (a hook's
+// on_cancel() neither), and a periodic timer stayed periodic, never to
+// run again (cancel() said true later and ran the callback then). Also
+// when an owed wait cannot be resumed before the arm.
+struct Closing : tw::Hook<tw::AsioHost, Closing> {
+	using Hook::Hook;
+	int cancels = 0;
+	void on_timer() {}
+	void on_cancel() { cancels++; }
+};
+TEST(AsioHostFailure, PendingTimerWhoseReArmFailsIsCancelled)
+{
+	for (int owed : {0, 1}) {
+		boost::asio::io_context io;
+		tw::AsioHost h(io);
+		int cancels = 0;
+		tw::Timer<tw::AsioHost> t(h, [] {});
+		t.on_cancel([&] { cancels++; });
+		Closing c(h);
+		Rec other(h);
+		t.arm_every(30ms);
+		c.arm_at(h.now() + 40ms);
+		if (owed) { // the re-arm after a run failed: the wait is owed
+			other.fail_after = 1;
+			other.arm_at(h.now());
+			EXPECT_THROW(io.run(), std::bad_alloc);
+		}
+		// the wait each arm needs (earlier), or the owed one first
+		EXPECT_EQ(without_memory([&] { t.arm_at(h.now() + 1ms); }), -ENOMEM);
+		EXPECT_EQ(without_memory([&] { c.arm_at(h.now()); }), -ENOMEM);
+		EXPECT_FALSE(t.pending());
+		EXPECT_EQ(cancels, 1);
+		EXPECT_EQ(t.period(), 0ns); // ended
+		EXPECT_FALSE(t.cancel());
+		EXPECT_EQ(cancels, 1);
+		EXPECT_FALSE(c.pending());
+		EXPECT_EQ(c.cancels, 1);
+	}
 }
 
 // The re-arm after a run fails: io_context::run() throws std::bad_alloc

@@ -67,8 +67,9 @@ public:
 	std::size_t size() const noexcept { return s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
 
 	/// A wait that cannot start (std::bad_alloc, an Asio error) is owed:
-	/// the arm that needed it is undone and throws tw::error (ENOMEM, the
-	/// Asio errno, EIO); one needed after a run is rethrown out of
+	/// the arm that needed it is undone (a pending timer cancelled, its
+	/// cancellation callback run) and throws tw::error (ENOMEM, the Asio
+	/// errno, EIO); one needed after a run is rethrown out of
 	/// io_context::run(). resume() (or the next arm) starts it: 0, or the
 	/// -errno of the failure, and then it is still owed. O(1).
 	int resume() noexcept { return resume(s_.get()); }
@@ -226,18 +227,20 @@ struct ops<AsioHost> : wheel_node_ops {
 	static int mod_at(ctx *c, node *n, T t) noexcept { return mod(c, n, ns_ceil(t), twheel_host_mod_at); }
 	template <class T>
 	static int mod_in(ctx *c, node *n, T t) noexcept { return mod(c, n, ns_ceil(t), twheel_host_mod); }
+	// The wait owed, or the one it needs, does not start: undo it (resume()).
 	static int mod(ctx *c, node *n, std::uint64_t ns, int (*f)(twheel_host *, tw_timer *, std::uint64_t)) noexcept
 	{
 		AsioHost::state *s = AsioHost::of(S::host(c));
-		if (const int rc = AsioHost::resume(s); rc < 0)
-			return twheel_host_del(S::host(c), n), rc;
-		const int rc = f(S::host(c), n, ns);
-		if (rc < 0 || !s->owed)
+		const bool was = tw_timer_pending(n);
+		int rc = AsioHost::resume(s);
+		if (!rc && ((rc = f(S::host(c), n, ns)) < 0 || !s->owed))
 			return rc;
-		const int err = AsioHost::error_of(s->owed); // the wait it needed did not start:
-		twheel_host_del(S::host(c), n);              // undo it (may stop: nothing owed then)
-		AsioHost::resume(s);                         // and retry the wait for the others
-		return err;
+		rc = rc < 0 ? rc : AsioHost::error_of(s->owed);
+		twheel_host_del(S::host(c), n); // may stop: nothing owed then
+		AsioHost::resume(s);            // retry the wait for the others
+		if (auto cancel = was ? c->canceller(n->func) : nullptr)
+			cancel(n);
+		return rc;
 	}
 	static bool del(ctx *c, node *n) noexcept
 	{

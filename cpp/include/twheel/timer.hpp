@@ -219,11 +219,12 @@ public:
 	}
 
 	/// Sets g(), run whenever the timer stops being pending unfired (cancel()
-	/// true, destruction of it or its owner, assignment over it); nullptr or
-	/// an empty callable removes it. The first call moves the callable into
-	/// a heap block beside g (g over 16 bytes: one more). Throws tw::error
-	/// (strong guarantee). g may destroy, move or re-arm this handle, except
-	/// when run by its destructor or an assignment over it.
+	/// true, destruction of it or its owner, assignment over it, an AsioHost
+	/// undoing an arm that throws); nullptr or an empty callable removes it.
+	/// The first call moves the callable into a heap block beside g (g over
+	/// 16 bytes: one more). Throws tw::error (strong guarantee). g may
+	/// destroy, move or re-arm this handle, except when run by its
+	/// destructor or an assignment over it.
 	template <class G>
 	void on_cancel(G &&g)
 	{
@@ -376,9 +377,9 @@ Timer(D &, F &&) -> Timer<typename D::owner_type>;
 
 /// An intrusive timer: D derives from Hook<O, D> (or Hook<O, D, Tag>, for
 /// several hooks in one object) and gives on_timer() (on_timer(Tag)); if
-/// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel() or the
-/// owner's destruction disarms it (not when the hook is destroyed: D is
-/// gone by then). The C timer plus one pointer: making, arming, firing
+/// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel(), the
+/// owner's destruction or an AsioHost undoing an arm disarms it (not when
+/// the hook is destroyed: D is gone by then). The C timer plus one pointer: making, arming, firing
 /// and cancelling it allocate nothing (but for the Asio calls of an arm or
 /// cancel on an AsioHost: docs/cpp.md). on_timer() may re-arm, move or
 /// destroy the object (then not touch it again); a periodic hook re-arms
