@@ -25,7 +25,9 @@ struct loop_options {
 	unsigned flags = 0;                                           ///< raw C config flags
 	/// The loop clock, empty (a null function pointer makes it empty too)
 	/// for CLOCK_MONOTONIC. Copied by the Loop. Called from any thread;
-	/// monotonic; must not throw (it would cross a C frame: terminate).
+	/// monotonic, never before the epoch (the loop's time is unsigned: an
+	/// earlier reading is the epoch, where a deadline before it is due);
+	/// must not throw (it would cross a C frame: terminate).
 	std::function<std::chrono::steady_clock::time_point()> clock;
 };
 

@@ -138,7 +138,8 @@ class [[nodiscard]] Timer : public detail::handle<O> {
 	using callable = detail::fn<8, Timer &>;
 
 public:
-	/// One pointer, on every owner: [this], [&state], a function pointer.
+	/// One pointer, on every owner: [this], [&state], a function pointer;
+	/// stores_inline<F>: an F is kept in the handle (no allocation).
 	static constexpr std::size_t inline_capacity = 8;
 	template <class F>
 	static constexpr bool stores_inline = callable::template fits<std::decay_t<F>>;
