@@ -40,9 +40,10 @@
  * sendmmsg() after it. Drops are counted, never hidden: SO_RXQ_OVFL gives
  * the kernel's count of datagrams dropped on the socket.
  *
- * Signals: SIGUSR1 prints the STATS line; SIGTERM/SIGINT close every
- * session (no notice), print it a last time and exit 0, or 1 if a timer
- * was left on the wheel.
+ * Signals: SIGUSR1 prints the STATS line; SIGTERM/SIGINT cancel the
+ * socket's poll and, once it has ended (so that the port is free when the
+ * process is), close every session (no notice), print it a last time and
+ * exit 0, or 1 if a timer was left on the wheel.
  *
  * Poll errors: EINTR, EAGAIN and ECANCELED poll again; ENOMEM and ENOBUFS
  * again after POLL_BACKOFF_NS; any other would come back on every poll
@@ -80,6 +81,7 @@
 #define SEND_MAX 256 /* notices queued before a sendmmsg() */
 #define RX_BUDGET 16 /* recvmmsg() calls of one rx_drain(): then due timers run */
 #define POLL_BACKOFF_NS 100000000ull /* poll again this long after ENOMEM/ENOBUFS */
+#define STOP_BOUND_NS 1000000000ull /* a stop waits this long at most for the cancelled poll to end */
 #define PROBE_MAX 128 /* slots a lookup probes at most: a session's slot - its home < this */
 /* STATS lines answered a second at most, in bursts of STATS_BURST (a line costs ~15 us) */
 #define STATS_RATE 10000u
@@ -135,8 +137,8 @@ struct tx_batch {
 struct server {
 	struct twheel_loop *loop;
 	int fd, sfd;
-	struct tw_loop_io poll_io, signal_io;
-	struct tw_loop_timer poll_backoff; /* poll again after ENOMEM/ENOBUFS */
+	struct tw_loop_io poll_io, signal_io, cancel_io;
+	struct tw_loop_timer poll_backoff; /* poll again after ENOMEM/ENOBUFS; the bound on a stop */
 	struct signalfd_siginfo si;
 	bool polling, stopping;
 	int status; /* the exit status a poll error set, or 0 */
@@ -661,8 +663,13 @@ static void poll_arm(struct server *s)
 static void on_poll(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct server *s = tw_container_of(io, struct server, poll_io);
-	if (!(cqe->flags & IORING_CQE_F_MORE))
+	if (!(cqe->flags & IORING_CQE_F_MORE)) {
 		s->polling = false;
+		if (s->stopping) { /* the poll a stop cancelled has ended (stop()) */
+			twheel_loop_stop(s->loop);
+			return;
+		}
+	}
 	switch (cqe->res < 0 ? -cqe->res : 0) {
 	case 0:
 	case EINTR:
@@ -695,7 +702,11 @@ static void on_poll(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 static void on_poll_backoff(struct tw_loop_timer *t)
 {
 	struct server *s = tw_container_of(t, struct server, poll_backoff);
-	if (!s->polling && !s->stopping) {
+	if (s->stopping) { /* the cancelled poll did not end within STOP_BOUND_NS */
+		twheel_loop_stop(s->loop);
+		return;
+	}
+	if (!s->polling) {
 		rx_drain(s);
 		poll_arm(s);
 	}
@@ -706,6 +717,32 @@ static void signal_arm(struct server *s)
 	io_uring_prep_read(sqe_for(s, &s->signal_io), s->sfd, &s->si, sizeof(s->si), 0);
 }
 
+static void on_cancel(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
+{
+	(void)io;
+	(void)cqe; /* -ENOENT: the poll had ended, its CQE comes or came */
+}
+
+/*
+ * SIGTERM/SIGINT: stop once the socket's poll has ended. A poll in flight
+ * holds the socket: left to the ring's close, it is let go of only after
+ * the process has exited (the kernel tears a ring down in the background),
+ * and the port stayed bound for a while after the server was reaped (a
+ * server started at once on the same port, as demo.sh's next try, failed
+ * "Address already in use"). So it is cancelled, and the loop stops when
+ * its last CQE comes, or after STOP_BOUND_NS at the latest.
+ */
+static void stop(struct server *s)
+{
+	s->stopping = true;
+	if (!s->polling) {
+		twheel_loop_stop(s->loop);
+		return;
+	}
+	io_uring_prep_cancel64(sqe_for(s, &s->cancel_io), (uint64_t)(uintptr_t)&s->poll_io, 0);
+	twheel_loop_mod(s->loop, &s->poll_backoff, STOP_BOUND_NS);
+}
+
 static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 {
 	struct server *s = tw_container_of(io, struct server, signal_io);
@@ -714,8 +751,7 @@ static void on_signal(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 		signal_arm(s);
 		return;
 	}
-	s->stopping = true;
-	twheel_loop_stop(s->loop);
+	stop(s);
 }
 
 /* Run until a signal stops the loop; the notices of each iteration go out
@@ -823,6 +859,7 @@ static int server_open(struct server *s)
 	}
 	s->poll_io.func = on_poll;
 	s->signal_io.func = on_signal;
+	s->cancel_io.func = on_cancel;
 	tw_loop_timer_init(&s->poll_backoff, on_poll_backoff, 0);
 	signal_arm(s);
 	poll_arm(s);
