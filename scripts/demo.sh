@@ -324,6 +324,7 @@ if [ $udp -eq 1 ]; then
     largs=(--port "$port" --sessions "$sessions" --silent "$silent" --idle-ms "$idle_ms"
            --plot "$LOG_DIR/udp-lateness" ${rate:+--rate "$rate"} ${tolerance:+--tolerance-ms "$tolerance"})
     echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    : >"$slog" # emptied here, as run_tcp's (below)
     "${spin[@]}" "$userver" --port "$port" --idle-ms "$idle_ms" --max-sessions "$sessions" >"$slog" 2>&1 &
     spid=$!
     for _ in $(seq 100); do
@@ -445,6 +446,9 @@ run_tcp() {
   local ready=0
   tcp_args
   echo "demo: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  # emptied here, not only by the child's redirection, which may come
+  # after our first look: the last try's "ready" line was taken for this one's
+  : >"$slog"
   "${tpin[@]}" "$server" "${sargs[@]}" >"$slog" 2>&1 &
   spid=$!
   for _ in $(seq 200); do
