@@ -773,6 +773,43 @@ static void conversions(void **state)
 	assert_int_equal(msecs_to_jiffies(INT_MAX), ((uint64_t)INT_MAX * HZ + 999) / 1000);
 }
 
+/* kernel/time/time.c: jiffies64_to_nsecs(), jiffies64_to_msecs(),
+ * nsecs_to_jiffies64() (rounded down; "this doesn't return
+ * MAX_JIFFY_OFFSET since this function is designed for scheduler"),
+ * nsecs_to_jiffies() "Convert nsecs in u64 to jiffies"; <linux/jiffies.h>:
+ * jiffies_to_nsecs() is jiffies_to_usecs(j) * NSEC_PER_USEC,
+ * jiffies_delta_to_msecs() is jiffies_to_msecs(max(0L, delta)). */
+static void conversions_in_64_bits(void **state)
+{
+	const unsigned long long ns_per_jiffy = 1000000000ull / HZ;
+
+	(void)state;
+	assert_true(_Generic(jiffies64_to_nsecs(1), unsigned long long: 1, default: 0));
+	assert_true(_Generic(jiffies64_to_msecs(1), unsigned long long: 1, default: 0));
+	assert_true(_Generic(nsecs_to_jiffies64(1), unsigned long long: 1, default: 0));
+	assert_true(_Generic(jiffies_to_nsecs(1), unsigned long long: 1, default: 0));
+	assert_true(jiffies64_to_nsecs(HZ) == 1000000000ull);
+	assert_true(jiffies64_to_nsecs(1ull << 40) == (1ull << 40) * ns_per_jiffy); /* past 32 bits */
+	assert_true(jiffies64_to_msecs(3ull * HZ) == 3000);
+	assert_true(jiffies64_to_msecs(1ull << 40) == (1ull << 40) * 1000 / HZ);
+	assert_true(nsecs_to_jiffies64(1000000000ull) == HZ);
+	assert_true(nsecs_to_jiffies64(ns_per_jiffy - 1) == 0); /* down */
+	assert_true(nsecs_to_jiffies64(UINT64_MAX) == UINT64_MAX / ns_per_jiffy);
+	assert_true(nsecs_to_jiffies(UINT64_MAX) == (unsigned long)(UINT64_MAX / ns_per_jiffy));
+	assert_true(jiffies_to_nsecs(HZ) == 1000000000ull);
+	assert_true(jiffies_to_nsecs(7) == 7 * ns_per_jiffy);
+	assert_int_equal(jiffies_delta_to_msecs(-5), 0);
+	assert_int_equal(jiffies_delta_to_msecs(0), 0);
+	assert_int_equal(jiffies_delta_to_msecs(HZ), 1000);
+	assert_int_equal(jiffies_delta_to_msecs((long)(jiffies - (jiffies - HZ))), 1000);
+	for (unsigned long long j = 0; j < 5000; j += 7) {
+		assert_true(jiffies64_to_msecs(j) == j * 1000 / HZ);       /* down */
+		assert_true(jiffies64_to_msecs(j) <= jiffies_to_msecs(j)); /* that one up */
+		assert_true(nsecs_to_jiffies64(jiffies64_to_nsecs(j)) == j);
+		assert_true(nsecs_to_jiffies64(jiffies64_to_nsecs(j) + ns_per_jiffy - 1) == j);
+	}
+}
+
 /* round_jiffies: "rounds an absolute time in the future (in jiffies) up or
  * down to (approximately) full seconds"; down within a quarter second after
  * one; "Make sure j is still in the future. Otherwise return the unmodified
@@ -1231,6 +1268,7 @@ int main(void)
 		T(container_of_the_timer),
 		T(timer_setup_flags_accepted),
 		T(conversions),
+		T(conversions_in_64_bits),
 		T(round_jiffies_to_whole_seconds),
 		T(another_thread_is_refused),
 		T(bind_errors),

@@ -190,6 +190,47 @@ static inline unsigned int jiffies_to_usecs(const unsigned long j)
 }
 
 /*
+ * The same in 64 bits, rounded down, as the kernel's (kernel/time/time.c):
+ * nanoseconds (exact: HZ divides 10^9) and milliseconds from jiffies,
+ * jiffies from nanoseconds ("designed for scheduler": no MAX_JIFFY_OFFSET);
+ * nsecs_to_jiffies() is the last as unsigned long. Unsigned long long,
+ * the kernel's u64 on every architecture.
+ */
+static inline unsigned long long jiffies64_to_nsecs(unsigned long long j)
+{
+	return (1000000000ull / HZ) * j;
+}
+
+static inline unsigned long long jiffies64_to_msecs(const unsigned long long j)
+{
+	return j / HZ * 1000 + j % HZ * 1000 / HZ;
+}
+
+static inline unsigned long long nsecs_to_jiffies64(unsigned long long n)
+{
+	return n / (1000000000ull / HZ);
+}
+
+static inline unsigned long nsecs_to_jiffies(unsigned long long n)
+{
+	return (unsigned long)nsecs_to_jiffies64(n);
+}
+
+/* Nanoseconds from jiffies, as the kernel's: jiffies_to_usecs() (so its
+ * low 32 bits) times 1000. */
+static inline unsigned long long jiffies_to_nsecs(const unsigned long j)
+{
+	return (unsigned long long)jiffies_to_usecs(j) * 1000;
+}
+
+/* Milliseconds of a jiffies difference (time_after()'s long), 0 if it is
+ * negative, as the kernel's. */
+static inline unsigned int jiffies_delta_to_msecs(long delta)
+{
+	return jiffies_to_msecs(delta > 0 ? (unsigned long)delta : 0);
+}
+
+/*
  * Jiffies from milliseconds, rounded up; a negative value (as int) means
  * "infinite": MAX_JIFFY_OFFSET (as does a result past it, which only an
  * unsigned long of 32 bits can reach).
