@@ -11,12 +11,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <dirent.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <functional>
 #include <map>
 #include <memory>
 #include <poll.h>
 #include <stdexcept>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -392,6 +397,52 @@ TEST(LoopClose, DestroyFromACancellationCallbackOutsideTheLoop)
 }
 
 // ---- tw::Timer<tw::Loop> handles in their own callbacks ------------------------------
+
+// io_uring_enter() refused (a seccomp filter, in a child process): run()
+// and run_once() threw its EPERM as "tw: run() from a callback", the
+// message of the EBUSY misuse. Now the C call's error with its name.
+TEST(LoopClose, RunWhoseSystemCallFailsSaysSo)
+{
+	std::fflush(stdout);
+	const pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		Loop loop;
+		if (loop.features() & TW_LOOP_FEAT_FALLBACK)
+			_exit(77);
+		sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		sock_fprog prog = {static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(77);
+		int wrong = 0;
+		for (bool once : {true, false}) {
+			const std::string want = once ? "tw: twheel_loop_run_once() failed" : "tw: twheel_loop_run() failed";
+			loop.submit([](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); }, [](const io_uring_cqe &) {});
+			try {
+				once ? (void)loop.run_once() : loop.run();
+				wrong++;
+			} catch (const tw::error &e) {
+				if (e.code().value() != EPERM || e.what() != want) {
+					std::printf("%d: %s, not %s\n", e.code().value(), e.what(), want.c_str());
+					wrong++;
+				}
+			}
+		}
+		std::fflush(stdout);
+		_exit(wrong);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		GTEST_SKIP() << "no io_uring, or no seccomp filter here";
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+}
 
 // cancel() runs g, which destroys g's own handle: the block (and g's
 // captures) live until g returns (they were freed under it: ASan

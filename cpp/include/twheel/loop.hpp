@@ -232,12 +232,12 @@ public:
 	}
 
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
-	/// thread. Throws tw::error EBUSY from a callback. If a callback
-	/// destroyed this Loop, returns once that is done (not touching *this).
+	/// thread. Throws tw::error: EBUSY from a callback, io_uring_enter()'s
+	/// error. A callback destroyed this Loop: returns then, not touching it.
 	void run()
 	{
 		if (const int r = in_run([](detail::loop_ctx *c) { return twheel_loop_run(c->loop()); }); r < 0)
-			detail::fail(r, "tw: run() from a callback");
+			detail::fail(r, r == -EBUSY ? "tw: run() from a callback" : "tw: twheel_loop_run() failed");
 	}
 	/// One iteration, sleeping only if @wait; returns the callbacks run (a
 	/// timer skipping late deadlines too; 0 once stopped). As run() otherwise.
@@ -248,7 +248,7 @@ public:
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)
-			detail::fail(r, "tw: run_once() from a callback");
+			detail::fail(r, r == -EBUSY ? "tw: run_once() from a callback" : "tw: twheel_loop_run_once() failed");
 		return static_cast<std::size_t>(r);
 	}
 
