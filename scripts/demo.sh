@@ -343,6 +343,7 @@ if [ $udp -eq 1 ]; then
     slow_down
   done
   echo "demo: the server's last words: $slog"
+  put_back_sysctls # before the table: the verdict is the last line
   phase_table
   verdict_line
   exit $status
@@ -483,11 +484,13 @@ for ((try = 1; try <= tries; try++)); do
   if [ "$conns" -gt 200000 ]; then
     echo "demo: INVALID: the generator fell behind; a run of $conns connections is not retried" \
       "(it takes minutes): run it again when the machine is quieter"
+    put_back_sysctls
     phase_table
     exit 3
   fi
   slow_down
 done
+put_back_sysctls # before the table: the verdict is the last line
 phase_table
 verdict_line
 exit $status
