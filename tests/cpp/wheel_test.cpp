@@ -967,6 +967,34 @@ TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 	EXPECT_EQ(w.next_expiry(), std::nullopt);
 }
 
+// A timer past the last tick time_point::max() is in (arm_at(max) rounds
+// up into the next one; hours::max() and 2^64 - 1 ns saturate beyond):
+// its expiry() and next_expiry() saturate at time_point::max(), and
+// advance(time_point::max()) went to the tick that time is in, before
+// the timer's: the driver loop of docs/cpp.md, advance(*next_expiry()),
+// spun for ever. time_point::max() stands for every time from it on.
+TEST(Chrono, AdvanceToTheSaturatedTimeRunsWhatSaturated)
+{
+	using u64ns = std::chrono::duration<std::uint64_t, std::nano>;
+	for (auto tick : {std::chrono::nanoseconds(1ms), std::chrono::nanoseconds(3), std::chrono::nanoseconds(1)}) {
+		Wheel w(tick);
+		int fired = 0;
+		Timer a(w, [&] { fired++; }), b(w, [&] { fired++; }), c(w, [&] { fired++; });
+		a.arm_at(Wheel::time_point::max());
+		b.arm_in(std::chrono::hours::max());
+		c.arm_in(u64ns(UINT64_MAX));
+		int steps = 0;
+		while (auto t = w.next_expiry()) {
+			w.advance(*t);
+			if (++steps == 100) // a far timer's next_expiry() is a bound: a few steps
+				break;
+		}
+		EXPECT_EQ(fired, 3) << "tick " << tick.count() << " ns";
+		EXPECT_LT(steps, 100) << "tick " << tick.count() << " ns";
+		EXPECT_EQ(w.now(), Wheel::time_point::max());
+	}
+}
+
 // The deprecated advance(tick_t) saturates tick * tick length as the rest
 // of the layer does: 2^64 ns / 1 ms + 1 ticks wrapped to under 1 ms (tick 0),
 // and the timer due at 1 s did not run.

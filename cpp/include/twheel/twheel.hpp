@@ -72,15 +72,17 @@ public:
 	}
 
 	/// Runs every timer due up to @now (twheel_advance() to its tick,
-	/// rounded down); returns how many came due (one skipping late deadlines
-	/// counts). Throws tw::error: EINVAL for a time before now() (or NaN), EBUSY
-	/// from one of its callbacks. A callback may destroy this Wheel.
+	/// rounded down; time_point::max(), where expiry() saturates, to the
+	/// last tick); returns how many came due (one skipping late deadlines
+	/// counts). Throws tw::error: EINVAL for a time before now() (or NaN),
+	/// EBUSY from one of its callbacks. A callback may destroy this Wheel.
 	template <class Dur>
 	std::size_t advance(std::chrono::time_point<clock, Dur> now)
 	{
 		const auto d = now.time_since_epoch();
-		const long r = in_run([d](detail::ctx *c) { // before the epoch, or NaN: before now()
-			return d.count() >= 0 ? twheel_advance(w(c), to_ticks<false>(c, d)) : -EINVAL;
+		const bool end = std::is_same_v<Dur, duration> && now == time_point::max();
+		const long r = in_run([d, end](detail::ctx *c) { // before the epoch, or NaN: before now()
+			return d.count() >= 0 ? twheel_advance(w(c), end ? tick_max : to_ticks<false>(c, d)) : -EINVAL;
 		});
 		if (r < 0)
 			detail::fail(static_cast<int>(r), r == -EBUSY ? "tw: advance() from a callback" : "tw: advance() before now()");
