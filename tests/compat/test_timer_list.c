@@ -833,6 +833,33 @@ static void round_jiffies_to_whole_seconds(void **state)
 	assert_int_equal((jiffies + round_jiffies_up_relative(1)) % HZ, 0);
 }
 
+/* __round_jiffies(j, cpu) and the other __ forms: "The exact rounding is
+ * skewed for each processor to avoid all processors firing at the exact
+ * same time": round_jiffies_common() adds cpu * 3, rounds, and takes it
+ * off again. round_jiffies() and friends are these on CPU 0 here. */
+static void round_jiffies_skewed_by_cpu(void **state)
+{
+	unsigned long s;
+
+	(void)state;
+	s = (jiffies / HZ + 5) * HZ; /* a whole second, 5 s ahead at least 4 */
+	assert_int_equal(__round_jiffies(s + 10, 0), round_jiffies(s + 10));
+	assert_int_equal(__round_jiffies(s + 10, 2), s - 6);              /* down, skewed */
+	assert_int_equal(round_jiffies(s + HZ / 4 - 2), s);                /* down on CPU 0 */
+	assert_int_equal(__round_jiffies(s + HZ / 4 - 2, 1), s + HZ - 3); /* up on CPU 1 */
+	assert_int_equal(__round_jiffies_up(s + 10, 2), s + HZ - 6);      /* never down */
+	assert_int_equal(__round_jiffies_up(s - 6, 2), s + HZ - 6);       /* up even if whole */
+	unsigned long past = (jiffies / HZ - 1) * HZ + 1;
+	assert_int_equal(__round_jiffies(past, 3), past); /* into the past: unmodified */
+	unsigned long r = __round_jiffies_relative(3 * HZ, 1);
+	assert_int_equal((jiffies + r + 3) % HZ, 0);
+	assert_true(r > 2 * HZ - 3 && r <= 4 * HZ);
+	r = __round_jiffies_up_relative(1, 5);
+	assert_int_equal((jiffies + r + 15) % HZ, 0);
+	assert_true(r >= 1);
+	assert_int_equal(__round_jiffies_relative(3 * HZ, 0), round_jiffies_relative(3 * HZ));
+}
+
 /* ---- threads -------------------------------------------------------------- */
 
 struct other {
@@ -1270,6 +1297,7 @@ int main(void)
 		T(conversions),
 		T(conversions_in_64_bits),
 		T(round_jiffies_to_whole_seconds),
+		T(round_jiffies_skewed_by_cpu),
 		T(another_thread_is_refused),
 		T(bind_errors),
 		T(compat_calls_take_null),

@@ -260,49 +260,78 @@ static inline unsigned long usecs_to_jiffies(const unsigned int u)
 }
 
 /*
- * The kernel's round_jiffies_common() on CPU 0 (one thread, no skew):
- * round the absolute @j to a whole second, down if within a quarter second
- * after one (unless @force_up), else up; keep @j if the result is not in
- * the future.
+ * The kernel's round_jiffies_common(): round the absolute @j to a whole
+ * second, down if within a quarter second after one (unless @force_up),
+ * else up; keep @j if the result is not in the future. "skewed for each
+ * processor": @j + @cpu * 3 is rounded, and the skew taken off again.
  */
-static inline unsigned long twheel__round_jiffies(unsigned long j, bool force_up)
+static inline unsigned long twheel__round_jiffies(unsigned long j, int cpu, bool force_up)
 {
 	unsigned long original = j;
-	unsigned long rem = j % HZ;
+	unsigned long rem;
 
+	j += (unsigned long)cpu * 3;
+	rem = j % HZ;
 	if (rem < HZ / 4 && !force_up)
 		j = j - rem;
 	else
 		j = j - rem + HZ;
+	j -= (unsigned long)cpu * 3;
 	return time_is_after_jiffies(j) ? j : original;
 }
 
-/* Round the absolute @j to about a whole second (see above). */
-static inline unsigned long round_jiffies(unsigned long j)
+/* Round the absolute @j to about a whole second (see above), skewed for
+ * @cpu. O(1). */
+static inline unsigned long __round_jiffies(unsigned long j, int cpu)
 {
-	return twheel__round_jiffies(j, false);
+	return twheel__round_jiffies(j, cpu, false);
 }
 
-/* Round the delay @j from now to about a whole second. */
-static inline unsigned long round_jiffies_relative(unsigned long j)
+/* Round the delay @j from now to about a whole second, skewed for @cpu. */
+static inline unsigned long __round_jiffies_relative(unsigned long j, int cpu)
 {
 	unsigned long j0 = jiffies;
 
-	return twheel__round_jiffies(j + j0, false) - j0;
+	return twheel__round_jiffies(j + j0, cpu, false) - j0;
+}
+
+/* As __round_jiffies(), never down (up by a second if whole already). */
+static inline unsigned long __round_jiffies_up(unsigned long j, int cpu)
+{
+	return twheel__round_jiffies(j, cpu, true);
+}
+
+/* As __round_jiffies_relative(), never down. */
+static inline unsigned long __round_jiffies_up_relative(unsigned long j, int cpu)
+{
+	unsigned long j0 = jiffies;
+
+	return twheel__round_jiffies(j + j0, cpu, true) - j0;
+}
+
+/* Round the absolute @j to about a whole second: __round_jiffies() on
+ * CPU 0 (one thread, no skew), as the kernel's on the calling CPU. */
+static inline unsigned long round_jiffies(unsigned long j)
+{
+	return __round_jiffies(j, 0);
+}
+
+/* Round the delay @j from now to about a whole second (CPU 0). */
+static inline unsigned long round_jiffies_relative(unsigned long j)
+{
+	return __round_jiffies_relative(j, 0);
 }
 
 /* As round_jiffies(), never down: never earlier than @j. */
 static inline unsigned long round_jiffies_up(unsigned long j)
 {
-	return twheel__round_jiffies(j, true);
+	return __round_jiffies_up(j, 0);
 }
 
 /* As round_jiffies_relative(), never down. */
 static inline unsigned long round_jiffies_up_relative(unsigned long j)
 {
-	unsigned long j0 = jiffies;
-
-	return twheel__round_jiffies(j + j0, true) - j0;
+	return __round_jiffies_up_relative(j, 0);
 }
 
 /* ---- struct timer_list ---------------------------------------------------- */
