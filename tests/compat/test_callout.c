@@ -706,6 +706,45 @@ static void init_of_a_pending_callout_is_reported(void **state)
 #endif
 }
 
+/* callout_reset: "Non-positive values of ticks are silently converted
+ * to the value 1", and an sbt time not ahead fires at the next tick: a
+ * function that re-arms its callout for no time (callout_reset() with 0,
+ * callout_schedule() with a negative count, callout_reset_sbt() with 0)
+ * runs once a tick, never again within one, however late the advance. */
+static int zero_calls;
+static struct callout zero_co;
+static void rearm_for_nothing(void *arg)
+{
+	(void)arg;
+	switch (zero_calls++ % 3) {
+	case 0:
+		callout_reset(&zero_co, 0, rearm_for_nothing, NULL);
+		break;
+	case 1:
+		callout_schedule(&zero_co, -5);
+		break;
+	default:
+		callout_reset_sbt(&zero_co, 0, 0, rearm_for_nothing, NULL, 0);
+		break;
+	}
+}
+
+static void rearm_for_no_time_runs_next_tick(void **state)
+{
+	int t0 = ticks;
+
+	(void)state;
+	zero_calls = 0;
+	callout_init(&zero_co, 1);
+	assert_int_equal(callout_reset(&zero_co, 0, rearm_for_nothing, NULL), 0);
+	assert_int_equal(twheel_advance(w, twheel_now(w) + 1000), 1); /* late: once */
+	assert_true(callout_pending(&zero_co));
+	assert_int_equal(step(6), 6); /* then once a tick */
+	assert_int_equal(zero_calls, 7);
+	assert_int_equal(ticks_since(t0, ticks), 1006);
+	assert_int_equal(callout_drain(&zero_co), 1);
+}
+
 /* Far away, exact. */
 static void far_callout_is_exact(void **state)
 {
@@ -1249,6 +1288,7 @@ int main(void)
 		T(when_precision_as_freebsd),
 		T(per_cpu_forms),
 		T(far_callout_is_exact),
+		T(rearm_for_no_time_runs_next_tick),
 		T(init_of_a_pending_callout_is_reported),
 		T(another_thread_is_refused),
 		T(mtx_held_around_the_function),

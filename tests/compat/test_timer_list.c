@@ -1253,6 +1253,76 @@ static void host_clock_stepping_back(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/* A callback that re-arms its timer for now (mod_timer(t, jiffies)), or
+ * with add_timer() in the past: the kernel queues it for the next tick
+ * ("If @timer->expires is already in the past @timer will be queued to
+ * expire at the next timer tick"), so it runs once a tick, never again
+ * within one, however late the wheel or the host runs. */
+static int now_fires, now_gaps;
+static unsigned long now_at;
+static void rearm_now(struct timer_list *t)
+{
+	now_gaps += now_fires && jiffies != now_at + 1; /* each a tick after the last */
+	now_at = jiffies;
+	if (++now_fires % 2) {
+		mod_timer(t, jiffies);
+	} else {
+		t->expires = jiffies - 1;
+		add_timer(t);
+	}
+}
+
+static void rearm_with_no_delay_runs_next_tick(void **state)
+{
+	static const struct twheel_host_ops ops = { .arm = host_arm, .stop = host_stop };
+	struct twheel_rt rt = { .tick_ns = TWHEEL_COMPAT_TICK_NS, .clock = read_host_clock };
+	struct twheel_host h;
+	struct timer_list t;
+	unsigned long j0 = jiffies;
+
+	(void)state;
+	now_fires = 0;
+	now_gaps = 0;
+	timer_setup(&t, rearm_now, 0);
+	assert_int_equal(mod_timer(&t, jiffies), 0);
+	assert_int_equal(twheel_advance(w, twheel_now(w) + 1000), 1); /* late: once */
+	assert_true(timer_pending(&t));
+	assert_true(now_at == j0 + 1);
+	now_fires = 0;
+	assert_int_equal(step(5), 5); /* then once a tick (one late: <twheel/compat.h>) */
+	assert_int_equal(now_fires, 5);
+	assert_int_equal(now_gaps, 0);
+	assert_true(now_at == j0 + 1004);
+	assert_int_equal(timer_delete_sync(&t), 1);
+
+	/* a host run 100 ticks late, as a loop is after a stall */
+	host_clock = 1000ull * TWHEEL_COMPAT_TICK_NS;
+	assert_int_equal(twheel_host_init(&h, &rt, &ops), 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), 0);
+	j0 = jiffies;
+	now_fires = 0;
+	now_gaps = 0;
+	assert_int_equal(mod_timer(&t, jiffies), 0);
+	host_clock += 100 * TWHEEL_COMPAT_TICK_NS;
+	twheel_host_run(&h);
+	assert_int_equal(now_fires, 1);
+	assert_true(now_at == j0 + 100);
+	twheel_host_run(&h); /* the same tick: nothing */
+	assert_int_equal(now_fires, 1);
+	for (int i = 0; i < 5; i++) {
+		host_clock += TWHEEL_COMPAT_TICK_NS;
+		twheel_host_run(&h);
+	}
+	assert_int_equal(now_fires, 6);
+	assert_int_equal(now_gaps, 0);
+	assert_true(now_at == j0 + 105); /* on time: a host's callbacks read its clock */
+	assert_int_equal(timer_delete_sync(&t), 1);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
 static void unbind_without_binding(void **state)
 {
 	(void)state;
@@ -1305,6 +1375,7 @@ int main(void)
 		T(unbind_leaves_pending_timers_on_their_wheel),
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
+		T(rearm_with_no_delay_runs_next_tick),
 		cmocka_unit_test(unbind_without_binding),
 		cmocka_unit_test(lost_arms_are_said),
 	};

@@ -32,7 +32,11 @@
  * reaches T, never before; a tick already reached fires in the next one.
  * One armed from a callback fires in a later advance than the one running
  * (twheel_advance()), even if that one's target is past T: a plain wheel
- * advanced many ticks at once fires it late, at the next advance. Advance
+ * advanced many ticks at once fires it late, at the next advance (and a
+ * timer that then re-arms itself from its callback for the next tick,
+ * mod_timer(t, jiffies) or callout_reset(c, 0, ...), stays a tick late
+ * while it does: it runs once a tick, reading a tick before the wheel's
+ * time; a longer period catches up at its next fire). Advance
  * tick by tick, or to twheel_next_expiry(), to keep every expiry exact (a
  * host or the loop advances to its clock's tick, so a callback's arm is
  * always for a later tick).
