@@ -378,13 +378,14 @@ Timer(D &, F &&) -> Timer<typename D::owner_type>;
 
 /// An intrusive timer: D derives from Hook<O, D> (or Hook<O, D, Tag>, for
 /// several hooks in one object) and gives on_timer() (on_timer(Tag)); if
-/// D also gives on_cancel() (on_cancel(Tag)), it runs when cancel(), the
-/// owner's destruction or an AsioHost undoing an arm disarms it (not when
-/// the hook is destroyed: D is gone by then). The C timer plus one pointer: making, arming, firing
-/// and cancelling it allocate nothing (but for the Asio calls of an arm or
-/// cancel on an AsioHost: docs/cpp.md). on_timer() may re-arm, move or
-/// destroy the object (then not touch it again); a periodic hook re-arms
-/// itself there: arm_at(expiry() + period).
+/// D also gives on_cancel() (on_cancel(Tag); public, or Hook a friend: a
+/// private one is not seen), it runs when cancel(), the owner's
+/// destruction or an AsioHost undoing an arm disarms it (not when the hook
+/// is destroyed: D is gone by then). The C timer plus one pointer: making,
+/// arming, firing and cancelling it allocate nothing (but for the Asio
+/// calls of an arm or cancel on an AsioHost: docs/cpp.md). on_timer() may
+/// re-arm, move or destroy the object (then not touch it again); a
+/// periodic hook re-arms itself there: arm_at(expiry() + period).
 template <class O, class D, class Tag = void>
 class Hook : public detail::handle<O> {
 	using H = detail::handle<O>;
