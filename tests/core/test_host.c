@@ -267,6 +267,42 @@ static void passed_deadline_after_step_back_is_not_due(void **state)
 }
 
 /*
+ * A deadline the clock has reached when it is armed has come: it fires in
+ * the next run even if the clock steps back before that run (host.h; the
+ * wheel cannot hold back a tick it has reached), unlike one armed after
+ * the step back, which waits for the clock.
+ */
+static void come_cb(struct tw_timer *t)
+{
+	struct ht *x = tw_container_of(t, struct ht, t);
+
+	x->fired++;
+	x->fired_at = fake_ns; /* before the deadline: checked below */
+}
+
+static void passed_deadline_then_step_back_has_come(void **state)
+{
+	struct ht x[2];
+
+	(void)state;
+	ht_init(x, 2);
+	tw_timer_init(&x[0].t, come_cb);
+	host_open(50 * TICK);
+	x[0].deadline = 40 * TICK; /* the clock read it: come */
+	assert_int_equal(twheel_host_add_at(&H, &x[0].t, x[0].deadline), 0);
+	assert_true(host_armed);
+	assert_true(host_wake <= fake_ns); /* at once */
+	fake_ns = 20 * TICK;       /* the clock steps back before the run */
+	x[1].deadline = 45 * TICK; /* ahead of the clock now: not come */
+	assert_int_equal(twheel_host_add_at(&H, &x[1].t, x[1].deadline), 0);
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(x[0].fired, 1);
+	assert_true(x[0].fired_at < x[0].deadline);
+	assert_int_equal(x[1].fired, 0);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+}
+
+/*
  * The top of the 64-bit range: with 1 ns ticks, UINT64_MAX is a clock
  * reading and TW_TICK_MAX a tick like any other. A delay-0 timer armed
  * there starts the host timer (it was left stopped: TW_TICK_MAX was the
@@ -1051,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(clock_steps_back_never_early),
 		cmocka_unit_test(clock_steps_back_in_callback_never_early),
 		cmocka_unit_test(passed_deadline_after_step_back_is_not_due),
+		cmocka_unit_test(passed_deadline_then_step_back_has_come),
 		cmocka_unit_test(host_at_tick_max),
 		cmocka_unit_test(host_timer_touched_only_by_an_earlier_arm),
 		cmocka_unit_test(shut_down_host_refuses_and_counts_nothing),

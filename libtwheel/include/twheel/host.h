@@ -50,8 +50,10 @@
  * is a clock reading (arming by a deadline still ahead reads no clock). A
  * timer
  * fires when twheel_host_run() finds the clock at or past its deadline
- * (never early, even if the clock stepped back), at most one tick plus the
- * host's wake-up latency later.
+ * (never early, even if the clock stepped back; but a deadline the clock
+ * had reached when it was armed has come, and fires in the next run
+ * whatever the clock does meanwhile), at most one tick plus the host's
+ * wake-up latency later.
  *
  * Threads: a host belongs to the thread that runs its loop. Every function
  * may be called from the wheel's callbacks and from the host loop's own
@@ -205,11 +207,11 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  * loop's own timers, it counts from the iteration, not from the call. A
  * deadline at or before the host's latest clock reading (taken by
  * twheel_host_run(), by a delay of 0 and when the host timer is re-armed) is
- * checked against a fresh reading: if the clock has reached it, it fires in
- * the next run (in
- * deadline order with the others due; if the clock steps back before that
- * run, once it is back at that reading); if the clock stepped back behind
- * it, it is still ahead. A deadline ahead fires
+ * checked against a fresh reading: if the clock has reached it, it has
+ * come and fires in the next run (in deadline order with the others due),
+ * even if the clock steps back before that run (the wheel does not hold
+ * back a tick it has reached); if the clock stepped back behind it, it is
+ * still ahead. A deadline ahead fires
  * once the clock has reached the tick boundary at or after it (one that
  * passed since the latest reading: within a tick).
  *
