@@ -848,6 +848,226 @@ static void short_timer_after_idle_wakes_once(void **state)
 	assert_int_equal(st.idle_wakeups, 0);
 }
 
+/*
+ * Deadlines at the ends of the clock, for ticks of 1 ns, 1 ms and 1 s:
+ * 0, 1 and the time now have come (they fire in the first run); UINT64_MAX
+ * (by deadline, and as a delay, which saturates), and TW_TICK_MAX - 1 ns,
+ * never come. The host loop's timer is set for those far ones (on a 1 ns
+ * tick the wait fits in 64 bits) or stopped: either way no wake-up fires
+ * them, and shutdown hands each back once.
+ */
+static int edge_handed;
+static void edge_drain(struct tw_timer *t, void *arg)
+{
+	(void)arg;
+	tw_container_of(t, struct ttimer, t)->fired += 100;
+	edge_handed++;
+}
+
+static void edge_deadlines_and_ticks(void **state)
+{
+	static const uint64_t ticks[] = { 1, TICK_NS, 1000 * TICK_NS };
+	static struct ttimer tm[7];
+	struct twheel_rt rt;
+	struct twheel_host_stats st;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+		assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+		twheel_rt_init(&rt, ticks[k], NULL, NULL);
+		H = HL->create(&rt);
+		assert_non_null(H);
+		memset(tm, 0, sizeof(tm));
+		for (int i = 0; i < 7; i++)
+			tw_timer_init(&tm[i].t, t_cb);
+		tm[3].deadline = mono_ns();
+		assert_int_equal(twheel_host_add_at(H, &tm[0].t, 0), 0);
+		assert_int_equal(twheel_host_add_at(H, &tm[1].t, 1), 0);
+		assert_int_equal(twheel_host_add_at(H, &tm[2].t, UINT64_MAX), 0);
+		assert_int_equal(twheel_host_add_at(H, &tm[3].t, tm[3].deadline), 0);
+		arm(&tm[4], 0);
+		assert_int_equal(twheel_host_add(H, &tm[5].t, UINT64_MAX), 0);
+		assert_int_equal(twheel_host_add_at(H, &tm[6].t, TW_TICK_MAX - 1), 0);
+		tm[2].deadline = tm[5].deadline = tm[6].deadline = UINT64_MAX;
+		HL->run_for(30);
+		for (int i = 0; i < 7; i++)
+			assert_int_equal(tm[i].fired, i == 2 || i >= 5 ? 0 : 1);
+		assert_int_equal(twheel_count(twheel_host_wheel(H)), 3);
+		assert_int_equal(twheel_host_get_stats(H, &st), 0);
+		assert_true(st.fired == 4);
+		assert_true(st.wakeups == 1);
+		edge_handed = 0;
+		assert_int_equal(HL->destroy(H, edge_drain, NULL), 0);
+		H = NULL;
+		HL->run_for(1); /* a loop that frees in close callbacks */
+		assert_int_equal(edge_handed, 3);
+		H = HL->create(NULL);
+		assert_non_null(H);
+	}
+	assert_int_equal(early, 0);
+}
+
+/*
+ * Random arms, re-arms and cancels against a model, from outside the
+ * loop, from the host loop's handlers and from the wheel's callbacks (a
+ * callback re-arms itself, often with a delay of 0), while an injected
+ * clock jumps ahead by hours and steps back by up to 30 ms; ticks of 1 ns,
+ * 250 us and 1 ms. Every return value is the model's; every timer fires
+ * exactly once per arm that was not cancelled or re-armed, never before
+ * its deadline on the injected clock (by deadline; by delay: the reading
+ * at the call plus the delay, unless the clock stepped back since the
+ * call, then never before the delay of real time: unless it also jumped
+ * ahead since, which makes it due; a deadline the clock had reached when
+ * it was armed has come, and fires in the next run even if the clock
+ * steps back before it), and the host counts what ran.
+ */
+#define NR 48
+static int64_t rm_off;
+static uint64_t rm_clock(void *arg)
+{
+	(void)arg;
+	return mono_ns() + (uint64_t)rm_off;
+}
+
+struct rtimer {
+	struct tw_timer t;
+	bool pending;         /* the model */
+	bool by_delay, back, ahead;
+	bool passed;          /* by deadline: the clock had read it after the call */
+	uint64_t due, real_due;
+	int fired;
+};
+static struct rtimer rm[NR];
+static long rm_callbacks, rm_early;
+
+static void rm_op(int depth);
+
+static void rm_cb(struct tw_timer *t)
+{
+	struct rtimer *x = tw_container_of(t, struct rtimer, t);
+	uint64_t now = rm_clock(NULL), real = mono_ns();
+
+	assert_true(x->pending);
+	x->pending = false;
+	x->fired++;
+	rm_callbacks++;
+	if (now < x->due && !(x->back && (x->by_delay || x->passed)))
+		rm_early++;
+	if (x->by_delay && x->back && !x->ahead && real < x->real_due)
+		rm_early++;
+	if (rnd() % 4 == 0) { /* re-arm itself, often with 0 */
+		x->by_delay = true;
+		x->back = x->ahead = false;
+		x->due = rm_clock(NULL);
+		x->real_due = mono_ns();
+		assert_int_equal(twheel_host_add(H, t, 0), 0);
+		x->pending = true;
+	}
+	for (int i = rnd() % 3; i > 0; i--)
+		rm_op(1);
+}
+
+static void rm_op(int depth)
+{
+	struct rtimer *x = &rm[rnd() % NR];
+	unsigned kind = (unsigned)(rnd() % 6);
+	uint64_t r = rnd() % (8 * TICK_NS), now = rm_clock(NULL), real = mono_ns();
+	int rc;
+
+	(void)depth;
+	switch (kind) {
+	case 0: /* add by delay */
+	case 1: /* mod by delay */
+		rc = kind ? twheel_host_mod(H, &x->t, r) : twheel_host_add(H, &x->t, r);
+		if (!kind && x->pending) {
+			assert_int_equal(rc, -EBUSY);
+			return;
+		}
+		assert_int_equal(rc, kind ? (int)x->pending : 0);
+		x->by_delay = true;
+		x->due = now + r;
+		x->real_due = real + r;
+		break;
+	case 2: /* add by deadline, some passed */
+	case 3:
+		now += r - 2 * TICK_NS; /* the deadline */
+		rc = kind == 3 ? twheel_host_mod_at(H, &x->t, now) : twheel_host_add_at(H, &x->t, now);
+		if (kind == 2 && x->pending) {
+			assert_int_equal(rc, -EBUSY);
+			return;
+		}
+		assert_int_equal(rc, kind == 3 ? (int)x->pending : 0);
+		x->by_delay = false;
+		x->due = now;
+		x->passed = rm_clock(NULL) >= now;
+		break;
+	default: /* cancel */
+		assert_int_equal(twheel_host_del(H, &x->t), (int)x->pending);
+		x->pending = false;
+		return;
+	}
+	x->back = x->ahead = false;
+	x->pending = true;
+}
+
+static void rm_handler(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 12; i++)
+		rm_op(0);
+	switch (rnd() % 8) {
+	case 0: /* hours ahead */
+		rm_off += (int64_t)(3600 * UINT64_C(1000000000));
+		for (int i = 0; i < NR; i++)
+			rm[i].ahead = true;
+		break;
+	case 1: /* a step back */
+		rm_off -= (int64_t)(rnd() % (30 * TICK_NS));
+		for (int i = 0; i < NR; i++)
+			rm[i].back = true;
+		break;
+	default:
+		break;
+	}
+	for (int i = 0; i < 4; i++)
+		rm_op(0);
+}
+
+static void random_ops_against_a_model(void **state)
+{
+	static const uint64_t ticks[] = { 1, TICK_NS / 4, TICK_NS };
+	struct twheel_rt rt;
+	struct twheel_host_stats st;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+		assert_int_equal(HL->destroy(H, NULL, NULL), 0);
+		rm_off = (int64_t)(k << 40);
+		twheel_rt_init(&rt, ticks[k], rm_clock, NULL);
+		H = HL->create(&rt);
+		assert_non_null(H);
+		memset(rm, 0, sizeof(rm));
+		rm_callbacks = rm_early = 0;
+		for (int i = 0; i < NR; i++)
+			tw_timer_init(&rm[i].t, rm_cb);
+		for (int round = 0; round < 25; round++) {
+			for (int i = 0; i < 6; i++)
+				rm_op(0);
+			HL->call_soon(rm_handler, NULL);
+			HL->call_soon(rm_handler, NULL);
+			HL->run_for(6);
+		}
+		/* the rest, until nothing is pending */
+		HL->run();
+		for (int i = 0; i < NR; i++)
+			assert_false(rm[i].pending);
+		assert_int_equal(twheel_count(twheel_host_wheel(H)), 0);
+		assert_int_equal(rm_early, 0);
+		assert_int_equal(twheel_host_get_stats(H, &st), 0);
+		assert_true(st.fired == (uint64_t)rm_callbacks);
+	}
+}
+
 static int suite_main(const struct host_loop *hl)
 {
 	const struct CMUnitTest tests[] = {
@@ -869,6 +1089,8 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(injected_monotonic_never_wakes_early, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(short_timer_after_idle_wakes_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(edge_deadlines_and_ticks, setup, teardown),
+		cmocka_unit_test_setup_teardown(random_ops_against_a_model, setup, teardown),
 	};
 
 	HL = hl;
