@@ -182,6 +182,12 @@ static int dispatch_when_not_readable_leaves_idle_fd_silent(void)
 	return bad;
 }
 
+static void count_handed(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	++*(int *)arg;
+}
+
 /* twheel_epoll_wait()'s arguments; a wait that fails places all the same. */
 static int wait_args(void)
 {
@@ -241,6 +247,52 @@ static int fork_child_destroys_the_parents_host(void)
 	return spur_fired != 1;
 }
 
+/*
+ * The timerfd closed behind the adapter's back: twheel_epoll_dispatch()
+ * gives read(2)'s -EBADF and runs nothing (the due timer stays pending,
+ * handed back by destroy). 0 if so.
+ */
+static int dispatch_on_a_closed_fd(void)
+{
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct tw_timer a;
+	int bad = !h, handed = 0;
+
+	if (!h)
+		return 1;
+	spur_fired = 0;
+	tw_timer_init(&a, spur_cb);
+	bad |= twheel_host_add(h, &a, 0) != 0;
+	bad |= close(twheel_epoll_fd(h)) != 0;
+	bad |= twheel_epoll_dispatch(h) != -EBADF;
+	bad |= spur_fired != 0 || twheel_count(twheel_host_wheel(h)) != 1;
+	bad |= twheel_epoll_destroy(h, count_handed, &handed) != 0 || handed != 1;
+	if (bad)
+		fprintf(stderr, "dispatch on a closed timerfd\n");
+	return bad;
+}
+
+/* After twheel_host_fini(): dispatch and wait give -EINVAL; destroy frees. */
+static int calls_after_host_fini(void)
+{
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct epoll_event ev;
+	struct tw_timer a;
+	int bad = !h;
+
+	if (!h)
+		return 1;
+	tw_timer_init(&a, spur_cb);
+	bad |= twheel_host_add(h, &a, 0) != 0;
+	bad |= twheel_host_fini(h, NULL, NULL) != 0;
+	bad |= twheel_epoll_dispatch(h) != -EINVAL;
+	bad |= twheel_epoll_wait(h, -1, &ev, 1, 0) != -EINVAL;
+	bad |= twheel_epoll_destroy(h, NULL, NULL) != 0;
+	if (bad)
+		fprintf(stderr, "dispatch or wait after twheel_host_fini()\n");
+	return bad;
+}
+
 int main(void)
 {
 	int rc;
@@ -248,7 +300,8 @@ int main(void)
 	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
 		return 1;
 	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args() ||
-	    fork_child_destroys_the_parents_host())
+	    fork_child_destroys_the_parents_host() || dispatch_on_a_closed_fd() ||
+	    calls_after_host_fini())
 		return 1;
 	rc = suite_main(&ep_host);
 	wrapped = 1;

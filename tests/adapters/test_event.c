@@ -105,7 +105,8 @@ static void event_busy(const int *until)
 	assert_int_equal(event_add(ticker, &tv), 0);
 }
 
-/* twheel_event_loop(): an unknown flag; a base with nothing pending. */
+/* twheel_event_loop(): an unknown flag; a base with nothing pending; a
+ * host shut down by twheel_host_fini(). */
 static int bad_flags(void)
 {
 	struct twheel_host *h;
@@ -114,7 +115,9 @@ static int bad_flags(void)
 	event_setup();
 	h = twheel_event_create(base, NULL);
 	bad = !h || twheel_event_loop(h, 0x100) != -EINVAL ||
-	      twheel_event_loop(h, EVLOOP_NONBLOCK) != 1 || twheel_event_destroy(h, NULL, NULL) != 0;
+	      twheel_event_loop(h, EVLOOP_NONBLOCK) != 1 || twheel_host_fini(h, NULL, NULL) != 0 ||
+	      twheel_event_loop(h, EVLOOP_NONBLOCK) != -EINVAL ||
+	      twheel_event_destroy(h, NULL, NULL) != 0;
 	event_teardown();
 	return bad;
 }

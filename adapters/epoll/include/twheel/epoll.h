@@ -69,8 +69,11 @@ TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
  * The timerfd is readable (or might be): consume its expiry and run every
  * due timer, then re-arm it. Harmless when it was not readable. Returns
  * the number of timer callbacks run, or
- *   -EINVAL  @h NULL or not created by twheel_epoll_create();
- *   -EBUSY   called from one of the wheel's callbacks.
+ *   -EINVAL  @h NULL, not created by twheel_epoll_create(), or shut down
+ *            (twheel_host_fini());
+ *   -EBUSY   called from one of the wheel's callbacks;
+ *   or read(2)'s error other than EAGAIN as a negative errno (-EBADF:
+ *   the timerfd was closed behind the adapter's back), nothing run.
  * Cost: one read(2), twheel_advance(), at most one timerfd_settime(2).
  */
 TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
@@ -82,8 +85,9 @@ TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
  * on the loop must wait only through this function, or call
  * twheel_host_place(@h) right before its own waits, or a parked timer is
  * placed (and fires) late. Returns the number of ready events, or
- *   -EINVAL  @h NULL or not created by twheel_epoll_create(), @events NULL
- *            or @maxevents <= 0 (nothing placed);
+ *   -EINVAL  @h NULL, not created by twheel_epoll_create() or shut down
+ *            (twheel_host_fini()), @events NULL or @maxevents <= 0
+ *            (nothing placed, no wait);
  *   -EBUSY   called from one of the wheel's callbacks (nothing placed);
  *   or epoll_wait()'s error as a negative errno (-EINTR, -EBADF...), the
  *   parked timers placed.

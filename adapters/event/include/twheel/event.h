@@ -84,8 +84,8 @@ TWHEEL_EVENT_API struct twheel_host *twheel_event_create(struct event_base *base
  * event_base_loop()'s result (0; 1 if no event was pending or active; -1
  * on libevent's error, such as a call from one of the base's callbacks),
  * or
- *   -EINVAL  @h NULL or not created by twheel_event_create(), or an
- *            unknown flag (nothing run);
+ *   -EINVAL  @h NULL, not created by twheel_event_create() or shut down
+ *            (twheel_host_fini()), or an unknown flag (nothing run);
  *   -EBUSY   called from one of the wheel's callbacks (nothing run).
  * If a callback destroys @h (twheel_event_destroy()), the base is run on
  * without it as asked, and @h is freed when this returns.
