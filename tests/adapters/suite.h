@@ -1068,6 +1068,64 @@ static void random_ops_against_a_model(void **state)
 	}
 }
 
+/*
+ * Two adapters on one host loop: each drives its own wheel with its own
+ * host timer; timers of both fire once, never early, each counted by its
+ * own host; one destroyed from a handler while the other goes on.
+ */
+static struct twheel_host *two_other;
+
+static void destroy_other(void *arg)
+{
+	(void)arg;
+	assert_int_equal(HL->destroy(two_other, NULL, NULL), 0);
+	two_other = NULL;
+}
+
+static void two_adapters_on_one_loop(void **state)
+{
+	static struct ttimer a[20], b[20];
+	struct twheel_host *h1 = H;
+	struct twheel_host_stats st;
+
+	(void)state;
+	two_other = HL->create(NULL);
+	assert_non_null(two_other);
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	for (int i = 0; i < 20; i++) {
+		tw_timer_init(&a[i].t, t_cb);
+		tw_timer_init(&b[i].t, t_cb);
+		H = h1;
+		arm(&a[i], (uint64_t)(i % 7) * TICK_NS);
+		H = two_other;
+		arm(&b[i], (uint64_t)(i % 5) * TICK_NS + TICK_NS / 2);
+	}
+	H = h1;
+	while (twheel_count(twheel_host_wheel(h1)) || twheel_count(twheel_host_wheel(two_other)))
+		HL->run_for(5);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(a[i].fired, 1);
+		assert_int_equal(b[i].fired, 1);
+	}
+	assert_int_equal(twheel_host_get_stats(h1, &st), 0);
+	assert_true(st.fired == 20);
+	assert_int_equal(twheel_host_get_stats(two_other, &st), 0);
+	assert_true(st.fired == 20);
+	/* one destroyed from a handler, timers of both pending */
+	H = two_other;
+	arm(&b[0], 2 * TICK_NS);
+	H = h1;
+	arm(&a[0], 4 * TICK_NS);
+	HL->call_soon(destroy_other, NULL);
+	while (twheel_count(twheel_host_wheel(h1)))
+		HL->run_for(5);
+	assert_null(two_other);
+	assert_int_equal(a[0].fired, 2);
+	assert_int_equal(b[0].fired, 1);
+	assert_int_equal(early, 0);
+}
+
 static int suite_main(const struct host_loop *hl)
 {
 	const struct CMUnitTest tests[] = {
@@ -1091,6 +1149,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(short_timer_after_idle_wakes_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(edge_deadlines_and_ticks, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_ops_against_a_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(two_adapters_on_one_loop, setup, teardown),
 	};
 
 	HL = hl;

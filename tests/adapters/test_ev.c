@@ -176,12 +176,83 @@ static int resumed_loop_run_by_the_host(void)
 	return bad;
 }
 
+/*
+ * A wheel callback that runs the loop again (libev allows ev_run() to
+ * nest) until a native 3 ms ev_timer has fired: the adapter is not
+ * re-entered (its ev_timer is stopped while the run goes on; its prepare
+ * finds the run busy), the wheel's timer due meanwhile fires once the run
+ * is over, and what the callback armed by delay before it nested fires
+ * once, never early. 0 if so.
+ */
+static struct twheel_host *nest_h;
+static struct tw_timer nest_outer, nest_armed, nest_other;
+static uint64_t nest_due, nest_other_due, nest_armed_at;
+static int nest_native, nest_fired[3];
+
+static void nest_native_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)w;
+	(void)revents;
+	nest_native++;
+}
+
+static void nest_cb(struct tw_timer *t)
+{
+	if (t == &nest_armed) {
+		nest_fired[1]++;
+		nest_armed_at = mono_ns();
+	} else if (t == &nest_other) {
+		nest_fired[2]++;
+		if (mono_ns() < nest_other_due)
+			nest_fired[2] += 100;
+	} else {
+		ev_timer n;
+
+		nest_fired[0]++;
+		nest_due = mono_ns() + 2 * TICK_NS;
+		if (twheel_host_add(nest_h, &nest_armed, 2 * TICK_NS) != 0)
+			nest_fired[0] += 100;
+		ev_timer_init(&n, nest_native_cb, 0.003, 0.);
+		ev_timer_start(loop, &n);
+		ev_run(loop, 0);
+		ev_timer_stop(loop, &n);
+	}
+}
+
+static int nested_ev_run_from_a_callback(void)
+{
+	int bad;
+
+	ev_setup();
+	nest_h = twheel_ev_create(loop, NULL);
+	if (!nest_h)
+		return 1;
+	tw_timer_init(&nest_outer, nest_cb);
+	tw_timer_init(&nest_armed, nest_cb);
+	tw_timer_init(&nest_other, nest_cb);
+	nest_other_due = mono_ns() + 2 * TICK_NS;
+	bad = twheel_host_add(nest_h, &nest_outer, 1 * TICK_NS) != 0 ||
+	      twheel_host_add(nest_h, &nest_other, 2 * TICK_NS) != 0;
+	ev_run(loop, 0);
+	bad = bad || nest_native != 1 || nest_fired[0] != 1 || nest_fired[1] != 1 ||
+	      nest_fired[2] != 1 || nest_armed_at < nest_due ||
+	      twheel_count(twheel_host_wheel(nest_h)) != 0;
+	if (bad)
+		fprintf(stderr, "nested ev_run(): native %d, fired %d %d %d\n", nest_native,
+			nest_fired[0], nest_fired[1], nest_fired[2]);
+	twheel_ev_destroy(nest_h, NULL, NULL);
+	ev_teardown();
+	return bad;
+}
+
 int main(void)
 {
 	errno = 0;
 	if (twheel_ev_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
-	if (arm_from_a_later_prepare_placed_before_the_wait() || resumed_loop_run_by_the_host())
+	if (arm_from_a_later_prepare_placed_before_the_wait() || resumed_loop_run_by_the_host() ||
+	    nested_ev_run_from_a_callback())
 		return 1;
 	return suite_main(&ev_host);
 }

@@ -2,8 +2,9 @@
  * test_event - the adapter suite (suite.h) on Debian's libevent, with a
  * default base (its clock is CLOCK_MONOTONIC_COARSE) run through
  * twheel_event_loop(), and again with EVENT_BASE_FLAG_PRECISE_TIMER run
- * by event_base_dispatch(): arms by delay placed once per iteration both
- * ways (by the adapter's placement event), plus twheel_event_create()'s
+ * by event_base_dispatch(), and a default one with
+ * EVENT_BASE_FLAG_NO_CACHE_TIME: arms by delay placed once per iteration all
+ * three ways (by the adapter's placement event), plus twheel_event_create()'s
  * and twheel_event_loop()'s own argument checks.
  */
 #include <twheel/event.h>
@@ -12,6 +13,7 @@
 
 static struct event_base *base;
 static int precise; /* and the base run by event_base_dispatch() */
+static int nocache; /* EVENT_BASE_FLAG_NO_CACHE_TIME */
 
 static void event_setup(void)
 {
@@ -20,6 +22,8 @@ static void event_setup(void)
 	assert_non_null(cfg);
 	if (precise)
 		event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	if (nocache)
+		event_config_set_flag(cfg, EVENT_BASE_FLAG_NO_CACHE_TIME);
 	base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
 	assert_non_null(base);
@@ -193,6 +197,10 @@ int main(void)
 		"libevent (precise timer)", event_setup, event_teardown, event_create,
 		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, true,
 	};
+	static const struct host_loop uncached = {
+		"libevent (no cached time)", event_setup, event_teardown, event_create,
+		twheel_event_destroy, event_run_all, event_run_for, event_call_soon, event_busy, true,
+	};
 	int rc;
 
 	errno = 0;
@@ -202,6 +210,9 @@ int main(void)
 	    priorities_set_before_arming())
 		return 1;
 	rc = suite_main(&coarse);
+	nocache = 1;
+	rc |= suite_main(&uncached);
+	nocache = 0;
 	precise = 1;
 	return rc | suite_main(&fine);
 }
