@@ -1520,6 +1520,33 @@ TEST(Hostile, CancellationCallbackDestroysTheWheel)
 	EXPECT_FALSE(other.pending());
 }
 
+// A move assignment closes the target's old wheel, whose cancellation
+// callbacks may destroy the target itself (its holder lets it go): the
+// assignment then went on in the freed object (ASan: heap-use-after-free
+// in close(), and the source's wheel leaked into freed memory). It takes
+// the source's wheel first now, and closes the old one last.
+TEST(Hostile, CancellationCallbackDestroysTheTargetOfAMoveAssignment)
+{
+	auto w = std::make_unique<Wheel>();
+	Wheel src;
+	int cancelled = 0, fired = 0;
+	Timer t(*w, [] {});
+	t.on_cancel([&] {
+		cancelled++;
+		w.reset(); // the wheel that src's moves into
+	});
+	Timer s(src, [&] { fired++; });
+	t.arm_at(T(1));
+	s.arm_at(T(1));
+	*w = std::move(src);
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_FALSE(w);
+	EXPECT_FALSE(t);
+	EXPECT_FALSE(s); // src's wheel went with the target
+	EXPECT_EQ(src.native_handle(), nullptr);
+	EXPECT_EQ(fired, 0);
+}
+
 // Random operations from callbacks, cancellation callbacks and hooks, as
 // the rules allow them: arm, cancel, destroy, move, assign over, make
 // periodic, call_after, advance() (refused in a callback) and destroying

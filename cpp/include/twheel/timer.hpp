@@ -482,11 +482,12 @@ public:
 	/// @o is left empty: a call that needs the owner throws tw::error
 	/// (EINVAL), a query returns zero, nullptr or empty. Not while it runs.
 	owner(owner &&o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
-	/// Closes this owner as the destructor does, then takes @o's.
+	/// Takes @o's, then closes the old one as the destructor does (its
+	/// cancellation callbacks may destroy this owner).
 	owner &operator=(owner &&o) noexcept
 	{
 		if (this != &o) {
-			close();
+			const owner old(std::move(*this)); // closed last
 			ctx_ = std::exchange(o.ctx_, nullptr);
 		}
 		return *this;
