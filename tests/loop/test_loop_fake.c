@@ -149,6 +149,39 @@ static void test_never_early_rounds_up(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * A deadline that has come when it is armed (at or before twheel_loop_now(),
+ * confirmed by a fresh reading) fires in the next iteration even if the
+ * clock steps back before it: the loop's wheel is at that tick already,
+ * and it does not hold back a tick it has reached. One armed after the
+ * step back, ahead of the clock, waits for the clock.
+ */
+static void test_come_deadline_fires_after_a_step_back(void **state)
+{
+	struct rec r[2];
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, START, NULL);
+
+	(void)state;
+	memset(r, 0, sizeof(r));
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	for (int i = 0; i < 2; i++) {
+		r[i].clk = &c;
+		assert_int_equal(tw_loop_timer_init(&r[i].t, rec_fn, 0), 0);
+	}
+	assert_int_equal(twheel_loop_add_at(l, &r[0].t, START - 10 * MS), 0); /* has come */
+	fake_clock_set(&c, START - 30 * MS); /* the clock steps back */
+	assert_int_equal(twheel_loop_add_at(l, &r[1].t, START - 5 * MS), 0); /* ahead now */
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(r[0].n, 1);
+	assert_true(r[0].fired_at[0] == START - 30 * MS); /* before its deadline */
+	assert_int_equal(r[1].n, 0);
+	run_until(l, &c, START + 2 * MS, 100 * US);
+	assert_int_equal(r[1].n, 1);
+	assert_true(r[1].fired_at[0] >= START - 5 * MS); /* never early */
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 /* A microsecond tick gives microsecond resolution. */
 static void test_fine_tick(void **state)
 {
@@ -2218,6 +2251,7 @@ int main(void)
 		cmocka_unit_test(test_run_once_rejects_bad_arguments),
 		cmocka_unit_test(test_destroy_while_legacy_timers_are_bound),
 		cmocka_unit_test(test_never_early_rounds_up),
+		cmocka_unit_test(test_come_deadline_fires_after_a_step_back),
 		cmocka_unit_test(test_fine_tick),
 		cmocka_unit_test(test_firing_order),
 		cmocka_unit_test(test_add_mod_del),

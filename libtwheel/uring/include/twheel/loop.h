@@ -494,8 +494,8 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * an _at deadline at or before twheel_loop_now() that a fresh clock
  * reading confirms: see twheel_clock_fn for a clock that steps back) fires
  * in the next iteration, whatever the tick, in deadline order with the
- * others due, unless the clock steps back before that iteration (then once
- * it is back at the reading that saw the deadline come). Armed from a
+ * others due, even if the clock steps back before that iteration (the
+ * loop's wheel does not hold back a tick it has reached). Armed from a
  * callback, a timer never runs in the advance that is running; but a
  * deferrable timer armed from a normal timer's callback runs in the same
  * iteration if it is due: the deferrable wheel is advanced after the
