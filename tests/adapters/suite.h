@@ -919,7 +919,8 @@ static void edge_deadlines_and_ticks(void **state)
  * call, then never before the delay of real time: unless it also jumped
  * ahead since, which makes it due; a deadline the clock had reached when
  * it was armed has come, and fires in the next run even if the clock
- * steps back before it), and the host counts what ran.
+ * steps back before it), and the host counts what ran. TWHEEL_MODEL_SEED,
+ * if set, picks other sequences.
  */
 #define NR 48
 static int64_t rm_off;
@@ -1040,6 +1041,9 @@ static void random_ops_against_a_model(void **state)
 	struct twheel_host_stats st;
 
 	(void)state;
+	/* TWHEEL_MODEL_SEED (test.sh) runs it over other sequences */
+	if (getenv("TWHEEL_MODEL_SEED"))
+		rnd_state += strtoull(getenv("TWHEEL_MODEL_SEED"), NULL, 0) * 0x9e3779b97f4a7c15ull;
 	for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
 		assert_int_equal(HL->destroy(H, NULL, NULL), 0);
 		rm_off = (int64_t)(k << 40);
@@ -1126,6 +1130,81 @@ static void two_adapters_on_one_loop(void **state)
 	assert_int_equal(early, 0);
 }
 
+/*
+ * A callback that re-arms itself with a delay of 0, 50 times: each arm
+ * fires in the next run, never in the run that armed it (no livelock
+ * inside one host iteration), so 51 runs, each running one callback; and
+ * a callback that arms 3000 others by delay (parked, placed in batches):
+ * each fires once, never early.
+ */
+#define NMANY 3000
+static struct ttimer many[NMANY];
+static int self_left;
+
+static void self_zero_cb(struct tw_timer *t)
+{
+	struct ttimer *x = tw_container_of(t, struct ttimer, t);
+
+	t_cb(t);
+	if (self_left-- > 0) {
+		x->deadline = mono_ns();
+		assert_int_equal(twheel_host_add(H, t, 0), 0);
+	}
+}
+
+/* t_cb() without the lateness samples (too many for the log): never early. */
+static void many_cb(struct tw_timer *t)
+{
+	struct ttimer *x = tw_container_of(t, struct ttimer, t);
+
+	x->fired++;
+	if (mono_ns() < x->deadline)
+		early++;
+}
+
+static void arm_many_cb(struct tw_timer *t)
+{
+	t_cb(t);
+	for (int i = 0; i < NMANY; i++) {
+		uint64_t d = rnd() % (10 * TICK_NS);
+
+		tw_timer_init(&many[i].t, many_cb);
+		many[i].deadline = mono_ns() + d;
+		assert_int_equal(twheel_host_add(H, &many[i].t, d), 0);
+	}
+}
+
+static void self_rearm_zero_and_arm_thousands(void **state)
+{
+	static struct ttimer self, spawner;
+	struct twheel_host_stats st;
+
+	(void)state;
+	memset(&self, 0, sizeof(self));
+	tw_timer_init(&self.t, self_zero_cb);
+	self_left = 50;
+	arm(&self, 0);
+	HL->run();
+	assert_int_equal(self.fired, 51);
+	assert_int_equal(twheel_host_get_stats(H, &st), 0);
+	assert_true(st.fired == 51);
+	assert_true(st.wakeups == 51);
+	assert_true(st.idle_wakeups == 0);
+
+	memset(&spawner, 0, sizeof(spawner));
+	memset(many, 0, sizeof(many));
+	tw_timer_init(&spawner.t, arm_many_cb);
+	arm(&spawner, TICK_NS);
+	HL->run();
+	assert_int_equal(spawner.fired, 1);
+	for (int i = 0; i < NMANY; i++)
+		assert_int_equal(many[i].fired, 1);
+	assert_int_equal(twheel_host_get_stats(H, &st), 0);
+	assert_true(st.fired == 51 + 1 + NMANY);
+	assert_int_equal(early, 0);
+	assert_int_equal(late, 0);
+}
+
 static int suite_main(const struct host_loop *hl)
 {
 	const struct CMUnitTest tests[] = {
@@ -1150,6 +1229,7 @@ static int suite_main(const struct host_loop *hl)
 		cmocka_unit_test_setup_teardown(edge_deadlines_and_ticks, setup, teardown),
 		cmocka_unit_test_setup_teardown(random_ops_against_a_model, setup, teardown),
 		cmocka_unit_test_setup_teardown(two_adapters_on_one_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(self_rearm_zero_and_arm_thousands, setup, teardown),
 	};
 
 	HL = hl;
