@@ -60,7 +60,9 @@ extern "C" {
 #endif
 
 /*
- * Create a host on @loop: a wheel and one (stopped) ev_timer. Arm and
+ * Create a host on @loop: a wheel, one (stopped) ev_timer and one
+ * ev_prepare of the lowest priority, started and unreferenced (it keeps
+ * no loop alive), that places the arms by delay (see Time above). Arm and
  * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
  * and the rest of <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
