@@ -465,7 +465,9 @@ int run(const char *path)
 		std::printf("shutdown: %ld clients stalled past the timeout before they were echoed\n",
 			    static_cast<long>(stalled_out));
 	inconclusive |= stalled_out != 0;
-	CHECK(echoed || stalled_out, "shutdown clients not echoed");
+	// Every other client is echoed: one stall does not excuse the rest.
+	const auto unechoed = std::count_if(cl.c.begin(), cl.c.end(), [](const Client &x) { return !x.done && !x.stalled; });
+	CHECK(echoed || !unechoed, "%ld shutdown clients not echoed (not stalled)", static_cast<long>(unechoed));
 	const auto term = Clock::now();
 	kill(s.pid, SIGTERM);
 	unsigned closed = 0, idle_closed = 0;
