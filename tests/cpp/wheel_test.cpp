@@ -914,9 +914,6 @@ TEST(Chrono, TickUnitsAndOtherUnitsGiveTheSameTick)
 	EXPECT_EQ(NOW(w5), 13u);
 }
 
-// A timer at the wheel's last tick (a time point of unsigned count in the
-// tick's unit reaches it): the next expiry saturates as expiry() does, it
-// does not wrap to an early time.
 // The wheel's clock starts at tick 0. A start before it was taken as 0
 // (now() then lied), and advance() to a time before it (or NaN) as tick
 // 0, which ran the timers armed for tick 0, among them one armed for a
@@ -953,6 +950,9 @@ TEST(Chrono, TimesBeforeTheEpoch)
 	EXPECT_EQ(fired, 1); // past due: in the first advance
 }
 
+// A timer at the wheel's last tick (a time point of unsigned count in the
+// tick's unit reaches it): the next expiry saturates as expiry() does, it
+// does not wrap to an early time.
 TEST(Chrono, NextExpiryOfTheLastTickSaturates)
 {
 	using last_point = std::chrono::time_point<Wheel::clock, std::chrono::duration<std::uint64_t, std::milli>>;
