@@ -114,6 +114,18 @@ static void queue_nops(struct ctx *x, unsigned n)
 	}
 }
 
+/* The session re-armed its 100 ms idle timer when its data came, at the
+ * clock's reading now: it is not closed 99 ms on, and is 2 ms later. */
+static void closes_a_timeout_after_the_data(struct fake_clock *c, struct ctx *x)
+{
+	fake_clock_add(c, 99 * MS);
+	assert_int_equal(twheel_loop_run_once(x->l, TW_LOOP_NOWAIT), 0);
+	assert_false(x->closed);
+	fake_clock_add(c, 2 * MS);
+	assert_int_equal(twheel_loop_run_once(x->l, TW_LOOP_NOWAIT), 1);
+	assert_true(x->closed);
+}
+
 /*
  * A session's idle timer is due, and its data is in the CQ behind 600
  * other completions (more than one iteration's batch): the data's handler
@@ -150,12 +162,7 @@ static void test_data_in_the_cq_runs_before_a_due_timer(void **state)
 	assert_true(iters > 1); /* more than one batch was waiting */
 	/* the timeout counts from the data: not before 100 ms more */
 	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
-	fake_clock_add(&c, 99 * MS);
-	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
-	assert_false(x.closed);
-	fake_clock_add(&c, 2 * MS);
-	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
-	assert_true(x.closed);
+	closes_a_timeout_after_the_data(&c, &x);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
@@ -302,12 +309,7 @@ static void test_overflowed_completions_run_before_due_timers(void **state)
 	assert_true(st.cq_overflows > 0);
 	assert_int_equal(st.cq_dropped, 0);
 	/* the idle timeout counts from the data */
-	fake_clock_add(&c, 99 * MS);
-	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
-	assert_false(x.closed);
-	fake_clock_add(&c, 2 * MS);
-	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
-	assert_true(x.closed);
+	closes_a_timeout_after_the_data(&c, &x);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
