@@ -4,7 +4,9 @@
 # code (gnu89), with -Werror; the files say what each checks:
 #   time_after_type   time_after_type.c: unsigned long arguments compile,
 #                     a jiffies value kept in 32 bits draws the kernel's
-#                     warning, in each of 8 uses;
+#                     warning, in each of 8 uses; the 64-bit forms take
+#                     unsigned long long (u64), and an unsigned long or
+#                     a 32-bit value draws it, in each of 8 more;
 #   before_4_15       before_4_15.c: 8 uses of Linux before 4.15's
 #                     initialisers compile with TWHEEL_COMPAT_TIMER_DATA
 #                     and, without it, are errors that name it.
@@ -17,7 +19,7 @@ fail() { cat "$d/err"; echo "FAIL: $*"; exit 1; }
 case $check in
 time_after_type)
   compile -DBAD=0 || fail "unsigned long arguments do not compile"
-  for n in 1 2 3 4 5 6 7 8; do
+  for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
     compile -DBAD=$n && fail "BAD=$n compiled"
     grep -q "distinct pointer types" "$d/err" || fail "BAD=$n: not the kernel's warning"
   done ;;

@@ -152,7 +152,7 @@ static void time_after_before_eq(void **state)
 static void time_in_range_and_64_bit_forms(void **state)
 {
 	unsigned long b = ULONG_MAX - 2, c = 3; /* [b, c] holds 7 values, across the wrap */
-	uint64_t b64 = UINT64_MAX - 2, c64 = 3;
+	unsigned long long b64 = ULLONG_MAX - 2, c64 = 3; /* u64: unsigned long long */
 
 	(void)state;
 	assert_true(time_in_range(b, b, c) && time_in_range(0UL, b, c) && time_in_range(c, b, c));
@@ -165,8 +165,8 @@ static void time_in_range_and_64_bit_forms(void **state)
 	assert_true(time_before_eq64(b64, c64) && time_before_eq64(c64, c64));
 	assert_false(time_after64(b64, b64) || time_before64(b64, b64));
 	/* 64 bits, not unsigned long truncated to 32: 2^32 apart is after */
-	assert_true(time_after64(UINT64_C(1) << 32, UINT64_C(0)));
-	assert_true(time_in_range64(UINT64_C(0), b64, c64) && !time_in_range64(c64 + 1, b64, c64));
+	assert_true(time_after64(1ULL << 32, 0ULL));
+	assert_true(time_in_range64(0ULL, b64, c64) && !time_in_range64(c64 + 1, b64, c64));
 	assert_true(jiffies_64 == get_jiffies_64() && jiffies_64 == (uint64_t)jiffies);
 	/* u64, the kernel's type of both, is unsigned long long on every
 	 * architecture: kernel code prints them with %llu */

@@ -130,21 +130,22 @@ static inline unsigned long long get_jiffies_64(void)
 
 /*
  * 1, and a warning ("comparison of distinct pointer types") if @x is not
- * an unsigned long, as the kernel's typecheck(unsigned long, x): jiffies
- * kept in a u32 or an int compare wrongly once jiffies passes 2^32, five
- * minutes after the bind on LP64. Not in C++ (where it would be an error).
+ * of @type, as the kernel's typecheck(@type, @x): jiffies kept in a u32
+ * or an int compare wrongly once jiffies passes 2^32, five minutes after
+ * the bind on LP64. Not in C++ (where it would be an error).
  */
 #ifdef __cplusplus
-#define twheel__jiffies_typecheck(x) 1
+#define twheel__typecheck(type, x) 1
 #else
-#define twheel__jiffies_typecheck(x)                                                      \
+#define twheel__typecheck(type, x)                                                        \
 	__extension__({                                                                  \
-		unsigned long twheel__jiffies_are_unsigned_long;                         \
+		type twheel__jiffies_type;                                               \
 		__typeof__(x) twheel__argument;                                          \
-		(void)(&twheel__jiffies_are_unsigned_long == &twheel__argument);         \
+		(void)(&twheel__jiffies_type == &twheel__argument);                      \
 		1;                                                                       \
 	})
 #endif
+#define twheel__jiffies_typecheck(x) twheel__typecheck(unsigned long, x)
 
 /* Wrap-safe comparisons of jiffies values: true if @a is after @b, etc.
  * Both must be unsigned long, as in the kernel (or a warning says so). */
@@ -163,10 +164,17 @@ static inline unsigned long long get_jiffies_64(void)
 /* True if @a is in [@b, @c] (time_in_range) or [@b, @c) (_open), wrap-safe. */
 #define time_in_range(a, b, c) (time_after_eq(a, b) && time_before_eq(a, c))
 #define time_in_range_open(a, b, c) (time_after_eq(a, b) && time_before(a, c))
-/* The same for 64-bit values (get_jiffies_64()), wrap-safe in 64 bits. */
-#define time_after64(a, b) ((int64_t)((uint64_t)(b) - (uint64_t)(a)) < 0)
+/* The same for 64-bit values (get_jiffies_64()), wrap-safe in 64 bits.
+ * Both must be unsigned long long, the kernel's u64 on every architecture
+ * (typecheck(__u64, ...)): an unsigned long (jiffies, uint64_t on LP64)
+ * or a 32-bit value draws the warning above, as in the kernel. */
+#define time_after64(a, b)                                                                   \
+	(twheel__typecheck(unsigned long long, a) && twheel__typecheck(unsigned long long, b) && \
+	 (long long)((unsigned long long)(b) - (unsigned long long)(a)) < 0)
 #define time_before64(a, b) time_after64(b, a)
-#define time_after_eq64(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)) >= 0)
+#define time_after_eq64(a, b)                                                                \
+	(twheel__typecheck(unsigned long long, a) && twheel__typecheck(unsigned long long, b) && \
+	 (long long)((unsigned long long)(a) - (unsigned long long)(b)) >= 0)
 #define time_before_eq64(a, b) time_after_eq64(b, a)
 #define time_in_range64(a, b, c) (time_after_eq64(a, b) && time_before_eq64(a, c))
 #define time_is_before_jiffies64(a) time_after64(get_jiffies_64(), a)
