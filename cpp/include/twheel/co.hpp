@@ -288,7 +288,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// propagates, nothing submitted. A frame destroyed with the request in flight cancels it;
 /// the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
-/// is cancelled when the io goes.
+/// is ignored, and cancelled when the io goes or is awaited again (each
+/// co_await of an io is one request).
 template <class Prep>
 class [[nodiscard]] io {
 public:
@@ -299,27 +300,24 @@ public:
 	}
 	io(const io &) = delete;
 	io &operator=(const io &) = delete;
-	// In flight: cancelled (without an SQE the deadline, if any, still ends
-	// it). Once the loop is gone, so is the record.
 	~io()
 	{
-		if (op_ && c_->c) {
-			op_->h.reset();
-			if (auto *sqe = c_->closing ? nullptr : twheel_loop_get_sqe(c_->loop(), &detail::ignored_io))
-				io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
-									   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
-		}
+		cancel();
 		tw::detail::release(c_);
 	}
 
 	bool await_ready() const noexcept { return false; }
+	// Each co_await is one request; the rest of an earlier one is cancelled.
 	bool await_suspend(std::coroutine_handle<> h)
 	{
+		cancel();
 		h_ = h;
 		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
 		auto done = [this](const io_uring_cqe &cqe) {
 			if (!(cqe.flags & IORING_CQE_F_MORE))
 				op_ = nullptr; // ended; else (multishot, zero-copy) ~io cancels the rest
+			if (!std::exchange(waiting_, false))
+				return; // a later CQE: the frame has gone on (it may wait elsewhere)
 			res_ = cqe.res;
 			if (!c_->closing) // as sleep_until
 				h_.resume();
@@ -329,12 +327,24 @@ public:
 		} catch (const std::bad_alloc &) {
 			res_ = -ENOMEM; // nothing submitted
 		}
-		return op_ != nullptr;
+		return waiting_ = op_ != nullptr;
 	}
 	int await_resume() const noexcept { return res_; }
 
 private:
 	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
+	// A request in flight: cancelled (without an SQE the deadline, if any,
+	// still ends it); its handler is gone. Once the loop is gone, so is the record.
+	void cancel() noexcept
+	{
+		if (op_ && c_->c) {
+			op_->h.reset();
+			if (auto *sqe = c_->closing ? nullptr : twheel_loop_get_sqe(c_->loop(), &detail::ignored_io))
+				io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
+									   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
+		}
+		op_ = nullptr;
+	}
 
 	Prep prep_; // first: a throwing move leaves no reference to release
 	tw::detail::loop_ctx *c_;
@@ -342,6 +352,7 @@ private:
 	tw::detail::io_op *op_ = nullptr;
 	std::coroutine_handle<> h_;
 	int res_ = 0;
+	bool waiting_ = false; // suspended on op_'s first CQE
 };
 
 } // namespace tw::co
