@@ -156,8 +156,10 @@ uint64_t twheel_compat_now(void)
 {
 	if (bound.gone)
 		return bound.last;
-	if (bound.w)
-		return twheel_now(bound.w) - bound.base;
+	if (bound.w) /* inside a callback: the running advance's target, the
+		      * time the wheel has reached, as the kernel's jiffies
+		      * while its softirq catches up */
+		return twheel_target(bound.w) - bound.base;
 	if (bound.h[0]) {
 		/* a host's clock may step back (<twheel/host.h>): below the
 		 * latest reading, even below the bind's, the time stays */

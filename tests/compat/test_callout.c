@@ -745,6 +745,50 @@ static void rearm_for_no_time_runs_next_tick(void **state)
 	assert_int_equal(callout_drain(&zero_co), 1);
 }
 
+/* A callout whose function re-arms it for the next tick (callout_reset()
+ * with 1, callout_reset_sbt() with tick_sbt and C_HARDCLOCK), after one
+ * advance of many ticks (a stall): FreeBSD's softclock runs the late
+ * callouts with ticks at the current time, so the function reads the
+ * time reached and the callout fires at the first tick after it, then
+ * once a tick, each at its time. (The old code read the callout's own
+ * tick and stayed a tick behind for as long as it re-armed.) */
+static int poll_calls, poll_late, poll_at[8];
+static int poll_due;
+static struct callout poll_co;
+static void poll_function(void *arg)
+{
+	(void)arg;
+	poll_late += ticks != poll_due;
+	if (poll_calls < 8)
+		poll_at[poll_calls] = ticks;
+	poll_calls++;
+	poll_due = ticks + 1;
+	if (poll_calls % 2)
+		callout_reset(&poll_co, 1, poll_function, NULL);
+	else
+		callout_reset_sbt(&poll_co, tick_sbt, 0, poll_function, NULL, C_HARDCLOCK);
+}
+
+static void rearm_for_next_tick_after_a_catch_up_is_on_time(void **state)
+{
+	int t0 = ticks;
+
+	(void)state;
+	poll_calls = 0;
+	callout_init(&poll_co, 1);
+	poll_due = t0 + 1;
+	assert_int_equal(callout_reset(&poll_co, 1, poll_function, NULL), 0);
+	assert_int_equal(twheel_advance(w, twheel_now(w) + 1000), 1); /* late: once */
+	assert_int_equal(ticks_since(t0, poll_at[0]), 1000);
+	poll_late = 0; /* that run was late, as in FreeBSD */
+	assert_int_equal(step(5), 5);
+	assert_int_equal(poll_calls, 6);
+	assert_int_equal(ticks_since(t0, poll_at[1]), 1001);
+	assert_int_equal(ticks_since(t0, poll_at[5]), 1005);
+	assert_int_equal(poll_late, 0);
+	assert_int_equal(callout_drain(&poll_co), 1);
+}
+
 /* Far away, exact. */
 static void far_callout_is_exact(void **state)
 {
@@ -1289,6 +1333,7 @@ int main(void)
 		T(per_cpu_forms),
 		T(far_callout_is_exact),
 		T(rearm_for_no_time_runs_next_tick),
+		T(rearm_for_next_tick_after_a_catch_up_is_on_time),
 		T(init_of_a_pending_callout_is_reported),
 		T(another_thread_is_refused),
 		T(mtx_held_around_the_function),

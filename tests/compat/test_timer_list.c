@@ -1287,12 +1287,12 @@ static void rearm_with_no_delay_runs_next_tick(void **state)
 	assert_int_equal(mod_timer(&t, jiffies), 0);
 	assert_int_equal(twheel_advance(w, twheel_now(w) + 1000), 1); /* late: once */
 	assert_true(timer_pending(&t));
-	assert_true(now_at == j0 + 1);
-	now_fires = 0;
-	assert_int_equal(step(5), 5); /* then once a tick (one late: <twheel/compat.h>) */
-	assert_int_equal(now_fires, 5);
+	assert_true(now_at == j0 + 1000); /* the time reached, as the kernel's jiffies */
+	assert_true(t.expires == j0 + 1000); /* for now: it fires at the next tick */
+	assert_int_equal(step(5), 5); /* then once a tick, on time */
+	assert_int_equal(now_fires, 6);
 	assert_int_equal(now_gaps, 0);
-	assert_true(now_at == j0 + 1004);
+	assert_true(now_at == j0 + 1005);
 	assert_int_equal(timer_delete_sync(&t), 1);
 
 	/* a host run 100 ticks late, as a loop is after a stall */
@@ -1321,6 +1321,73 @@ static void rearm_with_no_delay_runs_next_tick(void **state)
 	assert_int_equal(twheel_compat_unbind(), 0);
 	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
+/*
+ * An advance of many ticks on a plain wheel, as the kernel's softirq
+ * catching up after a stall (kernel/time/timer.c, __run_timers(): it
+ * runs every bucket from base->clk up to jiffies, and each callback reads
+ * jiffies, the current time, not the bucket's): a callback reads jiffies
+ * at the advance's target, so a timer that re-arms itself for jiffies + 1
+ * (a poll, a heartbeat) fires at the first tick after the catch-up and
+ * on every tick from then on, on time; one that re-arms for 5 jiffies
+ * fires 5 ticks after the catch-up. The rule of the wheel holds: an arm
+ * from a callback fires in a later advance, never in the one running.
+ */
+static int poll_fires, poll_late;
+static unsigned long poll_seen[8];
+static void poll_next_tick(struct timer_list *t)
+{
+	poll_late += jiffies != t->expires; /* fired at the tick it was armed for */
+	if (poll_fires < 8)
+		poll_seen[poll_fires] = jiffies;
+	poll_fires++;
+	mod_timer(t, jiffies + 1);
+}
+
+static int five_fires;
+static unsigned long five_seen;
+static void every_five(struct timer_list *t)
+{
+	five_fires++;
+	five_seen = jiffies;
+	mod_timer(t, jiffies + 5);
+}
+
+static void rearm_for_next_tick_after_a_catch_up_is_on_time(void **state)
+{
+	struct timer_list poll, five;
+	unsigned long j0 = jiffies;
+
+	(void)state;
+	poll_fires = 0;
+	poll_late = 0;
+	five_fires = 0;
+	timer_setup(&poll, poll_next_tick, 0);
+	timer_setup(&five, every_five, 0);
+	assert_int_equal(mod_timer(&poll, jiffies + 1), 0);
+	assert_int_equal(mod_timer(&five, jiffies + 5), 0);
+	/* a stall: one advance of 1000 ticks runs each once, reading jiffies
+	 * at the time reached (the old code read the expiry's tick, 1 and 5) */
+	assert_int_equal(twheel_advance(w, twheel_now(w) + 1000), 2);
+	assert_int_equal(poll_fires, 1);
+	assert_true(poll_seen[0] == j0 + 1000);
+	assert_true(five_seen == j0 + 1000);
+	assert_true(poll.expires == j0 + 1001 && five.expires == j0 + 1005);
+	poll_late = 0; /* the catch-up's own run was late, as in the kernel */
+	/* then once a tick, each at its expiry (the old code stayed one behind) */
+	assert_int_equal(step(1), 1);
+	assert_true(poll_seen[1] == j0 + 1001);
+	assert_int_equal(step(4), 5); /* and every_five at j0 + 1005 */
+	assert_int_equal(poll_fires, 6);
+	assert_true(poll_seen[5] == j0 + 1005);
+	assert_int_equal(poll_late, 0);
+	assert_int_equal(five_fires, 2);
+	assert_true(five_seen == j0 + 1005);
+	/* outside an advance, jiffies is the wheel's time, as before */
+	assert_true(jiffies == j0 + 1005);
+	assert_int_equal(timer_delete_sync(&poll), 1);
+	assert_int_equal(timer_delete_sync(&five), 1);
 }
 
 static void unbind_without_binding(void **state)
@@ -1376,6 +1443,7 @@ int main(void)
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
 		T(rearm_with_no_delay_runs_next_tick),
+		T(rearm_for_next_tick_after_a_catch_up_is_on_time),
 		cmocka_unit_test(unbind_without_binding),
 		cmocka_unit_test(lost_arms_are_said),
 	};

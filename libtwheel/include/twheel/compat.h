@@ -30,16 +30,22 @@
  * jiffies and ticks are that count plus the start value their kernels use.
  * A timer armed for tick T fires in the first advance (or host run) that
  * reaches T, never before; a tick already reached fires in the next one.
- * One armed from a callback fires in a later advance than the one running
- * (twheel_advance()), even if that one's target is past T: a plain wheel
- * advanced many ticks at once fires it late, at the next advance (and a
- * timer that then re-arms itself from its callback for the next tick,
- * mod_timer(t, jiffies) or callout_reset(c, 0, ...), stays a tick late
- * while it does: it runs once a tick, reading a tick before the wheel's
- * time; a longer period catches up at its next fire). Advance
- * tick by tick, or to twheel_next_expiry(), to keep every expiry exact (a
- * host or the loop advances to its clock's tick, so a callback's arm is
- * always for a later tick).
+ * Inside a callback the time is the one the running advance reaches (a
+ * plain wheel's twheel_target(), a host's clock), not the fired timer's
+ * tick, as the kernels' jiffies and ticks are the current time while
+ * their softirq catches up after a stall (Linux's __run_timers() runs
+ * every bucket from its clock up to jiffies): after one advance of many
+ * ticks, a timer that re-arms itself from its callback for the next tick
+ * (mod_timer(t, jiffies + 1), callout_reset(c, 1, ...)) fires at the
+ * first tick after it, and then on time. So every arm from a callback is
+ * for a tick after the running advance and fires in a later one, as the
+ * wheel requires (twheel_advance()). One difference from the kernel
+ * stays: an expiry before the time reached (a timer->expires already
+ * past given to add_timer() or mod_timer()) fires at the next tick, in
+ * the next advance, where the kernel may run it again within the same
+ * catch-up (it queues such a timer at the bucket its clock is at, still
+ * behind jiffies). Expiries at the time reached, mod_timer(t, jiffies) or
+ * callout_reset(c, 0, ...), fire at the next tick in both.
  */
 #ifndef TWHEEL_COMPAT_H
 #define TWHEEL_COMPAT_H
@@ -247,8 +253,8 @@ TWHEEL_API int twheel_compat_unbind(void);
 
 /*
  * Ticks since the calling thread bound its wheel (0 if unbound): the wheel's
- * time (inside a callback: the tick being fired), or the host's clock read
- * now, in whole ticks. It never goes back: if a host's clock steps back,
+ * time (inside a callback: the running advance's target, twheel_target(),
+ * the time it reaches), or the host's clock read now, in whole ticks. It never goes back: if a host's clock steps back,
  * it stays at its latest value until the clock is past it again (timers
  * armed meanwhile fire late, never early). O(1); a host reads its clock.
  */

@@ -50,9 +50,11 @@
  *     accepted and ignored (a callout fires within its tick), as are
  *     C_DIRECT_EXEC and C_CATCH.
  *   - Expiry is exact: a callout armed for n ticks fires when ticks has
- *     advanced by n, never earlier and not later for being far away. (On
- *     a plain wheel advanced many ticks at once, a callout armed from a
- *     function waits for the next advance: see <twheel/compat.h>.)
+ *     advanced by n, never earlier and not later for being far away.
+ *     Inside a function, ticks is the time the running advance reaches,
+ *     as FreeBSD's while softclock catches up after a stall, so a
+ *     function that re-arms for 1 tick fires at the first tick after it
+ *     (see <twheel/compat.h>).
  *
  * Callouts with a lock (callout_init_mtx(), callout_init_rw(),
  * callout_init_rm()): the layer takes the lock before the function and

@@ -32,11 +32,15 @@
  *     shutdown forms return these negative values only for such misuse.
  *   - Expiry is exact: a timer armed for jiffy J fires in the first
  *     advance (host run, loop iteration) that sees jiffies at or past J,
- *     never before, and not later for being far away (the kernel's wheel
- *     rounds far timers up by up to 12.5%). An expiry at or before jiffies
- *     fires at the next tick, jiffies + 1, as the kernel queues it. (On
- *     a plain wheel advanced many ticks at once, a timer armed from a
- *     callback waits for the next advance: see <twheel/compat.h>.)
+ *     never before, and not later for being far away (the kernel's wheel,
+ *     since Linux 4.8, queues a timer one granule after its expiry: a
+ *     tick on its first level, so a timer for jiffies + 1 fires when
+ *     jiffies reaches jiffies + 2, and far ones up to 12.5% later). An
+ *     expiry at or before jiffies fires at the next tick, jiffies + 1, as
+ *     the kernel queues it. Inside a callback, jiffies is the time the
+ *     running advance reaches, as the kernel's while its softirq catches
+ *     up (an expiry already past from a callback there: see
+ *     <twheel/compat.h>).
  *   - TIMER_DEFERRABLE timers wait for another wake-up of the loop
  *     (twheel_loop_compat_bind(): a deferrable wheel, as the kernel's
  *     deferrable base); on a plain wheel or a host they are normal timers,
