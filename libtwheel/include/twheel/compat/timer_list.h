@@ -80,6 +80,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <twheel/compat.h>
 
@@ -269,6 +270,202 @@ static inline unsigned long usecs_to_jiffies(const unsigned int u)
 	if (u > jiffies_to_usecs(MAX_JIFFY_OFFSET))
 		return MAX_JIFFY_OFFSET;
 	return (u + (1000000 / HZ) - 1) / (1000000 / HZ);
+}
+
+/*
+ * The kernel's time constants (<vdso/time64.h>), which driver code passes
+ * to the conversions (msecs_to_jiffies(t * MSEC_PER_SEC)); each is left
+ * as it is if the program defined it first.
+ */
+#ifndef MSEC_PER_SEC
+#define MSEC_PER_SEC 1000L
+#endif
+#ifndef USEC_PER_MSEC
+#define USEC_PER_MSEC 1000L
+#endif
+#ifndef NSEC_PER_USEC
+#define NSEC_PER_USEC 1000L
+#endif
+#ifndef NSEC_PER_MSEC
+#define NSEC_PER_MSEC 1000000L
+#endif
+#ifndef USEC_PER_SEC
+#define USEC_PER_SEC 1000000L
+#endif
+#ifndef NSEC_PER_SEC
+#define NSEC_PER_SEC 1000000000L
+#endif
+
+/* A jiffy in nanoseconds and in microseconds, rounded to the nearest, as
+ * the kernel's (<vdso/jiffies.h>, <linux/jiffies.h>). */
+#define TICK_NSEC ((1000000000L + HZ / 2) / HZ)
+#define TICK_USEC ((1000000L + HZ / 2) / HZ)
+
+/* The clock_t tick rate of user space (times(), /proc: sysconf(_SC_CLK_TCK)),
+ * the kernel's USER_HZ, unless the program defined it first. */
+#ifndef USER_HZ
+#define USER_HZ 100
+#endif
+#define USER_TICK_USEC ((1000000UL + USER_HZ / 2) / USER_HZ)
+
+/* The longest delay the kernel's wheel looks ahead for its next expiry
+ * (<linux/timer.h>); code uses it as "far away". */
+#define NEXT_TIMER_MAX_DELTA ((1UL << 30) - 1)
+
+/*
+ * clock_t (USER_HZ ticks) from jiffies and back, as the kernel's
+ * (kernel/time/time.c), with its rounding and types: jiffies_to_clock_t()
+ * and jiffies_64_to_clock_t() round down; clock_t_to_jiffies() returns
+ * ~0UL past what it can represent (and, where HZ is not a multiple of
+ * USER_HZ, wraps in 64 bits before that, as the kernel's); nsec_to_clock_t()
+ * rounds down. clock_t is <time.h>'s, long on Linux, as the kernel's.
+ */
+static inline clock_t jiffies_to_clock_t(unsigned long x)
+{
+#if (TICK_NSEC % (1000000000L / USER_HZ)) == 0
+#if HZ < USER_HZ
+	return (clock_t)(x * (USER_HZ / HZ));
+#else
+	return (clock_t)(x / (HZ / USER_HZ));
+#endif
+#else
+	return (clock_t)((unsigned long long)x * TICK_NSEC / (1000000000L / USER_HZ));
+#endif
+}
+
+static inline unsigned long clock_t_to_jiffies(unsigned long x)
+{
+#if (HZ % USER_HZ) == 0
+	if (x >= ~0UL / (HZ / USER_HZ))
+		return ~0UL;
+	return x * (HZ / USER_HZ);
+#else
+	if (x >= ~0UL / HZ * USER_HZ)
+		return ~0UL;
+	return (unsigned long)((unsigned long long)x * HZ / USER_HZ);
+#endif
+}
+
+static inline unsigned long long jiffies_64_to_clock_t(unsigned long long x)
+{
+#if (TICK_NSEC % (1000000000L / USER_HZ)) == 0
+#if HZ < USER_HZ
+	x = x * USER_HZ / HZ;
+#elif HZ > USER_HZ
+	x = x / (HZ / USER_HZ);
+#endif
+#else
+	x = x * TICK_NSEC / (1000000000L / USER_HZ);
+#endif
+	return x;
+}
+
+static inline unsigned long long nsec_to_clock_t(unsigned long long x)
+{
+#if (1000000000L % USER_HZ) == 0
+	return x / (1000000000L / USER_HZ);
+#elif (USER_HZ % 512) == 0
+	return x * USER_HZ / 512 / (1000000000L / 512);
+#else
+	return x * 9 / ((9ull * 1000000000L + (USER_HZ / 2)) / USER_HZ);
+#endif
+}
+
+/* jiffies_to_clock_t() of a difference of jiffies, 0 if it is negative. */
+static inline clock_t jiffies_delta_to_clock_t(long delta)
+{
+	return jiffies_to_clock_t(delta > 0 ? (unsigned long)delta : 0);
+}
+
+/* The kernel's <linux/time64.h> types, unless its header (or a program's
+ * copy, with the same guard) came first. */
+#ifndef _LINUX_TIME64_H
+typedef long long time64_t;
+struct timespec64 {
+	time64_t tv_sec; /* seconds */
+	long tv_nsec;    /* nanoseconds */
+};
+#endif
+
+/*
+ * The kernel's scaled arithmetic for timespec64_to_jiffies()
+ * (<linux/jiffies.h>): SHIFT_HZ for HZ from 12 to 12287, the kernel's
+ * range (timespec64_to_jiffies() is not defined outside it).
+ */
+#if HZ >= 12 && HZ < 24
+#define TWHEEL__SHIFT_HZ 4
+#elif HZ >= 24 && HZ < 48
+#define TWHEEL__SHIFT_HZ 5
+#elif HZ >= 48 && HZ < 96
+#define TWHEEL__SHIFT_HZ 6
+#elif HZ >= 96 && HZ < 192
+#define TWHEEL__SHIFT_HZ 7
+#elif HZ >= 192 && HZ < 384
+#define TWHEEL__SHIFT_HZ 8
+#elif HZ >= 384 && HZ < 768
+#define TWHEEL__SHIFT_HZ 9
+#elif HZ >= 768 && HZ < 1536
+#define TWHEEL__SHIFT_HZ 10
+#elif HZ >= 1536 && HZ < 3072
+#define TWHEEL__SHIFT_HZ 11
+#elif HZ >= 3072 && HZ < 6144
+#define TWHEEL__SHIFT_HZ 12
+#elif HZ >= 6144 && HZ < 12288
+#define TWHEEL__SHIFT_HZ 13
+#endif
+#ifdef TWHEEL__SHIFT_HZ
+#if !((((1000000000L << 2) / TICK_NSEC) << (31 - TWHEEL__SHIFT_HZ - 2)) & 0x80000000)
+#define TWHEEL__SEC_JIFFIE_SC (32 - TWHEEL__SHIFT_HZ)
+#else
+#define TWHEEL__SEC_JIFFIE_SC (31 - TWHEEL__SHIFT_HZ)
+#endif
+#define TWHEEL__NSEC_JIFFIE_SC (TWHEEL__SEC_JIFFIE_SC + 29)
+#define TWHEEL__SEC_CONVERSION \
+	((unsigned long)((((unsigned long long)1000000000L << TWHEEL__SEC_JIFFIE_SC) + TICK_NSEC - 1) / \
+			 (unsigned long long)TICK_NSEC))
+#define TWHEEL__NSEC_CONVERSION \
+	((unsigned long)((((unsigned long long)1 << TWHEEL__NSEC_JIFFIE_SC) + TICK_NSEC - 1) / \
+			 (unsigned long long)TICK_NSEC))
+#define TWHEEL__SH_DIV(nom, den, lsh) ((((nom) / (den)) << (lsh)) + ((((nom) % (den)) << (lsh)) + (den) / 2) / (den))
+#if ULONG_MAX > 0xffffffffUL
+#define TWHEEL__MAX_SEC_IN_JIFFIES \
+	(TWHEEL__SH_DIV((MAX_JIFFY_OFFSET >> TWHEEL__SEC_JIFFIE_SC) * TICK_NSEC, 1000000000L, 1) - 1)
+#else
+#define TWHEEL__MAX_SEC_IN_JIFFIES \
+	(long)((unsigned long long)((unsigned long long)MAX_JIFFY_OFFSET * TICK_NSEC) / 1000000000L)
+#endif
+
+/*
+ * Jiffies from a timespec64, rounded up to the next jiffy, as the
+ * kernel's (the same scaled arithmetic, so the same result for every
+ * value, its small error for a tv_nsec past a second included); a time
+ * past MAX_SEC_IN_JIFFIES seconds (or a negative tv_sec) gives that many
+ * seconds' jiffies. O(1).
+ */
+static inline unsigned long timespec64_to_jiffies(const struct timespec64 *value)
+{
+	unsigned long long sec = (unsigned long long)value->tv_sec;
+	long nsec = value->tv_nsec + TICK_NSEC - 1;
+
+	if (sec >= (unsigned long long)TWHEEL__MAX_SEC_IN_JIFFIES) {
+		sec = (unsigned long long)TWHEEL__MAX_SEC_IN_JIFFIES;
+		nsec = 0;
+	}
+	return (unsigned long)(((sec * TWHEEL__SEC_CONVERSION) +
+				(((unsigned long long)nsec * TWHEEL__NSEC_CONVERSION) >>
+				 (TWHEEL__NSEC_JIFFIE_SC - TWHEEL__SEC_JIFFIE_SC))) >>
+			       TWHEEL__SEC_JIFFIE_SC);
+}
+#endif
+
+/* The time @j jiffies take, as the kernel's: j * TICK_NSEC nanoseconds,
+ * split into seconds and nanoseconds. O(1). */
+static inline void jiffies_to_timespec64(const unsigned long j, struct timespec64 *value)
+{
+	unsigned long long ns = (unsigned long long)j * TICK_NSEC;
+
+	value->tv_sec = (time64_t)(ns / 1000000000u);
+	value->tv_nsec = (long)(unsigned int)(ns % 1000000000u);
 }
 
 /*
