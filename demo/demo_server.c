@@ -670,7 +670,14 @@ static rlim_t set_nofile(void)
 	return nofile;
 }
 
-/* Signals are read from a signalfd by each worker's loop: block them, into @set. */
+/*
+ * Signals are read from a signalfd by each worker's loop (and by the
+ * parent's sigwait()): block them, into @set, before anything else, so
+ * that one sent while the process starts waits for the loop. Unblocked
+ * there, SIGTERM and SIGUSR1 killed the server, and SIGTERM inherited as
+ * ignored (trap '' TERM) was discarded: the server ran on until a second
+ * one. A blocked signal is queued whatever its disposition.
+ */
 static void block_signals(sigset_t *set)
 {
 	sigemptyset(set);
@@ -844,11 +851,11 @@ static int supervise(pid_t *pids, const sigset_t *set)
 
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker)
 {
+	sigset_t set;
+	block_signals(&set); /* first: a signal sent from now on is taken */
 	parse_args(argc, argv, name);
 	signal(SIGPIPE, SIG_IGN);
 	rlim_t nofile = set_nofile();
-	sigset_t set;
-	block_signals(&set);
 	uint16_t port;
 	int *lfds = open_listeners(&port);
 	if (!lfds)

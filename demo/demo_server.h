@@ -55,11 +55,12 @@ typedef int (*demo_worker_fn)(int lfd, unsigned worker, int ready_fd);
 void demo_worker_ready(int ready_fd);
 
 /*
- * The servers' main(): parse the options (@name in the usage text), raise
- * the descriptor limit, block the signals the workers read from a signalfd,
- * open the listening sockets, then run @run_worker in this process (one
- * worker) or in forked ones, forwarding signals to them and reaping them.
- * Returns the exit status.
+ * The servers' main(): block the signals the workers read from a signalfd
+ * (first, so that none sent while the server starts is lost), parse the
+ * options (@name in the usage text), raise the descriptor limit, open the
+ * listening sockets, then run @run_worker in this process (one worker) or
+ * in forked ones, forwarding signals to them and reaping them. Returns the
+ * exit status.
  */
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker);
 

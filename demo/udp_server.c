@@ -833,16 +833,27 @@ static void parse_args(int argc, char **argv, struct demo_addr *a)
 		args_fail(NAME, "--bind needs an IPv4 loopback address (127.x.y.z), not '%s'", opt.bind);
 }
 
-/* The signalfd, the loop and the first requests; 0 or an exit status (message printed). */
-static int server_open(struct server *s)
+/*
+ * The signals the loop reads from its signalfd, blocked into @set first of
+ * all, so that one sent while the server starts waits for the loop:
+ * blocked only once the table and the socket were made, SIGTERM and
+ * SIGUSR1 killed the server, and SIGTERM inherited as ignored (trap ''
+ * TERM) was discarded, the server running on until a second one (a
+ * blocked signal is queued whatever its disposition).
+ */
+static void block_signals(sigset_t *set)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	s->sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
+
+/* The signalfd of @set, the loop and the first requests; 0 or an exit status (message printed). */
+static int server_open(struct server *s, const sigset_t *set)
+{
+	s->sfd = signalfd(-1, set, SFD_CLOEXEC);
 	if (s->sfd < 0) {
 		perror(NAME ": signalfd");
 		return 1;
@@ -893,6 +904,8 @@ static int server_close(struct server *s, int ret)
 
 int main(int argc, char **argv)
 {
+	sigset_t set;
+	block_signals(&set);
 	struct demo_addr a;
 	parse_args(argc, argv, &a);
 	if (sodium_init() < 0) {
@@ -917,7 +930,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	randombytes_buf(&s->sync_token, sizeof(s->sync_token));
-	int ret = server_open(s);
+	int ret = server_open(s, &set);
 	if (ret)
 		return ret;
 	int rcv = 0;

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+# tests/demo/signal_test.py - no shutdown and no STATS request is lost,
+# whenever the signal comes and whatever the server inherited.
+#
+# usage: signal_test.py SERVER SIGNAL_SHIM OLD_KERNEL_SHIM tcp|udp
+#
+# Each case starts SERVER (--port 0) and must see it end cleanly: exit 0
+# within a few seconds, with its final STATS line.
+#  - A signal the server gets at its first getrlimit() (TCP) or socket()
+#    (UDP) call (signal_shim.c), before anything of its own is set up:
+#    SIGTERM must stop it cleanly, SIGTERM inherited as ignored too (it
+#    was discarded and the server ran on until a second SIGTERM), and
+#    SIGUSR1 must get its STATS line (it killed the server).
+# TCP servers also with --workers 2.
+# Exit 0 pass, 1 fail, 77 skip (io_uring refused).
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+server, shim, old_shim, kind = sys.argv[1:5]
+name = f"signal_test {os.path.basename(server)}"
+fails = []
+
+# Orphaned workers come to this process, so that their exit is seen.
+PR_SET_CHILD_SUBREAPER = 36
+ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def args(workers):
+    if kind == "udp":
+        return [server, "--port", "0", "--idle-ms", "200", "--max-sessions", "1000"]
+    return [server, "--port", "0", "--idle-ms", "200", "--workers", str(workers)]
+
+
+def start(workers, env=None, ignore=(), out=subprocess.PIPE):
+    def pre():
+        for s in ignore:
+            signal.signal(s, signal.SIG_IGN)
+    e = dict(os.environ)
+    e.update(env or {})
+    if "SIGNAL_SHIM_AT" in e:
+        e["LD_PRELOAD"] = shim
+    if "LD_PRELOAD" in e:
+        e["ASAN_OPTIONS"] = e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
+    return subprocess.Popen(args(workers), stdout=out, stderr=subprocess.STDOUT, text=True,
+                            env=e, preexec_fn=pre)
+
+
+def ready(p):
+    """Lines up to the ready line (None if it exits first)."""
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if "ready: listening" in line:
+            return lines
+    if p.wait() == 77:
+        print(f"SKIP [{name}]: io_uring refused: {''.join(lines)}")
+        sys.exit(77)
+    return None
+
+
+def ends(p, secs):
+    """The process's output once it exits within @secs, else None (killed)."""
+    try:
+        out, _ = p.communicate(timeout=secs)
+        return out
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGTERM) # as a user would, a second time
+        try:
+            p.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        return None
+
+
+def case(what, ok, detail=""):
+    if ok:
+        print(f"ok: {what}")
+    else:
+        fails.append(what)
+        print(f"FAIL [{name}]: {what}{': ' + detail if detail else ''}")
+
+
+def reap_orphans(secs):
+    """Wait up to @secs for the processes reparented to this one to exit;
+    their exit statuses, and how many still ran."""
+    codes, t0 = [], time.monotonic()
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return codes, 0
+        if pid:
+            codes.append(os.waitstatus_to_exitcode(st))
+            continue
+        if time.monotonic() - t0 > secs:
+            left = [int(t) for t in os.listdir("/proc") if t.isdigit() and
+                    open(f"/proc/{t}/stat").read().split(") ")[1].split()[1] == str(os.getpid())]
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            reap_orphans(2)
+            return codes, len(left)
+        time.sleep(0.02)
+
+
+at = "socket" if kind == "udp" else "getrlimit"
+for workers in [1] if kind == "udp" else [1, 2]:
+    w = f"--workers {workers}: " if kind == "tcp" else ""
+    for ign in [(), (signal.SIGTERM,)]:
+        p = start(workers, {"SIGNAL_SHIM_AT": at, "SIGNAL_SHIM_SIG": str(int(signal.SIGTERM))}, ign)
+        out = ends(p, 3)
+        said = "SIGTERM inherited as ignored" if ign else "SIGTERM"
+        case(f"{w}{said} at its first {at}(): exit 0 within 3 s with a STATS line",
+             out is not None and p.returncode == 0 and "STATS " in out,
+             "still running 3 s later" if out is None else f"exit {p.returncode}: {out[-400:]}")
+    p = start(workers, {"SIGNAL_SHIM_AT": at, "SIGNAL_SHIM_SIG": str(int(signal.SIGUSR1))})
+    lines = ready(p)
+    if lines is None:
+        out = p.stdout.read()
+        case(f"{w}SIGUSR1 at its first {at}(): answered", False, f"exit {p.returncode} before ready: {out[-400:]}")
+        continue
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    out = ends(p, 3)
+    n = ("".join(lines) + (out or "")).count("STATS ")
+    case(f"{w}SIGUSR1 at its first {at}(): its STATS lines, then exit 0 at SIGTERM",
+         out is not None and p.returncode == 0 and n == 2 * workers,
+         f"exit {p.returncode}, {n} STATS lines, want {2 * workers}")
+
+if fails:
+    print(f"FAIL [{name}]: {len(fails)} cases")
+    sys.exit(1)
+print(f"PASS [{name}]")
