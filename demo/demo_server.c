@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -676,7 +677,10 @@ static rlim_t set_nofile(void)
  * that one sent while the process starts waits for the loop. Unblocked
  * there, SIGTERM and SIGUSR1 killed the server, and SIGTERM inherited as
  * ignored (trap '' TERM) was discarded: the server ran on until a second
- * one. A blocked signal is queued whatever its disposition.
+ * one. A blocked signal is queued whatever its disposition; SIGCHLD's is
+ * set back to the default all the same, as an ignored SIGCHLD reaps the
+ * workers in the kernel and is never sent: the parent waited for it for
+ * ever.
  */
 static void block_signals(sigset_t *set)
 {
@@ -686,6 +690,7 @@ static void block_signals(sigset_t *set)
 	sigaddset(set, SIGUSR1);
 	sigaddset(set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, set, NULL);
+	signal(SIGCHLD, SIG_DFL);
 }
 
 /*
@@ -741,25 +746,44 @@ void demo_worker_ready(int ready_fd)
 	}
 }
 
+/* SIGTERM to the first @n workers in @pids, then wait for each to exit. */
+static void stop_workers(const pid_t *pids, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (unsigned i = 0; i < n; i++)
+		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 /*
  * Fork one worker per listening socket in @lfds; each keeps only its own
  * socket and the write end of @ready, and exits with what @run_worker
- * returns. Returns the workers' pids, or NULL (message printed if fork
- * failed).
+ * returns. A worker gets SIGTERM (its graceful shutdown) when the parent
+ * dies: killed (demo.sh's SIGKILL 5 s after a SIGTERM) or crashed, it
+ * left its workers serving, orphaned, on its port. Returns the workers'
+ * pids, or NULL (message printed if fork failed; the workers forked
+ * before were stopped and reaped: they served on, orphaned).
  */
 static pid_t *fork_workers(int *lfds, const int ready[2], demo_worker_fn run_worker)
 {
 	pid_t *pids = (pid_t *)calloc(demo_opts.workers, sizeof(*pids));
 	if (!pids)
 		return NULL;
+	pid_t parent = getpid();
 	for (unsigned i = 0; i < demo_opts.workers; i++) {
 		fflush(stdout);
 		pids[i] = fork();
 		if (pids[i] < 0) {
 			perror("idle-server: fork");
+			stop_workers(pids, i);
+			free(pids);
 			return NULL;
 		}
 		if (pids[i] == 0) {
+			/* SIGTERM is blocked: it waits for the worker's signalfd */
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+				kill(getpid(), SIGTERM); /* the parent died before the prctl() */
 			for (unsigned j = 0; j < demo_opts.workers; j++)
 				if (j != i)
 					close(lfds[j]);

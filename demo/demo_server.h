@@ -56,11 +56,12 @@ void demo_worker_ready(int ready_fd);
 
 /*
  * The servers' main(): block the signals the workers read from a signalfd
- * (first, so that none sent while the server starts is lost), parse the
- * options (@name in the usage text), raise the descriptor limit, open the
- * listening sockets, then run @run_worker in this process (one worker) or
- * in forked ones, forwarding signals to them and reaping them. Returns the
- * exit status.
+ * (first, so that none sent while the server starts is lost; SIGCHLD's
+ * disposition back to the default), parse the options (@name in the usage
+ * text), raise the descriptor limit, open the listening sockets, then run
+ * @run_worker in this process (one worker) or in forked ones, forwarding
+ * signals to them and reaping them; a forked worker gets SIGTERM when the
+ * parent dies. Returns the exit status.
  */
 int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run_worker);
 

@@ -11,7 +11,14 @@
 #    SIGTERM must stop it cleanly, SIGTERM inherited as ignored too (it
 #    was discarded and the server ran on until a second SIGTERM), and
 #    SIGUSR1 must get its STATS line (it killed the server).
-# TCP servers also with --workers 2.
+# TCP servers, also with --workers 2 for the above, and:
+#  - SIGCHLD inherited as ignored: the parent must still reap its
+#    workers and exit after SIGTERM (no SIGCHLD came: it waited forever).
+#  - The parent killed (SIGKILL): each worker must shut down by itself,
+#    exit 0 (they served on, orphaned, holding the port).
+#  - fork() failing for the second of 3 workers (old_kernel_shim.c's
+#    FORK_FAIL_AFTER): exit 1, no worker left running (the first served
+#    on, orphaned).
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 import ctypes
 import os
@@ -131,6 +138,38 @@ for workers in [1] if kind == "udp" else [1, 2]:
     case(f"{w}SIGUSR1 at its first {at}(): its STATS lines, then exit 0 at SIGTERM",
          out is not None and p.returncode == 0 and n == 2 * workers,
          f"exit {p.returncode}, {n} STATS lines, want {2 * workers}")
+
+if kind == "tcp":
+    p = start(2, ignore=(signal.SIGCHLD,))
+    if ready(p) is None:
+        case("SIGCHLD inherited as ignored: ready", False, f"exit {p.returncode}")
+    else:
+        p.send_signal(signal.SIGTERM)
+        out = ends(p, 5)
+        case("--workers 2, SIGCHLD inherited as ignored: exit 0 within 5 s of SIGTERM",
+             out is not None and p.returncode == 0 and out.count("STATS ") == 2,
+             "still running 5 s later" if out is None else f"exit {p.returncode}: {out[-400:]}")
+
+    p = start(2)
+    if ready(p) is None:
+        case("--workers 2: ready", False, f"exit {p.returncode}")
+    else:
+        p.kill()
+        p.wait()
+        codes, left = reap_orphans(3)
+        case("--workers 2, the parent killed: each worker exits 0 within 3 s",
+             left == 0 and codes == [0, 0], f"exit statuses {codes}, {left} still running")
+
+    # (no pipe: a worker left running would hold it open)
+    p = start(3, {"LD_PRELOAD": old_shim, "FORK_FAIL_AFTER": "1"}, out=subprocess.DEVNULL)
+    try:
+        rc = p.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = "none within 3 s"
+    codes, left = reap_orphans(3)
+    case("--workers 3, the second fork() failing: exit 1, no worker left",
+         rc == 1 and left == 0, f"exit {rc}, {left} workers still running 3 s later")
 
 if fails:
     print(f"FAIL [{name}]: {len(fails)} cases")
