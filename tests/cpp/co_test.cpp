@@ -311,6 +311,65 @@ TEST(Co, TaskDestroyedWhileSuspendedOnATimer)
 	EXPECT_EQ(resumed, 0);
 }
 
+tw::co::task<std::string> two_steps(tw::Loop &loop, int *steps)
+{
+	co_await tw::co::sleep_for(loop, 2ms);
+	++*steps;
+	co_await tw::co::sleep_for(loop, 2ms);
+	++*steps;
+	co_return std::string(40, 'x'); // on the heap: a moved-from one is empty
+}
+
+driver await_into(tw::co::task<std::string> &t, std::string *out)
+{
+	try {
+		*out = co_await std::move(t);
+	} catch (const tw::error &e) {
+		*out = std::to_string(e.code().value()) + " " + e.what();
+	}
+}
+
+// A task awaited a second time, while suspended or once ended, or spawned
+// while awaited: the second co_await resumed the task where it waited on
+// a sleep (the first awaiter was never resumed, the second got the value),
+// or after it ended returned its value moved from (an empty string); and
+// spawn() resumed it where it waited, its first awaiter then hung.
+TEST(Co, TaskAwaitedTwiceThrows)
+{
+	const std::string value(40, 'x'), again = std::to_string(EINVAL) + " tw: the task was awaited already";
+	tw::Loop loop;
+	int steps = 0;
+	tw::co::task<std::string> t = two_steps(loop, &steps);
+	std::string first, second, third;
+	driver d1 = await_into(t, &first), d2 = await_into(t, &second);
+	EXPECT_EQ(second, again);
+	const auto end = clk::now() + 5s;
+	while (!t.done() && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(steps, 2);
+	EXPECT_EQ(first, value);
+	driver d3 = await_into(t, &third);
+	EXPECT_EQ(third, again);
+	// spawned while awaited: refused, and the frame goes with the task
+	int destroyed = 0, resumed = 0;
+	tw::co::task<void> u = long_sleeper(loop, &destroyed, &resumed);
+	auto drive = [](tw::co::task<void> &t, int *resumed) -> driver {
+		co_await std::move(t);
+		++*resumed;
+	};
+	driver d4 = drive(u, &resumed);
+	try {
+		tw::co::spawn(loop, std::move(u));
+		ADD_FAILURE() << "spawn() of a task being awaited";
+	} catch (const tw::error &e) {
+		EXPECT_EQ(std::to_string(e.code().value()) + " " + e.what(), again);
+	}
+	EXPECT_EQ(destroyed, 1);
+	EXPECT_EQ(loop.size(), 0u);
+	loop.run_once(false);
+	EXPECT_EQ(resumed, 0);
+}
+
 tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
 {
 	*started = true;

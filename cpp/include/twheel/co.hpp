@@ -49,10 +49,11 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 struct promise_base;
 inline thread_local const promise_base *starting = nullptr;
 
-// What every task's promise shares: the awaiter to resume when it ends,
-// the exception it ended with, and, when detached, the loop's anchor.
+// What every task's promise shares: the awaiter to resume when it ends
+// (null until one awaits it), the exception it ended with, and, when
+// detached, the loop's anchor.
 struct promise_base {
-	std::coroutine_handle<> cont = std::noop_coroutine();
+	std::coroutine_handle<> cont;
 	std::exception_ptr error;
 	std::optional<anchor> anch; // detached
 
@@ -66,7 +67,7 @@ struct promise_base {
 			if (starting == &p)
 				return starting = nullptr, std::noop_coroutine();
 			if (!p.anch)
-				return p.cont;
+				return p.cont ? p.cont : std::noop_coroutine();
 			// detached: frees the frame, then hands its exception to the loop's handler
 			tw::detail::ctx *c = tw::detail::retain(p.anch->ctx());
 			std::exception_ptr e = std::move(p.error);
@@ -127,11 +128,14 @@ public:
 
 	struct awaiter {
 		handle h;
-		bool await_ready() noexcept { return !h || h.done(); }
+		bool mine = false; // this co_await started the task
+		// empty, or awaited already: await_resume() throws
+		bool await_ready() noexcept { return !h || h.promise().cont; }
 		// Runs the task here until it suspends or ends; once it has
 		// suspended, *this may be gone (resumed on another thread).
 		bool await_suspend(std::coroutine_handle<> c) noexcept
 		{
+			mine = true;
 			h.promise().cont = c;
 			const detail::promise_base *p = &h.promise(), *up = std::exchange(detail::starting, p);
 			handle(h).resume();
@@ -143,6 +147,8 @@ public:
 		{
 			if (!h)
 				throw tw::error(EINVAL, "tw: the task is empty");
+			if (!mine)
+				throw tw::error(EINVAL, "tw: the task was awaited already");
 			if (h.promise().error)
 				std::rethrow_exception(h.promise().error);
 			if constexpr (!std::is_void_v<T>)
@@ -150,8 +156,9 @@ public:
 		}
 	};
 	/// Runs the task until it ends; returns its value or rethrows its
-	/// exception. Await a task once. Throws tw::error (EINVAL) for an empty
-	/// (default-made, moved-from or released) task.
+	/// exception. Throws tw::error (EINVAL) for an empty (default-made,
+	/// moved-from or released) task, or one awaited already (a task is
+	/// awaited once: its value is moved out).
 	awaiter operator co_await() && noexcept { return {h_}; }
 
 	/// Releases the frame to the caller (spawn() uses it).
@@ -168,7 +175,8 @@ private:
 /// Lifetime above); until it ends it counts as one timer in loop.size().
 /// Nothing allocated beyond the frame. A Loop destroyed before it first
 /// suspends closes once it does, as from a callback. Throws tw::error (a
-/// moved-from or stopped Loop). While the Loop is being destroyed (from a post or a
+/// moved-from or stopped Loop; EINVAL for a task being awaited, which goes
+/// with @t). While the Loop is being destroyed (from a post or a
 /// cancellation callback it runs), or if @t has ended, @t is destroyed unstarted.
 template <class T>
 void spawn(tw::Loop &loop, task<T> t)
@@ -176,6 +184,8 @@ void spawn(tw::Loop &loop, task<T> t)
 	if (t.done()) // empty, or ended already
 		return;
 	auto &p = t.h_.promise();
+	if (p.cont)
+		throw tw::error(EINVAL, "tw: the task was awaited already");
 	p.anch.emplace(loop);
 	p.anch->frame = t.h_;
 	p.anch->arm_at(tw::Loop::time_point::max()); // a throw, or an arm dropped while the
