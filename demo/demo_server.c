@@ -139,6 +139,7 @@ _Static_assert(sizeof(DEMO_HTTP_REPLY) - 1 == DEMO_HTTP_REPLY_LEN, "DEMO_HTTP_RE
 _Static_assert(sizeof(DEMO_HTTP_REPLY_CLOSE) - 1 == DEMO_HTTP_REPLY_CLOSE_LEN, "DEMO_HTTP_REPLY_CLOSE_LEN");
 _Static_assert(sizeof(DEMO_HTTP_STATUS) - 1 == DEMO_HTTP_STATUS_LEN, "DEMO_HTTP_STATUS_LEN");
 _Static_assert(DEMO_HTTP_MAX_HEAD < UINT16_MAX, "struct demo_http's len");
+_Static_assert(sizeof(struct demo_http) <= 12, "a connection's HTTP state stays 12 bytes");
 
 /*
  * demo_http_input() reads a head byte by byte, keeping only what decides
@@ -241,20 +242,128 @@ static void http_word_end(struct demo_http *h)
 	h->pos = 0;
 }
 
-static const char http_connect[] = "CONNECT"; /* a method is case-sensitive (RFC 9110 9.1) */
-#define HTTP_METHOD_OTHER 15 /* struct demo_http's method: not CONNECT */
+/*
+ * The methods that decide a reply, spelled byte by byte in struct
+ * demo_http's method (case-sensitive, RFC 9110 9.1): 1 to 7 bytes of
+ * "CONNECT" (7: all of it), 8 to 14 the first 1 to 7 of "OPTIONS" (14:
+ * all of it); 15 another method.
+ */
+static const char http_connect[] = "CONNECT";
+static const char http_options_method[] = "OPTIONS";
+#define HTTP_METHOD_CONNECT 7
+#define HTTP_METHOD_OPTIONS 14
+#define HTTP_METHOD_OTHER 15
+
+static uint8_t http_method_byte(uint8_t m, char ch)
+{
+	if (m == 0)
+		return ch == 'C' ? 1 : ch == 'O' ? 8 : HTTP_METHOD_OTHER;
+	if (m < HTTP_METHOD_CONNECT && ch == http_connect[m])
+		return (uint8_t)(m + 1);
+	if (m > HTTP_METHOD_CONNECT && m < HTTP_METHOD_OPTIONS && ch == http_options_method[m - HTTP_METHOD_CONNECT])
+		return (uint8_t)(m + 1);
+	return HTTP_METHOD_OTHER;
+}
+
+/*
+ * The request target's form so far (struct demo_http's target, bits 0-3;
+ * bits 4-5: the hex digits a "%" still owes). RFC 9112 3.2: origin-form
+ * ("/" and a path, then a query), absolute-form (a scheme, ":", the rest
+ * of an absolute URI), authority-form (host ":" port) for CONNECT only,
+ * asterisk-form ("*") for OPTIONS only; anything else is an invalid
+ * request line.
+ */
+enum http_target {
+	HTTP_TARGET_NONE,     /* no byte yet */
+	HTTP_TARGET_ORIGIN,   /* "/" first: origin-form (3.2.1) */
+	HTTP_TARGET_ASTERISK, /* "*" and nothing after it (3.2.4) */
+	HTTP_TARGET_SCHEME,   /* a letter first, then scheme bytes, no ":" yet (3.2.2) */
+	HTTP_TARGET_ABSOLUTE, /* a scheme and its ":": absolute-form (3.2.2) */
+	HTTP_TARGET_HOST,     /* CONNECT: host bytes (3.2.3) */
+	HTTP_TARGET_PORT,     /* CONNECT: host bytes, ":", digits: authority-form (3.2.3) */
+};
+#define HTTP_TARGET_OWED 16u /* target: one hex digit a "%" owes (RFC 3986 2.1) */
+
+static bool http_alpha(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool http_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/*
+ * A byte a URI may hold outside a percent-encoding (RFC 3986 2.2, 2.3):
+ * unreserved, sub-delims, gen-delims but "#" (a target has no fragment).
+ */
+static bool http_uri_byte(char ch)
+{
+	return http_alpha(ch) || http_digit(ch) || (ch && strchr("-._~!$&'()*+,;=:/?@[]", ch));
+}
+
+/* A byte of the request target (the line's second word): its form so far, HTTP_BAD if none. */
+static void http_target_byte(struct demo_http *h, char ch)
+{
+	unsigned owed = h->target / HTTP_TARGET_OWED, form = h->target % HTTP_TARGET_OWED;
+	bool ok = true;
+	if (owed) {
+		ok = http_digit(ch) || (http_lower(ch) >= 'a' && http_lower(ch) <= 'f');
+		owed--;
+	} else if (ch == '%') {
+		ok = form != HTTP_TARGET_NONE && form != HTTP_TARGET_SCHEME && form != HTTP_TARGET_ASTERISK;
+		owed = 2;
+	} else if (!http_uri_byte(ch)) {
+		ok = false;
+	} else if (form == HTTP_TARGET_NONE && h->method == HTTP_METHOD_CONNECT) {
+		form = HTTP_TARGET_HOST; /* a host first */
+		ok = ch != '/' && ch != '*' && ch != '?' && ch != '@' && ch != ':';
+	} else if (form == HTTP_TARGET_NONE) {
+		form = ch == '/' ? HTTP_TARGET_ORIGIN : ch == '*' ? HTTP_TARGET_ASTERISK : HTTP_TARGET_SCHEME;
+		ok = ch == '/' || ch == '*' || http_alpha(ch);
+	} else if (form == HTTP_TARGET_ORIGIN) {
+		ok = ch != '[' && ch != ']'; /* IP literals only in an authority */
+	} else if (form == HTTP_TARGET_ASTERISK) {
+		ok = false;
+	} else if (form == HTTP_TARGET_SCHEME) {
+		if (ch == ':')
+			form = HTTP_TARGET_ABSOLUTE;
+		else
+			ok = http_alpha(ch) || http_digit(ch) || ch == '+' || ch == '-' || ch == '.';
+	} else if (form == HTTP_TARGET_HOST || form == HTTP_TARGET_PORT) {
+		ok = ch != '/' && ch != '?' && ch != '@'; /* no path, query or userinfo */
+		form = ch == ':' || (form == HTTP_TARGET_PORT && http_digit(ch)) ? HTTP_TARGET_PORT : HTTP_TARGET_HOST;
+	}
+	if (!ok)
+		h->head |= HTTP_BAD;
+	h->target = (uint8_t)(owed * HTTP_TARGET_OWED + form);
+}
+
+/* The end of the request target: one of the four forms, complete, with its method. */
+static void http_target_end(struct demo_http *h)
+{
+	unsigned form = h->target;
+	if (!(form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE ||
+	      (form == HTTP_TARGET_ASTERISK && h->method == HTTP_METHOD_OPTIONS) ||
+	      (form == HTTP_TARGET_PORT && h->method == HTTP_METHOD_CONNECT)))
+		h->head |= HTTP_BAD; /* an owed hex digit too */
+}
 
 static void http_request_byte(struct demo_http *h, char ch)
 {
 	if (http_word_gap(ch)) {
+		if (h->pos && h->words == 2)
+			http_target_end(h);
 		http_word_end(h);
 		return;
 	}
 	if (!h->pos && h->words < 4)
 		h->words++;
 	if (h->words == 1)
-		h->method = h->method < sizeof(http_connect) - 1 && ch == http_connect[h->method] ? h->method + 1u
-												  : HTTP_METHOD_OTHER;
+		h->method = http_method_byte(h->method, ch) & 15u;
+	else if (h->words == 2)
+		http_target_byte(h, ch);
 	/* the method is a token, the target visible bytes (RFC 9112 3): else the line is invalid */
 	if ((h->words == 1 && !http_tchar(ch)) || (unsigned char)ch < 0x21 || ch == 0x7f)
 		h->head |= HTTP_BAD;
@@ -443,6 +552,8 @@ static void http_head_byte(struct demo_http *h, char ch)
 static void http_line_end(struct demo_http *h)
 {
 	if (h->part == HTTP_REQUEST_LINE) {
+		if (h->pos && h->words == 2)
+			http_target_end(h);
 		http_word_end(h);
 		if (h->words != 3)
 			h->head &= (uint16_t)~(HTTP_V10 | HTTP_V11);
@@ -459,7 +570,7 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 {
 	http_field_end(h);
 	unsigned head = h->head;
-	bool connect = h->method == sizeof(http_connect) - 1;
+	bool connect = h->method == HTTP_METHOD_CONNECT;
 	*h = (struct demo_http){ .len = 0 };
 	if ((head & HTTP_BAD) || !(head & (HTTP_V10 | HTTP_V11)) || /* an invalid field, request line or version */
 	    ((head & HTTP_V11) && !(head & HTTP_HOST)) ||          /* HTTP/1.1 without Host (RFC 9112 3.2) */

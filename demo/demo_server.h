@@ -113,7 +113,7 @@ const char *demo_pongs(void);
 /*
  * HTTP mode: the most requests one read may complete (a protocol error
  * beyond). A read of the servers is 512 bytes, a request head at least
- * 14 ("a b HTTP/1.0\n\n").
+ * 14 ("a / HTTP/1.0\n\n").
  */
 #define DEMO_HTTP_MAX_BATCH 64
 
@@ -140,12 +140,13 @@ struct demo_http {
 	uint8_t part;   /* what the next byte belongs to (enum http_part, demo_server.c) */
 	uint8_t field;  /* the field a line that starts with whitespace continues (0: none read) */
 	uint8_t pos;    /* bytes of the current word, field name, option or length so far */
-	uint8_t words;  /* the request line's words so far (4: more than 3) */
-	uint8_t reply;  /* the reply to the last head counted (enum demo_http_reply) */
+	uint8_t target; /* the request target's form so far (HTTP_TARGET_*, demo_server.c) */
+	uint8_t words : 3; /* the request line's words so far (4: more than 3) */
+	uint8_t reply : 3; /* the reply to the last head counted (enum demo_http_reply) */
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
-	uint8_t method : 4; /* bytes of "CONNECT" the method spelled so far; 15: another method */
+	uint8_t method : 4; /* the method spelled so far: CONNECT or OPTIONS (HTTP_METHOD_*, demo_server.c) */
 };
 
 /*
@@ -158,7 +159,11 @@ struct demo_http {
  *  - 400 Bad Request, and the connection closes, when the request is
  *    invalid: its request line is not "METHOD TARGET HTTP/1.x" (three
  *    words, x a digit; so HTTP/2.0, HTTP/0.9's "GET /", "http/1.1"; the
- *    method a token, the target without control bytes: RFC 9112 3); a
+ *    method a token, the target without control bytes: RFC 9112 3); its
+ *    target is in none of RFC 9112 3.2's forms: "/" and a path
+ *    (origin-form), a scheme and ":" (absolute-form), host ":" port for
+ *    CONNECT and "*" for OPTIONS only, each of URI bytes (RFC 3986: no
+ *    "#", no byte above 0x7f, "%" and two hex digits); a
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
  *    field, or any request two, or one whose value holds a byte no

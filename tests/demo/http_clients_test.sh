@@ -24,15 +24,17 @@
 #    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
 #    is not answered as a request, "Content-Length: 0" keeps it open;
 #    HTTP/0.9's one line, no complete head, is answered nothing (the
-#    connection waits);
+#    connection waits); OPTIONS * and an absolute-form target stay open;
 #  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts, one
 #    that is no host, whitespace before a colon, a line without one, a
 #    Content-Length not a number or twice, a last coding not chunked,
 #    Transfer-Encoding in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a
-#    method that is no token) get a 400 with "Connection: close", then
+#    method that is no token, a target in none of RFC 9112 3.2's forms:
+#    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port)
+#    get a 400 with "Connection: close", then
 #    the FIN, and nothing after them is answered; a request line too
 #    long a 414, a head too long a 431;
-#    curl with no Host field a 400;
+#    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
@@ -173,6 +175,10 @@ raw_start "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
 opens+=("$raw_id")
 raw_start "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
 opens+=("$raw_id")
+raw_start "OPTIONS, asterisk-form (3.2.4)" 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
+opens+=("$raw_id")
+raw_start "absolute-form (3.2.2)" 'GET http://a/x?y HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
+opens+=("$raw_id")
 raw "HTTP/1.0" 'GET / HTTP/1.0\r\nHost: a\r\n\r\n' 1 eof
 raw "HTTP/1.1, Connection: close" 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' 1 eof
 raw "HTTP/1.1, connection: TE, CLOSE" \
@@ -199,6 +205,10 @@ raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encodin
 raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
 raw "a method not a token (3)" 'G(T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400
+raw "a target in no form (3.2)" 'GET foo HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "asterisk-form, not OPTIONS (3.2.4)" 'GET * HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "a target with a fragment (3.2)" 'GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "CONNECT, origin-form (3.2.3)" 'CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414
 raw "a head too long (431)" "GET / HTTP/1.1\\r\\nHost: a\\r\\nX: $long\\r\\n\\r\\n" 1 eof 431
@@ -207,6 +217,14 @@ for id in "${opens[@]}"; do raw_end "$id"; done
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -H 'Host:' "$url") || fail "curl -H 'Host:' failed"
 [ "$code" = 400 ] || fail "curl -H 'Host:' (no Host field): status $code, want 400"
 echo "curl -H 'Host:': 400"
+# curl's OPTIONS * (asterisk-form) and a target in no form
+code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -X OPTIONS --request-target '*' "$url") ||
+  fail "curl --request-target '*' failed"
+[ "$code" = 204 ] || fail "curl -X OPTIONS --request-target '*': status $code, want 204"
+code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' --request-target 'foo' "$url") ||
+  fail "curl --request-target foo failed"
+[ "$code" = 400 ] || fail "curl --request-target foo: status $code, want 400"
+echo "curl OPTIONS *: 204, --request-target foo: 400"
 
 # the connections end when the clients close theirs: none waits for the timer
 stats_until_closed

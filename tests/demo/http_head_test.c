@@ -159,7 +159,53 @@ static const struct {
 	{ "GET HTTP/1.1\r\nHost: a\r\n\r\n", BAD },      /* two words */
 	{ "HTTP/1.1\r\n\r\n", BAD },
 	{ "GET /HTTP/1.1 HTTP/1.0\r\n\r\n", CLOSE },     /* the third word counts */
-	{ "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a method is a token */
+	{ "M-SEARCH / HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a method is a token */
+	/*
+	 * The request target: origin-form, absolute-form, authority-form for
+	 * CONNECT only, asterisk-form for OPTIONS only (RFC 9112 3.2); else the
+	 * request line is invalid (3: 400). Its bytes are a URI's (RFC 3986):
+	 * no "#", no byte RFC 3986 leaves out (space, '"', '<', '>', '\\',
+	 * '^', '`', '{', '|', '}', above 0x7f), a "%" and two hex digits.
+	 */
+	{ "GET foo HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* SSDP's, over UDP: not HTTP/1.1 */
+	{ "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "OPTIONS / HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "OPTIONS */ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "OPTIONS ** HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "options * HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* a method is case-sensitive */
+	{ "OPTIONSX * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "OPTION * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "COPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a/x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET HTTP://a HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET a+b-c.9:x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://[::1]:80/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http: HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET ://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET 1http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET h_ttp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET ?a HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /a/b;c=d?e=f&g=h/?:@!$'()*+,~._- HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET /? HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /a<b> HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /\" HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /a\\b HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /| HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /^ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /` HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /[a] HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /%41%7e%7E HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET /%4 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /% HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /%zz HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /%4g HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET %2F HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* obs-text: no URI byte */
+	{ "GET /%C3%A9 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	/* CONNECT: 501 and the close (a 2xx would tell the client a tunnel is open: RFC 9110 9.3.6) */
 	{ "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", NI },
 	{ "CONNECT a:443 HTTP/1.0\r\n\r\n", NI },
@@ -169,12 +215,23 @@ static const struct {
 	{ "CONNECTS a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "CONNEC a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "XCONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
-	{ "GET CONNECT HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },  /* only the method counts */
+	{ "GET /CONNECT HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },  /* only the method counts */
+	/* CONNECT's target is host ":" port (RFC 9112 3.2.3), no other form */
+	{ "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n", NI },
+	{ "CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: a\r\n\r\n", NI },
+	{ "CONNECT a%41:443 HTTP/1.1\r\nHost: a\r\n\r\n", NI },
+	{ "CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a:443x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT :443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT user@a:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a:443/x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT http://a:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET\x7f / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* a target of visible bytes */
 	{ "GET /\x7f HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
-	{ "GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* obs-text: let through */
 	{ H11 "Version: HTTP/1.1\r\n\r\n", KEEP },
 	{ "GET / HTTP/1.0\r\nVersion: HTTP/1.1\r\n\r\n", CLOSE },
 	/* Host (RFC 9112 3.2): one in an HTTP/1.1 request, at most one in any */
@@ -346,6 +403,7 @@ static void check_random(void)
 		"Connection", "connection:", "Connection: ", "close", "CLOSE", "keep-alive", "Keep-Alive",
 		"\r\n\r\n", "x", "\r\n ", "HTTP/2.0", "Content-Length:", "content-length: ", "0", "5",
 		"Transfer-Encoding:", " chunked", "\0", "Host: a\r\n", "host:", "gzip", "(",
+		"*", "OPTIONS", "CONNECT", "%4", "http:", "a:1", "#",
 	};
 	char in[600];
 	for (int t = 0; t < 20000; t++) {
@@ -611,7 +669,7 @@ int main(void)
 	check_splits("two, then too long", buf, n + max, 3, DEMO_HTTP_TOO_LARGE, ends);
 
 	/* DEMO_HTTP_MAX_BATCH heads in one read pass, one more fails */
-	const char *min = "a b HTTP/1.1\nHost:\n\n";
+	const char *min = "a / HTTP/1.1\nHost:\n\n";
 	size_t ml = strlen(min);
 	n = 0;
 	for (int k = 0; k < DEMO_HTTP_MAX_BATCH + 1; k++) {
