@@ -7,6 +7,9 @@
 #                     warning, in each of 8 uses; the 64-bit forms take
 #                     unsigned long long (u64), and an unsigned long or
 #                     a 32-bit value draws it, in each of 8 more;
+#   jiffies_read_only jiffies_read_only.c: READ_ONCE(jiffies) and
+#                     &jiffies compile; 4 writes to jiffies or jiffies_64
+#                     do not;
 #   before_4_15       before_4_15.c: 8 uses of Linux before 4.15's
 #                     initialisers compile with TWHEEL_COMPAT_TIMER_DATA
 #                     and, without it, are errors that name it.
@@ -22,6 +25,11 @@ time_after_type)
   for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
     compile -DBAD=$n && fail "BAD=$n compiled"
     grep -q "distinct pointer types" "$d/err" || fail "BAD=$n: not the kernel's warning"
+  done ;;
+jiffies_read_only)
+  compile -DBAD=0 || fail "READ_ONCE(jiffies) does not compile"
+  for n in 1 2 3 4; do
+    compile -DBAD=$n && fail "BAD=$n (a write to jiffies) compiled"
   done ;;
 before_4_15)
   for n in 1 2 3 4 5 6 7 8; do

@@ -147,6 +147,22 @@ static void time_after_before_eq(void **state)
 	assert_true(time_is_after_eq_jiffies(jiffies) && time_is_before_eq_jiffies(jiffies));
 }
 
+/* READ_ONCE(jiffies), as kernel code reads it (the kernel's definition
+ * takes the address): it compiles and reads the current time, every time. */
+#define TEST_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+static void read_once_jiffies_reads_now(void **state)
+{
+	unsigned long j0 = TEST_READ_ONCE(jiffies);
+	unsigned long long j64 = TEST_READ_ONCE(jiffies_64);
+
+	(void)state;
+	assert_true(j0 == jiffies && j64 == get_jiffies_64());
+	step(3);
+	assert_true(TEST_READ_ONCE(jiffies) == j0 + 3);
+	assert_true(TEST_READ_ONCE(jiffies_64) == j64 + 3);
+	assert_true(*&jiffies == j0 + 3);
+}
+
 /* time_in_range(a,b,c): "Calculate whether a is in the range of [b, c]";
  * _open: [b, c); the _64 forms in 64 bits. All across the wrap. */
 static void time_in_range_and_64_bit_forms(void **state)
@@ -1404,6 +1420,7 @@ int main(void)
 		T(jiffies_wrap_bug_shows_and_time_after_survives_it),
 		T(time_after_before_eq),
 		T(time_in_range_and_64_bit_forms),
+		T(read_once_jiffies_reads_now),
 		T(add_timer_fires_when_jiffies_reach_expires),
 		T(far_timer_fires_exactly),
 		T(add_timer_in_the_past_fires_at_the_next_tick),

@@ -56,6 +56,7 @@
  *   - jiffies is a macro that reads the bound wheel's time (a host or loop
  *     reads its clock): it cannot be assigned, and a local variable named
  *     jiffies does not compile (in the kernel it would shadow the global).
+ *     It is a read-only lvalue: READ_ONCE(jiffies) compiles (see below).
  *
  * jiffies starts at INITIAL_JIFFIES when the thread binds, five minutes
  * before its low 32 bits wrap, as in the kernel, so code that stores
@@ -118,10 +119,24 @@ static inline unsigned long twheel_jiffies(void)
 	return INITIAL_JIFFIES + (unsigned long)twheel_compat_now();
 }
 
-/* jiffies and jiffies_64 are object-like macros, not Linux's variables:
+/*
+ * jiffies and jiffies_64 are object-like macros, not Linux's variables:
  * include this header after other libraries' headers that use those words
- * as names. */
-#define jiffies (twheel_jiffies())
+ * as names. Each is a read-only lvalue, the current value stored in a
+ * thread-local of the including file, so that kernel code's
+ * READ_ONCE(jiffies) (which takes the address) compiles and reads it,
+ * while an assignment does not compile. An address kept and read later
+ * reads the value of the last read of jiffies in that file, not the time
+ * then: read jiffies itself.
+ */
+static inline const volatile unsigned long *twheel__jiffies_ref(void)
+{
+	static __thread unsigned long twheel__jiffies_now;
+
+	twheel__jiffies_now = twheel_jiffies();
+	return &twheel__jiffies_now;
+}
+#define jiffies (*twheel__jiffies_ref())
 
 /* jiffies as 64 bits (unsigned long is 64 bits on LP64 already); the
  * kernel's jiffies_64 variable is a macro here too, read-only. Both are
@@ -131,7 +146,14 @@ static inline unsigned long long get_jiffies_64(void)
 {
 	return (unsigned long long)INITIAL_JIFFIES + twheel_compat_now();
 }
-#define jiffies_64 (get_jiffies_64())
+static inline const volatile unsigned long long *twheel__jiffies_64_ref(void)
+{
+	static __thread unsigned long long twheel__jiffies_64_now;
+
+	twheel__jiffies_64_now = get_jiffies_64();
+	return &twheel__jiffies_64_now;
+}
+#define jiffies_64 (*twheel__jiffies_64_ref())
 
 /*
  * 1, and a warning ("comparison of distinct pointer types") if @x is not
