@@ -556,6 +556,28 @@ static void reset_sbt_maps_to_ticks(void **state)
 	assert_int_equal(ticks_since(t0, sc.at), 7);
 }
 
+/* getsbinuptime() and SBT_MAX of FreeBSD's <sys/time.h>, as drivers use
+ * them for deadlines (nvme_qpair_submit_tracker(): getsbinuptime() +
+ * timeout * SBT_1S, SBT_MAX for none): the same clock as sbinuptime() and
+ * the callouts, and a "never" later than any time. */
+static void getsbinuptime_and_sbt_max(void **state)
+{
+	struct softc sc;
+	sbintime_t deadline = getsbinuptime() + 2 * SBT_1S;
+
+	(void)state;
+	assert_true(getsbinuptime() == sbinuptime());
+	assert_true(SBT_MAX == INT64_MAX && getsbinuptime() < SBT_MAX);
+	new_sc(&sc);
+	callout_reset_sbt(&sc.co, deadline, 0, fn, &sc, C_ABSOLUTE);
+	step(2 * hz - 1);
+	assert_int_equal(sc.calls, 0);
+	assert_true(getsbinuptime() < deadline);
+	step(1);
+	assert_int_equal(sc.calls, 1);
+	assert_true(getsbinuptime() == deadline);
+}
+
 /* An sbintime_t is seconds in 32.32 fixed point, and a tick is 1/hz s:
  * SBT_1S from the current tick (C_HARDCLOCK, the way callout_reset()
  * counts) is hz ticks, as callout_reset(c, hz, ...), and sbinuptime()
@@ -1327,6 +1349,7 @@ int main(void)
 		T(stop_another_and_free_itself),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
+		T(getsbinuptime_and_sbt_max),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),
 		T(when_and_precalc),
 		T(when_precision_as_freebsd),

@@ -163,6 +163,18 @@ static inline sbintime_t sbinuptime(void)
 	return twheel__ticks_sbt(twheel_compat_now());
 }
 
+/* FreeBSD's getsbinuptime(), sbinuptime() as of the last hardclock, which
+ * drivers use for deadlines (nvme: getsbinuptime() + timeout * SBT_1S):
+ * sbinuptime() here, which counts whole ticks already. O(1). */
+static inline sbintime_t getsbinuptime(void)
+{
+	return sbinuptime();
+}
+
+/* The largest sbintime_t, which drivers use for "no deadline", as
+ * FreeBSD's <sys/time.h>. */
+#define SBT_MAX 0x7fffffffffffffffLL
+
 /* callout_reset_sbt() flags, with FreeBSD's values. */
 #define C_DIRECT_EXEC 0x0001
 #define C_PRELBITS 7
