@@ -172,6 +172,8 @@ enum http_part {
 #define HTTP_HAS_LENGTH 128u /* a Content-Length field */
 #define HTTP_CODED 256u      /* a Transfer-Encoding field */
 #define HTTP_CHUNKED 512u    /* the last transfer coding so far is "chunked" */
+#define HTTP_CHUNKED_SEEN 1024u /* a transfer coding so far was "chunked" */
+#define HTTP_OTHER_CODING 2048u /* a transfer coding other than "chunked": 501 (RFC 9112 6.1) */
 #define HTTP_NO_MATCH 0xff   /* pos: the word can no longer be what is looked for */
 
 static const char http_version[] = "HTTP/1."; /* then one digit; case-sensitive (RFC 9112 2.3) */
@@ -392,16 +394,24 @@ static void http_option_start(struct demo_http *h)
  * The end of a list element. A Connection option counts if it is one of
  * http_options; a transfer coding, unless empty, is the last so far (RFC
  * 9112 6.3: the request's body is framed by its last coding, which must
- * be chunked).
+ * be chunked). Chunked may come once (RFC 9112 7: "A sender MUST NOT
+ * apply the chunked transfer coding more than once"); any other coding
+ * is one the server does not implement (6.1: 501).
  */
 static void http_option_end(struct demo_http *h)
 {
-	bool empty = h->pos == 0;
-	if (h->field == HTTP_CODINGS && !empty)
+	bool coding = h->field == HTTP_CODINGS && h->pos != 0;
+	if (coding)
 		h->head &= (uint16_t)~HTTP_CHUNKED;
 	for (size_t i = 0; i < HTTP_NOPTIONS; i++)
 		if ((h->cand & http_options[i].bit) && h->pos == http_options[i].len)
 			h->head |= http_options[i].bit;
+	if (coding && !(h->head & HTTP_CHUNKED))
+		h->head |= HTTP_OTHER_CODING;
+	else if (coding && (h->head & HTTP_CHUNKED_SEEN))
+		h->head |= HTTP_BAD;
+	else if (coding)
+		h->head |= HTTP_CHUNKED_SEEN;
 	http_option_start(h);
 }
 
@@ -577,6 +587,8 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
 		return DEMO_HTTP_BAD_REQUEST;
 	if (connect) /* RFC 9110 9.3.6: a 2xx would open a tunnel */
+		return DEMO_HTTP_NOT_IMPLEMENTED;
+	if (head & HTTP_OTHER_CODING) /* RFC 9112 6.1: a transfer coding the server does not implement */
 		return DEMO_HTTP_NOT_IMPLEMENTED;
 	if (head & (HTTP_CLOSE | HTTP_BODY))
 		return DEMO_HTTP_CLOSE;

@@ -124,7 +124,7 @@ enum demo_http_reply {
 	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
-	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here) */
+	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not chunked */
 };
 
 /*
@@ -170,11 +170,13 @@ struct demo_http {
  *    host or port may hold, or whitespace inside (3.2); a
  *    Content-Length is not one run of digits between optional
  *    whitespace, or comes twice (6.3); a
- *    Transfer-Encoding's last coding is not "chunked" (6.3), or it is in
- *    an HTTP/1.0 request (6.1);
+ *    Transfer-Encoding's last coding is not "chunked" (6.3), or "chunked"
+ *    comes twice (7), or it is in an HTTP/1.0 request (6.1);
  *  - 501 Not Implemented, and the connection closes, when the method is
  *    CONNECT (case-sensitive, RFC 9110 9.1): the server opens no tunnel,
  *    and any 2xx to a CONNECT would tell the client one is open (9.3.6);
+ *    or a transfer coding before the last "chunked" is another one
+ *    ("gzip, chunked"): the server implements chunked alone (6.1);
  *  - 204 and the close when the request closes the connection (9.3): a
  *    "close" connection option, HTTP/1.0 without a "keep-alive" one, or
  *    a body (a Content-Length other than zeros, a Transfer-Encoding), which

@@ -32,7 +32,8 @@
 #    method that is no token, a target in none of RFC 9112 3.2's forms:
 #    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port)
 #    get a 400 with "Connection: close", then
-#    the FIN, and nothing after them is answered; a request line too
+#    the FIN, and nothing after them is answered, chunked twice too; a
+#    coding before chunked ("gzip, chunked") a 501; a request line too
 #    long a 414, a head too long a 431;
 #    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
@@ -201,7 +202,10 @@ raw "Content-Length not a number (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-L
 raw "two Content-Lengths (6.3)" \
   'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello' 1 eof 400
 raw "last coding not chunked (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n' 1 eof 400
+raw "chunked twice (7)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n' 1 eof 400
 raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' 1 eof 400
+# a transfer coding the server does not implement gets a 501 and the close (RFC 9112 6.1)
+raw "gzip, then chunked (6.1)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' 1 eof 501
 raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
 raw "a method not a token (3)" 'G(T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400
