@@ -26,7 +26,7 @@
  *                   HTTP/1.1, a bad request line, field name or
  *                   framing) gets a 400 and the close, CONNECT or a
  *                   transfer coding not chunked a 501 and the close
- *                   (no tunnel, no decoder), a head longer
+ *                   (no tunnel, no decoder), HTTP/2.0 a 505, a head longer
  *                   than DEMO_HTTP_MAX_HEAD bytes a 414 or 431 and the
  *                   close. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with

@@ -174,11 +174,14 @@ enum http_part {
 #define HTTP_CHUNKED 512u    /* the last transfer coding so far is "chunked" */
 #define HTTP_CHUNKED_SEEN 1024u /* a transfer coding so far was "chunked" */
 #define HTTP_OTHER_CODING 2048u /* a transfer coding other than "chunked": 501 (RFC 9112 6.1) */
+#define HTTP_V_OTHER 4096u   /* the version is HTTP/x.y, x not 1: 505 (RFC 9110 15.6.6) */
+#define HTTP_VERSIONS (HTTP_V10 | HTTP_V11 | HTTP_V_OTHER)
 #define HTTP_NO_MATCH 0xff   /* pos: the word can no longer be what is looked for */
 
-static const char http_version[] = "HTTP/1."; /* then one digit; case-sensitive (RFC 9112 2.3) */
-#define HTTP_VERSION_LEN 8 /* "HTTP/1." and the digit */
-_Static_assert(sizeof(http_version) == HTTP_VERSION_LEN, "HTTP_VERSION_LEN");
+/* HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive (RFC 9112 2.3): # a digit */
+static const char http_version[] = "HTTP/#.#";
+#define HTTP_VERSION_LEN 8
+_Static_assert(sizeof(http_version) == HTTP_VERSION_LEN + 1, "HTTP_VERSION_LEN");
 /* The field names looked for (cand bits while a name is read), compared without regard to case. */
 static const struct {
 	const char *name;
@@ -237,7 +240,7 @@ static bool http_tchar(char ch)
 static void http_word_end(struct demo_http *h)
 {
 	if (h->pos) {
-		h->head &= (uint16_t)~(HTTP_V10 | HTTP_V11);
+		h->head &= (uint16_t)~HTTP_VERSIONS;
 		if (h->pos == HTTP_VERSION_LEN)
 			h->head |= h->cand;
 	}
@@ -369,10 +372,12 @@ static void http_request_byte(struct demo_http *h, char ch)
 	/* the method is a token, the target visible bytes (RFC 9112 3): else the line is invalid */
 	if ((h->words == 1 && !http_tchar(ch)) || (unsigned char)ch < 0x21 || ch == 0x7f)
 		h->head |= HTTP_BAD;
-	if (h->pos < HTTP_VERSION_LEN - 1 && ch == http_version[h->pos]) {
-		h->pos++;
-	} else if (h->pos == HTTP_VERSION_LEN - 1 && ch >= '0' && ch <= '9') {
-		h->cand = ch == '0' ? HTTP_V10 : HTTP_V11;
+	/* the version: HTTP/1.0, a later HTTP/1.x (read as 1.1: RFC 9110 2.5), or another major (cand) */
+	if (h->pos < HTTP_VERSION_LEN && (http_version[h->pos] == '#' ? http_digit(ch) : ch == http_version[h->pos])) {
+		if (h->pos == 5)
+			h->cand = ch == '1' ? 0 : HTTP_V_OTHER;
+		else if (h->pos == 7 && !h->cand)
+			h->cand = ch == '0' ? HTTP_V10 : HTTP_V11;
 		h->pos++;
 	} else {
 		h->pos = HTTP_NO_MATCH;
@@ -566,7 +571,7 @@ static void http_line_end(struct demo_http *h)
 			http_target_end(h);
 		http_word_end(h);
 		if (h->words != 3)
-			h->head &= (uint16_t)~(HTTP_V10 | HTTP_V11);
+			h->head &= (uint16_t)~HTTP_VERSIONS;
 	} else if (h->part == HTTP_FIELD_NAME) {
 		h->head |= HTTP_BAD; /* a field line without a colon */
 	} else if (h->part == HTTP_CONNECTION || h->part == HTTP_CODINGS) {
@@ -582,8 +587,11 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 	unsigned head = h->head;
 	bool connect = h->method == HTTP_METHOD_CONNECT;
 	*h = (struct demo_http){ .len = 0 };
-	if ((head & HTTP_BAD) || !(head & (HTTP_V10 | HTTP_V11)) || /* an invalid field, request line or version */
-	    ((head & HTTP_V11) && !(head & HTTP_HOST)) ||          /* HTTP/1.1 without Host (RFC 9112 3.2) */
+	if ((head & HTTP_BAD) || !(head & HTTP_VERSIONS)) /* an invalid field, request line or version */
+		return DEMO_HTTP_BAD_REQUEST;
+	if (head & HTTP_V_OTHER) /* HTTP/2.0, HTTP/0.9: RFC 9110 15.6.6 */
+		return DEMO_HTTP_VERSION_NOT_SUPPORTED;
+	if (((head & HTTP_V11) && !(head & HTTP_HOST)) || /* HTTP/1.1 without Host (RFC 9112 3.2) */
 	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
 		return DEMO_HTTP_BAD_REQUEST;
 	if (connect) /* RFC 9110 9.3.6: a 2xx would open a tunnel */
@@ -643,10 +651,12 @@ static const struct {
 		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 501 Not Implemented\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
 		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 505 HTTP Version Not Supported\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
+		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
-_Static_assert(HTTP_NLAST == DEMO_HTTP_NOT_IMPLEMENTED, "a reply for each enum demo_http_reply that closes");
+_Static_assert(HTTP_NLAST == DEMO_HTTP_VERSION_NOT_SUPPORTED, "a reply for each enum demo_http_reply that closes");
 /*
  * demo_http_replies(): a block for each reply that closes, with
  * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive

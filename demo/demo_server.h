@@ -125,6 +125,7 @@ enum demo_http_reply {
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
 	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not chunked */
+	DEMO_HTTP_VERSION_NOT_SUPPORTED, /* 505, "Connection: close": HTTP/x.y, x not 1 */
 };
 
 /*
@@ -157,8 +158,8 @@ struct demo_http {
  *
  * The reply (h->reply) to each head (RFC 9112):
  *  - 400 Bad Request, and the connection closes, when the request is
- *    invalid: its request line is not "METHOD TARGET HTTP/1.x" (three
- *    words, x a digit; so HTTP/2.0, HTTP/0.9's "GET /", "http/1.1"; the
+ *    invalid: its request line is not "METHOD TARGET HTTP/x.y" (three
+ *    words, x and y a digit; so HTTP/0.9's "GET /", "http/1.1"; the
  *    method a token, the target without control bytes: RFC 9112 3); its
  *    target is in none of RFC 9112 3.2's forms: "/" and a path
  *    (origin-form), a scheme and ":" (absolute-form), host ":" port for
@@ -177,6 +178,10 @@ struct demo_http {
  *    and any 2xx to a CONNECT would tell the client one is open (9.3.6);
  *    or a transfer coding before the last "chunked" is another one
  *    ("gzip, chunked"): the server implements chunked alone (6.1);
+ *  - 505 HTTP Version Not Supported, and the connection closes, when
+ *    the request is valid but its version's major is not 1 (HTTP/2.0,
+ *    HTTP/0.9: RFC 9110 15.6.6); a later HTTP/1.x is read as HTTP/1.1
+ *    (RFC 9110 2.5);
  *  - 204 and the close when the request closes the connection (9.3): a
  *    "close" connection option, HTTP/1.0 without a "keep-alive" one, or
  *    a body (a Content-Length other than zeros, a Transfer-Encoding), which
@@ -218,7 +223,7 @@ void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, 
  * while the other is held), which stays unchanged, held, until
  * demo_http_replies_put() (call it once the send out of it completed, or
  * its connection went); demo_http_replies() is copy @copy. O(1), but
- * once a second a copy is written again (23 KiB). Not thread-safe (one
+ * once a second a copy is written again (34 KiB). Not thread-safe (one
  * worker, one thread).
  */
 unsigned demo_http_replies_hold(void);

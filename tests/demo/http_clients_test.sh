@@ -24,7 +24,8 @@
 #    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
 #    is not answered as a request, "Content-Length: 0" keeps it open;
 #    HTTP/0.9's one line, no complete head, is answered nothing (the
-#    connection waits); OPTIONS * and an absolute-form target stay open;
+#    connection waits); OPTIONS *, an absolute-form target and HTTP/1.2
+#    stay open;
 #  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts, one
 #    that is no host, whitespace before a colon, a line without one, a
 #    Content-Length not a number or twice, a last coding not chunked,
@@ -33,7 +34,8 @@
 #    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port)
 #    get a 400 with "Connection: close", then
 #    the FIN, and nothing after them is answered, chunked twice too; a
-#    coding before chunked ("gzip, chunked") a 501; a request line too
+#    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
+#    HTTP/0.9 as a version a 505, "http/1.1" a 400; a request line too
 #    long a 414, a head too long a 431;
 #    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
@@ -176,6 +178,8 @@ raw_start "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
 opens+=("$raw_id")
 raw_start "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
 opens+=("$raw_id")
+raw_start "HTTP/1.2, read as HTTP/1.1" 'GET / HTTP/1.2\r\nHost: a\r\n\r\n' 1 open
+opens+=("$raw_id")
 raw_start "OPTIONS, asterisk-form (3.2.4)" 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
 opens+=("$raw_id")
 raw_start "absolute-form (3.2.2)" 'GET http://a/x?y HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
@@ -206,6 +210,10 @@ raw "chunked twice (7)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunke
 raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' 1 eof 400
 # a transfer coding the server does not implement gets a 501 and the close (RFC 9112 6.1)
 raw "gzip, then chunked (6.1)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' 1 eof 501
+# another major version: a 505 (RFC 9110 15.6.6); HTTP-version is case-sensitive (RFC 9112 2.3)
+raw "HTTP/2.0 (505)" 'GET / HTTP/2.0\r\nHost: a\r\n\r\n' 1 eof 505
+raw "HTTP/0.9 as a version (505)" 'GET / HTTP/0.9\r\n\r\n' 1 eof 505
+raw "http/1.1 (2.3)" 'GET / http/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
 raw "a method not a token (3)" 'G(T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400

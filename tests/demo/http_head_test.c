@@ -48,6 +48,7 @@ static int fails;
 #define CLOSE DEMO_HTTP_CLOSE
 #define BAD DEMO_HTTP_BAD_REQUEST
 #define NI DEMO_HTTP_NOT_IMPLEMENTED
+#define VNS DEMO_HTTP_VERSION_NOT_SUPPORTED
 
 /*
  * Feed @in (@n bytes) cut at @cuts (ascending, @ncuts of them); returns
@@ -139,7 +140,11 @@ static const struct {
 	const char *head;
 	int reply;
 } persistence[] = {
-	/* versions: HTTP/1.1 and later 1.x persist, HTTP/1.0 only with keep-alive, anything else is invalid */
+	/*
+	 * versions: HTTP/1.1 and later 1.x persist, HTTP/1.0 only with
+	 * keep-alive; another major is a 505 (RFC 9110 15.6.6), anything
+	 * not HTTP/x.y is invalid (RFC 9112 2.3)
+	 */
 	{ "GET / HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET / HTTP/1.1\nHost: a\n\n", KEEP },
 	{ "GET / HTTP/1.2\r\nHost: a\r\n\r\n", KEEP },
@@ -147,8 +152,23 @@ static const struct {
 	{ "GET  /\t HTTP/1.1 \r\nHost: a\r\n\r\n", KEEP }, /* any whitespace between the words */
 	{ "GET / HTTP/1.0\r\nHost: a\r\n\r\n", CLOSE },
 	{ "GET / HTTP/1.0\r\n\r\n", CLOSE },
-	{ "GET / HTTP/2.0\r\nHost: a\r\n\r\n", BAD },
-	{ "GET / HTTP/0.9\r\n\r\n", BAD },
+	{ "GET / HTTP/2.0\r\nHost: a\r\n\r\n", VNS },
+	{ "GET / HTTP/0.9\r\n\r\n", VNS },
+	{ "GET / HTTP/3.0\r\nHost: a\r\n\r\n", VNS },
+	{ "GET / HTTP/9.9\r\n\r\n", VNS },
+	{ "GET / HTTP/2.0\r\n\r\n", VNS },   /* no Host needed */
+	{ "OPTIONS * HTTP/2.0\r\n\r\n", VNS },
+	{ "POST / HTTP/2.0\r\nTransfer-Encoding: chunked\r\n\r\n", VNS },
+	{ "PRI * HTTP/2.0\r\n\r\n", BAD },    /* HTTP/2's preface: invalid first ("*" is OPTIONS's) */
+	{ "GET foo HTTP/2.0\r\n\r\n", BAD },
+	{ "GET / HTTP/2.0\r\nX\r\n\r\n", BAD },
+	{ "GET / HTTP/2\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/2.x\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/a.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/12.0\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/2.00\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / http/2.0\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/1.0 \r\n\r\n", CLOSE },
 	{ "GET / http/1.1\r\nHost: a\r\n\r\n", BAD }, /* the version is case-sensitive */
 	{ "GET / HTTP/1.10\r\nHost: a\r\n\r\n", BAD },
 	{ "GET / HTTP/1.\r\n\r\n", BAD },
@@ -325,7 +345,7 @@ static const struct {
 	{ "GET / HTTP/1.0\r\nConnection: keep-alive-x\r\n\r\n", CLOSE },
 	{ "GET / HTTP/1.0\r\nConnection: keep\r\n\r\n", CLOSE },
 	{ "GET / HTTP/1.0\r\nConnection:\r\n\r\n", CLOSE },
-	{ "GET / HTTP/2.0\r\nConnection: keep-alive\r\n\r\n", BAD },
+	{ "GET / HTTP/2.0\r\nConnection: keep-alive\r\n\r\n", VNS },
 	/*
 	 * A head that announces a body closes (RFC 9112 6.3): the server reads
 	 * no bodies, so the body must not be read as the next request. A body
@@ -714,6 +734,8 @@ int main(void)
 		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nDate: \r\nContent-Length: 0\r\n"
 				       "Connection: close\r\n\r\n" },
 		{ NI, "HTTP/1.1 501 Not Implemented\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
+		{ VNS, "HTTP/1.1 505 HTTP Version Not Supported\r\nDate: \r\nContent-Length: 0\r\n"
+		       "Connection: close\r\n\r\n" },
 	};
 	/* each reply's Date field (RFC 9110 6.6.1): the second the replies were taken, IMF-fixdate */
 	time_t t0 = time(NULL);
