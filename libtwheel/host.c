@@ -43,6 +43,7 @@ static uint64_t host_clock(struct twheel_host *h)
 /* The bits of twheel_host::_flags. */
 #define HOST_DEFER 0x1u /* twheel_host_defer() is on */
 #define HOST_EXT 0x2u   /* _ops is a struct twheel_host_ops_ext */
+#define HOST_LOST 0x4u  /* the host timer is gone (twheel_host_lost()) */
 
 /* Stop the armed host timer. */
 static void host_stop(struct twheel_host *h)
@@ -68,6 +69,8 @@ static void host_rearm(struct twheel_host *h, uint64_t now)
 			host_stop(h);
 		return;
 	}
+	if (h->_flags & HOST_LOST)
+		return; /* no host timer to arm: the caller reports it */
 	h->_armed = timeout ? (now + timeout) / h->_rt.tick_ns : 0;
 	h->_on = true;
 	h->_ops->arm(h, now + timeout, now);
@@ -202,6 +205,20 @@ static long host_place(struct twheel_host *h)
 }
 
 /*
+ * The adapter found its host timer gone (twheel_host_lost()) while this
+ * arm of @t, which returned @rc, re-armed it: @t is refused, and left as
+ * it was: not pending if it was not (so that the caller may free it);
+ * one that was pending stays so (fini hands it back), at its new tick.
+ */
+static __attribute__((noinline)) int host_arm_lost(struct twheel_host *h, struct tw_timer *t,
+						   int rc)
+{
+	if (rc == 0)
+		twheel_del(h->_w, t);
+	return -ESHUTDOWN;
+}
+
+/*
  * The arm placed at once: by deadline, or by delay when it may not be
  * parked. When it re-arms the host timer, the fresh reading for that is
  * taken before the timer is placed, so that it goes where the wheel
@@ -231,14 +248,20 @@ static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64
 	}
 	e = twheel_rt_expiry(&h->_rt, h->_w, ns, now);
 	rearm = h->_w && (!h->_on || e < h->_armed) && !h->_in_run;
-	if (rearm)
+	if (rearm) {
+		/* a lost host's timer is off: every arm comes here */
+		if (h->_flags & HOST_LOST)
+			return -ESHUTDOWN;
 		fresh = host_clock(h);
+	}
 	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
 	if (rc >= 0 && rearm) {
 		if (h->_parked && h->_on)
 			host_rearm_parked(h, e, fresh);
 		else
 			host_rearm(h, fresh);
+		if (h->_flags & HOST_LOST)
+			return host_arm_lost(h, t, rc);
 	}
 	return rc;
 }
@@ -267,8 +290,13 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 		host_place(h);
 	else if (rc < 0)
 		h->_parked = 0;
-	else if (((const struct twheel_host_ops_ext *)h->_ops)->parked(h))
+	else if (((const struct twheel_host_ops_ext *)h->_ops)->parked(h) &&
+		 !(h->_flags & HOST_LOST))
 		host_place(h); /* no placement could be scheduled */
+	/* the adapter found its host timer gone: @t was not pending when
+	 * hinted (host_park_new()), else it was and stays so */
+	if (rc >= 0 && (h->_flags & HOST_LOST))
+		return host_arm_lost(h, t, hinted ? 0 : 1);
 	return rc;
 }
 
@@ -368,6 +396,8 @@ long twheel_host_run(struct twheel_host *h)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
+	if (h->_flags & HOST_LOST)
+		return -ESHUTDOWN;
 	h->_on = false; /* the one-shot host timer has fired */
 	h->_in_run = true;
 	/* places the timers parked before the run, from its reading */
@@ -390,11 +420,16 @@ long twheel_host_run(struct twheel_host *h)
 
 long twheel_host_place(struct twheel_host *h)
 {
+	long n;
+
 	if (!h || !h->_w)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
-	return h->_parked ? host_place(h) : 0;
+	if (h->_flags & HOST_LOST)
+		return -ESHUTDOWN;
+	n = h->_parked ? host_place(h) : 0;
+	return h->_flags & HOST_LOST ? -ESHUTDOWN : n;
 }
 
 int twheel_host_defer(struct twheel_host *h, bool on)
@@ -405,9 +440,22 @@ int twheel_host_defer(struct twheel_host *h, bool on)
 		return -EINVAL;
 	if (h->_in_run)
 		return -EBUSY;
+	if (h->_flags & HOST_LOST)
+		return -ESHUTDOWN;
 	h->_flags = on ? h->_flags | HOST_DEFER : h->_flags & ~HOST_DEFER;
 	n = on ? 0 : twheel_host_place(h);
 	return n < 0 ? (int)n : 0;
+}
+
+int twheel_host_lost(struct twheel_host *h)
+{
+	if (!h || !h->_w)
+		return -EINVAL;
+	if (h->_in_run)
+		return -EBUSY;
+	h->_flags |= HOST_LOST;
+	h->_on = false; /* nothing to stop any more */
+	return 0;
 }
 
 uint64_t twheel_host_now(const struct twheel_host *h)

@@ -64,11 +64,24 @@ static void on_place(uv_idle_t *place)
 	twheel_host_place(&u->h);
 }
 
+/*
+ * Someone else closed the adapter's handles (a uv_walk() that closes every
+ * handle of the loop; libuv runs no callback of the adapter's for it): no
+ * timer can fire any more. The host then refuses every arm
+ * (twheel_host_lost()). An arm asks about the uv_timer_t alone (one call
+ * into libuv: a uv_walk() closes both; libuv before 1.32 or so would even
+ * start a closing timer, which then keeps uv_run() from returning), the
+ * parked op about both.
+ */
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
 	struct twheel_uv *u = (struct twheel_uv *)h;
 	uint64_t wake_ms, lnow;
 
+	if (uv_is_closing((uv_handle_t *)&u->timer)) {
+		twheel_host_lost(h);
+		return;
+	}
 	if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
 		/* another epoch: the CLOCK_MONOTONIC time (uv_hrtime()) that
 		 * lies wake - now after a reading taken now (no earlier than
@@ -89,14 +102,18 @@ static void host_stop(struct twheel_host *h)
 
 /*
  * The first arm by delay parked after a placement: schedule one (0 even if
- * scheduled already), unless the handle was closed under the adapter: the
- * host then places at once.
+ * scheduled already), unless a handle was closed under the adapter: the
+ * host is lost, and refuses the arm.
  */
 static int host_parked(struct twheel_host *h)
 {
-	uv_idle_t *place = &((struct twheel_uv *)h)->place;
+	struct twheel_uv *u = (struct twheel_uv *)h;
 
-	return uv_is_closing((uv_handle_t *)place) ? -1 : uv_idle_start(place, on_place);
+	if (uv_is_closing((uv_handle_t *)&u->timer) || uv_is_closing((uv_handle_t *)&u->place)) {
+		twheel_host_lost(h);
+		return -1;
+	}
+	return uv_idle_start(&u->place, on_place);
 }
 
 static const struct twheel_host_ops_ext uv_ops = { { host_arm, host_stop }, host_parked };

@@ -243,6 +243,73 @@ static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
 	return 0;
 }
 
+/*
+ * Arms made after uv_walk() closed the adapter's handles: no timer can
+ * fire any more, so each arm that reaches the adapter is refused with
+ * -ESHUTDOWN, and so is every arm after it; nothing changes (a timer not
+ * pending stays so, one pending stays pending), and twheel_uv_destroy()
+ * hands back what was pending. @how: 0 the wheel empty at the close (the
+ * arm re-arms the uv_timer_t), 1 timers pending and their placement done
+ * (an arm by delay parks the first of a batch: the parked op), 2 timers
+ * pending (an arm by deadline earlier than the tick the uv_timer_t waits
+ * for). 0 if so.
+ */
+static int arms_after_uv_walk_are_refused(int how)
+{
+	static struct tw_timer far, near, late;
+	struct twheel_host *h;
+	uint64_t now;
+	int pending = 0;
+
+	walked_back = 0;
+	uv_setup();
+	h = twheel_uv_create(&loop, NULL);
+	if (!h)
+		return 1;
+	tw_timer_init(&far, late_near_cb);
+	tw_timer_init(&near, late_near_cb);
+	tw_timer_init(&late, late_near_cb);
+	if (how > 0) {
+		if (twheel_host_add(h, &far, 1000 * TICK_NS) != 0 ||
+		    twheel_host_add(h, &near, 500 * TICK_NS) != 0)
+			return 1;
+		uv_run(&loop, UV_RUN_NOWAIT); /* places near */
+		pending = 2;
+	}
+	uv_walk(&loop, close_any, NULL);
+	now = twheel_host_now(h);
+	switch (how) {
+	case 0:
+		if (twheel_host_add(h, &late, TICK_NS) != -ESHUTDOWN)
+			return 1;
+		break;
+	case 1:
+		if (twheel_host_mod(h, &near, 10 * TICK_NS) != -ESHUTDOWN || !tw_timer_pending(&near))
+			return 1;
+		break;
+	default:
+		if (twheel_host_add_at(h, &late, now + 10 * TICK_NS) != -ESHUTDOWN)
+			return 1;
+		break;
+	}
+	/* every later arm, whatever its form; cancelling still works */
+	if (tw_timer_pending(&late) || twheel_host_add(h, &late, TICK_NS) != -ESHUTDOWN ||
+	    twheel_host_mod(h, &late, 2000 * TICK_NS) != -ESHUTDOWN ||
+	    twheel_host_add_at(h, &late, now + 2000 * TICK_NS) != -ESHUTDOWN ||
+	    twheel_host_mod_at(h, &late, now) != -ESHUTDOWN || tw_timer_pending(&late) ||
+	    twheel_host_place(h) != -ESHUTDOWN || twheel_host_run(h) != -ESHUTDOWN)
+		return 1;
+	if (how > 0 && (twheel_host_del(h, &far) != 1 || twheel_host_mod(h, &far, 0) != -ESHUTDOWN))
+		return 1;
+	if (how > 0)
+		pending--;
+	uv_run(&loop, UV_RUN_DEFAULT); /* the close callbacks; nothing keeps it running */
+	if (twheel_uv_destroy(h, count_back, NULL) != 0 || walked_back != pending)
+		return 1;
+	uv_teardown();
+	return 0;
+}
+
 int main(void)
 {
 	struct twheel_rt_stats st;
@@ -267,5 +334,12 @@ int main(void)
 	if (destroyed_after_uv_walk_closed_its_handles(true) ||
 	    destroyed_after_uv_walk_closed_its_handles(false))
 		return 1;
+	for (int how = 0; how < 3; how++) {
+		if (arms_after_uv_walk_are_refused(how)) {
+			fprintf(stderr, "an arm after uv_walk() closed the adapter's handles (case %d) was not refused\n",
+				how);
+			return 1;
+		}
+	}
 	return suite_main(&uv_host);
 }

@@ -1076,6 +1076,133 @@ static void parked_op_not_called_from_a_run(void **state)
 	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
 }
 
+/*
+ * An adapter whose host timer was closed under it (twheel_host_lost()),
+ * found by its arm op, by its parked op, or by the placement of a batch of
+ * 64: the arm that found it and every later arm, run, placement and defer
+ * return -ESHUTDOWN and change nothing (a timer not pending stays so, one
+ * pending stays pending); cancelling works; fini hands back what is
+ * pending and calls no stop op.
+ */
+static bool lose_on_arm, lose_on_parked;
+static void losing_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
+{
+	if (lose_on_arm) {
+		assert_int_equal(twheel_host_lost(h), 0);
+		return;
+	}
+	fake_arm(h, wake_ns, now_ns);
+}
+
+static int losing_parked(struct twheel_host *h)
+{
+	if (lose_on_parked) {
+		assert_int_equal(twheel_host_lost(h), 0);
+		return -1;
+	}
+	return fake_parked(h);
+}
+
+static const struct twheel_host_ops_ext losing_ext = { { losing_arm, fake_stop }, losing_parked };
+
+static void lost_host_refuses_every_arm_and_hands_back(void)
+{
+	struct ht y;
+	unsigned stops = host_stops;
+
+	ht_init(&y, 1);
+	assert_int_equal(twheel_host_add(&H, &y.t, 5 * TICK), -ESHUTDOWN);
+	assert_int_equal(twheel_host_add(&H, &y.t, 0), -ESHUTDOWN);
+	assert_int_equal(twheel_host_mod(&H, &y.t, 5 * TICK), -ESHUTDOWN);
+	assert_int_equal(twheel_host_add_at(&H, &y.t, fake_ns + 5 * TICK), -ESHUTDOWN);
+	assert_int_equal(twheel_host_mod_at(&H, &y.t, 0), -ESHUTDOWN);
+	assert_false(tw_timer_pending(&y.t));
+	assert_int_equal(twheel_host_place(&H), -ESHUTDOWN);
+	assert_int_equal(twheel_host_run(&H), -ESHUTDOWN);
+	assert_int_equal(twheel_host_defer(&H, false), -ESHUTDOWN);
+	assert_int_equal(twheel_host_lost(&H), 0); /* again: nothing more */
+	assert_int_equal(host_stops, stops);
+}
+
+static void lost_host_refuses_arms(void **state)
+{
+	struct twheel_rt rt;
+	struct ht x[66];
+
+	(void)state;
+	assert_int_equal(twheel_host_lost(NULL), -EINVAL);
+	for (int how = 0; how < 4; how++) {
+		ht_init(x, 66);
+		fake_ns = 10 * TICK;
+		host_armed = false;
+		host_stops = 0;
+		lose_on_arm = lose_on_parked = false;
+		parked_rc = 0;
+		twheel_rt_init(&rt, TICK, fake_clock, NULL);
+		assert_int_equal(twheel_host_init_ext(&H, &rt, &losing_ext), 0);
+		assert_int_equal(twheel_host_defer(&H, true), 0);
+		switch (how) {
+		case 0: /* into an empty wheel: the arm op finds it */
+			lose_on_arm = true;
+			assert_int_equal(twheel_host_add(&H, &x[0].t, 5 * TICK), -ESHUTDOWN);
+			assert_false(tw_timer_pending(&x[0].t));
+			handed = 1; /* none pending: fini hands back none */
+			break;
+		case 1: /* an earlier deadline re-arms: the arm op */
+			assert_int_equal(twheel_host_add(&H, &x[0].t, 50 * TICK), 0);
+			lose_on_arm = true;
+			assert_int_equal(twheel_host_add_at(&H, &x[1].t, 20 * TICK), -ESHUTDOWN);
+			assert_false(tw_timer_pending(&x[1].t));
+			assert_int_equal(twheel_host_mod_at(&H, &x[0].t, 20 * TICK), -ESHUTDOWN);
+			assert_true(tw_timer_pending(&x[0].t));
+			handed = 0;
+			break;
+		case 2: /* the first park of a batch: the parked op */
+			assert_int_equal(twheel_host_add(&H, &x[0].t, 50 * TICK), 0);
+			lose_on_parked = true;
+			assert_int_equal(twheel_host_mod(&H, &x[0].t, 60 * TICK), -ESHUTDOWN);
+			assert_true(tw_timer_pending(&x[0].t));
+			handed = 0;
+			break;
+		default: /* the 64th park places, and re-arms for an earlier timer */
+			assert_int_equal(twheel_host_add(&H, &x[65].t, 500 * TICK), 0);
+			for (int i = 0; i < 63; i++)
+				assert_int_equal(twheel_host_add(&H, &x[i].t, 100 * TICK), 0);
+			lose_on_arm = true;
+			assert_int_equal(twheel_host_add(&H, &x[63].t, 5 * TICK), -ESHUTDOWN);
+			assert_false(tw_timer_pending(&x[63].t));
+			/* the 63 accepted before are pending, placed, handed back */
+			assert_int_equal(twheel_host_del(&H, &x[0].t), 1);
+			handed = -62;
+			break;
+		}
+		lost_host_refuses_every_arm_and_hands_back();
+		assert_int_equal(twheel_host_fini(&H, count_handed, NULL), 0);
+		assert_int_equal(handed, 1);
+		assert_int_equal(host_stops, 0);
+	}
+}
+
+static void lost_from_a_callback_is_refused_cb(struct tw_timer *t)
+{
+	ht_cb(t);
+	assert_int_equal(twheel_host_lost(&H), -EBUSY);
+}
+
+static void lost_from_a_callback_is_refused(void **state)
+{
+	struct ht x;
+
+	(void)state;
+	host_open(10 * TICK);
+	memset(&x, 0, sizeof(x));
+	tw_timer_init(&x.t, lost_from_a_callback_is_refused_cb);
+	assert_int_equal(twheel_host_add(&H, &x.t, TICK), 0);
+	fake_ns = 11 * TICK;
+	assert_int_equal(host_fire(), 1);
+	assert_int_equal(twheel_host_fini(&H, NULL, NULL), 0);
+	assert_int_equal(twheel_host_lost(&H), -EINVAL); /* shut down */
+}
 
 int main(void)
 {
@@ -1102,6 +1229,8 @@ int main(void)
 		cmocka_unit_test(a_batch_of_64_is_placed_at_once),
 		cmocka_unit_test(parked_op_schedules_the_placement),
 		cmocka_unit_test(parked_op_not_called_from_a_run),
+		cmocka_unit_test(lost_host_refuses_arms),
+		cmocka_unit_test(lost_from_a_callback_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

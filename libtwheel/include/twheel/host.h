@@ -97,10 +97,12 @@ struct twheel_host_ops {
 	 * rt clock reads @wake_ns or later. @now_ns is the fresh reading
 	 * @wake_ns was computed from (@wake_ns == @now_ns: fire as soon as
 	 * possible). A host whose timer counts from a cached time must make
-	 * sure it does not fire before @wake_ns (see the adapters).
+	 * sure it does not fire before @wake_ns (see the adapters). One that
+	 * finds its host timer gone (closed under it) calls
+	 * twheel_host_lost(@h) and returns: the arm is refused.
 	 */
 	void (*arm)(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns);
-	/* Stop the host timer (it is armed). */
+	/* Stop the host timer (it is armed). May call twheel_host_lost(). */
 	void (*stop)(struct twheel_host *h);
 };
 
@@ -133,7 +135,8 @@ struct twheel_host_ops_ext {
 	 * Nonzero: it cannot be scheduled (out of memory); the host places
 	 * at once, from a reading taken after the arm. Called from inside
 	 * twheel_host_add() and twheel_host_mod(): it must not call @h's
-	 * functions. A placement scheduled by an earlier call may still be
+	 * functions, but for twheel_host_lost() (its host timer is gone:
+	 * then the arm is refused; return nonzero). A placement scheduled by an earlier call may still be
 	 * pending (the run or the 64th park placed that batch): the adapter
 	 * keeps its own "scheduled" mark, cleared when its placement runs.
 	 */
@@ -223,6 +226,14 @@ TWHEEL_API int twheel_host_fini(struct twheel_host *h,
  *
  * Returns 0 (_add, _add_at), 1 if @t was pending or 0 if not (_mod,
  * _mod_at), or
+ *   -ESHUTDOWN  the host timer is gone (the adapter called
+ *            twheel_host_lost(): its loop's handle was closed under it,
+ *            its timerfd closed...), checked first after @h: nothing is
+ *            changed (@t is not armed; one pending stays pending, never
+ *            fires, and twheel_host_fini() hands it back; if this very
+ *            arm found the loss, at the tick it asked for). No cost on
+ *            an arm that does not touch the host timer: a lost host's
+ *            timer counts as stopped, so every arm tries to re-arm it;
  *   -EINVAL  @h or @t NULL, @h shut down, @t has no callback, or @t was
  *            never initialised (all zero: see <twheel/twheel.h>), or (a
  *            -Ddebug_checks build, once the misuse handler returns:
@@ -262,7 +273,8 @@ TWHEEL_API int twheel_host_del(struct twheel_host *h, struct tw_timer *t);
  * clock reading, those its callbacks parked from its second, after them.
  * Returns the number of timer callbacks run, or
  *   -EINVAL  @h NULL or shut down (nothing counted);
- *   -EBUSY   called from one of the wheel's callbacks.
+ *   -EBUSY   called from one of the wheel's callbacks;
+ *   -ESHUTDOWN  the host timer is gone (twheel_host_lost(); nothing run).
  * Cost: that of twheel_advance() plus two clock readings.
  */
 TWHEEL_API long twheel_host_run(struct twheel_host *h);
@@ -277,7 +289,10 @@ TWHEEL_API long twheel_host_run(struct twheel_host *h);
  * Returns the number of timers placed (0, without reading the clock, when
  * none was parked), or
  *   -EINVAL  @h NULL or shut down;
- *   -EBUSY   called from one of the wheel's callbacks (the run places them).
+ *   -EBUSY   called from one of the wheel's callbacks (the run places them);
+ *   -ESHUTDOWN  the host timer is gone (twheel_host_lost(), before the
+ *            call or found by re-arming it for what was placed: those
+ *            timers stay pending and are handed back by twheel_host_fini()).
  * Cost: one clock reading, O(1) per timer placed, O(levels) to ask the
  * wheel for its earliest tick. (TWHEEL_1.2)
  */
@@ -295,10 +310,31 @@ TWHEEL_API long twheel_host_place(struct twheel_host *h);
  * only the arms from the run's callbacks are parked. Turning it off places
  * what is parked. Returns 0, or
  *   -EINVAL  @h NULL or shut down;
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done);
+ *   -ESHUTDOWN  the host timer is gone (twheel_host_lost(); nothing done).
  * O(1), or twheel_host_place()'s cost when turned off. (TWHEEL_1.2)
  */
 TWHEEL_API int twheel_host_defer(struct twheel_host *h, bool on);
+
+/*
+ * For adapters: the host timer is gone, closed or freed under the adapter
+ * by the program (a uv_walk() that closed its handles, its timerfd
+ * closed), so that no timer can fire any more. The adapter calls this when
+ * it finds so, from its ops (arm, stop, parked: the arm that called them is
+ * then refused) or any of its own functions. From then on every arm
+ * (twheel_host_add() and its forms), twheel_host_run(),
+ * twheel_host_place() and twheel_host_defer() return -ESHUTDOWN and change
+ * nothing; twheel_host_del(), the read-only calls and twheel_host_fini()
+ * work as before, and fini hands back every timer still pending (it calls
+ * no stop op). It cannot be undone. Returns 0 (also when @h was lost
+ * already), or
+ *   -EINVAL  @h NULL or shut down;
+ *   -EBUSY   called from one of the wheel's callbacks (nothing done; an
+ *            adapter calls it from its ops, which a run calls only after
+ *            its callbacks).
+ * O(1). @h's thread. (TWHEEL_1.3)
+ */
+TWHEEL_API int twheel_host_lost(struct twheel_host *h);
 
 /*
  * The tick @t (armed through @h) fires at, as tw_timer_expires() gives it,

@@ -33,6 +33,12 @@
  * re-armed only when a timer earlier than the one it waits for is armed;
  * re-arming and cancelling other timers never touches libuv.
  *
+ * Closed under it. libuv tells the adapter nothing when the program
+ * closes its handles (a uv_walk() at shutdown): no callback of its own
+ * runs. It asks uv_is_closing() whenever the host calls it (see
+ * twheel_uv_destroy()), for one call into libuv on a re-arm of the
+ * uv_timer_t; arms that leave the uv_timer_t alone ask nothing.
+ *
  * Threads: an adapter belongs to the thread that runs its uv loop. Calls
  * from the wheel's callbacks and from any libuv callback on that thread
  * are allowed unless stated otherwise.
@@ -74,8 +80,14 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
  * and close the uv_timer_t and the uv_idle_t. May be called from any
  * libuv callback on the loop's thread except the wheel's timer callbacks.
  * Destroy it before closing every handle of the loop (uv_walk()): the
- * two handles are the adapter's, and timers armed after someone else
- * closed them never fire; this then closes only what is still open, and
+ * two handles are the adapter's, and once someone else closed them no
+ * timer fires. The adapter checks its handles (uv_is_closing()) each time
+ * the host calls it: an arm into an empty wheel or earlier than the tick
+ * the uv_timer_t waits for, the first arm by delay parked since the last
+ * placement (at the latest the 64th arm by delay after the close). That
+ * arm and every later one then return -ESHUTDOWN (twheel_host_lost());
+ * the timers pending at the close, and those armed before the adapter
+ * noticed, are handed to @fn here. This then closes only what is still open, and
  * a third handle of its own (a uv_idle_t, never started) whose close
  * callback frees @h once the close callbacks of those someone else closed
  * have run (one closed in the same phase of the loop: in the next one).
