@@ -211,15 +211,15 @@ static char http_lower(char ch)
 	return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
 }
 
-/* Between a request line's words: SP, HTAB, VT, FF or a bare CR (RFC 9112 3). */
+/* Between a request line's words: SP, HTAB, VT, FF (RFC 9112 3), or the CR of CRLF. */
 static bool http_word_gap(char ch)
 {
 	return ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r';
 }
 
 /*
- * Optional whitespace in a field value: SP, HTAB, or a bare CR or a NUL,
- * each read as SP (RFC 9112 2.2, RFC 9110 5.5).
+ * Optional whitespace in a field value: SP, HTAB, the CR of CRLF, or a
+ * NUL, read as SP (RFC 9110 5.5).
  */
 static bool http_ows(char ch)
 {
@@ -619,10 +619,13 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 				return -1;
 			break;
 		}
+		if (h->cr && ch != '\n')
+			h->head |= HTTP_BAD; /* a bare CR: the element is invalid (RFC 9112 2.2) */
+		h->cr = ch == '\r';
 		if (ch != '\n') {
 			if (ch != '\r')
 				h->line = true;
-			http_head_byte(h, ch);
+			http_head_byte(h, ch); /* a CR is whitespace: the LF after it ends the line */
 		} else if (h->line) {
 			http_line_end(h);
 			h->line = false;

@@ -147,6 +147,7 @@ struct demo_http {
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
+	bool cr : 1;    /* the last byte was a CR: the next must be LF */
 	uint8_t method : 4; /* the method spelled so far: CONNECT or OPTIONS (HTTP_METHOD_*, demo_server.c) */
 };
 
@@ -168,7 +169,8 @@ struct demo_http {
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
  *    field, or any request two, or one whose value holds a byte no
- *    host or port may hold, or whitespace inside (3.2); a
+ *    host or port may hold, or whitespace inside (3.2); a CR not
+ *    followed by LF anywhere in the head (2.2); a
  *    Content-Length is not one run of digits between optional
  *    whitespace, or comes twice (6.3); a
  *    Transfer-Encoding's last coding is not "chunked" (6.3), or "chunked"
@@ -193,8 +195,9 @@ struct demo_http {
  * codings), each between optional whitespace and compared without regard
  * to case; the field may appear on several lines, and a line that starts
  * with whitespace continues the field above (obs-fold, read as a space).
- * A bare CR counts as a space (RFC 9112 2.2), and so does a NUL in a field
- * value (RFC 9110 5.5: "Connection: close\0" closes).
+ * A NUL in a field value counts as a space (RFC 9110 5.5: "Connection:
+ * close\0" closes); a bare CR, one not followed by LF, makes the request
+ * invalid (RFC 9112 2.2), a 400.
  *
  * Returns the heads completed, each to be answered (demo_http_reply_span()).
  * A head longer than DEMO_HTTP_MAX_HEAD bytes counts as one, answered

@@ -35,7 +35,8 @@
 #    get a 400 with "Connection: close", then
 #    the FIN, and nothing after them is answered, chunked twice too; a
 #    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
-#    HTTP/0.9 as a version a 505, "http/1.1" a 400; a request line too
+#    HTTP/0.9 as a version a 505, "http/1.1" and a bare CR a 400; a
+#    request line too
 #    long a 414, a head too long a 431;
 #    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
@@ -214,6 +215,7 @@ raw "gzip, then chunked (6.1)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:
 raw "HTTP/2.0 (505)" 'GET / HTTP/2.0\r\nHost: a\r\n\r\n' 1 eof 505
 raw "HTTP/0.9 as a version (505)" 'GET / HTTP/0.9\r\n\r\n' 1 eof 505
 raw "http/1.1 (2.3)" 'GET / http/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "a bare CR (2.2)" 'GET / HTTP/1.1\r\nHost: a\r\n\r\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/2 preface" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 1 eof 400
 raw "a method not a token (3)" 'G(T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "HTTP/0.9, a complete head" 'GET /\r\n\r\n' 1 eof 400

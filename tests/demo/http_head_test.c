@@ -303,8 +303,17 @@ static const struct {
 	{ H11 "Connection: clo\r\n se\r\n\r\n", KEEP },
 	{ H11 "X: a\r\n Connection: close\r\n\r\n", KEEP }, /* X goes on */
 	{ "GET / HTTP/1.1\r\n Connection: close\r\nHost: a\r\n\r\n", KEEP }, /* after the request line: skipped */
-	{ H11 "Connection:\rclose\r\n\r\n", CLOSE },
-	{ H11 "Connection: cl\rose\r\n\r\n", KEEP },
+	/* a bare CR, one not followed by LF: invalid (RFC 9112 2.2), wherever it is */
+	{ H11 "Connection:\rclose\r\n\r\n", BAD },
+	{ H11 "Connection: cl\rose\r\n\r\n", BAD },
+	{ "GET /\rHTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\r\nHost: a\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\rHost: a\r\n\r\n", BAD },
+	{ H11 "X: y\r\r\n\r\n", BAD },
+	{ H11 "X\r: y\r\n\r\n", BAD },
+	{ H11 "\r\r\n", BAD },     /* the head ends refused: what follows is no next request */
+	{ H11 "\r \r\n\r\n", BAD },
+
 	/* not a close option, or not a Connection field */
 	{ H11 "Connection: closed\r\n\r\n", KEEP },
 	{ H11 "Connection: clos\r\n\r\n", KEEP },
@@ -558,10 +567,10 @@ int main(void)
 	ends[1] = strlen(lf);
 	check_splits("bare LF", lf, strlen(lf), 2, KEEP, ends);
 
-	/* a CR alone inside a line does not end it; "\r\r\n" is an empty line */
+	/* a CR alone inside a line does not end it; "\r\r\n" ends the head (a 400: bare CR) */
 	const char *cr = "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\r\n";
 	ends[0] = strlen(cr);
-	check_splits("stray CR", cr, strlen(cr), 1, KEEP, ends);
+	check_splits("stray CR", cr, strlen(cr), 1, BAD, ends); /* and invalid (RFC 9112 2.2) */
 
 	/*
 	 * Each head alone, then with a request pipelined after it, which is
