@@ -35,7 +35,11 @@
  *     never before, and not later for being far away (the kernel's wheel,
  *     since Linux 4.8, queues a timer one granule after its expiry: a
  *     tick on its first level, so a timer for jiffies + 1 fires when
- *     jiffies reaches jiffies + 2, and far ones up to 12.5% later). An
+ *     jiffies reaches jiffies + 2, and far ones up to 12.5% later; and it
+ *     fires a timer more than its capacity away, about 12 days at HZ 1000
+ *     (WHEEL_TIMEOUT_MAX), early, at that capacity: here such a timer,
+ *     jiffies + MAX_JIFFY_OFFSET as "never" included, fires at its
+ *     expiry). An
  *     expiry at or before jiffies fires at the next tick, jiffies + 1, as
  *     the kernel queues it. Inside a callback, jiffies is the time the
  *     running advance reaches, as the kernel's while its softirq catches
