@@ -829,7 +829,7 @@ static void far_callout_is_exact(void **state)
 
 struct other {
 	struct callout *c;
-	int stop, reset, unbound;
+	int stop, reset, unbound, drain, async_drain;
 };
 
 static void *other_thread(void *arg)
@@ -843,12 +843,16 @@ static void *other_thread(void *arg)
 	twheel_compat_bind_wheel(w2);
 	x->stop = callout_stop(x->c);
 	x->reset = callout_reset(x->c, 1, fn, NULL);
+	x->drain = callout_drain(x->c); /* FreeBSD would wait; here: refused */
+	x->async_drain = callout_async_drain(x->c, fn);
 	twheel_compat_unbind();
 	twheel_destroy(w2);
 	return NULL;
 }
 
-/* Another thread: -EXDEV, nothing changed; an unbound thread: -ENXIO. */
+/* Another thread: -EXDEV, nothing changed (callout_drain() and
+ * callout_async_drain() too, where FreeBSD would wait or defer); an
+ * unbound thread: -ENXIO. */
 static void another_thread_is_refused(void **state)
 {
 	struct softc sc;
@@ -863,6 +867,8 @@ static void another_thread_is_refused(void **state)
 	assert_int_equal(x.unbound, -ENXIO);
 	assert_int_equal(x.stop, -EXDEV);
 	assert_int_equal(x.reset, -EXDEV);
+	assert_int_equal(x.drain, -EXDEV);
+	assert_int_equal(x.async_drain, -EXDEV);
 	assert_true(callout_active(&sc.co) && callout_pending(&sc.co));
 	step(5);
 	assert_int_equal(sc.calls, 1);
