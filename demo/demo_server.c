@@ -612,8 +612,9 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 			continue; /* before a request line: skipped */
 		if (++h->len > DEMO_HTTP_MAX_HEAD) { /* too long: answered, and the last */
 			bool line = h->part == HTTP_REQUEST_LINE;
+			bool method = line && h->words == 1 && h->pos; /* still in the method: 501 (RFC 9112 3) */
 			*h = (struct demo_http){ .len = 0 };
-			h->reply = line ? DEMO_HTTP_URI_TOO_LONG : DEMO_HTTP_TOO_LARGE;
+			h->reply = method ? DEMO_HTTP_NOT_IMPLEMENTED : line ? DEMO_HTTP_URI_TOO_LONG : DEMO_HTTP_TOO_LARGE;
 			h->close = true;
 			if (++heads > DEMO_HTTP_MAX_BATCH)
 				return -1;

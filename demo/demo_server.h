@@ -124,7 +124,8 @@ enum demo_http_reply {
 	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
-	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not chunked */
+	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not */
+				   /* chunked, a method of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_VERSION_NOT_SUPPORTED, /* 505, "Connection: close": HTTP/x.y, x not 1 */
 };
 
@@ -201,7 +202,8 @@ struct demo_http {
  *
  * Returns the heads completed, each to be answered (demo_http_reply_span()).
  * A head longer than DEMO_HTTP_MAX_HEAD bytes counts as one, answered
- * 414 URI Too Long if its request line was not complete, else 431 Request
+ * 414 URI Too Long if its request line was not complete (501 Not
+ * Implemented if its method was not: RFC 9112 3), else 431 Request
  * Header Fields Too Large, and closes. When a head closes the connection,
  * it is the last one counted: h->close is set, the bytes after it are not
  * read (nor any later call's: 0 then). Returns -1 (a protocol error, no

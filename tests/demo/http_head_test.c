@@ -693,16 +693,30 @@ int main(void)
 		ends[0] = max + 1;
 		check_splits("one byte too long", buf, max + 1, 1, DEMO_HTTP_TOO_LARGE, ends);
 	}
-	/* ...and bytes without an end, however they come: a request line too long */
+	/*
+	 * ...and bytes without an end, however they come: a method too long
+	 * (RFC 9112 3: "SHOULD respond with a 501"), a target too long (414)
+	 */
 	memset(buf, 'x', sizeof(buf));
 	ends[0] = max + 1;
-	check_splits("no end", buf, max + 1, 1, DEMO_HTTP_URI_TOO_LONG, ends);
-	check_splits("no end, and more", buf, max + 100, 1, DEMO_HTTP_URI_TOO_LONG, ends);
+	check_splits("no end", buf, max + 1, 1, NI, ends);
+	check_splits("no end, and more", buf, max + 100, 1, NI, ends);
 	st = (struct demo_http){ 0 };
 	CHECK(demo_http_input(buf, max, &st) == 0, "%zu bytes without an end: no head yet", max);
-	CHECK(demo_http_input(buf, 1, &st) == 1 && st.close && st.reply == DEMO_HTTP_URI_TOO_LONG,
-	      "one byte more: too long, 414");
+	CHECK(demo_http_input(buf, 1, &st) == 1 && st.close && st.reply == NI, "one byte more: too long, 501");
 	CHECK(demo_http_input(buf, 1, &st) == 0, "then nothing is read");
+	memcpy(buf, "GET /", 5);
+	check_splits("a target without an end", buf, max + 1, 1, DEMO_HTTP_URI_TOO_LONG, ends);
+	memcpy(buf, "GET    ", 7);
+	check_splits("whitespace, then a target without an end", buf, max + 1, 1, DEMO_HTTP_URI_TOO_LONG, ends);
+	memcpy(buf, "\r\n\r\nGET /", 9);
+	ends[0] = max + 5;
+	check_splits("empty lines, then a target without an end", buf, max + 5, 1, DEMO_HTTP_URI_TOO_LONG, ends);
+	memset(buf, 'x', sizeof(buf));
+	memcpy(buf, "\r\n", 2);
+	ends[0] = max + 3;
+	check_splits("an empty line, then a method without an end", buf, max + 3, 1, NI, ends);
+	memset(buf, 'x', sizeof(buf));
 	/* a head too long after keep-alive ones in the same read: they are answered, then the 431 */
 	n = 0;
 	for (int k = 0; k < 2; k++)
