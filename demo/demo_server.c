@@ -299,6 +299,11 @@ static bool http_digit(char ch)
 	return ch >= '0' && ch <= '9';
 }
 
+static bool http_hex(char ch)
+{
+	return http_digit(ch) || (http_lower(ch) >= 'a' && http_lower(ch) <= 'f');
+}
+
 /*
  * A byte a URI may hold outside a percent-encoding (RFC 3986 2.2, 2.3):
  * unreserved, sub-delims, gen-delims but "#" (a target has no fragment).
@@ -314,7 +319,7 @@ static void http_target_byte(struct demo_http *h, char ch)
 	unsigned owed = h->target / HTTP_TARGET_OWED, form = h->target % HTTP_TARGET_OWED;
 	bool ok = true;
 	if (owed) {
-		ok = http_digit(ch) || (http_lower(ch) >= 'a' && http_lower(ch) <= 'f');
+		ok = http_hex(ch);
 		owed--;
 	} else if (ch == '%') {
 		ok = form != HTTP_TARGET_NONE && form != HTTP_TARGET_SCHEME && form != HTTP_TARGET_ASTERISK;
@@ -457,20 +462,50 @@ static void http_length_byte(struct demo_http *h, char ch)
 }
 
 /*
- * A byte of a Host value: uri-host [":" port] between optional whitespace
- * (RFC 9112 3.2), each byte one that a reg-name, an IP literal or a port
- * may hold; a value that is not is invalid (pos: bytes seen).
+ * A Host value: uri-host [":" port] between optional whitespace (RFC
+ * 9112 3.2, 7230's grammar from RFC 3986 3.2.2, 3.2.3): a reg-name
+ * (unreserved, sub-delims, "%" and two hex digits), an IPv4 address (a
+ * reg-name's bytes) or an IP literal in brackets, then a port of digits.
+ * pos is where the value is (0: no byte yet); anything else is invalid.
  */
+enum http_host {
+	HTTP_HOST_NONE,
+	HTTP_HOST_NAME,        /* a reg-name or IPv4 address */
+	HTTP_HOST_PCT1,        /* a "%": two hex digits owed */
+	HTTP_HOST_PCT2,        /* one owed */
+	HTTP_HOST_LITERAL,     /* "[" and not yet "]" */
+	HTTP_HOST_LITERAL_END, /* "]": a port or nothing may follow */
+	HTTP_HOST_PORT,        /* ":" then digits */
+};
+
 static void http_host_byte(struct demo_http *h, char ch)
 {
 	if (http_ows(ch)) {
 		h->gap = h->pos != 0;
 		return;
 	}
-	if (h->gap || !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-			(ch && strchr("-._~%!$&'()*+,;=:[]", ch))))
+	/* unreserved and sub-delims: a reg-name's, an IPv4 address's, an IP literal's with ":" */
+	bool name = http_alpha(ch) || http_digit(ch) || (ch && strchr("-._~!$&'()*+,;=", ch));
+	unsigned at = h->pos;
+	bool ok;
+	if (at == HTTP_HOST_PCT1 || at == HTTP_HOST_PCT2) {
+		ok = http_hex(ch);
+		h->pos = at == HTTP_HOST_PCT1 ? HTTP_HOST_PCT2 : HTTP_HOST_NAME;
+	} else if (at == HTTP_HOST_LITERAL) {
+		ok = name || ch == ':' || ch == ']';
+		h->pos = ch == ']' ? HTTP_HOST_LITERAL_END : HTTP_HOST_LITERAL;
+	} else if (at == HTTP_HOST_PORT || ch == ':') {
+		ok = ch == ':' ? at != HTTP_HOST_PORT : http_digit(ch);
+		h->pos = HTTP_HOST_PORT;
+	} else if (ch == '[') {
+		ok = at == HTTP_HOST_NONE;
+		h->pos = HTTP_HOST_LITERAL;
+	} else {
+		ok = at != HTTP_HOST_LITERAL_END && (name || ch == '%');
+		h->pos = ch == '%' ? HTTP_HOST_PCT1 : HTTP_HOST_NAME;
+	}
+	if (!ok || h->gap)
 		h->head |= HTTP_BAD;
-	h->pos = 1;
 }
 
 /* The end of a field (the next line does not continue it): a Content-Length needs a value. */
@@ -480,6 +515,9 @@ static void http_field_end(struct demo_http *h)
 		http_option_end(h);
 	else if (h->field == HTTP_LENGTH && !h->pos)
 		h->head |= HTTP_BAD;
+	else if (h->field == HTTP_HOST_VALUE &&
+		 (h->pos == HTTP_HOST_PCT1 || h->pos == HTTP_HOST_PCT2 || h->pos == HTTP_HOST_LITERAL))
+		h->head |= HTTP_BAD; /* a Host value cut short */
 	h->field = 0;
 }
 

@@ -169,8 +169,9 @@ struct demo_http {
  *    "#", no byte above 0x7f, "%" and two hex digits); a
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host
- *    field, or any request two, or one whose value holds a byte no
- *    host or port may hold, or whitespace inside (3.2); a CR not
+ *    field, or any request two, or one whose value is not uri-host
+ *    [":" port] (RFC 3986: "a:b", "[::1", "user@a", whitespace inside:
+ *    3.2); a CR not
  *    followed by LF anywhere in the head (2.2); a
  *    Content-Length is not one run of digits between optional
  *    whitespace, or comes twice (6.3); a

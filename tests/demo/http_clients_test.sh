@@ -201,6 +201,8 @@ raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost:
 raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400
 raw "two Host fields (3.2)" 'GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n' 1 eof 400
 raw "a Host that is no host (3.2)" 'GET / HTTP/1.1\r\nHost: user@a\r\n\r\n' 1 eof 400
+raw "a Host whose port is no number (3.2)" 'GET / HTTP/1.1\r\nHost: a:b\r\n\r\n' 1 eof 400
+raw "a Host with an open IP literal (3.2)" 'GET / HTTP/1.1\r\nHost: [::1\r\n\r\n' 1 eof 400
 raw "whitespace before a colon (5.1)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\nhello' 1 eof 400
 raw "a field line without a colon" 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length\r\n\r\n' 1 eof 400
 raw "Content-Length not a number (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5x\r\n\r\nhello' 1 eof 400

@@ -274,6 +274,27 @@ static const struct {
 	{ "GET / HTTP/1.1\r\nHost: a?b\r\n\r\n", BAD },
 	{ "GET / HTTP/1.1\r\nHost: \"a\"\r\n\r\n", BAD },
 	{ "GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n", BAD },
+	/* ...uri-host [":" port] to the letter (RFC 3986 3.2.2, 3.2.3): a MUST (RFC 9112 3.2) */
+	{ "GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost: [v1.x:y]:1\r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", KEEP },  /* an empty reg-name */
+	{ "GET / HTTP/1.1\r\nHost: a:\r\n\r\n", KEEP },   /* an empty port */
+	{ "GET / HTTP/1.1\r\nHost: A.B-c%2a\r\n\r\n", KEEP },
+	{ "GET / HTTP/1.1\r\nHost: a:b\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a:80:90\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a:8 0\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: ::1\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [::1]]\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [[::1]\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a[::1]\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a]\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [a/b]\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a%4\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: a%\r\n\r\n", BAD },
+	{ "GET / HTTP/1.1\r\nHost: [::1\r\n ]\r\n\r\n", BAD }, /* obs-fold: "[::1 ]" */
 	/* Connection: close, field name and option in any case */
 	{ H11 "Connection: close\r\n\r\n", CLOSE },
 	{ H11 "connection: close\r\n\r\n", CLOSE },
@@ -449,7 +470,7 @@ static void check_random(void)
 		"Connection", "connection:", "Connection: ", "close", "CLOSE", "keep-alive", "Keep-Alive",
 		"\r\n\r\n", "x", "\r\n ", "HTTP/2.0", "Content-Length:", "content-length: ", "0", "5",
 		"Transfer-Encoding:", " chunked", "\0", "Host: a\r\n", "host:", "gzip", "(",
-		"*", "OPTIONS", "CONNECT", "%4", "http:", "a:1", "#",
+		"*", "OPTIONS", "CONNECT", "%4", "http:", "a:1", "#", "[::1]", "]", "Host: ",
 	};
 	char in[600];
 	for (int t = 0; t < 20000; t++) {
