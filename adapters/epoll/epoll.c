@@ -27,7 +27,21 @@ struct twheel_epoll {
 	int fd;
 	bool defer;   /* twheel_epoll_wait() turned twheel_host_defer() on */
 	bool closing; /* in destroy: the timerfd is left as it is */
+	bool gone;    /* the program closed the timerfd (EBADF): not ours to close */
 };
+
+/*
+ * A call on the timerfd failed: closed under the adapter (EBADF), or its
+ * number reused for a descriptor that is not a timerfd (EINVAL). No timer
+ * can fire any more: the host refuses every later arm
+ * (twheel_host_lost()), and destroy does not close a number that may be
+ * someone else's by then.
+ */
+static void fd_lost(struct twheel_epoll *e)
+{
+	e->gone = true;
+	twheel_host_lost(&e->h);
+}
 
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
@@ -47,7 +61,8 @@ static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 	its.it_value.tv_sec = (time_t)(v / 1000000000u);
 	its.it_value.tv_nsec = (long)(v % 1000000000u);
 	/* Cannot fail on a valid timerfd with a normalised value. */
-	timerfd_settime(e->fd, flags, &its, NULL);
+	if (timerfd_settime(e->fd, flags, &its, NULL) != 0)
+		fd_lost(e);
 }
 
 /*
@@ -60,8 +75,8 @@ static void host_stop(struct twheel_host *h)
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
 	struct twheel_epoll *e = (struct twheel_epoll *)h;
 
-	if (!e->closing)
-		timerfd_settime(e->fd, 0, &its, NULL);
+	if (!e->closing && timerfd_settime(e->fd, 0, &its, NULL) != 0)
+		fd_lost(e);
 }
 
 static const struct twheel_host_ops epoll_ops = { host_arm, host_stop };
@@ -108,8 +123,12 @@ long twheel_epoll_dispatch(struct twheel_host *h)
 	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
 	n = read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations));
-	if (n < 0 && errno != EAGAIN)
-		return -errno;
+	if (n < 0 && errno != EAGAIN) {
+		rc = -errno;
+		if (rc == -EBADF && twheel_host_wheel(h))
+			fd_lost((struct twheel_epoll *)h);
+		return rc;
+	}
 	rc = twheel_host_run(h);
 	/*
 	 * EAGAIN: it was not readable, so the timerfd may still be armed. The
@@ -158,7 +177,8 @@ int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 		e->closing = false;
 		return rc;
 	}
-	close(e->fd);
+	if (!e->gone)
+		close(e->fd);
 	free(e);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * plus its own arguments and its fd being silent while the wheel is empty
  * (also after a dispatch when it was not readable).
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -272,6 +273,51 @@ static int dispatch_on_a_closed_fd(void)
 	return bad;
 }
 
+/*
+ * Arms after the program closed the timerfd: no timer can fire any more,
+ * so an arm that re-arms the timerfd (its timerfd_settime() fails) is
+ * refused with -ESHUTDOWN, and so is every later one; after a dispatch
+ * that got -EBADF, even an arm that would leave the timerfd alone.
+ * Destroy hands back what is pending and does not close the number, which
+ * the program may have given to another descriptor since. @how: 0 the
+ * wheel empty (the arm re-arms), 1 a timer pending and dispatch told
+ * -EBADF, then an arm later than it. 0 if so.
+ */
+static int arms_after_the_timerfd_was_closed(int how)
+{
+	struct twheel_host *h = twheel_epoll_create(NULL);
+	struct epoll_event ev;
+	struct tw_timer a, b;
+	int bad = !h, handed = 0, other[2] = { -1, -1 };
+
+	if (!h)
+		return 1;
+	tw_timer_init(&a, spur_cb);
+	tw_timer_init(&b, spur_cb);
+	if (how == 1)
+		bad |= twheel_host_add(h, &a, 100 * TICK_NS) != 0;
+	bad |= close(twheel_epoll_fd(h)) != 0;
+	if (how == 1) {
+		bad |= twheel_epoll_dispatch(h) != -EBADF;
+		bad |= twheel_host_add(h, &b, 200 * TICK_NS) != -ESHUTDOWN;
+	} else {
+		bad |= twheel_host_add(h, &b, TICK_NS) != -ESHUTDOWN;
+	}
+	bad |= tw_timer_pending(&b);
+	bad |= twheel_host_add_at(h, &b, twheel_host_now(h) + TICK_NS) != -ESHUTDOWN;
+	bad |= twheel_host_mod(h, &b, 0) != -ESHUTDOWN || tw_timer_pending(&b);
+	bad |= twheel_epoll_wait(h, -1, &ev, 1, 0) != -ESHUTDOWN;
+	/* the number goes to the next descriptor opened: destroy leaves it */
+	bad |= pipe(other) != 0;
+	bad |= twheel_epoll_destroy(h, count_handed, &handed) != 0 || handed != how;
+	bad |= fcntl(other[0], F_GETFD) < 0 || fcntl(other[1], F_GETFD) < 0;
+	close(other[0]);
+	close(other[1]);
+	if (bad)
+		fprintf(stderr, "an arm after the timerfd was closed (case %d)\n", how);
+	return bad;
+}
+
 /* After twheel_host_fini(): dispatch and wait give -EINVAL; destroy frees. */
 static int calls_after_host_fini(void)
 {
@@ -301,7 +347,8 @@ int main(void)
 		return 1;
 	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args() ||
 	    fork_child_destroys_the_parents_host() || dispatch_on_a_closed_fd() ||
-	    calls_after_host_fini())
+	    calls_after_host_fini() || arms_after_the_timerfd_was_closed(0) ||
+	    arms_after_the_timerfd_was_closed(1))
 		return 1;
 	rc = suite_main(&ep_host);
 	wrapped = 1;

@@ -73,7 +73,8 @@ TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
  *            (twheel_host_fini());
  *   -EBUSY   called from one of the wheel's callbacks;
  *   or read(2)'s error other than EAGAIN as a negative errno (-EBADF:
- *   the timerfd was closed behind the adapter's back), nothing run.
+ *   the timerfd was closed behind the adapter's back: the host is then
+ *   lost, see twheel_epoll_destroy()), nothing run.
  * Cost: one read(2), twheel_advance(), at most one timerfd_settime(2).
  */
 TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
@@ -89,6 +90,8 @@ TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
  *            (twheel_host_fini()), @events NULL or @maxevents <= 0
  *            (nothing placed, no wait);
  *   -EBUSY   called from one of the wheel's callbacks (nothing placed);
+ *   -ESHUTDOWN  the timerfd was found closed (see twheel_epoll_destroy();
+ *            nothing placed, no wait);
  *   or epoll_wait()'s error as a negative errno (-EINTR, -EBADF...), the
  *   parked timers placed.
  * Cost: twheel_host_place() (one clock reading if an arm was parked, O(1)
@@ -107,6 +110,16 @@ TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct e
  * child share it (as they share an epoll set), so a host made before the
  * fork is for one of them to use, and the other may only destroy its
  * copy, which leaves the timer of the one that uses it armed.
+ * A timerfd the program closed cannot fire. The adapter finds it when a
+ * call on it fails: dispatch's -EBADF, or timerfd_settime() (EBADF; EINVAL
+ * if the number went to a descriptor that is not a timerfd) when the host
+ * re-arms the timerfd (an arm into an empty wheel or earlier than the tick
+ * it waits for) or stops it; no extra call. The host is then lost
+ * (twheel_host_lost()): that arm and every later one, and
+ * twheel_epoll_wait(), return -ESHUTDOWN; this hands back what was
+ * pending (arms that left the timerfd alone before the adapter found the
+ * close included) and does not close the number, which may be another
+ * descriptor's by then.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_epoll_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
