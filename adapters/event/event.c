@@ -26,6 +26,16 @@
  * Deferral is on from creation. twheel_event_loop() (event_base_loop() one
  * iteration at a time, placing before each) is kept: it places the same
  * way, and the placement event then finds nothing.
+ *
+ * The program may delete the timer event itself (event_del() of every
+ * event of the base, through event_base_foreach_event()): libevent tells
+ * the adapter nothing, and the pending timers would never fire (the base
+ * even returns from its loop, with nothing added). The adapter keeps its
+ * own mark of the event it added (@added) and checks it against
+ * event_pending() where it runs anyway (each iteration of
+ * twheel_event_loop(), the first arm parked after a placement, the
+ * placement's callback): an event found deleted is made active, so that
+ * the host runs at once and re-arms it for what is pending.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -41,6 +51,7 @@ struct twheel_event {
 	struct event *place; /* made active to place the parked arms by delay */
 	struct event_base *base;
 	bool placing;        /* place is active */
+	bool added;          /* ev was added (host_arm()) and has not fired */
 	bool destroyed;      /* by a callback of twheel_event_loop(): it frees @e */
 	unsigned looping;    /* twheel_event_loop() calls running */
 };
@@ -49,7 +60,20 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
+	((struct twheel_event *)arg)->added = false; /* the run re-arms it */
 	twheel_host_run(arg);
+}
+
+/*
+ * The timer event was added for pending timers but is no longer pending:
+ * the program deleted it. Make it active: its run re-arms it.
+ */
+static void undeleted(struct twheel_event *e)
+{
+	if (e->added && !event_pending(e->ev, EV_TIMEOUT, NULL)) {
+		e->added = false;
+		event_active(e->ev, EV_TIMEOUT, 0);
+	}
 }
 
 static void on_place(evutil_socket_t fd, short what, void *arg)
@@ -59,6 +83,7 @@ static void on_place(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	e->placing = false;
+	undeleted(e);
 	twheel_host_place(&e->h);
 }
 
@@ -83,22 +108,30 @@ static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 	event_base_update_cache_time(e->base);
 	tv.tv_sec = (time_t)(us / 1000000u);
 	tv.tv_usec = (suseconds_t)(us % 1000000u);
-	event_add(e->ev, &tv);
+	e->added = event_add(e->ev, &tv) == 0;
 }
 
 static void host_stop(struct twheel_host *h)
 {
-	event_del(((struct twheel_event *)h)->ev);
+	struct twheel_event *e = (struct twheel_event *)h;
+
+	e->added = false;
+	event_del(e->ev);
 }
 
-/* The first arm by delay parked after a placement: schedule one. */
+/*
+ * The first arm by delay parked after a placement: schedule one, unless
+ * one is (the placement event is active: the program may have deleted it,
+ * which takes an active event off the base's queue too).
+ */
 static int host_parked(struct twheel_host *h)
 {
 	struct twheel_event *e = (struct twheel_event *)h;
 
-	if (!e->placing) {
+	if (!e->placing || !event_pending(e->place, EV_TIMEOUT, NULL)) {
 		e->placing = true;
 		event_active(e->place, EV_TIMEOUT, 0);
+		undeleted(e);
 	}
 	return 0;
 }
@@ -143,6 +176,7 @@ int twheel_event_loop(struct twheel_host *h, int flags)
 	/* a callback may destroy @h: it is then freed here, not there */
 	e->looping++;
 	for (;;) {
+		undeleted(e);
 		rc = event_base_loop(e->base, flags | EVLOOP_ONCE);
 		if (rc != 0 || (flags & (EVLOOP_ONCE | EVLOOP_NONBLOCK)) ||
 		    event_base_got_exit(e->base) || event_base_got_break(e->base))

@@ -187,6 +187,95 @@ static int priorities_set_before_arming(void)
 	return 0;
 }
 
+/*
+ * The program deletes every event of the base (collected by
+ * event_base_foreach_event(), then event_del(): a common shutdown or
+ * reset), the adapter's among them, while timers are pending. The
+ * adapter finds its event deleted and makes it active, so that every
+ * pending timer fires all the same; before, none fired and the loop
+ * returned at once. @how: 0 an arm that leaves the timer event alone, then
+ * twheel_event_loop(); 1 an arm by delay (the first park of a batch: the
+ * parked op looks), then event_base_dispatch(); 2 the placement event
+ * active (and deleted with the rest) when the program deletes, an arm by
+ * delay (not the first of its batch), then twheel_event_loop(), and a
+ * first park after that finds the placement event deleted. 0 if so.
+ */
+static struct event *all_events[8];
+static int n_events;
+static int fired_after_delete;
+
+static int collect(const struct event_base *b, const struct event *ev, void *arg)
+{
+	(void)b;
+	(void)arg;
+	if (n_events < 8)
+		all_events[n_events++] = (struct event *)ev;
+	return 0;
+}
+
+static struct tw_timer *fired_first;
+
+static void count_cb(struct tw_timer *t)
+{
+	if (!fired_first)
+		fired_first = t;
+	fired_after_delete++;
+}
+
+static int deleted_by_the_program_still_fires(int how)
+{
+	struct tw_timer t[3];
+	struct twheel_host *h;
+	int bad = 0, want = how == 2 ? 3 : 2;
+
+	event_setup();
+	h = twheel_event_create(base, NULL);
+	if (!h)
+		return 1;
+	fired_after_delete = 0;
+	for (int i = 0; i < 3; i++)
+		tw_timer_init(&t[i], count_cb);
+	bad |= twheel_host_add(h, &t[0], 20 * TICK_NS) != 0;
+	if (how == 2)
+		bad |= twheel_host_add(h, &t[2], 25 * TICK_NS) != 0; /* parked: placement active */
+	else
+		event_base_loop(base, EVLOOP_NONBLOCK); /* nothing parked, nothing active */
+	n_events = 0;
+	event_base_foreach_event(base, collect, NULL);
+	bad |= n_events < 1;
+	for (int i = 0; i < n_events; i++)
+		event_del(all_events[i]);
+	if (how == 0) {
+		bad |= twheel_host_add_at(h, &t[1], twheel_host_now(h) + 30 * TICK_NS) != 0;
+		bad |= twheel_event_loop(h, 0) < 0;
+	} else if (how == 2) {
+		bad |= twheel_host_add(h, &t[1], 30 * TICK_NS) != 0;
+		bad |= twheel_event_loop(h, 0) < 0;
+		if (fired_after_delete == 3) {
+			/* the placement event, deleted while active, is made
+			 * active again by the next first park: the 5 ms timer
+			 * is placed before the base waits, and fires first
+			 * (before, it waited parked for the 20 ms one's run) */
+			bad |= twheel_host_add(h, &t[0], 20 * TICK_NS) != 0;
+			bad |= twheel_host_add(h, &t[1], 5 * TICK_NS) != 0;
+			fired_first = NULL;
+			bad |= event_base_dispatch(base) < 0;
+			bad |= fired_first != &t[1];
+			want = 5;
+		}
+	} else {
+		bad |= twheel_host_add(h, &t[1], 30 * TICK_NS) != 0;
+		bad |= event_base_dispatch(base) < 0;
+	}
+	bad |= fired_after_delete != want || twheel_count(twheel_host_wheel(h)) != 0;
+	if (bad)
+		fprintf(stderr, "timer event deleted by the program (case %d): %d of %d fired\n", how,
+			fired_after_delete, want);
+	bad |= twheel_event_destroy(h, NULL, NULL) != 0;
+	event_teardown();
+	return bad;
+}
+
 int main(void)
 {
 	static const struct host_loop coarse = {
@@ -209,6 +298,9 @@ int main(void)
 	if (twheel_event_loop(NULL, 0) != -EINVAL || bad_flags() || destroyed_with_placement_active() ||
 	    priorities_set_before_arming())
 		return 1;
+	for (int how = 0; how < 3; how++)
+		if (deleted_by_the_program_still_fires(how))
+			return 1;
 	rc = suite_main(&coarse);
 	nocache = 1;
 	rc |= suite_main(&uncached);

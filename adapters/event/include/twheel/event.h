@@ -34,6 +34,21 @@
  * wheel costs no wake-ups. It is re-added only when a timer earlier than
  * the one it waits for is armed.
  *
+ * Deleted by the program. The two events are the adapter's, but a program
+ * that deletes every event of its base (collected by
+ * event_base_foreach_event(), then event_del()) deletes them too, and
+ * libevent tells the adapter nothing. It checks its timer event
+ * (event_pending(), against its own mark of having added it) where it runs
+ * anyway: each iteration of twheel_event_loop(), the first arm by delay
+ * parked after a placement, the placement's callback; one found deleted
+ * is made active, so that the pending timers are run at once if due and
+ * the event is added again for the others. Until the adapter looks, they
+ * wait: with event_base_dispatch() and no arm, for ever (the base returns,
+ * nothing being pending). A placement event deleted while active is made
+ * active again by the next first park. Freeing the base (event_base_free())
+ * or the events before twheel_event_destroy() is not allowed: they are
+ * used afterwards.
+ *
  * Threads: a host belongs to the thread that runs its base. Calls from the
  * wheel's callbacks and from libevent callbacks on that thread are
  * allowed unless stated otherwise.
