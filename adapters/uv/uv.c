@@ -38,6 +38,7 @@ struct twheel_uv {
 	uv_timer_t timer;
 	uv_idle_t place;      /* active while arms by delay wait to be placed */
 	uv_loop_t *loop;
+	bool armed;           /* timer started (host_arm()), not fired or stopped since */
 	uv_idle_t reap;       /* closed by destroy if someone else closed one */
 	int open_handles;     /* that destroy closed: freed when none is left */
 	bool still_listed;    /* find_closing() found one of @other */
@@ -53,7 +54,19 @@ static void on_timer(uv_timer_t *timer)
 {
 	struct twheel_uv *u = timer->data;
 
+	u->armed = false;
 	twheel_host_run(&u->h);
+}
+
+/*
+ * The uv_timer_t was started for pending timers but is no longer active:
+ * the program stopped it (uv_timer_stop() of every timer of the loop,
+ * through uv_walk()). Start it to fire at once: its run re-arms it.
+ */
+static void restart_stopped(struct twheel_uv *u)
+{
+	if (u->armed && !uv_is_active((uv_handle_t *)&u->timer))
+		uv_timer_start(&u->timer, on_timer, 0, 0);
 }
 
 static void on_place(uv_idle_t *place)
@@ -61,6 +74,7 @@ static void on_place(uv_idle_t *place)
 	struct twheel_uv *u = place->data;
 
 	uv_idle_stop(place);
+	restart_stopped(u);
 	twheel_host_place(&u->h);
 }
 
@@ -93,11 +107,15 @@ static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 	wake_ms = ceil_ms(wake);
 	lnow = uv_now(u->loop);
 	uv_timer_start(&u->timer, on_timer, wake_ms > lnow ? wake_ms - lnow : 0, 0);
+	u->armed = true;
 }
 
 static void host_stop(struct twheel_host *h)
 {
-	uv_timer_stop(&((struct twheel_uv *)h)->timer);
+	struct twheel_uv *u = (struct twheel_uv *)h;
+
+	u->armed = false;
+	uv_timer_stop(&u->timer);
 }
 
 /*
@@ -113,6 +131,7 @@ static int host_parked(struct twheel_host *h)
 		twheel_host_lost(h);
 		return -1;
 	}
+	restart_stopped(u);
 	return uv_idle_start(&u->place, on_place);
 }
 

@@ -310,6 +310,54 @@ static int arms_after_uv_walk_are_refused(int how)
 	return 0;
 }
 
+/*
+ * The program stops every timer of the loop (uv_walk() and
+ * uv_timer_stop()), the adapter's uv_timer_t among them, while timers are
+ * pending: uv_run() would return at once and none would fire. The first
+ * arm by delay parked after a placement finds the uv_timer_t stopped and
+ * starts it: both timers fire. 0 if so.
+ */
+static int stopped_fired;
+
+static void stop_timers(uv_handle_t *handle, void *arg)
+{
+	(void)arg;
+	if (handle->type == UV_TIMER)
+		uv_timer_stop((uv_timer_t *)handle);
+}
+
+static void stopped_cb(struct tw_timer *t)
+{
+	(void)t;
+	stopped_fired++;
+}
+
+static int timer_stopped_by_the_program_still_fires(void)
+{
+	static struct tw_timer far, near;
+	struct twheel_host *h;
+	int bad = 0;
+
+	uv_setup();
+	h = twheel_uv_create(&loop, NULL);
+	if (!h)
+		return 1;
+	stopped_fired = 0;
+	tw_timer_init(&far, stopped_cb);
+	tw_timer_init(&near, stopped_cb);
+	bad |= twheel_host_add(h, &far, 20 * TICK_NS) != 0;
+	uv_run(&loop, UV_RUN_NOWAIT);
+	uv_walk(&loop, stop_timers, NULL);
+	bad |= twheel_host_add(h, &near, 10 * TICK_NS) != 0;
+	uv_run(&loop, UV_RUN_DEFAULT);
+	bad |= stopped_fired != 2;
+	if (bad)
+		fprintf(stderr, "uv_timer_t stopped by the program: %d of 2 fired\n", stopped_fired);
+	bad |= twheel_uv_destroy(h, NULL, NULL) != 0;
+	uv_teardown();
+	return bad;
+}
+
 int main(void)
 {
 	struct twheel_rt_stats st;
@@ -333,6 +381,8 @@ int main(void)
 		return 1;
 	if (destroyed_after_uv_walk_closed_its_handles(true) ||
 	    destroyed_after_uv_walk_closed_its_handles(false))
+		return 1;
+	if (timer_stopped_by_the_program_still_fires())
 		return 1;
 	for (int how = 0; how < 3; how++) {
 		if (arms_after_uv_walk_are_refused(how)) {

@@ -37,7 +37,12 @@
  * closes its handles (a uv_walk() at shutdown): no callback of its own
  * runs. It asks uv_is_closing() whenever the host calls it (see
  * twheel_uv_destroy()), for one call into libuv on a re-arm of the
- * uv_timer_t; arms that leave the uv_timer_t alone ask nothing.
+ * uv_timer_t; arms that leave the uv_timer_t alone ask nothing. A
+ * uv_timer_t the program stopped (uv_timer_stop() through uv_walk()) while
+ * timers are pending is found by the first arm by delay parked after a
+ * placement (uv_is_active()), and the placement's callback, and started
+ * to fire at once: its run re-arms it. Until then the timers wait, and
+ * uv_run() may return, nothing active keeping it.
  *
  * Threads: an adapter belongs to the thread that runs its uv loop. Calls
  * from the wheel's callbacks and from any libuv callback on that thread
