@@ -1,7 +1,7 @@
 /*
  * conversions.c - the jiffies conversions of <twheel/compat/timer_list.h>
- * that the kernel computes with rounding of its own (clock_t, timespec64)
- * give the kernel's values: each is checked against a table computed with
+ * that the kernel computes with rounding of its own (clock_t, timespec64,
+ * and the msecs, usecs and nsecs ones) give the kernel's values: each is checked against a table computed with
  * the kernel's formulas (kernel_conversions.py, conversions_expected.h),
  * at the HZ it is built with (100, 250, 1000: meson.build), edge cases and
  * wrap-arounds included, plus the constants. Exit 0 if all match.
@@ -22,6 +22,15 @@ struct ts_row {
 	long long sec;
 	long nsec;
 	unsigned long j;
+};
+struct j2_row {
+	unsigned long j;
+	unsigned int msecs, usecs;
+	unsigned long long msecs64, nsecs64, jiffies_of_nsecs;
+};
+struct m_row {
+	unsigned int m;
+	unsigned long msecs_j, usecs_j;
 };
 struct ns_row {
 	unsigned long long ns;
@@ -90,6 +99,30 @@ int main(void)
 		ts.tv_nsec = ts_rows[i].nsec;
 		CHECK(timespec64_to_jiffies(&ts) == ts_rows[i].j, "timespec64_to_jiffies(%lld.%09ld) = %lu, kernel %lu",
 		      ts_rows[i].sec, ts_rows[i].nsec, timespec64_to_jiffies(&ts), ts_rows[i].j);
+	}
+	for (i = 0; i < sizeof(j2_rows) / sizeof(j2_rows[0]); i++) {
+		const struct j2_row *r = &j2_rows[i];
+
+		CHECK(jiffies_to_msecs(r->j) == r->msecs, "jiffies_to_msecs(%lu) = %u, kernel %u", r->j,
+		      jiffies_to_msecs(r->j), r->msecs);
+		CHECK(jiffies_to_usecs(r->j) == r->usecs, "jiffies_to_usecs(%lu) = %u, kernel %u", r->j,
+		      jiffies_to_usecs(r->j), r->usecs);
+		CHECK(jiffies_to_nsecs(r->j) == r->usecs * 1000ull, "jiffies_to_nsecs(%lu)", r->j);
+		CHECK(jiffies64_to_msecs(r->j) == r->msecs64, "jiffies64_to_msecs(%lu) = %llu, kernel %llu", r->j,
+		      jiffies64_to_msecs(r->j), r->msecs64);
+		CHECK(jiffies64_to_nsecs(r->j) == r->nsecs64, "jiffies64_to_nsecs(%lu) = %llu, kernel %llu", r->j,
+		      jiffies64_to_nsecs(r->j), r->nsecs64);
+		CHECK(nsecs_to_jiffies64(r->j) == r->jiffies_of_nsecs, "nsecs_to_jiffies64(%lu) = %llu, kernel %llu",
+		      r->j, nsecs_to_jiffies64(r->j), r->jiffies_of_nsecs);
+		CHECK(nsecs_to_jiffies(r->j) == (unsigned long)r->jiffies_of_nsecs, "nsecs_to_jiffies(%lu)", r->j);
+	}
+	for (i = 0; i < sizeof(m_rows) / sizeof(m_rows[0]); i++) {
+		const struct m_row *r = &m_rows[i];
+
+		CHECK(msecs_to_jiffies(r->m) == r->msecs_j, "msecs_to_jiffies(%u) = %lu, kernel %lu", r->m,
+		      msecs_to_jiffies(r->m), r->msecs_j);
+		CHECK(usecs_to_jiffies(r->m) == r->usecs_j, "usecs_to_jiffies(%u) = %lu, kernel %lu", r->m,
+		      usecs_to_jiffies(r->m), r->usecs_j);
 	}
 	for (i = 0; i < sizeof(ns_rows) / sizeof(ns_rows[0]); i++)
 		CHECK(nsec_to_clock_t(ns_rows[i].ns) == ns_rows[i].clock_t_of_ns, "nsec_to_clock_t(%llu)", ns_rows[i].ns);

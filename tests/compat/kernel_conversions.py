@@ -11,6 +11,7 @@ for each HZ given. Prints the C table that conversions.c includes:
 only an HZ that divides 1,000,000.)
 """
 import sys
+from math import gcd
 
 M64 = (1 << 64) - 1
 LONG_MAX = (1 << 63) - 1
@@ -102,6 +103,57 @@ def nsec_to_clock_t(x):
     return x // (NSEC_PER_SEC // USER_HZ)  # NSEC_PER_SEC % USER_HZ == 0
 
 
+def jiffies_to_msecs(hz, j):
+    if hz <= 1000 and 1000 % hz == 0:
+        return u64((1000 // hz) * j) & 0xffffffff
+    g = gcd(1000, hz)
+    return (u64(j * (1000 // g)) + hz // g - 1) // (hz // g) & 0xffffffff
+
+
+def jiffies_to_usecs(hz, j):
+    if 10**6 % hz == 0:
+        return u64((10**6 // hz) * j) & 0xffffffff
+    g = gcd(10**6, hz)                   # HZ_TO_USEC_NUM / HZ_TO_USEC_DEN
+    return u64(j * (10**6 // g)) // (hz // g) & 0xffffffff
+
+
+def msecs_to_jiffies(hz, m):
+    """Where HZ divides 1000 only: elsewhere the kernel multiplies by
+    timeconst.h's MSEC_TO_HZ_MUL32, not computed here."""
+    if m >= 1 << 31:                     # (int)m < 0: "infinite"
+        return MAX_JIFFY_OFFSET
+    return (m + 1000 // hz - 1) // (1000 // hz)
+
+
+def usecs_to_jiffies(hz, u):
+    """Where HZ divides 1000000 only (USEC_TO_HZ_MUL32 elsewhere)."""
+    if u > jiffies_to_usecs(hz, MAX_JIFFY_OFFSET):
+        return MAX_JIFFY_OFFSET
+    return (u + 10**6 // hz - 1) // (10**6 // hz)
+
+
+def jiffies64_to_nsecs(hz, j):
+    if NSEC_PER_SEC % hz == 0:
+        return u64((NSEC_PER_SEC // hz) * j)
+    g = gcd(NSEC_PER_SEC, hz)            # HZ_TO_NSEC_NUM / HZ_TO_NSEC_DEN
+    return u64(j * (NSEC_PER_SEC // g)) // (hz // g)
+
+
+def jiffies64_to_msecs(hz, j):
+    if hz <= 1000 and 1000 % hz == 0:
+        return u64((1000 // hz) * j)
+    g = gcd(1000, hz)
+    return u64(j * (1000 // g)) // (hz // g)
+
+
+def nsecs_to_jiffies64(hz, n):
+    if NSEC_PER_SEC % hz == 0:
+        return n // (NSEC_PER_SEC // hz)
+    if hz % 512 == 0:
+        return u64(n * hz // 512) // (NSEC_PER_SEC // 512)
+    return u64(n * 9) // ((9 * NSEC_PER_SEC + hz // 2) // hz)
+
+
 J = [0, 1, 2, 3, 7, 99, 100, 101, 249, 250, 299, 300, 301, 999, 1000, 1001, 12345,
      (1 << 32) - 1, 1 << 32, 1 << 40, 1 << 54, 1 << 62, ULONG_MAX // 100, ULONG_MAX // 100 + 1,
      ULONG_MAX // 250 * 100, ULONG_MAX // 250 * 100 + 1, ULONG_MAX // 10, ULONG_MAX // 10 + 1,
@@ -113,6 +165,8 @@ TS = [(0, 0), (0, 1), (0, 999999), (0, 1000000), (0, 1000001), (0, 2500000), (0,
       (4611686018, 0), (4611686018427, 0), (-1, 0), (-5, 500000000), (0, 1999999999),
       (3, 2000000000), (9223372036854775807, 999999999)]
 NS = [0, 1, 9999999, 10000000, 10000001, 10**9, 10**18, M64]
+M = [0, 1, 2, 3, 4, 5, 9, 10, 11, 999, 1000, 1001, 3999, 4000, 4001, 9999, 10000, 10001, 123456,
+     (1 << 31) - 2, (1 << 31) - 1, 1 << 31, (1 << 32) - 1000, (1 << 32) - 1]
 
 
 def main():
@@ -133,6 +187,17 @@ def main():
             lit = "%dLL" % sec if sec != -(1 << 63) else "LLONG_MIN"
             print("\t{ %s, %dL, %duL }," % (lit, nsec, timespec64_to_jiffies(hz, sec, nsec)))
         print("};")
+        print("static const struct j2_row j2_rows[] = {")
+        for j in J:
+            print("\t{ %duL, %du, %du, %duLL, %duLL, %duLL }," % (
+                j, jiffies_to_msecs(hz, j), jiffies_to_usecs(hz, j), jiffies64_to_msecs(hz, j),
+                jiffies64_to_nsecs(hz, j), nsecs_to_jiffies64(hz, j)))
+        print("};")
+        if 1000 % hz == 0:
+            print("static const struct m_row m_rows[] = {")
+            for m in M:
+                print("\t{ %du, %duL, %duL }," % (m, msecs_to_jiffies(hz, m), usecs_to_jiffies(hz, m)))
+            print("};")
         print("#endif")
     print("static const struct ns_row ns_rows[] = {")
     for n in NS:
