@@ -370,6 +370,42 @@ TEST(Co, TaskAwaitedTwiceThrows)
 	EXPECT_EQ(resumed, 0);
 }
 
+tw::co::task<int> awaits_ref(tw::co::task<int> &t, int *resumed)
+{
+	const int v = co_await std::move(t);
+	++*resumed;
+	co_return v;
+}
+
+// The awaiting coroutine destroyed while the task it awaits, held
+// elsewhere, goes on: the task, ending, resumed the freed frame (ASan:
+// heap-use-after-free). And the other way round: the task destroyed
+// while awaited, then the coroutine awaiting it.
+TEST(Co, AwaiterDestroyedBeforeTheTaskItAwaits)
+{
+	tw::Loop loop;
+	int resumed = 0;
+	auto drive = [](tw::co::task<int> &t) -> driver { (void)co_await std::move(t); };
+	tw::co::task<int> child = twice(loop, 21);
+	{
+		tw::co::task<int> parent = awaits_ref(child, &resumed);
+		driver d = drive(parent);
+		EXPECT_EQ(loop.size(), 1u); // the child's sleep
+	} // the driver goes, then the parent, suspended
+	const auto end = clk::now() + 5s;
+	while (!child.done() && clk::now() < end)
+		loop.run_once();
+	EXPECT_TRUE(child.done());
+	EXPECT_EQ(resumed, 0);
+	tw::co::task<int> child2 = twice(loop, 1);
+	auto parent2 = std::make_unique<tw::co::task<int>>(awaits_ref(child2, &resumed));
+	driver d2 = drive(*parent2);
+	child2 = tw::co::task<int>(); // the child goes first, with its sleep
+	EXPECT_EQ(loop.size(), 0u);
+	parent2.reset();
+	EXPECT_EQ(resumed, 0);
+}
+
 tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
 {
 	*started = true;

@@ -12,7 +12,8 @@
 // throws (its unhandled_exception() rethrows). Nothing resumes a coroutine once its Loop is
 // destroyed (from a callback: in the rest of that iteration too), so that
 // it never runs on with a dangling Loop &. A task object destroyed while its coroutine is
-// suspended destroys the frame; what it waits on is cancelled then.
+// suspended destroys the frame; what it waits on is cancelled then. A
+// task whose awaiting coroutine is destroyed goes on, and resumes nothing.
 // Threads: everything on the loop thread, except awaiting resume_on().
 #ifndef TWHEEL_CO_HPP
 #define TWHEEL_CO_HPP
@@ -50,12 +51,18 @@ struct promise_base;
 inline thread_local const promise_base *starting = nullptr;
 
 // What every task's promise shares: the awaiter to resume when it ends
-// (null until one awaits it), the exception it ended with, and, when
-// detached, the loop's anchor.
+// (null until one awaits it) and its flag set if this frame goes first,
+// the exception it ended with, and, when detached, the loop's anchor.
 struct promise_base {
 	std::coroutine_handle<> cont;
+	bool *gone = nullptr;
 	std::exception_ptr error;
 	std::optional<anchor> anch; // detached
+	~promise_base()
+	{
+		if (gone)
+			*gone = true;
+	}
 
 	std::suspend_always initial_suspend() noexcept { return {}; }
 	struct final_awaiter {
@@ -128,7 +135,17 @@ public:
 
 	struct awaiter {
 		handle h;
-		bool mine = false; // this co_await started the task
+		bool mine = false, gone = false; // this co_await started the task; its frame went
+		awaiter(handle x) noexcept : h(x) {}
+		awaiter(const awaiter &) = delete;
+		~awaiter() // the awaiting frame goes (first?): the task must not resume it
+		{
+			if (!mine || gone)
+				return;
+			h.promise().gone = nullptr;
+			if (!h.done())
+				h.promise().cont = std::noop_coroutine();
+		}
 		// empty, or awaited already: await_resume() throws
 		bool await_ready() noexcept { return !h || h.promise().cont; }
 		// Runs the task here until it suspends or ends; once it has
@@ -136,7 +153,7 @@ public:
 		bool await_suspend(std::coroutine_handle<> c) noexcept
 		{
 			mine = true;
-			h.promise().cont = c;
+			h.promise().cont = c, h.promise().gone = &gone;
 			const detail::promise_base *p = &h.promise(), *up = std::exchange(detail::starting, p);
 			handle(h).resume();
 			const bool ended = detail::starting != p;
