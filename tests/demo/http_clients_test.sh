@@ -36,7 +36,8 @@
 #    the FIN, and nothing after them is answered, chunked twice too; a
 #    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
 #    HTTP/0.9 as a version a 505, "http/1.1" and a bare CR a 400; a
-#    method too long a 501 (RFC 9112 3), a request line too
+#    method too long a 501 (RFC 9112 3), a version too long a 400, a
+#    request line too
 #    long a 414, a head too long a 431;
 #    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
@@ -227,6 +228,7 @@ raw "a target with a fragment (3.2)" 'GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n' 1 eo
 raw "CONNECT, origin-form (3.2.3)" 'CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
+raw "a version too long (400)" "GET / HTTP/1.1$long\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400
 raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414
 raw "a head too long (431)" "GET / HTTP/1.1\\r\\nHost: a\\r\\nX: $long\\r\\n\\r\\n" 1 eof 431
 for id in "${opens[@]}"; do raw_end "$id"; done

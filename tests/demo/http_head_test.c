@@ -737,6 +737,14 @@ int main(void)
 	memcpy(buf, "\r\n", 2);
 	ends[0] = max + 3;
 	check_splits("an empty line, then a method without an end", buf, max + 3, 1, NI, ends);
+	/* ...a third word without an end: no HTTP-version (RFC 9112 2.3), an invalid line: 400 */
+	memcpy(buf, "GET / HTTP/1.1", 14);
+	ends[0] = max + 1;
+	check_splits("a version without an end", buf, max + 1, 1, BAD, ends);
+	memset(buf + 14, ' ', sizeof(buf) - 14);
+	check_splits("a version, then whitespace without an end", buf, max + 1, 1, BAD, ends);
+	memcpy(buf, "GET / HTTP/1.1 x", 16);
+	check_splits("a fourth word without an end", buf, max + 1, 1, BAD, ends);
 	memset(buf, 'x', sizeof(buf));
 	/* a head too long after keep-alive ones in the same read: they are answered, then the 431 */
 	n = 0;
