@@ -163,6 +163,52 @@ TEST(AsioHost, WaitOutstandingAtDestructionDoesNothing)
 	EXPECT_EQ(r.cancelled, 1);
 }
 
+// The io_context destroyed before its AsioHost (not allowed, but done):
+// the host notices (its Asio service's shutdown), every arm after it
+// throws ESHUTDOWN instead of posting to the freed io_context (a
+// heap-use-after-free before), a cancel still works, and the host's
+// destructor cancels what was pending, once. Two hosts on one io_context,
+// one destroyed before the io_context: its leaving the list is safe.
+TEST(AsioHost, IoContextDestroyedFirstRefusesArms)
+{
+	auto io = std::make_unique<boost::asio::io_context>();
+	auto h = std::make_unique<tw::AsioHost>(*io);
+	{
+		tw::AsioHost early(*io); // leaves the io_context's list of hosts first
+		Rec e;
+		e.arm(early, 10s);
+	}
+	Rec a, b, c;
+	a.arm(*h, 50ms);
+	b.arm(*h, 60ms); // parked: a placement is posted
+	io->run_one();   // places b
+	c.arm(*h, 70ms);
+	io.reset();
+	try {
+		b.arm_in(1ms); // earlier than the wait: re-arms it
+		ADD_FAILURE() << "an arm after the io_context was destroyed did not throw";
+	} catch (const tw::error &e) {
+		EXPECT_EQ(e.code().value(), ESHUTDOWN);
+	}
+	EXPECT_TRUE(b.pending()); // refused: left as it was
+	Rec d;
+	try {
+		d.arm(*h, 100ms);
+		ADD_FAILURE() << "an arm after the io_context was destroyed did not throw";
+	} catch (const tw::error &e) {
+		EXPECT_EQ(e.code().value(), ESHUTDOWN);
+	}
+	EXPECT_FALSE(d.pending());
+	EXPECT_TRUE(c.cancel());
+	EXPECT_EQ(h->size(), 2u);
+	h.reset();
+	EXPECT_EQ(a.cancelled, 1); // by the destructor
+	EXPECT_EQ(b.cancelled, 1);
+	EXPECT_EQ(c.cancelled, 1); // by cancel()
+	EXPECT_EQ(d.cancelled, 0);
+	EXPECT_EQ(a.fired + b.fired + c.fired + d.fired, 0);
+}
+
 TEST(AsioHost, DestructionCancelsPendingTimersOnce)
 {
 	boost::asio::io_context io;

@@ -8,7 +8,9 @@
 // keeps no wait outstanding, so io_context::run() returns. Time is
 // steady_clock (CLOCK_MONOTONIC) or the injected rt clock. One thread at a
 // time: an io_context run by one thread, or a strand. Destroy the
-// AsioHost before its io_context. Header-only, C++17; the program brings
+// AsioHost before its io_context; one destroyed first is noticed (the
+// host is lost: every arm throws tw::error ESHUTDOWN, the destructor
+// cancels what is pending). Header-only, C++17; the program brings
 // Boost.Asio (1.74 or later: any_io_executor). docs/cpp.md: lateness, and a
 // wait that cannot start.
 #ifndef TWHEEL_ASIO_HPP
@@ -23,6 +25,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <vector>
+
 namespace tw {
 
 static_assert(std::is_same_v<std::chrono::steady_clock::duration, std::chrono::nanoseconds>,
@@ -34,12 +41,18 @@ public:
 
 	/// A host on @ex (an io_context's executor or a strand). @rt gives the
 	/// tick and the clock (nullptr: 1 ms, CLOCK_MONOTONIC) and is copied.
-	/// Throws std::bad_alloc, or tw::error with what twheel_host_init_ext()
-	/// refused.
+	/// Joins the execution context's list of hosts (an Asio service of its
+	/// own: a mutex, a vector), which tells it when the context is
+	/// destroyed first. Throws std::bad_alloc, or tw::error with what
+	/// twheel_host_init_ext() refused.
 	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
 		: s_(std::make_shared<state>(ex))
 	{
 		std::unique_ptr<detail::ctx> x(new detail::ctx); // first: nothing to undo
+		// after the steady_timer: its service is then older than ours
+		hosts &list = boost::asio::use_service<hosts>(boost::asio::query(ex, boost::asio::execution::context));
+		list.add(s_.get());
+		s_->list = &list;
 		s_->self = s_;
 		s_->hh.s = s_.get();
 		if (int rc = twheel_host_init_ext(&s_->hh.h, rt, &ops); rc < 0)
@@ -82,10 +95,17 @@ private:
 		state *s;
 	};
 	using clock = std::chrono::steady_clock;
+	struct hosts;
 	struct state {
-		explicit state(const boost::asio::any_io_executor &ex) : timer(ex) {}
+		explicit state(const boost::asio::any_io_executor &ex) { timer.emplace(ex); }
+		~state()
+		{
+			if (list)
+				list->remove(this);
+		}
 		hosted hh{};                // the host, and the way back from it
-		boost::asio::steady_timer timer;
+		std::optional<boost::asio::steady_timer> timer; // none once the io_context is gone
+		hosts *list = nullptr;      // the io_context's hosts, while it lives
 		std::weak_ptr<state> self;  // for the completion handlers
 		detail::ctx *x = nullptr;   // shared with the timers; x->c: live
 		std::uint64_t gen = 0;      // bumped by every arm and stop
@@ -94,12 +114,52 @@ private:
 		clock::time_point owed_at;  // what it was for
 	};
 
+	// The io_context's list of its live hosts, an Asio service of its own:
+	// when the io_context is destroyed, its shutdown() runs before that of
+	// the steady_timer's service (services shut down newest first, and
+	// this one is made after the host's steady_timer), and marks each host
+	// lost (twheel_host_lost(): its arms fail with ESHUTDOWN) and destroys
+	// its steady_timer while that can still be done.
+	struct hosts : boost::asio::execution_context::service {
+		static inline boost::asio::execution_context::id id;
+		explicit hosts(boost::asio::execution_context &c) : service(c) {}
+		void add(state *s)
+		{
+			const std::lock_guard<std::mutex> l(m);
+			live.push_back(s);
+		}
+		void remove(state *s) noexcept
+		{
+			const std::lock_guard<std::mutex> l(m);
+			live.erase(std::remove(live.begin(), live.end(), s), live.end());
+		}
+
+	private:
+		void shutdown() override
+		{
+			std::vector<state *> gone;
+			{
+				const std::lock_guard<std::mutex> l(m);
+				gone.swap(live);
+			}
+			for (state *s : gone) {
+				s->list = nullptr;
+				s->owed = nullptr;
+				s->timer.reset();
+				if (s->x && s->x->c)
+					twheel_host_lost(&s->hh.h);
+			}
+		}
+		std::mutex m;
+		std::vector<state *> live;
+	};
+
 	static state *of(twheel_host *h) noexcept { return reinterpret_cast<hosted *>(h)->s; }
 	static twheel_host *host(detail::ctx *x) noexcept { return static_cast<twheel_host *>(x->c); }
 
 	static int resume(state *s) noexcept
 	{
-		if (!s->x || !s->x->c || !s->owed)
+		if (!s->x || !s->x->c || !s->owed || !s->timer)
 			return 0;
 		wait(s, s->owed_at);
 		return s->owed ? error_of(s->owed) : 0;
@@ -137,9 +197,9 @@ private:
 	{
 		const std::uint64_t gen = ++s->gen;
 		try {
-			s->timer.expires_at(at);
-			s->timer.async_wait(boost::asio::bind_executor(
-				s->timer.get_executor(),
+			s->timer->expires_at(at);
+			s->timer->async_wait(boost::asio::bind_executor(
+				s->timer->get_executor(),
 				[w = s->self, gen](const boost::system::error_code &ec) {
 					auto p = w.lock();
 					if (ec || !p || !p->x || p->gen != gen)
@@ -160,6 +220,10 @@ private:
 
 	static void arm(twheel_host *h, std::uint64_t wake, std::uint64_t now) noexcept
 	{
+		if (!of(h)->timer) { // the io_context is gone
+			twheel_host_lost(h);
+			return;
+		}
 		// another epoch: wait for the remaining time from now on
 		if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic)
 			wake = detail::add_sat(detail::tp_ns(clock::now()), wake - now);
@@ -174,7 +238,8 @@ private:
 		++s->gen;
 		s->owed = nullptr;
 		try {
-			s->timer.cancel();
+			if (s->timer)
+				s->timer->cancel();
 		} catch (...) {
 		}
 	}
@@ -186,10 +251,14 @@ private:
 	static int parked(twheel_host *h) noexcept
 	{
 		state *s = of(h);
+		if (!s->timer) { // the io_context is gone
+			twheel_host_lost(h);
+			return -1;
+		}
 		if (s->placing)
 			return 0;
 		try {
-			boost::asio::post(s->timer.get_executor(), [w = s->self] {
+			boost::asio::post(s->timer->get_executor(), [w = s->self] {
 				auto p = w.lock();
 				if (!p || !p->x)
 					return; // the host is gone
