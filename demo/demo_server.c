@@ -1078,8 +1078,14 @@ int demo_server_main(int argc, char **argv, const char *name, demo_worker_fn run
 		return 1;
 	}
 	pid_t *pids = fork_workers(lfds, ready, run_worker);
-	if (!pids)
+	if (!pids) {
+		for (unsigned i = 0; i < demo_opts.workers; i++)
+			close(lfds[i]);
+		free(lfds);
+		close(ready[0]);
+		close(ready[1]);
 		return 1;
+	}
 	if (wait_ready(lfds, ready) == demo_opts.workers)
 		print_banner(port, nofile);
 	int status = supervise(pids, &set);
