@@ -5,10 +5,10 @@ include/vdso/jiffies.h of Linux 6.x, 64-bit long, USER_HZ 100) redone in
 Python's exact integers, wrapping where the kernel's C arithmetic wraps,
 for each HZ given. Prints the C table that conversions.c includes:
 
-    python3 kernel_conversions.py 100 250 1000 > conversions_expected.h
+    python3 kernel_conversions.py 100 250 300 400 1000 > conversions_expected.h
 
-(HZ 300, a kernel choice too, runs here as well; <twheel/compat.h> takes
-only an HZ that divides 1,000,000.)
+(the kernel's x86 choices of HZ; 400, not one, for the header's tests at
+400).
 """
 import sys
 from math import gcd
@@ -106,6 +106,8 @@ def nsec_to_clock_t(x):
 def jiffies_to_msecs(hz, j):
     if hz <= 1000 and 1000 % hz == 0:
         return u64((1000 // hz) * j) & 0xffffffff
+    if hz > 1000 and hz % 1000 == 0:
+        return (u64(j + hz // 1000 - 1) // (hz // 1000)) & 0xffffffff
     g = gcd(1000, hz)
     return (u64(j * (1000 // g)) + hz // g - 1) // (hz // g) & 0xffffffff
 
@@ -117,19 +119,44 @@ def jiffies_to_usecs(hz, j):
     return u64(j * (10**6 // g)) // (hz // g) & 0xffffffff
 
 
+def fmul(b, n, d):                       # kernel/time/timeconst.bc
+    return (2**b * n + d - 1) // d
+
+
+def fmuls(b, n, d):
+    s = 0
+    while fmul(s, n, d) < 2**(b - 1):
+        s += 1
+    return s
+
+
+def fadj(b, n, d):
+    d = d // gcd(n, d)
+    return 2**b * (d - 1) // d
+
+
 def msecs_to_jiffies(hz, m):
-    """Where HZ divides 1000 only: elsewhere the kernel multiplies by
-    timeconst.h's MSEC_TO_HZ_MUL32, not computed here."""
     if m >= 1 << 31:                     # (int)m < 0: "infinite"
         return MAX_JIFFY_OFFSET
-    return (m + 1000 // hz - 1) // (1000 // hz)
+    if hz <= 1000 and 1000 % hz == 0:
+        return (m + 1000 // hz - 1) // (1000 // hz)
+    if hz > 1000 and hz % 1000 == 0:
+        if m > jiffies_to_msecs(hz, MAX_JIFFY_OFFSET):
+            return MAX_JIFFY_OFFSET
+        return u64(m * (hz // 1000))
+    if hz > 1000 and m > jiffies_to_msecs(hz, MAX_JIFFY_OFFSET):
+        return MAX_JIFFY_OFFSET
+    s = fmuls(32, hz, 1000)              # MSEC_TO_HZ_MUL32, _ADJ32, _SHR32
+    return u64(fmul(s, hz, 1000) * m + fadj(s, hz, 1000)) >> s
 
 
 def usecs_to_jiffies(hz, u):
-    """Where HZ divides 1000000 only (USEC_TO_HZ_MUL32 elsewhere)."""
     if u > jiffies_to_usecs(hz, MAX_JIFFY_OFFSET):
         return MAX_JIFFY_OFFSET
-    return (u + 10**6 // hz - 1) // (10**6 // hz)
+    if 10**6 % hz == 0:
+        return (u + 10**6 // hz - 1) // (10**6 // hz)
+    s = fmuls(32, hz, 10**6)             # USEC_TO_HZ_MUL32, _ADJ32, _SHR32
+    return u64(fmul(s, hz, 10**6) * u + fadj(s, hz, 10**6)) >> s
 
 
 def jiffies64_to_nsecs(hz, j):
@@ -193,11 +220,10 @@ def main():
                 j, jiffies_to_msecs(hz, j), jiffies_to_usecs(hz, j), jiffies64_to_msecs(hz, j),
                 jiffies64_to_nsecs(hz, j), nsecs_to_jiffies64(hz, j)))
         print("};")
-        if 1000 % hz == 0:
-            print("static const struct m_row m_rows[] = {")
-            for m in M:
-                print("\t{ %du, %duL, %duL }," % (m, msecs_to_jiffies(hz, m), usecs_to_jiffies(hz, m)))
-            print("};")
+        print("static const struct m_row m_rows[] = {")
+        for m in M:
+            print("\t{ %du, %duL, %duL }," % (m, msecs_to_jiffies(hz, m), usecs_to_jiffies(hz, m)))
+        print("};")
         print("#endif")
     print("static const struct ns_row ns_rows[] = {")
     for n in NS:

@@ -214,40 +214,108 @@ static inline const volatile unsigned long long *twheel__jiffies_64_ref(void)
 #define time_is_after_eq_jiffies64(a) time_before_eq64(get_jiffies_64(), a)
 
 /*
- * Milliseconds from jiffies, rounded up (exact when HZ divides 1000), and
- * microseconds (exact: HZ divides 1000000); unsigned int, as the kernel's:
- * a result past UINT_MAX keeps its low 32 bits.
+ * What the kernel's conversions compute at an HZ that does not divide 1000
+ * or 1000000 (HZ 300, or 400) comes from kernel/time/timeconst.bc:
+ * gcd(HZ, 10^6) and gcd(HZ, 10^9) are HZ without its factor 3, and
+ * gcd(HZ, 1000) its factors 2 and 5 up to the third power; fmul(), fmuls()
+ * and fadj() give the reciprocals MSEC_TO_HZ_MUL32 and USEC_TO_HZ_MUL32,
+ * their shifts and adjustments (constants, once the compiler folds them).
+ */
+#define TWHEEL__HZ_NO3 (HZ % 3 ? HZ : HZ / 3)
+#define TWHEEL__HZ_GCD1000                                                                          \
+	((TWHEEL__HZ_NO3 % 8 ? TWHEEL__HZ_NO3 % 4 ? TWHEEL__HZ_NO3 % 2 ? 1 : 2 : 4 : 8) *            \
+	 (TWHEEL__HZ_NO3 % 125 ? TWHEEL__HZ_NO3 % 25 ? TWHEEL__HZ_NO3 % 5 ? 1 : 5 : 25 : 125))
+
+/* timeconst.bc's fmul(b, n, d): ceil(2^b * n / d). */
+static inline unsigned long long twheel__fmul(unsigned int b, unsigned long long n, unsigned long long d)
+{
+	return ((1ull << b) * n + d - 1) / d;
+}
+
+/* fmuls(32, n, d): the least shift b with fmul(b, n, d) >= 2^31. */
+static inline unsigned int twheel__fmuls(unsigned long long n, unsigned long long d)
+{
+	unsigned int b = 0;
+
+	while (twheel__fmul(b, n, d) < (1ull << 31))
+		b++;
+	return b;
+}
+
+/* fadj(b, n, d), with @dg = d / gcd(n, d): floor(2^b * (dg - 1) / dg),
+ * computed as 2^b - ceil(2^b / dg), which does not overflow. */
+static inline unsigned long long twheel__fadj(unsigned int b, unsigned long long dg)
+{
+	return (1ull << b) - ((1ull << b) + dg - 1) / dg;
+}
+
+/*
+ * Milliseconds and microseconds from jiffies, as the kernel's
+ * (kernel/time/time.c): exact where HZ divides 1000 (1000000), the
+ * milliseconds rounded up and the microseconds down elsewhere; unsigned
+ * int, so a result past UINT_MAX keeps its low 32 bits. (With a 32-bit
+ * unsigned long, the kernel multiplies by timeconst.h's reciprocals
+ * there; this header computes the exact values instead.)
  */
 static inline unsigned int jiffies_to_msecs(const unsigned long j)
 {
+#if HZ <= 1000 && !(1000 % HZ)
+	return (unsigned int)((1000 / HZ) * j);
+#elif HZ > 1000 && !(HZ % 1000)
+	return (unsigned int)((j + (HZ / 1000) - 1) / (HZ / 1000));
+#elif ULONG_MAX > 0xffffffffUL
+	return (unsigned int)((j * (1000 / TWHEEL__HZ_GCD1000) + (HZ / TWHEEL__HZ_GCD1000) - 1) /
+			      (HZ / TWHEEL__HZ_GCD1000));
+#else
 	return (unsigned int)(j / HZ * 1000 + (j % HZ * 1000 + HZ - 1) / HZ);
+#endif
 }
 
 static inline unsigned int jiffies_to_usecs(const unsigned long j)
 {
+#if !(1000000 % HZ)
 	return (unsigned int)((1000000 / HZ) * j);
+#elif ULONG_MAX > 0xffffffffUL
+	return (unsigned int)((j * (1000000 / TWHEEL__HZ_NO3)) / (HZ / TWHEEL__HZ_NO3));
+#else
+	return (unsigned int)(j / HZ * 1000000 + j % HZ * 1000000 / HZ);
+#endif
 }
 
 /*
  * The same in 64 bits, rounded down, as the kernel's (kernel/time/time.c):
- * nanoseconds (exact: HZ divides 10^9) and milliseconds from jiffies,
- * jiffies from nanoseconds ("designed for scheduler": no MAX_JIFFY_OFFSET);
+ * nanoseconds (exact where HZ divides 10^9) and milliseconds from
+ * jiffies, jiffies from nanoseconds ("designed for scheduler": no
+ * MAX_JIFFY_OFFSET; at an HZ that is a multiple of 3, the kernel's
+ * n * 9 / ((9 * 10^9 + HZ / 2) / HZ), which wraps past 65 years);
  * nsecs_to_jiffies() is the last as unsigned long. Unsigned long long,
  * the kernel's u64 on every architecture.
  */
 static inline unsigned long long jiffies64_to_nsecs(unsigned long long j)
 {
+#if !(1000000000 % HZ)
 	return (1000000000ull / HZ) * j;
+#else
+	return j * (1000000000ull / TWHEEL__HZ_NO3) / (HZ / TWHEEL__HZ_NO3);
+#endif
 }
 
 static inline unsigned long long jiffies64_to_msecs(const unsigned long long j)
 {
-	return j / HZ * 1000 + j % HZ * 1000 / HZ;
+#if HZ <= 1000 && !(1000 % HZ)
+	return (1000ull / HZ) * j;
+#else
+	return j * (1000ull / TWHEEL__HZ_GCD1000) / (HZ / TWHEEL__HZ_GCD1000);
+#endif
 }
 
 static inline unsigned long long nsecs_to_jiffies64(unsigned long long n)
 {
+#if !(1000000000 % HZ)
 	return n / (1000000000ull / HZ);
+#else
+	return n * 9 / ((9ull * 1000000000 + HZ / 2) / HZ);
+#endif
 }
 
 static inline unsigned long nsecs_to_jiffies(unsigned long long n)
@@ -270,17 +338,32 @@ static inline unsigned int jiffies_delta_to_msecs(long delta)
 }
 
 /*
- * Jiffies from milliseconds, rounded up; a negative value (as int) means
- * "infinite": MAX_JIFFY_OFFSET (as does a result past it, which only an
- * unsigned long of 32 bits can reach).
+ * Jiffies from milliseconds, rounded up, as the kernel's: a negative value
+ * (as int) means "infinite", MAX_JIFFY_OFFSET. Where HZ does not divide
+ * 1000, the kernel's reciprocal (MSEC_TO_HZ_MUL32: rounded up too, up to
+ * about 2^31 ms); above 1000 HZ, a value past jiffies_to_msecs(
+ * MAX_JIFFY_OFFSET) is MAX_JIFFY_OFFSET, as there.
  */
 static inline unsigned long msecs_to_jiffies(const unsigned int m)
 {
-	uint64_t j = ((uint64_t)m * HZ + 999) / 1000;
-
-	if ((int)m < 0 || j > MAX_JIFFY_OFFSET)
+	if ((int)m < 0)
 		return MAX_JIFFY_OFFSET;
-	return (unsigned long)j;
+#if HZ <= 1000 && !(1000 % HZ)
+	return (m + (1000ul / HZ) - 1) / (1000ul / HZ);
+#elif HZ > 1000 && !(HZ % 1000)
+	if (m > jiffies_to_msecs(MAX_JIFFY_OFFSET))
+		return MAX_JIFFY_OFFSET;
+	return (unsigned long)m * (HZ / 1000);
+#else
+	{
+		unsigned int s = twheel__fmuls(HZ, 1000);
+
+		if (HZ > 1000 && m > jiffies_to_msecs(MAX_JIFFY_OFFSET))
+			return MAX_JIFFY_OFFSET;
+		return (unsigned long)((twheel__fmul(s, HZ, 1000) * m +
+					twheel__fadj(s, 1000 / TWHEEL__HZ_GCD1000)) >> s);
+	}
+#endif
 }
 
 /*
@@ -290,12 +373,23 @@ static inline unsigned long msecs_to_jiffies(const unsigned int m)
  */
 #define secs_to_jiffies(_secs) ((unsigned long)((_secs) * HZ))
 
-/* Jiffies from microseconds, rounded up; too large: MAX_JIFFY_OFFSET. */
+/* Jiffies from microseconds, rounded up (where HZ does not divide 1000000,
+ * with the kernel's reciprocal USEC_TO_HZ_MUL32); too large:
+ * MAX_JIFFY_OFFSET. */
 static inline unsigned long usecs_to_jiffies(const unsigned int u)
 {
 	if (u > jiffies_to_usecs(MAX_JIFFY_OFFSET))
 		return MAX_JIFFY_OFFSET;
-	return (u + (1000000 / HZ) - 1) / (1000000 / HZ);
+#if !(1000000 % HZ)
+	return (u + (1000000ul / HZ) - 1) / (1000000ul / HZ);
+#else
+	{
+		unsigned int s = twheel__fmuls(HZ, 1000000);
+
+		return (unsigned long)((twheel__fmul(s, HZ, 1000000) * u +
+					twheel__fadj(s, 1000000 / TWHEEL__HZ_NO3)) >> s);
+	}
+#endif
 }
 
 /*
