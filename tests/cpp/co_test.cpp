@@ -146,6 +146,46 @@ TEST(Co, ValuesAndExceptionsAcrossAwait)
 	EXPECT_EQ(caught, "boom, tw: the task is empty");
 }
 
+struct no_default {
+	explicit no_default(int x) : v(x) {}
+	int v;
+};
+tw::co::task<int &> ref_to(int &x)
+{
+	co_return x;
+}
+tw::co::task<const std::string &> cref_to(const std::string &s)
+{
+	co_return s;
+}
+tw::co::task<std::unique_ptr<int>> move_only()
+{
+	co_return std::make_unique<int>(5);
+}
+tw::co::task<no_default> no_default_made()
+{
+	co_return no_default(3);
+}
+
+// task<T &>: std::optional<T &> does not compile (the header failed to
+// compile for it). A reference is returned as the same object; move-only
+// types and types with no default constructor as values.
+TEST(Co, TaskValueTypes)
+{
+	int x = 1, v = 0;
+	const std::string s = "s";
+	const std::string *got = nullptr;
+	auto drive = [](int *x, const std::string *s, const std::string **got, int *v) -> driver {
+		co_await ref_to(*x) = 2;
+		*got = &co_await cref_to(*s);
+		*v = *co_await move_only() + (co_await no_default_made()).v;
+	};
+	driver d = drive(&x, &s, &got, &v);
+	EXPECT_EQ(x, 2);
+	EXPECT_EQ(got, &s);
+	EXPECT_EQ(v, 8);
+}
+
 [[gnu::noinline]] std::uintptr_t stack_here()
 {
 	return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));

@@ -92,12 +92,29 @@ struct promise_base {
 	void unhandled_exception() noexcept { error = std::current_exception(); }
 };
 
-// What a task<T> returns: a T, or nothing for task<void>.
+// What a task<T> returns: a T (a reference: kept as a pointer), or
+// nothing for task<void>.
 template <class T>
 struct returns {
-	std::optional<T> value;
+	static constexpr bool ref = std::is_reference_v<T>;
+	std::optional<std::conditional_t<ref, std::remove_reference_t<T> *, T>> value;
 	template <class U = T> // T: co_return {a, b} too
-	void return_value(U &&v) { value.emplace(std::forward<U>(v)); }
+	void return_value(U &&v)
+	{
+		if constexpr (ref) {
+			T r = std::forward<U>(v); // binds as a return statement would
+			value.emplace(std::addressof(r));
+		} else {
+			value.emplace(std::forward<U>(v));
+		}
+	}
+	T take()
+	{
+		if constexpr (ref)
+			return static_cast<T>(**value);
+		else
+			return std::move(*value);
+	}
 };
 template <>
 struct returns<void> {
@@ -169,7 +186,7 @@ public:
 			if (h.promise().error)
 				std::rethrow_exception(h.promise().error);
 			if constexpr (!std::is_void_v<T>)
-				return std::move(*h.promise().value);
+				return h.promise().take();
 		}
 	};
 	/// Runs the task until it ends; returns its value or rethrows its
