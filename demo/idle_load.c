@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,6 +412,7 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 		perror("idle-load: calloc");
 		return 1;
 	}
+	pid_t parent = getpid();
 	for (uint32_t p = 0; p < nprocs; p++) {
 		uint32_t lo = (uint32_t)((uint64_t)total * p / nprocs);
 		uint32_t hi = (uint32_t)((uint64_t)total * (p + 1) / nprocs);
@@ -423,8 +425,14 @@ static int run_procs(struct result *res, struct proc_stats *ps, uint32_t total, 
 			free(pids);
 			return 1;
 		}
-		if (pids[p] == 0)
+		if (pids[p] == 0) {
+			/* killed (demo.sh's SIGKILL 5 s after a SIGTERM, a crash),
+			 * this process leaves no one to judge the run: its
+			 * workers ran on, orphaned, to their own end */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+				_exit(1);
 			_exit(run_worker(res, &ps[p], lo, hi, p, nprocs, false));
+		}
 	}
 	/* the children work; this process reports their progress */
 	int ret = wait_procs(pids, nprocs, fail_procs);

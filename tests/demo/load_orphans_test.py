@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""tests/demo/load_orphans_test.py - idle-load's worker processes when
+the process that started them is killed: none may be left running.
+
+usage: load_orphans_test.py IDLE_LOAD
+
+idle-load splits 40 connections over 4 processes (--per-proc 10), at a
+10 s idle timeout, against a port that takes the connects and never
+answers; 1 s in, it is sent SIGKILL (as demo.sh does 5 s after a
+SIGTERM, or as a crash or the OOM killer would). Its 4 workers must be
+gone within 2 s: this test is their subreaper, so any left running are
+reparented to it. They ran on, their connections open, unjudged, until
+their own end (10 s and more).
+Exit 0 pass, 1 fail, 77 skip.
+"""
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+load = sys.argv[1]
+PR_SET_CHILD_SUBREAPER = 36
+if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    print("SKIP: prctl(PR_SET_CHILD_SUBREAPER) refused")
+    sys.exit(77)
+
+ls = socket.socket()  # a port that takes the connects, never answers
+ls.bind(("127.0.0.1", 0))
+ls.listen(64)
+p = subprocess.Popen([load, "--port", str(ls.getsockname()[1]), "--conns", "40", "--per-proc", "10",
+                      "--idle-ms", "10000", "--quiet", "--no-stats"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # no pipe a worker could hold
+time.sleep(1)
+if p.poll() is not None:
+    print(f"FAIL: idle-load exited ({p.returncode}) before it was killed")
+    sys.exit(1)
+workers = [int(d) for d in os.listdir("/proc") if d.isdigit() and
+           open(f"/proc/{d}/stat").read().split(") ")[-1].split()[1] == str(p.pid)]
+p.kill()
+p.wait()
+t0, codes = time.monotonic(), []
+while time.monotonic() - t0 < 2:
+    try:
+        pid, st = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid:
+        codes.append(os.waitstatus_to_exitcode(st))
+    else:
+        time.sleep(0.02)
+left = [d for d in os.listdir("/proc") if d.isdigit() and
+        open(f"/proc/{d}/stat").read().split(") ")[-1].split()[1] == str(os.getpid())]
+for d in left:
+    os.kill(int(d), signal.SIGKILL)
+    os.waitpid(int(d), 0)
+if len(workers) != 4:
+    print(f"FAIL: idle-load ran {len(workers)} worker processes, want 4")
+    sys.exit(1)
+if left:
+    print(f"FAIL: {len(left)} of 4 worker processes still running 2 s after idle-load was killed")
+    sys.exit(1)
+print(f"PASS: the 4 worker processes ended within 2 s of idle-load's SIGKILL (exits {codes})")
