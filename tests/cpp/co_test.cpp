@@ -662,6 +662,32 @@ TEST(Co, ResumeOnAMovedFromLoopThrowsMovedFrom)
 	EXPECT_EQ(what, "tw: the owner was moved from");
 }
 
+// sleep_for(), sleep_until() and io() on a moved-from Loop throw as every
+// call on it does (docs/cpp.md), from the call itself.
+TEST(Co, AwaitablesOfAMovedFromLoopThrowEINVAL)
+{
+	tw::Loop a;
+	tw::Loop b(std::move(a));
+	std::vector<std::string> what;
+	auto drive = [](tw::Loop &l, std::vector<std::string> *w) -> driver {
+		for (int i = 0; i < 3; i++) {
+			try {
+				if (i == 0)
+					co_await tw::co::sleep_for(l, 1ms);
+				else if (i == 1)
+					co_await tw::co::sleep_until(l, l.now());
+				else
+					co_await tw::co::io(l, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); });
+			} catch (const tw::error &x) {
+				w->push_back(std::to_string(x.code().value()) + " " + x.what());
+			}
+		}
+	};
+	driver d = drive(a, &what);
+	const std::string moved = std::to_string(EINVAL) + " tw: the owner was moved from";
+	EXPECT_EQ(what, (std::vector<std::string>{moved, moved, moved}));
+}
+
 // A prep whose move throws: the co_await throws it, and the io keeps no
 // reference to the loop's control block (LeakSanitizer: the io took one
 // before moving the prep, and never gave it back).

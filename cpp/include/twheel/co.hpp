@@ -11,7 +11,9 @@
 // Loop::on_exception(), as does what resuming a coroutine of another type
 // throws (its unhandled_exception() rethrows). Nothing resumes a coroutine once its Loop is
 // destroyed (from a callback: in the rest of that iteration too), so that
-// it never runs on with a dangling Loop &. A task object destroyed while its coroutine is
+// it never runs on with a dangling Loop &. A spawned task resumed by anything but
+// its Loop (another Loop's awaitable, another library's) must not destroy
+// that Loop: it would destroy the running frame. A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
 // Threads: everything on the loop thread, except awaiting resume_on().
@@ -234,7 +236,8 @@ void spawn(tw::Loop &loop, task<T> t)
 /// first iteration at or after it (never before; at most a tick plus
 /// scheduling noise after, as every loop timer). A Hook in the frame:
 /// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
-/// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped.
+/// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped
+/// (made on a moved-from Loop: EINVAL, as every call on it).
 class [[nodiscard]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
 	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
@@ -329,7 +332,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
 /// -EBUSY on a full queue, -ENOMEM when the request's record cannot be
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
-/// propagates, nothing submitted. A frame destroyed with the request in flight cancels it;
+/// propagates, nothing submitted. Made on a moved-from Loop: throws
+/// tw::error EINVAL. A frame destroyed with the request in flight cancels it;
 /// the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is ignored, and cancelled when the io goes or is awaited again (each
