@@ -714,6 +714,36 @@ TEST(Co, IoWhosePrepMoveThrowsLeaksNothing)
 	EXPECT_EQ(what, "prep move");
 }
 
+// Fallback mode (test cpp-co-no-uring runs this program where io_uring is
+// refused): io() ends with -EOPNOTSUPP, with or without a deadline, its
+// prep never called; sleeps, resume_on() and spawn() work as in io_uring mode.
+TEST(Co, FallbackModeIoEndsWithEOPNOTSUPP)
+{
+	tw::Loop loop;
+	if (!(loop.features() & TW_LOOP_FEAT_FALLBACK))
+		GTEST_SKIP() << "io_uring mode";
+	int res[2] = {1000, 1000}, preps = 0, steps = 0;
+	auto go = [](tw::Loop &l, int *res, int *preps, int *steps) -> tw::co::task<void> {
+		auto prep = [preps](io_uring_sqe &) { ++*preps; };
+		res[0] = co_await tw::co::io(l, prep);
+		res[1] = co_await tw::co::io(l, prep, l.clock_now() + 1h);
+		co_await tw::co::sleep_for(l, 1ms);
+		++*steps;
+		co_await tw::co::resume_on(l);
+		++*steps;
+		l.stop();
+	};
+	tw::co::spawn(loop, go(loop, res, &preps, &steps));
+	EXPECT_EQ(res[0], -EOPNOTSUPP);
+	EXPECT_EQ(res[1], -EOPNOTSUPP);
+	EXPECT_EQ(preps, 0);
+	const auto end = clk::now() + 5s;
+	while (!loop.stopped() && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(steps, 2);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
 struct sockpair {
 	int fd[2];
 	sockpair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd), 0); }
