@@ -197,6 +197,7 @@ not_started() {
 }
 cleanup() {
   set +e
+  phase_stop # the generator, if a run was stopped by a signal
   stop_server
   mem_stop
   put_back_sysctls
@@ -334,7 +335,7 @@ if [ $udp -eq 1 ]; then
     done
     grep -q 'ready: listening' "$slog" || not_started
     echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^udp-session-server: //')"
-    phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
+    phase -a -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
         [ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
       "${lpin[@]}" "$uload" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
     echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -461,7 +462,7 @@ run_tcp() {
   echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^idle-server: //') [$(basename "$server")]"
 
   mem_start "$spid" "$LOG_DIR/memory"
-  phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
+  phase -a -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
       [ -z "$rate" ] || echo ", $rate/s")$([ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
     "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
   mem_stop

@@ -10,6 +10,15 @@
 #   phase -l RC=LABEL ...      exit status RC is LABEL, not ok or FAILED (e.g.
 #                              -l 0=PASS -l 1=FAIL -l 3=INVALID: a run's verdict);
 #                              -l and -v combine
+#   phase -a -v ...            the command in the background, waited for with
+#                              wait: the script's traps run as soon as a signal
+#                              comes, not once the command has ended (bash runs
+#                              none while a command runs in the foreground); the
+#                              command starts with SIGINT ignored (as every
+#                              background command of a script), and the trap
+#                              stops it with phase_stop
+#   phase_stop                 SIGTERM to the command of a phase -a that runs,
+#                              and wait for it to end (SIGKILL after 5 s)
 #   phase_note "text"          a line of its own under the current phase
 #   $PHASE_LOG                 the log of the latest phase
 #   phase_table                the phases with their times and results
@@ -39,10 +48,12 @@ _phase_last() { # name -> the seconds it took in the last run, or nothing
     "$LOG_DIR/../phase-times"
 }
 
+_phase_pidfile=''
 phase() {
-  local name rc start log last verbose=0 labels=() result l
+  local name rc start log last verbose=0 async=0 labels=() result l
   while :; do
     case $1 in
+      -a) async=1; shift ;;
       -v) verbose=1; shift ;;
       -l) labels+=("$2"); shift 2 ;;
       *) break ;;
@@ -59,7 +70,16 @@ phase() {
   [ $verbose -eq 1 ] && echo || printf ' ... '
   start=$SECONDS
   set +e
-  if [ $verbose -eq 1 ]; then
+  if [ $async -eq 1 ]; then
+    _phase_pidfile=$log.pid
+    rm -f "$log.pid" "$log.rc"
+    { "$@" & echo $! >"$log.pid"; wait $!; echo $? >"$log.rc"; } 2>&1 | tee "$log" | sed 's/^/    /' &
+    wait $! # its output's end (a trap runs as soon as a signal comes)
+    rc=$(cat "$log.rc" 2>/dev/null) || rc=1
+    rm -f "$log.pid" "$log.rc"
+    _phase_pidfile=''
+    printf '[%d] %s ... ' "$_phase_n" "$name"
+  elif [ $verbose -eq 1 ]; then
     "$@" 2>&1 | tee "$log" | sed 's/^/    /'
     rc=${PIPESTATUS[0]}
     printf '[%d] %s ... ' "$_phase_n" "$name"
@@ -94,6 +114,20 @@ phase() {
 }
 
 phase_note() { echo "    $*"; }
+
+phase_stop() {
+  local pid='' i
+  [ -n "$_phase_pidfile" ] || return 0
+  for i in $(seq 20); do # the command may have just started
+    pid=$(cat "$_phase_pidfile" 2>/dev/null) && [ -n "$pid" ] && break
+    sleep 0.05
+  done
+  _phase_pidfile=''
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.05; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
 
 phase_table() {
   local i
