@@ -111,6 +111,8 @@ int twheel_epoll_fd(const struct twheel_host *h)
 {
 	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
+	if (((const struct twheel_epoll *)h)->gone)
+		return -ESHUTDOWN; /* the number may be another descriptor's */
 	return ((const struct twheel_epoll *)h)->fd;
 }
 
@@ -122,6 +124,8 @@ long twheel_epoll_dispatch(struct twheel_host *h)
 
 	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
+	if (((struct twheel_epoll *)h)->gone)
+		return -ESHUTDOWN; /* no read: the number may be another descriptor's */
 	n = read(((struct twheel_epoll *)h)->fd, &expirations, sizeof(expirations));
 	if (n < 0 && errno != EAGAIN) {
 		rc = -errno;

@@ -307,8 +307,18 @@ static int arms_after_the_timerfd_was_closed(int how)
 	bad |= twheel_host_add_at(h, &b, twheel_host_now(h) + TICK_NS) != -ESHUTDOWN;
 	bad |= twheel_host_mod(h, &b, 0) != -ESHUTDOWN || tw_timer_pending(&b);
 	bad |= twheel_epoll_wait(h, -1, &ev, 1, 0) != -ESHUTDOWN;
-	/* the number goes to the next descriptor opened: destroy leaves it */
+	/* the number goes to the next descriptor opened: dispatch reads
+	 * nothing from it, and destroy leaves it */
 	bad |= pipe(other) != 0;
+	if (other[0] >= 0 && other[1] >= 0) {
+		char c = 'x';
+
+		/* non-blocking: a read that took the byte fails the test, not hangs it */
+		bad |= fcntl(other[0], F_SETFL, O_NONBLOCK) != 0 || write(other[1], &c, 1) != 1;
+		bad |= twheel_epoll_fd(h) != -ESHUTDOWN;
+		bad |= twheel_epoll_dispatch(h) != -ESHUTDOWN;
+		bad |= read(other[0], &c, 1) != 1 || c != 'x';
+	}
 	bad |= twheel_epoll_destroy(h, count_handed, &handed) != 0 || handed != how;
 	bad |= fcntl(other[0], F_GETFD) < 0 || fcntl(other[1], F_GETFD) < 0;
 	close(other[0]);

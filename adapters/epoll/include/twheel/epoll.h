@@ -60,8 +60,10 @@ TWHEEL_EPOLL_API struct twheel_host *twheel_epoll_create(const struct twheel_rt 
 
 /*
  * The timerfd to watch for EPOLLIN (POLLIN), or -EINVAL if @h is NULL or
- * not created by twheel_epoll_create(). It stays the adapter's: do not
- * read, set or close it (twheel_epoll_destroy() closes it). O(1).
+ * not created by twheel_epoll_create(), or -ESHUTDOWN once it was found
+ * closed (see twheel_epoll_destroy(): the number may be another
+ * descriptor's). It stays the adapter's: do not read, set or close it
+ * (twheel_epoll_destroy() closes it). O(1).
  */
 TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
 
@@ -72,6 +74,9 @@ TWHEEL_EPOLL_API int twheel_epoll_fd(const struct twheel_host *h);
  *   -EINVAL  @h NULL, not created by twheel_epoll_create(), or shut down
  *            (twheel_host_fini());
  *   -EBUSY   called from one of the wheel's callbacks;
+ *   -ESHUTDOWN  the timerfd was found closed before (see
+ *            twheel_epoll_destroy()): nothing read (the number may be
+ *            another descriptor's), nothing run;
  *   or read(2)'s error other than EAGAIN as a negative errno (-EBADF:
  *   the timerfd was closed behind the adapter's back: the host is then
  *   lost, see twheel_epoll_destroy()), nothing run.
