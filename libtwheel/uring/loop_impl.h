@@ -131,6 +131,9 @@ struct twheel_loop {
 	tw_tick_t tick;        /* the wheels' tick, or the one this iteration
 				* advances them to: timers armed meanwhile go
 				* after it (timer_link(), timer.c) */
+	uint64_t out_ref;      /* the reading arms by deadline outside an
+				* iteration count from, if out_fresh (timer.c) */
+	bool out_fresh;        /* out_ref was read since the last iteration */
 
 	twheel_executor_fn executor;
 	void *executor_arg;

@@ -482,13 +482,38 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
 
 /* ---- On the loop thread ------------------------------------------------- */
 
+/*
+ * The reading an arm by deadline on the loop thread counts from: the
+ * iteration's, l->now, in a callback. Outside an iteration the loop's
+ * wheels stay at the last iteration's tick while it idles, and a timer
+ * placed from there 256 ticks or more ahead goes to a slot above the
+ * first level, whose cascade tick may fall between the next iteration's
+ * reading and the timer's own: an iteration that sleeps until then and
+ * runs nothing. So, on the default clock, the first such arm after an
+ * iteration takes a reading and catches the wheels up to it
+ * (twl_catch_up_reading()), and the arms after it until the next
+ * iteration count from that reading: one reading per gap between
+ * iterations, none for an arm from a callback.
+ */
+static __attribute__((noinline)) uint64_t outside_ref(struct twheel_loop *l)
+{
+	if (l->cq_marked || !loop_steady(l))
+		return l->now;
+	if (!l->out_fresh) {
+		l->out_ref = loop_clock(l);
+		l->out_fresh = true;
+		twl_catch_up_reading(l, l->out_ref);
+	}
+	return l->out_ref;
+}
+
 /* Link @t for an arm at the deadline @v, or (@delay) for a delay of 0. */
 static void arm_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v, bool delay)
 {
 	uint64_t now;
 
 	if (!delay) {
-		timer_link(l, t, v, l->now);
+		timer_link(l, t, v, l->in_callback ? l->now : outside_ref(l));
 	} else { /* a delay of 0 has come: exact, from a reading */
 		now = loop_clock(l);
 		timer_place(l, t, now, now);

@@ -521,6 +521,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 			return ret;
 	}
 	l->st.iterations++;
+	l->out_fresh = false; /* the arms after it read again (timer.c) */
 
 	ret = loop_wait(l, flags & TW_LOOP_NOWAIT);
 	if (ret)

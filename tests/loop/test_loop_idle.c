@@ -221,6 +221,35 @@ static void test_deadline_after_idle(void **state)
 	destroy(l);
 }
 
+/*
+ * The same with a 256-tick boundary, where the first level wraps and the
+ * slot above cascades, between the arm's time and the deadline: placed
+ * from the wheels' time before the idle, the timer went to that slot, and
+ * the first iteration slept until the boundary and ran nothing. The test
+ * above meets a boundary there in 2 of 256 runs; this one in every run
+ * (1 ms ticks count from CLOCK_MONOTONIC's zero: twheel_rt_floor()).
+ */
+static void test_deadline_after_idle_across_a_cascade(void **state)
+{
+	struct twheel_loop *l = real_loop();
+	struct one o = { .n = 0 };
+	uint64_t tick, b;
+
+	(void)state;
+	idle_ms(300);
+	for (;;) { /* a boundary 8 to 200 ticks ahead */
+		tick = twheel_loop_clock(l) / MS;
+		b = (tick | 255) + 1;
+		if (b - tick >= 8 && b - tick <= 200)
+			break;
+		idle_ms((unsigned)(b - tick) + 9);
+	}
+	assert_int_equal(tw_loop_timer_init(&o.t, one_fn, 0), 0);
+	assert_int_equal(twheel_loop_add_at(l, &o.t, (b + 1) * MS), 0);
+	one_wait_runs(l, 1);
+	destroy(l);
+}
+
 /* A far timer re-armed short by deadline, beside another far one. */
 static void test_deadline_beside_a_far_timer(void **state)
 {
@@ -431,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_delay_placed_by_a_del_after_idle),
 		cmocka_unit_test(test_many_delays_after_idle),
 		cmocka_unit_test(test_deadline_after_idle),
+		cmocka_unit_test(test_deadline_after_idle_across_a_cascade),
 		cmocka_unit_test(test_deadline_beside_a_far_timer),
 		cmocka_unit_test(test_schedule_after_idle),
 		cmocka_unit_test(test_schedule_at_after_idle),

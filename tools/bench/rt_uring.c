@@ -5,7 +5,8 @@
  * from the call: parked, placed from one reading after a batch of arms,
  * before the loop next waits), "twheel-at" by deadline, the
  * harness's own request-time reading plus the delay (twheel_loop_add_at():
- * no clock reading). Cross-thread schedules are the same in both.
+ * no clock reading from a callback; here, outside the iterations, one per
+ * gap between two). Cross-thread schedules are the same in both.
  */
 #include <stdio.h>
 #include <stdlib.h>

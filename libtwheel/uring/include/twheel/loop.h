@@ -502,8 +502,10 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * normal one. A timer is placed from the wheels caught up (firing
  * nothing) to the iteration's tick, or, outside an iteration on the
  * default clock, to the loop's next reading (which moves the loop's tick
- * on to its own, as an iteration does): after the loop idled a short
- * timer costs no iteration at a cascade tick before its own. On an
+ * on to its own, as an iteration does; for an arm by deadline, the
+ * reading the first such arm after an iteration takes, one per gap
+ * between iterations): after the loop idled a short timer costs no
+ * iteration at a cascade tick before its own. On an
  * injected clock an arm outside an iteration counts from the last
  * iteration's tick, so one 256 ticks or more after it may cost one
  * iteration that sleeps no time and runs nothing (docs/loop.md, "An idle
@@ -516,7 +518,9 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  *   -ENOSPC     cfg.max_pending timers are owned already;
  *   -ESHUTDOWN  the loop was stopped.
  * No system call and no SQE; by delay, one clock reading per placement (at
- * most one per 64 arms). O(1); the loop thread (callbacks included; a
+ * most one per 64 arms); by deadline, none from a callback, and outside
+ * an iteration one for the first such arm after an iteration. O(1); the
+ * loop thread (callbacks included; a
  * periodic timer's callback may re-arm its own timer).
  */
 TWHEEL_LOOP_API int twheel_loop_add(struct twheel_loop *loop, struct tw_loop_timer *t,
