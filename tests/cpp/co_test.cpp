@@ -965,6 +965,54 @@ TEST_P(CoIo, RequestWithoutMemoryEndsWithENOMEM)
 	}
 }
 
+tw::co::task<void> sets_user_data(tw::Loop &loop, int *token, int *res)
+{
+	auto prep = [token](io_uring_sqe &sqe) {
+		io_uring_prep_nop(&sqe);
+		io_uring_sqe_set_data(&sqe, token); // as io_uring programs do; the loop's own
+	};
+	res[0] = co_await tw::co::io(loop, prep);
+	res[1] = co_await tw::co::io(loop, prep, loop.clock_now() + 1h);
+	res[2] = co_await tw::co::io(loop, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); });
+}
+
+// A prep that sets user_data, which leads the loop back to the request's
+// record: the loop took the program's pointer for its record when the CQE
+// came (ASan: stack-buffer-overflow in the C loop, or a crash), and the
+// coroutine never resumed. It is refused (EINVAL), the SQE a no-op.
+TEST_P(CoIo, PrepThatSetsUserDataIsRefused)
+{
+	tw::loop_options o;
+	o.flags = GetParam();
+	tw::Loop loop(o);
+	if (!have_uring(loop))
+		GTEST_SKIP() << "no io_uring";
+	int token = 0, res[3] = {1000, 1000, 1000};
+	bool called = false;
+	auto prep = [&token](io_uring_sqe &sqe) {
+		io_uring_prep_nop(&sqe);
+		io_uring_sqe_set_data(&sqe, &token);
+	};
+	auto h = [&called](const io_uring_cqe &) { called = true; };
+	for (bool deadline : {false, true}) {
+		try {
+			deadline ? loop.submit(prep, loop.clock_now() + 1h, h) : loop.submit(prep, h);
+			ADD_FAILURE() << "a prep that set user_data was accepted";
+		} catch (const tw::error &e) {
+			EXPECT_EQ(e.code().value(), EINVAL);
+		}
+	}
+	tw::co::spawn(loop, sets_user_data(loop, &token, res));
+	EXPECT_EQ(res[0], -EINVAL);
+	EXPECT_EQ(res[1], -EINVAL);
+	for (int i = 0; i < 10 && res[2] == 1000; i++)
+		loop.run_once(false);
+	EXPECT_EQ(res[2], 0);
+	EXPECT_FALSE(called);
+	EXPECT_EQ(token, 0);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
 tw::co::task<void> poll_twice(tw::Loop &loop, int fd, int *res)
 {
 	*res = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) { io_uring_prep_poll_multishot(&sqe, fd, POLLIN); });

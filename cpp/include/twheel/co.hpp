@@ -330,7 +330,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// time_point::max()) passed first and cancelled the request, never
 /// before (twheel_loop_io_deadline()). Errors come as results too
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
-/// -EBUSY on a full queue, -ENOMEM when the request's record cannot be
+/// -EBUSY on a full queue, -EINVAL if @prep set user_data or gave a
+/// multishot request a deadline, -ENOMEM when the request's record cannot be
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
 /// propagates, nothing submitted. Made on a moved-from Loop: throws
 /// tw::error EINVAL. A frame destroyed with the request in flight cancels it;

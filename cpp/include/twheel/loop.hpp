@@ -69,7 +69,8 @@ struct io_op {
 
 	// Loop::submit() on @c, with @deadline in ns (or none), but its errors
 	// returned: nullptr and @err (-ESHUTDOWN: a stopped or gone loop, whose
-	// ring would never see the SQE; -EOPNOTSUPP, -EBUSY, the deadline's).
+	// ring would never see the SQE; -EOPNOTSUPP, -EBUSY, the deadline's;
+	// -EINVAL: @prep set user_data, which leads the loop back to the record).
 	template <class Prep, class H>
 	static io_op *start(loop_ctx *c, Prep &&prep, H &&h, const std::uint64_t *deadline, int &err)
 	{
@@ -90,7 +91,10 @@ struct io_op {
 			}
 			key = sqe->user_data;
 			std::forward<Prep>(prep)(*sqe);
-			if (!(err = deadline ? twheel_loop_io_deadline(c->loop(), sqe, op->dl, *deadline) : 0))
+			err = sqe->user_data != key ? -EINVAL
+			      : deadline	    ? twheel_loop_io_deadline(c->loop(), sqe, op->dl, *deadline)
+						    : 0;
+			if (!err)
 				return op;
 		} catch (...) {
 			sqe ? op->drop(sqe, key) : op->put();
@@ -214,8 +218,8 @@ public:
 	/// user_data. Allocates only while every request record is in use, or
 	/// for a @handler too large for the record. Throws tw::error:
 	/// ESHUTDOWN (stopped), EOPNOTSUPP (fallback mode), EBUSY (queue full),
-	/// nothing queued; what
-	/// @prep throws (the SQE becomes a no-op, @handler never runs).
+	/// nothing queued; EINVAL (@prep set user_data), what @prep throws (the
+	/// SQE becomes a no-op, @handler never runs).
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, H &&handler)
 	{
@@ -285,6 +289,7 @@ private:
 			return reinterpret_cast<std::uintptr_t>(&op->io);
 		detail::fail(err, err == -EOPNOTSUPP ? "tw: fallback mode, no io_uring"
 			     : err == -EBUSY       ? "tw: the submission queue is full"
+			     : err == -EINVAL      ? "tw: prep set user_data, or a deadline on a multishot request"
 						   : "tw: twheel_loop_io_deadline() failed");
 	}
 
