@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -686,6 +687,33 @@ TEST(Co, AwaitablesOfAMovedFromLoopThrowEINVAL)
 	driver d = drive(a, &what);
 	const std::string moved = std::to_string(EINVAL) + " tw: the owner was moved from";
 	EXPECT_EQ(what, (std::vector<std::string>{moved, moved, moved}));
+}
+
+// An empty prep: a null function pointer was called (SIGSEGV), an empty
+// std::function threw std::bad_function_call. Both throw tw::error EINVAL,
+// as submit() does, nothing submitted.
+TEST(Co, IoWithAnEmptyPrepThrowsEINVAL)
+{
+	tw::Loop loop;
+	std::vector<std::string> what;
+	auto drive = [](tw::Loop &l, std::vector<std::string> *w) -> driver {
+		for (int i = 0; i < 2; i++) {
+			try {
+				if (i == 0)
+					co_await tw::co::io(l, static_cast<void (*)(io_uring_sqe &)>(nullptr));
+				else
+					co_await tw::co::io(l, std::function<void(io_uring_sqe &)>(), l.clock_now() + 1h);
+			} catch (const tw::error &x) {
+				w->push_back(std::to_string(x.code().value()) + " " + x.what());
+			} catch (const std::exception &x) {
+				w->push_back(x.what());
+			}
+		}
+	};
+	driver d = drive(loop, &what);
+	const std::string empty = std::to_string(EINVAL) + " tw: empty callable";
+	EXPECT_EQ(what, (std::vector<std::string>{empty, empty}));
+	EXPECT_EQ(loop.size(), 0u);
 }
 
 // A prep whose move throws: the co_await throws it, and the io keeps no

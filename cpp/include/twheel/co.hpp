@@ -333,8 +333,8 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// -EBUSY on a full queue, -EINVAL if @prep set user_data or gave a
 /// multishot request a deadline, -ENOMEM when the request's record cannot be
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
-/// propagates, nothing submitted. Made on a moved-from Loop: throws
-/// tw::error EINVAL. A frame destroyed with the request in flight cancels it;
+/// propagates, nothing submitted. Made on a moved-from Loop, or awaited
+/// with an empty @prep (a null function pointer): throws tw::error EINVAL. A frame destroyed with the request in flight cancels it;
 /// the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is ignored, and cancelled when the io goes or is awaited again (each
@@ -359,6 +359,7 @@ public:
 	// Each co_await is one request; the rest of an earlier one is cancelled.
 	bool await_suspend(std::coroutine_handle<> h)
 	{
+		tw::detail::refuse_empty(prep_);
 		cancel();
 		h_ = h;
 		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
