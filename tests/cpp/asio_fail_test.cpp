@@ -98,10 +98,24 @@ TEST(AsioHostFailure, AddWhoseWaitCannotStartFailsCleanly)
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
 	Rec late(h), early(h);
-	ASSERT_EQ(arm(late, 30ms), 0);
-	g_fail = 2;
-	EXPECT_EQ(arm(early, 1ms), -ENOMEM);
-	g_fail = 0;
+	// early must come first: a run stalled until late was due (at 30 ms,
+	// 1 of 40 runs under load) needs no new wait, so no failure; then
+	// the second failing allocation was the test's own (std::bad_alloc
+	// out of the test). Such a run is made again.
+	for (int tries = 1;; tries++) {
+		const auto t0 = std::chrono::steady_clock::now();
+		ASSERT_EQ(arm(late, 300ms), 0);
+		g_fail = 2;
+		const int rc = arm(early, 1ms);
+		const int unused = g_fail.exchange(0);
+		if (std::chrono::steady_clock::now() - t0 >= 250ms && tries < 3) {
+			early.cancel();
+			continue;
+		}
+		EXPECT_EQ(rc, -ENOMEM);
+		EXPECT_EQ(unused, 0);
+		break;
+	}
 	EXPECT_FALSE(early.pending());
 	EXPECT_TRUE(late.pending());
 	io.run(); // returns once late has fired: its wait was started again
@@ -140,8 +154,8 @@ TEST(AsioHostFailure, PendingTimerWhoseReArmFailsIsCancelled)
 		t.on_cancel([&] { cancels++; });
 		Closing c(h);
 		Rec other(h);
-		t.arm_every(30ms);
-		c.arm_at(h.now() + 40ms);
+		t.arm_every(300ms); // far enough for no stall to make them due
+		c.arm_at(h.now() + 400ms);
 		if (owed) { // the re-arm after a run failed: the wait is owed
 			other.fail_after = 1;
 			other.arm_at(h.now());
@@ -170,7 +184,7 @@ TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
 	Rec first(h), second(h);
 	first.fail_after = 1;
 	ASSERT_EQ(arm(first, 1ms), 0);
-	ASSERT_EQ(arm(second, 20ms), 0);
+	ASSERT_EQ(arm(second, 200ms), 0); // not due with first, even after a stall
 	EXPECT_THROW(io.run(), std::bad_alloc);
 	g_fail = 0;
 	EXPECT_EQ(first.fired, 1);
@@ -213,9 +227,9 @@ TEST(AsioHostFailure, WaitAfterAPlacementFailsOutOfRunAndResumes)
 	boost::asio::io_context io;
 	tw::AsioHost h(io);
 	Rec late(h), early(h);
-	ASSERT_EQ(arm(late, 30ms), 0);
-	EXPECT_EQ(arm(early, 1ms), 0); // parked, its placement posted
-	g_fail = 1;                    // the wait the placement starts
+	ASSERT_EQ(arm(late, 300ms), 0); // not due at the placement, even after a stall
+	EXPECT_EQ(arm(early, 1ms), 0);  // parked, its placement posted
+	g_fail = 1;                     // the wait the placement starts
 	EXPECT_THROW(io.run_one(), std::bad_alloc);
 	g_fail = 0;
 	EXPECT_TRUE(early.pending());
@@ -245,7 +259,7 @@ TEST(AsioHostFailure, PlacementQueuedWhenTheHostIsDestroyedWithNoWait)
 		second = std::make_unique<Rec>(h);
 		first->fail_after = 1;
 		ASSERT_EQ(arm(*first, 1ms), 0);
-		ASSERT_EQ(arm(*second, 20ms), 0);
+		ASSERT_EQ(arm(*second, 200ms), 0); // not due with first
 		EXPECT_THROW(io.run(), std::bad_alloc); // the wait for second is owed
 		g_fail = 0;
 		EXPECT_EQ(twheel_host_mod(h.get(), &c, 1000000), 0); // parked, placement posted
