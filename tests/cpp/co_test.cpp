@@ -663,6 +663,46 @@ TEST(Co, ResumeOnAMovedFromLoopThrowsMovedFrom)
 	EXPECT_EQ(what, "tw: the owner was moved from");
 }
 
+template <class A>
+tw::co::task<void> awaits_shared(A *a, int *resumed, std::string *what)
+{
+	try {
+		co_await *a;
+		++*resumed;
+	} catch (const tw::error &e) {
+		*what = std::to_string(e.code().value()) + " " + e.what();
+	}
+}
+
+// A sleep or an io kept in a variable, awaited by a second coroutine while
+// a first waits on it: the second took it over and the first was never
+// resumed (its anchor left in size()). The second is refused.
+TEST(Co, AwaitableAwaitedByTwoCoroutinesAtOnce)
+{
+	tw::Loop loop;
+	const std::string again = std::to_string(EINVAL) + " tw: the awaitable is awaited already";
+	auto s = tw::co::sleep_for(loop, 2ms);
+	auto op = tw::co::io(loop, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); });
+	int resumed[2] = {0, 0};
+	std::string what[4];
+	tw::co::spawn(loop, awaits_shared(&s, &resumed[0], &what[0]));
+	tw::co::spawn(loop, awaits_shared(&s, &resumed[0], &what[1]));
+	tw::co::spawn(loop, awaits_shared(&op, &resumed[1], &what[2]));
+	tw::co::spawn(loop, awaits_shared(&op, &resumed[1], &what[3]));
+	EXPECT_EQ(what[1], again);
+	const bool uring = !(loop.features() & TW_LOOP_FEAT_FALLBACK);
+	EXPECT_EQ(what[3], uring ? again : ""); // fallback: the first io ended at once
+	auto wake = loop.every(1ms, [] {}); // a first coroutine never resumed ends nothing
+	const auto end = clk::now() + 1s;
+	while ((resumed[0] < 1 || resumed[1] < (uring ? 1 : 2)) && clk::now() < end)
+		loop.run_once();
+	wake.cancel();
+	EXPECT_EQ(resumed[0], 1);
+	EXPECT_EQ(resumed[1], uring ? 1 : 2);
+	EXPECT_EQ(what[0] + what[2], "");
+	EXPECT_EQ(loop.size(), 0u);
+}
+
 // sleep_for(), sleep_until() and io() on a moved-from Loop throw as every
 // call on it does (docs/cpp.md), from the call itself.
 TEST(Co, AwaitablesOfAMovedFromLoopThrowEINVAL)

@@ -236,14 +236,17 @@ void spawn(tw::Loop &loop, task<T> t)
 /// first iteration at or after it (never before; at most a tick plus
 /// scheduling noise after, as every loop timer). A Hook in the frame:
 /// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
-/// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped
-/// (made on a moved-from Loop: EINVAL, as every call on it).
+/// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped,
+/// EINVAL while another coroutine awaits it (made on a moved-from Loop:
+/// EINVAL, as every call on it).
 class [[nodiscard]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
 	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<> h)
 	{
+		if (pending()) // another coroutine awaits it
+			throw tw::error(EINVAL, "tw: the awaitable is awaited already");
 		h_ = h;
 		arm_at(tp_);
 	}
@@ -333,8 +336,9 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// -EBUSY on a full queue, -EINVAL if @prep set user_data or gave a
 /// multishot request a deadline, -ENOMEM when the request's record cannot be
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
-/// propagates, nothing submitted. Made on a moved-from Loop, or awaited
-/// with an empty @prep (a null function pointer): throws tw::error EINVAL. A frame destroyed with the request in flight cancels it;
+/// propagates, nothing submitted. Made on a moved-from Loop, awaited with
+/// an empty @prep (a null function pointer) or while another coroutine
+/// awaits it: throws tw::error EINVAL. A frame destroyed with the request in flight cancels it;
 /// the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is ignored, and cancelled when the io goes or is awaited again (each
@@ -360,6 +364,8 @@ public:
 	bool await_suspend(std::coroutine_handle<> h)
 	{
 		tw::detail::refuse_empty(prep_);
+		if (waiting_) // another coroutine awaits it
+			throw tw::error(EINVAL, "tw: the awaitable is awaited already");
 		cancel();
 		h_ = h;
 		const std::uint64_t ns = tw::detail::tp_ns(deadline_);
