@@ -495,16 +495,21 @@ void twl_timer_from_inbox(struct twheel_loop *l, struct tw_loop_timer *t, uint64
  * iteration count from that reading: one reading per gap between
  * iterations, none for an arm from a callback.
  */
-static __attribute__((noinline)) uint64_t outside_ref(struct twheel_loop *l)
+static __attribute__((noinline)) uint64_t outside_read(struct twheel_loop *l)
 {
+	l->out_fresh = true;
 	if (l->cq_marked || !loop_steady(l))
-		return l->now;
-	if (!l->out_fresh) {
-		l->out_ref = loop_clock(l);
-		l->out_fresh = true;
-		twl_catch_up_reading(l, l->out_ref);
-	}
+		return l->out_ref = l->now;
+	l->out_ref = loop_clock(l);
+	twl_catch_up_reading(l, l->out_ref);
 	return l->out_ref;
+}
+
+static inline uint64_t arm_ref(struct twheel_loop *l)
+{
+	if (l->in_callback)
+		return l->now;
+	return l->out_fresh ? l->out_ref : outside_read(l);
 }
 
 /* Link @t for an arm at the deadline @v, or (@delay) for a delay of 0. */
@@ -513,7 +518,7 @@ static void arm_link(struct twheel_loop *l, struct tw_loop_timer *t, uint64_t v,
 	uint64_t now;
 
 	if (!delay) {
-		timer_link(l, t, v, l->in_callback ? l->now : outside_ref(l));
+		timer_link(l, t, v, arm_ref(l));
 	} else { /* a delay of 0 has come: exact, from a reading */
 		now = loop_clock(l);
 		timer_place(l, t, now, now);
