@@ -447,6 +447,40 @@ TEST(Co, AwaiterDestroyedBeforeTheTaskItAwaits)
 	EXPECT_EQ(resumed, 0);
 }
 
+tw::co::task<void> drops(std::unique_ptr<tw::co::task<void>> *owner, int depth, int *ran)
+{
+	if (depth)
+		co_await drops(owner, depth - 1, ran);
+	else
+		owner->reset(); // the coroutine awaiting this chain goes, while it runs
+	++*ran;
+}
+
+tw::co::task<void> awaits_void(tw::co::task<void> *t, int *resumed)
+{
+	co_await std::move(*t);
+	++*resumed;
+}
+
+// A task that, in the co_await that starts it (or in a task it starts so),
+// destroys the coroutine awaiting it, then ends: the co_await resumed
+// that freed coroutine (ASan: heap-use-after-free in await_resume()).
+TEST(Co, TaskDestroysItsAwaiterBeforeItFirstSuspends)
+{
+	for (int depth : {0, 1, 3}) {
+		int ran = 0, resumed = 0;
+		auto owner = std::make_unique<tw::co::task<void>>();
+		tw::co::task<void> child = drops(&owner, depth, &ran);
+		*owner = awaits_void(&child, &resumed);
+		auto drive = [](tw::co::task<void> &t) -> driver { co_await std::move(t); };
+		driver d = drive(*owner);
+		EXPECT_FALSE(owner);
+		EXPECT_EQ(ran, depth + 1);
+		EXPECT_EQ(resumed, 0);
+		EXPECT_TRUE(child.done());
+	}
+}
+
 tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
 {
 	*started = true;

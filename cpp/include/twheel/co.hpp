@@ -48,7 +48,8 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 // The task that co_await is starting on this thread, until it suspends
 // or ends (final_awaiter clears it): a task that ends so goes on in its
 // awaiter's await_suspend, not by symmetric transfer, whose tail calls
-// GCC leaves out without -O2 or with ASan (the stack would grow).
+// GCC leaves out without -O2 or with ASan (the stack would grow); there
+// the awaiting frame is not resumed if the task destroyed it meanwhile.
 struct promise_base;
 inline thread_local const promise_base *starting = nullptr;
 
@@ -174,10 +175,10 @@ public:
 			mine = true;
 			h.promise().cont = c, h.promise().gone = &gone;
 			const detail::promise_base *p = &h.promise(), *up = std::exchange(detail::starting, p);
-			handle(h).resume();
+			handle(h).resume(); // *this goes if the task destroys this frame
 			const bool ended = detail::starting != p;
 			detail::starting = up;
-			return !ended;
+			return !ended || p->cont != c; // ~awaiter() made it a no-op
 		}
 		T await_resume()
 		{
