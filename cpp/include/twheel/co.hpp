@@ -13,7 +13,8 @@
 // destroyed (from a callback: in the rest of that iteration too), so that
 // it never runs on with a dangling Loop &. A spawned task resumed by anything but
 // its Loop (another Loop's awaitable, another library's) must not destroy
-// that Loop: it would destroy the running frame. A task object destroyed while its coroutine is
+// that Loop: it would destroy the running frame; one that hops to another Loop's
+// thread hops back before it ends (its end is a call on its Loop). A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
 // Threads: everything on the loop thread, except awaiting resume_on().
