@@ -505,7 +505,9 @@ TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
  * on to its own, as an iteration does; for an arm by deadline, the
  * reading the first such arm after an iteration takes, one per gap
  * between iterations): after the loop idled a short timer costs no
- * iteration at a cascade tick before its own. On an
+ * iteration at a cascade tick before its own (an arm by deadline 256
+ * ticks or more after the first of its gap, counting from that one's
+ * reading, may cost one, as on an injected clock). On an
  * injected clock an arm outside an iteration counts from the last
  * iteration's tick, so one 256 ticks or more after it may cost one
  * iteration that sleeps no time and runs nothing (docs/loop.md, "An idle
