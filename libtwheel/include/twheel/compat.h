@@ -209,7 +209,8 @@ enum {
 
 /*
  * Bind the calling thread to the plain wheel @w: compat timers are armed on
- * it, and twheel_compat_now() is twheel_now(@w) minus its value here. The
+ * it, and twheel_compat_now() is twheel_now(@w) minus its value here
+ * (inside a callback, twheel_target(@w): the time the advance reaches). The
  * thread drives @w with twheel_advance() as usual (one tick = one jiffy or
  * callout tick); callbacks run inside it. Returns 0, or
  *   -EINVAL  @w NULL;
