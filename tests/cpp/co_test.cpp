@@ -651,6 +651,55 @@ TEST(Co, ResumeOnFromAnotherThread)
 	EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
+tw::co::task<void> ends_elsewhere(tw::Loop &b, std::atomic<int> *n, bool throws)
+{
+	std::vector<char> heap(100); // LSan: freed wherever it ends
+	co_await tw::co::resume_on(b);
+	n->fetch_add(1);
+	if (throws)
+		throw std::runtime_error("on b");
+}
+
+// A task spawned on Loop a that goes to Loop b's thread (resume_on) and
+// ends there: its end (the anchor's twheel_loop_del() on a, the control
+// block's count, a's exception handler) ran on b's thread, racing with
+// a's (TSan: data races in retain(), release() and twheel_del()). It is
+// posted to a's thread, where the frame goes and the exception is handled.
+TEST(Co, SpawnedTaskEndingOnAnotherLoopsThreadEndsOnItsOwn)
+{
+	tw::Loop a, b;
+	std::atomic<int> n{0};
+	int caught = 0;
+	bool handled_elsewhere = false;
+	std::thread::id a_thread;
+	a.on_exception([&](std::exception_ptr) {
+		++caught;
+		handled_elsewhere |= std::this_thread::get_id() != a_thread;
+	});
+	auto wa = a.every(1ms, [] {});
+	auto wb = b.every(1ms, [] {});
+	std::thread tb([&] { b.run(); });
+	std::thread ta([&] {
+		a_thread = std::this_thread::get_id();
+		for (int i = 0; i < 200; i++)
+			a.post([&, i] { tw::co::spawn(a, ends_elsewhere(b, &n, i % 2)); });
+		a.run();
+	});
+	const auto end = clk::now() + 10s;
+	std::atomic<bool> all{false};
+	while (!all.load() && clk::now() < end) {
+		std::this_thread::sleep_for(1ms);
+		a.post([&] { all.store(n.load() == 200 && a.size() == 1); }); // the wake timer alone left
+	}
+	a.post([&] { wa.cancel(), a.stop(); });
+	b.post([&] { wb.cancel(), b.stop(); });
+	ta.join();
+	tb.join();
+	EXPECT_TRUE(all.load());
+	EXPECT_EQ(caught, 100);
+	EXPECT_FALSE(handled_elsewhere);
+}
+
 tw::co::task<void> yielder(tw::Loop &loop, int *destroyed, int *resumed)
 {
 	counted c{destroyed};

@@ -13,8 +13,8 @@
 // destroyed (from a callback: in the rest of that iteration too), so that
 // it never runs on with a dangling Loop &. A spawned task resumed by anything but
 // its Loop (another Loop's awaitable, another library's) must not destroy
-// that Loop: it would destroy the running frame; one that hops to another Loop's
-// thread hops back before it ends (its end is a call on its Loop). A task object destroyed while its coroutine is
+// that Loop: it would destroy the running frame; one that ends on another thread
+// (another Loop's) has its end posted to its own Loop. A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
 // Threads: everything on the loop thread, except awaiting resume_on().
@@ -37,13 +37,37 @@ class task;
 namespace detail {
 
 // Keeps a detached task tied to its loop: armed at the end of time, it is
-// cancelled when the Loop is destroyed (on_cancel: the frame goes).
+// cancelled when the Loop is destroyed (on_cancel: the frame goes). Its
+// end frees the frame, then hands @error to the loop's handler, on the
+// loop thread: a task that ends on another posts its end there.
 struct anchor : tw::Hook<tw::Loop, anchor> {
 	std::coroutine_handle<> frame;
+	std::exception_ptr *error = nullptr; // the promise's
+	struct hop {
+		tw_loop_work w; // first: the C node leads back here
+		anchor *a;
+	} post{{}, this};
 	explicit anchor(tw::Loop &l) : Hook(l) {}
-	tw::detail::ctx *ctx() const noexcept { return c_; }
+	tw::detail::loop_ctx *ctx() const noexcept { return static_cast<tw::detail::loop_ctx *>(c_); }
 	void on_timer() noexcept {} // never: the end of time does not come
 	void on_cancel() noexcept { frame.destroy(); } // destroys *this too
+	void end() noexcept
+	{
+		tw::detail::loop_ctx *c = ctx();
+		if (c->thread != std::this_thread::get_id() && c->c) {
+			tw_loop_work_init(&post.w, [](tw_loop_work *w) noexcept { reinterpret_cast<hop *>(w)->a->end(); });
+			if (twheel_loop_post(c->loop(), &post.w) == 0)
+				return; // else stopped: ~Loop destroys the frame
+		}
+		tw::detail::retain(c);
+		std::exception_ptr e = std::move(*error);
+		frame.destroy(); // and *this
+		if (e) {
+			auto rethrow = [&e] { std::rethrow_exception(e); };
+			tw::detail::guarded(c->on_exception, rethrow);
+		}
+		tw::detail::release(c);
+	}
 };
 
 // The task that co_await is starting on this thread, until it suspends
@@ -79,15 +103,7 @@ struct promise_base {
 				return starting = nullptr, std::noop_coroutine();
 			if (!p.anch)
 				return p.cont ? p.cont : std::noop_coroutine();
-			// detached: frees the frame, then hands its exception to the loop's handler
-			tw::detail::ctx *c = tw::detail::retain(p.anch->ctx());
-			std::exception_ptr e = std::move(p.error);
-			h.destroy();
-			if (e) {
-				auto rethrow = [&e] { std::rethrow_exception(e); };
-				tw::detail::guarded(c->on_exception, rethrow);
-			}
-			tw::detail::release(c);
+			p.anch->end(); // detached
 			return std::noop_coroutine();
 		}
 		void await_resume() noexcept {}
@@ -225,11 +241,12 @@ void spawn(tw::Loop &loop, task<T> t)
 	if (p.cont)
 		throw tw::error(EINVAL, "tw: the task was awaited already");
 	p.anch.emplace(loop);
-	p.anch->frame = t.h_;
+	p.anch->frame = t.h_, p.anch->error = &p.error;
 	p.anch->arm_at(tw::Loop::time_point::max()); // a throw, or an arm dropped while the
 	if (p.anch->pending()) {                     // Loop is destroyed: t destroys the frame
 		// one run of the Loop: one destroyed in it closes once the frame suspends
 		const tw::detail::run_frame fr(p.anch->ctx(), tw::detail::ops<tw::Loop>::finish);
+		p.anch->ctx()->on_this_thread(); // the loop thread, by the contract
 		t.release().resume();
 	}
 }

@@ -15,6 +15,8 @@
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
 #include <twheel/loop.h>
 
+#include <thread>
+
 namespace tw {
 
 /// struct twheel_loop_config; zeros mean the C defaults.
@@ -38,7 +40,13 @@ namespace detail {
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io, spare;
+	std::thread::id thread; // the last to run it (or spawn on it): co.hpp's
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
+	void on_this_thread() noexcept // written only when it changes: read from any thread
+	{
+		if (thread != std::this_thread::get_id())
+			thread = std::this_thread::get_id();
+	}
 };
 
 // A function posted to the loop.
@@ -240,7 +248,8 @@ public:
 	/// error. A callback destroyed this Loop: returns then, not touching it.
 	void run()
 	{
-		if (const int r = in_run([](detail::loop_ctx *c) { return twheel_loop_run(c->loop()); }); r < 0)
+		if (const int r = in_run([](detail::loop_ctx *c) { return c->on_this_thread(), twheel_loop_run(c->loop()); });
+		    r < 0)
 			detail::fail(r, r == -EBUSY ? "tw: run() from a callback" : "tw: twheel_loop_run() failed");
 	}
 	/// One iteration, sleeping only if @wait; returns the callbacks run (a
@@ -248,7 +257,7 @@ public:
 	std::size_t run_once(bool wait = true)
 	{
 		const unsigned flags = wait ? 0u : unsigned{TW_LOOP_NOWAIT};
-		const int r = in_run([&](detail::loop_ctx *c) { return twheel_loop_run_once(c->loop(), flags); });
+		const int r = in_run([&](detail::loop_ctx *c) { return c->on_this_thread(), twheel_loop_run_once(c->loop(), flags); });
 		if (r == -ESHUTDOWN)
 			return 0;
 		if (r < 0)
