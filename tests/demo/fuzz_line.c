@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_line - libFuzzer target: the servers' line protocol, the heartbeat
+ * mode's parser (demo_heartbeat_input() in demo/demo_server.c, the file
+ * both servers are built from), on the fuzzer's bytes as a connection's
+ * byte stream, against a plain model of the protocol (demo_common.h:
+ * newline-terminated lines, each exactly "PING" answered, a line longer
+ * than DEMO_MAX_LINE bytes an error that ends the connection).
+ *
+ * The stream is fed in the servers' reads (512 bytes), one byte a call,
+ * whole, and cut at points drawn from the input's own bytes; each read is
+ * a heap block of its exact size (ASan: nothing read past it). After
+ * each call the PINGs it completed must be the model's for those bytes,
+ * -1 exactly where the model's first error falls (or where a call would
+ * complete more than DEMO_HEARTBEAT_MAX_BATCH PINGs: never in a read of
+ * 512 bytes), the carried line length the model's, its first bytes the
+ * line's; the read is left unchanged.
+ *
+ * Build with -Dfuzz=true (clang); run e.g.
+ *   build/tests/demo/fuzz_line -max_total_time=60 corpus/ tests/demo/seeds/line
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo_common.h"
+#include "demo_server.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define READ_MAX 512 /* the servers' read: CONN_BUF (idle_server.c), conn_buf (idle_server.cpp) */
+
+#define FAIL(...)                                                                                            \
+	do {                                                                                                  \
+		fprintf(stderr, "fuzz_line: " __VA_ARGS__);                                                   \
+		fputc('\n', stderr);                                                                          \
+		abort();                                                                                      \
+	} while (0)
+
+/* The model's state: the current line's length and its first bytes. */
+struct model {
+	size_t len;
+	uint8_t first[DEMO_PING_LEN];
+};
+
+/*
+ * The model on bytes [from, to): the PINGs completed, or -1 at the first
+ * line too long or the PING past DEMO_HEARTBEAT_MAX_BATCH.
+ */
+static long model_read(struct model *m, const uint8_t *d, size_t from, size_t to)
+{
+	long pings = 0;
+	for (size_t i = from; i < to; i++) {
+		if (d[i] == '\n') {
+			if (m->len == 4 && memcmp(m->first, "PING", 4) == 0 && ++pings > DEMO_HEARTBEAT_MAX_BATCH)
+				return -1;
+			m->len = 0;
+			continue;
+		}
+		if (m->len < DEMO_PING_LEN)
+			m->first[m->len] = d[i];
+		if (++m->len > DEMO_MAX_LINE)
+			return -1;
+	}
+	return pings;
+}
+
+static void check_cut(const uint8_t *d, size_t n, const size_t *cuts, size_t ncuts, bool whole)
+{
+	struct model m = { 0 };
+	char line[DEMO_PING_LEN];
+	uint16_t len = 0;
+	size_t from = 0;
+	for (size_t c = 0; c <= ncuts; c++) {
+		size_t to = c < ncuts ? cuts[c] : n;
+		char *b = malloc(to - from ? to - from : 1);
+		if (!b)
+			abort();
+		memcpy(b, d + from, to - from);
+		long want = model_read(&m, d, from, to);
+		int got = demo_heartbeat_input(b, to - from, line, &len);
+		if (memcmp(b, d + from, to - from) != 0)
+			FAIL("the read was written to");
+		free(b);
+		if (got != want)
+			FAIL("read [%zu, %zu): %d PINGs, the model %ld", from, to, got, want);
+		if (got < 0) {
+			if (!whole && to - from <= READ_MAX && m.len <= DEMO_MAX_LINE)
+				FAIL("read [%zu, %zu) of at most %d bytes completed too many PINGs", from, to, READ_MAX);
+			return; /* the connection ends */
+		}
+		if (len != m.len || memcmp(line, m.first, m.len < DEMO_PING_LEN ? m.len : DEMO_PING_LEN) != 0)
+			FAIL("after [%zu, %zu): line of %u bytes, the model %zu", from, to, len, m.len);
+		from = to;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 65536)
+		return 0;
+	static size_t cuts[65536];
+	size_t nc = 0;
+	for (size_t at = READ_MAX; at < size; at += READ_MAX)
+		cuts[nc++] = at;
+	check_cut(data, size, cuts, nc, false);
+	check_cut(data, size, cuts, 0, true);
+	nc = 0;
+	for (size_t at = 1; at < size; at++)
+		cuts[nc++] = at;
+	check_cut(data, size, cuts, nc, false);
+	nc = 0;
+	uint32_t x = 2166136261u;
+	for (size_t i = 0; i < size; i++)
+		x = (x ^ data[i]) * 16777619u;
+	for (size_t at = 0;;) {
+		x = x * 1103515245u + 12345u;
+		at += 1 + ((x >> 16) % ((x >> 8) & 1 ? 8 : READ_MAX));
+		if (at >= size)
+			break;
+		cuts[nc++] = at;
+	}
+	check_cut(data, size, cuts, nc, false);
+	return 0;
+}
