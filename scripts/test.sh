@@ -9,7 +9,8 @@
 #                              build (with debug_checks), TSan build
 #                              (cross-thread suites), LTO build, and a bounded
 #                              run of each libFuzzer target (the models of the
-#                              wheel, the host driver and the loop)
+#                              wheel, the host driver and the loop; the demo
+#                              servers' HTTP, line and UDP parsers)
 #   scripts/test.sh --quick    the normal build only
 #
 # Every optional part is required (-Dauto_features=enabled: the loop and
@@ -36,7 +37,7 @@
 # The TSan build compiles only the programs of its suites (the tsan
 # suite: what crosses threads; the rest of that build was never run).
 # The libFuzzer targets, compiled second in the chain, start at once, all
-# three, at idle priority in the chain (the suites' tests get the CPU
+# six, at idle priority in the chain (the suites' tests get the CPU
 # first; they leave much of it unused), and run until their phase at the
 # end, each for FUZZ_SECONDS of CPU time at least, as on a core of its own
 # (then SIGINT: it prints its final stats; 20 x FUZZ_SECONDS of wall time
@@ -78,8 +79,10 @@ failed=()
 # The builds require each optional part: its libraries are installed
 # below (scripts/deps.sh test), so one not found is a failure, not a skip.
 required=(-Dauto_features=enabled)
-# The libFuzzer targets; fuzz_loop needs liburing, required like the rest.
-fuzz_targets=(tests/core/fuzz_model tests/core/fuzz_host tests/loop/fuzz_loop)
+# The libFuzzer targets; fuzz_loop and fuzz_udp need liburing, required
+# like the rest. The demo's (tests/demo) start from seeds/ there.
+fuzz_targets=(tests/core/fuzz_model tests/core/fuzz_host tests/loop/fuzz_loop
+              tests/demo/fuzz_http tests/demo/fuzz_line tests/demo/fuzz_udp)
 
 # setup DIR ARGS... : configure (or reconfigure) a build directory
 setup() {
@@ -278,12 +281,14 @@ fuzz_cpu_ticks() {
   echo $((f[11] + f[12]))
 }
 fuzz_run() {
-  local secs=$1 t=$2 name pid rc=0 hz ticks=0 now
+  local secs=$1 t=$2 name pid rc=0 hz ticks=0 now seeds=()
   name=$(basename "$t")
   mkdir -p "$root/fuzz-corpus/$name"
+  # its seeds, read (new inputs go to the first directory, the corpus)
+  [ -d "$here/$(dirname "$t")/seeds/${name#fuzz_}" ] && seeds=("$here/$(dirname "$t")/seeds/${name#fuzz_}")
   hz=$(getconf CLK_TCK)
   "$root/fuzz/$t" -max_total_time=$((20 * secs)) -max_len=4096 -print_final_stats=1 \
-    "$root/fuzz-corpus/$name" >"$LOG_DIR/fuzz-$name.log" 2>&1 &
+    "$root/fuzz-corpus/$name" "${seeds[@]}" >"$LOG_DIR/fuzz-$name.log" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
