@@ -561,8 +561,9 @@ static void on_stats_req(struct server *s, const struct sockaddr_in *from)
 static void on_datagram(struct server *s, const struct mmsghdr *m, const struct sockaddr_in *from)
 {
 	const struct udp_msg *msg = m->msg_hdr.msg_iov->iov_base;
-	if (m->msg_len == sizeof(*msg) && msg->magic == UDP_MAGIC && msg->type == UDP_SYNC &&
-	    msg->id == s->sync_token && from->sin_port == s->self.sin_port &&
+	/* (24 bytes: one cut to 24, MSG_TRUNC, is not the server's, whatever its first bytes say) */
+	if (m->msg_len == sizeof(*msg) && !(m->msg_hdr.msg_flags & MSG_TRUNC) && msg->magic == UDP_MAGIC &&
+	    msg->type == UDP_SYNC && msg->id == s->sync_token && from->sin_port == s->self.sin_port &&
 	    from->sin_addr.s_addr == s->self.sin_addr.s_addr) { /* ours, back: read up to its sending */
 		if (msg->arg > s->read_upto)
 			s->read_upto = msg->arg;
