@@ -649,10 +649,10 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 		if (h->len == 0 && (ch == '\r' || ch == '\n'))
 			continue; /* before a request line: skipped */
 		if (++h->len > DEMO_HTTP_MAX_HEAD) { /* too long: answered, and the last */
-			/* still in the method: 501; the target: 414 (RFC 9112 3); past it, no version is that long: 400 */
+			/* still in the method: 501; the target: 414 (RFC 9112 3); past its end, no version is that long: 400 */
 			bool line = h->part == HTTP_REQUEST_LINE;
 			bool method = line && h->words == 1 && h->pos;
-			bool version = line && h->words >= 3;
+			bool version = line && (h->words >= 3 || (h->words == 2 && !h->pos));
 			*h = (struct demo_http){ .len = 0 };
 			h->reply = method ? DEMO_HTTP_NOT_IMPLEMENTED : version ? DEMO_HTTP_BAD_REQUEST
 					 : line ? DEMO_HTTP_URI_TOO_LONG : DEMO_HTTP_TOO_LARGE;

@@ -730,6 +730,11 @@ int main(void)
 	check_splits("a target without an end", buf, max + 1, 1, DEMO_HTTP_URI_TOO_LONG, ends);
 	memcpy(buf, "GET    ", 7);
 	check_splits("whitespace, then a target without an end", buf, max + 1, 1, DEMO_HTTP_URI_TOO_LONG, ends);
+	/* a target that ended, then whitespace: no version is that long, 400 */
+	memset(buf, ' ', sizeof(buf));
+	memcpy(buf, "GET /", 5);
+	check_splits("a target, then whitespace without an end", buf, max + 1, 1, BAD, ends);
+	memset(buf, 'x', sizeof(buf));
 	memcpy(buf, "\r\n\r\nGET /", 9);
 	ends[0] = max + 5;
 	check_splits("empty lines, then a target without an end", buf, max + 5, 1, DEMO_HTTP_URI_TOO_LONG, ends);
