@@ -78,6 +78,7 @@ void all_owners()
 	tw::Wheel w(1ms);
 	use(w, w.now());
 	(void)w.advance(w.now() + 5ms);
+	(void)w.advance(std::chrono::time_point_cast<std::chrono::milliseconds>(w.now()) + 5ms);
 	(void)w.next_expiry();
 #if __has_include(<liburing.h>)
 	tw::Loop l;

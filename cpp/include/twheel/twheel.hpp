@@ -81,7 +81,7 @@ public:
 	{
 		const auto d = now.time_since_epoch();
 		const bool end = std::is_same_v<Dur, duration> && now == time_point::max();
-		const long r = in_run([d, end](detail::ctx *c) { // before the epoch, or NaN: before now()
+		const long r = in_run([&](detail::ctx *c) { // before the epoch, or NaN: before now()
 			return d.count() >= 0 ? twheel_advance(w(c), end ? tick_max : to_ticks<false>(c, d)) : -EINVAL;
 		});
 		if (r < 0)
