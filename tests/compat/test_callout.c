@@ -556,6 +556,51 @@ static void reset_sbt_maps_to_ticks(void **state)
 	assert_int_equal(ticks_since(t0, sc.at), 7);
 }
 
+/*
+ * FreeBSD's mstosbt(), ustosbt() and nstosbt() round up ("so we do
+ * whatever for at least as long as requested"), a unit of 2^-32 s or
+ * two past the exact time: mstosbt(500) is SBT_1S / 2 + 1, nstosbt(10^6)
+ * 4294968 where a millisecond is 4294967.296 units. Such a time is the
+ * tick it rounds, not the next one: C_HARDCLOCK, half a second is hz / 2
+ * ticks, as callout_reset(c, hz / 2, ...), and a tick's time rounded up is
+ * one tick; from the next tick (no flag), one more; absolute, from
+ * sbinuptime(), the same as C_HARDCLOCK.
+ */
+static void reset_sbt_of_a_time_rounded_up(void **state)
+{
+	sbintime_t half = SBT_1S / 2 + 1;                               /* mstosbt(500) */
+	sbintime_t one = (sbintime_t)((SBT_1S + hz - 1) / hz);          /* a tick, rounded up */
+	struct {
+		sbintime_t sbt;
+		int flags, n;
+	} c[] = {
+		{ half, C_HARDCLOCK, hz / 2 }, { one, C_HARDCLOCK, 1 }, { one + 1, C_HARDCLOCK, 1 },
+		{ half, 0, hz / 2 + 1 },       { one, 0, 2 },           { 2 * one, C_HARDCLOCK, 2 },
+	};
+	struct softc sc;
+	int t0, n;
+
+	(void)state;
+	new_sc(&sc);
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		t0 = ticks;
+		callout_reset_sbt(&sc.co, c[i].sbt, 0, fn, &sc, c[i].flags);
+		step((unsigned long)c[i].n - 1);
+		assert_int_equal(sc.calls, 2 * (int)i);
+		step(1);
+		assert_int_equal(sc.calls, 2 * (int)i + 1);
+		assert_int_equal(ticks_since(t0, sc.at), c[i].n);
+		n = c[i].flags ? c[i].n : c[i].n - 1; /* C_ABSOLUTE: as C_HARDCLOCK */
+		t0 = ticks;
+		callout_reset_sbt(&sc.co, sbinuptime() + c[i].sbt, 0, fn, &sc, C_ABSOLUTE);
+		step((unsigned long)n - 1);
+		assert_int_equal(sc.calls, 2 * (int)i + 1);
+		step(1);
+		assert_int_equal(sc.calls, 2 * (int)i + 2);
+		assert_int_equal(ticks_since(t0, sc.at), n);
+	}
+}
+
 /* getsbinuptime() and SBT_MAX of FreeBSD's <sys/time.h>, as drivers use
  * them for deadlines (nvme_qpair_submit_tracker(): getsbinuptime() +
  * timeout * SBT_1S, SBT_MAX for none): the same clock as sbinuptime() and
@@ -1355,6 +1400,7 @@ int main(void)
 		T(stop_another_and_free_itself),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
+		T(reset_sbt_of_a_time_rounded_up),
 		T(getsbinuptime_and_sbt_max),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),
 		T(when_and_precalc),
