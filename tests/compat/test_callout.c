@@ -601,6 +601,71 @@ static void reset_sbt_of_a_time_rounded_up(void **state)
 	}
 }
 
+/*
+ * FreeBSD's decimal conversions of <sys/time.h>, which drivers pass to
+ * the sbt forms (callout_reset_sbt(c, mstosbt(ms), 0, ...)): sbttoX()
+ * round down, Xtosbt() up, "so that sbttoX(Xtosbt(y)) == y" and a callout
+ * waits "at least as long as requested", over the whole range, where
+ * FreeBSD's products wrap (its mstosbt(2000) is 1 where it takes whole
+ * seconds apart only from SBT_1S on; its sbttous() of an hour is
+ * negative); an Xtosbt() past SBT_MAX is SBT_MAX. Checked against exact
+ * 128-bit arithmetic.
+ */
+__extension__ typedef __int128 wide;
+
+static void sbt_decimal_conversions(void **state)
+{
+	static const int64_t per[] = { 1000, 1000000, 1000000000 };
+	static const int64_t x[] = { 0, 1, 2, 499, 500, 999, 1000, 1001, 1999, 2000, 2001, 4095,
+				     999999, 1000000, 2000000, 123456789, 999999999, 1000000000,
+				     2000000000, 4294967295LL, 4294967296LL, 4294967297LL,
+				     3600000000000LL, 2147483647999LL, 9223372036854775807LL };
+	static const sbintime_t sbt[] = { 0, 1, 4294967, 4294968, SBT_1S / 2, SBT_1S - 1, SBT_1S,
+					  SBT_1S + 1, 2 * SBT_1S + 12345, SBT_1M, 3600 * SBT_1S,
+					  86400 * SBT_1S * 25, SBT_MAX - 1, SBT_MAX, -1, -SBT_1S,
+					  -SBT_1S - 1, INT64_MIN };
+	struct softc sc;
+	int t0;
+
+	(void)state;
+	for (unsigned p = 0; p < 3; p++) {
+		for (unsigned i = 0; i < sizeof(x) / sizeof(x[0]); i++) {
+			sbintime_t sb = per[p] == 1000 ? mstosbt(x[i]) : per[p] == 1000000 ? ustosbt(x[i]) : nstosbt(x[i]);
+			int64_t back = per[p] == 1000 ? sbttoms(sb) : per[p] == 1000000 ? sbttous(sb) : sbttons(sb);
+			wide exact = (wide)x[i] << 32; /* sb * per[p], had it no rounding */
+
+			if (x[i] / per[p] >= ((int64_t)1 << 31)) {
+				assert_true(sb == SBT_MAX); /* 68 years and more */
+				continue;
+			}
+			assert_true((wide)sb * per[p] >= exact);                /* never short */
+			assert_true((wide)sb * per[p] < exact + 2 * per[p]);    /* by 2 units at most */
+			assert_true(back == x[i]);
+			assert_true((per[p] == 1000 ? mstosbt(-x[i]) : per[p] == 1000000 ? ustosbt(-x[i]) : nstosbt(-x[i])) == -sb);
+		}
+		for (unsigned i = 0; i < sizeof(sbt) / sizeof(sbt[0]); i++) {
+			int64_t got = per[p] == 1000 ? sbttoms(sbt[i]) : per[p] == 1000000 ? sbttous(sbt[i]) : sbttons(sbt[i]);
+			wide n = (wide)sbt[i] * per[p];
+			wide floor = n >= 0 ? n >> 32 : -((-n + 0xffffffff) >> 32);
+
+			assert_true(got == (int64_t)floor);
+		}
+	}
+	assert_true(mstosbt(2000) == 2 * SBT_1S);
+	assert_true(mstosbt(500) == SBT_1S / 2 + 1 && nstosbt(1000000) == 4294968 && nstosbt(1) == 5);
+	assert_true(sbttous(3600 * SBT_1S) == 3600000000LL && sbttoms(SBT_1M) == 60000);
+	assert_true(mstosbt(INT64_MAX) == SBT_MAX && mstosbt(INT64_MIN) == -SBT_MAX);
+	/* a driver's quarter second, from the current tick: hz / 4 ticks */
+	new_sc(&sc);
+	t0 = ticks;
+	callout_reset_sbt(&sc.co, mstosbt(250), 0, fn, &sc, C_HARDCLOCK);
+	step((unsigned long)hz / 4 - 1);
+	assert_int_equal(sc.calls, 0);
+	step(1);
+	assert_int_equal(sc.calls, 1);
+	assert_int_equal(ticks_since(t0, sc.at), hz / 4);
+}
+
 /* getsbinuptime() and SBT_MAX of FreeBSD's <sys/time.h>, as drivers use
  * them for deadlines (nvme_qpair_submit_tracker(): getsbinuptime() +
  * timeout * SBT_1S, SBT_MAX for none): the same clock as sbinuptime() and
@@ -1401,6 +1466,7 @@ int main(void)
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
 		T(reset_sbt_of_a_time_rounded_up),
+		T(sbt_decimal_conversions),
 		T(getsbinuptime_and_sbt_max),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),
 		T(when_and_precalc),

@@ -177,6 +177,78 @@ static inline sbintime_t getsbinuptime(void)
  * FreeBSD's <sys/time.h>. */
 #define SBT_MAX 0x7fffffffffffffffLL
 
+/* A minute, as FreeBSD's <sys/time.h>. */
+#define SBT_1M (SBT_1S * 60)
+
+/*
+ * @x units of 1/@per s as an sbintime_t (@per: 10^3, 10^6 or 10^9),
+ * rounded up to the next 2^-32 s, so that the conversion back gives @x
+ * and a callout armed for it is never early. Whole seconds are taken
+ * apart first, so no product wraps; a result past SBT_MAX (68 years) is
+ * SBT_MAX. A negative @x, which FreeBSD's assertions refuse, gives the
+ * negative of the conversion of its magnitude.
+ */
+static inline sbintime_t twheel__to_sbt(int64_t x, uint64_t per)
+{
+	uint64_t m = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+	uint64_t c = ((1ull << 63) + per - 1) / per; /* ceil(2^63 / per) */
+	sbintime_t sb = SBT_MAX;
+
+	if (m / per < (1ull << 31))
+		sb = (sbintime_t)((m / per) << 32) + (sbintime_t)(((m % per) * c + 0x7fffffffu) >> 31);
+	return x < 0 ? -sb : sb;
+}
+
+/* @sbt in units of 1/@per s, rounded down (toward minus infinity), for
+ * every sbintime_t: whole seconds are converted apart, so nothing wraps. */
+static inline int64_t twheel__from_sbt(sbintime_t sbt, int64_t per)
+{
+	return (sbt >> 32) * per + (int64_t)(((uint64_t)sbt & 0xffffffffu) * (uint64_t)per >> 32);
+}
+
+/*
+ * FreeBSD's decimal conversions of <sys/time.h>: sbttons(), sbttous() and
+ * sbttoms() round down, nstosbt(), ustosbt() and mstosbt() round up, so
+ * that sbttoms(mstosbt(ms)) == ms (and so for ns and us), as FreeBSD's
+ * do. FreeBSD's forms wrap where these do not: its sbttous() past 35
+ * minutes (2^63 / 10^6 sbintime_t units), its sbttoms() past 24 days,
+ * and, where its Xtosbt() compare the value with SBT_1S before taking
+ * whole seconds apart, its nstosbt() from 2 s to 2^32 ns (4.3 s),
+ * ustosbt() from 2 s to 2^32 us (71 minutes) and mstosbt() from 2 s to
+ * 2^32 ms (49 days): mstosbt(2000) is 1 there. Here each is exact to its
+ * rounding over the whole range, and an Xtosbt() result past SBT_MAX is
+ * SBT_MAX. O(1).
+ */
+static inline int64_t sbttons(sbintime_t sbt)
+{
+	return twheel__from_sbt(sbt, 1000000000);
+}
+
+static inline sbintime_t nstosbt(int64_t ns)
+{
+	return twheel__to_sbt(ns, 1000000000);
+}
+
+static inline int64_t sbttous(sbintime_t sbt)
+{
+	return twheel__from_sbt(sbt, 1000000);
+}
+
+static inline sbintime_t ustosbt(int64_t us)
+{
+	return twheel__to_sbt(us, 1000000);
+}
+
+static inline int64_t sbttoms(sbintime_t sbt)
+{
+	return twheel__from_sbt(sbt, 1000);
+}
+
+static inline sbintime_t mstosbt(int64_t ms)
+{
+	return twheel__to_sbt(ms, 1000);
+}
+
 /* callout_reset_sbt() flags, with FreeBSD's values. */
 #define C_DIRECT_EXEC 0x0001
 #define C_PRELBITS 7
