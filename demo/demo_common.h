@@ -56,6 +56,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,6 +238,25 @@ static inline uint32_t demo_rng_below(struct demo_rng *r, uint32_t n)
 	r->s ^= r->s << 25;
 	r->s ^= r->s >> 27;
 	return (uint32_t)((((r->s * UINT64_C(0x2545F4914F6CDD1D)) >> 32) * (uint64_t)n) >> 32);
+}
+
+/*
+ * The signals a server's loop reads from a signalfd, into @set: SIGTERM,
+ * SIGUSR1 and SIGINT, but SIGINT only if it was not inherited as ignored.
+ * A shell starts a background job with SIGINT ignored, so that a Ctrl-C
+ * at the terminal goes to the foreground job alone; a server that blocked
+ * it and read it anyway (a blocked signal is queued whatever its
+ * disposition) shut down at a Ctrl-C meant for another program. SIGTERM
+ * stays taken when ignored: it is how a supervisor stops a server.
+ */
+static inline void demo_signal_set(sigset_t *set)
+{
+	struct sigaction old;
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGUSR1);
+	if (sigaction(SIGINT, NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+		sigaddset(set, SIGINT);
 }
 
 /*

@@ -862,10 +862,7 @@ static rlim_t set_nofile(void)
  */
 static void block_signals(sigset_t *set)
 {
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGUSR1);
+	demo_signal_set(set);
 	sigaddset(set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, set, NULL);
 	signal(SIGCHLD, SIG_DFL);

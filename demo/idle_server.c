@@ -1003,14 +1003,11 @@ static int server_init(struct server *s)
 	return 0;
 }
 
-/* The signalfd the loop reads SIGTERM, SIGINT and SIGUSR1 from. Returns 0, or 1 (message printed). */
+/* The signalfd the loop reads SIGTERM, SIGINT and SIGUSR1 from (demo_signal_set()). Returns 0, or 1 (message printed). */
 static int signalfd_open(struct server *s)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	demo_signal_set(&set);
 	s->sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (s->sfd < 0) {
 		perror("idle-server: signalfd");

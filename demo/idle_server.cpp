@@ -961,10 +961,7 @@ char *Conn::data() const
 static int run_worker(int lfd, unsigned worker, int ready_fd)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
+	demo_signal_set(&set);
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0) {
 		std::perror("idle-server: signalfd");

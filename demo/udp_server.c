@@ -844,10 +844,7 @@ static void parse_args(int argc, char **argv, struct demo_addr *a)
  */
 static void block_signals(sigset_t *set)
 {
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGUSR1);
+	demo_signal_set(set);
 	sigprocmask(SIG_BLOCK, set, NULL);
 }
 

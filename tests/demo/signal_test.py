@@ -12,6 +12,11 @@
 #    was discarded and the server ran on until a second SIGTERM), and
 #    SIGUSR1 must get its STATS line (it killed the server).
 # TCP servers, also with --workers 2 for the above, and:
+# Started as a shell starts a background job (SIGINT ignored), a SIGINT to
+# its process group (a Ctrl-C at the terminal, meant for the foreground
+# job) must leave it serving: it read the signal anyway (blocked, it was
+# queued) and shut down; started without, such a SIGINT must stop it
+# cleanly.
 #  - SIGCHLD inherited as ignored: the parent must still reap its
 #    workers and exit after SIGTERM (no SIGCHLD came: it waited forever).
 #  - The parent killed (SIGKILL): each worker must shut down by itself,
@@ -23,7 +28,10 @@
 import ctypes
 import os
 import re
+import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -54,7 +62,7 @@ def start(workers, env=None, ignore=(), out=subprocess.PIPE):
     if "LD_PRELOAD" in e:
         e["ASAN_OPTIONS"] = e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
     return subprocess.Popen(args(workers), stdout=out, stderr=subprocess.STDOUT, text=True,
-                            env=e, preexec_fn=pre)
+                            env=e, preexec_fn=pre, process_group=0)
 
 
 def ready(p):
@@ -96,6 +104,40 @@ def ends(p, secs):
             p.kill()
             p.wait()
         return None
+
+
+def stats_lines(p, n, secs):
+    """Reads @p's output until @n STATS lines came (True) or @secs passed
+    or it ended (False), a byte at a time as ready() does."""
+    fd, got, line, end = p.stdout.fileno(), 0, b"", time.monotonic() + secs
+    while got < n:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        c = os.read(fd, 1)
+        if not c:
+            return False
+        line += c
+        if c == b"\n":
+            got += line.startswith(b"STATS ")
+            line = b""
+    return True
+
+
+def serves(port):
+    """The server at @port answers within 2 s: an echoed byte (TCP), a
+    STATS reply to UDP_STATS (udp_session.h)."""
+    try:
+        if kind == "udp":
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                u.settimeout(2)
+                u.sendto(struct.pack("=IB3xQQ", 0x53555754, 4, 0, 0), ("127.0.0.1", port))
+                return u.recv(2048).startswith(b"STATS ")
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as c:
+            c.sendall(b"x")
+            return c.recv(1) == b"x"
+    except OSError:
+        return False
 
 
 def case(what, ok, detail=""):
@@ -151,6 +193,33 @@ for workers in [1] if kind == "udp" else [1, 2]:
     case(f"{w}SIGUSR1 at its first {at}(): its STATS lines, then exit 0 at SIGTERM",
          out is not None and p.returncode == 0 and n == 2 * workers,
          f"exit {p.returncode}, {n} STATS lines, want {2 * workers}")
+
+for workers in [1] if kind == "udp" else [1, 2]:
+    w = f"--workers {workers}: " if kind == "tcp" else ""
+    for ign in [(), (signal.SIGINT,)]:
+        p = start(workers, ignore=ign)
+        lines = ready(p)
+        if lines is None:
+            case(f"{w}ready", False, f"exit {p.returncode}")
+            continue
+        port = int(re.search(r"listening on 127\.0\.0\.1:(\d+)", lines[-1]).group(1))
+        os.killpg(p.pid, signal.SIGINT)
+        if not ign:
+            out = ends(p, 3)
+            case(f"{w}SIGINT to its group: exit 0 within 3 s with a STATS line",
+                 out is not None and p.returncode == 0 and "STATS " in out,
+                 "still running 3 s later" if out is None else f"exit {p.returncode}: {out[-400:]}")
+            continue
+        # a SIGUSR1 after it: its lines come once the SIGINT, a lower
+        # signal, was read if it ever is
+        os.killpg(p.pid, signal.SIGUSR1)
+        got = stats_lines(p, workers, 3)
+        ok = got and p.poll() is None and serves(port)
+        p.send_signal(signal.SIGTERM)
+        out = ends(p, 3)
+        case(f"{w}SIGINT inherited as ignored, then a SIGINT to its group: serves on, "
+             "exit 0 at SIGTERM", ok and out is not None and p.returncode == 0,
+             f"STATS lines after SIGUSR1: {got}, still serving: {ok}, exit {p.returncode}")
 
 if kind == "tcp":
     p = start(2, ignore=(signal.SIGCHLD,))
