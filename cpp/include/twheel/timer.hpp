@@ -317,22 +317,15 @@ private:
 	// Re-arms a periodic timer its callback left unarmed: the next deadline
 	// of the grid (after those missed, unless misfire::all), or a period
 	// after now; cancels it if its owner is being destroyed or refuses it
-	// (a stopped loop).
-	// @grid plus @n periods @p, saturated
-	static std::uint64_t add_periods(std::uint64_t grid, std::uint64_t n, std::uint64_t p) noexcept
-	{
-		return n > (UINT64_MAX - grid) / p ? UINT64_MAX : grid + n * p;
-	}
+	// (a stopped loop). The next deadline: @n + 1 periods after @g, saturated.
 	void again() noexcept
 	{
 		box *b = boxed();
 		if (!b || !b->period || !*this || this->pending())
 			return;
-		const std::uint64_t p = b->period;
-		if (b->s == schedule::fixed_delay)
-			b->grid = detail::add_sat(X::now(this->c_), p);
-		else
-			b->grid = detail::add_sat(b->m == misfire::all ? b->grid : add_periods(b->grid, b->missed, p), p);
+		const std::uint64_t p = b->period, g = b->s == schedule::fixed_delay ? X::now(this->c_) : b->grid;
+		const std::uint64_t n = b->m == misfire::all ? 0 : b->missed; // 0 for fixed_delay
+		b->grid = n >= (UINT64_MAX - g) / p ? UINT64_MAX : g + (n + 1) * p;
 		if (this->c_->closing || X::mod_at(this->c_, &this->n_, b->grid) < 0) { // it will not run again
 			b->period = 0;
 			return cancelled();
