@@ -77,9 +77,6 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 	throw error(-neg, what);
 }
 
-} // namespace detail
-
-namespace detail {
 // @d in whole ticks of length @tick, rounded up (@Up) or down: as ticks_ceil().
 template <bool Up, class Rep, class Period>
 std::uint64_t round_ticks(std::chrono::duration<Rep, Period> d, std::chrono::nanoseconds tick) noexcept
