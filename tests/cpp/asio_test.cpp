@@ -270,6 +270,19 @@ TEST(AsioHost, StrandOfAMultiThreadedContext)
 		EXPECT_EQ(x.fired, 1);
 }
 
+// An empty executor is a misuse like an empty callable: tw::error EINVAL
+// (it let Asio's bad_executor out), nothing made.
+TEST(AsioHost, EmptyExecutorIsRefused)
+{
+	try {
+		tw::AsioHost h{boost::asio::any_io_executor()};
+		ADD_FAILURE() << "a host on an empty executor was made";
+	} catch (const tw::error &e) {
+		EXPECT_EQ(e.code().value(), EINVAL);
+		EXPECT_STREQ(e.what(), "tw: the executor is empty");
+	}
+}
+
 TEST(AsioHost, ChronoIsRoundedUpAndSaturated)
 {
 	boost::asio::io_context io;

@@ -43,8 +43,8 @@ public:
 	/// tick and the clock (nullptr: 1 ms, CLOCK_MONOTONIC) and is copied.
 	/// Joins the execution context's list of hosts (an Asio service of its
 	/// own: a mutex, a vector), which tells it when the context is
-	/// destroyed first. Throws std::bad_alloc, or tw::error with what
-	/// twheel_host_init_ext() refused.
+	/// destroyed first. Throws std::bad_alloc, or tw::error: EINVAL for an
+	/// empty @ex, what twheel_host_init_ext() refused.
 	explicit AsioHost(const boost::asio::any_io_executor &ex, const twheel_rt *rt = nullptr)
 		: s_(std::make_shared<state>(ex))
 	{
@@ -97,7 +97,10 @@ private:
 	using clock = std::chrono::steady_clock;
 	struct hosts;
 	struct state {
-		explicit state(const boost::asio::any_io_executor &ex) { timer.emplace(ex); }
+		explicit state(const boost::asio::any_io_executor &ex)
+		{
+			timer.emplace(ex ? ex : throw error(EINVAL, "tw: the executor is empty"));
+		}
 		~state()
 		{
 			if (list)
