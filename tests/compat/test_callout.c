@@ -557,47 +557,49 @@ static void reset_sbt_maps_to_ticks(void **state)
 }
 
 /*
- * FreeBSD's mstosbt(), ustosbt() and nstosbt() round up ("so we do
- * whatever for at least as long as requested"), a unit of 2^-32 s or
- * two past the exact time: mstosbt(500) is SBT_1S / 2 + 1, nstosbt(10^6)
- * 4294968 where a millisecond is 4294967.296 units. Such a time is the
- * tick it rounds, not the next one: C_HARDCLOCK, half a second is hz / 2
- * ticks, as callout_reset(c, hz / 2, ...), and a tick's time rounded up is
- * one tick; from the next tick (no flag), one more; absolute, from
- * sbinuptime(), the same as C_HARDCLOCK.
+ * FreeBSD runs a callout at or after its time (callout_process(): "if
+ * (tmp->c_time <= now)"), and code counts on it: kern_event's timer
+ * function counts an expiry only "if (now >= kc->next)" and otherwise
+ * re-arms for the same time. So the function runs with sbinuptime() at
+ * or past the time asked for, at the first tick that is, also for the
+ * times the rounded-up conversions give (mstosbt(750) is a unit of
+ * 2^-32 s past 750 ms, a tick's time is rounded down): absolute from
+ * sbinuptime(), relative from the current tick (C_HARDCLOCK) or from
+ * the next (no flag).
  */
-static void reset_sbt_of_a_time_rounded_up(void **state)
+static sbintime_t fired_sbt;
+
+static void record_sbt(void *arg)
 {
-	sbintime_t half = SBT_1S / 2 + 1;                               /* mstosbt(500) */
-	sbintime_t one = (sbintime_t)((SBT_1S + hz - 1) / hz);          /* a tick, rounded up */
-	struct {
-		sbintime_t sbt;
-		int flags, n;
-	} c[] = {
-		{ half, C_HARDCLOCK, hz / 2 }, { one, C_HARDCLOCK, 1 }, { one + 1, C_HARDCLOCK, 1 },
-		{ half, 0, hz / 2 + 1 },       { one, 0, 2 },           { 2 * one, C_HARDCLOCK, 2 },
-	};
-	struct softc sc;
-	int t0, n;
+	(void)arg;
+	fired_sbt = sbinuptime();
+}
+
+static void sbt_time_reached_when_it_runs(void **state)
+{
+	static const int64_t ms[] = { 1, 3, 10, 250, 500, 750, 1000, 1001, 2500 };
+	static const int flags[] = { C_ABSOLUTE, C_HARDCLOCK, 0 };
+	struct callout c;
 
 	(void)state;
-	new_sc(&sc);
-	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		t0 = ticks;
-		callout_reset_sbt(&sc.co, c[i].sbt, 0, fn, &sc, c[i].flags);
-		step((unsigned long)c[i].n - 1);
-		assert_int_equal(sc.calls, 2 * (int)i);
-		step(1);
-		assert_int_equal(sc.calls, 2 * (int)i + 1);
-		assert_int_equal(ticks_since(t0, sc.at), c[i].n);
-		n = c[i].flags ? c[i].n : c[i].n - 1; /* C_ABSOLUTE: as C_HARDCLOCK */
-		t0 = ticks;
-		callout_reset_sbt(&sc.co, sbinuptime() + c[i].sbt, 0, fn, &sc, C_ABSOLUTE);
-		step((unsigned long)n - 1);
-		assert_int_equal(sc.calls, 2 * (int)i + 1);
-		step(1);
-		assert_int_equal(sc.calls, 2 * (int)i + 2);
-		assert_int_equal(ticks_since(t0, sc.at), n);
+	callout_init(&c, 1);
+	for (unsigned f = 0; f < 3; f++) {
+		for (unsigned i = 0; i < 3 * sizeof(ms) / sizeof(ms[0]); i++) {
+			int64_t v = ms[i / 3];
+			sbintime_t sbt = i % 3 == 0 ? mstosbt(v) : i % 3 == 1 ? ustosbt(v * 1000 + 1) : nstosbt(v * 1000000 - 1);
+			sbintime_t at = sbinuptime() + sbt, prev = 0;
+
+			if (flags[f] == 0)
+				at += tick_sbt + 1; /* from the next tick's time, which is at most that */
+			fired_sbt = -1;
+			callout_reset_sbt(&c, flags[f] == C_ABSOLUTE ? at : sbt, 0, record_sbt, NULL, flags[f]);
+			while (fired_sbt < 0) {
+				prev = sbinuptime();
+				step(1);
+			}
+			assert_true(fired_sbt >= at - (flags[f] == 0 ? 1 : 0)); /* never before its time */
+			assert_true(prev < at);                                 /* at the first tick past it */
+		}
 	}
 }
 
@@ -655,14 +657,21 @@ static void sbt_decimal_conversions(void **state)
 	assert_true(mstosbt(500) == SBT_1S / 2 + 1 && nstosbt(1000000) == 4294968 && nstosbt(1) == 5);
 	assert_true(sbttous(3600 * SBT_1S) == 3600000000LL && sbttoms(SBT_1M) == 60000);
 	assert_true(mstosbt(INT64_MAX) == SBT_MAX && mstosbt(INT64_MIN) == -SBT_MAX);
-	/* a driver's quarter second, from the current tick: hz / 4 ticks */
+	/* a driver's quarter second, from the current tick: mstosbt(250) is a
+	 * unit past hz / 4 ticks, so it runs at the next tick; 250 * SBT_1MS,
+	 * rounded down, at hz / 4 */
 	new_sc(&sc);
 	t0 = ticks;
 	callout_reset_sbt(&sc.co, mstosbt(250), 0, fn, &sc, C_HARDCLOCK);
-	step((unsigned long)hz / 4 - 1);
+	step((unsigned long)hz / 4);
 	assert_int_equal(sc.calls, 0);
 	step(1);
 	assert_int_equal(sc.calls, 1);
+	assert_int_equal(ticks_since(t0, sc.at), hz / 4 + 1);
+	t0 = ticks;
+	callout_reset_sbt(&sc.co, 250 * SBT_1MS, 0, fn, &sc, C_HARDCLOCK);
+	step((unsigned long)hz / 4);
+	assert_int_equal(sc.calls, 2);
 	assert_int_equal(ticks_since(t0, sc.at), hz / 4);
 }
 
@@ -1465,7 +1474,7 @@ int main(void)
 		T(stop_another_and_free_itself),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
-		T(reset_sbt_of_a_time_rounded_up),
+		T(sbt_time_reached_when_it_runs),
 		T(sbt_decimal_conversions),
 		T(getsbinuptime_and_sbt_max),
 		T(reset_sbt_whole_seconds_and_hardclock_minimum),

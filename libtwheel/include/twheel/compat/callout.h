@@ -45,9 +45,8 @@
  *     builds its kernel with -fwrapv: build moved code with it too, or
  *     that arithmetic is undefined from ten minutes after the bind on.
  *   - sbinuptime() is the bound wheel's time since the thread bound, in
- *     whole ticks; an sbintime_t is mapped onto ticks, never early (a
- *     unit of 2^-32 s or two past a tick, as FreeBSD's rounded-up
- *     mstosbt() gives for a whole number of ticks, is that tick): see
+ *     whole ticks; an sbintime_t is mapped onto ticks, never early (the
+ *     function runs with sbinuptime() at or past the time asked for): see
  *     callout_reset_sbt(). The precision argument and C_PREL() are
  *     accepted and ignored (a callout fires within its tick), as are
  *     C_DIRECT_EXEC and C_CATCH.
@@ -554,23 +553,17 @@ static inline int callout_schedule(struct callout *c, int to_ticks)
 }
 
 /*
- * The slack of twheel__sbt_tick(), in sbintime_t units (2^-32 s): FreeBSD's
- * mstosbt(), ustosbt() and nstosbt() round up, by up to 1.5 units, and
- * sbinuptime() (a tick's time) rounds down, by up to one.
- */
-#define TWHEEL__SBT_SLACK 2
-
-/*
- * The first tick whose sbinuptime() time is at least @sbt less
- * TWHEEL__SBT_SLACK (0 if none after 0): a time a unit or two past a tick,
- * as the conversions give for a whole number of ticks (mstosbt(500), 2^31
- * + 1, is hz / 2 ticks), is that tick, not the next one.
+ * The first tick at or after the sbinuptime() time @sbt (0 if not after 0):
+ * the callout's function runs with sbinuptime() at or past @sbt, as
+ * FreeBSD runs a callout at or after its time. A time a unit of 2^-32 s
+ * past a tick, as the rounded-up conversions give for a whole number of
+ * ticks (mstosbt(500) is SBT_1S / 2 + 1), is the next tick.
  */
 static inline uint64_t twheel__sbt_tick(sbintime_t sbt)
 {
-	uint64_t s = (uint64_t)sbt - TWHEEL__SBT_SLACK;
+	uint64_t s = (uint64_t)sbt;
 
-	if (sbt <= TWHEEL__SBT_SLACK)
+	if (sbt <= 0)
 		return 0;
 	return (s >> 32) * hz + (((s & 0xffffffffu) * hz + 0xffffffffu) >> 32);
 }
