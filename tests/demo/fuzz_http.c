@@ -35,26 +35,10 @@
  * Build with -Dfuzz=true (clang); run e.g.
  *   build/tests/demo/fuzz_http -max_total_time=60 corpus/ tests/demo/seeds/http
  */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define FUZZ_NAME "fuzz_http"
+#include "fuzz_stream.h"
 
-#include "demo_common.h"
-#include "demo_server.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define READ_MAX 512 /* the servers' read: CONN_BUF (idle_server.c), conn_buf (idle_server.cpp) */
 #define MAX_HEADS 4096
-
-#define FAIL(...)                                                                                            \
-	do {                                                                                                  \
-		fprintf(stderr, "fuzz_http: " __VA_ARGS__);                                                   \
-		fputc('\n', stderr);                                                                          \
-		abort();                                                                                      \
-	} while (0)
 
 /* The reference: the stream one byte a call. */
 struct ref {
@@ -113,14 +97,9 @@ static void check_span(int heads, const struct demo_http *h)
 /* One call on a heap copy of exactly @n bytes (ASan: nothing read past them). */
 static int call(const uint8_t *p, size_t n, struct demo_http *h)
 {
-	char *b = malloc(n ? n : 1);
-	if (!b)
-		abort();
-	memcpy(b, p, n);
+	char *b = fuzz_read(p, n);
 	int r = demo_http_input(b, n, h);
-	if (memcmp(b, p, n) != 0)
-		FAIL("the input was written to");
-	free(b);
+	fuzz_read_end(b, p, n);
 	return r;
 }
 
@@ -432,18 +411,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* whole */
 	check_cut(data, size, cuts, 0, &ref, true);
 	/* cut where the input's own bytes say: a byte's low bits give the next read's length */
-	nc = 0;
-	uint32_t x = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		x = (x ^ data[i]) * 16777619u;
-	for (size_t at = 0;;) {
-		x = x * 1103515245u + 12345u;
-		size_t step = 1 + ((x >> 16) % ((x >> 8) & 1 ? 8 : READ_MAX));
-		at += step;
-		if (at >= size)
-			break;
-		cuts[nc++] = at;
-	}
+	nc = fuzz_drawn_cuts(data, size, cuts);
 	check_cut(data, size, cuts, nc, &ref, false);
 	/* in two at each point, for short streams (the existing test's every-point cut) */
 	if (size <= 256)

@@ -19,25 +19,8 @@
  * Build with -Dfuzz=true (clang); run e.g.
  *   build/tests/demo/fuzz_line -max_total_time=60 corpus/ tests/demo/seeds/line
  */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "demo_common.h"
-#include "demo_server.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define READ_MAX 512 /* the servers' read: CONN_BUF (idle_server.c), conn_buf (idle_server.cpp) */
-
-#define FAIL(...)                                                                                            \
-	do {                                                                                                  \
-		fprintf(stderr, "fuzz_line: " __VA_ARGS__);                                                   \
-		fputc('\n', stderr);                                                                          \
-		abort();                                                                                      \
-	} while (0)
+#define FUZZ_NAME "fuzz_line"
+#include "fuzz_stream.h"
 
 /* The model's state: the current line's length and its first bytes. */
 struct model {
@@ -75,15 +58,10 @@ static void check_cut(const uint8_t *d, size_t n, const size_t *cuts, size_t ncu
 	size_t from = 0;
 	for (size_t c = 0; c <= ncuts; c++) {
 		size_t to = c < ncuts ? cuts[c] : n;
-		char *b = malloc(to - from ? to - from : 1);
-		if (!b)
-			abort();
-		memcpy(b, d + from, to - from);
+		char *b = fuzz_read(d + from, to - from);
 		long want = model_read(&m, d, from, to);
 		int got = demo_heartbeat_input(b, to - from, line, &len);
-		if (memcmp(b, d + from, to - from) != 0)
-			FAIL("the read was written to");
-		free(b);
+		fuzz_read_end(b, d + from, to - from);
 		if (got != want)
 			FAIL("read [%zu, %zu): %d PINGs, the model %ld", from, to, got, want);
 		if (got < 0) {
@@ -111,17 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t at = 1; at < size; at++)
 		cuts[nc++] = at;
 	check_cut(data, size, cuts, nc, false);
-	nc = 0;
-	uint32_t x = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		x = (x ^ data[i]) * 16777619u;
-	for (size_t at = 0;;) {
-		x = x * 1103515245u + 12345u;
-		at += 1 + ((x >> 16) % ((x >> 8) & 1 ? 8 : READ_MAX));
-		if (at >= size)
-			break;
-		cuts[nc++] = at;
-	}
+	nc = fuzz_drawn_cuts(data, size, cuts);
 	check_cut(data, size, cuts, nc, false);
 	return 0;
 }
