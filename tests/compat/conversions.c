@@ -3,7 +3,8 @@
  * that the kernel computes with rounding of its own (clock_t, timespec64,
  * and the msecs, usecs and nsecs ones) give the kernel's values: each is checked against a table computed with
  * the kernel's formulas (kernel_conversions.py, conversions_expected.h),
- * at the HZ it is built with (100, 250, 1000: meson.build), edge cases and
+ * at the HZ it is built with (100, 250, 300, 400, 1000, 50, 1200:
+ * meson.build), edge cases and
  * wrap-arounds included, plus the constants. Exit 0 if all match.
  */
 #include <stdio.h>

@@ -5,10 +5,11 @@ include/vdso/jiffies.h of Linux 6.x, 64-bit long, USER_HZ 100) redone in
 Python's exact integers, wrapping where the kernel's C arithmetic wraps,
 for each HZ given. Prints the C table that conversions.c includes:
 
-    python3 kernel_conversions.py 100 250 300 400 1000 > conversions_expected.h
+    python3 kernel_conversions.py 100 250 300 400 1000 50 1200 > conversions_expected.h
 
 (the kernel's x86 choices of HZ; 400, not one, for the header's tests at
-400).
+400; 50, below USER_HZ, and 1200, above 1000 and not a multiple of it,
+where the kernel's thresholds and sums wrap in 64 bits).
 """
 import sys
 from math import gcd
@@ -83,7 +84,7 @@ def clock_t_to_jiffies(hz, x):
         if x >= ULONG_MAX // (hz // USER_HZ):
             return ULONG_MAX
         return u64(x * (hz // USER_HZ))
-    if x >= ULONG_MAX // hz * USER_HZ:
+    if x >= u64(ULONG_MAX // hz * USER_HZ):
         return ULONG_MAX
     return u64(x * hz) // USER_HZ
 
@@ -109,7 +110,7 @@ def jiffies_to_msecs(hz, j):
     if hz > 1000 and hz % 1000 == 0:
         return (u64(j + hz // 1000 - 1) // (hz // 1000)) & 0xffffffff
     g = gcd(1000, hz)
-    return (u64(j * (1000 // g)) + hz // g - 1) // (hz // g) & 0xffffffff
+    return u64(u64(j * (1000 // g)) + hz // g - 1) // (hz // g) & 0xffffffff
 
 
 def jiffies_to_usecs(hz, j):
@@ -205,8 +206,9 @@ def main():
         print("static const struct j_row j_rows[] = {")
         for j in J:
             s, ns = jiffies_to_timespec64(hz, j)
-            print("\t{ %duL, %dL, %duL, %duLL, %dLL, %dL }," % (
-                j, jiffies_to_clock_t(hz, j), clock_t_to_jiffies(hz, j),
+            c = jiffies_to_clock_t(hz, j)
+            print("\t{ %duL, %s, %duL, %duLL, %dLL, %dL }," % (
+                j, "%dL" % c if c != -(1 << 63) else "LONG_MIN", clock_t_to_jiffies(hz, j),
                 jiffies_64_to_clock_t(hz, j), s, ns))
         print("};")
         print("static const struct ts_row ts_rows[] = {")
