@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -116,6 +117,7 @@ struct server {
 	unsigned held;             /* provided buffers held by connections */
 	unsigned waking;           /* receives of woken connections in flight */
 	uint64_t nobufs;
+	uint64_t deferred;         /* idle closes put off: data waited for a buffer */
 };
 
 enum { RX = 1, TX = 2 };
@@ -180,6 +182,8 @@ struct conn {
 	bool woken : 1;      /* its receive was woken for a buffer (counted in waking) */
 	bool replies : 1;    /* HTTP: a send goes out of a copy of the replies, held: */
 	bool replies_copy : 1; /* ...this one */
+	bool idle_due : 1;   /* its timer fired while its data waited for a buffer */
+	bool partial : 1;    /* its last read completed no message */
 };
 _Static_assert(sizeof(struct conn) <= 256, "an idle connection must cost at most 256 bytes");
 
@@ -357,11 +361,11 @@ static int stats_line(const struct server *s, char *buf, size_t len)
 			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64
 			" idle_closed=%" PRIu64 " peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64
 			" protocol_errors=%" PRIu64 " emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu"
-			" conn_bytes=%zu bufring=%d nobufs=%" PRIu64 " rss_kb=%" PRIu64
+			" conn_bytes=%zu bufring=%d nobufs=%" PRIu64 " deferred=%" PRIu64 " rss_kb=%" PRIu64
 			" utime_us=%" PRIu64 " stime_us=%" PRIu64 "\n",
 			s->worker, demo_opts.workers, (int)getpid(), s->nconns, conn_timers(s), s->accepted,
 			s->idle_closed, s->peer_closed, s->resets, s->errors, s->protocol_errors, s->emfile,
-			s->control, (unsigned long)s->nofile, sizeof(struct conn), s->br != NULL, s->nobufs,
+			s->control, (unsigned long)s->nofile, sizeof(struct conn), s->br != NULL, s->nobufs, s->deferred,
 			demo_rss_kb(),
 			(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec,
 			(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec);
@@ -541,10 +545,47 @@ static void conn_close(struct conn *c)
 	}
 }
 
+/* Bytes wait in @c's socket, unread (one system call). */
+static bool more_waits(const struct conn *c)
+{
+	int n = 0;
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/*
+ * Has @c data waiting that its receive has not read yet? Its receive
+ * failed ENOBUFS, which it does only once its socket is readable
+ * (POLL_FIRST): it waits on the starved list, or was woken, or was
+ * handed a buffer. Or its last read completed no message and the rest
+ * waits behind it (a receive reads CONN_BUF at most, and its buffer may
+ * have gone to a waiting connection before the next read).
+ */
+static bool data_waits(const struct conn *c)
+{
+	if (c->starving)
+		return true;
+	if (!(c->inflight & RX))
+		return false;
+	return c->woken || c->bid >= 0 || (c->partial && more_waits(c));
+}
+
+/*
+ * The idle timer fired: silent for a whole timeout, close. Unless its
+ * data waits for a buffer (the server was behind, not the peer: that data
+ * may have come long before the deadline, the server stopped or short of
+ * CPU): then the close waits for the read (idle_due), which re-arms the
+ * timer if it completes a message, else closes (recv_done()).
+ */
 static void on_idle(struct tw_loop_timer *t)
 {
 	struct conn *c = tw_container_of(t, struct conn, idle);
 	struct server *s = c->s;
+	if (c->state == C_OPEN && data_waits(c)) {
+		if (!c->idle_due)
+			s->deferred++;
+		c->idle_due = true;
+		return;
+	}
 	uint64_t now = twheel_loop_clock(s->loop), dl = t->deadline;
 	bool freed_now = !c->inflight; /* an open connection always has a request in flight */
 	s->idle_closed++;
@@ -722,8 +763,14 @@ static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken
 		c->out_off = 0;
 	}
 	/* activity, a complete message (a slow partial one is not): the connection lives idle_ns more */
-	if (done)
+	c->partial = !done;
+	if (done) {
 		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
+		c->idle_due = false;
+	} else if (c->idle_due && !more_waits(c)) {
+		on_idle(&c->idle); /* its timer fired while this waited, and it completes nothing */
+		return;
+	}
 	if (c->out_len) {
 		conn_send(c, false);
 		return;

@@ -34,6 +34,7 @@
 // more; 2 usage; 77 io_uring refused or older than 5.11, or its multishot
 // accept (before 5.19).
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 
 #include <chrono>
@@ -111,6 +112,8 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	bool control = false;
 	bool starving = false; // on the starved list
 	bool woken = false;    // its recv was woken for a buffer (counted in Server::waking)
+	bool idle_due = false; // its timer fired while its data waited for a buffer
+	bool partial = false;  // its last read completed no message
 	std::uint8_t replies = 0; // HTTP: the copy of the replies a send goes out of, + 1; 0 none
 	// What the mode reads (one mode for the whole server): the heartbeat's
 	// current line (its length and first bytes), or the HTTP request head.
@@ -187,6 +190,7 @@ struct Server {
 		      protocol_errors = 0, emfile = 0, emfile_unreported = 0, control = 0, last_emfile_msg = 0;
 	demo_hist h_fire{}, h_fin{}, h_close{}, h_accept{}, h_wake{}, h_busy{};
 	std::uint64_t max_ran = 0, nobufs = 0;
+	std::uint64_t deferred = 0; // idle closes put off: data waited for a buffer
 	FILE *trace = nullptr;
 	// --trace: what a traced connection's line holds besides the record
 	struct TraceRec {
@@ -231,7 +235,7 @@ struct Server {
 			"STATS worker=%u workers=%u pid=%d conns=%zu timers=%zu accepted=%" PRIu64 " idle_closed=%" PRIu64
 			" peer_closed=%" PRIu64 " resets=%" PRIu64 " errors=%" PRIu64 " protocol_errors=%" PRIu64
 			" emfile=%" PRIu64 " control=%" PRIu64 " nofile=%lu conn_bytes=%zu bufring=%d nobufs=%" PRIu64
-			" rss_kb=%" PRIu64 " utime_us=%" PRIu64 " stime_us=%" PRIu64
+			" deferred=%" PRIu64 " rss_kb=%" PRIu64 " utime_us=%" PRIu64 " stime_us=%" PRIu64
 			" fire_n=%" PRIu64 " fire_p50_us=%" PRIu64 " fire_p99_us=%" PRIu64 " fire_max_us=%" PRIu64
 			" fin_p50_us=%" PRIu64 " fin_p99_us=%" PRIu64 " fin_max_us=%" PRIu64 " close_p50_us=%" PRIu64
 			" close_p99_us=%" PRIu64 " close_max_us=%" PRIu64 " accept_p50_us=%" PRIu64 " accept_p99_us=%" PRIu64
@@ -240,7 +244,7 @@ struct Server {
 			" max_ran=%" PRIu64 "\n",
 			worker, o.workers, static_cast<int>(getpid()), nconns, conn_timers(), accepted, idle_closed,
 			peer_closed, resets, errors, protocol_errors, emfile, control, static_cast<unsigned long>(nofile),
-			sizeof(Conn), ring.br != nullptr, nobufs, demo_rss_kb(),
+			sizeof(Conn), ring.br != nullptr, nobufs, deferred, demo_rss_kb(),
 			static_cast<std::uint64_t>(ru.ru_utime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_utime.tv_usec),
 			static_cast<std::uint64_t>(ru.ru_stime.tv_sec) * 1000000u + static_cast<std::uint64_t>(ru.ru_stime.tv_usec),
 			h_fire.n, demo_hist_pct(&h_fire, 0.5), demo_hist_pct(&h_fire, 0.99), h_fire.max_us,
@@ -522,8 +526,38 @@ struct Server {
 		}
 	}
 
+	// Bytes wait in @c's socket, unread (one system call).
+	static bool more_waits(const Conn *c)
+	{
+		int n = 0;
+		return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+	}
+
+	// Has @c data waiting that its recv has not read yet? Its recv failed
+	// ENOBUFS (see idle_server.c): it waits on the starved list, or was
+	// woken, or was handed a buffer. Or its last read completed no
+	// message and the rest waits behind it.
+	static bool data_waits(const Conn *c)
+	{
+		if (c->starving)
+			return true;
+		if (c->inflight != Conn::rx)
+			return false;
+		return c->woken || c->bid >= 0 || (c->partial && more_waits(c));
+	}
+
+	// The idle timer fired: silent for a whole timeout, close. Unless its
+	// data waits for a buffer (the server was behind, not the peer: see
+	// idle_server.c): then the close waits for the read (idle_due), which
+	// re-arms the timer if it completes a message, else closes (recv_done()).
 	void on_idle(Conn *c)
 	{
+		if (c->state == Conn::open && data_waits(c)) {
+			if (!c->idle_due)
+				deferred++;
+			c->idle_due = true;
+			return;
+		}
 		std::uint64_t now = clock(), dl = c->idle().native_handle()->deadline;
 		idle_closed++;
 		c->t_fire = now;
@@ -677,8 +711,14 @@ struct Server {
 			c->out_off = 0;
 		}
 		// activity, a complete message (a slow partial one is not): one more idle timeout
-		if (done)
+		c->partial = !done;
+		if (done) {
 			c->idle().arm_in(idle);
+			c->idle_due = false;
+		} else if (c->idle_due && !more_waits(c)) {
+			on_idle(c); // its timer fired while this waited, and it completes nothing
+			return;
+		}
 		if (c->out_len) {
 			conn_send(c, false);
 			return;

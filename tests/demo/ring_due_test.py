@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""tests/demo/ring_due_test.py - a connection whose data waits for a
+provided buffer when its idle timer fires is read, not closed unread.
+
+usage: ring_due_test.py SERVER NAME
+
+The server (idle-server-c or idle-server) runs with a provided-buffer
+ring of one buffer and a 300 ms idle timeout, in echo mode, then in HTTP
+mode. 30 connections are opened and accepted, the server is stopped
+(SIGSTOP), 20 of them send a complete message (a line; a request head)
+and, in HTTP mode, 10 a partial head, and the server goes on (SIGCONT)
+0.6 s later, past every connection's deadline. The request heads are
+longer than a receive buffer (512 bytes), so the first read of each
+completes nothing and the rest must be read before the close. Every message came 0.3 s
+before its connection's deadline, so each must get its reply before the
+close; the partial heads complete nothing, so those connections must be
+closed, unanswered, within 1 s. One buffer serves one receive at a time:
+the others wait for it (ENOBUFS), and their timers fired first. The old
+servers closed every waiting connection at once, its message unread
+(19 of 20, and 1,976 of 3,000 with the default ring of 1,024 buffers),
+and, the first fix in, the connection that had read half a head, its
+buffer handed on before it read the rest.
+
+After SIGTERM the server must exit 0 with no connection and no timer
+left, and STATS `deferred` must count the closes put off.
+Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
+"""
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from demo_proc import ready_port, stop_clean
+
+server_path, name = sys.argv[1], sys.argv[2]
+IDLE_MS = 300
+
+
+def fail(msg):
+    print(f"FAIL [{name}]: {msg}")
+    sys.exit(1)
+
+
+def read_all(socks, within):
+    """Each of @socks read until its end (or @within s in all): {sock: (bytes, ended)}."""
+    got = {s: b"" for s in socks}
+    ended = set()
+    start = time.monotonic()
+    while len(ended) < len(socks) and time.monotonic() - start < within:
+        r, _, _ = select.select([s for s in socks if s not in ended], [], [], 0.05)
+        for s in r:
+            try:
+                data = s.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            got[s] += data
+            if not data:
+                ended.add(s)
+    return {s: (got[s], s in ended) for s in socks}
+
+
+def run(mode, message, reply_ok, partial):
+    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1"] + mode,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = []
+    port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
+                      skip="no provided-buffer ring", log=log)
+    what = " ".join(mode) or "echo"
+    try:
+        socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(30)]
+        time.sleep(0.05)  # all accepted, each receive waiting for data
+        srv.send_signal(signal.SIGSTOP)
+        talkers = socks[:20]
+        slow = socks[20:] if partial else []
+        for s in talkers:
+            s.send(message)
+        for s in slow:
+            s.send(partial)
+        time.sleep(2 * IDLE_MS / 1000)  # every deadline passes while the server is stopped
+        srv.send_signal(signal.SIGCONT)
+        res = read_all(talkers + slow, 3.0)
+        unread = [res[s][0] for s in talkers if not reply_ok(res[s][0])]
+        if unread:
+            fail(f"{what}: {len(unread)} of {len(talkers)} messages sent {IDLE_MS} ms before their "
+                 f"deadline not answered (got {unread[0]!r}): closed as idle, the message unread")
+        kept = [s for s in slow if res[s][0] or not res[s][1]]
+        if kept:
+            fail(f"{what}: {len(kept)} of {len(slow)} partial heads answered or kept open "
+                 f"(got {res[kept[0]][0]!r}, ended {res[kept[0]][1]})")
+        for s in socks:
+            s.close()
+    finally:
+        last = stop_clean(srv, log, fail)
+    m = re.search(r" deferred=(\d+) ", last)
+    if not m or int(m.group(1)) == 0:
+        fail(f"{what}: STATS deferred {m.group(1) if m else 'missing'}: {last.strip()}")
+    print(f"{what}: {len(talkers)} answered, {len(slow)} partial closed, deferred={m.group(1)}")
+
+
+run([], b"hello\n", lambda b: b == b"hello\n", None)
+run(["--http"], b"GET / HTTP/1.1\r\nHost: a\r\nX: " + b"y" * 600 + b"\r\n\r\n",
+    lambda b: b.startswith(b"HTTP/1.1 204 ") and b.endswith(b"\r\n\r\n"), b"GET / HTTP/1.1\r\nHo")
+print(f"PASS [{name}]")
