@@ -1,5 +1,6 @@
 """tests/demo/demo_proc.py - what the demo's Python tests do with a server
-process they started: wait for its ready line, wait for it to exit.
+process they started: wait for its ready line, wait for it to exit; and
+the processes a test left behind.
 """
 import os
 import re
@@ -69,3 +70,22 @@ def exit_within(srv, err, secs, fail, what):
         err.seek(0)
         fail(f"{what} ({size} bytes on stderr)", err.read(2000))
     return out
+
+
+def children(ppid):
+    """The pids of the processes whose parent is @ppid, from /proc. One
+    that exits while the list is read is left out (its /proc entry went
+    away between the listing and the read: FileNotFoundError, which
+    failed demo_load_parent_killed once)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if stat.rsplit(") ", 1)[-1].split()[1] == str(ppid):
+            pids.append(int(d))
+    return pids

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from demo_proc import children
+
 load = sys.argv[1]
 PR_SET_CHILD_SUBREAPER = 36
 if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -37,8 +39,7 @@ time.sleep(1)
 if p.poll() is not None:
     print(f"FAIL: idle-load exited ({p.returncode}) before it was killed")
     sys.exit(1)
-workers = [int(d) for d in os.listdir("/proc") if d.isdigit() and
-           open(f"/proc/{d}/stat").read().split(") ")[-1].split()[1] == str(p.pid)]
+workers = children(p.pid)
 p.kill()
 p.wait()
 t0, codes = time.monotonic(), []
@@ -51,11 +52,10 @@ while time.monotonic() - t0 < 2:
         codes.append(os.waitstatus_to_exitcode(st))
     else:
         time.sleep(0.02)
-left = [d for d in os.listdir("/proc") if d.isdigit() and
-        open(f"/proc/{d}/stat").read().split(") ")[-1].split()[1] == str(os.getpid())]
+left = children(os.getpid())
 for d in left:
-    os.kill(int(d), signal.SIGKILL)
-    os.waitpid(int(d), 0)
+    os.kill(d, signal.SIGKILL)
+    os.waitpid(d, 0)
 if len(workers) != 4:
     print(f"FAIL: idle-load ran {len(workers)} worker processes, want 4")
     sys.exit(1)

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from demo_proc import children
+
 load, shim = sys.argv[1], sys.argv[2]
 PR_SET_CHILD_SUBREAPER = 36
 if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -57,8 +59,7 @@ while True:  # the processes it left, reparented to us
     except ChildProcessError:
         break
     if pid == 0:
-        left = [d for d in os.listdir("/proc") if d.isdigit() and
-                open(f"/proc/{d}/stat").read().split()[3] == str(os.getpid())]
+        left = [str(d) for d in children(os.getpid())]
         for d in left:
             os.kill(int(d), 9)
         break

@@ -36,6 +36,8 @@ import subprocess
 import sys
 import time
 
+from demo_proc import children
+
 server, shim, old_shim, kind = sys.argv[1:5]
 name = f"signal_test {os.path.basename(server)}"
 fails = []
@@ -161,8 +163,7 @@ def reap_orphans(secs):
             codes.append(os.waitstatus_to_exitcode(st))
             continue
         if time.monotonic() - t0 > secs:
-            left = [int(t) for t in os.listdir("/proc") if t.isdigit() and
-                    open(f"/proc/{t}/stat").read().split(") ")[1].split()[1] == str(os.getpid())]
+            left = children(os.getpid())
             for pid in left:
                 os.kill(pid, signal.SIGKILL)
             reap_orphans(2)
