@@ -80,7 +80,8 @@ failed=()
 # below (scripts/deps.sh test), so one not found is a failure, not a skip.
 required=(-Dauto_features=enabled)
 # The libFuzzer targets; fuzz_loop and fuzz_udp need liburing, required
-# like the rest. The demo's (tests/demo) start from seeds/ there.
+# like the rest. The demo's (tests/demo) start from seeds/ there; the
+# text protocols' (http, line) use dicts/ there too (libFuzzer -dict=).
 fuzz_targets=(tests/core/fuzz_model tests/core/fuzz_host tests/loop/fuzz_loop
               tests/demo/fuzz_http tests/demo/fuzz_line tests/demo/fuzz_udp)
 
@@ -281,13 +282,16 @@ fuzz_cpu_ticks() {
   echo $((f[11] + f[12]))
 }
 fuzz_run() {
-  local secs=$1 t=$2 name pid rc=0 hz ticks=0 now seeds=()
+  local secs=$1 t=$2 name pid rc=0 hz ticks=0 now seeds=() dict=() dir
   name=$(basename "$t")
+  dir=$here/$(dirname "$t")
   mkdir -p "$root/fuzz-corpus/$name"
   # its seeds, read (new inputs go to the first directory, the corpus)
-  [ -d "$here/$(dirname "$t")/seeds/${name#fuzz_}" ] && seeds=("$here/$(dirname "$t")/seeds/${name#fuzz_}")
+  [ -d "$dir/seeds/${name#fuzz_}" ] && seeds=("$dir/seeds/${name#fuzz_}")
+  # its protocol's tokens, which mutations insert (the text protocols')
+  [ -f "$dir/dicts/${name#fuzz_}.dict" ] && dict=("-dict=$dir/dicts/${name#fuzz_}.dict")
   hz=$(getconf CLK_TCK)
-  "$root/fuzz/$t" -max_total_time=$((20 * secs)) -max_len=4096 -print_final_stats=1 \
+  "$root/fuzz/$t" -max_total_time=$((20 * secs)) -max_len=4096 -print_final_stats=1 "${dict[@]}" \
     "$root/fuzz-corpus/$name" "${seeds[@]}" >"$LOG_DIR/fuzz-$name.log" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do

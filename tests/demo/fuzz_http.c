@@ -33,7 +33,8 @@
  *    without "keep-alive".
  *
  * Build with -Dfuzz=true (clang); run e.g.
- *   build/tests/demo/fuzz_http -max_total_time=60 corpus/ tests/demo/seeds/http
+ *   build/tests/demo/fuzz_http -max_total_time=60 -dict=tests/demo/dicts/http.dict \
+ *     corpus/ tests/demo/seeds/http
  */
 #define FUZZ_NAME "fuzz_http"
 #include "fuzz_stream.h"

@@ -17,7 +17,8 @@
  * line's; the read is left unchanged.
  *
  * Build with -Dfuzz=true (clang); run e.g.
- *   build/tests/demo/fuzz_line -max_total_time=60 corpus/ tests/demo/seeds/line
+ *   build/tests/demo/fuzz_line -max_total_time=60 -dict=tests/demo/dicts/line.dict \
+ *     corpus/ tests/demo/seeds/line
  */
 #define FUZZ_NAME "fuzz_line"
 #include "fuzz_stream.h"
