@@ -123,31 +123,37 @@ curl_check "curl -d, chunked" close 1,1 -H 'Transfer-Encoding: chunked' -d 'hell
 # cleanly within that time after WANT_REPLIES replies, 204s but the last,
 # whose status is LAST (204 unless given) and which says "Connection:
 # close"; "open": it kept the connection open after WANT_REPLIES 204s.
-# raw_start (same arguments) sends and reads in the background, its id in
-# $raw_id; raw_end ID waits and checks. The checks that wait the whole 2 s
-# ("open") are started first and checked last, overlapping the others.
+# raw_start (same arguments) connects, sends and reads in the background,
+# its id in $raw_id; raw_end ID waits and checks. The checks that wait the
+# whole 2 s ("open") are started first and checked last, overlapping the
+# others. The socket is the background job's alone: the client closes it
+# when its read ends, not when raw_end comes to it (the checks between
+# may take longer than the idle timeout on a busy machine).
 raw() { raw_start "$@"; raw_end "$raw_id"; }
 raw_id=0
 raw_start() {
-  local fd
-  raw_id=$((raw_id + 1))
-  exec {fd}<>"/dev/tcp/127.0.0.1/$port" || fail "$1: cannot connect"
-  # shellcheck disable=SC2059
-  printf "$2" >&"$fd" || fail "$1: sending failed"
-  echo "$fd $EPOCHREALTIME" >"$tmp/raw$raw_id.t0"
-  timeout 2 cat <&"$fd" >"$tmp/raw$raw_id.out" 2>"$tmp/raw$raw_id.err" &
-  echo $! >"$tmp/raw$raw_id.pid"
-  printf '%s\0' "$@" >"$tmp/raw$raw_id.args"
+  local i=$((raw_id + 1))
+  raw_id=$i
+  printf '%s\0' "$@" >"$tmp/raw$i.args"
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 200
+    # shellcheck disable=SC2059
+    printf "$2" >&3 || exit 201
+    echo "$EPOCHREALTIME" >"$tmp/raw$i.t0"
+    exec timeout 2 cat <&3 >"$tmp/raw$i.out" 2>"$tmp/raw$i.err"
+  ) &
+  echo $! >"$tmp/raw$i.pid"
 }
 raw_end() {
-  local i=$1 fd t0 rc t1
+  local i=$1 t0 rc t1
   wait "$(cat "$tmp/raw$i.pid")"
   rc=$? t1=$EPOCHREALTIME
-  read -r fd t0 <"$tmp/raw$i.t0"
-  exec {fd}<&-
   local label want end last
   { IFS= read -r -d '' label; IFS= read -r -d '' _; IFS= read -r -d '' want
     IFS= read -r -d '' end; IFS= read -r -d '' last || last=204; } <"$tmp/raw$i.args"
+  [ $rc -eq 200 ] && fail "$label: cannot connect"
+  [ $rc -eq 201 ] && fail "$label: sending failed"
+  read -r t0 <"$tmp/raw$i.t0"
   mv "$tmp/raw$i.out" "$tmp/raw.out"
   mv "$tmp/raw$i.err" "$tmp/raw.err"
   local got ok ms
