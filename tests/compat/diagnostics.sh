@@ -7,6 +7,11 @@
 #                     warning, in each of 8 uses; the 64-bit forms take
 #                     unsigned long long (u64), and an unsigned long or
 #                     a 32-bit value draws it, in each of 8 more;
+#   time_after_const  time_after_type.c again: the comparisons declare no
+#                     uninitialised const object (jiffies is const
+#                     volatile), which clang 21 warns of by default
+#                     (-Wdefault-const-init-var-unsafe) and GCC under
+#                     -Wc++-compat, outside __extension__ (defined away);
 #   jiffies_read_only jiffies_read_only.c: READ_ONCE(jiffies) and
 #                     &jiffies compile; 4 writes to jiffies or jiffies_64
 #                     do not;
@@ -26,6 +31,9 @@ time_after_type)
     compile -DBAD=$n && fail "BAD=$n compiled"
     grep -q "distinct pointer types" "$d/err" || fail "BAD=$n: not the kernel's warning"
   done ;;
+time_after_const)
+  compile -DBAD=0 -Wno-error -Wc++-compat -D__extension__= || fail "does not compile"
+  grep -i "uninitiali[sz]ed" "$d/err" && fail "an uninitialised const object" ;;
 jiffies_read_only)
   compile -DBAD=0 || fail "READ_ONCE(jiffies) does not compile"
   for n in 1 2 3 4; do

@@ -163,16 +163,20 @@ static inline const volatile unsigned long long *twheel__jiffies_64_ref(void)
  * 1, and a warning ("comparison of distinct pointer types") if @x is not
  * of @type, as the kernel's typecheck(@type, @x): jiffies kept in a u32
  * or an int compare wrongly once jiffies passes 2^32, five minutes after
- * the bind on LP64. Not in C++ (where it would be an error).
+ * the bind on LP64. Not in C++ (where it would be an error). It compares
+ * pointers to the two types rather than the addresses of two objects, as
+ * the kernel's does: an object of @x's type would be an uninitialised
+ * const for jiffies (const volatile here) or any const @x, which clang 21
+ * warns of by default (-Wdefault-const-init-var-unsafe).
  */
 #ifdef __cplusplus
 #define twheel__typecheck(type, x) 1
 #else
 #define twheel__typecheck(type, x)                                                        \
 	__extension__({                                                                  \
-		type twheel__jiffies_type;                                               \
-		__typeof__(x) twheel__argument;                                          \
-		(void)(&twheel__jiffies_type == &twheel__argument);                      \
+		type *twheel__jiffies_type = 0;                                          \
+		__typeof__(x) *twheel__argument = 0;                                     \
+		(void)(twheel__jiffies_type == twheel__argument);                        \
 		1;                                                                       \
 	})
 #endif
