@@ -184,6 +184,7 @@ struct conn {
 	bool replies_copy : 1; /* ...this one */
 	bool idle_due : 1;   /* its timer fired while its data waited for a buffer */
 	bool partial : 1;    /* its last read completed no message */
+	unsigned due_reads : 2; /* reads since idle_due that completed nothing (DUE_READS) */
 };
 _Static_assert(sizeof(struct conn) <= 256, "an idle connection must cost at most 256 bytes");
 
@@ -545,6 +546,14 @@ static void conn_close(struct conn *c)
 	}
 }
 
+/*
+ * A connection whose idle timer fired while its data waited reads on at
+ * most this many times while its reads complete no message: enough for
+ * the rest of the longest head (DEMO_HTTP_MAX_HEAD) at CONN_BUF a read.
+ */
+#define DUE_READS (DEMO_HTTP_MAX_HEAD / CONN_BUF + 1)
+_Static_assert(DUE_READS < 4, "due_reads holds DUE_READS");
+
 /* Bytes wait in @c's socket, unread (one system call). */
 static bool more_waits(const struct conn *c)
 {
@@ -767,9 +776,17 @@ static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken
 	if (done) {
 		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 		c->idle_due = false;
-	} else if (c->idle_due && !more_waits(c)) {
-		on_idle(&c->idle); /* its timer fired while this waited, and it completes nothing */
-		return;
+		c->due_reads = 0;
+	} else if (c->idle_due) {
+		/* its timer fired while this waited, and it completes nothing:
+		 * read on for the rest of a message, DUE_READS reads at most
+		 * (bytes that complete none, empty lines before a request line,
+		 * sent as fast as they are read, kept it open for ever) */
+		if (c->due_reads == DUE_READS || !more_waits(c)) {
+			on_idle(&c->idle);
+			return;
+		}
+		c->due_reads++;
 	}
 	if (c->out_len) {
 		conn_send(c, false);

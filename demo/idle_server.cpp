@@ -56,6 +56,10 @@ namespace {
 const demo_options &o = demo_opts;
 
 constexpr std::size_t conn_buf = 512;
+// A connection whose idle timer fired while its data waited reads on at
+// most this many times while its reads complete no message: enough for the
+// rest of the longest head at conn_buf a read (see idle_server.c).
+constexpr unsigned due_reads_max = DEMO_HTTP_MAX_HEAD / conn_buf + 1;
 static_assert(conn_buf / DEMO_PING_LEN + 1 <= DEMO_HEARTBEAT_MAX_BATCH, "the PINGs one read completes");
 constexpr auto backoff_delay = std::chrono::milliseconds(100);
 constexpr unsigned short buf_group = 0; // the provided-buffer ring's group
@@ -114,6 +118,7 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	bool woken = false;    // its recv was woken for a buffer (counted in Server::waking)
 	bool idle_due = false; // its timer fired while its data waited for a buffer
 	bool partial = false;  // its last read completed no message
+	std::uint8_t due_reads = 0; // reads since idle_due that completed nothing (due_reads_max)
 	std::uint8_t replies = 0; // HTTP: the copy of the replies a send goes out of, + 1; 0 none
 	// What the mode reads (one mode for the whole server): the heartbeat's
 	// current line (its length and first bytes), or the HTTP request head.
@@ -715,9 +720,17 @@ struct Server {
 		if (done) {
 			c->idle().arm_in(idle);
 			c->idle_due = false;
-		} else if (c->idle_due && !more_waits(c)) {
-			on_idle(c); // its timer fired while this waited, and it completes nothing
-			return;
+			c->due_reads = 0;
+		} else if (c->idle_due) {
+			// its timer fired while this waited, and it completes nothing:
+			// read on for the rest of a message, due_reads_max reads at most
+			// (bytes that complete none, sent as fast as they are read, kept
+			// it open for ever)
+			if (c->due_reads == due_reads_max || !more_waits(c)) {
+				on_idle(c);
+				return;
+			}
+			c->due_reads++;
 		}
 		if (c->out_len) {
 			conn_send(c, false);

@@ -21,6 +21,10 @@ servers closed every waiting connection at once, its message unread
 and, the first fix in, the connection that had read half a head, its
 buffer handed on before it read the rest.
 
+Then, in HTTP mode, a flood of empty lines (they complete no message)
+sent as fast as the server reads them must be closed one timeout after
+it began: the first fix read on, deferred, while bytes waited, for ever.
+
 After SIGTERM the server must exit 0 with no connection and no timer
 left, and STATS `deferred` must count the closes put off.
 Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
@@ -62,6 +66,28 @@ def read_all(socks, within):
     return {s: (got[s], s in ended) for s in socks}
 
 
+def flood(port, what):
+    """Empty lines before a request line, sent as fast as the server reads
+    them for 2 s: they complete no message, so the connection must be
+    closed one timeout after it opened (0.6 s slack). Deferred once its
+    timer fired with bytes waiting, it read on while more came, and was
+    never closed."""
+    s = socket.create_connection(("127.0.0.1", port))
+    start = time.monotonic()
+    closed = None
+    while time.monotonic() - start < 2.0:
+        try:
+            s.sendall(b"\r\n" * 4096)
+        except (BrokenPipeError, ConnectionResetError):
+            closed = time.monotonic() - start
+            break
+    s.close()
+    if closed is None or closed > IDLE_MS / 1000 + 0.6:
+        fail(f"{what}: a flood of empty lines kept its connection open "
+             f"{'2 s' if closed is None else f'{closed:.3f} s'} at a {IDLE_MS} ms timeout")
+    print(f"{what}: a flood of empty lines closed after {closed:.3f} s")
+
+
 def run(mode, message, reply_ok, partial):
     srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1"] + mode,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -92,6 +118,8 @@ def run(mode, message, reply_ok, partial):
                  f"(got {res[kept[0]][0]!r}, ended {res[kept[0]][1]})")
         for s in socks:
             s.close()
+        if partial:
+            flood(port, what)
     finally:
         last = stop_clean(srv, log, fail)
     m = re.search(r" deferred=(\d+) ", last)
