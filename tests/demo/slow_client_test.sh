@@ -42,7 +42,7 @@ stalled=
 exec 6<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect (slow)"
 before=$(now_us) # the chatty connection's silence begins before connect()
 exec 7<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect (chatty)"
-timeout 5 cat <&7 >"$tmp/chatty.out" &
+timeout 30 cat <&7 >"$tmp/chatty.out" & # to the idle close, 500 ms after the last request
 reader=$!
 for i in $(seq 0 29); do
   printf '%s' "${slow:i:1}" >&6 2>/dev/null
