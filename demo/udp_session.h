@@ -68,7 +68,9 @@
  * slots, that a session opened needed) record_bytes table (capacity)
  * rss_kb utime_us stime_us iters wakeups fire_n fire_p50_us fire_p99_us
  * fire_max_us deferred (closes put off until the datagrams that came
- * before the session's deadline were read: the server was behind). "conns" and "timers" are named as in the TCP server's line,
+ * before the session's deadline were read: the server was behind) peeks
+ * (receives that looked whether the socket was empty, for such timers:
+ * one until the socket is read again, however many are due). "conns" and "timers" are named as in the TCP server's line,
  * so that the same checks read both.
  */
 #ifndef TWHEEL_DEMO_UDP_SESSION_H

@@ -61,7 +61,9 @@
  *   lag      The server stopped (SIGSTOP) past a session's deadline, the
  *            session's DATA in its socket behind 4,096 other datagrams
  *            (more than one read of the socket takes): the session must
- *            not be closed before that DATA was sent + the timeout (see
+ *            not be closed before that DATA was sent + the timeout, and
+ *            200 silent sessions due with it must cost the server a few
+ *            receives that look at the socket, not one each (see
  *            test_lag()).
  *
  *   load-flood  The other way round, the first argument udp-load: this
@@ -213,6 +215,7 @@ static void server_stop(struct server *s)
 
 struct stats {
 	uint64_t conns, opened, rx, bad, byes, refused, refused_probe, probe_max, rx_dropped, cpu_us, fire_max_us;
+	uint64_t peeks;
 };
 
 static uint64_t key_of(const char *line, const char *key)
@@ -268,6 +271,7 @@ static struct stats stats_ask(const struct server *s, int tries, int ms)
 		.rx_dropped = key_of(line, "rx_dropped"),
 		.cpu_us = key_of(line, "utime_us") + key_of(line, "stime_us"),
 		.fire_max_us = key_of(line, "fire_max_us"),
+		.peeks = strstr(line, " peeks=") ? key_of(line, "peeks") : UINT64_MAX,
 	};
 }
 
@@ -758,11 +762,15 @@ static void test_flood(const char *path)
  * behind more datagrams than one read of the socket takes (1,024). The
  * notice must not come before that DATA was sent + 1 s: the server
  * read 1,024 datagrams, ran its due timers and closed the session at
- * once, 0.5 s after its DATA. Where the socket cannot hold the junk
+ * once, 0.5 s after its DATA. LAG_SILENT more sessions, silent, are
+ * due meanwhile: finding the socket busy, their timers must cost the
+ * server a few receives, not one each (STATS peeks: 201 for the 201
+ * timers before). Where the socket cannot hold the junk
  * (rx_dropped: a small net.core.rmem_max without root) the run says so
  * and skips.
  */
 #define JUNK 4096
+#define LAG_SILENT 200
 
 static void test_lag(const char *path)
 {
@@ -772,7 +780,10 @@ static void test_lag(const char *path)
 	static const uint64_t one[2] = { 5000, 5000 };
 	send_len(&s, a, UDP_DATA, one[0], 24);
 	uint64_t t0 = now_us();
-	CHECK(stats_get(&s).opened == 1, "the session was not opened");
+	int k = data_socket(); /* the silent ones' notices go there, unread */
+	for (uint64_t id = 6000; id < 6000 + LAG_SILENT; id++)
+		send_len(&s, k, UDP_DATA, id, 24);
+	CHECK(stats_get(&s).opened == 1 + LAG_SILENT, "the sessions were not opened");
 	while (now_us() < t0 + 100000)
 		usleep(1000);
 	kill(s.pid, SIGSTOP);
@@ -816,6 +827,11 @@ static void test_lag(const char *path)
 		CHECK(t[0] >= t_data + 1000000, "the session was closed %.0f ms after its DATA was sent, "
 		      "timeout 1000 ms: its DATA still in the socket, unread", (double)(t[0] - t_data) / 1e3);
 	}
+	/* the socket's reads before the session's DATA: JUNK / 1,024 a read, and the sync datagram's */
+	CHECK(st.peeks <= 16, "%" PRIu64 " receives to see whether the socket was empty, for %d timers due"
+	      " with datagrams waiting: one each", st.peeks, 1 + LAG_SILENT);
+	printf("%d timers due with the socket busy: %" PRIu64 " peeks\n", 1 + LAG_SILENT, st.peeks);
+	close(k);
 	close(a);
 	close(j);
 	server_stop(&s);
