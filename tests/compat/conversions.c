@@ -11,6 +11,8 @@
 
 #include <twheel/compat/timer_list.h>
 
+#include "../common/check.h"
+
 struct j_row {
 	unsigned long j;
 	long clock_t_of_j;
@@ -43,20 +45,6 @@ struct ns_row {
 #ifndef KERNEL_CONVERSIONS_HZ
 #error "no kernel table for this TWHEEL_COMPAT_HZ: run kernel_conversions.py"
 #endif
-
-static int failed, passed;
-
-#define CHECK(cond, ...)                                  \
-	do {                                              \
-		if (cond) {                               \
-			passed++;                         \
-		} else {                                  \
-			failed++;                         \
-			printf("FAIL HZ %d: ", HZ);       \
-			printf(__VA_ARGS__);              \
-			printf("\n");                     \
-		}                                         \
-	} while (0)
 
 int main(void)
 {
@@ -127,6 +115,6 @@ int main(void)
 	}
 	for (i = 0; i < sizeof(ns_rows) / sizeof(ns_rows[0]); i++)
 		CHECK(nsec_to_clock_t(ns_rows[i].ns) == ns_rows[i].clock_t_of_ns, "nsec_to_clock_t(%llu)", ns_rows[i].ns);
-	printf("HZ %d: %d passed, %d failed\n", HZ, passed, failed);
-	return failed ? 1 : 0;
+	printf("HZ %d: %d passed, %d failed\n", HZ, check_passes, check_failures);
+	return check_failures ? 1 : 0;
 }

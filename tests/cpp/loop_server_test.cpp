@@ -61,6 +61,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/check.h"
+
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -69,21 +71,10 @@ namespace {
 constexpr unsigned kIdle = 2000, kBurst = 3000, kEmfile = 100, kShutdown = 10;
 constexpr auto kTimeout = 300ms;
 
-int failures = 0;
 bool single_accept = false; // the server accepts with single-shot requests
 unsigned stall_ms = 0;      // --stall-ms: the client's stall before the first message
 bool stop_server = false;   // --stop-server: SIGSTOP the server in the idle phase
 bool inconclusive = false;  // the last idle phase judged too few chatty clients
-
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);          \
-			std::printf(__VA_ARGS__);                                          \
-			std::printf("\n");                                                 \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -576,14 +567,14 @@ int main(int argc, char **argv)
 		if (!inconclusive)
 			break;
 		if (tries == 3) {
-			std::printf("%s\n", failures ? "FAILED" : "skipped: 3 runs inconclusive (the machine stalled "
+			std::printf("%s\n", check_failures ? "FAILED" : "skipped: 3 runs inconclusive (the machine stalled "
 								   "most chatty clients past the timeout)");
-			return failures ? 1 : 77;
+			return check_failures ? 1 : 77;
 		}
 		std::printf("inconclusive: most chatty clients stalled past the timeout; run again\n");
 	}
 	if (!stall_ms)
 		run_emfile(argv[argc - 1]);
-	std::printf("%s\n", failures ? "FAILED" : "passed");
-	return failures ? 1 : 0;
+	std::printf("%s\n", check_failures ? "FAILED" : "passed");
+	return check_failures ? 1 : 0;
 }

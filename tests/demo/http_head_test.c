@@ -28,20 +28,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/check.h"
 #include "demo_common.h"
 #include "demo_server.h"
-
-static int fails;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                  \
-		if (!(cond)) {                                                                                \
-			fails++;                                                                              \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			printf(__VA_ARGS__);                                                                  \
-			printf("\n");                                                                         \
-		}                                                                                             \
-	} while (0)
 
 /* Short names for the replies (enum demo_http_reply) in the tables below. */
 #define KEEP DEMO_HTTP_KEEP
@@ -850,8 +839,8 @@ int main(void)
 
 	check_heartbeat();
 
-	if (fails) {
-		printf("%d checks failed\n", fails);
+	if (check_failures) {
+		printf("%d checks failed\n", check_failures);
 		return 1;
 	}
 	printf("PASS: demo_http_input, demo_heartbeat_input\n");

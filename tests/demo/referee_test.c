@@ -39,21 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/check.h"
 #include "idle_load.h"
 
 struct opts o = { .idle_ms = 1000, .tolerance_ms = 50, .grace_ms = 1000, .stats = false };
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                                   \
-		if (!(cond)) {                                                     \
-			failures++;                                                    \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-			printf(__VA_ARGS__);                                           \
-			printf("\n");                                                  \
-		}                                                                  \
-	} while (0)
 
 /* The kernel's jiffies_to_msecs(): exact for whole-ms ticks, else rounded up. */
 static uint32_t jiffies_to_ms(uint64_t j, uint64_t tick_ns)
@@ -252,8 +241,8 @@ int main(void)
 	silent_close();
 	chatty_close();
 	plot_and_verdict();
-	if (failures) {
-		printf("%d checks failed\n", failures);
+	if (check_failures) {
+		printf("%d checks failed\n", check_failures);
 		return 1;
 	}
 	printf("referee: all checks passed\n");

@@ -14,17 +14,7 @@
 #include "udp_server.c"
 #undef main
 
-static int fails;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                  \
-		if (!(cond)) {                                                                                \
-			fails++;                                                                              \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			printf(__VA_ARGS__);                                                                  \
-			printf("\n");                                                                         \
-		}                                                                                             \
-	} while (0)
+#include "../common/check.h"
 
 /* A datagram whose first 24 bytes are @msg, from @from, MSG_TRUNC if @cut. */
 static void receive(struct server *s, const struct udp_msg *msg, const struct sockaddr_in *from, bool cut)
@@ -73,6 +63,6 @@ int main(void)
 	CHECK(s.read_upto == 5000 && s.sync_t == 0, "the server's own sync: read_upto %" PRIu64 " sync_t %" PRIu64,
 	      s.read_upto, s.sync_t);
 
-	printf("%s: udp_datagram_test (%d failures)\n", fails ? "FAIL" : "PASS", fails);
-	return fails ? 1 : 0;
+	printf("%s: udp_datagram_test (%d failures)\n", check_failures ? "FAIL" : "PASS", check_failures);
+	return check_failures ? 1 : 0;
 }

@@ -104,6 +104,7 @@
 
 #include <sodium.h>
 
+#include "../common/check.h"
 #include "../common/run_delay.h"
 #include "udp_session.h"
 
@@ -113,18 +114,6 @@
 #define IDLE_MS 200
 #define MAX_SESSIONS 65536
 #define CRAFT_WINDOW 1024 /* slots the key-0 set's homes fall in */
-
-static int fails;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                  \
-		if (!(cond)) {                                                                                \
-			fails++;                                                                              \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			printf(__VA_ARGS__);                                                                  \
-			printf("\n");                                                                         \
-		}                                                                                             \
-	} while (0)
 
 static void die(const char *what)
 {
@@ -975,6 +964,6 @@ int main(int argc, char **argv)
 		test_load_flood(argv[1]);
 	else
 		test_ids(argv[1]);
-	printf("%s\n", fails ? "FAIL" : "PASS");
-	return fails ? 1 : 0;
+	printf("%s\n", check_failures ? "FAIL" : "PASS");
+	return check_failures ? 1 : 0;
 }

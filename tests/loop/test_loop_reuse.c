@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "../common/check.h" /* REQUIRE: cmocka's asserts are not thread-safe */
 #include "common.h"
 
 #define NW 2                  /* worker threads */
@@ -102,16 +103,6 @@ static uint64_t g_end;         /* workers stop starting rounds after this */
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define INC(p) __atomic_fetch_add((p), 1, __ATOMIC_ACQ_REL)
 
-/* cmocka's asserts are not thread-safe: other threads report and abort. */
-#define CHECK(cond, ...)                                                \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                   \
-			abort();                                        \
-		}                                                       \
-	} while (0)
-
 /* Spin (yielding now and then) until @cond; a hang is a failure. */
 #define WAIT_FOR(cond)                                                          \
 	do {                                                                    \
@@ -119,7 +110,7 @@ static uint64_t g_end;         /* workers stop starting rounds after this */
 		unsigned n_ = 0;                                                \
 		while (!(cond)) {                                               \
 			if (++n_ % 64 == 0) {                                   \
-				CHECK(mono_now() - t0_ < WAIT_NS, "hang: %s\n", #cond); \
+				REQUIRE(mono_now() - t0_ < WAIT_NS, "hang: %s", #cond); \
 				sched_yield();                                  \
 			}                                                       \
 		}                                                               \
@@ -170,7 +161,7 @@ static void periodic_fn(struct tw_loop_timer *t)
 		struct worker *wk = o->wk;
 		int r = twheel_loop_del(g_loop, t);
 
-		CHECK(r == 1, "periodic del of itself returned %d\n", r);
+		REQUIRE(r == 1, "periodic del of itself returned %d", r);
 		memset(o, 0x5a, sizeof(*o));
 		free(o);
 		INC(&wk->selfdel);
@@ -198,7 +189,7 @@ static void drain_fn(struct tw_loop_timer *t, void *arg)
 	struct obj *o = tw_container_of(t, struct obj, t);
 
 	(void)arg;
-	CHECK(o->kind == R_P_SELFDEL, "drained a timer of round kind %u\n", o->kind);
+	REQUIRE(o->kind == R_P_SELFDEL, "drained a timer of round kind %u", o->kind);
 	o->wk->drained++;
 	free(o);
 }
@@ -217,31 +208,31 @@ static void work1_fn(struct tw_loop_work *w)
 	switch (kind) {
 	case R_ADD_DEL:
 		r = twheel_loop_add(g_loop, t, delay);
-		CHECK(r == 0, "add returned %d\n", r);
+		REQUIRE(r == 0, "add returned %d", r);
 		STORE(&wk->started, round);
 		r = twheel_loop_del(g_loop, t); /* the worker may free it now */
-		CHECK(r == 1, "del of an armed timer returned %d\n", r);
+		REQUIRE(r == 1, "del of an armed timer returned %d", r);
 		break;
 	case R_ADD_FIRE:
 	case R_ADD_RACE_DEL:
 		r = twheel_loop_add(g_loop, t, delay);
-		CHECK(r == 0, "add returned %d\n", r);
+		REQUIRE(r == 0, "add returned %d", r);
 		STORE(&wk->started, round);
 		break;
 	case R_ADD_MOD:
 		r = twheel_loop_add(g_loop, t, FAR);
-		CHECK(r == 0, "add returned %d\n", r);
+		REQUIRE(r == 0, "add returned %d", r);
 		STORE(&wk->started, round);
 		r = twheel_loop_mod(g_loop, t, delay);
-		CHECK(r == 1, "mod of an armed timer returned %d\n", r);
+		REQUIRE(r == 1, "mod of an armed timer returned %d", r);
 		break;
 	case R_ADD_LATER_DEL:
 		r = twheel_loop_add(g_loop, t, FAR);
-		CHECK(r == 0, "add returned %d\n", r);
+		REQUIRE(r == 0, "add returned %d", r);
 		STORE(&wk->started, round);
 		break;
 	default:
-		CHECK(0, "work1 for round kind %u\n", kind);
+		REQUIRE(0, "work1 for round kind %u", kind);
 	}
 }
 
@@ -274,7 +265,7 @@ static void executor_fn(struct tw_loop_timer *t, void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&xq.mu);
-	CHECK(xq.tail - xq.head < XQ, "executor queue full\n");
+	REQUIRE(xq.tail - xq.head < XQ, "executor queue full");
 	xq.q[xq.tail++ % XQ] = t;
 	pthread_cond_signal(&xq.cv);
 	pthread_mutex_unlock(&xq.mu);
@@ -295,7 +286,7 @@ static void *executor_thread(void *arg)
 		}
 		t = xq.q[xq.head++ % XQ];
 		pthread_mutex_unlock(&xq.mu);
-		CHECK(tw_loop_timer_call(t) == 0, "tw_loop_timer_call refused a hand-off\n");
+		REQUIRE(tw_loop_timer_call(t) == 0, "tw_loop_timer_call refused a hand-off");
 	}
 }
 
@@ -321,7 +312,7 @@ static struct obj *let_go(struct worker *wk, struct obj *o)
 static void wait_fires(struct worker *wk)
 {
 	WAIT_FOR(LOAD(&wk->fires) >= wk->expect_fires);
-	CHECK(LOAD(&wk->fires) == wk->expect_fires, "worker %d: %llu fires, %llu expected\n",
+	REQUIRE(LOAD(&wk->fires) == wk->expect_fires, "worker %d: %llu fires, %llu expected",
 	      wk->id, (unsigned long long)LOAD(&wk->fires),
 	      (unsigned long long)wk->expect_fires);
 }
@@ -364,8 +355,8 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 	case R_ADD_MOD:
 	case R_ADD_LATER_DEL:
 	case R_ADD_RACE_DEL:
-		CHECK(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init\n");
-		CHECK(twheel_loop_post(g_loop, &o->w1) == 0, "post\n");
+		REQUIRE(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init");
+		REQUIRE(twheel_loop_post(g_loop, &o->w1) == 0, "post");
 		wk->oneshot++;
 		WAIT_FOR(LOAD(&wk->started) == o->round);
 		if (kind == R_ADD_DEL) {
@@ -374,7 +365,7 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 			return let_go(wk, o);
 		}
 		if (kind == R_ADD_LATER_DEL) {
-			CHECK(twheel_loop_post(g_loop, &o->w2) == 0, "post\n");
+			REQUIRE(twheel_loop_post(g_loop, &o->w2) == 0, "post");
 			spin_until_idle(t); /* only the delete lets it go */
 			wk->del_won++;
 			return let_go(wk, o);
@@ -382,11 +373,11 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 		if (kind == R_ADD_RACE_DEL) {
 			for (unsigned i = (unsigned)(r64 >> 8) % 2048; i; i--)
 				__asm__ __volatile__("" ::: "memory");
-			CHECK(twheel_loop_post(g_loop, &o->w2) == 0, "post\n");
+			REQUIRE(twheel_loop_post(g_loop, &o->w2) == 0, "post");
 			spin_until_idle(t);
 			WAIT_FOR(LOAD(&wk->done2) == o->round); /* w2 lives in @o */
 			r = LOAD(&wk->del_ret);
-			CHECK(r == 0 || r == 1, "del returned %d\n", r);
+			REQUIRE(r == 0 || r == 1, "del returned %d", r);
 			if (r)
 				wk->del_won++;
 			else
@@ -403,9 +394,9 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 
 	case R_SCHED_FIRE:
 	case R_X_ONESHOT_POLL:
-		CHECK(tw_loop_timer_init(t, fire_fn[wk->id],
-					 kind == R_X_ONESHOT_POLL ? TW_LOOP_EXECUTOR : 0) == 0, "init\n");
-		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
+		REQUIRE(tw_loop_timer_init(t, fire_fn[wk->id],
+					 kind == R_X_ONESHOT_POLL ? TW_LOOP_EXECUTOR : 0) == 0, "init");
+		REQUIRE(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule");
 		wk->oneshot++;
 		wk->expect_fires++;
 		spin_until_idle(t);
@@ -414,16 +405,16 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 		return o;
 
 	case R_X_ONESHOT_SELF:
-		CHECK(tw_loop_timer_init(t, self_free_fn, TW_LOOP_EXECUTOR) == 0, "init\n");
-		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
+		REQUIRE(tw_loop_timer_init(t, self_free_fn, TW_LOOP_EXECUTOR) == 0, "init");
+		REQUIRE(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule");
 		wk->oneshot++;
 		wk->expect_fires++;
 		wait_fires(wk); /* the callback freed it */
 		return NULL;
 
 	case R_SCHED_CANCEL:
-		CHECK(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init\n");
-		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
+		REQUIRE(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init");
+		REQUIRE(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule");
 		wk->oneshot++;
 		for (unsigned i = (unsigned)(r64 >> 8) % 4096; i; i--)
 			__asm__ __volatile__("" ::: "memory");
@@ -435,7 +426,7 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 			spin_until_idle(t);
 			return let_go(wk, o);
 		}
-		CHECK(r == 0, "cancel returned %d\n", r);
+		REQUIRE(r == 0, "cancel returned %d", r);
 		wk->cancel_lost++;
 		wk->expect_fires++;
 		spin_until_idle(t);
@@ -444,9 +435,9 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 		return o;
 
 	case R_CANCEL_VS_DEL:
-		CHECK(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init\n");
-		CHECK(twheel_loop_schedule(g_loop, t, FAR) == 0, "schedule\n");
-		CHECK(twheel_loop_post(g_loop, &o->w2) == 0, "post\n");
+		REQUIRE(tw_loop_timer_init(t, fire_fn[wk->id], 0) == 0, "init");
+		REQUIRE(twheel_loop_schedule(g_loop, t, FAR) == 0, "schedule");
+		REQUIRE(twheel_loop_post(g_loop, &o->w2) == 0, "post");
 		wk->oneshot++;
 		for (unsigned i = (unsigned)(r64 >> 8) % 8192; i; i--)
 			__asm__ __volatile__("" ::: "memory");
@@ -457,16 +448,16 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 
 			o = let_go(wk, o);
 			WAIT_FOR(LOAD(&wk->done2) == round);
-			CHECK(LOAD(&wk->del_ret) == 1, "del lost to nothing: %d\n", LOAD(&wk->del_ret));
+			REQUIRE(LOAD(&wk->del_ret) == 1, "del lost to nothing: %d", LOAD(&wk->del_ret));
 			wk->del_won++;
 			wk->enoent++;
 			return o;
 		}
-		CHECK(r == 1, "cancel of a far timer returned %d\n", r);
+		REQUIRE(r == 1, "cancel of a far timer returned %d", r);
 		wk->cancel_won++;
 		spin_until_idle(t);
 		WAIT_FOR(LOAD(&wk->done2) == o->round); /* w2 lives in @o */
-		CHECK(LOAD(&wk->del_ret) == 0, "del after a winning cancel returned %d\n",
+		REQUIRE(LOAD(&wk->del_ret) == 0, "del after a winning cancel returned %d",
 		      LOAD(&wk->del_ret));
 		return let_go(wk, o);
 
@@ -475,36 +466,36 @@ static struct obj *round_run(struct worker *wk, struct obj *o)
 		/* MISFIRE_ONCE: a loop that is late by a period (2 ticks, 100 us:
 		 * easily, under a sanitizer on a busy machine) still runs it, where
 		 * the default SKIP would drop every run and the wait below hang */
-		CHECK(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
+		REQUIRE(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
 						  (kind == R_X_PERIODIC ? TW_LOOP_EXECUTOR : 0) |
 						  (r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0) |
 						  TW_LOOP_MISFIRE_ONCE) == 0,
-		      "init\n");
-		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
+		      "init");
+		REQUIRE(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule");
 		wk->periodic++;
 		WAIT_FOR(LOAD(&o->runs) >= 1 + (r64 >> 16) % 3);
 		r = twheel_loop_cancel(g_loop, t);
-		CHECK(r == 0 || r == 1, "periodic cancel returned %d\n", r);
+		REQUIRE(r == 0 || r == 1, "periodic cancel returned %d", r);
 		wk->per_cancelled++; /* released either way */
 		if (g_hook_frees)
 			return NULL;
 		runs = LOAD(&o->runs);
 		spin_until_idle(t);
 		/* a winning cancel: no run after it */
-		CHECK(r == 0 || LOAD(&o->runs) == runs, "ran after a winning cancel\n");
+		REQUIRE(r == 0 || LOAD(&o->runs) == runs, "ran after a winning cancel");
 		return let_go(wk, o);
 
 	case R_P_SELFDEL:
-		CHECK(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
+		REQUIRE(tw_loop_timer_init_periodic(t, periodic_fn, 2 * TICK,
 						  (r64 & 0x100 ? TW_LOOP_FIXED_DELAY : 0) |
-						  TW_LOOP_MISFIRE_ONCE) == 0, "init\n");
+						  TW_LOOP_MISFIRE_ONCE) == 0, "init");
 		o->stop_at = 1 + (uint32_t)((r64 >> 16) % 8);
-		CHECK(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule\n");
+		REQUIRE(twheel_loop_schedule(g_loop, t, o->delay) == 0, "schedule");
 		wk->periodic++;
 		wk->selfdel_sched++;
 		return NULL; /* it frees itself (or the drain does) */
 	}
-	CHECK(0, "round kind %u\n", kind);
+	REQUIRE(0, "round kind %u", kind);
 	return NULL;
 }
 
@@ -516,7 +507,7 @@ static void *worker_thread(void *arg)
 	while (mono_now() < g_end || wk->round < R_NKINDS) {
 		if (!o) {
 			o = malloc(sizeof(*o));
-			CHECK(o, "malloc\n");
+			REQUIRE(o, "malloc");
 		}
 		o = round_run(wk, o);
 	}

@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "../common/check.h" /* CHECK: cmocka's asserts are not thread-safe */
 #include "common.h"
 
 #define NPROD 3
@@ -67,16 +68,6 @@ struct prod {
 };
 
 static struct prod prods[NPROD];
-
-/* cmocka's asserts are not thread-safe: producers count failures instead. */
-static int thread_failures;
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, __VA_ARGS__);                           \
-			__atomic_fetch_add(&thread_failures, 1, __ATOMIC_RELAXED); \
-		}                                                               \
-	} while (0)
 
 static void fire_fn(struct tw_loop_timer *t)
 {
@@ -129,7 +120,7 @@ static void *producer(void *arg)
 				p->busy++;
 				continue;
 			}
-			CHECK(ret == 0, "schedule returned %d\n", ret);
+			CHECK(ret == 0, "schedule returned %d", ret);
 			if (ret)
 				continue;
 			it->scheduled++;
@@ -137,12 +128,11 @@ static void *producer(void *arg)
 				if (r & (1u << 30))
 					sched_yield(); /* let the loop maybe take it */
 				ret = twheel_loop_cancel(p->l, &it->t);
+				CHECK(ret == 0 || ret == 1, "cancel returned %d", ret);
 				if (ret == 1)
 					it->won++;
 				else if (ret == 0)
 					it->lost++;
-				else
-					CHECK(0, "cancel returned %d\n", ret);
 			}
 			if (i % 64 == 0) {
 				struct witem *w = &p->w[(i / 64) % NWORK];
@@ -158,7 +148,7 @@ static void *producer(void *arg)
 		if (!p->p[i].scheduled)
 			continue;
 		ret = twheel_loop_cancel(p->l, &p->p[i].t);
-		CHECK(ret == 0 || ret == 1, "periodic cancel returned %d\n", ret);
+		CHECK(ret == 0 || ret == 1, "periodic cancel returned %d", ret);
 		if (ret == 1)
 			p->p[i].won++;
 		else
@@ -245,7 +235,7 @@ static void stress(size_t max_pending)
 	assert_int_equal(twheel_loop_stop(l), 0);
 	pthread_join(lth, NULL);
 	assert_int_equal(lp.ret, 0);
-	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	assert_int_equal(__atomic_load_n(&check_failures, __ATOMIC_RELAXED), 0);
 	twheel_loop_get_stats(l, &st);
 
 	/* The loop thread has finished: this thread owns the loop now. */
@@ -385,7 +375,7 @@ static void *dx_executor_thread(void *arg)
 			;
 		dx_spin(&dx.seed_x);
 		ret = tw_loop_timer_call(t);
-		CHECK(ret == 0, "tw_loop_timer_call returned %d\n", ret);
+		CHECK(ret == 0, "tw_loop_timer_call returned %d", ret);
 	}
 }
 
@@ -456,7 +446,7 @@ static void test_xthread_del_vs_executor_run(void **state)
 	__atomic_store_n(&dx.quit, true, __ATOMIC_RELEASE);
 	pthread_join(xth, NULL);
 	assert_int_equal(lp.ret, 0);
-	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	assert_int_equal(__atomic_load_n(&check_failures, __ATOMIC_RELAXED), 0);
 	assert_int_equal(twheel_loop_drain(dx.l, NULL, NULL, NULL), 0);
 	twheel_loop_destroy(dx.l, NULL, NULL, NULL);
 }
@@ -492,10 +482,10 @@ static void ne_fire(struct tw_loop_timer *t)
 	struct ne_item *it = tw_container_of(t, struct ne_item, t);
 	uint64_t now = twheel_loop_now(ne_loop), real = mono_now();
 
-	CHECK(real >= it->called + it->delay, "ran %llu ns early (delay %llu)\n",
+	CHECK(real >= it->called + it->delay, "ran %llu ns early (delay %llu)",
 	      (unsigned long long)(it->called + it->delay - real), (unsigned long long)it->delay);
 	CHECK(!it->delay || now >= it->called + it->delay,
-	      "fired %llu ns early by the iteration's time (delay %llu)\n",
+	      "fired %llu ns early by the iteration's time (delay %llu)",
 	      (unsigned long long)(it->called + it->delay - now), (unsigned long long)it->delay);
 	__atomic_fetch_add(&ne_fired, 1, __ATOMIC_RELEASE);
 }
@@ -510,7 +500,7 @@ static void *ne_producer(void *arg)
 
 		it->delay = next_rand(&seed) % (300 * US);
 		it->called = mono_now();
-		CHECK(twheel_loop_schedule(ne_loop, &it->t, it->delay) == 0, "schedule failed\n");
+		CHECK(twheel_loop_schedule(ne_loop, &it->t, it->delay) == 0, "schedule failed");
 	}
 	return NULL;
 }
@@ -547,7 +537,7 @@ static void test_xthread_schedule_never_early(void **state)
 	assert_int_equal(twheel_loop_stop(ne_loop), 0);
 	pthread_join(lth, NULL);
 	assert_int_equal(lp.ret, 0);
-	assert_int_equal(__atomic_load_n(&thread_failures, __ATOMIC_RELAXED), 0);
+	assert_int_equal(__atomic_load_n(&check_failures, __ATOMIC_RELAXED), 0);
 	twheel_loop_destroy(ne_loop, NULL, NULL, NULL);
 }
 
