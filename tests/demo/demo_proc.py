@@ -11,13 +11,29 @@ import sys
 READY = r"listening on 127\.0\.0\.1:(\d+)"
 
 
+def read_line(srv):
+    """The next line of @srv's stdout (a pipe), with its newline; '' at
+    its end. Read from the pipe a byte at a time, so that nothing after
+    the line is taken from it: srv.stdout reads ahead, and what it holds
+    is lost to communicate() with a timeout (stop_clean(), exit_within()),
+    which reads the pipe itself (the STATS lines written just after a
+    ready line were lost so)."""
+    line, fd = b"", srv.stdout.fileno()
+    while not line.endswith(b"\n"):
+        c = os.read(fd, 1)
+        if not c:
+            break
+        line += c
+    return line.decode(errors="replace")
+
+
 def ready_port(srv, name, fail, pattern=READY, skip=None, log=None):
     """The port in @srv's ready line (@pattern's group 1, read from its
-    stdout, each line appended to @log if given). Exits 77 (SKIP) if a
-    line contains @skip, or if the server exits 77 (io_uring refused);
-    calls @fail if it exits without a ready line."""
+    stdout by read_line(), each line appended to @log if given). Exits 77
+    (SKIP) if a line contains @skip, or if the server exits 77 (io_uring
+    refused); calls @fail if it exits without a ready line."""
     lines = [] if log is None else log
-    for line in srv.stdout:
+    while line := read_line(srv):
         lines.append(line)
         if skip and skip in line:
             srv.kill()

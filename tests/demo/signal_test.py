@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 
-from demo_proc import children
+from demo_proc import children, read_line
 
 server, shim, old_shim, kind = sys.argv[1:5]
 name = f"signal_test {os.path.basename(server)}"
@@ -68,24 +68,12 @@ def start(workers, env=None, ignore=(), out=subprocess.PIPE):
 
 
 def ready(p):
-    """Lines up to the ready line (None if it exits first). Read a byte
-    at a time from the pipe, past nothing: communicate() (ends()) reads
-    the pipe itself, not what p.stdout buffered, and the STATS lines
-    written just after the ready line were lost when this read them with
-    it (a test stalled until both were in the pipe)."""
-    lines, line, fd = [], b"", p.stdout.fileno()
-    while True:
-        c = os.read(fd, 1)
-        if not c:
-            if line:
-                lines.append(line.decode(errors="replace"))
-            break
-        line += c
-        if c != b"\n":
-            continue
-        lines.append(line.decode(errors="replace"))
-        line = b""
-        if "ready: listening" in lines[-1]:
+    """Lines up to the ready line (None if it exits first), read past
+    nothing (read_line()): ends() takes the rest with communicate()."""
+    lines = []
+    while line := read_line(p):
+        lines.append(line)
+        if "ready: listening" in line:
             return lines
     if p.wait() == 77:
         print(f"SKIP [{name}]: io_uring refused: {''.join(lines)}")
