@@ -1,14 +1,17 @@
-"""tests/demo/demo_proc.py - what the demo's Python tests do with a server
-process they started: wait for its ready line, wait for it to exit; and
-the processes a test left behind.
+"""tests/demo/demo_proc.py - what the demo's Python tests do with the
+processes they start: read a server's ready line, wait for it to exit,
+and find the processes left behind (as their subreaper).
 """
+import ctypes
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
 
 READY = r"listening on 127\.0\.0\.1:(\d+)"
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def read_line(srv):
@@ -88,6 +91,14 @@ def exit_within(srv, err, secs, fail, what):
     return out
 
 
+def subreaper():
+    """Make this process the subreaper of the processes it starts, so that
+    those orphaned (their parent killed or gone) are reparented to it, not
+    to init: children(os.getpid()) and reap_orphans() see them. False if
+    the kernel refuses."""
+    return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
 def children(ppid):
     """The pids of the processes whose parent is @ppid, from /proc. One
     that exits while the list is read is left out (its /proc entry went
@@ -105,3 +116,29 @@ def children(ppid):
         if stat.rsplit(") ", 1)[-1].split()[1] == str(ppid):
             pids.append(int(d))
     return pids
+
+
+def reap_orphans(secs):
+    """Wait up to @secs for the processes reparented to this one (its
+    subreaper()) to exit, reaping each; then SIGKILL and reap those still
+    running. Their exit statuses (os.waitstatus_to_exitcode()), and how
+    many still ran."""
+    codes, t0 = [], time.monotonic()
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return codes, 0
+        if pid:
+            codes.append(os.waitstatus_to_exitcode(st))
+            continue
+        if time.monotonic() - t0 > secs:
+            left = children(os.getpid())
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            reap_orphans(2)
+            return codes, len(left)
+        time.sleep(0.02)

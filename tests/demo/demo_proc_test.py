@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
 """tests/demo/demo_proc_test.py - the helpers of the demo's Python tests
 (demo_proc.py) on stand-in processes (Python children), no server:
-ready_port() takes nothing past the ready line from the pipe: the lines
-written with it, in the same write, are still there for stop_clean()
-(communicate() with a timeout reads the pipe itself). It read through
-srv.stdout, which reads ahead, and they were lost: stop_clean() said
-"STATS lines 0". Exit 0 pass, 1 fail.
+  - ready_port() takes nothing past the ready line from the pipe: the
+    lines written with it, in the same write, are still there for
+    stop_clean() (communicate() with a timeout reads the pipe itself).
+    It read through srv.stdout, which reads ahead, and they were lost:
+    stop_clean() said "STATS lines 0";
+  - children() names a child whose name holds spaces and ')', and passes
+    over a /proc entry that is gone when it reads it (a process that
+    ended since listdir(); it raised FileNotFoundError);
+  - reap_orphans() returns the exit status of an orphan that ends and
+    kills one that does not.
+Exit 0 pass, 1 fail, 77 skip (no PR_SET_CHILD_SUBREAPER).
 """
+import os
 import subprocess
 import sys
 
-from demo_proc import read_line, ready_port, stop_clean
+import demo_proc
+from demo_proc import children, read_line, ready_port, reap_orphans, stop_clean, subreaper
 
 name = "demo_proc_test"
 fails = []
@@ -66,8 +74,53 @@ def read_line_at_the_end():
         fail(f"read {got}")
 
 
+def children_by_name():
+    p = py("import sys\nopen('/proc/self/comm', 'w').write('a) b (c')\nprint('named', flush=True)\n"
+           "sys.stdin.read()", stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+    try:
+        if read_line(p) != "named\n":
+            fail("the child did not start")
+        if children(os.getpid()) != [p.pid]:
+            fail(f"children {children(os.getpid())}, want [{p.pid}] (named 'a) b (c')")
+    finally:
+        p.kill()
+        p.wait()
+
+
+def children_past_a_process_gone():
+    real = demo_proc.os.listdir
+    demo_proc.os.listdir = lambda d: real(d) + ["999999999"]  # no such process
+    try:
+        got = children(os.getpid())
+    except OSError as e:
+        fail(f"raised {e!r}")
+    finally:
+        demo_proc.os.listdir = real
+    if got:
+        fail(f"children {got} of a process with none")
+
+
+def orphans_reaped():
+    # sh starts two processes and exits: they are reparented to this one
+    p = py("import subprocess, sys\n"
+           "subprocess.Popen([sys.executable, '-c', 'import time, sys; time.sleep(0.2); sys.exit(3)'])\n"
+           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n")
+    p.wait()
+    codes, left = reap_orphans(0.5)
+    if codes != [3] or left != 1:
+        fail(f"exit statuses {codes}, {left} still running; want [3] and 1")
+    if children(os.getpid()):
+        fail(f"still children: {children(os.getpid())}")
+
+
+if not subreaper():
+    print(f"SKIP [{name}]: prctl(PR_SET_CHILD_SUBREAPER) refused")
+    sys.exit(77)
 case("ready_port() leaves the lines after the ready line in the pipe", ready_leaves_the_rest)
 case("read_line() returns a last line without a newline, then ''", read_line_at_the_end)
+case("children() names a child called 'a) b (c'", children_by_name)
+case("children() passes over a process gone since listdir()", children_past_a_process_gone)
+case("reap_orphans() reaps an orphan that ends, kills one that does not", orphans_reaped)
 if fails:
     print(f"FAIL [{name}]: {len(fails)} cases")
     sys.exit(1)

@@ -13,19 +13,15 @@ reparented to it. They ran on, their connections open, unjudged, until
 their own end (10 s and more).
 Exit 0 pass, 1 fail, 77 skip.
 """
-import ctypes
-import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 
-from demo_proc import children
+from demo_proc import children, reap_orphans, subreaper
 
 load = sys.argv[1]
-PR_SET_CHILD_SUBREAPER = 36
-if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+if not subreaper():
     print("SKIP: prctl(PR_SET_CHILD_SUBREAPER) refused")
     sys.exit(77)
 
@@ -42,24 +38,11 @@ if p.poll() is not None:
 workers = children(p.pid)
 p.kill()
 p.wait()
-t0, codes = time.monotonic(), []
-while time.monotonic() - t0 < 2:
-    try:
-        pid, st = os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        break
-    if pid:
-        codes.append(os.waitstatus_to_exitcode(st))
-    else:
-        time.sleep(0.02)
-left = children(os.getpid())
-for d in left:
-    os.kill(d, signal.SIGKILL)
-    os.waitpid(d, 0)
+codes, left = reap_orphans(2)  # those left running are killed
 if len(workers) != 4:
     print(f"FAIL: idle-load ran {len(workers)} worker processes, want 4")
     sys.exit(1)
 if left:
-    print(f"FAIL: {len(left)} of 4 worker processes still running 2 s after idle-load was killed")
+    print(f"FAIL: {left} of 4 worker processes still running 2 s after idle-load was killed")
     sys.exit(1)
 print(f"PASS: the 4 worker processes ended within 2 s of idle-load's SIGKILL (exits {codes})")

@@ -13,7 +13,6 @@ reparented to it. They were left, waiting 10 s at the start line for the
 processes never started, then running their connections unjudged.
 Exit 0 pass, 1 fail.
 """
-import ctypes
 import os
 import socket
 import subprocess
@@ -21,11 +20,10 @@ import sys
 import tempfile
 import time
 
-from demo_proc import children
+from demo_proc import reap_orphans, subreaper
 
 load, shim = sys.argv[1], sys.argv[2]
-PR_SET_CHILD_SUBREAPER = 36
-if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+if not subreaper():
     print("SKIP: prctl(PR_SET_CHILD_SUBREAPER) refused")
     sys.exit(77)
 
@@ -51,21 +49,12 @@ if p.returncode != 1 or "idle-load: fork: " not in said:
     failures.append(f"exit {p.returncode}, want 1 and a line naming fork")
 if took > 5:
     failures.append(f"took {took:.1f} s (at most 5 expected)")
-left = []
-time.sleep(0.1)
-while True:  # the processes it left, reparented to us
-    try:
-        pid, _ = os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        break
-    if pid == 0:
-        left = [str(d) for d in children(os.getpid())]
-        for d in left:
-            os.kill(int(d), 9)
-        break
-    left.append(str(pid))
-if left:
-    failures.append(f"{len(left)} worker processes left running: {' '.join(left)}")
+# the processes it left, reparented to us: ended within 0.1 s (not
+# reaped by idle-load) or still running (killed)
+ended, running = reap_orphans(0.1)
+if ended or running:
+    failures.append(f"{len(ended) + running} worker processes left: {running} running, "
+                    f"{len(ended)} ended unreaped (exits {ended})")
 for f in failures:
     print("FAIL " + f)
 if failures:

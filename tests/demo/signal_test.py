@@ -25,7 +25,6 @@
 #    FORK_FAIL_AFTER): exit 1, no worker left running (the first served
 #    on, orphaned).
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
-import ctypes
 import os
 import re
 import select
@@ -36,15 +35,14 @@ import subprocess
 import sys
 import time
 
-from demo_proc import children, read_line
+from demo_proc import read_line, reap_orphans, subreaper
 
 server, shim, old_shim, kind = sys.argv[1:5]
 name = f"signal_test {os.path.basename(server)}"
 fails = []
 
 # Orphaned workers come to this process, so that their exit is seen.
-PR_SET_CHILD_SUBREAPER = 36
-ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+subreaper()
 
 
 def args(workers):
@@ -136,27 +134,6 @@ def case(what, ok, detail=""):
     else:
         fails.append(what)
         print(f"FAIL [{name}]: {what}{': ' + detail if detail else ''}")
-
-
-def reap_orphans(secs):
-    """Wait up to @secs for the processes reparented to this one to exit;
-    their exit statuses, and how many still ran."""
-    codes, t0 = [], time.monotonic()
-    while True:
-        try:
-            pid, st = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return codes, 0
-        if pid:
-            codes.append(os.waitstatus_to_exitcode(st))
-            continue
-        if time.monotonic() - t0 > secs:
-            left = children(os.getpid())
-            for pid in left:
-                os.kill(pid, signal.SIGKILL)
-            reap_orphans(2)
-            return codes, len(left)
-        time.sleep(0.02)
 
 
 at = "socket" if kind == "udp" else "getrlimit"
