@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "caught.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <dirent.h>
@@ -49,20 +51,6 @@ bool has_ring(const Loop &loop)
 {
 	return !(twheel_loop_features(loop.native_handle()) & TW_LOOP_FEAT_FALLBACK);
 }
-
-struct Caught {
-	std::vector<std::string> what;
-	tw::exception_handler handler()
-	{
-		return [this](std::exception_ptr e) {
-			try {
-				std::rethrow_exception(e);
-			} catch (const std::exception &x) {
-				what.push_back(x.what());
-			}
-		};
-	}
-};
 
 // A callable whose copies throw once armed (its moves do not).
 struct ThrowsOnCopy {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "caught.h"
 #include "count_new.h"
 #include "slow_write.h"
 
@@ -77,20 +78,6 @@ struct FakeClock {
 	}
 	void set(std::chrono::nanoseconds t) { ns.store(1'000'000'000 + t.count()); }
 	time_point at(std::chrono::nanoseconds t) const { return time_point(std::chrono::nanoseconds(1'000'000'000) + t); }
-};
-
-struct Caught {
-	std::vector<std::string> what;
-	tw::exception_handler handler()
-	{
-		return [this](std::exception_ptr e) {
-			try {
-				std::rethrow_exception(e);
-			} catch (const std::exception &x) {
-				what.push_back(x.what());
-			}
-		};
-	}
 };
 
 } // namespace

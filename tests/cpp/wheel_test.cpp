@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "caught.h"
 #include "count_new.h"
 
 #include <algorithm>
@@ -38,20 +39,6 @@ std::optional<tw::tick_t> EXP(const H &h)
 		return std::nullopt;
 	return static_cast<tw::tick_t>(h.expiry().time_since_epoch() / std::chrono::milliseconds(1));
 }
-
-struct Caught {
-	std::vector<std::string> what;
-	tw::exception_handler handler()
-	{
-		return [this](std::exception_ptr e) {
-			try {
-				std::rethrow_exception(e);
-			} catch (const std::exception &x) {
-				what.push_back(x.what());
-			}
-		};
-	}
-};
 
 } // namespace
 
