@@ -189,6 +189,7 @@ TEST(AsioHost, IoContextDestroyedFirstRefusesArms)
 		ADD_FAILURE() << "an arm after the io_context was destroyed did not throw";
 	} catch (const tw::error &e) {
 		EXPECT_EQ(e.code().value(), ESHUTDOWN);
+		EXPECT_STREQ(e.what(), "tw: the event loop is stopped or gone"); // not "the loop is stopped"
 	}
 	EXPECT_TRUE(b.pending()); // refused: left as it was
 	Rec d;

@@ -1078,7 +1078,7 @@ TEST_P(CoIo, RequestOnAStoppedLoopIsRefused)
 			ADD_FAILURE() << "submit() on a stopped loop";
 		} catch (const tw::error &e) {
 			EXPECT_EQ(e.code().value(), ESHUTDOWN);
-			EXPECT_STREQ(e.what(), "tw: the loop is stopped");
+			EXPECT_STREQ(e.what(), "tw: the event loop is stopped or gone");
 		}
 	}
 }

@@ -32,8 +32,8 @@ namespace tw {
 /// is an errno value and whose what() names the misuse, one message per
 /// kind. "Throws tw::error" in these headers means, besides the errors
 /// that call lists: EINVAL for an empty timer, an empty callable, a bad
-/// duration or a moved-from owner; ESHUTDOWN for a destroyed owner or a
-/// stopped loop; a C call's -errno, with that call's name. Where a call
+/// duration or a moved-from owner; ESHUTDOWN for a destroyed owner, a
+/// stopped loop or a lost host (an AsioHost's io_context gone); a C call's -errno, with that call's name. Where a call
 /// takes a callable it also throws what copying it throws, and
 /// std::bad_alloc; each such throw leaves the call without effect.
 class error : public std::system_error {
@@ -65,7 +65,7 @@ enum class misuse { empty_timer, owner_gone, owner_moved, empty_callable, bad_ar
 {
 	static const char *const msg[] = {"tw: the timer is empty",       "tw: the owner was destroyed",
 					  "tw: the owner was moved from", "tw: empty callable",
-					  "tw: bad duration",             "tw: the loop is stopped"};
+					  "tw: bad duration",             "tw: the event loop is stopped or gone"};
 	throw error(m == misuse::owner_gone || m == misuse::stopped ? ESHUTDOWN : EINVAL, msg[static_cast<int>(m)]);
 }
 
