@@ -7,7 +7,8 @@
  *
  * Protocol (TCP over IPv4 or IPv6, loopback only)
  *   echo mode       every byte read is written back.
- *   heartbeat mode  newline-terminated lines; "PING" is answered "PONG",
+ *   heartbeat mode  newline-terminated lines (a CR before the LF is not
+ *                   part of the line); "PING" is answered "PONG\n",
  *                   other lines are consumed; a line longer than
  *                   DEMO_MAX_LINE bytes is malformed and closes the
  *                   connection.

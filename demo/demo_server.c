@@ -111,8 +111,10 @@ int demo_heartbeat_input(const char *buf, size_t n, char line[DEMO_PING_LEN], ui
 	for (size_t i = 0; i < n; i++) {
 		char ch = buf[i];
 		if (ch == '\n') {
-			if (*line_len == DEMO_PING_LEN - 1 && memcmp(line, DEMO_PING, DEMO_PING_LEN - 1) == 0 &&
-			    ++pings > DEMO_HEARTBEAT_MAX_BATCH)
+			/* "PING" or "PING\r": a CR before the LF ends a line as well */
+			bool ping = memcmp(line, DEMO_PING, DEMO_PING_LEN - 1) == 0 &&
+				    (*line_len == DEMO_PING_LEN - 1 || (*line_len == DEMO_PING_LEN && line[4] == '\r'));
+			if (ping && ++pings > DEMO_HEARTBEAT_MAX_BATCH)
 				return -1;
 			*line_len = 0;
 			continue;

@@ -94,7 +94,7 @@ enum demo_accept_next demo_accept_failed(int lfd, int err, unsigned worker, int 
 
 /*
  * The heartbeat protocol on @n received bytes at @buf: count the lines that
- * are exactly DEMO_PING, carrying a line across calls in *@line_len (its
+ * are exactly "PING" (ended by LF or CRLF, as telnet sends), carrying a line across calls in *@line_len (its
  * length so far) and @line (its first DEMO_PING_LEN bytes). Returns the
  * PINGs completed, each answered by a DEMO_PONG (demo_pongs()), or -1 once
  * a line is longer than DEMO_MAX_LINE or more than DEMO_HEARTBEAT_MAX_BATCH

@@ -4,7 +4,7 @@
  * mode's parser (demo_heartbeat_input() in demo/demo_server.c, the file
  * both servers are built from), on the fuzzer's bytes as a connection's
  * byte stream, against a plain model of the protocol (demo_common.h:
- * newline-terminated lines, each exactly "PING" answered, a line longer
+ * newline-terminated lines, each exactly "PING" or "PING\r" answered, a line longer
  * than DEMO_MAX_LINE bytes an error that ends the connection).
  *
  * The stream is fed in the servers' reads (512 bytes), one byte a call,
@@ -38,7 +38,9 @@ static long model_read(struct model *m, const uint8_t *d, size_t from, size_t to
 	long pings = 0;
 	for (size_t i = from; i < to; i++) {
 		if (d[i] == '\n') {
-			if (m->len == 4 && memcmp(m->first, "PING", 4) == 0 && ++pings > DEMO_HEARTBEAT_MAX_BATCH)
+			bool ping = (m->len == 4 && memcmp(m->first, "PING", 4) == 0) ||
+				    (m->len == 5 && memcmp(m->first, "PING\r", 5) == 0);
+			if (ping && ++pings > DEMO_HEARTBEAT_MAX_BATCH)
 				return -1;
 			m->len = 0;
 			continue;
