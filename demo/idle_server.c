@@ -583,16 +583,20 @@ static bool data_waits(const struct conn *c)
  * data waits for a buffer (the server was behind, not the peer: that data
  * may have come long before the deadline, the server stopped or short of
  * CPU): then the close waits for the read (idle_due), which re-arms the
- * timer if it completes a message, else closes (recv_done()).
+ * timer if it completes a message, else closes (recv_done()); for one
+ * more timeout at most, the timer armed again: a receive that never
+ * completes kept the connection, and the buffer it was handed, for ever
+ * (a lone urgent byte, MSG_OOB, wakes a receive that then finds nothing
+ * to read, and FIONREAD counts it).
  */
 static void on_idle(struct tw_loop_timer *t)
 {
 	struct conn *c = tw_container_of(t, struct conn, idle);
 	struct server *s = c->s;
-	if (c->state == C_OPEN && data_waits(c)) {
-		if (!c->idle_due)
-			s->deferred++;
+	if (c->state == C_OPEN && !c->idle_due && data_waits(c)) {
+		s->deferred++;
 		c->idle_due = true;
+		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 		return;
 	}
 	uint64_t now = twheel_loop_clock(s->loop), dl = t->deadline;

@@ -554,13 +554,15 @@ struct Server {
 	// The idle timer fired: silent for a whole timeout, close. Unless its
 	// data waits for a buffer (the server was behind, not the peer: see
 	// idle_server.c): then the close waits for the read (idle_due), which
-	// re-arms the timer if it completes a message, else closes (recv_done()).
+	// re-arms the timer if it completes a message, else closes (recv_done());
+	// for one more timeout at most, the timer armed again (a recv that
+	// never completes, woken by a lone urgent byte: see idle_server.c).
 	void on_idle(Conn *c)
 	{
-		if (c->state == Conn::open && data_waits(c)) {
-			if (!c->idle_due)
-				deferred++;
+		if (c->state == Conn::open && !c->idle_due && data_waits(c)) {
+			deferred++;
 			c->idle_due = true;
+			c->idle().arm_in(idle);
 			return;
 		}
 		std::uint64_t now = clock(), dl = c->idle().native_handle()->deadline;

@@ -25,6 +25,12 @@ Then, in HTTP mode, a flood of empty lines (they complete no message)
 sent as fast as the server reads them must be closed one timeout after
 it began: the first fix read on, deferred, while bytes waited, for ever.
 
+In echo mode, a connection whose only unread byte is urgent (MSG_OOB),
+handed the buffer after another's message, must be closed within one
+more timeout, and the buffer must come back: its receive, woken, found
+nothing to read and waited, and its close, put off until that receive
+completed, never came (nor any other connection's read).
+
 After SIGTERM the server must exit 0 with no connection and no timer
 left, and STATS `deferred` must count the closes put off.
 Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
@@ -88,6 +94,42 @@ def flood(port, what):
     print(f"{what}: a flood of empty lines closed after {closed:.3f} s")
 
 
+def urgent(srv, port, what):
+    """A connection whose only unread byte is urgent (MSG_OOB): the ring's
+    buffer goes to another's message first (the server stopped while both
+    came), this one's receive fails ENOBUFS and is handed the buffer, then
+    finds nothing to read (the urgent byte is skipped) and waits. Its
+    close, put off, must still come within one more timeout, and the
+    buffer back: it was held for ever, every other connection unread."""
+    other = socket.create_connection(("127.0.0.1", port))
+    oob = socket.create_connection(("127.0.0.1", port))
+    time.sleep(0.05)  # both accepted, each receive waiting for data
+    srv.send_signal(signal.SIGSTOP)
+    other.send(b"first\n")
+    oob.send(b"!", socket.MSG_OOB)
+    time.sleep(0.05)
+    srv.send_signal(signal.SIGCONT)
+    within = 2 * IDLE_MS / 1000 + 0.6
+    t0 = time.monotonic()
+    closed = select.select([oob], [], [], within)[0]
+    took = time.monotonic() - t0
+    late = socket.create_connection(("127.0.0.1", port))
+    late.settimeout(1.0)
+    late.send(b"late\n")
+    try:
+        echo = late.recv(16)
+    except OSError:
+        echo = b""
+    for s in (other, oob, late):
+        s.close()
+    if not closed:
+        fail(f"{what}: a connection with an urgent byte alone unread still open {within:.1f} s "
+             f"after the server went on, at a {IDLE_MS} ms timeout (its close put off for ever)")
+    if echo != b"late\n":
+        fail(f"{what}: a later connection's line unanswered (got {echo!r}): the buffer still held")
+    print(f"{what}: an urgent byte alone closed after {took:.3f} s, the buffer back")
+
+
 def run(mode, message, reply_ok, partial):
     srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1"] + mode,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -120,6 +162,8 @@ def run(mode, message, reply_ok, partial):
             s.close()
         if partial:
             flood(port, what)
+        else:
+            urgent(srv, port, what)
     finally:
         last = stop_clean(srv, log, fail)
     m = re.search(r" deferred=(\d+) ", last)
