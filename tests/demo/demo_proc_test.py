@@ -101,10 +101,17 @@ def children_past_a_process_gone():
 
 
 def orphans_reaped():
-    # sh starts two processes and exits: they are reparented to this one
-    p = py("import subprocess, sys\n"
-           "subprocess.Popen([sys.executable, '-c', 'import time, sys; time.sleep(0.2); sys.exit(3)'])\n"
-           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n")
+    # a process starts two and exits: they are reparented to this one. It
+    # exits once the first has ended (waitid() WNOWAIT leaves it to be
+    # reaped): started to end 0.2 s later, that one still ran at the end
+    # of the 0.5 s wait beside stress-ng --cpu 6 (1 run in 12), a
+    # second Python interpreter starting that late, and was killed. It
+    # exits by os._exit(): Popen.__del__() would reap the first itself.
+    p = py("import os, subprocess, sys\n"
+           "e = subprocess.Popen([sys.executable, '-c', 'import sys; sys.exit(3)'])\n"
+           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+           "os.waitid(os.P_PID, e.pid, os.WEXITED | os.WNOWAIT)\n"
+           "os._exit(0)\n")  # no Popen.__del__(), which would reap it
     p.wait()
     codes, left = reap_orphans(0.5)
     if codes != [3] or left != 1:
