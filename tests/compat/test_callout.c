@@ -657,6 +657,9 @@ static void sbt_decimal_conversions(void **state)
 	assert_true(mstosbt(500) == SBT_1S / 2 + 1 && nstosbt(1000000) == 4294968 && nstosbt(1) == 5);
 	assert_true(sbttous(3600 * SBT_1S) == 3600000000LL && sbttoms(SBT_1M) == 60000);
 	assert_true(mstosbt(INT64_MAX) == SBT_MAX && mstosbt(INT64_MIN) == -SBT_MAX);
+	/* a negative value rounds away from zero: back one less, unless whole seconds */
+	assert_true(sbttoms(mstosbt(-1)) == -2 && sbttoms(mstosbt(-1000)) == -1000);
+	assert_true(sbttous(ustosbt(-1500000)) == -1500001 && sbttons(nstosbt(-2000000000)) == -2000000000);
 	/* a driver's quarter second, from the current tick: mstosbt(250) is a
 	 * unit past hz / 4 ticks, so it runs at the next tick; 250 * SBT_1MS,
 	 * rounded down, at hz / 4 */

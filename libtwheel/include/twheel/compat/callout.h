@@ -185,7 +185,9 @@ static inline sbintime_t getsbinuptime(void)
  * and a callout armed for it is never early. Whole seconds are taken
  * apart first, so no product wraps; a result past SBT_MAX (68 years) is
  * SBT_MAX. A negative @x, which FreeBSD's assertions refuse, gives the
- * negative of the conversion of its magnitude.
+ * negative of the conversion of its magnitude: rounded away from zero, so
+ * the conversion back (rounded down) gives @x - 1 unless @x is a whole
+ * number of seconds.
  */
 static inline sbintime_t twheel__to_sbt(int64_t x, uint64_t per)
 {
@@ -208,8 +210,10 @@ static inline int64_t twheel__from_sbt(sbintime_t sbt, int64_t per)
 /*
  * FreeBSD's decimal conversions of <sys/time.h>: sbttons(), sbttous() and
  * sbttoms() round down, nstosbt(), ustosbt() and mstosbt() round up, so
- * that sbttoms(mstosbt(ms)) == ms (and so for ns and us), as FreeBSD's
- * do. FreeBSD's forms wrap where these do not: its sbttous() past 35
+ * that sbttoms(mstosbt(ms)) == ms for every ms >= 0 (and so for ns and
+ * us), as FreeBSD's do; a negative ms, which FreeBSD refuses, comes back
+ * one less unless a whole number of seconds (sbttoms(mstosbt(-1)) is -2).
+ * FreeBSD's forms wrap where these do not: its sbttous() past 35
  * minutes (2^63 / 10^6 sbintime_t units), its sbttoms() past 24 days,
  * and, where its Xtosbt() compare the value with SBT_1S before taking
  * whole seconds apart, its nstosbt() from 2 s to 2^32 ns (4.3 s),
