@@ -15,7 +15,10 @@ its man pages of sections 3 and 7. Checked names:
     layer, or (for CMake's imported targets, twheel::twheel...) a target
     the CMake package defines; each further part must be declared in the
     headers, and a member named after a class (Loop::run) must be declared
-    in that class or one of its bases.
+    in that class or one of its bases;
+  - calls on a variable the same file declared of a class of the C++ layer
+    (`tw::AsioHost host(io);` then `host.resume()`): the member must be
+    declared in that class or one of its bases.
 
 The headers are read from the source tree, so every adapter counts whether
 or not this build found its host library. Exit 0 pass, 1 fail.
@@ -85,6 +88,31 @@ for m in re.finditer(r'\b(?:class|struct)\s+(\w+)\s*(?:final\s*)?(:[^{;]*)?\{', 
 namespaces = set(re.findall(r'\bnamespace\s+(\w+)', cpp_text))
 
 
+def own_body(body):
+    """@body without the bodies of the classes nested in it."""
+    out, i = '', 0
+    for m in re.finditer(r'\b(?:class|struct)\s+\w+\s*(?:final\s*)?(:[^{;]*)?\{', body):
+        if m.start() < i:
+            continue
+        depth, j = 1, m.end()
+        while depth and j < len(body):
+            depth += {'{': 1, '}': -1}.get(body[j], 0)
+            j += 1
+        out += body[i:m.start()]
+        i = j
+    return out + body[i:]
+
+
+def declares(cls, name, seen=()):
+    """@name is declared in class @cls itself or a base, not in a class nested in it."""
+    if cls not in classes or cls in seen:
+        return False
+    bases, body = classes[cls]
+    if re.search(r'\b' + re.escape(name) + r'\b', own_body(body)):
+        return True
+    return any(declares(b, name, seen + (cls,)) for b in bases)
+
+
 def member_of(cls, name, seen=()):
     if cls not in classes or cls in seen:
         return False
@@ -120,10 +148,14 @@ for p in sys.argv[2:]:
               if os.path.isdir(p) else [p])
 for f in files:
     text = read(f)
+    var_class = {}  # a variable this file's code declared -> its tw:: class
+    in_code = False  # a ``` block, or a man page's .nf/.EX block
     if re.search(r'\.[1-8]$', f):
         text = re.sub(r'\\f[BIRP]|\\f\(..|\\&', '', text).replace('\\-', '-').replace('\\e', '\\')
     for lineno, line in enumerate(text.split('\n'), 1):
         where = f'{os.path.relpath(f)}:{lineno}'
+        if re.match(r'```|\.(nf|fi|EX|EE)\b', line):
+            in_code = not line.startswith(('.fi', '.EE')) and not (line.startswith('```') and in_code)
         for m in re.finditer(r'(?<![\w/.-])((?:\w+::)+[\w+-]*\w\+*)', line):
             name = m.group(1)
             if name.startswith(('std::', 'boost::', 'asio::')):
@@ -141,6 +173,15 @@ for f in files:
             nc += 1
             if name not in c_names and not any(re.fullmatch(p, name) for p in cmake_patterns):
                 errors.append(f'{where}: {name} is not declared in any public header')
+        for m in re.finditer(r'\btw::(\w+)(?:<[^<>]*>)?\s+(\w+)\s*[({=;]', line if in_code else ''):
+            if m.group(1) in classes:
+                var_class[m.group(2)] = m.group(1)
+        for m in re.finditer(r'(?<![\w.>])(\w+)\.(\w+)\s*\(', line if in_code else ''):
+            cls = var_class.get(m.group(1))
+            if cls:
+                ncpp += 1
+                if not declares(cls, m.group(2)):
+                    errors.append(f'{where}: {m.group(1)}.{m.group(2)}(): {cls} has no member {m.group(2)}')
 
 print(f'{nc} C names and {ncpp} C++ names checked')
 for e in errors:
