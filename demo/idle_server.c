@@ -449,19 +449,29 @@ static void conn_free(struct conn *c)
 	maybe_finish(s);
 }
 
+/*
+ * Post @c's receive. One handed a buffer (buf_put()) or woken for one
+ * (starved_wake()) does not wait (MSG_DONTWAIT): its ENOBUFS said data
+ * was there, but a lone urgent byte (MSG_OOB, which a read skips) or a
+ * spurious wake-up says so too, and a receive that then waited held the
+ * ring's buffer (or its claim on one) until the idle timer closed it,
+ * every other connection's data unread meanwhile; it completes -EAGAIN
+ * instead, and the connection waits for data as any other (recv_done()).
+ */
 static void conn_recv(struct conn *c)
 {
 	struct io_uring_sqe *sqe = sqe_for(c->s, &c->rx);
 	if (c->bid >= 0) { /* a provided buffer handed to it (buf_put()) */
-		io_uring_prep_recv(sqe, c->fd, conn_data(c), CONN_BUF, 0);
+		io_uring_prep_recv(sqe, c->fd, conn_data(c), CONN_BUF, MSG_DONTWAIT);
 	} else if (c->s->br) {
-		io_uring_prep_recv(sqe, c->fd, NULL, CONN_BUF, 0);
+		io_uring_prep_recv(sqe, c->fd, NULL, CONN_BUF, c->woken ? MSG_DONTWAIT : 0);
 		sqe->flags |= IOSQE_BUFFER_SELECT;
 		sqe->buf_group = BUF_GROUP;
 		/* wait for data before taking a buffer: without, a receive
 		 * issued while the ring is empty fails ENOBUFS at once, data
 		 * or not, and an idle connection joins the starved list */
-		sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+		if (!c->woken)
+			sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
 	} else {
 		io_uring_prep_recv(sqe, c->fd, c->buf, CONN_BUF, 0);
 	}
@@ -585,9 +595,10 @@ static bool data_waits(const struct conn *c)
  * CPU): then the close waits for the read (idle_due), which re-arms the
  * timer if it completes a message, else closes (recv_done()); for one
  * more timeout at most, the timer armed again: a receive that never
- * completes kept the connection, and the buffer it was handed, for ever
- * (a lone urgent byte, MSG_OOB, wakes a receive that then finds nothing
- * to read, and FIONREAD counts it).
+ * completes kept the connection for ever (a lone urgent byte, MSG_OOB,
+ * woke a receive that then found nothing to read and waited; a handed or
+ * woken one no longer waits: conn_recv()), and a connection may wait on
+ * the starved list while others hold every buffer.
  */
 static void on_idle(struct tw_loop_timer *t)
 {
@@ -739,6 +750,18 @@ static void on_recv(struct tw_loop_io *io, const struct io_uring_cqe *cqe)
 static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken)
 {
 	struct server *s = c->s;
+	if (cqe->res == -EAGAIN && c->state != C_CLOSING) {
+		/* handed or woken (MSG_DONTWAIT: conn_recv()), it found nothing
+		 * to read: no data waits, the buffer goes on to the next */
+		if (c->bid >= 0)
+			buf_put(s, c);
+		if (c->idle_due) { /* its timer fired: silent since its deadline */
+			on_idle(&c->idle);
+			return;
+		}
+		conn_recv(c);
+		return;
+	}
 	if (c->state == C_CLOSING || cqe->res <= 0) {
 		if (c->bid >= 0)
 			buf_put(s, c);

@@ -443,19 +443,26 @@ struct Server {
 		return *sqe;
 	}
 
+	// Post @c's recv. One handed a buffer (buf_put()) or woken for one
+	// (starved_wake()) does not wait (MSG_DONTWAIT): a lone urgent byte
+	// or a spurious wake-up fails ENOBUFS too, and a recv that then
+	// waited held the buffer (or its claim) until the idle timer closed
+	// it, every other connection unread (see idle_server.c); it completes
+	// -EAGAIN instead (recv_done()).
 	void conn_recv(Conn *c)
 	{
 		io_uring_sqe &sqe = conn_sqe(c, Conn::rx);
 		if (c->bid >= 0) { // a provided buffer handed to it (buf_put())
-			io_uring_prep_recv(&sqe, c->fd, c->data(), conn_buf, 0);
+			io_uring_prep_recv(&sqe, c->fd, c->data(), conn_buf, MSG_DONTWAIT);
 		} else if (ring.br) {
-			io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, 0);
+			io_uring_prep_recv(&sqe, c->fd, nullptr, conn_buf, c->woken ? MSG_DONTWAIT : 0);
 			sqe.flags |= IOSQE_BUFFER_SELECT;
 			sqe.buf_group = buf_group;
 			// wait for data before taking a buffer: without, a recv issued
 			// while the ring is empty fails ENOBUFS at once, data or not,
 			// and an idle connection joins the starved list
-			sqe.ioprio |= IORING_RECVSEND_POLL_FIRST;
+			if (!c->woken)
+				sqe.ioprio |= IORING_RECVSEND_POLL_FIRST;
 		} else {
 			io_uring_prep_recv(&sqe, c->fd, c->own.get(), conn_buf, 0);
 		}
@@ -556,7 +563,7 @@ struct Server {
 	// idle_server.c): then the close waits for the read (idle_due), which
 	// re-arms the timer if it completes a message, else closes (recv_done());
 	// for one more timeout at most, the timer armed again (a recv that
-	// never completes, woken by a lone urgent byte: see idle_server.c).
+	// never completes, or a wait on the starved list: see idle_server.c).
 	void on_idle(Conn *c)
 	{
 		if (c->state == Conn::open && !c->idle_due && data_waits(c)) {
@@ -682,6 +689,18 @@ struct Server {
 
 	void recv_done(Conn *c, const int res, bool woken)
 	{
+		if (res == -EAGAIN && c->state != Conn::closing) {
+			// handed or woken (MSG_DONTWAIT: conn_recv()), it found
+			// nothing to read: no data waits, the buffer goes on
+			if (c->bid >= 0)
+				buf_put(c);
+			if (c->idle_due) { // its timer fired: silent since its deadline
+				on_idle(c);
+				return;
+			}
+			conn_recv(c);
+			return;
+		}
 		if (c->state == Conn::closing || res <= 0) {
 			if (c->bid >= 0)
 				buf_put(c);

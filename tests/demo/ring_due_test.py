@@ -26,10 +26,13 @@ sent as fast as the server reads them must be closed one timeout after
 it began: the first fix read on, deferred, while bytes waited, for ever.
 
 In echo mode, a connection whose only unread byte is urgent (MSG_OOB),
-handed the buffer after another's message, must be closed within one
-more timeout, and the buffer must come back: its receive, woken, found
-nothing to read and waited, and its close, put off until that receive
-completed, never came (nor any other connection's read).
+handed the buffer after another's message, must not hold it: a later
+connection's line must be echoed before this one is closed, within one
+more timeout. Its receive, handed the buffer, found nothing to read and
+waited: first for ever (its close, put off until that receive completed,
+never came, nor any other connection's read), then until its timer fired
+a second time, the later connection's line unread and that connection
+closed by its own timer meanwhile.
 
 After SIGTERM the server must exit 0 with no connection and no timer
 left, and STATS `deferred` must count the closes put off.
@@ -98,36 +101,60 @@ def urgent(srv, port, what):
     """A connection whose only unread byte is urgent (MSG_OOB): the ring's
     buffer goes to another's message first (the server stopped while both
     came), this one's receive fails ENOBUFS and is handed the buffer, then
-    finds nothing to read (the urgent byte is skipped) and waits. Its
-    close, put off, must still come within one more timeout, and the
-    buffer back: it was held for ever, every other connection unread."""
+    finds nothing to read (the urgent byte is skipped). It must not hold
+    the buffer: a later connection's line must be echoed before this one
+    is closed (as idle, within one more timeout at most), and the buffer
+    must come back. Its receive waited, holding the buffer: first for
+    ever, every other connection unread; then until its timer fired a
+    second time, 2 timeouts after it opened."""
     other = socket.create_connection(("127.0.0.1", port))
     oob = socket.create_connection(("127.0.0.1", port))
-    time.sleep(0.05)  # both accepted, each receive waiting for data
+    late = socket.create_connection(("127.0.0.1", port))
+    time.sleep(0.05)  # all accepted, each receive waiting for data
     srv.send_signal(signal.SIGSTOP)
     other.send(b"first\n")
     oob.send(b"!", socket.MSG_OOB)
     time.sleep(0.05)
     srv.send_signal(signal.SIGCONT)
     within = 2 * IDLE_MS / 1000 + 0.6
-    t0 = time.monotonic()
-    closed = select.select([oob], [], [], within)[0]
-    took = time.monotonic() - t0
-    late = socket.create_connection(("127.0.0.1", port))
-    late.settimeout(1.0)
-    late.send(b"late\n")
+    other.settimeout(within)
     try:
-        echo = late.recv(16)
+        first = other.recv(16)
     except OSError:
-        echo = b""
+        first = b""
+    late.send(b"late\n")
+    t0 = time.monotonic()
+    late.settimeout(within)
+    echo = b""
+    try:
+        while len(echo) < 5:
+            got = late.recv(16)
+            if not got:
+                break
+            echo += got
+    except OSError:
+        pass
+    echo_t = time.monotonic() - t0
+    # the old servers handed the buffer on only when it closed: its FIN
+    # came before the echo, so it is readable (at its end) now
+    oob_open = not select.select([oob], [], [], 0)[0]
+    closed = select.select([oob], [], [], max(0.0, within - echo_t))[0]
+    closed_t = time.monotonic() - t0
     for s in (other, oob, late):
         s.close()
+    if first != b"first\n":
+        fail(f"{what}: the first connection's line unanswered (got {first!r})")
     if not closed:
         fail(f"{what}: a connection with an urgent byte alone unread still open {within:.1f} s "
              f"after the server went on, at a {IDLE_MS} ms timeout (its close put off for ever)")
     if echo != b"late\n":
         fail(f"{what}: a later connection's line unanswered (got {echo!r}): the buffer still held")
-    print(f"{what}: an urgent byte alone closed after {took:.3f} s, the buffer back")
+    if not oob_open:
+        fail(f"{what}: a later connection's line echoed {echo_t:.3f} s after it was sent, once the "
+             f"connection with an urgent byte alone had been closed: that one held the buffer until "
+             f"its close")
+    print(f"{what}: a later line echoed after {echo_t:.3f} s; an urgent byte alone closed after "
+          f"{closed_t:.3f} s")
 
 
 def run(mode, message, reply_ok, partial):
