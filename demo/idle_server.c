@@ -58,7 +58,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -564,11 +563,16 @@ static void conn_close(struct conn *c)
 #define DUE_READS (DEMO_HTTP_MAX_HEAD / CONN_BUF + 1)
 _Static_assert(DUE_READS < 4, "due_reads holds DUE_READS");
 
-/* Bytes wait in @c's socket, unread (one system call). */
+/*
+ * Bytes wait in @c's socket, unread (one system call): a byte a read
+ * returns, peeked. Not FIONREAD: with an urgent byte (MSG_OOB) pending it
+ * counts the bytes before that byte only, 0 once a read stopped at it,
+ * and a deferred close was made with the rest of a head unread.
+ */
 static bool more_waits(const struct conn *c)
 {
-	int n = 0;
-	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+	char b;
+	return recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 /*

@@ -34,7 +34,6 @@
 // more; 2 usage; 77 io_uring refused or older than 5.11, or its multishot
 // accept (before 5.19).
 #include <netinet/tcp.h>
-#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 
 #include <chrono>
@@ -538,11 +537,13 @@ struct Server {
 		}
 	}
 
-	// Bytes wait in @c's socket, unread (one system call).
+	// Bytes wait in @c's socket, unread (one system call): a byte a read
+	// returns, peeked. Not FIONREAD, which counts the bytes before a
+	// pending urgent byte only (see idle_server.c).
 	static bool more_waits(const Conn *c)
 	{
-		int n = 0;
-		return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+		char b;
+		return recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 	}
 
 	// Has @c data waiting that its recv has not read yet? Its recv failed

@@ -19,7 +19,11 @@ the others wait for it (ENOBUFS), and their timers fired first. The old
 servers closed every waiting connection at once, its message unread
 (19 of 20, and 1,976 of 3,000 with the default ring of 1,024 buffers),
 and, the first fix in, the connection that had read half a head, its
-buffer handed on before it read the rest.
+buffer handed on before it read the rest. Every fourth message has an
+urgent byte (MSG_OOB) after its 20th byte, where a read stops: FIONREAD
+counts the bytes up to an urgent byte only, so a server that asked it
+whether the rest of a head waited found none there and closed the
+connection unanswered (5 of 20 heads).
 
 Then, in HTTP mode, a flood of empty lines (they complete no message)
 sent as fast as the server reads them must be closed one timeout after
@@ -170,8 +174,13 @@ def run(mode, message, reply_ok, partial):
         srv.send_signal(signal.SIGSTOP)
         talkers = socks[:20]
         slow = socks[20:] if partial else []
-        for s in talkers:
-            s.send(message)
+        for i, s in enumerate(talkers):
+            if i % 4:
+                s.send(message)
+            else:  # an urgent byte amid the message: a read stops at it
+                s.send(message[:20])
+                s.send(b"!", socket.MSG_OOB)
+                s.send(message[20:])
         for s in slow:
             s.send(partial)
         time.sleep(2 * IDLE_MS / 1000)  # every deadline passes while the server is stopped
