@@ -149,6 +149,8 @@ enum cstate { C_OPEN, C_DRAIN, C_LINGER, C_CLOSING };
 struct conn_trace {
 	uint64_t t_accept;    /* accept completion handled (loop clock) */
 	uint64_t t_fin;       /* when shutdown() returned after the idle timer fired */
+	uint64_t t_due;       /* a close put off (idle_due): the deadline it was due at, */
+	uint64_t t_due_fire;  /* ...and when its timer fired then; 0 if none */
 	uint32_t acc_wait_ms; /* time spent in the accept queue (TCP_INFO) */
 	union demo_sockaddr peer; /* either family (an IPv4 field read an IPv6 peer as 0) */
 };
@@ -160,7 +162,10 @@ struct conn {
 	struct server *s;
 	char *out;           /* what is being sent: the data read, or a STATS line */
 	char *buf;           /* no provided buffers: this connection's own */
-	uint64_t t_fire;     /* when the idle timer fired (loop clock), 0 if not */
+	union {
+		uint64_t t_fire; /* !idle_due: when it was closed as idle (loop clock), 0 if not */
+		uint64_t t_due;  /* idle_due: the deadline its close was put off from */
+	};
 	struct conn_trace *tr; /* --trace only (NULL without, or if out of memory) */
 	int fd;
 	int16_t bid;         /* the provided buffer held, -1 none */
@@ -415,14 +420,16 @@ static void conn_free(struct conn *c)
 {
 	struct server *s = c->s;
 	close(c->fd);
-	if (c->t_fire) {
+	if (!c->idle_due && c->t_fire) {
 		uint64_t now = twheel_loop_clock(s->loop);
 		demo_hist_add(&s->h_close, (int64_t)(now - c->t_fire));
-		if (c->tr) {
+		if (c->tr) { /* a close put off: the deadline and the timer's run that put it off */
 			char peer[DEMO_SOCKADDR_TEXT_LEN];
+			bool due = c->tr->t_due != 0;
 			fprintf(s->trace, "%s %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-				demo_sockaddr_text(&c->tr->peer, peer), c->tr->t_accept,
-				c->tr->acc_wait_ms, c->idle.deadline, c->t_fire, c->tr->t_fin, now);
+				demo_sockaddr_text(&c->tr->peer, peer), c->tr->t_accept, c->tr->acc_wait_ms,
+				due ? c->tr->t_due : c->idle.deadline, due ? c->tr->t_due_fire : c->t_fire,
+				c->tr->t_fin, now);
 		}
 	}
 	free(c->tr);
@@ -593,6 +600,28 @@ static bool data_waits(const struct conn *c)
 }
 
 /*
+ * Closes @c as idle: from its timer's callback, @dl the deadline it ran
+ * for, or a close put off (idle_due) from the read it waited for, or from
+ * the timer's run one timeout later. fin_* measures the FIN from the
+ * connection's deadline: for a close put off, the one it was put off from.
+ */
+static void idle_close(struct conn *c, uint64_t dl)
+{
+	struct server *s = c->s;
+	bool freed_now = !c->inflight; /* an open connection always has a request in flight */
+	if (c->idle_due)
+		dl = c->t_due;
+	c->idle_due = false;
+	s->idle_closed++;
+	c->t_fire = twheel_loop_clock(s->loop);
+	conn_close(c);
+	uint64_t fin = twheel_loop_clock(s->loop);
+	if (!freed_now && c->tr)
+		c->tr->t_fin = fin;
+	demo_hist_add(&s->h_fin, (int64_t)(fin - dl));
+}
+
+/*
  * The idle timer fired: silent for a whole timeout, close. Unless its
  * data waits for a buffer (the server was behind, not the peer: that data
  * may have come long before the deadline, the server stopped or short of
@@ -608,23 +637,21 @@ static void on_idle(struct tw_loop_timer *t)
 {
 	struct conn *c = tw_container_of(t, struct conn, idle);
 	struct server *s = c->s;
+	uint64_t now = twheel_loop_clock(s->loop), dl = t->deadline;
+	demo_hist_add(&s->h_fire, (int64_t)(now - dl));
+	demo_hist_add(&s->h_wake, (int64_t)(twheel_loop_now(s->loop) - dl));
 	if (c->state == C_OPEN && !c->idle_due && data_waits(c)) {
 		s->deferred++;
 		c->idle_due = true;
+		c->t_due = dl;
+		if (c->tr) {
+			c->tr->t_due = dl;
+			c->tr->t_due_fire = now;
+		}
 		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 		return;
 	}
-	uint64_t now = twheel_loop_clock(s->loop), dl = t->deadline;
-	bool freed_now = !c->inflight; /* an open connection always has a request in flight */
-	s->idle_closed++;
-	c->t_fire = now;
-	demo_hist_add(&s->h_fire, (int64_t)(now - dl));
-	demo_hist_add(&s->h_wake, (int64_t)(twheel_loop_now(s->loop) - dl));
-	conn_close(c);
-	uint64_t fin = twheel_loop_clock(s->loop);
-	if (!freed_now && c->tr)
-		c->tr->t_fin = fin;
-	demo_hist_add(&s->h_fin, (int64_t)(fin - dl));
+	idle_close(c, dl);
 }
 
 /*
@@ -807,14 +834,17 @@ static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken
 	if (done) {
 		twheel_loop_mod(s->loop, &c->idle, s->idle_ns);
 		c->idle_due = false;
+		c->t_fire = 0; /* was t_due */
 		c->due_reads = 0;
+		if (c->tr)
+			c->tr->t_due = c->tr->t_due_fire = 0;
 	} else if (c->idle_due) {
 		/* its timer fired while this waited, and it completes nothing:
 		 * read on for the rest of a message, DUE_READS reads at most
 		 * (bytes that complete none, empty lines before a request line,
 		 * sent as fast as they are read, kept it open for ever) */
 		if (c->due_reads == DUE_READS || !more_waits(c)) {
-			on_idle(&c->idle);
+			idle_close(c, c->t_due);
 			return;
 		}
 		c->due_reads++;

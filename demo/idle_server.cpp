@@ -105,7 +105,10 @@ struct Conn : tw::Hook<tw::Loop, Conn> {
 	Conn *prev = nullptr, *next = nullptr; // on Server::conns, or on Server::starved
 	std::unique_ptr<char[]> stats; // a control connection's STATS line, or a spilled HTTP reply
 	std::unique_ptr<char[]> own;   // no ring: this connection's buffer; with one: a spilled send
-	std::uint64_t t_fire = 0; // when the idle timer fired (loop clock), 0 if not
+	union {
+		std::uint64_t t_fire = 0; // !idle_due: when it was closed as idle (loop clock), 0 if not
+		std::uint64_t t_due;      // idle_due: the deadline its close was put off from
+	};
 	int fd;
 	std::int16_t bid = -1; // the provided buffer held, -1 none
 	std::uint16_t out_len = 0, out_off = 0;
@@ -200,6 +203,7 @@ struct Server {
 	struct TraceRec {
 		demo_sockaddr peer{}; // either family (an IPv4 field read an IPv6 peer as 0)
 		std::uint64_t t_accept = 0, t_fin = 0;
+		std::uint64_t t_due = 0, t_due_fire = 0; // a close put off: its deadline and timer run
 		std::uint32_t acc_wait_ms = 0;
 	};
 	std::unordered_map<const Conn *, TraceRec> traced; // empty without --trace
@@ -399,15 +403,16 @@ struct Server {
 	{
 		close(c->fd);
 		replies_put(c);
-		if (c->t_fire) {
+		if (!c->idle_due && c->t_fire) {
 			std::uint64_t now = clock();
 			demo_hist_add(&h_close, static_cast<std::int64_t>(now - c->t_fire));
 			if (trace) {
-				const TraceRec &r = traced[c];
+				const TraceRec &r = traced[c]; // a close put off: its deadline and timer run
 				char peer[DEMO_SOCKADDR_TEXT_LEN];
 				std::fprintf(trace, "%s %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-					     demo_sockaddr_text(&r.peer, peer), r.t_accept,
-					     r.acc_wait_ms, c->idle().native_handle()->deadline, c->t_fire, r.t_fin, now);
+					     demo_sockaddr_text(&r.peer, peer), r.t_accept, r.acc_wait_ms,
+					     r.t_due ? r.t_due : c->idle().native_handle()->deadline,
+					     r.t_due ? r.t_due_fire : c->t_fire, r.t_fin, now);
 			}
 		}
 		if (trace)
@@ -567,18 +572,35 @@ struct Server {
 	// never completes, or a wait on the starved list: see idle_server.c).
 	void on_idle(Conn *c)
 	{
+		std::uint64_t now = clock(), dl = c->idle().native_handle()->deadline;
+		demo_hist_add(&h_fire, static_cast<std::int64_t>(now - dl));
+		demo_hist_add(&h_wake, static_cast<std::int64_t>(twheel_loop_now(loop.native_handle()) - dl));
 		if (c->state == Conn::open && !c->idle_due && data_waits(c)) {
 			deferred++;
 			c->idle_due = true;
+			c->t_due = dl;
+			if (trace) {
+				TraceRec &r = traced[c];
+				r.t_due = dl;
+				r.t_due_fire = now;
+			}
 			c->idle().arm_in(idle);
 			return;
 		}
-		std::uint64_t now = clock(), dl = c->idle().native_handle()->deadline;
-		idle_closed++;
-		c->t_fire = now;
-		demo_hist_add(&h_fire, static_cast<std::int64_t>(now - dl));
-		demo_hist_add(&h_wake, static_cast<std::int64_t>(twheel_loop_now(loop.native_handle()) - dl));
+		idle_close(c, dl);
+	}
+
+	// Closes @c as idle: from its timer's callback, @dl the deadline it
+	// ran for, or a close put off (idle_due), its FIN measured from the
+	// deadline it was put off from (as idle_server.c).
+	void idle_close(Conn *c, std::uint64_t dl)
+	{
 		bool freed_now = !c->inflight; // an open connection always has a request in flight
+		if (c->idle_due)
+			dl = c->t_due;
+		c->idle_due = false;
+		idle_closed++;
+		c->t_fire = clock();
 		conn_close(c);
 		std::uint64_t fin = clock();
 		if (!freed_now && trace)
@@ -742,14 +764,19 @@ struct Server {
 		if (done) {
 			c->idle().arm_in(idle);
 			c->idle_due = false;
+			c->t_fire = 0; // was t_due
 			c->due_reads = 0;
+			if (trace) {
+				TraceRec &r = traced[c];
+				r.t_due = r.t_due_fire = 0;
+			}
 		} else if (c->idle_due) {
 			// its timer fired while this waited, and it completes nothing:
 			// read on for the rest of a message, due_reads_max reads at most
 			// (bytes that complete none, sent as fast as they are read, kept
 			// it open for ever)
 			if (c->due_reads == due_reads_max || !more_waits(c)) {
-				on_idle(c);
+				idle_close(c, c->t_due);
 				return;
 			}
 			c->due_reads++;

@@ -39,7 +39,14 @@ a second time, the later connection's line unread and that connection
 closed by its own timer meanwhile.
 
 After SIGTERM the server must exit 0 with no connection and no timer
-left, and STATS `deferred` must count the closes put off.
+left, and STATS `deferred` must count the closes put off. Its own
+figures must tell what happened (--trace, STATS): every idle close's
+trace line reads deadline <= fire <= FIN <= freed, a close put off giving
+the deadline and the timer run that put it off (the old servers gave the
+deadline re-armed for the read, after the close), and fire_max_us and
+fin_max_us hold the timers that ran, and the closes that came, after the
+stop, at least 0.3 s late (the old servers counted none of those runs,
+and measured a close the read made from that later deadline: on time).
 Exit 0 pass, 1 fail, 77 skip (io_uring or the provided-buffer ring refused).
 """
 import re
@@ -48,6 +55,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from demo_proc import ready_port, stop_clean
@@ -161,8 +169,35 @@ def urgent(srv, port, what):
           f"{closed_t:.3f} s")
 
 
+def check_trace(path, slow_ports, what):
+    """Every line of the server's trace (peer accept_ns accept_queue_ms
+    deadline_ns fire_ns fin_ns freed_ns; fin 0 if the close freed it at
+    once) in order; the partial heads' closes, put off, at least the stop
+    late."""
+    lines = open(path).read().split()
+    rows = [lines[i:i + 7] for i in range(0, len(lines), 7)]
+    if not rows or any(len(r) != 7 for r in rows):
+        fail(f"{what}: trace {path}: {len(lines)} words, not lines of 7")
+    seen = set()
+    for r in rows:
+        port = int(r[0].rsplit(":", 1)[1])
+        dl, fire, fin, freed = (int(x) for x in r[3:7])
+        if not dl <= fire <= (fin or fire) <= freed:
+            fail(f"{what}: trace line out of order (deadline <= fire <= FIN <= freed): {' '.join(r)}")
+        if port in slow_ports:
+            seen.add(port)
+            if fire - dl < IDLE_MS * 1_000_000:
+                fail(f"{what}: a partial head's close traced {(fire - dl) / 1e6:.1f} ms after its "
+                     f"deadline, its timer run after a stop that made it {IDLE_MS} ms late: {' '.join(r)}")
+    if len(seen) != len(slow_ports):
+        fail(f"{what}: {len(slow_ports) - len(seen)} of {len(slow_ports)} partial heads' closes not traced")
+
+
 def run(mode, message, reply_ok, partial):
-    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1"] + mode,
+    tmp = tempfile.TemporaryDirectory()
+    prefix = f"{tmp.name}/trace"
+    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1",
+                            "--trace", prefix] + mode,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = []
     port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
@@ -190,6 +225,7 @@ def run(mode, message, reply_ok, partial):
         if unread:
             fail(f"{what}: {len(unread)} of {len(talkers)} messages sent {IDLE_MS} ms before their "
                  f"deadline not answered (got {unread[0]!r}): closed as idle, the message unread")
+        slow_ports = {s.getsockname()[1] for s in slow}
         kept = [s for s in slow if res[s][0] or not res[s][1]]
         if kept:
             fail(f"{what}: {len(kept)} of {len(slow)} partial heads answered or kept open "
@@ -205,6 +241,13 @@ def run(mode, message, reply_ok, partial):
     m = re.search(r" deferred=(\d+) ", last)
     if not m or int(m.group(1)) == 0:
         fail(f"{what}: STATS deferred {m.group(1) if m else 'missing'}: {last.strip()}")
+    for key in ("fire_max_us", "fin_max_us"):
+        f = re.search(rf" {key}=(\d+) ", last)
+        if not f or int(f.group(1)) < IDLE_MS * 1000:
+            fail(f"{what}: STATS {key} {f.group(1) if f else 'missing'} after timers that ran, and "
+                 f"closes that came, at least {IDLE_MS} ms late (the server stopped): {last.strip()}")
+    check_trace(f"{prefix}.0", slow_ports, what)
+    tmp.cleanup()
     print(f"{what}: {len(talkers)} answered, {len(slow)} partial closed, deferred={m.group(1)}")
 
 
