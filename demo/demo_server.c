@@ -121,7 +121,9 @@ int demo_heartbeat_input(const char *buf, size_t n, char line[DEMO_PING_LEN], ui
 		}
 		if (*line_len < DEMO_PING_LEN)
 			line[*line_len] = ch;
-		if (++*line_len > DEMO_MAX_LINE)
+		/* one byte past DEMO_MAX_LINE: a CR, whose LF may come next
+		 * (not part of the line), or the line is too long */
+		if (++*line_len > DEMO_MAX_LINE + 1 || (*line_len == DEMO_MAX_LINE + 1 && ch != '\r'))
 			return -1;
 	}
 	return (int)pings;

@@ -97,7 +97,7 @@ enum demo_accept_next demo_accept_failed(int lfd, int err, unsigned worker, int 
  * are exactly "PING" (ended by LF or CRLF, as telnet sends), carrying a line across calls in *@line_len (its
  * length so far) and @line (its first DEMO_PING_LEN bytes). Returns the
  * PINGs completed, each answered by a DEMO_PONG (demo_pongs()), or -1 once
- * a line is longer than DEMO_MAX_LINE or more than DEMO_HEARTBEAT_MAX_BATCH
+ * a line is longer than DEMO_MAX_LINE (a CR before its LF not counted) or more than DEMO_HEARTBEAT_MAX_BATCH
  * PINGs complete at once. @buf is only read: a PING begun in an earlier
  * read may end in this one, so the PONGs can take more bytes than @n.
  * O(@n), no allocation.

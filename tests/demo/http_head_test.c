@@ -533,6 +533,29 @@ static void check_heartbeat(void)
 	len = 0;
 	CHECK(demo_heartbeat_input(big, DEMO_MAX_LINE, line, &len) == 0, "a line of %d bytes", DEMO_MAX_LINE);
 	CHECK(demo_heartbeat_input(big, 1, line, &len) == -1, "a line of %d bytes", DEMO_MAX_LINE + 1);
+	/* a line of DEMO_MAX_LINE bytes ended by CRLF (its CR is no part of
+	 * it), cut at every position: kept, and a PING after it answered; the
+	 * CR of a longer one, or one not followed by LF, is one byte too many */
+	char crlf[DEMO_MAX_LINE + 7];
+	memset(crlf, 'x', DEMO_MAX_LINE);
+	memcpy(crlf + DEMO_MAX_LINE, "\r\nPING\n", 7);
+	for (size_t cut = 0; cut <= sizeof(crlf); cut++) {
+		len = 0;
+		int a = demo_heartbeat_input(crlf, cut, line, &len);
+		int b = a < 0 ? -1 : demo_heartbeat_input(crlf + cut, sizeof(crlf) - cut, line, &len);
+		CHECK(a >= 0 && b >= 0 && a + b == 1 && len == 0,
+		      "a line of %d bytes and CRLF, then PING, cut at %zu: %d + %d PINGs, want 1", DEMO_MAX_LINE,
+		      cut, a, b);
+	}
+	crlf[DEMO_MAX_LINE + 1] = 'y'; /* the CR not followed by LF */
+	len = 0;
+	CHECK(demo_heartbeat_input(crlf, DEMO_MAX_LINE + 2, line, &len) == -1, "a line of %d bytes and a CR, then y",
+	      DEMO_MAX_LINE);
+	crlf[DEMO_MAX_LINE] = 'x'; /* a byte past the limit, then CRLF */
+	memcpy(crlf + DEMO_MAX_LINE + 1, "\r\n", 2);
+	len = 0;
+	CHECK(demo_heartbeat_input(crlf, DEMO_MAX_LINE + 3, line, &len) == -1, "a line of %d bytes and CRLF",
+	      DEMO_MAX_LINE + 1);
 	for (int i = 0; i <= DEMO_HEARTBEAT_MAX_BATCH; i++)
 		memcpy(big + DEMO_PING_LEN * i, DEMO_PING, DEMO_PING_LEN);
 	len = 0;
