@@ -72,9 +72,9 @@ public:
 	/// Not on a temporary: it would be cancelled at the end of the
 	/// statement. Keep the timer in a variable, or use call_after().
 	template <class... A>
-	bool arm_at(A...) && = delete;
+	bool arm_at(A...) && { return temporary<A...>(); }
 	template <class... A>
-	bool arm_in(A...) && = delete;
+	bool arm_in(A...) && { return temporary<A...>(); }
 	/// The C timer, read-only.
 	const node *native_handle() const noexcept { return &n_; }
 
@@ -98,6 +98,13 @@ protected:
 		if (r < 0)
 			fail(r, "tw: the owner refused to arm the timer");
 		return r == 1;
+	}
+	template <class... A> // false for every A: arming a temporary fails to compile, saying why
+	static bool temporary()
+	{
+		static_assert(sizeof...(A) == ~std::size_t{0}, "tw: arming a temporary timer, which is cancelled at the end"
+			      " of the statement: keep the timer in a variable, or use call_after()");
+		return false;
 	}
 	bool refused() const
 	{
@@ -207,7 +214,7 @@ public:
 		return r;
 	}
 	template <class... A>
-	bool arm_every(A...) && = delete; // as arm_in()
+	bool arm_every(A...) && { return H::template temporary<A...>(); } // as arm_in()
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept { return detail::ns_dur(boxed() ? boxed()->period : 0); }
 	/// Inside a periodic callback: how many further deadlines had passed
