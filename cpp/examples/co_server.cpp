@@ -4,7 +4,8 @@
 // deadline on each request, one reads a signalfd. -EBUSY (a full SQ) is
 // retried 1 ms later, as is a request without memory for its record
 // (-ENOMEM); a connection without memory for its coroutine is closed. Exits 77 where
-// io_uring is refused.
+// io_uring is refused. Its stats line's idle_late_us: how far past its deadline,
+// by the loop's clock, its latest idle close came.
 // usage: co_server [--idle-ms MS] [--entries N] [--max-conns N] [--seconds S] [PORT]
 #include <twheel/co.hpp>
 
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -38,6 +40,7 @@ struct Server {
 	bool stopping = false, quitting = false;
 	int status = 0;
 	unsigned long accepted = 0, idle = 0, eof = 0, errors = 0, at_stop = 0, backoffs = 0, retries = 0;
+	std::chrono::nanoseconds idle_late{}; // the latest idle close, past its deadline
 
 	// A result worth trying again 1 ms later: a full SQ, or transient.
 	bool retry(int r)
@@ -101,6 +104,8 @@ struct Server {
 				co_await tw::co::sleep_for(loop, 1ms);
 				continue;
 			}
+			if (r == -ETIME && !quitting)
+				idle_late = std::max(idle_late, loop.clock_now() - deadline);
 			if (quitting || r == -ETIME || (r <= 0 && !(send && r == 0))) {
 				(quitting ? at_stop : r == -ETIME ? idle : r == 0 ? eof : errors)++;
 				break;
@@ -192,8 +197,9 @@ int serve(const Options &o)
 	tw::co::spawn(loop, s.signals());
 	alarm(static_cast<unsigned>(o.seconds)); // 0: none
 	loop.run(); // until done() stops it: every connection closed
-	std::printf("stats: accepted=%lu idle=%lu eof=%lu errors=%lu at_stop=%lu backoffs=%lu retries=%lu\n",
-		    s.accepted, s.idle, s.eof, s.errors, s.at_stop, s.backoffs, s.retries);
+	std::printf("stats: accepted=%lu idle=%lu eof=%lu errors=%lu at_stop=%lu backoffs=%lu retries=%lu "
+		    "idle_late_us=%lld\n", s.accepted, s.idle, s.eof, s.errors, s.at_stop, s.backoffs, s.retries,
+		    static_cast<long long>(s.idle_late.count() / 1000));
 	::close(lfd);
 	::close(sfd);
 	return s.status;

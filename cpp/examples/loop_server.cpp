@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -65,6 +66,7 @@ public:
 	int status = 0;
 	unsigned long accepted = 0, idle = 0, eof = 0, errors = 0, at_stop = 0;
 	unsigned long rearms = 0, backoffs = 0, retries = 0;
+	std::chrono::nanoseconds idle_late{}; // the latest idle close, past its expiry
 
 	// Stop accepting and close every connection; the loop stops once
 	// nothing is in flight.
@@ -147,6 +149,7 @@ private:
 			p->fd = fd;
 			p->idle = tw::Timer(loop_, [this, p] {
 				idle++;
+				idle_late = std::max(idle_late, loop_.clock_now() - p->idle.expiry());
 				close_conn(*p);
 			});
 			conns_.emplace(fd, std::move(c));
@@ -401,10 +404,11 @@ int serve(const Options &o)
 	twheel_loop_stats st{};
 	twheel_loop_get_stats(loop.native_handle(), &st);
 	std::printf("stats: accepted=%lu idle=%lu eof=%lu errors=%lu at_stop=%lu rearms=%lu backoffs=%lu "
-		    "retries=%lu multishot_ends=%llu cq_overflows=%llu\n",
+		    "retries=%lu multishot_ends=%llu cq_overflows=%llu idle_late_us=%lld\n",
 		    s.accepted, s.idle, s.eof, s.errors, s.at_stop, s.rearms, s.backoffs, s.retries,
 		    static_cast<unsigned long long>(st.multishot_ends),
-		    static_cast<unsigned long long>(st.cq_overflows));
+		    static_cast<unsigned long long>(st.cq_overflows),
+		    static_cast<long long>(s.idle_late.count() / 1000));
 	return s.status;
 }
 

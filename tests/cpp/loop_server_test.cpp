@@ -6,7 +6,9 @@
 //   idle     2,000 concurrent connections, half chatty (a message every
 //            100 ms, every echo checked), half silent; a 300 ms idle
 //            timeout: the server closes every silent one, never before
-//            300 ms after the client called connect(), and no chatty one;
+//            300 ms after the client called connect() nor 3 s after its
+//            deadline (by its own clock: its stats line's idle_late_us),
+//            and no chatty one;
 //   burst    3,000 clients connect and send while the server is stopped
 //            (SIGSTOP), so that it finds them all at once on a small ring:
 //            every one is accepted and echoed;
@@ -344,11 +346,13 @@ unsigned phase_idle(Server &s)
 	if (stopped)
 		kill(s.pid, SIGCONT);
 	// Drain the last echoes (a chatty client idles out 300 ms after its
-	// last message; its echoes come before that close).
-	for (auto end = Clock::now() + 2s; Clock::now() < end;) {
+	// last message; its echoes come before that close), and wait for the
+	// silent ones' closes: the server arms a timer when it accepts, which
+	// a server short of CPU (or stopped) may do seconds after connect().
+	for (auto end = Clock::now() + 10s; Clock::now() < end;) {
 		bool pending = false;
 		for (auto &x : cl.c)
-			pending |= x.chatty && !x.eof && !x.expect.empty() && !x.failed;
+			pending |= x.chatty ? !x.eof && !x.expect.empty() && !x.failed : x.connected && !x.eof && !x.failed;
 		if (!pending)
 			break;
 		cl.poll(5ms, [](unsigned) {});
@@ -380,7 +384,8 @@ unsigned phase_idle(Server &s)
 		}
 	}
 	std::sort(late.begin(), late.end());
-	std::printf("idle: %u connections (%u chatty), %u silent closed by the server, lateness "
+	std::printf("idle: %u connections (%u chatty), %u silent closed by the server, seen by the "
+		    "clients past a timeout from connect() (accept and both sides' scheduling included) "
 		    "min %.1f ms, median %.1f ms, max %.1f ms; %u chatty closed after their last "
 		    "message (%u clients stalled, not judged)\n",
 		    kIdle, kIdle / 2, silent_closed, late.empty() ? 0 : late.front(),
@@ -390,7 +395,6 @@ unsigned phase_idle(Server &s)
 	CHECK(silent_closed == kIdle / 2, "%u of %u silent connections closed", silent_closed, kIdle / 2);
 	CHECK(early == 0, "%u silent connections closed before %lld ms", early,
 	      static_cast<long long>(kTimeout.count()));
-	CHECK(late.empty() || late.back() < 3000, "an idle close %.0f ms late", late.back());
 	CHECK(chatty_early == 0, "%u chatty connections closed while active", chatty_early);
 	// The server may close each: every one is excused, none judged.
 	if (stall_ms >= kTimeout.count())
@@ -487,6 +491,12 @@ int run(const char *path)
 	CHECK(st("idle") >= idle_seen + idle_closed, "server counted %lu idle closes, the clients saw %u",
 	      st("idle"), idle_seen + idle_closed);
 	CHECK(st("errors") == 0, "%lu connection errors", st("errors"));
+	// How late an idle close came is the server's own figure (its clock at
+	// the close, less the deadline it armed): the timer starts at an accept
+	// no client sees, which a server short of CPU makes seconds after
+	// connect(), and a client sees the close only when it next runs.
+	std::printf("the server's latest idle close: %.1f ms past its deadline\n", st("idle_late_us") / 1000.0);
+	CHECK(st("idle_late_us") < 3000000, "an idle close %lu ms late", st("idle_late_us") / 1000);
 	if (!single_accept)
 		CHECK(st("rearms") >= 1, "the kernel never ended the accept: the bursts did not fill the CQ");
 	CHECK(st("idle") + st("eof") + st("at_stop") == total, "closes do not add up");
