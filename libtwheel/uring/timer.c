@@ -676,7 +676,8 @@ int twheel_loop_move(struct twheel_loop *l, struct tw_loop_timer *dst, struct tw
 	struct twheel *w;
 	uint32_t s;
 
-	if (!dst || !src || dst->_node._kind != TW__NODE_TIMER)
+	if (!dst || !src || dst->_node._kind != TW__NODE_TIMER ||
+	    src->_node._kind != TW__NODE_TIMER)
 		return -EINVAL;
 	s = state_load(&src->_node);
 	if (state_owned(s)) {

@@ -1417,6 +1417,33 @@ static void test_move(void **state)
 }
 
 /*
+ * A @src never initialised (all zero: not a loop timer) is refused with
+ * -EINVAL, as twheel_move() refuses one, and @dst is left as it was: the
+ * first version took it for an idle timer, returned 0 and copied its NULL
+ * callback into @dst, which every arm then refused.
+ */
+static void test_move_refuses_an_uninitialised_src(void **state)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, 1000 * MS, NULL);
+	struct rec a = { .clk = &c }, z;
+
+	(void)state;
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(tw_loop_timer_init(&a.t, rec_fn, 0), 0);
+	a.t.deadline = 42;
+	assert_int_equal(twheel_loop_move(l, &a.t, &z.t), -EINVAL);
+	assert_int_equal(twheel_loop_move(NULL, &a.t, &z.t), -EINVAL);
+	assert_ptr_equal(a.t.func, rec_fn);
+	assert_int_equal(a.t.deadline, 42);
+	assert_int_equal(twheel_loop_add_at(l, &a.t, 1001 * MS), 0);
+	fake_clock_set(&c, 1001 * MS);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 1);
+	assert_int_equal(a.n, 1);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
+/*
  * A move while "another thread" polls and cancels: the loop clock, read by
  * the placement inside twheel_loop_move() (the timer was armed by delay),
  * plays that thread. @src must still look busy then (the move reads it
@@ -2283,6 +2310,7 @@ int main(void)
 		cmocka_unit_test(test_parked_timer_del_mod_cancel_drain),
 		cmocka_unit_test(test_del_of_a_placed_timer_places_nothing),
 		cmocka_unit_test(test_move),
+		cmocka_unit_test(test_move_refuses_an_uninitialised_src),
 		cmocka_unit_test(test_move_racing_a_cancel),
 		cmocka_unit_test(test_due_deadline_fires_next_iteration),
 		cmocka_unit_test(test_clock_steps_back_never_early),

@@ -584,8 +584,9 @@ TWHEEL_LOOP_API bool twheel_loop_pending(const struct twheel_loop *loop,
  * contents are overwritten. @loop may be NULL when @src is idle.
  * @dst == @src changes nothing.
  * Returns 1 if @src was armed, 0 if it was idle, or
- *   -EINVAL  @dst or @src NULL, @dst not a loop timer, or @src owned by a
- *            loop and @loop NULL;
+ *   -EINVAL  @dst or @src NULL, either not a loop timer (never
+ *            initialised: all zero, say; nothing changed), or @src owned
+ *            by a loop and @loop NULL;
  *   -EBUSY   @dst is busy (tw_loop_timer_busy()), or @src is owned by
  *            @loop but not on its wheels: queued by another thread,
  *            cancelled from another thread (also while this call ran) and
