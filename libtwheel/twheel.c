@@ -988,10 +988,10 @@ int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
 	if (unlikely(!dst || !src))
 		return -EINVAL;
 	const bool pending = src->_idx != IDX_NONE;
-	if (dst == src)
-		return pending && unlinked(src) ? -EINVAL : pending;
 	if (unlikely(pending && !w))
 		return -EINVAL;
+	if (dst == src)
+		return pending && unlinked(src) ? -EINVAL : pending;
 	if (pending && misused(w, src))
 		return -EINVAL;
 	if (pending && unlinked(src))

@@ -1337,6 +1337,9 @@ static void move_errors(void **state)
 	assert_int_equal(twheel_add(W, &a.t, 10), 0);
 	assert_int_equal(twheel_move(NULL, &b.t, &a.t), -EINVAL); /* pending needs its wheel */
 	assert_int_equal(twheel_move(W, &a.t, &a.t), 1);         /* to itself: nothing */
+	/* to itself without its wheel: still refused, as twheel_loop_move() does */
+	assert_int_equal(twheel_move(NULL, &a.t, &a.t), -EINVAL);
+	assert_int_equal(twheel_move(NULL, &b.t, &b.t), 0); /* not pending: @w may be NULL */
 	assert_int_equal(twheel_add(W, &b.t, 20), 0);
 	assert_int_equal(twheel_move(W, &b.t, &a.t), -EBUSY);    /* would lose b */
 	assert_true(tw_timer_pending(&a.t));

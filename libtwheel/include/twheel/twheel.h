@@ -489,7 +489,7 @@ TWHEEL_API bool twheel__catch_up_cascades(struct twheel *w, tw_tick_t target);
  * left not pending (its other fields unchanged). @dst must have been
  * initialised with tw_timer_init() and must not be pending; its previous
  * contents are overwritten. @w may be NULL when @src is not pending.
- * @dst == @src changes nothing.
+ * @dst == @src changes nothing (with the errors below all the same).
  * Returns 1 if @src was pending, 0 if not, or
  *   -EINVAL  @dst or @src is NULL, @src is pending and @w is NULL, or
  *            either was never initialised (all zero: see struct tw_timer);
