@@ -160,6 +160,11 @@ enum {
  *             also passed (0 when the loop kept up).
  * Fields starting with an underscore are private.
  *
+ * A timer never passed to tw_loop_timer_init() but all zero is idle and
+ * not a loop timer: every arm and twheel_loop_move() refuse it with
+ * -EINVAL, twheel_loop_del() says 0, twheel_loop_cancel() -ENOENT,
+ * tw_loop_timer_busy() and twheel_loop_pending() false; nothing changes.
+ *
  * Size: 96 bytes on LP64 (the core node is 40 of them). Layout: what firing
  * a one-shot timer reads (the core node, func, the state) fills the first
  * 64 bytes, one cache line when the struct is 64-byte aligned.
@@ -306,7 +311,8 @@ struct twheel_loop_config {
 	void *release_arg;
 };
 
-/* Fill @cfg with the defaults (all zero, tick 1 ms). O(1); any thread. */
+/* Fill @cfg with the defaults (all zero, tick 1 ms); NULL @cfg: nothing.
+ * O(1); any thread. */
 TWHEEL_LOOP_API void twheel_loop_config_init(struct twheel_loop_config *cfg);
 
 /*
@@ -366,8 +372,9 @@ TWHEEL_LOOP_API int twheel_loop_create(struct twheel_loop **loopp,
  * tw_loop_timer_call(), which has returned). What drain calls (@timer_fn,
  * @work_fn, work items, the release hook) counts as one of the loop's
  * callbacks: destroy does nothing there, drain returns 0, run_once
- * -EBUSY. Returns the number of timers handed back. O(owned timers +
- * queued items); the loop thread, not from a callback (then it returns 0).
+ * -EBUSY. Returns the number of timers handed back (0 for NULL @loop).
+ * O(owned timers + queued items); the loop thread, not from a callback
+ * (then it returns 0).
  */
 TWHEEL_LOOP_API size_t twheel_loop_drain(struct twheel_loop *loop,
 					 void (*timer_fn)(struct tw_loop_timer *t, void *arg),
@@ -455,21 +462,24 @@ TWHEEL_LOOP_API int twheel_loop_run(struct twheel_loop *loop);
  */
 TWHEEL_LOOP_API int twheel_loop_stop(struct twheel_loop *loop);
 
-/* Returns true once twheel_loop_stop() was called. O(1); any thread. */
+/* Returns true once twheel_loop_stop() was called (false for NULL). O(1);
+ * any thread. */
 TWHEEL_LOOP_API bool twheel_loop_stopped(const struct twheel_loop *loop);
 
 /* ---- Time ------------------------------------------------------------- */
 
 /*
  * Returns the loop clock's time (ns) read at the start of the current (or
- * last) iteration; not updated while callbacks run. O(1); the loop thread.
+ * last) iteration; not updated while callbacks run. 0 if @loop is NULL.
+ * O(1); the loop thread.
  */
 TWHEEL_LOOP_API uint64_t twheel_loop_now(const struct twheel_loop *loop);
 
-/* Returns a fresh reading of the loop clock (ns). O(1); any thread. */
+/* Returns a fresh reading of the loop clock (ns); 0 if @loop is NULL. O(1);
+ * any thread. */
 TWHEEL_LOOP_API uint64_t twheel_loop_clock(const struct twheel_loop *loop);
 
-/* Returns the tick length in ns. O(1); any thread. */
+/* Returns the tick length in ns; 0 if @loop is NULL. O(1); any thread. */
 TWHEEL_LOOP_API uint64_t twheel_loop_tick(const struct twheel_loop *loop);
 
 /* ---- Timers on the loop thread ----------------------------------------- */
@@ -708,8 +718,8 @@ TWHEEL_LOOP_API struct io_uring_sqe *twheel_loop_get_sqe(struct twheel_loop *loo
  */
 TWHEEL_LOOP_API int twheel_loop_submit(struct twheel_loop *loop);
 
-/* The loop's ring, for registering files or buffers; NULL in fallback mode.
- * The loop thread. */
+/* The loop's ring, for registering files or buffers; NULL in fallback mode
+ * (and for NULL @loop). The loop thread. */
 TWHEEL_LOOP_API struct io_uring *twheel_loop_ring(struct twheel_loop *loop);
 
 /* ---- I/O with a deadline ------------------------------------------------ */
@@ -828,7 +838,7 @@ enum {
 	TW_LOOP_FEAT_EPOLL = TW_LOOP_FEAT_FALLBACK,
 };
 
-/* Returns the TW_LOOP_FEAT_* in use. O(1); any thread. */
+/* Returns the TW_LOOP_FEAT_* in use (0 if @loop is NULL). O(1); any thread. */
 TWHEEL_LOOP_API unsigned twheel_loop_features(const struct twheel_loop *loop);
 
 /*
@@ -873,7 +883,8 @@ TWHEEL_LOOP_API int twheel_loop_get_stats(const struct twheel_loop *loop,
 
 /* Number of timers linked on the loop's two wheels: armed, or cancelled from
  * another thread and not yet handled (see twheel_loop_pending()); those
- * still in the inbox are not counted. O(1); the loop thread. */
+ * still in the inbox are not counted. 0 if @loop is NULL. O(1); the loop
+ * thread. */
 TWHEEL_LOOP_API size_t twheel_loop_count(const struct twheel_loop *loop);
 
 #ifdef __cplusplus
