@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "splitmix64.h"
+
 struct byte_src {
 	const uint8_t *data;
 	size_t len, pos;
@@ -42,17 +44,12 @@ static inline bool src_more(const struct byte_src *s)
 
 static inline uint8_t u8(struct byte_src *s)
 {
-	uint64_t z;
-
 	if (s->data)
 		return s->pos < s->len ? s->data[s->pos++] : 0;
 	if (s->pos >= s->limit)
 		return 0;
 	s->pos++;
-	z = (s->state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (uint8_t)((z ^ (z >> 31)) >> 24);
+	return (uint8_t)(splitmix64(&s->state) >> 24);
 }
 
 /* @nbytes bytes, big-endian. */

@@ -41,15 +41,13 @@
 
 #include <twheel/twheel.h>
 
+#include "../common/splitmix64.h"
+
 /* ---- sources -------------------------------------------------------------- */
 
 static uint64_t prng_next(struct model_src *s)
 {
-	/* splitmix64 */
-	uint64_t z = (s->state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return splitmix64(&s->state);
 }
 
 void model_src_prng(struct model_src *s, uint64_t seed)

@@ -18,6 +18,8 @@
 
 #include <twheel/host.h>
 
+#include "../common/splitmix64.h"
+
 #define TICK UINT64_C(1000000)
 
 static uint64_t fake_ns;
@@ -531,13 +533,6 @@ static void zero_delay_is_due_in_next_run(void **state)
 }
 
 static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /*
  * Random arms (delay or deadline, passed or not), re-arms and cancels while
@@ -559,8 +554,8 @@ static void simulated_loop_never_early_fires_once(void **state)
 		ht_init(x, N);
 		host_open(seed * 7777777);
 		for (int s = 0; s < STEPS; s++) {
-			struct ht *p = &x[rnd() % N];
-			uint64_t r = rnd();
+			struct ht *p = &x[splitmix64(&rng_state) % N];
+			uint64_t r = splitmix64(&rng_state);
 			uint64_t d = (r >> 8) % (r & 1 ? 5 * TICK : 3000 * TICK);
 			int rc;
 

@@ -20,17 +20,12 @@
 #include <twheel/host.h>
 #include <twheel/twheel.h>
 
+#include "../common/splitmix64.h"
+
 /* ---- fixture ---------------------------------------------------------------- */
 
 static uint64_t rng;
 
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 #define TICK UINT64_C(1000000)
 
@@ -274,8 +269,8 @@ static void act_host_random(struct hx *x);
 
 static void host_random_op(void)
 {
-	struct hx *p = &HX[rnd() % 64];
-	uint64_t r = rnd();
+	struct hx *p = &HX[splitmix64(&rng) % 64];
+	uint64_t r = splitmix64(&rng);
 	uint64_t d = (r >> 8) % (r & 1 ? 3 * TICK : 20000 * TICK);
 	uint64_t seen_guess = fake_ns;
 	switch (r % 5) {
@@ -306,7 +301,7 @@ static void host_random_op(void)
 static void act_host_random(struct hx *x)
 {
 	(void)x;
-	if (rnd() % 2)
+	if (splitmix64(&rng) % 2)
 		host_random_op();
 }
 
@@ -319,10 +314,10 @@ static void host_random_armed_iff_pending(void **state)
 		for (int i = 0; i < 64; i++)
 			HX[i].action = act_host_random;
 		for (int s = 0; s < 100000; s++) {
-			if (rnd() % 3) {
+			if (splitmix64(&rng) % 3) {
 				host_random_op();
 			} else {
-				uint64_t next = fake_ns + rnd() % (3 * TICK);
+				uint64_t next = fake_ns + splitmix64(&rng) % (3 * TICK);
 				if (host_armed && host_wake <= next) {
 					fake_ns = host_wake > fake_ns ? host_wake : fake_ns;
 					assert_true(host_fire() >= 0);

@@ -21,6 +21,8 @@
 
 #include <twheel/twheel.h>
 
+#include "../common/splitmix64.h"
+
 /* ---- fixture ---------------------------------------------------------------- */
 
 struct rt {
@@ -462,13 +464,6 @@ static bool s_in_adv;
 static bool s_quiet; /* callbacks do not act (draining at the end) */
 static uint64_t rng;
 
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 static tw_tick_t sat_add(tw_tick_t a, uint64_t d)
 {
@@ -478,16 +473,16 @@ static tw_tick_t sat_add(tw_tick_t a, uint64_t d)
 static tw_tick_t s_rnd_exp(void)
 {
 	tw_tick_t base = s_in_adv ? target : twheel_now(W);
-	uint64_t r = rnd();
+	uint64_t r = splitmix64(&rng);
 	switch (r % 6) {
 	case 0:
-		return TW_TICK_MAX - rnd() % 3;
+		return TW_TICK_MAX - splitmix64(&rng) % 3;
 	case 1:
-		return sat_add(base, rnd() >> (rnd() % 64));
+		return sat_add(base, splitmix64(&rng) >> (splitmix64(&rng) % 64));
 	case 2:
-		return base - (base ? rnd() % 2 : 0);
+		return base - (base ? splitmix64(&rng) % 2 : 0);
 	default:
-		return sat_add(base, rnd() % (UINT64_C(1) << (rnd() % 30)));
+		return sat_add(base, splitmix64(&rng) % (UINT64_C(1) << (splitmix64(&rng) % 30)));
 	}
 }
 
@@ -519,12 +514,12 @@ static void s_fire(struct rt *r)
 	if (s_quiet)
 		return;
 	/* act: re-arm myself or another, later (lazy) or anywhere, or delete */
-	uint64_t k = rnd() % 8;
-	int o = (int)(rnd() % NS);
+	uint64_t k = splitmix64(&rng) % 8;
+	int o = (int)(splitmix64(&rng) % NS);
 	if (k == 0)
 		s_arm(id, s_rnd_exp(), true);
 	else if (k == 1 && s_pending[o])
-		s_arm(o, sat_add(s_exp[o], rnd() >> (rnd() % 64)), true);
+		s_arm(o, sat_add(s_exp[o], splitmix64(&rng) >> (splitmix64(&rng) % 64)), true);
 	else if (k == 2) {
 		assert_int_equal(twheel_del(W, &S[o].t), s_pending[o]);
 		s_pending[o] = false;
@@ -571,9 +566,9 @@ static void lazy_stress_against_brute_force(void **state)
 	(void)state;
 	for (uint64_t seed = 1; seed <= 24; seed++) {
 		rng = seed * 7919;
-		tw_tick_t start = seed % 3 == 0   ? TW_TICK_MAX - (rnd() >> (rnd() % 64))
+		tw_tick_t start = seed % 3 == 0   ? TW_TICK_MAX - (splitmix64(&rng) >> (splitmix64(&rng) % 64))
 				  : seed % 3 == 1 ? 0
-						  : rnd() >> (rnd() % 64);
+						  : splitmix64(&rng) >> (splitmix64(&rng) % 64);
 		fresh(start);
 		s_quiet = false;
 		for (int i = 0; i < NS; i++) {
@@ -582,17 +577,17 @@ static void lazy_stress_against_brute_force(void **state)
 			s_pending[i] = s_defer[i] = false;
 		}
 		for (int step = 0; step < 20000; step++) {
-			int id = (int)(rnd() % NS);
-			uint64_t op = rnd() % 100;
+			int id = (int)(splitmix64(&rng) % NS);
+			uint64_t op = splitmix64(&rng) % 100;
 			if (op < 20) {
 				s_arm(id, s_rnd_exp(), false);
 			} else if (op < 45) {
 				/* later than stored: the lazy path */
-				s_arm(id, sat_add(S[id].t.expires, rnd() >> (rnd() % 64)), true);
+				s_arm(id, sat_add(S[id].t.expires, splitmix64(&rng) >> (splitmix64(&rng) % 64)), true);
 			} else if (op < 55) {
 				/* earlier than stored, maybe in the same span */
 				tw_tick_t e = S[id].t.expires;
-				uint64_t d = rnd() >> (rnd() % 64);
+				uint64_t d = splitmix64(&rng) >> (splitmix64(&rng) % 64);
 				e = d > e ? 0 : e - d;
 				s_arm(id, e, true);
 			} else if (op < 62) {
@@ -607,11 +602,11 @@ static void lazy_stress_against_brute_force(void **state)
 				assert_int_equal(twheel_move(W, &S[id].t, &tmp.t), 1);
 			} else if (op < 85) {
 				tw_tick_t now = twheel_now(W);
-				s_advance(sat_add(now, rnd() % (UINT64_C(1) << (rnd() % 40))));
+				s_advance(sat_add(now, splitmix64(&rng) % (UINT64_C(1) << (splitmix64(&rng) % 40))));
 			} else if (op < 95) {
 				/* chase the earliest */
 				tw_tick_t n = twheel_next_expiry(W);
-				if (n != TW_TICK_MAX || rnd() % 16 == 0)
+				if (n != TW_TICK_MAX || splitmix64(&rng) % 16 == 0)
 					s_advance(n);
 			} else {
 				s_check_next();

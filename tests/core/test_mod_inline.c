@@ -22,6 +22,8 @@
 
 #include <twheel/twheel.h>
 
+#include "../common/splitmix64.h"
+
 #if !TWHEEL_DEBUG_CHECKS && !defined(twheel_mod)
 #error "a release build must re-arm inline: this test would compare the function with itself"
 #endif
@@ -43,14 +45,6 @@ static struct side A, B;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t cb_seed; /* the same choices in both wheels' callbacks */
 
-static uint64_t next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int mod(struct side *s, struct tw_timer *t, tw_tick_t e)
 {
 	return s->inline_mod ? twheel_mod(s->w, t, e) : (twheel_mod)(s->w, t, e);
@@ -65,17 +59,17 @@ static tw_tick_t pick_expiry(uint64_t *s, const struct twheel *w, tw_tick_t cur)
 {
 	tw_tick_t now = twheel_now(w), target = twheel_target(w);
 
-	switch (next(s) % 10) {
-	case 8: return target + next(s) % 3 - 1;
+	switch (splitmix64(s) % 10) {
+	case 8: return target + splitmix64(s) % 3 - 1;
 	case 9: return target;
 	case 0: return cur;
-	case 1: return cur + 1 + next(s) % 64;
-	case 2: return cur > 100 ? cur - next(s) % 100 : cur;
-	case 3: return now - (now ? next(s) % (now < 50 ? now : 50) : 0);
-	case 4: return now + next(s) % 300;
-	case 5: return now + next(s) % 100000;
-	case 6: return TW_TICK_MAX - next(s) % 1000;
-	default: return now + (next(s) % 40) * 1000 + 1;
+	case 1: return cur + 1 + splitmix64(s) % 64;
+	case 2: return cur > 100 ? cur - splitmix64(s) % 100 : cur;
+	case 3: return now - (now ? splitmix64(s) % (now < 50 ? now : 50) : 0);
+	case 4: return now + splitmix64(s) % 300;
+	case 5: return now + splitmix64(s) % 100000;
+	case 6: return TW_TICK_MAX - splitmix64(s) % 1000;
+	default: return now + (splitmix64(s) % 40) * 1000 + 1;
 	}
 }
 
@@ -95,8 +89,8 @@ static void on_fire(struct tw_timer *t)
 	s->cb_rc[k] = 0;
 	/* the same seed for the k-th fire of either wheel */
 	uint64_t seed = cb_seed + k;
-	if (next(&seed) % 4 == 0) {
-		struct tw_timer *o = &s->t[next(&seed) % NT];
+	if (splitmix64(&seed) % 4 == 0) {
+		struct tw_timer *o = &s->t[splitmix64(&seed) % NT];
 		s->cb_rc[k] = mod(s, o, pick_expiry(&seed, s->w, o->expires));
 	}
 }
@@ -137,7 +131,7 @@ static void setup_sides(tw_tick_t start)
 /* One random operation on both wheels; the fire logs restart when full. */
 static void step(tw_tick_t *now)
 {
-	uint64_t r = next(&rng), s = next(&rng);
+	uint64_t r = splitmix64(&rng), s = splitmix64(&rng);
 	size_t i = r % NT;
 	tw_tick_t e = pick_expiry(&s, A.w, A.t[i].expires);
 
@@ -146,11 +140,11 @@ static void step(tw_tick_t *now)
 		assert_int_equal(twheel_del(A.w, &A.t[i]), twheel_del(B.w, &B.t[i]));
 		return;
 	case 1: {
-		tw_tick_t step = next(&rng) % 2000;
+		tw_tick_t step = splitmix64(&rng) % 2000;
 		tw_tick_t to = *now + (step < TW_TICK_MAX - *now ? step : 0);
 		if (A.nfires > MAXFIRES / 2)
 			A.nfires = B.nfires = 0;
-		cb_seed = next(&rng);
+		cb_seed = splitmix64(&rng);
 		assert_int_equal(twheel_advance(A.w, to), twheel_advance(B.w, to));
 		*now = to;
 		return;

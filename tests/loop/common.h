@@ -14,6 +14,8 @@
 #include <liburing.h>
 #include <twheel/loop.h>
 
+#include "../common/splitmix64.h" /* the stress tests' random numbers */
+
 #define MS 1000000ull
 #define US 1000ull
 
@@ -37,16 +39,6 @@ static inline void fake_clock_set(struct fake_clock *c, uint64_t ns)
 static inline void fake_clock_add(struct fake_clock *c, uint64_t ns)
 {
 	__atomic_fetch_add(&c->ns, ns, __ATOMIC_ACQ_REL);
-}
-
-/* splitmix64: the stress tests' random numbers. */
-static inline uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 static inline uint64_t mono_now(void)

@@ -104,7 +104,7 @@ static void test_silent_never_early(void **state)
 		memset(&r[i], 0, sizeof(r[i]));
 		r[i].io.func = req_done;
 		r[i].fd = sv[i][0];
-		assert_int_equal(recv_by(l, &r[i], t0 + 1 * MS + next_rand(&seed) % (60 * MS)), 0);
+		assert_int_equal(recv_by(l, &r[i], t0 + 1 * MS + splitmix64(&seed) % (60 * MS)), 0);
 	}
 	for (uint64_t end = mono_now() + 5000 * MS; done < NSILENT && mono_now() < end;) {
 		assert_true(twheel_loop_run_once(l, 0) >= 0);
@@ -266,7 +266,7 @@ static void test_cancel_races_completion(void **state)
 		assert_int_equal(recv_by(l, &h->r, d), 0);
 		assert_int_equal(tw_loop_timer_init(&w.t, racer_fn, 0), 0);
 		/* around the deadline: a tick either side */
-		assert_int_equal(twheel_loop_add_at(l, &w.t, d - MS + next_rand(&seed) % (2 * MS)), 0);
+		assert_int_equal(twheel_loop_add_at(l, &w.t, d - MS + splitmix64(&seed) % (2 * MS)), 0);
 		run_until(l, &out.calls, 1, 2000 * MS);
 		/* the writer has run, and any late CQE has had time to come */
 		for (uint64_t end = mono_now() + 3 * MS;

@@ -300,7 +300,7 @@ static void spin_until_idle(struct tw_loop_timer *t)
 /* Give the memory back: free it, or scrub it for the next round. */
 static struct obj *let_go(struct worker *wk, struct obj *o)
 {
-	if (next_rand(&wk->seed) & 1) {
+	if (splitmix64(&wk->seed) & 1) {
 		memset(o, 0x5a, sizeof(*o));
 		free(o);
 		return NULL;
@@ -320,13 +320,13 @@ static void wait_fires(struct worker *wk)
 static unsigned pick_kind(struct worker *wk)
 {
 	/* every kind once first, then at random */
-	unsigned k = wk->round < R_NKINDS ? wk->round : (unsigned)(next_rand(&wk->seed) % R_NKINDS);
+	unsigned k = wk->round < R_NKINDS ? wk->round : (unsigned)(splitmix64(&wk->seed) % R_NKINDS);
 
 	for (;;) {
 		if (!(k == R_CANCEL_VS_DEL && g_hook_frees) && /* the hook would free it under the del */
 		    !(k == R_P_SELFDEL && wk->selfdel_sched - LOAD(&wk->selfdel) >= MAX_SELFDEL))
 			return k;
-		k = (unsigned)(next_rand(&wk->seed) % R_NKINDS);
+		k = (unsigned)(splitmix64(&wk->seed) % R_NKINDS);
 	}
 }
 
@@ -334,7 +334,7 @@ static unsigned pick_kind(struct worker *wk)
  * worker still has it, NULL once it is freed or handed to someone else. */
 static struct obj *round_run(struct worker *wk, struct obj *o)
 {
-	uint64_t r64 = next_rand(&wk->seed);
+	uint64_t r64 = splitmix64(&wk->seed);
 	unsigned kind = pick_kind(wk);
 	struct tw_loop_timer *t = &o->t;
 	uint32_t runs;

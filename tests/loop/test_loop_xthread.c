@@ -108,7 +108,7 @@ static void *producer(void *arg)
 	while (mono_now() - start < RUN_NS) {
 		for (i = 0; i < NT; i++) {
 			struct item *it = &p->t[i];
-			uint64_t r = next_rand(&p->seed);
+			uint64_t r = splitmix64(&p->seed);
 			uint64_t unit = p->long_unit && !((r >> 40) & 3) ? p->long_unit : p->delay_unit;
 
 			ret = twheel_loop_schedule(p->l, &it->t, (r & 0xffff) * unit);
@@ -338,7 +338,7 @@ static struct {
 
 static void dx_spin(uint64_t *seed)
 {
-	for (unsigned i = (unsigned)(next_rand(seed) % 256); i; i--)
+	for (unsigned i = (unsigned)(splitmix64(seed) % 256); i; i--)
 		__asm__ __volatile__("" ::: "memory");
 }
 
@@ -498,7 +498,7 @@ static void *ne_producer(void *arg)
 	for (int i = 0; i < NE_N; i++) {
 		struct ne_item *it = &items[i];
 
-		it->delay = next_rand(&seed) % (300 * US);
+		it->delay = splitmix64(&seed) % (300 * US);
 		it->called = mono_now();
 		CHECK(twheel_loop_schedule(ne_loop, &it->t, it->delay) == 0, "schedule failed");
 	}
