@@ -14,8 +14,8 @@
 # exit 0 after printing a final STATS line with conns=0 timers=0 on every
 # worker. Extra checks by environment: EXPECT_LOG=REGEX must match the
 # server's output; EXPECT_STAT=key>N must hold for the sum over workers;
-# EXPECT_RESULT=key>=X or key<=X (a number, decimals allowed) must hold
-# for the generator's RESULT line; LOAD_NOFILE=N runs the generator under
+# EXPECT_RESULT=key>=X or key<=X (a number, decimals allowed; several,
+# separated by spaces, must each hold) for the generator's RESULT line; LOAD_NOFILE=N runs the generator under
 # a hard RLIMIT_NOFILE of N (prlimit, and setpriv as root).
 #
 # The plot (--plot, always asked for) tells the truth: in a passing run
@@ -100,17 +100,17 @@ grep -q '^  machine  .* CPUs .*% busy' "$tmp/load.log" || fail "the summary does
 below=$(awk -F, '!/^#/ { for (i = 1; i <= NF; i++) if ($i + 0 < 0) n++ } END { print n + 0 }' "$tmp/plot.csv")
 [ "$below" = 0 ] || fail "a passing run drew $below values below zero (early closes it did not judge early)"
 fi
-if [ -n "${EXPECT_RESULT-}" ]; then
-  case $EXPECT_RESULT in
-    *'>='*) key=${EXPECT_RESULT%%>=*} op='>=' lim=${EXPECT_RESULT#*>=} ;;
-    *'<='*) key=${EXPECT_RESULT%%<=*} op='<=' lim=${EXPECT_RESULT#*<=} ;;
-    *) fail "EXPECT_RESULT=$EXPECT_RESULT: key>=X or key<=X" ;;
+for want in ${EXPECT_RESULT-}; do
+  case $want in
+    *'>='*) key=${want%%>=*} op='>=' lim=${want#*>=} ;;
+    *'<='*) key=${want%%<=*} op='<=' lim=${want#*<=} ;;
+    *) fail "EXPECT_RESULT=$EXPECT_RESULT: key>=X or key<=X, separated by spaces" ;;
   esac
   val=$(get "$key")
   [ -n "$val" ] && awk -v v="$val" -v m="$lim" -v op="$op" \
     'BEGIN { exit !(op == ">=" ? v + 0 >= m + 0 : v + 0 <= m + 0) }' ||
     fail "summary: $key=$val, expected $op $lim"
-fi
+done
 # the summary reads on a terminal: every line but RESULT under 100 characters
 long=$(grep -v '^RESULT ' "$tmp/load.log" | awk 'length > 99' | head -1)
 [ -z "$long" ] || fail "a summary line of ${#long} characters: $long"
