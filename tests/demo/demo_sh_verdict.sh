@@ -134,7 +134,20 @@ busy|busy-udp)
   command -v stress-ng >/dev/null || { echo "FAIL: no stress-ng (scripts/deps.sh test installs it)"; exit 1; }
   stress-ng --cpu 4 --timeout 150s >/dev/null 2>&1 &
   spid=$!
-  sleep 2
+  # the load on: stress-ng's 4 workers forked (each spins from its start;
+  # 0.2-0.5 s here, 10 s at most), found by their parent in /proc (a
+  # minimal Debian has no procps)
+  for _ in $(seq 200); do
+    n=0
+    for f in /proc/[0-9]*/stat; do
+      { read -r s <"$f"; } 2>/dev/null || continue
+      read -r _ ppid _ <<<"${s##*) }" # after the name: state, parent
+      [ "$ppid" = "$spid" ] && n=$((n + 1))
+    done
+    [ $n -ge 4 ] && break
+    sleep 0.05
+  done
+  [ $n -ge 4 ] || { fail "stress-ng started $n of its 4 workers in 10 s"; exit 1; }
   if [ "$mode" = busy ]; then rundemo --conns 2000; else rundemo --udp --sessions 2000; fi
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
