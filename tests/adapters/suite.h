@@ -41,6 +41,7 @@
 #include <twheel/host.h>
 
 #include "../common/run_delay.h"
+#include "../common/xorshift64.h"
 
 /* What a test needs from a host loop; each function acts on "the" loop
  * that setup() created for the current test. */
@@ -156,13 +157,6 @@ static int teardown(void **state)
 }
 
 static uint64_t rnd_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
 
 #define NT 300
 
@@ -179,11 +173,11 @@ static void fires_once_never_early(void **state)
 			/* absolute deadlines, some already passed */
 			uint64_t now = twheel_host_now(H);
 
-			tm[i].deadline = now + rnd() % (40 * TICK_NS) - 5 * TICK_NS;
+			tm[i].deadline = now + xorshift64(&rnd_state) % (40 * TICK_NS) - 5 * TICK_NS;
 			assert_int_equal(twheel_host_add_at(H, &tm[i].t, tm[i].deadline), 0);
 		} else {
 			/* 0 .. 40 ms, many of them within a tick */
-			arm(&tm[i], rnd() % (40 * TICK_NS));
+			arm(&tm[i], xorshift64(&rnd_state) % (40 * TICK_NS));
 		}
 	}
 	HL->run(); /* returns only once the host timer is stopped */
@@ -956,7 +950,7 @@ static void rm_cb(struct tw_timer *t)
 		rm_early++;
 	if (x->by_delay && x->back && !x->ahead && real < x->real_due)
 		rm_early++;
-	if (rnd() % 4 == 0) { /* re-arm itself, often with 0 */
+	if (xorshift64(&rnd_state) % 4 == 0) { /* re-arm itself, often with 0 */
 		x->by_delay = true;
 		x->back = x->ahead = false;
 		x->due = rm_clock(NULL);
@@ -964,15 +958,15 @@ static void rm_cb(struct tw_timer *t)
 		assert_int_equal(twheel_host_add(H, t, 0), 0);
 		x->pending = true;
 	}
-	for (int i = rnd() % 3; i > 0; i--)
+	for (int i = xorshift64(&rnd_state) % 3; i > 0; i--)
 		rm_op(1);
 }
 
 static void rm_op(int depth)
 {
-	struct rtimer *x = &rm[rnd() % NR];
-	unsigned kind = (unsigned)(rnd() % 6);
-	uint64_t r = rnd() % (8 * TICK_NS), now = rm_clock(NULL), real = mono_ns();
+	struct rtimer *x = &rm[xorshift64(&rnd_state) % NR];
+	unsigned kind = (unsigned)(xorshift64(&rnd_state) % 6);
+	uint64_t r = xorshift64(&rnd_state) % (8 * TICK_NS), now = rm_clock(NULL), real = mono_ns();
 	int rc;
 
 	(void)depth;
@@ -1016,14 +1010,14 @@ static void rm_handler(void *arg)
 	(void)arg;
 	for (int i = 0; i < 12; i++)
 		rm_op(0);
-	switch (rnd() % 8) {
+	switch (xorshift64(&rnd_state) % 8) {
 	case 0: /* hours ahead */
 		rm_off += (int64_t)(3600 * UINT64_C(1000000000));
 		for (int i = 0; i < NR; i++)
 			rm[i].ahead = true;
 		break;
 	case 1: /* a step back */
-		rm_off -= (int64_t)(rnd() % (30 * TICK_NS));
+		rm_off -= (int64_t)(xorshift64(&rnd_state) % (30 * TICK_NS));
 		for (int i = 0; i < NR; i++)
 			rm[i].back = true;
 		break;
@@ -1166,7 +1160,7 @@ static void arm_many_cb(struct tw_timer *t)
 {
 	t_cb(t);
 	for (int i = 0; i < NMANY; i++) {
-		uint64_t d = rnd() % (10 * TICK_NS);
+		uint64_t d = xorshift64(&rnd_state) % (10 * TICK_NS);
 
 		tw_timer_init(&many[i].t, many_cb);
 		many[i].deadline = mono_ns() + d;

@@ -26,6 +26,8 @@
 #include <twheel/event.h>
 #include <twheel/uv.h>
 
+#include "../common/xorshift64.h"
+
 #define NT 200
 #define MS UINT64_C(1000000)
 
@@ -142,14 +144,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t rnd(struct job *j)
-{
-	j->seed ^= j->seed << 13;
-	j->seed ^= j->seed >> 7;
-	j->seed ^= j->seed << 17;
-	return j->seed;
-}
-
 static void cb(struct tw_timer *t)
 {
 	struct tt *x = tw_container_of(t, struct tt, t);
@@ -159,7 +153,7 @@ static void cb(struct tw_timer *t)
 	if (mono_ns() < x->deadline)
 		j->early++;
 	if (x->rearms > 0) {
-		uint64_t d = rnd(j) % 2 ? 0 : rnd(j) % (3 * MS);
+		uint64_t d = xorshift64(&j->seed) % 2 ? 0 : xorshift64(&j->seed) % (3 * MS);
 
 		x->rearms--;
 		x->deadline = mono_ns() + d;
@@ -172,11 +166,11 @@ static void arm_all(struct job *j)
 {
 	for (int i = 0; i < NT; i++) {
 		struct tt *x = &j->tm[i];
-		uint64_t d = rnd(j) % (20 * MS);
+		uint64_t d = xorshift64(&j->seed) % (20 * MS);
 
 		tw_timer_init(&x->t, cb);
 		x->j = j;
-		x->rearms = (int)(rnd(j) % 3);
+		x->rearms = (int)(xorshift64(&j->seed) % 3);
 		if (i % 2) {
 			x->deadline = mono_ns() + d;
 			j->bad |= twheel_host_add(j->h, &x->t, d) != 0;

@@ -108,9 +108,7 @@ static void phase_spin(uv_idle_t *i)
 		uv_idle_stop(i);
 		return;
 	}
-	phase_x ^= phase_x << 13;
-	phase_x ^= phase_x >> 7;
-	phase_x ^= phase_x << 17;
+	xorshift64(&phase_x);
 	if (!tw_timer_pending(&phase_t) && phase_x % 50 == 0)
 		twheel_host_add(phase_h, &phase_t, 300000 + phase_x % 1500000);
 }

@@ -17,6 +17,8 @@
 
 #include <twheel/twheel.h>
 
+#include "../common/xorshift64.h"
+
 /* ---- a recording timer ------------------------------------------------------ */
 
 #define MAXREC 4096
@@ -499,7 +501,7 @@ static void fires_in_expiry_order_exactly_on_tick(void **state)
 	uint64_t x = 42;
 	for (int i = 0; i < N; i++) {
 		rec_init(&r[i], i);
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		xorshift64(&x);
 		assert_int_equal(twheel_add(W, &r[i].t, 1 + x % 20000), 0);
 	}
 	/* tick by tick: each timer fires exactly in the advance to its expiry */
@@ -954,12 +956,12 @@ static void next_expiry_chase_is_bounded_by_levels(void **state)
 	uint64_t x = 7;
 	for (int round = 0; round < 200; round++) {
 		twheel_destroy(W);
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		xorshift64(&x);
 		W = twheel_create(x >> (x % 64));
 		tw_tick_t now = twheel_now(W), min = TW_TICK_MAX;
 		for (int i = 0; i < 64; i++) {
 			rec_init(&r[i], i);
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			xorshift64(&x);
 			tw_tick_t d = 1 + (x >> (x % 64));
 			tw_tick_t e = now + d < now ? TW_TICK_MAX : now + d;
 			twheel_add(W, &r[i].t, e);

@@ -10,6 +10,8 @@
 
 #include <twheel/twheel.h>
 
+#include "../common/xorshift64.h"
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
 #elif defined(__has_feature)
@@ -87,7 +89,7 @@ int main(void)
 	uint64_t x = 42;
 	for (int round = 0; round < 20; round++) {
 		for (int i = 0; i < N; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			xorshift64(&x);
 			tw_tick_t now = twheel_now(w);
 			switch (x % 4) {
 			case 0: twheel_add(w, &t[i], now + (x >> 40)); break;

@@ -18,14 +18,13 @@
 
 #include "place_rule.h"
 
+#include "../common/xorshift64.h"
+
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void check(uint64_t x, uint64_t tick)

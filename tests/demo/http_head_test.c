@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../common/check.h"
+#include "../common/xorshift64.h"
 #include "demo_common.h"
 #include "demo_server.h"
 
@@ -440,10 +441,7 @@ static const struct {
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned rnd(unsigned below)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % below);
+	return (unsigned)(xorshift64(&rng) % below);
 }
 
 /*

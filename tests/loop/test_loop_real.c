@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "../common/run_delay.h"
+#include "../common/xorshift64.h"
 #include "common.h"
 
 /*
@@ -47,13 +48,6 @@
 #define SLACK (20 * MS)
 
 static uint64_t rng = 42;
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static struct twheel_loop *mk(unsigned flags, uint64_t tick)
 {
@@ -117,7 +111,7 @@ static void lateness_run(unsigned flags, unsigned expect_feature)
 	for (i = 0; i < NLATE; i++) {
 		tw_loop_timer_init(&lt[i].t, late_fn, 0);
 		/* 1 us .. 300 ms, not tick-aligned */
-		assert_int_equal(twheel_loop_add(l, &lt[i].t, 1000 + xorshift() % (300 * MS)), 0);
+		assert_int_equal(twheel_loop_add(l, &lt[i].t, 1000 + xorshift64(&rng) % (300 * MS)), 0);
 	}
 	while (nfired < NLATE && mono_now() - start < 10000 * MS) {
 		run_delay_mark(&rdl);
