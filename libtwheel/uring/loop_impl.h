@@ -417,8 +417,9 @@ struct twl_due {
 struct twl_due twl_periodic_due(const struct twl_period *s);
 /* Whether the deadline after a run counts from a reading taken after it. */
 bool twl_periodic_fresh(const struct twl_period *s);
-/* The deadline after a run that served s->deadline, judged against s->now. */
-uint64_t twl_periodic_next(const struct twl_period *s);
+/* The deadline after a run that served s->deadline, judged against s->now
+ * (*@beyond: past UINT64_MAX, never reached). */
+uint64_t twl_periodic_next(const struct twl_period *s, bool *beyond);
 
 /* wait.c */
 void twl_efd_done(struct tw_loop_io *io, const struct io_uring_cqe *cqe);

@@ -32,15 +32,29 @@ static inline uint32_t clamp32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* @a + @b, or UINT64_MAX and *@beyond set if that does not fit. */
+static inline uint64_t add_beyond(uint64_t a, uint64_t b, bool *beyond)
+{
+	uint64_t r;
+
+	if (__builtin_add_overflow(a, b, &r)) {
+		*beyond = true;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
 /* The next deadline of a fixed-rate schedule served at @d, skipping @skip
- * further deadlines. */
-static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip)
+ * further deadlines (*@beyond if it lies past UINT64_MAX). */
+static inline uint64_t rate_next(uint64_t d, uint64_t p, uint64_t skip, bool *beyond)
 {
 	uint64_t step;
 
-	if (__builtin_mul_overflow(skip + 1, p, &step))
+	if (__builtin_mul_overflow(skip + 1, p, &step)) {
+		*beyond = true;
 		return UINT64_MAX;
-	return add_sat(d, step);
+	}
+	return add_beyond(d, step, beyond);
 }
 
 /*
@@ -112,12 +126,15 @@ bool twl_periodic_fresh(const struct twl_period *s)
  * The deadline after a run (or a skip) that served s->deadline, with
  * s->missed and s->backlog as twl_periodic_due() left them, judged against
  * s->now: the loop's time, or the fresh reading twl_periodic_fresh() asks
- * for. O(1).
+ * for. A deadline past UINT64_MAX ns, which no 64-bit clock reaches, is
+ * given as UINT64_MAX with *@beyond set (else *@beyond is false): not a
+ * deadline that has come at the clock's last reading. O(1).
  */
-uint64_t twl_periodic_next(const struct twl_period *s)
+uint64_t twl_periodic_next(const struct twl_period *s, bool *beyond)
 {
 	unsigned policy = s->flags & TW_LOOP_MISFIRE_MASK;
 
+	*beyond = false;
 	if (!(s->flags & TW_LOOP_FIXED_DELAY)) { /* ALL: the next one, maybe due */
 		uint64_t skip = policy == TW_LOOP_MISFIRE_ALL ? 0 : s->missed;
 
@@ -126,9 +143,9 @@ uint64_t twl_periodic_next(const struct twl_period *s)
 		if (skip == UINT32_MAX)
 			skip = overdue(s->edge, s->deadline, s->period);
 		return rate_next(s->deadline, s->period,
-				 skip_ahead(s->deadline, s->period, skip, s->now));
+				 skip_ahead(s->deadline, s->period, skip, s->now), beyond);
 	}
 	if (s->backlog)
 		return s->now; /* owed: due again in the next iteration */
-	return add_sat(s->now, s->period); /* s->now: the fresh reading */
+	return add_beyond(s->now, s->period, beyond); /* s->now: the fresh reading */
 }

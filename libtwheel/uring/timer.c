@@ -287,13 +287,31 @@ static struct twl_period timer_period(const struct twheel_loop *l,
 	return s;
 }
 
+/*
+ * A periodic timer whose next deadline lies past UINT64_MAX ns: armed with
+ * the deadline UINT64_MAX on the first tick no 64-bit reading reaches, so
+ * that it never runs again (not even at the clock's last reading, where a
+ * deadline of UINT64_MAX has come), as a one-shot timer on such a tick.
+ */
+static void periodic_beyond(struct twheel_loop *l, struct tw_loop_timer *t)
+{
+	t->deadline = UINT64_MAX;
+	twheel_mod(timer_wheel(l, t), &t->timer, UINT64_MAX / l->rt.tick_ns + 1);
+}
+
 /* Link periodic @t at the deadline after the run that served t->deadline
  * (on the loop thread or handed back by the executor: the run is over);
  * @s is what the policy saw of it at the loop's time. */
 static void periodic_relink(struct twheel_loop *l, struct tw_loop_timer *t,
 			    struct twl_period *s)
 {
-	timer_link(l, t, twl_periodic_next(s), s->now);
+	bool beyond;
+	uint64_t next = twl_periodic_next(s, &beyond);
+
+	if (beyond)
+		periodic_beyond(l, t);
+	else
+		timer_link(l, t, next, s->now);
 }
 
 /* periodic_relink() for a deadline that counts from @ref, a reading taken
@@ -303,8 +321,15 @@ static void periodic_relink(struct twheel_loop *l, struct tw_loop_timer *t,
 static void periodic_relink_fresh(struct twheel_loop *l, struct tw_loop_timer *t,
 				  struct twl_period *s, uint64_t ref)
 {
+	bool beyond;
+	uint64_t next;
+
 	s->now = ref;
-	timer_place(l, t, twl_periodic_next(s), s->now);
+	next = twl_periodic_next(s, &beyond);
+	if (beyond)
+		periodic_beyond(l, t);
+	else
+		timer_place(l, t, next, s->now);
 }
 
 /* Periodic @t is due: the policy judges the misfire, then it runs here,
@@ -444,10 +469,11 @@ uint64_t twl_timer_returned_next(const struct twheel_loop *l, const struct tw_lo
 				 uint64_t ref)
 {
 	struct twl_period p = timer_period(l, t, l->now);
+	bool beyond;
 
 	if (twl_periodic_fresh(&p))
 		p.now = ref;
-	return twl_periodic_next(&p);
+	return twl_periodic_next(&p, &beyond);
 }
 
 /* The loop took @t from the inbox: arm what was queued or handed back by

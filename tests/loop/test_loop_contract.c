@@ -265,6 +265,75 @@ static void at_the_clocks_ends(void **state)
 }
 
 /*
+ * A periodic timer whose next deadline lies beyond UINT64_MAX ns (its
+ * schedule overflows 64 bits) never runs again: no 64-bit clock reaches
+ * that deadline. At the clock's last reading the first version took the
+ * saturated deadline, UINT64_MAX, for one that had come, and ran the
+ * timer again in every iteration, serving the same deadline each time.
+ * Fixed rate (a period of half the range; a 1 ms period with each misfire
+ * policy) and fixed delay.
+ */
+static struct {
+	int n;
+	uint64_t deadline[16];
+} pruns;
+
+static void prun_fn(struct tw_loop_timer *t)
+{
+	if (pruns.n < 16)
+		pruns.deadline[pruns.n] = t->deadline;
+	pruns.n++;
+}
+
+/* Arm periodic @t at @first, run at @first, then 8 iterations at the
+ * clock's end, and one more that runs nothing; returns the runs. */
+static int runs_to_the_end(uint64_t period, unsigned flags, uint64_t first)
+{
+	struct fake_clock c;
+	struct twheel_loop *l = fake_loop(&c, 0, NULL);
+	struct tw_loop_timer t;
+	int i;
+
+	memset(&pruns, 0, sizeof(pruns));
+	assert_int_equal(tw_loop_timer_init_periodic(&t, prun_fn, period, flags), 0);
+	assert_int_equal(twheel_loop_add_at(l, &t, first), 0);
+	fake_clock_set(&c, first);
+	twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	fake_clock_set(&c, UINT64_MAX);
+	for (i = 0; i < 8; i++)
+		twheel_loop_run_once(l, TW_LOOP_NOWAIT);
+	assert_true(twheel_loop_pending(l, &t));
+	assert_int_equal(t.deadline, UINT64_MAX);
+	assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+	return pruns.n;
+}
+
+static void periodic_beyond_the_clocks_end(void **state)
+{
+	const uint64_t end = UINT64_MAX - 5 * MS - MS / 2; /* 6 deadlines <= UINT64_MAX */
+
+	(void)state;
+	/* 1e9, then 1e9 + period (at the end); 1e9 + 2 * period is beyond */
+	assert_int_equal(runs_to_the_end(UINT64_MAX / 2, 0, 1000000000), 2);
+	assert_int_equal(pruns.deadline[1], 1000000000 + UINT64_MAX / 2);
+	/* a period of UINT64_MAX: once */
+	assert_int_equal(runs_to_the_end(UINT64_MAX, 0, 1000000000), 1);
+	/* 1 ms, the first deadline 5.5 ms before the end, not due before it:
+	 * at the end 4 more have passed (SKIP runs none, ONCE one, ALL each
+	 * of the 6 up to UINT64_MAX - 0.5 ms) */
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_MISFIRE_SKIP, end), 0);
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_MISFIRE_ONCE, end), 1);
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_MISFIRE_ALL, end), 6);
+	assert_int_equal(pruns.deadline[5], UINT64_MAX - MS / 2);
+	/* fixed delay: the next a period after the run (or the skip) at the
+	 * end is beyond; ALL first pays the 4 runs it owes */
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_FIXED_DELAY, end), 0);
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ONCE, end), 1);
+	assert_int_equal(runs_to_the_end(MS, TW_LOOP_FIXED_DELAY | TW_LOOP_MISFIRE_ALL, end), 5);
+}
+
+/*
  * The I/O calls' mode errors: before the loop's first run its ring cannot
  * submit (-EBADFD), and a loop in fallback mode has no I/O at all
  * (-EOPNOTSUPP, NULL). Skipped where io_uring is refused.
@@ -321,6 +390,7 @@ int main(void)
 		cmocka_unit_test(refused_timers_through_every_arm),
 		cmocka_unit_test(run_once_from_a_callback),
 		cmocka_unit_test(at_the_clocks_ends),
+		cmocka_unit_test(periodic_beyond_the_clocks_end),
 		cmocka_unit_test(io_calls_by_mode),
 	};
 

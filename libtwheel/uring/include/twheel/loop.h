@@ -198,6 +198,9 @@ TWHEEL_LOOP_API int tw_loop_timer_init(struct tw_loop_timer *t,
  * delay, with a misfire policy (see the flags above; TW_LOOP_DEFERRABLE and
  * TW_LOOP_EXECUTOR are allowed too: an executor's run ends when
  * tw_loop_timer_call() returns, and the next run is armed only then).
+ * A schedule whose next deadline lies past UINT64_MAX ns (it overflows 64
+ * bits) ends there: the timer stays armed, t->deadline UINT64_MAX, and
+ * never runs again, even at the clock's last reading (cancel or drain it).
  * Returns 0, or -EINVAL (@t or @func NULL, @period_ns 0, bad flags).
  * Arming it on a loop whose tick is longer than @period_ns fails with
  * -EINVAL. Same thread rules as tw_loop_timer_init(). O(1).
