@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <twheel/compat.h>
 #include <twheel/host.h>
 
 static void cb(struct tw_timer *t)
@@ -309,6 +310,57 @@ static void host_at_the_clocks_ends(void **state)
 	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
 }
 
+/* ---- the legacy timers' layer (<twheel/compat.h>) ------------------------ */
+
+/*
+ * twheel_compat_bind_host() refuses a host never initialised or shut down
+ * (-EINVAL) and a thread bound already (-EBUSY); an all-zero compat timer
+ * has no callback (-EINVAL to arm, 0 to delete, not pending); NULL is not
+ * pending; an arm at UINT64_MAX fires at TW_TICK_MAX, not before.
+ */
+static void compat_cb(struct tw_timer *t)
+{
+	/* what a legacy header's trampoline does */
+	struct twheel_compat_timer *ct = tw_container_of(t, struct twheel_compat_timer, tw);
+
+	twheel_compat_leave(twheel_compat_enter(ct));
+	fired++;
+}
+
+static void compat_contract(void **state)
+{
+	struct twheel_host z, h;
+	struct twheel_compat_timer ct, zt;
+	struct twheel *w = twheel_create(0);
+
+	(void)state;
+	memset(&z, 0, sizeof(z));
+	memset(&zt, 0, sizeof(zt));
+	memset(&ct, 0, sizeof(ct));
+	tw_timer_init(&ct.tw, compat_cb);
+	assert_int_equal(twheel_compat_bind_host(&z, TWHEEL_COMPAT_TICK_NS), -EINVAL);
+	host_at(&h, TWHEEL_COMPAT_TICK_NS, 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), -EINVAL);
+	host_at(&h, TWHEEL_COMPAT_TICK_NS, 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), -EBUSY);
+	assert_false(twheel_compat_pending(NULL));
+	assert_int_equal(twheel_compat_mod(&zt, 5, 0), -EINVAL);
+	assert_int_equal(twheel_compat_del(&zt), 0);
+	assert_false(twheel_compat_pending(&zt));
+	fired = 0;
+	assert_int_equal(twheel_compat_mod(&ct, UINT64_MAX, 0), 0);
+	assert_true(twheel_compat_pending(&ct));
+	assert_int_equal(twheel_advance(w, UINT64_MAX - 1), 0);
+	assert_int_equal(twheel_advance(w, UINT64_MAX), 1);
+	assert_int_equal(fired, 1);
+	assert_false(twheel_compat_pending(&ct));
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	twheel_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +372,7 @@ int main(void)
 		cmocka_unit_test(host_add_at_busy_and_lost_first),
 		cmocka_unit_test(host_calls_from_a_callback),
 		cmocka_unit_test(host_at_the_clocks_ends),
+		cmocka_unit_test(compat_contract),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
