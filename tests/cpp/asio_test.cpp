@@ -254,6 +254,43 @@ TEST(AsioHost, OwningTimersPeriodicAndFireAndForget)
 	EXPECT_FALSE(p.pending());
 }
 
+// A host moves as a Wheel and a Loop do: its timers and its wait go with
+// it, the moved-from one is empty (arming through it throws EINVAL, its
+// queries give zero and nullptr), and a move assignment closes the target
+// first (its timers cancelled once) and takes the source's. It did not
+// compile ("implicitly-deleted copy constructor").
+TEST(AsioHost, MovesAsEveryOwnerDoes)
+{
+	boost::asio::io_context io;
+	std::optional<tw::AsioHost> a(std::in_place, io);
+	int fired = 0, gone = 0;
+	Rec r;
+	r.arm(*a, 3ms);
+	auto t = a->after(2ms, [&] { fired++; });
+	tw::AsioHost b(std::move(*a));
+	EXPECT_EQ(a->size(), 0u);
+	EXPECT_EQ(a->get(), nullptr);
+	EXPECT_EQ(a->resume(), -EINVAL);
+	EXPECT_EQ(a->now(), tw::AsioHost::time_point{});
+	EXPECT_THROW(tw::Timer<tw::AsioHost>(*a, [] {}), tw::error);
+	a.reset(); // destroying the moved-from one touches nothing
+	EXPECT_EQ(b.size(), 2u);
+	EXPECT_TRUE(t.pending() && r.pending());
+	tw::AsioHost c(io);
+	auto doomed = c.after(1ms, [&] { fired += 100; });
+	doomed.on_cancel([&] { gone++; });
+	c = std::move(b);
+	EXPECT_EQ(gone, 1);
+	EXPECT_FALSE(doomed); // its owner was closed
+	EXPECT_EQ(b.size(), 0u);
+	EXPECT_EQ(c.size(), 2u);
+	io.run(); // the wait moved with the host: both run, then run() returns
+	EXPECT_EQ(fired, 1);
+	EXPECT_EQ(r.fired, 1);
+	EXPECT_EQ(gone, 1);
+	EXPECT_EQ(c.size(), 0u);
+}
+
 TEST(AsioHost, StrandOfAMultiThreadedContext)
 {
 	boost::asio::io_context io;

@@ -68,16 +68,19 @@ public:
 	{
 	}
 	/// Destroyed (by the rule of detail::owner): cancels the steady_timer
-	/// too; C timers armed through get() are dropped unrun. Not movable.
+	/// too; C timers armed through get() are dropped unrun.
 	~AsioHost() { close(); }
+	/// Moves as detail::owner says (timers and waits stay with the host).
+	AsioHost(AsioHost &&) noexcept = default;
+	AsioHost &operator=(AsioHost &&) noexcept = default;
 
 	/// The C host, for the calls of <twheel/host.h> (a C tw_timer, stats);
 	/// nullptr once it is gone.
-	twheel_host *get() noexcept { return s_->x->c ? &s_->hh.h : nullptr; }
+	twheel_host *get() noexcept { return s_ && s_->x && s_->x->c ? &s_->hh.h : nullptr; }
 	/// The host's time (twheel_host_now()).
-	time_point now() const noexcept { return detail::ns_tp<time_point>(twheel_host_now(&s_->hh.h)); }
+	time_point now() const noexcept { return detail::ns_tp<time_point>(s_ ? twheel_host_now(&s_->hh.h) : 0); }
 	/// Timers pending.
-	std::size_t size() const noexcept { return s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
+	std::size_t size() const noexcept { return s_ && s_->x ? twheel_count(twheel_host_wheel(&s_->hh.h)) : 0; }
 
 	/// A wait that cannot start (std::bad_alloc, an Asio error) is owed:
 	/// the arm that needed it is undone (a pending timer cancelled, its
@@ -85,7 +88,7 @@ public:
 	/// errno, EIO); one needed after a run is rethrown out of
 	/// io_context::run(). resume() (or the next arm) starts it: 0, or the
 	/// -errno of the failure, and then it is still owed. O(1).
-	int resume() noexcept { return resume(s_.get()); }
+	int resume() noexcept { return s_ ? resume(s_.get()) : -EINVAL; }
 
 private:
 	struct state;
