@@ -3,7 +3,8 @@
 // <twheel/co.hpp> are [[nodiscard]], so the compiler warns about
 // `tw::co::sleep_for(loop, d);` (which would not sleep: made and dropped).
 // GCC 12 warns of a call's value (-DSLEEP_FOR); clang++ also of a
-// temporary its constructor makes (the others). Without one, it compiles.
+// temporary its constructor makes (the others); -DTASK drops a task. Each
+// warning says why (C++20's reason). Without one, it compiles.
 #include <twheel/co.hpp>
 
 using namespace std::chrono_literals;
@@ -18,6 +19,9 @@ tw::co::task<> f(tw::Loop &loop)
 	tw::co::resume_on{loop};
 #elif IO
 	tw::co::io(loop, [](io_uring_sqe &) {});
+#endif
+#if TASK
+	f(loop); // a task made and dropped: never run
 #endif
 	co_await tw::co::sleep_for(loop, 1ms);
 }

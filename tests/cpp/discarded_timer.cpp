@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Must NOT compile with -Werror: a timer handle that cancels its timer the
 // moment it is dropped is [[nodiscard]], so the compiler warns about
-// `wheel.after(d, f);` (which would never fire). call_after() is the
+// `wheel.after(d, f);` (which would never fire; in C++20 the warning says
+// so: cpp-discarded-timer-says-why). call_after() is the
 // fire-and-forget call. Arming a temporary timer (cancelled at the end of
 // the statement) must not compile at all: -DTEMPORARY and the others.
 // Nor must a time point of another clock than the owner's, with a

@@ -152,7 +152,7 @@ struct promise : promise_base, returns<T> {
 /// Move-only; destroying a task whose coroutine has not finished destroys
 /// its frame (a timer it waits on is disarmed).
 template <class T>
-class [[nodiscard]] task {
+class [[nodiscard("tw: a task runs only when awaited or spawned")]] task {
 public:
 	using promise_type = detail::promise<T>;
 	using handle = std::coroutine_handle<promise_type>;
@@ -258,7 +258,7 @@ void spawn(tw::Loop &loop, task<T> t)
 /// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped,
 /// EINVAL while another coroutine awaits it (made on a moved-from Loop:
 /// EINVAL, as every call on it).
-class [[nodiscard]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
+class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
 	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
 	bool await_ready() const noexcept { return false; }
@@ -297,7 +297,7 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// frees the item; nor is one whose loop was stopped meanwhile. Throws tw::error from await_suspend (the coroutine
 /// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
 /// moved-from Loop; std::bad_alloc.
-class [[nodiscard]] resume_on {
+class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] resume_on {
 public:
 	explicit resume_on(tw::Loop &loop) noexcept : c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::peek(loop))) {}
 	resume_on(const resume_on &) = delete;
@@ -363,7 +363,7 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// is ignored, and cancelled when the io goes or is awaited again (each
 /// co_await of an io is one request).
 template <class Prep>
-class [[nodiscard]] io {
+class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] io {
 public:
 	io(tw::Loop &loop, Prep prep, tw::Loop::time_point deadline = tw::Loop::time_point::max())
 		: prep_(std::move(prep)), c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))),

@@ -26,6 +26,13 @@
 #include <utility>
 #include <vector>
 
+// [[nodiscard]], with the reason where the language takes one (C++20).
+#if __cplusplus >= 202002L
+#define TWHEEL_NODISCARD(why) [[nodiscard(why)]]
+#else
+#define TWHEEL_NODISCARD(why) [[nodiscard]]
+#endif
+
 namespace tw {
 
 /// The one exception type of this layer: a std::system_error whose code

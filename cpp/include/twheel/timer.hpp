@@ -138,7 +138,8 @@ protected:
 /// is lent to the firing frame: the callback may destroy, move or assign
 /// over its own handle, and destroy the owner.
 template <class O = Wheel>
-class [[nodiscard]] Timer : public detail::handle<O> {
+class TWHEEL_NODISCARD("tw: the timer is cancelled when this handle is destroyed: keep it, or use "
+			 "call_after()") Timer : public detail::handle<O> {
 	using H = detail::handle<O>;
 	using X = typename H::X;
 	using node = typename H::node;
