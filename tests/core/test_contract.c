@@ -109,6 +109,44 @@ static void park_hint_at_tick_max(void **state)
 	twheel_destroy(w);
 }
 
+/*
+ * twheel_rt_place() from a reading of UINT64_MAX, the clock's last: every
+ * parked delay has come, a saturating one too, and is due in the next
+ * advance (to floor(UINT64_MAX / tick)), not on a tick never reached.
+ */
+static int rt_fired;
+static void rt_cb(struct tw_timer *t)
+{
+	(void)t;
+	rt_fired++;
+}
+
+static void rt_place_at_the_clocks_end(void **state)
+{
+	struct twheel_rt rt;
+	struct twheel *w;
+	struct tw_timer t[3];
+	int i;
+
+	(void)state;
+	twheel_rt_init(&rt, 1000000, NULL, NULL);
+	w = twheel_create(twheel_rt_floor(&rt, UINT64_MAX) - 10);
+	for (i = 0; i < 3; i++)
+		tw_timer_init(&t[i], rt_cb);
+	assert_int_equal(twheel_park(w, &t[0], 0), 0);
+	assert_int_equal(twheel_park(w, &t[1], 5000000), 0);
+	assert_int_equal(twheel_park(w, &t[2], UINT64_MAX), 0);
+	assert_int_equal(twheel_rt_place(&rt, w, UINT64_MAX), 3);
+	for (i = 0; i < 3; i++)
+		assert_true(tw_timer_expires(&t[i]) <= twheel_rt_floor(&rt, UINT64_MAX));
+	assert_int_equal(twheel_rt_timeout_ns(&rt, w, UINT64_MAX), 0);
+	rt_fired = 0;
+	assert_int_equal(twheel_rt_advance(&rt, w, UINT64_MAX), 3);
+	assert_int_equal(rt_fired, 3);
+	assert_int_equal(twheel_rt_timeout_ns(&rt, w, UINT64_MAX), TWHEEL_RT_FOREVER);
+	twheel_destroy(w);
+}
+
 /* ---- the host ------------------------------------------------------------- */
 
 static uint64_t fake_ns;
@@ -296,6 +334,13 @@ static void host_at_the_clocks_ends(void **state)
 	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
 
 	host_at(&h, 1000000, 0);
+	assert_int_equal(twheel_host_add(&h, &t, UINT64_MAX), 0); /* a delay: the same */
+	fake_ns = UINT64_MAX;
+	assert_int_equal(twheel_host_run(&h), 0);
+	assert_true(tw_timer_pending(&t));
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+
+	host_at(&h, 1000000, 0);
 	assert_int_equal(twheel_host_add_at(&h, &t, UINT64_MAX), 0);
 	fake_ns = UINT64_MAX;
 	assert_int_equal(twheel_host_run(&h), 0);
@@ -367,6 +412,7 @@ int main(void)
 		cmocka_unit_test(mod_refuses_null_and_zero),
 		cmocka_unit_test(internal_entry_points_refuse_null),
 		cmocka_unit_test(park_hint_at_tick_max),
+		cmocka_unit_test(rt_place_at_the_clocks_end),
 		cmocka_unit_test(host_init_errors),
 		cmocka_unit_test(host_not_initialised_or_shut_down),
 		cmocka_unit_test(host_add_at_busy_and_lost_first),

@@ -246,6 +246,25 @@ static void at_the_clocks_ends(void **state)
 		twheel_loop_destroy(l, NULL, NULL, NULL);
 	}
 
+	/* 1 s ticks: a delay of 1 ns 10 ns before the clock's end lies in a
+	 * tick that begins past it: never */
+	twheel_loop_config_init(&cfg);
+	cfg.tick_ns = 1000000000;
+	{
+		struct twheel_loop *l = fake_loop(&c, UINT64_MAX - 10, &cfg);
+		struct rec a;
+
+		memset(&a, 0, sizeof(a));
+		tw_loop_timer_init(&a.t, rec_fn, 0);
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+		assert_int_equal(twheel_loop_add(l, &a.t, 1), 0);
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+		fake_clock_set(&c, UINT64_MAX);
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+		assert_true(twheel_loop_pending(l, &a.t));
+		twheel_loop_destroy(l, NULL, NULL, NULL);
+	}
+
 	/* 1 s ticks: a deadline 1 ns past a boundary fires at the next one */
 	twheel_loop_config_init(&cfg);
 	cfg.tick_ns = 1000000000;
@@ -317,8 +336,10 @@ static void periodic_beyond_the_clocks_end(void **state)
 	/* 1e9, then 1e9 + period (at the end); 1e9 + 2 * period is beyond */
 	assert_int_equal(runs_to_the_end(UINT64_MAX / 2, 0, 1000000000), 2);
 	assert_int_equal(pruns.deadline[1], 1000000000 + UINT64_MAX / 2);
-	/* a period of UINT64_MAX: once */
+	/* a period of UINT64_MAX: once, whatever the misfire policy */
 	assert_int_equal(runs_to_the_end(UINT64_MAX, 0, 1000000000), 1);
+	assert_int_equal(runs_to_the_end(UINT64_MAX, TW_LOOP_MISFIRE_ONCE, 1000000000), 1);
+	assert_int_equal(runs_to_the_end(UINT64_MAX, TW_LOOP_MISFIRE_ALL, 1000000000), 1);
 	/* 1 ms, the first deadline 5.5 ms before the end, not due before it:
 	 * at the end 4 more have passed (SKIP runs none, ONCE one, ALL each
 	 * of the 6 up to UINT64_MAX - 0.5 ms) */
