@@ -115,8 +115,10 @@ typedef uint64_t tw_tick_t;
  * A timer never passed to tw_timer_init() but all zero (a calloc'ed or
  * "= {0}" struct) is refused with -EINVAL by every function that takes
  * it, changing nothing, and tw_timer_pending() says false: such a bug
- * fails, not crashes. Any other uninitialised content is undefined (a
- * -Ddebug_checks build reports it).
+ * fails, not crashes (a -Ddebug_checks build reports it first, as any
+ * timer never initialised: its default misuse handler aborts, see
+ * twheel_set_misuse_handler()). Any other uninitialised content is
+ * undefined (a -Ddebug_checks build reports it).
  *
  * Size: 40 bytes on LP64 in a release build (the kernel's timer_list is 40).
  */
