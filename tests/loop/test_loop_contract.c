@@ -340,6 +340,7 @@ static void periodic_beyond_the_clocks_end(void **state)
 	assert_int_equal(runs_to_the_end(UINT64_MAX, 0, 1000000000), 1);
 	assert_int_equal(runs_to_the_end(UINT64_MAX, TW_LOOP_MISFIRE_ONCE, 1000000000), 1);
 	assert_int_equal(runs_to_the_end(UINT64_MAX, TW_LOOP_MISFIRE_ALL, 1000000000), 1);
+	assert_int_equal(runs_to_the_end(UINT64_MAX, TW_LOOP_FIXED_DELAY, 1000000000), 1);
 	/* 1 ms, the first deadline 5.5 ms before the end, not due before it:
 	 * at the end 4 more have passed (SKIP runs none, ONCE one, ALL each
 	 * of the 6 up to UINT64_MAX - 0.5 ms) */
