@@ -10,12 +10,16 @@
     over a /proc entry that is gone when it reads it (a process that
     ended since listdir(); it raised FileNotFoundError);
   - reap_orphans() returns the exit status of an orphan that ends and
-    kills one that does not.
+    kills one that does not;
+  - stop_clean() does not count the time the server waited for a CPU
+    (a 5 s bound failed servers kept from their CPU on a loaded
+    machine), and still fails one that ignores SIGTERM.
 Exit 0 pass, 1 fail, 77 skip (no PR_SET_CHILD_SUBREAPER).
 """
 import os
 import subprocess
 import sys
+import time
 
 import demo_proc
 from demo_proc import children, read_line, ready_port, reap_orphans, stop_clean, subreaper
@@ -120,6 +124,62 @@ def orphans_reaped():
         fail(f"still children: {children(os.getpid())}")
 
 
+# On SIGTERM: 0.3 s of CPU time, then a STATS line and exit 0.
+BUSY_EXIT = r"""
+import os, signal, time
+def term(*_):
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    os.write(1, b"STATS conns=0 timers=0 x=1\n")
+    os._exit(0)
+signal.signal(signal.SIGTERM, term)
+os.write(1, b"ready\n")
+while True:
+    signal.pause()
+"""
+
+
+def exit_kept_from_the_cpu():
+    # The stand-in at SCHED_IDLE on one CPU beside a process that spins
+    # there for 1 s: it exits about 1.3 s after SIGTERM, 0.3 s of them
+    # its own. stop_clean() with 0.6 s failed it.
+    cpu = min(os.sched_getaffinity(0))
+    srv = py(BUSY_EXIT, stdout=subprocess.PIPE, text=True)
+    hog = py("import os, time\nos.write(1, b'go\\n')\nend = time.monotonic() + 1.0\n"
+             "while time.monotonic() < end:\n    pass\n", stdout=subprocess.PIPE, text=True)
+    try:
+        for p in (srv, hog):
+            os.sched_setaffinity(p.pid, {cpu})
+            read_line(p)
+        os.sched_setscheduler(srv.pid, os.SCHED_IDLE, os.sched_param(0))
+        last = stop_clean(srv, [], fail, secs=0.6)
+        if "x=1" not in last:
+            fail(f"the last STATS line is {last!r}")
+    finally:
+        for p in (srv, hog):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+def no_exit_fails():
+    # A stand-in that ignores SIGTERM, asleep: failed 0.5 s later, not
+    # after the 60 s that waits for a CPU may add.
+    srv = py("import os, signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nos.write(1, b'ready\\n')\n"
+             "while True:\n    signal.pause()\n", stdout=subprocess.PIPE, text=True)
+    read_line(srv)
+    start = time.monotonic()
+    try:
+        stop_clean(srv, [], fail, secs=0.5)
+    except AssertionError as e:
+        took = time.monotonic() - start
+        if "still ran" not in str(e) or not 0.5 <= took < 30:
+            fail(f"failed after {took:.1f} s with {e}")
+        return
+    fail("stop_clean() passed a server that ignores SIGTERM")
+
+
 if not subreaper():
     print(f"SKIP [{name}]: prctl(PR_SET_CHILD_SUBREAPER) refused")
     sys.exit(77)
@@ -128,6 +188,8 @@ case("read_line() returns a last line without a newline, then ''", read_line_at_
 case("children() names a child called 'a) b (c'", children_by_name)
 case("children() passes over a process gone since listdir()", children_past_a_process_gone)
 case("reap_orphans() reaps an orphan that ends, kills one that does not", orphans_reaped)
+case("stop_clean() does not count the server's waits for a CPU", exit_kept_from_the_cpu)
+case("stop_clean() fails a server that ignores SIGTERM", no_exit_fails)
 if fails:
     print(f"FAIL [{name}]: {len(fails)} cases")
     sys.exit(1)
