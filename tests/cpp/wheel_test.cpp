@@ -1015,6 +1015,30 @@ TEST(Chrono, PeriodicAtTheLastTickSaturates)
 	EXPECT_EQ(p.expiry(), Wheel::time_point::max());
 }
 
+// A periodic schedule whose next deadline lies past 2^64 ns ends there, as
+// cancel() ends it (its cancellation callback runs once): saturated at the
+// clock's end, it ran again at each advance to the last tick, under every
+// misfire policy and with a fixed delay (on a Loop, every iteration).
+TEST(Chrono, PeriodicEndsWhereItsNextDeadlinePassesTheClocksEnd)
+{
+	const auto p = std::chrono::hours(3000000); // 1.08e19 ns: the second deadline is past 2^64 ns
+	for (const tw::schedule s : {tw::schedule::fixed_rate, tw::schedule::fixed_delay})
+		for (const tw::misfire m : {tw::misfire::skip, tw::misfire::once, tw::misfire::all}) {
+			Wheel w(1ms);
+			int fired = 0, cancelled = 0;
+			Timer t(w, [&] { fired++; });
+			t.on_cancel([&] { cancelled++; });
+			t.arm_every(p, m, s);
+			for (int i = 0; i < 4; i++)
+				w.advance(Wheel::time_point::max()); // to the last tick
+			EXPECT_EQ(fired, 1) << static_cast<int>(m) << " " << static_cast<int>(s);
+			EXPECT_EQ(cancelled, 1);
+			EXPECT_FALSE(t.pending());
+			EXPECT_EQ(t.period(), 0ns);
+			EXPECT_FALSE(t.cancel());
+		}
+}
+
 // A periodic timer behind by more deadlines than missed() can count (2^32
 // and more, after one long advance) goes on from the first deadline after
 // the wheel's time, as behind by a few does: its grid moved 2^32 periods

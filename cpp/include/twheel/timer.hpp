@@ -195,7 +195,8 @@ public:
 	/// tw::error EINVAL), first @period from now; fixed_rate on the grid of
 	/// deadlines, those passed (missed()) run by @m: skip none, once, all;
 	/// fixed_delay from the end of each run. arm_in() or arm_at() then
-	/// moves its next run, and the grid counts on from that deadline. The
+	/// moves its next run, and the grid counts on from that deadline. It
+	/// ends (as cancel()) where its next deadline would lie past 2^64 ns. The
 	/// first call allocates on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
 	bool arm_every(std::chrono::duration<Rep, Period> period, misfire m = misfire::skip,
@@ -325,7 +326,9 @@ private:
 	// Re-arms a periodic timer its callback left unarmed: the next deadline
 	// of the grid (after those missed, unless misfire::all), or a period
 	// after now; cancels it if its owner is being destroyed or refuses it
-	// (a stopped loop). The next deadline: @n + 1 periods after @g, saturated.
+	// (a stopped loop), or if that deadline, @n + 1 periods after @g, lies
+	// past 2^64 ns: no clock reaches it (saturated, it ran at the clock's
+	// last reading again and again).
 	void again() noexcept
 	{
 		box *b = boxed();
@@ -333,8 +336,9 @@ private:
 			return;
 		const std::uint64_t p = b->period, g = b->s == schedule::fixed_delay ? X::now(this->c_) : b->grid;
 		const std::uint64_t n = b->m == misfire::all ? 0 : b->missed; // 0 for fixed_delay
-		b->grid = n >= (UINT64_MAX - g) / p ? UINT64_MAX : g + (n + 1) * p;
-		if (this->c_->closing || X::mod_at(this->c_, &this->n_, b->grid) < 0) { // it will not run again
+		const bool beyond = n >= (UINT64_MAX - g) / p;
+		b->grid = beyond ? UINT64_MAX : g + (n + 1) * p;
+		if (beyond || this->c_->closing || X::mod_at(this->c_, &this->n_, b->grid) < 0) { // it will not run again
 			b->period = 0;
 			return cancelled();
 		}
