@@ -787,7 +787,7 @@ static void recv_done(struct conn *c, const struct io_uring_cqe *cqe, bool woken
 		if (c->bid >= 0)
 			buf_put(s, c);
 		if (c->idle_due) { /* its timer fired: silent since its deadline */
-			on_idle(&c->idle);
+			idle_close(c, c->t_due); /* no run of the timer: no fire_* */
 			return;
 		}
 		conn_recv(c);

@@ -718,7 +718,7 @@ struct Server {
 			if (c->bid >= 0)
 				buf_put(c);
 			if (c->idle_due) { // its timer fired: silent since its deadline
-				on_idle(c);
+				idle_close(c, c->t_due); // no run of the timer: no fire_*
 				return;
 			}
 			conn_recv(c);

@@ -36,7 +36,10 @@ more timeout. Its receive, handed the buffer, found nothing to read and
 waited: first for ever (its close, put off until that receive completed,
 never came, nor any other connection's read), then until its timer fired
 a second time, the later connection's line unread and that connection
-closed by its own timer meanwhile.
+closed by its own timer meanwhile. And such a connection whose timer
+ran while it waited for the buffer (the close put off) is closed when
+its handed receive finds nothing, by no run of its timer: STATS fire_n
+must count the one run (the old servers counted a second, 0 us late).
 
 After SIGTERM the server must exit 0 with no connection and no timer
 left, and STATS `deferred` must count the closes put off. Its own
@@ -169,6 +172,57 @@ def urgent(srv, port, what):
           f"{closed_t:.3f} s")
 
 
+def stats(port):
+    """The server's STATS line, asked on a connection of its own: {key: int}."""
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        c.sendall(b"STATS\n")
+        c.settimeout(2.0)
+        line = b""
+        while not line.endswith(b"\n"):
+            got = c.recv(4096)
+            if not got:
+                break
+            line += got
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line.decode())}
+
+
+def urgent_due(srv, port, what):
+    """A connection whose only unread byte is urgent, its close put off
+    (its timer ran while it waited for the buffer another's line held),
+    then handed the buffer: its receive finds nothing, and it is closed
+    there, by no run of its timer. So its one timer run is the one fire
+    STATS counts: the old servers closed it through the timer's callback,
+    which counted a second run against the deadline re-armed for the read
+    (in the future: a fire 0 us late, STATS fire_n one too many)."""
+    before = stats(port)
+    line = socket.create_connection(("127.0.0.1", port))
+    oob = socket.create_connection(("127.0.0.1", port))
+    time.sleep(0.05)  # both accepted, each receive waiting for data
+    srv.send_signal(signal.SIGSTOP)
+    line.send(b"first\n")
+    oob.send(b"!", socket.MSG_OOB)
+    time.sleep(IDLE_MS / 1000 + 0.1)  # both deadlines pass while the server is stopped
+    srv.send_signal(signal.SIGCONT)
+    line.settimeout(2.0)
+    try:
+        first = line.recv(16)
+    except OSError:
+        first = b""
+    closed = select.select([oob], [], [], 2 * IDLE_MS / 1000 + 0.6)[0]
+    line.close()
+    oob.close()
+    if first != b"first\n":
+        fail(f"{what}: a line sent {IDLE_MS} ms before its deadline unanswered (got {first!r})")
+    if not closed:
+        fail(f"{what}: a connection with an urgent byte alone unread still open")
+    after = stats(port)
+    d = {k: after[k] - before[k] for k in ("fire_n", "deferred", "idle_closed")}
+    if d != {"fire_n": 1, "deferred": 1, "idle_closed": 1}:
+        fail(f"{what}: one timer run that put a close off, then the close made by the read: "
+             f"STATS counted {d} (fire_n counts the timer's runs)")
+    print(f"{what}: a put-off close made by the read: {d}")
+
+
 def check_trace(path, slow_ports, what):
     """Every line of the server's trace (peer accept_ns accept_queue_ms
     deadline_ns fire_ns fin_ns freed_ns; fin 0 if the close freed it at
@@ -236,6 +290,7 @@ def run(mode, message, reply_ok, partial):
             flood(port, what)
         else:
             urgent(srv, port, what)
+            urgent_due(srv, port, what)
     finally:
         last = stop_clean(srv, log, fail)
     m = re.search(r" deferred=(\d+) ", last)
