@@ -86,12 +86,15 @@ int without_memory(F arm)
 	return rc;
 }
 
-// A clock that stands still (ns): the rt of a host whose test must not
-// depend on how long the machine takes between two of its statements.
-std::uint64_t still_ns(void *) { return 1000000000; }
+// A clock that stands still (ns) unless the test moves it: the rt of a
+// host whose test must not depend on how long the machine takes between
+// two of its statements (a stall that made a later timer due).
+std::uint64_t g_still_ns;
+std::uint64_t still_ns(void *) { return g_still_ns; }
 twheel_rt still_rt()
 {
 	twheel_rt rt;
+	g_still_ns = 1000000000;
 	twheel_rt_init(&rt, 1000000, still_ns, nullptr);
 	return rt;
 }
@@ -196,11 +199,13 @@ TEST(AsioHostFailure, PendingTimerWhoseReArmFailsIsCancelled)
 TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
 {
 	boost::asio::io_context io;
-	tw::AsioHost h(io);
+	const twheel_rt rt = still_rt();
+	tw::AsioHost h(io, &rt);
 	Rec first(h), second(h);
 	first.fail_after = 1;
 	ASSERT_EQ(arm(first, 1ms), 0);
-	ASSERT_EQ(arm(second, 200ms), 0); // not due with first, even after a stall
+	ASSERT_EQ(arm(second, 200ms), 0);
+	g_still_ns += 2000000; // first due, second not, whatever the machine's stalls
 	EXPECT_THROW(io.run(), std::bad_alloc);
 	g_fail = 0;
 	EXPECT_EQ(first.fired, 1);
@@ -212,6 +217,7 @@ TEST(AsioHostFailure, ReArmAfterARunFailsOutOfRunAndResumes)
 	EXPECT_EQ(h.resume(), -ENOMEM); // still owed
 	EXPECT_EQ(h.resume(), 0);
 	EXPECT_EQ(h.resume(), 0); // nothing owed
+	g_still_ns += 200000000;
 	io.restart();
 	io.run();
 	EXPECT_EQ(second.fired, 1);
@@ -241,9 +247,10 @@ TEST(AsioHostFailure, PlacementThatCannotBePostedIsMadeAtOnce)
 TEST(AsioHostFailure, WaitAfterAPlacementFailsOutOfRunAndResumes)
 {
 	boost::asio::io_context io;
-	tw::AsioHost h(io);
+	const twheel_rt rt = still_rt();
+	tw::AsioHost h(io, &rt);
 	Rec late(h), early(h);
-	ASSERT_EQ(arm(late, 300ms), 0); // not due at the placement, even after a stall
+	ASSERT_EQ(arm(late, 300ms), 0); // not due at the placement: the clock stands still
 	EXPECT_EQ(arm(early, 1ms), 0);  // parked, its placement posted
 	g_fail = 1;                     // the wait the placement starts
 	EXPECT_THROW(io.run_one(), std::bad_alloc);
@@ -251,6 +258,7 @@ TEST(AsioHostFailure, WaitAfterAPlacementFailsOutOfRunAndResumes)
 	EXPECT_TRUE(early.pending());
 	EXPECT_EQ(early.fired, 0);
 	EXPECT_EQ(h.resume(), 0);
+	g_still_ns += 300000000;
 	io.restart();
 	io.run();
 	EXPECT_EQ(early.fired, 1);
@@ -270,12 +278,14 @@ TEST(AsioHostFailure, PlacementQueuedWhenTheHostIsDestroyedWithNoWait)
 	tw_timer_init(&c, [](tw_timer *) { ADD_FAILURE() << "ran after its host was destroyed"; });
 	std::unique_ptr<Rec> first, second;
 	{
-		tw::AsioHost h(io);
+		const twheel_rt rt = still_rt();
+		tw::AsioHost h(io, &rt);
 		first = std::make_unique<Rec>(h);
 		second = std::make_unique<Rec>(h);
 		first->fail_after = 1;
 		ASSERT_EQ(arm(*first, 1ms), 0);
-		ASSERT_EQ(arm(*second, 200ms), 0); // not due with first
+		ASSERT_EQ(arm(*second, 200ms), 0);
+		g_still_ns += 2000000; // first due, second not, whatever the stalls
 		EXPECT_THROW(io.run(), std::bad_alloc); // the wait for second is owed
 		g_fail = 0;
 		EXPECT_EQ(twheel_host_mod(h.get(), &c, 1000000), 0); // parked, placement posted
