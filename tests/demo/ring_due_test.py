@@ -41,6 +41,11 @@ ran while it waited for the buffer (the close put off) is closed when
 its handed receive finds nothing, by no run of its timer: STATS fire_n
 must count the one run (the old servers counted a second, 0 us late).
 
+In heartbeat mode, a connection with an urgent byte alone, woken for
+the buffer a PING read gave back, must not keep its claim on it: the
+PING of a connection refused after it is answered at once (woken, the
+receive waited for data, and that PING went unread until the close).
+
 After SIGTERM the server must exit 0 with no connection and no timer
 left, and STATS `deferred` must count the closes put off. Its own
 figures must tell what happened (--trace, STATS): every idle close's
@@ -223,6 +228,53 @@ def urgent_due(srv, port, what):
     print(f"{what}: a put-off close made by the read: {d}")
 
 
+def woken_urgent():
+    """Heartbeat mode: a PING read hands its buffer back to the ring at
+    once, before the same batch's refusals (ENOBUFS) are seen; the next
+    of those, a connection whose only unread byte is urgent, is then
+    woken for the buffer, and finds nothing to read. It must not wait with
+    its claim on the buffer: the PING of the connection refused after it
+    must be answered at once. Woken with POLL_FIRST and without
+    MSG_DONTWAIT, the receive waited for data, no other connection was
+    woken, and that PING was unread until the connection was closed
+    (reset, 0.52 s later at a 300 ms timeout): no timer may find data
+    waiting for a buffer (STATS deferred 0), however slow this client."""
+    srv = subprocess.Popen([server_path, "--port", "0", "--idle-ms", str(IDLE_MS), "--ring-bufs", "1",
+                            "--heartbeat"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = []
+    port = ready_port(srv, name, fail, r"ready: listening on 127\.0\.0\.1:(\d+),",
+                      skip="no provided-buffer ring", log=log)
+    try:
+        first, oob, last = (socket.create_connection(("127.0.0.1", port)) for _ in range(3))
+        time.sleep(0.05)  # all accepted, each receive waiting for data
+        srv.send_signal(signal.SIGSTOP)
+        first.send(b"PING\n")  # in this order: the receives complete in it
+        time.sleep(0.01)
+        oob.send(b"!", socket.MSG_OOB)
+        time.sleep(0.01)
+        last.send(b"PING\n")
+        time.sleep(0.01)
+        srv.send_signal(signal.SIGCONT)
+        t0 = time.monotonic()
+        got = b""
+        if select.select([last], [], [], 2.0)[0]:
+            try:
+                got = last.recv(16)
+            except ConnectionResetError:
+                got = b"(reset)"
+        took = time.monotonic() - t0
+        for s in (first, oob, last):
+            s.close()
+    finally:
+        stats = stop_clean(srv, log, fail)
+    deferred = re.search(r" deferred=(\d+) ", stats)
+    if got != b"PONG\n" or not deferred or deferred.group(1) != "0":
+        fail(f"--heartbeat: a PING behind a woken receive with an urgent byte alone to read got "
+             f"{got!r} in {took:.3f} s, STATS deferred {deferred.group(1) if deferred else 'missing'} "
+             f"(no timer may find data waiting): the woken receive kept its claim on the buffer")
+    print(f"--heartbeat: a PING behind a woken urgent-byte receive answered after {took:.3f} s")
+
+
 def check_trace(path, slow_ports, what):
     """Every line of the server's trace (peer accept_ns accept_queue_ms
     deadline_ns fire_ns fin_ns freed_ns; fin 0 if the close freed it at
@@ -309,4 +361,5 @@ def run(mode, message, reply_ok, partial):
 run([], b"hello\n", lambda b: b == b"hello\n", None)
 run(["--http"], b"GET / HTTP/1.1\r\nHost: a\r\nX: " + b"y" * 600 + b"\r\n\r\n",
     lambda b: b.startswith(b"HTTP/1.1 204 ") and b.endswith(b"\r\n\r\n"), b"GET / HTTP/1.1\r\nHo")
+woken_urgent()
 print(f"PASS [{name}]")
