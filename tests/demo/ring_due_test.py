@@ -204,7 +204,8 @@ def urgent_due(srv, port, what):
     oob = socket.create_connection(("127.0.0.1", port))
     time.sleep(0.05)  # both accepted, each receive waiting for data
     srv.send_signal(signal.SIGSTOP)
-    line.send(b"first\n")
+    line.send(b"first\n")  # first: its receive takes the buffer
+    time.sleep(0.01)
     oob.send(b"!", socket.MSG_OOB)
     time.sleep(IDLE_MS / 1000 + 0.1)  # both deadlines pass while the server is stopped
     srv.send_signal(signal.SIGCONT)
