@@ -653,13 +653,17 @@ int demo_http_input(const char *buf, size_t n, struct demo_http *h)
 		if (h->len == 0 && (ch == '\r' || ch == '\n'))
 			continue; /* before a request line: skipped */
 		if (++h->len > DEMO_HTTP_MAX_HEAD) { /* too long: answered, and the last */
-			/* still in the method: 501; the target: 414 (RFC 9112 3); past its end, no version is that long: 400 */
+			/*
+			 * still in the method: 501; in the target: 414 (RFC 9112 3);
+			 * elsewhere in the line, 400: past the target no version is
+			 * that long, and whitespace before it is no URI
+			 */
 			bool line = h->part == HTTP_REQUEST_LINE;
 			bool method = line && h->words == 1 && h->pos;
-			bool version = line && (h->words >= 3 || (h->words == 2 && !h->pos));
+			bool target = line && h->words == 2 && h->pos;
 			*h = (struct demo_http){ .len = 0 };
-			h->reply = method ? DEMO_HTTP_NOT_IMPLEMENTED : version ? DEMO_HTTP_BAD_REQUEST
-					 : line ? DEMO_HTTP_URI_TOO_LONG : DEMO_HTTP_TOO_LARGE;
+			h->reply = method ? DEMO_HTTP_NOT_IMPLEMENTED : target ? DEMO_HTTP_URI_TOO_LONG
+					 : line ? DEMO_HTTP_BAD_REQUEST : DEMO_HTTP_TOO_LARGE;
 			h->close = true;
 			if (++heads > DEMO_HTTP_MAX_BATCH)
 				return -1;

@@ -203,10 +203,10 @@ struct demo_http {
  *
  * Returns the heads completed, each to be answered (demo_http_reply_span()).
  * A head longer than DEMO_HTTP_MAX_HEAD bytes counts as one, answered
- * 414 URI Too Long if its request line was not complete (501 Not
- * Implemented if its method was not: RFC 9112 3; 400 if its target
- * was, no version being that long), else 431 Request Header Fields Too
- * Large, and closes. When a head closes the connection,
+ * 414 URI Too Long if it ran past the limit in its target, 501 Not
+ * Implemented in its method (RFC 9112 3), 400 elsewhere in its request
+ * line (whitespace before the target is no URI, and no version is that
+ * long), else 431 Request Header Fields Too Large, and closes. When a head closes the connection,
  * it is the last one counted: h->close is set, the bytes after it are not
  * read (nor any later call's: 0 then). Returns -1 (a protocol error, no
  * reply) when more than DEMO_HTTP_MAX_BATCH heads complete at once. O(@n),

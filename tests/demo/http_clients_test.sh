@@ -37,8 +37,8 @@
 #    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
 #    HTTP/0.9 as a version a 505, "http/1.1" and a bare CR a 400; a
 #    method too long a 501 (RFC 9112 3), a version too long a 400, a
-#    request line too
-#    long a 414, a head too long a 431;
+#    target too long a 414, whitespace too long before any target a
+#    400 (no URI was sent), a head too long a 431;
 #    curl with no Host field a 400, curl's OPTIONS * a 204;
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
 #  - the server closed no connection by its idle timer, and after SIGTERM
@@ -236,6 +236,8 @@ long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
 raw "a version too long (400)" "GET / HTTP/1.1$long\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400
 raw "a request line too long (414)" "GET /$long HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 414
+spaces=$(printf ' %.0s' $(seq 1100))
+raw "whitespace too long, no target (400)" "GET$spaces/ HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400
 raw "a head too long (431)" "GET / HTTP/1.1\\r\\nHost: a\\r\\nX: $long\\r\\n\\r\\n" 1 eof 431
 for id in "${opens[@]}"; do raw_end "$id"; done
 # curl without a Host field gets the 400 too

@@ -745,6 +745,19 @@ int main(void)
 	memset(buf, ' ', sizeof(buf));
 	memcpy(buf, "GET /", 5);
 	check_splits("a target, then whitespace without an end", buf, max + 1, 1, BAD, ends);
+	/*
+	 * ...whitespace before any target (RFC 9112 3 lets a recipient skip
+	 * it): no URI was sent, so no 414; an invalid request line, 400
+	 */
+	memset(buf, ' ', sizeof(buf));
+	check_splits("whitespace without an end", buf, max + 1, 1, BAD, ends);
+	memcpy(buf, "GET", 3);
+	check_splits("a method, then whitespace without an end", buf, max + 1, 1, BAD, ends);
+	memset(buf, '\t', sizeof(buf));
+	memcpy(buf, "\r\n\t\vGET\f", 8);
+	ends[0] = max + 3;
+	check_splits("an empty line, then tabs without an end", buf, max + 3, 1, BAD, ends);
+	ends[0] = max + 1;
 	memset(buf, 'x', sizeof(buf));
 	memcpy(buf, "\r\n\r\nGET /", 9);
 	ends[0] = max + 5;
