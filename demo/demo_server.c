@@ -290,7 +290,19 @@ enum http_target {
 	HTTP_TARGET_ABSOLUTE, /* a scheme and its ":": absolute-form (3.2.2) */
 	HTTP_TARGET_HOST,     /* CONNECT: host bytes (3.2.3) */
 	HTTP_TARGET_PORT,     /* CONNECT: host bytes, ":", digits: authority-form (3.2.3) */
+	/*
+	 * An "http" or "https" scheme (any case: RFC 3986 3.1) needs "//"
+	 * and a host, not empty (RFC 9110 4.2.1, 4.2.2: a recipient "MUST
+	 * reject it as invalid"), without userinfo (4.2.4: an error)
+	 */
+	HTTP_TARGET_H,        /* "h", "ht", "htt", "http", "https": 7 to 11, a scheme so far */
+	HTTP_TARGET_HTTP_COLON = HTTP_TARGET_H + 5, /* "http:" or "https:": "//" must follow */
+	HTTP_TARGET_HTTP_SLASH, /* "http:/" */
+	HTTP_TARGET_AUTHORITY_START, /* "http://": a host must follow */
+	HTTP_TARGET_AUTHORITY, /* in the host, or its port: no "@" (userinfo) */
 };
+_Static_assert(HTTP_TARGET_AUTHORITY < 16, "struct demo_http's target: the form in 4 bits");
+static const char http_scheme_https[] = "https";
 #define HTTP_TARGET_OWED 16u /* target: one hex digit a "%" owes (RFC 3986 2.1) */
 
 static bool http_alpha(char ch)
@@ -326,7 +338,10 @@ static void http_target_byte(struct demo_http *h, char ch)
 		ok = http_hex(ch);
 		owed--;
 	} else if (ch == '%') {
-		ok = form != HTTP_TARGET_NONE && form != HTTP_TARGET_SCHEME && form != HTTP_TARGET_ASTERISK;
+		ok = form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE || form == HTTP_TARGET_HOST ||
+		     form == HTTP_TARGET_PORT || form >= HTTP_TARGET_AUTHORITY_START;
+		if (form == HTTP_TARGET_AUTHORITY_START)
+			form = HTTP_TARGET_AUTHORITY; /* a host of "%" and two hex digits */
 		owed = 2;
 	} else if (!http_uri_byte(ch)) {
 		ok = false;
@@ -334,8 +349,29 @@ static void http_target_byte(struct demo_http *h, char ch)
 		form = HTTP_TARGET_HOST; /* a host first */
 		ok = ch != '/' && ch != '*' && ch != '?' && ch != '@' && ch != ':';
 	} else if (form == HTTP_TARGET_NONE) {
-		form = ch == '/' ? HTTP_TARGET_ORIGIN : ch == '*' ? HTTP_TARGET_ASTERISK : HTTP_TARGET_SCHEME;
+		form = ch == '/' ? HTTP_TARGET_ORIGIN : ch == '*' ? HTTP_TARGET_ASTERISK
+		     : http_lower(ch) == 'h' ? HTTP_TARGET_H : HTTP_TARGET_SCHEME;
 		ok = ch == '/' || ch == '*' || http_alpha(ch);
+	} else if (form >= HTTP_TARGET_H && form < HTTP_TARGET_HTTP_COLON) { /* a prefix of "https" */
+		unsigned k = form - HTTP_TARGET_H + 1; /* its bytes */
+		if (ch == ':')
+			form = k >= 4 ? HTTP_TARGET_HTTP_COLON : HTTP_TARGET_ABSOLUTE;
+		else if (k < 5 && http_lower(ch) == http_scheme_https[k])
+			form++;
+		else
+			form = HTTP_TARGET_SCHEME;
+		ok = ch == ':' || http_alpha(ch) || http_digit(ch) || ch == '+' || ch == '-' || ch == '.';
+	} else if (form == HTTP_TARGET_HTTP_COLON || form == HTTP_TARGET_HTTP_SLASH) {
+		ok = ch == '/';
+		form++;
+	} else if (form == HTTP_TARGET_AUTHORITY_START || form == HTTP_TARGET_AUTHORITY) {
+		if (ch == '/' || ch == '?') { /* the path or the query: the authority is over */
+			ok = form == HTTP_TARGET_AUTHORITY;
+			form = HTTP_TARGET_ABSOLUTE;
+		} else {
+			ok = ch != '@' && (ch != ':' || form == HTTP_TARGET_AUTHORITY);
+			form = HTTP_TARGET_AUTHORITY;
+		}
 	} else if (form == HTTP_TARGET_ORIGIN) {
 		ok = ch != '[' && ch != ']'; /* IP literals only in an authority */
 	} else if (form == HTTP_TARGET_ASTERISK) {
@@ -358,7 +394,7 @@ static void http_target_byte(struct demo_http *h, char ch)
 static void http_target_end(struct demo_http *h)
 {
 	unsigned form = h->target;
-	if (!(form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE ||
+	if (!(form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE || form == HTTP_TARGET_AUTHORITY ||
 	      (form == HTTP_TARGET_ASTERISK && h->method == HTTP_METHOD_OPTIONS) ||
 	      (form == HTTP_TARGET_PORT && h->method == HTTP_METHOD_CONNECT)))
 		h->head |= HTTP_BAD; /* an owed hex digit too */

@@ -164,7 +164,9 @@ struct demo_http {
  *    words, x and y a digit; so HTTP/0.9's "GET /", "http/1.1"; the
  *    method a token, the target without control bytes: RFC 9112 3); its
  *    target is in none of RFC 9112 3.2's forms: "/" and a path
- *    (origin-form), a scheme and ":" (absolute-form), host ":" port for
+ *    (origin-form), a scheme and ":" (absolute-form; for "http" and
+ *    "https", in any case, "//" and a host, not empty, without userinfo:
+ *    RFC 9110 4.2.1, 4.2.2, 4.2.4), host ":" port for
  *    CONNECT and "*" for OPTIONS only, each of URI bytes (RFC 3986: no
  *    "#", no byte above 0x7f, "%" and two hex digits); a
  *    field line has no colon or its name is not a token (empty, or with

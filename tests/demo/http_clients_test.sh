@@ -31,7 +31,8 @@
 #    Content-Length not a number or twice, a last coding not chunked,
 #    Transfer-Encoding in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a
 #    method that is no token, a target in none of RFC 9112 3.2's forms:
-#    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port)
+#    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port,
+#    an http URI without a host or an https one with userinfo)
 #    get a 400 with "Connection: close", then
 #    the FIN, and nothing after them is answered, chunked twice too; a
 #    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
@@ -39,7 +40,8 @@
 #    method too long a 501 (RFC 9112 3), a version too long a 400, a
 #    target too long a 414, whitespace too long before any target a
 #    400 (no URI was sent), a head too long a 431;
-#    curl with no Host field a 400, curl's OPTIONS * a 204;
+#    curl with no Host field a 400, curl's OPTIONS * a 204, curl through
+#    a proxy with userinfo in its URL a 204 (curl sends it as a field);
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
 #  - the server closed no connection by its idle timer, and after SIGTERM
 #    exits 0 with no connection and no timer left.
@@ -232,6 +234,8 @@ raw "a target in no form (3.2)" 'GET foo HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "asterisk-form, not OPTIONS (3.2.4)" 'GET * HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a target with a fragment (3.2)" 'GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "CONNECT, origin-form (3.2.3)" 'CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "an http URI with no host (RFC 9110 4.2.1)" 'GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "an https URI with userinfo (RFC 9110 4.2.4)" 'GET https://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
 raw "a version too long (400)" "GET / HTTP/1.1$long\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400
@@ -252,6 +256,11 @@ code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' --request-target 'foo'
   fail "curl --request-target foo failed"
 [ "$code" = 400 ] || fail "curl --request-target foo: status $code, want 400"
 echo "curl OPTIONS *: 204, --request-target foo: 400"
+# curl through a proxy (absolute-form) moves an URL's userinfo to an Authorization field: a 204
+code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -x "$url" 'http://u:p@a.example:81/x?y') ||
+  fail "curl -x failed"
+[ "$code" = 204 ] || fail "curl -x $url http://u:p@a.example:81/x?y: status $code, want 204"
+echo "curl through a proxy, userinfo in its URL: 204"
 
 # the connections end when the clients close theirs: none waits for the timer
 stats_until_closed

@@ -192,7 +192,42 @@ static const struct {
 	{ "GET HTTP://a HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET a+b-c.9:x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://[::1]:80/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
-	{ "GET http: HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	/*
+	 * an http or https URI (scheme in any case) has an authority with a
+	 * host: one without, or with an empty host, is invalid (RFC 9110
+	 * 4.2.1, 4.2.2: a recipient "MUST reject it as invalid"); userinfo
+	 * is an error too (4.2.4); other schemes are RFC 3986's generic URIs
+	 */
+	{ "GET http: HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http:x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http:/x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET HTTP:%2F%2Fa/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http:// HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET https://?a HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET hTTpS://:443/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://u:p@a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://@a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a@ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a%40b/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a "%40" is no delimiter */
+	{ "GET http://%41/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://a HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET https://a:443?x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://a/@ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },   /* "@" in the path */
+	{ "GET http://a?@ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },   /* ...in the query */
+	{ "GET http://a/b//c HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET h: HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET htt:/x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET httpx:/// HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET httpsx: HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET hxttp:// HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET file:///x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET urn:a@b HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http HTTP/1.1\r\nHost: a\r\n\r\n", BAD },   /* no ":": no form */
+	{ "GET https HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET ht%41p://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http:/%2Fa HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET ://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET 1http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET h_ttp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
