@@ -558,8 +558,13 @@ static inline void arm_new(struct twheel *w, struct tw_timer *t, tw_tick_t expir
 
 hot_entry int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires)
 {
-	if (unlikely(!w || !t || !t->func))
+	if (unlikely(!w || !t || !t->func)) {
+		/* a debug build reports a timer never initialised first: an
+		 * all-zero one has no callback either */
+		if (w && t)
+			(void)misused(w, t);
 		return -EINVAL;
+	}
 	if (misused(w, t))
 		return -EINVAL;
 	if (unlikely(t->_idx != IDX_NONE))

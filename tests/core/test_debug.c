@@ -120,6 +120,61 @@ static void uninitialised_timer_is_reported(void **state)
 	twheel_destroy(w);
 }
 
+/*
+ * The commonest form of the mistake: a connection struct from calloc()
+ * whose tw_timer_init() was forgotten, all zero, its callback NULL too.
+ * Every arm reports it, as the other calls do: an add must not take the
+ * missing callback for the only fault and refuse it unreported (a
+ * program that ignores the add's -EINVAL would lose the timer silently,
+ * in the very build meant to catch it).
+ */
+static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now);
+static void host_stop(struct twheel_host *h);
+
+static void all_zero_timer_is_reported_by_every_arm(void **state)
+{
+	static const struct twheel_host_ops ops = { host_arm, host_stop };
+	struct twheel *w = twheel_create(0);
+	struct twheel_host h;
+	struct tw_timer z, first;
+	int defer;
+
+	(void)state;
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(twheel_add(w, &z, 10), -EINVAL);
+	assert_int_equal(reports, 1);
+	assert_non_null(strstr(last, "initialised"));
+	assert_int_equal(twheel_mod(w, &z, 10), -EINVAL);
+	assert_int_equal((twheel_mod)(w, &z, 10), -EINVAL);
+	assert_int_equal(twheel_park(w, &z, 10), -EINVAL);
+	assert_int_equal(twheel_park_hint(w, &z, 10, 1000), -EINVAL);
+	assert_int_equal(reports, 5);
+	assert_int_equal(twheel_count(w), 0);
+	twheel_destroy(w);
+	/* through a host: with its timer stopped (the arm places at once),
+	 * then armed with deferral on (an arm by delay is parked) */
+	assert_int_equal(twheel_host_init(&h, NULL, &ops), 0);
+	tw_timer_init(&first, noop);
+	for (defer = 0; defer < 2; defer++) {
+		uint64_t now = twheel_host_now(&h);
+
+		if (defer) {
+			assert_int_equal(twheel_host_defer(&h, true), 0);
+			assert_int_equal(twheel_host_add(&h, &first, 1000000000), 0);
+		}
+		reports = 0;
+		assert_int_equal(twheel_host_add(&h, &z, 1000000), -EINVAL);
+		assert_int_equal(twheel_host_add(&h, &z, 0), -EINVAL);
+		assert_int_equal(twheel_host_mod(&h, &z, 1000000), -EINVAL);
+		assert_int_equal(twheel_host_add_at(&h, &z, now + 1000000), -EINVAL);
+		assert_int_equal(twheel_host_mod_at(&h, &z, now + 1000000), -EINVAL);
+		assert_int_equal(reports, 5);
+		assert_int_equal(twheel_count(twheel_host_wheel(&h)), (size_t)defer);
+	}
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_null(z.entry.next);
+}
+
 static void timer_pending_on_another_wheel_is_reported(void **state)
 {
 	(void)state;
@@ -316,6 +371,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(uninitialised_timer_is_reported, setup),
+		cmocka_unit_test_setup(all_zero_timer_is_reported_by_every_arm, setup),
 		cmocka_unit_test_setup(stale_bytes_of_an_idle_timer_are_not_pending, setup),
 		cmocka_unit_test_setup(stale_bytes_of_other_objects_are_not_pending, setup),
 		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
