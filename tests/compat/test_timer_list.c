@@ -1274,6 +1274,38 @@ static void host_clock_stepping_back(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/* TWHEEL_COMPAT_TICK_NS is the bind calls' 64-bit tick: a host clock
+ * moved by a number of ticks times it moves by that many ticks, past
+ * 2^32 ns (4.3 s) too, where a 32-bit product would wrap (5 s of ticks
+ * would move it by 0.7 s at HZ 1000, and the timer would not fire). */
+static void tick_ns_times_a_count_does_not_wrap(void **state)
+{
+	static const struct twheel_host_ops ops = { .arm = host_arm, .stop = host_stop };
+	struct twheel_rt rt = { .tick_ns = TWHEEL_COMPAT_TICK_NS, .clock = read_host_clock };
+	struct twheel_host h;
+	struct obj o;
+	unsigned int n = 5 * HZ; /* 5 s of ticks, as a program counts them */
+	unsigned long j0;
+
+	(void)state;
+	assert_int_equal(sizeof(TWHEEL_COMPAT_TICK_NS), sizeof(uint64_t));
+	host_clock = 1000ull * TWHEEL_COMPAT_TICK_NS;
+	assert_int_equal(twheel_host_init(&h, &rt, &ops), 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), 0);
+	new_obj(&o);
+	j0 = jiffies;
+	assert_int_equal(mod_timer(&o.timer, j0 + n), 0);
+	host_clock += n * TWHEEL_COMPAT_TICK_NS;
+	twheel_host_run(&h);
+	assert_int_equal(jiffies - j0, n);
+	assert_int_equal(o.fired, 1);
+	assert_int_equal(o.fired_at, j0 + n);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
 /* A callback that re-arms its timer for now (mod_timer(t, jiffies)), or
  * with add_timer() in the past: the kernel queues it for the next tick
  * ("If @timer->expires is already in the past @timer will be queued to
@@ -1464,6 +1496,7 @@ int main(void)
 		T(unbind_leaves_pending_timers_on_their_wheel),
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
+		T(tick_ns_times_a_count_does_not_wrap),
 		T(rearm_with_no_delay_runs_next_tick),
 		T(rearm_for_next_tick_after_a_catch_up_is_on_time),
 		cmocka_unit_test(unbind_without_binding),

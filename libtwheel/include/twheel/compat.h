@@ -82,9 +82,11 @@ extern "C" {
  * The length of one tick in nanoseconds, for the bind calls: 1/HZ s,
  * rounded up where that is not whole nanoseconds (HZ a multiple of 3:
  * 3,333,334 ns at HZ 300, so jiffies and ticks run 0.2 ppm slow, late
- * by 17 ms a day, never early).
+ * by 17 ms a day, never early). Unsigned long long, as the bind calls'
+ * uint64_t, so that a count of ticks times it (n * TWHEEL_COMPAT_TICK_NS,
+ * a host clock's nanoseconds) does not wrap at 2^32 ns, 4.3 s.
  */
-#define TWHEEL_COMPAT_TICK_NS ((1000000000u + TWHEEL_COMPAT_HZ - 1) / TWHEEL_COMPAT_HZ)
+#define TWHEEL_COMPAT_TICK_NS ((1000000000ull + TWHEEL_COMPAT_HZ - 1) / TWHEEL_COMPAT_HZ)
 
 /*
  * One TWHEEL_COMPAT_HZ per program: a file built with one value and a
