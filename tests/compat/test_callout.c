@@ -161,7 +161,8 @@ struct softc {
 	struct softc *other;   /* STOP_OTHER's victim */
 };
 
-enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF, STOP_OTHER, FREE_SELF, ASYNC_DRAIN_NULL };
+enum { NOTHING, STOP_SELF, RESET_THEN_STOP, DRAIN_SELF, RESET_SELF, STOP_OTHER, FREE_SELF, ASYNC_DRAIN_NULL,
+       RESET_OTHER };
 
 static void fn(void *arg)
 {
@@ -193,6 +194,9 @@ static void fn(void *arg)
 		return;
 	case ASYNC_DRAIN_NULL:
 		sc->rc = callout_async_drain(&sc->co, NULL);
+		break;
+	case RESET_OTHER:
+		sc->rc = callout_reset(&sc->other->co, 10, fn, sc->other);
 		break;
 	}
 	if (sc->again > 0) {
@@ -501,6 +505,75 @@ static void stop_another_and_free_itself(void **state)
 	f->action = FREE_SELF;
 	callout_reset(&f->co, 2, fn, f);
 	assert_int_equal(step(2), 1);
+}
+
+/* A function that resets another callout due at the same tick, which
+ * the advance has not run yet (1: "a pending callout was cancelled") or
+ * has run (0): either way it runs 10 ticks on, active and pending until
+ * then; with a stop instead (above) it does not run again. */
+static void reset_another_callout_due_at_the_same_tick(void **state)
+{
+	(void)state;
+	for (int first = 0; first < 2; first++) {
+		struct softc a, b;
+		int t;
+
+		new_sc(&a);
+		new_sc(&b);
+		a.action = RESET_OTHER;
+		a.other = &b;
+		t = ticks + 3;
+		callout_reset(first ? &b.co : &a.co, 3, fn, first ? (void *)&b : (void *)&a);
+		callout_reset(first ? &a.co : &b.co, 3, fn, first ? (void *)&a : (void *)&b);
+		step(3);
+		assert_int_equal(a.calls, 1);
+		assert_true(a.rc == 0 || a.rc == 1);
+		assert_int_equal(b.calls, !a.rc);
+		assert_true(callout_pending(&b.co) && callout_active(&b.co));
+		step(9);
+		assert_int_equal(b.calls, !a.rc);
+		step(1);
+		assert_int_equal(b.calls, !a.rc + 1);
+		assert_int_equal(ticks_since(t, b.at), 10);
+		assert_false(callout_pending(&b.co));
+		assert_true(callout_active(&b.co)); /* "does not clear it when a callout expires" */
+		assert_int_equal(callout_stop(&b.co), -1);
+		assert_false(callout_active(&b.co));
+	}
+}
+
+/* The ends of the arguments: INT_MAX ticks fire after exactly that many,
+ * INT_MIN is "non-positive", 1; SBT_MAX, relative (from the current tick
+ * or the next), absolute or precalculated, is pending and stops with 1;
+ * INT64_MIN relative and 0 absolute are in the past: the next tick. */
+static void ticks_and_times_at_their_ends(void **state)
+{
+	static const int sbt_flags[] = { 0, C_HARDCLOCK, C_ABSOLUTE, C_PRECALC };
+	struct softc sc;
+	int t0;
+
+	(void)state;
+	new_sc(&sc);
+	t0 = ticks;
+	assert_int_equal(callout_reset(&sc.co, INT_MAX, fn, &sc), 0);
+	twheel_advance(w, twheel_now(w) + INT_MAX - 1);
+	assert_int_equal(sc.calls, 0);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(ticks_since(t0, sc.at), INT_MAX);
+	t0 = ticks;
+	assert_int_equal(callout_reset(&sc.co, INT_MIN, fn, &sc), 0);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(ticks_since(t0, sc.at), 1);
+	for (size_t i = 0; i < sizeof(sbt_flags) / sizeof(sbt_flags[0]); i++) {
+		assert_int_equal(callout_reset_sbt(&sc.co, SBT_MAX, SBT_MAX, fn, &sc, sbt_flags[i]), 0);
+		assert_int_equal(step(3), 0);
+		assert_int_equal(callout_stop(&sc.co), 1);
+	}
+	assert_int_equal(callout_reset_sbt(&sc.co, INT64_MIN, 0, fn, &sc, 0), 0);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(callout_reset_sbt(&sc.co, 0, 0, fn, &sc, C_ABSOLUTE), 0);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(sc.calls, 4);
 }
 
 /* "a callout structure may be reused to schedule a new function call
@@ -1475,6 +1548,8 @@ int main(void)
 		T(periodic_by_rescheduling_in_the_function),
 		T(reset_from_its_own_function),
 		T(stop_another_and_free_itself),
+		T(reset_another_callout_due_at_the_same_tick),
+		T(ticks_and_times_at_their_ends),
 		T(reused_after_completion),
 		T(reset_sbt_maps_to_ticks),
 		T(sbt_time_reached_when_it_runs),

@@ -40,6 +40,9 @@ enum {
 	REARM_THEN_TRY_DEL,
 	DELETE_OTHER,
 	FREE_SELF,
+	MOVE_OTHER,
+	REDUCE_OTHER_INTO_THE_PAST,
+	PUSH_OTHER_IF_PENDING,
 };
 
 static void cb(struct timer_list *t)
@@ -75,6 +78,15 @@ static void cb(struct timer_list *t)
 	case FREE_SELF:
 		free(o);
 		return;
+	case MOVE_OTHER:
+		o->rc = mod_timer(&o->other->timer, jiffies + 10);
+		break;
+	case REDUCE_OTHER_INTO_THE_PAST:
+		o->rc = timer_reduce(&o->other->timer, jiffies - 5);
+		break;
+	case PUSH_OTHER_IF_PENDING:
+		o->rc = mod_timer_pending(&o->other->timer, jiffies + 10);
+		break;
 	}
 	if (o->rearm > 0) {
 		o->rearm--;
@@ -703,6 +715,83 @@ static void delete_another_timer_due_at_the_same_tick(void **state)
 	assert_int_equal(a.fired + b.fired, 1);
 	assert_int_equal(a.fired ? a.rc : b.rc, 1);
 	assert_false(timer_pending(&a.timer) || timer_pending(&b.timer));
+}
+
+/* A callback that moves another timer due at the same tick, which the
+ * advance has not run yet (rc 1: it was pending) or has run already (rc
+ * 0), as a driver's completion pushes back its watchdog: mod_timer()
+ * moves it off this tick ("equivalent to del_timer(); ...; add_timer()");
+ * timer_reduce() into the past queues it for the next tick, as the
+ * kernel's wheel, whose clock has passed this tick, does; mod_timer_pending()
+ * moves it only if it has not run. Either order gives the same ends. */
+static void rearm_another_timer_due_at_the_same_tick(void **state)
+{
+	static const struct {
+		int action;
+		unsigned long last_at; /* the other's last run, after this tick */
+	} cases[] = { { MOVE_OTHER, 10 }, { REDUCE_OTHER_INTO_THE_PAST, 1 }, { PUSH_OTHER_IF_PENDING, 10 } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int first = 0; first < 2; first++) {
+			struct obj a, b;
+			unsigned long t;
+
+			new_obj(&a);
+			new_obj(&b);
+			a.action = cases[i].action;
+			a.other = &b;
+			t = jiffies + 3;
+			mod_timer(first ? &b.timer : &a.timer, t);
+			mod_timer(first ? &a.timer : &b.timer, t);
+			step(3);
+			assert_int_equal(a.fired, 1);
+			assert_true(a.rc == 0 || a.rc == 1);
+			assert_int_equal(b.fired, !a.rc); /* run already, or moved */
+			assert_true(!b.fired || b.fired_at == t);
+			if (cases[i].action == PUSH_OTHER_IF_PENDING && !a.rc) {
+				assert_false(timer_pending(&b.timer)); /* not started */
+				continue;
+			}
+			assert_true(timer_pending(&b.timer));
+			assert_int_equal(b.timer.expires, cases[i].action == MOVE_OTHER || cases[i].action == PUSH_OTHER_IF_PENDING ? t + 10 : t - 5);
+			step(cases[i].last_at - 1);
+			assert_int_equal(b.fired, !a.rc);
+			step(1);
+			assert_int_equal(b.fired, !a.rc + 1);
+			assert_int_equal(b.fired_at, t + cases[i].last_at);
+			assert_false(timer_pending(&b.timer));
+		}
+	}
+}
+
+/* Expiries at the ends of the jiffies arithmetic: jiffies + LONG_MAX is
+ * the farthest future time_after() can tell (pending, not fired), one
+ * more wraps into the past (the next tick, as the kernel queues a
+ * negative delta), as does jiffies + ULONG_MAX, jiffies - 1. */
+static void expiries_at_the_ends_of_the_arithmetic(void **state)
+{
+	struct obj o;
+	unsigned long far;
+
+	(void)state;
+	new_obj(&o);
+	far = jiffies + LONG_MAX;
+	assert_int_equal(mod_timer(&o.timer, far), 0);
+	assert_true(timer_pending(&o.timer));
+	assert_true(o.timer.expires == far);
+	assert_true(time_after(far, jiffies));
+	twheel_advance(w, twheel_now(w) + 5000000);
+	assert_int_equal(o.fired, 0);
+	assert_int_equal(mod_timer(&o.timer, jiffies + (unsigned long)LONG_MAX + 1), 1);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(mod_timer(&o.timer, jiffies + ULONG_MAX), 0);
+	assert_int_equal(step(1), 1);
+	assert_int_equal(o.fired, 2);
+	assert_int_equal(timer_reduce(&o.timer, jiffies + MAX_JIFFY_OFFSET), 0);
+	assert_int_equal(timer_reduce(&o.timer, jiffies + LONG_MAX), 1); /* later: unchanged */
+	assert_true(o.timer.expires == jiffies + MAX_JIFFY_OFFSET);
+	assert_int_equal(timer_delete_sync(&o.timer), 1);
 }
 
 /* A callback frees the struct its timer is in (the kernel's usual end of
@@ -1482,6 +1571,8 @@ int main(void)
 		T(timer_setup_keeps_expires),
 		T(setup_of_a_pending_timer_is_reported),
 		T(delete_another_timer_due_at_the_same_tick),
+		T(rearm_another_timer_due_at_the_same_tick),
+		T(expiries_at_the_ends_of_the_arithmetic),
 		T(callback_frees_its_own_struct),
 		T(container_of_the_timer),
 		T(timer_setup_flags_accepted),
