@@ -314,6 +314,56 @@ static void test_user_cancel(void **state)
 	twheel_loop_destroy(l, NULL, NULL, NULL);
 }
 
+/*
+ * Deadlines no clock reaches, up to UINT64_MAX ns (a linked timeout's
+ * timespec then holds 18,446,744,073 s, past the kernel's KTIME_MAX):
+ * the request waits, is not ended early nor refused, and completes with
+ * its own result; one that never completes still ends when cancelled.
+ */
+static void test_far_deadlines(void **state)
+{
+	static const uint64_t far[] = { UINT64_MAX, UINT64_MAX - 1, (uint64_t)INT64_MAX + 1,
+					(uint64_t)INT64_MAX, 9223372036ull * 1000000000u };
+	struct twheel_loop *l = mk();
+	struct req r[5], quiet = { .io.func = req_done };
+	struct io_uring_sqe *sqe;
+	int sv[5][2], qv[2], i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].io.func = req_done;
+		r[i].fd = sv[i][0];
+		assert_int_equal(recv_by(l, &r[i], far[i]), 0);
+	}
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, qv), 0);
+	quiet.fd = qv[0];
+	assert_int_equal(recv_by(l, &quiet, UINT64_MAX), 0);
+	for (i = 0; i < 20; i++) /* submitted, 20 iterations: nothing ends */
+		assert_int_equal(twheel_loop_run_once(l, TW_LOOP_NOWAIT), 0);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(r[i].calls, 0);
+		assert_int_equal(write(sv[i][1], "x", 1), 1);
+		run_until(l, &r[i].calls, 1, 1000 * MS);
+		assert_int_equal(r[i].res, 1);
+		assert_int_equal(r[i].buf[0], 'x');
+	}
+	assert_int_equal(quiet.calls, 0);
+	sqe = io_uring_get_sqe(twheel_loop_ring(l));
+	assert_non_null(sqe);
+	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&quiet.dl, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	run_until(l, &quiet.calls, 1, 1000 * MS);
+	assert_int_equal(quiet.res, -ECANCELED);
+	assert_int_equal(twheel_loop_count(l), 0);
+	for (i = 0; i < 5; i++)
+		close(sv[i][0]), close(sv[i][1]);
+	close(qv[0]);
+	close(qv[1]);
+	twheel_loop_destroy(l, NULL, NULL, NULL);
+}
+
 static void test_errors(void **state)
 {
 	struct twheel_loop *l = mk(), *fb;
@@ -732,6 +782,7 @@ static int setup_timer(void **state)
 	cmocka_unit_test(test_rearm_from_handler),       \
 	cmocka_unit_test(test_cancel_races_completion),  \
 	cmocka_unit_test(test_user_cancel),              \
+	cmocka_unit_test(test_far_deadlines),            \
 	cmocka_unit_test(test_errors),                   \
 	cmocka_unit_test(test_handler_without_function), \
 	cmocka_unit_test(test_second_deadline_is_refused), \
