@@ -26,8 +26,11 @@
  * so it cannot fire before the tick boundary it waits for, whichever clock
  * the base uses. A timer fires when the clock has reached its deadline, at
  * most one tick plus libevent's wake-up latency later: with a default base
- * that latency includes the coarse clock's lag (up to one kernel jiffy); a
- * base created with EVENT_BASE_FLAG_PRECISE_TIMER avoids it.
+ * that latency includes the coarse clock's lag, which may pass one
+ * kernel jiffy (measured up to 7.7 ms with 4 ms jiffies: timers then ran
+ * a median 7.0 ms, at most 11 ms, after their tick boundary); a base
+ * created with EVENT_BASE_FLAG_PRECISE_TIMER avoids it (a median 0.07 ms,
+ * 99th percentile 2.2 ms).
  *
  * The timer event is pending exactly while the wheel has pending timers:
  * event_base_dispatch() returns when nothing else is pending, and an idle
