@@ -20,10 +20,11 @@
  *                   DEMO_HTTP_REPLY ("Connection: keep-alive"), or
  *                   DEMO_HTTP_REPLY_CLOSE to a request that closes the
  *                   connection ("Connection: close", HTTP/1.0 without
- *                   keep-alive, a request with a body, which the server
- *                   does not read: demo_http_input() in demo_server.h),
+ *                   keep-alive: demo_http_input() in demo_server.h),
  *                   after which the server reads no more requests and
- *                   closes; an invalid request (RFC 9112: no Host in
+ *                   closes; a request with a body, which the server does
+ *                   not read, gets a 413 (Content-Length) or a 411
+ *                   (chunked) and the close; an invalid request (RFC 9112: no Host in
  *                   HTTP/1.1, a bad request line, field name or
  *                   framing) gets a 400 and the close, CONNECT or a
  *                   transfer coding not chunked a 501 and the close

@@ -57,7 +57,8 @@ static void usage(FILE *f, const char *name)
 		"  --http           HTTP/1.1: answer each request head with \"HTTP/1.1 204 No\n"
 		"                   Content\"; close after the reply to \"Connection: close\"\n"
 		"                   or to HTTP/1.0 without \"Connection: keep-alive\"; an\n"
-		"                   invalid request gets a 400 and the close, CONNECT a 501\n"
+		"                   invalid request gets a 400 and the close, CONNECT a 501,\n"
+		"                   a body (not read) a 413 or, chunked, a 411\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -151,8 +152,9 @@ _Static_assert(sizeof(struct demo_http) <= 12, "a connection's HTTP state stays 
  * request line's version, the options of its Connection fields, whether
  * it has a Host field, and whether a body follows (Content-Length,
  * Transfer-Encoding: RFC 9112 6.3), and whether any of that was invalid.
- * The server reads no bodies, so a head that announces one closes the
- * connection: its body is never read as the next request.
+ * The server reads no bodies, so a head that announces one is refused
+ * (413 or 411) and closes the connection: its body is never read as the
+ * next request.
  */
 enum http_part {
 	HTTP_REQUEST_LINE, /* its words, the third the version */
@@ -170,7 +172,7 @@ enum http_part {
 #define HTTP_V11 2u          /* the version is HTTP/1.1, or a later HTTP/1.x */
 #define HTTP_CLOSE 4u        /* a "close" connection option */
 #define HTTP_KEEP_ALIVE 8u   /* a "keep-alive" connection option */
-#define HTTP_BODY 16u        /* a body follows: the connection closes */
+#define HTTP_BODY 16u        /* a body follows: refused, and the connection closes */
 #define HTTP_BAD 32u         /* the request is invalid: 400, and the connection closes */
 #define HTTP_HOST 64u        /* a Host field */
 #define HTTP_HAS_LENGTH 128u /* a Content-Length field */
@@ -676,7 +678,11 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 		return DEMO_HTTP_NOT_IMPLEMENTED;
 	if (head & HTTP_OTHER_CODING) /* RFC 9112 6.1: a transfer coding the server does not implement */
 		return DEMO_HTTP_NOT_IMPLEMENTED;
-	if (head & (HTTP_CLOSE | HTTP_BODY))
+	if (head & HTTP_CODED) /* a chunked body, not read: RFC 9110 15.5.12 */
+		return DEMO_HTTP_LENGTH_REQUIRED;
+	if (head & HTTP_BODY) /* a body of a Content-Length, not read: RFC 9110 15.5.14 */
+		return DEMO_HTTP_CONTENT_TOO_LARGE;
+	if (head & HTTP_CLOSE)
 		return DEMO_HTTP_CLOSE;
 	return (head & HTTP_V11) || (head & HTTP_KEEP_ALIVE) ? DEMO_HTTP_KEEP : DEMO_HTTP_CLOSE;
 }
@@ -742,10 +748,14 @@ static const struct {
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 505 HTTP Version Not Supported\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
 		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 411 Length Required\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 413 Content Too Large\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
-_Static_assert(HTTP_NLAST == DEMO_HTTP_VERSION_NOT_SUPPORTED, "a reply for each enum demo_http_reply that closes");
+_Static_assert(HTTP_NLAST == DEMO_HTTP_CONTENT_TOO_LARGE, "a reply for each enum demo_http_reply that closes");
 /*
  * demo_http_replies(): a block for each reply that closes, with
  * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive

@@ -127,6 +127,8 @@ enum demo_http_reply {
 	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not */
 				   /* chunked, a method of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_VERSION_NOT_SUPPORTED, /* 505, "Connection: close": HTTP/x.y, x not 1 */
+	DEMO_HTTP_LENGTH_REQUIRED, /* 411, "Connection: close": a chunked body (the server reads none) */
+	DEMO_HTTP_CONTENT_TOO_LARGE, /* 413, "Connection: close": a Content-Length not zero (the same) */
 };
 
 /*
@@ -144,7 +146,7 @@ struct demo_http {
 	uint8_t pos;    /* bytes of the current word, field name, option or length so far */
 	uint8_t target; /* the request target's form so far (HTTP_TARGET_*, demo_server.c) */
 	uint8_t words : 3; /* the request line's words so far (4: more than 3) */
-	uint8_t reply : 3; /* the reply to the last head counted (enum demo_http_reply) */
+	uint8_t reply : 4; /* the reply to the last head counted (enum demo_http_reply) */
 	bool line : 1;  /* the current line has a byte other than CR */
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
@@ -188,11 +190,16 @@ struct demo_http {
  *    the request is valid but its version's major is not 1 (HTTP/2.0,
  *    HTTP/0.9: RFC 9110 15.6.6); a later HTTP/1.x is read as HTTP/1.1
  *    (RFC 9110 2.5);
+ *  - 413 Content Too Large, and the connection closes, when the request
+ *    announces a body by a Content-Length other than zeros, and 411
+ *    Length Required when by a Transfer-Encoding (RFC 9110 15.5.14,
+ *    15.5.12): the server reads no bodies, so it takes no request that
+ *    has one (a 2xx says the request, its content too, was received and
+ *    accepted: 15.3), and, closing, it never reads a body as the next
+ *    request (RFC 9112 6.3); "Expect: 100-continue" gets this final
+ *    status at once, and no 100 (RFC 9110 10.1.1);
  *  - 204 and the close when the request closes the connection (9.3): a
- *    "close" connection option, HTTP/1.0 without a "keep-alive" one, or
- *    a body (a Content-Length other than zeros, a Transfer-Encoding), which
- *    the server does not read: closing, it never reads a body as the next
- *    request (6.3);
+ *    "close" connection option, or HTTP/1.0 without a "keep-alive" one;
  *  - 204 and the connection persists otherwise.
  * Connection fields are matched by name without regard to case; each
  * value is a comma-separated list of options (Transfer-Encoding's, of

@@ -30,7 +30,8 @@
  *  - a 204 that keeps the connection to a head that announces a body
  *    (Transfer-Encoding, a Content-Length not all zeros: it would be read
  *    as the next request), carries a "close" option, or is HTTP/1.0
- *    without "keep-alive".
+ *    without "keep-alive"; any 204 to a head that announces a body (the
+ *    server reads none: a 411 or 413).
  *
  * Build with -Dfuzz=true (clang); run e.g.
  *   build/tests/demo/fuzz_http -max_total_time=60 -dict=tests/demo/dicts/http.dict \
@@ -55,7 +56,9 @@ static const char *const status[] = {
 	"HTTP/1.1 204 No Content\r\n", "HTTP/1.1 204 No Content\r\n", "HTTP/1.1 400 Bad Request\r\n",
 	"HTTP/1.1 414 URI Too Long\r\n", "HTTP/1.1 431 Request Header Fields Too Large\r\n",
 	"HTTP/1.1 501 Not Implemented\r\n", "HTTP/1.1 505 HTTP Version Not Supported\r\n",
+	"HTTP/1.1 411 Length Required\r\n", "HTTP/1.1 413 Content Too Large\r\n",
 };
+_Static_assert(sizeof(status) / sizeof(status[0]) == DEMO_HTTP_CONTENT_TOO_LARGE + 1, "a status line a reply");
 
 /*
  * The bytes the server sends for @heads heads counted with @h
@@ -106,7 +109,7 @@ static int call(const uint8_t *p, size_t n, struct demo_http *h)
 
 static void check_reply(unsigned r)
 {
-	if (r > DEMO_HTTP_VERSION_NOT_SUPPORTED)
+	if (r > DEMO_HTTP_CONTENT_TOO_LARGE)
 		FAIL("reply %u is none of enum demo_http_reply", r);
 }
 
@@ -347,6 +350,8 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		FAIL("a 204 to a head with %u Content-Length lines", lengths);
 	if (keep && body)
 		FAIL("a head with a body kept the connection: its body would be read as the next request");
+	if (body)
+		FAIL("a 204 to a head with a body, which the server does not read (a 411 or 413)");
 	if (keep && close)
 		FAIL("a head with a close option kept the connection");
 	if (keep && v10 && !keep_alive)

@@ -14,15 +14,18 @@
 #  - curl --http1.0, and curl with "Connection: close": the reply says
 #    "Connection: close" and curl's next request needs a new connection;
 #    plain curl (HTTP/1.1) gets "Connection: keep-alive" and reuses it;
-#    curl -d, with a Content-Length or a chunked body, gets "Connection:
-#    close" and never a reply it did not ask for (the body is not read as
-#    a request);
+#    curl -d, with a Content-Length or a chunked body, gets a 413 or a
+#    411 (the server reads no bodies: RFC 9110 15.5.14, 15.5.12) with
+#    "Connection: close", and never a reply it did not ask for (the body
+#    is not read as a request); curl with "Expect: 100-continue" gets
+#    its 413 without sending the body (RFC 9110 10.1.1);
 #  - raw requests on a socket: the server sends its FIN right after the
 #    reply that closes (read to the end within 2 s); a request pipelined
 #    after it is not answered, and 16 KiB more behind it do not turn the
 #    close into an RST (the reply arrives whole, the end is clean);
 #    HTTP/1.0 with keep-alive stays open; a body (Content-Length, chunked)
-#    is not answered as a request, "Content-Length: 0" keeps it open;
+#    gets a 413 or 411 and is not answered as a request, "Content-Length:
+#    0" keeps it open;
 #    HTTP/0.9's one line, no complete head, is answered nothing (the
 #    connection waits); OPTIONS *, an absolute-form target and HTTP/1.2
 #    stay open;
@@ -119,6 +122,23 @@ curl_check "curl --http1.0 -H 'Connection: keep-alive'" keep-alive 1,0 --http1.0
 # a request with a body: the server reads no bodies, so it closes rather than read one as a request
 curl_check "curl -d (Content-Length)" close 1,1 -d 'hello'
 curl_check "curl -d, chunked" close 1,1 -H 'Transfer-Encoding: chunked' -d 'hello'
+# ...and refuses them: 413 (Content-Length), 411 (chunked); a 2xx would say the content was taken
+# curl_code LABEL STATUS ARGS...: curl's status must be STATUS; $sent: the body's bytes it sent
+curl_code() {
+  local label=$1 want=$2 got
+  shift 2
+  got=$(timeout 10 curl -sS -o /dev/null -w '%{http_code} %{size_upload}' "$@" "$url") || fail "$label: curl failed"
+  [ "${got% *}" = "$want" ] || fail "$label: status ${got% *}, want $want"
+  sent=${got#* }
+  sent=${sent%%.*}
+  echo "$label: $want, $sent bytes of the body sent"
+}
+curl_code "curl -d" 413 -d 'hello'
+curl_code "curl -d, chunked" 411 -H 'Transfer-Encoding: chunked' -d 'hello'
+# Expect: 100-continue: the final status at once, so the body is never sent (RFC 9110 10.1.1)
+head -c 100000 /dev/zero >"$tmp/body"
+curl_code "curl -T, Expect: 100-continue" 413 -H 'Expect: 100-continue' -T "$tmp/body"
+[ "$sent" = 0 ] || fail "curl -T with Expect: 100-continue sent $sent bytes of its body to a final status"
 
 # raw LABEL REQUEST WANT_REPLIES WANT_END [LAST]: send REQUEST (printf format)
 # on a socket and read for 2 s at most; WANT_END "eof": the server closed
@@ -202,9 +222,12 @@ raw "pipelined after close" \
   'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 eof
 junk=$(printf 'GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n%.0s' $(seq 600)) # 16 KiB of requests after the close
 raw "16 KiB after close" "GET / HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
-raw "a body that reads as a request" \
-  'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof
-raw "a chunked body" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof
+raw "a body that reads as a request (413)" \
+  'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 413
+raw "a chunked body (411)" \
+  'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof 411
+raw "a body after Expect: 100-continue (413)" \
+  'PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n' 1 eof 413
 # invalid requests (RFC 9112) get a 400 and the close; nothing after them is answered
 raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400

@@ -39,6 +39,8 @@
 #define BAD DEMO_HTTP_BAD_REQUEST
 #define NI DEMO_HTTP_NOT_IMPLEMENTED
 #define VNS DEMO_HTTP_VERSION_NOT_SUPPORTED
+#define LR DEMO_HTTP_LENGTH_REQUIRED
+#define CTL DEMO_HTTP_CONTENT_TOO_LARGE
 
 /*
  * Feed @in (@n bytes) cut at @cuts (ascending, @ncuts of them); returns
@@ -122,7 +124,8 @@ static const char *shown(const char *s)
 
 /*
  * Each head's reply: 204 and the connection persists (KEEP), 204 and it
- * closes (CLOSE: RFC 9112 9.3, or a body the server does not read), or
+ * closes (CLOSE: RFC 9112 9.3), 411 or 413 and it closes (LR, CTL: a
+ * body, which the server does not read), or
  * 400 and it closes (BAD: an invalid request).
  */
 #define H11 "GET / HTTP/1.1\r\nHost: a\r\n"
@@ -402,21 +405,29 @@ static const struct {
 	{ "GET / HTTP/1.0\r\nConnection:\r\n\r\n", CLOSE },
 	{ "GET / HTTP/2.0\r\nConnection: keep-alive\r\n\r\n", VNS },
 	/*
-	 * A head that announces a body closes (RFC 9112 6.3): the server reads
-	 * no bodies, so the body must not be read as the next request. A body
-	 * is announced by a Transfer-Encoding whose last coding is chunked, or
-	 * by a Content-Length of digits not all zero.
+	 * A head that announces a body is refused, and closes (RFC 9112 6.3):
+	 * the server reads no bodies, so it does not take the request (a 2xx
+	 * would say its content was received and accepted: RFC 9110 15.3),
+	 * and the body must not be read as the next request. A Content-Length
+	 * of digits not all zero gets a 413 (the content is larger than the
+	 * server processes: RFC 9110 15.5.14); a Transfer-Encoding whose last
+	 * coding is chunked a 411 (a Content-Length is required: 15.5.12; a
+	 * client with no content may send "Content-Length: 0").
 	 */
-	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\ncontent-length:18\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nCONTENT-LENGTH: 10\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 007\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n 5\r\n\r\n", CLOSE }, /* obs-fold: " 5" */
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: CHUNKED\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \t Chunked \t\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , chunked ,,\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", CLOSE },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\ncontent-length:18\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nCONTENT-LENGTH: 10\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 007\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n 5\r\n\r\n", CTL }, /* obs-fold: " 5" */
+	{ "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\n", CTL },
+	{ "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nConnection: close\r\n\r\n", CTL },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", LR },
+	{ "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: CHUNKED\r\n\r\n", LR },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \t Chunked \t\r\n\r\n", LR },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , chunked ,,\r\n\r\n", LR },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", LR },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n", LR },
 	/* a coding other than chunked before it: 501, the server implements none (RFC 9112 6.1) */
 	{ "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: gzip, CHUNKED\r\n\r\n", NI },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked ,\r\n\r\n", NI },
@@ -431,8 +442,8 @@ static const struct {
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", BAD },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip, chunked\r\n\r\n", BAD },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked,\r\n chunked\r\n\r\n", BAD },
-	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", CLOSE },
-	{ "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n", CLOSE },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", LR },
+	{ "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n", CTL },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", KEEP },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\t000 \r\n\r\n", KEEP },
 	{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", KEEP },
@@ -852,6 +863,8 @@ int main(void)
 		{ NI, "HTTP/1.1 501 Not Implemented\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ VNS, "HTTP/1.1 505 HTTP Version Not Supported\r\nDate: \r\nContent-Length: 0\r\n"
 		       "Connection: close\r\n\r\n" },
+		{ LR, "HTTP/1.1 411 Length Required\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
+		{ CTL, "HTTP/1.1 413 Content Too Large\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 	};
 	/* each reply's Date field (RFC 9110 6.6.1): the second the replies were taken, IMF-fixdate */
 	time_t t0 = time(NULL);
