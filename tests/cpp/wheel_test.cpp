@@ -519,6 +519,122 @@ TEST(Lifetime, RandomisedMovesAgainstAModel)
 	}
 }
 
+// Periodic timers against a model written from docs/cpp.md: random
+// arm_every() (every misfire policy and schedule), arm_in(), arm_at() (in
+// the past too), cancel() and advance() (stalls of many periods too), on
+// a wheel of 1 ms ticks with every time in whole ms. A timer fires once
+// per advance() whose target reached its deadline; fixed_rate counts the
+// grid's deadlines passed by then (missed()): skip runs none of them (not
+// this one either) and goes to the first ahead, once runs once and goes
+// there too, all runs once and goes to the next deadline; fixed_delay
+// goes one period from the run; arm_in()/arm_at() move the next run and
+// the grid counts on from there; a one-shot timer fires once.
+TEST(Differential, PeriodicTimersAgainstAModel)
+{
+	struct model {
+		bool pending = false;
+		std::int64_t at = 0, period = 0; // ms; period 0: one-shot
+		tw::misfire m = tw::misfire::skip;
+		tw::schedule s = tw::schedule::fixed_rate;
+	};
+	struct run {
+		std::int64_t at;
+		std::uint32_t missed;
+		bool operator==(const run &o) const { return at == o.at && missed == o.missed; }
+	};
+	auto show = [](const std::vector<run> &v) {
+		std::string r;
+		for (const run &x : v)
+			r += std::to_string(x.at) + "/" + std::to_string(x.missed) + " ";
+		return r;
+	};
+	constexpr int n = 8;
+	for (unsigned seed = 1; seed <= 12; seed++) {
+		Wheel w;
+		std::string trace;
+		std::mt19937 rng(seed);
+		auto pick = [&](unsigned k) { return static_cast<std::int64_t>(rng() % k); };
+		std::vector<model> mod(n);
+		std::vector<std::vector<run>> got(n), want(n);
+		std::vector<Timer> t;
+		t.reserve(n);
+		for (int i = 0; i < n; i++)
+			t.push_back(Timer(w, [&got, &w, i](Timer &self) {
+				got[i].push_back({static_cast<std::int64_t>(NOW(w)), self.missed()});
+			}));
+		for (int op = 0; op < 2000; op++) {
+			const int i = static_cast<int>(pick(n));
+			const std::int64_t now = static_cast<std::int64_t>(NOW(w));
+			switch (pick(8)) {
+			case 0: {
+				const auto p = 1 + pick(6);
+				const auto m = static_cast<tw::misfire>(pick(3));
+				const auto s = static_cast<tw::schedule>(pick(2));
+				t[i].arm_every(std::chrono::milliseconds(p), m, s);
+				trace += "every " + std::to_string(i) + " " + std::to_string(p) + " m" + std::to_string(int(m)) + " s" + std::to_string(int(s)) + " @" + std::to_string(now) + "\n";
+				mod[i] = {true, now + p, p, m, s};
+				break;
+			}
+			case 1: {
+				const auto d = 1 + pick(20);
+				t[i].arm_in(std::chrono::milliseconds(d));
+				trace += "in " + std::to_string(i) + " " + std::to_string(d) + " @" + std::to_string(now) + "\n";
+				mod[i].pending = true, mod[i].at = now + d;
+				break;
+			}
+			case 2: {
+				const auto at = std::max<std::int64_t>(0, now - 10 + pick(30));
+				t[i].arm_at(T(at));
+				trace += "at " + std::to_string(i) + " " + std::to_string(at) + " @" + std::to_string(now) + "\n";
+				mod[i].pending = true, mod[i].at = at;
+				break;
+			}
+			case 3:
+				EXPECT_EQ(t[i].cancel(), mod[i].pending);
+				trace += "cancel " + std::to_string(i) + "\n";
+				mod[i].pending = false, mod[i].period = 0;
+				break;
+			default: {
+				const std::int64_t to = now + (pick(10) == 0 ? pick(200) : pick(6));
+				std::size_t due = 0;
+				trace += "advance " + std::to_string(to) + "\n";
+				for (int k = 0; k < n; k++) {
+					model &x = mod[k];
+					if (!x.pending || x.at > to)
+						continue;
+					due++;
+					if (!x.period) {
+						want[k].push_back({std::max(x.at, now), 0});
+						x.pending = false;
+						continue;
+					}
+					if (x.s == tw::schedule::fixed_delay) {
+						want[k].push_back({std::max(x.at, now), 0});
+						x.at = to + x.period;
+						continue;
+					}
+					const std::int64_t missed = (to - x.at) / x.period;
+					if (!missed || x.m != tw::misfire::skip)
+						want[k].push_back({std::max(x.at, now), static_cast<std::uint32_t>(missed)});
+					x.at += (x.m == tw::misfire::all ? 1 : missed + 1) * x.period;
+				}
+				EXPECT_EQ(w.advance(T(to)), due) << "seed " << seed << " op " << op;
+			}
+			}
+			for (int k = 0; k < n; k++) {
+				ASSERT_EQ(t[k].pending(), mod[k].pending) << "seed " << seed << " op " << op << " timer " << k;
+				if (mod[k].pending) {
+					ASSERT_EQ(*EXP(t[k]), static_cast<tw::tick_t>(mod[k].at)) << "seed " << seed << " op " << op;
+				}
+				ASSERT_EQ(t[k].period(), std::chrono::milliseconds(mod[k].period));
+				ASSERT_TRUE(got[k].size() == want[k].size() && (got[k].empty() || got[k].back() == want[k].back()))
+					<< "seed " << seed << " op " << op << " timer " << k << "\n"
+					<< show(got[k]) << "\n" << show(want[k]) << "\n" << trace;
+			}
+		}
+	}
+}
+
 // ---- Callables ---------------------------------------------------------------
 
 TEST(Callables, SmallCapturesAreInlineLargeOnesAllocateOnce)

@@ -220,11 +220,11 @@ public:
 	/// The period, zero for a one-shot timer.
 	std::chrono::nanoseconds period() const noexcept { return detail::ns_dur(boxed() ? boxed()->period : 0); }
 	/// Inside a periodic callback: how many further deadlines had passed
-	/// (UINT32_MAX: that many or more); 0 under misfire::skip, which runs
-	/// no late deadline, so a timer late by a period each time never runs.
+	/// (UINT32_MAX: that many or more); 0 for a one-shot timer, and under
+	/// misfire::skip (a timer late by a period each time never runs).
 	std::uint32_t missed() const noexcept
 	{
-		const std::uint64_t k = boxed() ? boxed()->missed : 0;
+		const std::uint64_t k = boxed() && boxed()->period ? boxed()->missed : 0;
 		return static_cast<std::uint32_t>(k < UINT32_MAX ? k : UINT32_MAX);
 	}
 
