@@ -130,6 +130,55 @@ TEST(LoopReal, PostFromSeveralThreads)
 	EXPECT_FALSE(loop.post([] {}));
 }
 
+// Threads post as fast as they can while the loop is stopped, by one of
+// its posts or by another thread, then destroyed: each post() that
+// returned true ran exactly once (in run(), or in ~Loop, which runs the
+// posts not yet run), each refused one was destroyed uncalled, and every
+// callable was destroyed once.
+TEST(LoopReal, PostsRacingStopRunOnceOrAreRefused)
+{
+	struct Count { // counts its destruction, once, wherever the callable goes
+		std::atomic<long> *n;
+		explicit Count(std::atomic<long> *x) : n(x) {}
+		Count(Count &&o) noexcept : n(std::exchange(o.n, nullptr)) {}
+		~Count()
+		{
+			if (n)
+				n->fetch_add(1);
+		}
+	};
+	for (const bool from_loop : {true, false}) {
+		constexpr int threads = 4;
+		std::atomic<long> accepted{0}, refused{0}, destroyed{0};
+		long ran = 0; // the loop thread only
+		std::vector<std::thread> producers;
+		{
+			MAKE_LOOP(loop, tw::loop_options());
+			for (int i = 0; i < threads; i++)
+				producers.emplace_back([&, i] {
+					for (long k = 0;; k++) {
+						const bool ok = loop.post([&, c = Count(&destroyed)] {
+							if (++ran == 2000 && from_loop)
+								loop.stop();
+						});
+						(ok ? accepted : refused).fetch_add(1);
+						if (!ok)
+							break;
+						if (!from_loop && i == 0 && k == 500)
+							loop.stop();
+					}
+				});
+			loop.run();
+			for (auto &t : producers)
+				t.join();
+		}
+		SCOPED_TRACE(from_loop ? "stopped by a post" : "stopped by another thread");
+		EXPECT_EQ(ran, accepted.load());
+		EXPECT_EQ(refused.load(), threads);
+		EXPECT_EQ(destroyed.load(), accepted.load() + refused.load());
+	}
+}
+
 // The loop may act on a post() or stop() of another thread, return and
 // be destroyed before that call returns: ~Loop waits for the call, which
 // else wakes a freed loop through a closed (or reused) eventfd.
