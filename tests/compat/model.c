@@ -179,8 +179,8 @@ static void timer_list_model(unsigned long long seed)
 					tm[i].shutdown = 1;
 				}
 				break;
-			case 7:
-				if (!tm[i].pending) {
+			case 7: /* (not on a pending timer, if the two differ) */
+				if (!tm[i].pending && !timer_pending(&tl[i])) {
 					timer_setup(&tl[i], tl_callback, 0);
 					tm[i].shutdown = 0;
 				}
@@ -321,7 +321,7 @@ static void callout_model(unsigned long long seed)
 				cm[i].active = 0;
 				break;
 			case 5:
-				if (!cm[i].pending && rnd(20) == 0) {
+				if (!cm[i].pending && !callout_pending(&co[i]) && rnd(20) == 0) {
 					callout_init(&co[i], 1);
 					cm[i] = (struct co_model){ 0 };
 				}
