@@ -20,6 +20,12 @@
  * placement (twheel_host_init_ext()), and one parked after the prepare ran
  * in this iteration (ev_iteration() has not moved on: libev has not polled
  * since) feeds the prepare again, which libev then invokes before it waits.
+ *
+ * A loop destroyed before the adapter (ev_loop_destroy()) runs the
+ * adapter's ev_cleanup first (it keeps no reference on the loop): that
+ * stops the watchers, forgets the loop and calls twheel_host_lost(), so
+ * that every later arm is refused and twheel_ev_destroy() hands back the
+ * pending timers without touching the freed loop.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -32,7 +38,8 @@ struct twheel_ev {
 	struct twheel_host h; /* first: a host pointer is an adapter pointer */
 	ev_timer timer;
 	ev_prepare prepare; /* places the iteration's arms by delay */
-	struct ev_loop *loop;
+	ev_cleanup cleanup; /* the loop is being destroyed */
+	struct ev_loop *loop; /* NULL once it was destroyed */
 	unsigned int placed_in; /* ev_iteration() when the prepare last ran */
 };
 
@@ -52,11 +59,29 @@ static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 	twheel_host_place(&e->h);
 }
 
+/* ev_loop_destroy(): stop using the loop; the host is lost */
+static void on_cleanup(struct ev_loop *loop, ev_cleanup *w, int revents)
+{
+	struct twheel_ev *e = w->data;
+
+	(void)revents;
+	ev_timer_stop(loop, &e->timer);
+	ev_ref(loop);
+	ev_prepare_stop(loop, &e->prepare);
+	ev_cleanup_stop(loop, &e->cleanup);
+	e->loop = NULL;
+	twheel_host_lost(&e->h); /* -EBUSY from a wheel callback: the ops see it */
+}
+
 static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 {
 	struct twheel_ev *e = (struct twheel_ev *)h;
 	uint64_t us = (wake - now) / 1000 + ((wake - now) % 1000 != 0);
 
+	if (!e->loop) {
+		twheel_host_lost(h);
+		return;
+	}
 	ev_timer_stop(e->loop, &e->timer);
 	ev_now_update(e->loop);
 	ev_timer_set(&e->timer, (ev_tstamp)us * 1e-6, 0.);
@@ -67,7 +92,10 @@ static void host_stop(struct twheel_host *h)
 {
 	struct twheel_ev *e = (struct twheel_ev *)h;
 
-	ev_timer_stop(e->loop, &e->timer);
+	if (e->loop)
+		ev_timer_stop(e->loop, &e->timer);
+	else
+		twheel_host_lost(h);
 }
 
 /*
@@ -79,6 +107,10 @@ static int host_parked(struct twheel_host *h)
 {
 	struct twheel_ev *e = (struct twheel_ev *)h;
 
+	if (!e->loop) {
+		twheel_host_lost(h);
+		return 1;
+	}
 	if (ev_iteration(e->loop) == e->placed_in)
 		ev_feed_event(e->loop, &e->prepare, EV_PREPARE);
 	return 0;
@@ -106,6 +138,9 @@ struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_r
 	e->placed_in = ev_iteration(loop) - 1; /* not run yet */
 	ev_prepare_start(loop, &e->prepare);
 	ev_unref(loop);
+	ev_cleanup_init(&e->cleanup, on_cleanup);
+	e->cleanup.data = e;
+	ev_cleanup_start(loop, &e->cleanup); /* takes no reference */
 	twheel_host_defer(&e->h, true);
 	return &e->h;
 }
@@ -118,9 +153,12 @@ int twheel_ev_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 	rc = twheel__adapter_fini(h, &ev_ops.ops, fn, arg);
 	if (rc)
 		return rc;
-	ev_timer_stop(e->loop, &e->timer);
-	ev_ref(e->loop);
-	ev_prepare_stop(e->loop, &e->prepare);
+	if (e->loop) { /* else on_cleanup() stopped them with the loop */
+		ev_timer_stop(e->loop, &e->timer);
+		ev_ref(e->loop);
+		ev_prepare_stop(e->loop, &e->prepare);
+		ev_cleanup_stop(e->loop, &e->cleanup);
+	}
 	free(e);
 	return 0;
 }

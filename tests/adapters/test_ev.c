@@ -246,13 +246,71 @@ static int nested_ev_run_from_a_callback(void)
 	return bad;
 }
 
+/*
+ * The loop destroyed before the adapter (ev_loop_destroy() first, the
+ * shutdown order of many a program): the adapter's ev_cleanup marks the
+ * host lost, so that arms return -ESHUTDOWN instead of starting watchers
+ * on a freed loop, and twheel_ev_destroy() hands back every timer still
+ * pending without touching the loop (it used to crash in ev_timer_stop()).
+ * 0 if so.
+ */
+static int after_handed;
+static void after_hand(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	after_handed++;
+}
+
+static void after_cb(struct tw_timer *t)
+{
+	(void)t;
+}
+
+static int destroyed_after_its_loop(void)
+{
+	struct twheel_host *h;
+	struct tw_timer t[4];
+	int bad = 0, i;
+
+	for (i = 0; i < 2; i++) { /* a loop that ran, and one that never did */
+		ev_setup();
+		h = twheel_ev_create(loop, NULL);
+		if (!h)
+			return 1;
+		for (int k = 0; k < 4; k++)
+			tw_timer_init(&t[k], after_cb);
+		/* the first placed (the wheel was empty), the others parked */
+		bad |= twheel_host_add(h, &t[0], 1000 * TICK_NS) != 0;
+		if (i == 0)
+			ev_run(loop, EVRUN_NOWAIT); /* placed by the prepare */
+		bad |= twheel_host_add(h, &t[1], 2000 * TICK_NS) != 0;
+		bad |= twheel_host_add(h, &t[2], 3000 * TICK_NS) != 0;
+		ev_teardown();
+		bad |= twheel_host_add(h, &t[3], TICK_NS) != -ESHUTDOWN;
+		bad |= twheel_host_mod(h, &t[1], TICK_NS) != -ESHUTDOWN;
+		bad |= twheel_host_add_at(h, &t[3], twheel_host_now(h)) != -ESHUTDOWN;
+		bad |= twheel_host_place(h) != -ESHUTDOWN;
+		bad |= twheel_host_del(h, &t[2]) != 1;
+		after_handed = 0;
+		bad |= twheel_ev_destroy(h, after_hand, NULL) != 0;
+		bad |= after_handed != 2 || tw_timer_pending(&t[0]) || tw_timer_pending(&t[1]);
+		if (bad) {
+			fprintf(stderr, "destroyed after its loop (%s): handed back %d of 2\n",
+				i ? "never run" : "run", after_handed);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(void)
 {
 	errno = 0;
 	if (twheel_ev_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
 	if (arm_from_a_later_prepare_placed_before_the_wait() || resumed_loop_run_by_the_host() ||
-	    nested_ev_run_from_a_callback())
+	    nested_ev_run_from_a_callback() || destroyed_after_its_loop())
 		return 1;
 	return suite_main(&ev_host);
 }

@@ -60,9 +60,11 @@ extern "C" {
 #endif
 
 /*
- * Create a host on @loop: a wheel, one (stopped) ev_timer and one
+ * Create a host on @loop: a wheel, one (stopped) ev_timer, one
  * ev_prepare of the lowest priority, started and unreferenced (it keeps
- * no loop alive), that places the arms by delay (see Time above). Arm and
+ * no loop alive), that places the arms by delay (see Time above), and one
+ * ev_cleanup (which keeps no loop alive either) that notices the loop's
+ * ev_loop_destroy() (see twheel_ev_destroy()). Arm and
  * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
  * and the rest of <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
@@ -77,8 +79,12 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
  * all the same), stop
  * the ev_timer and the ev_prepare and free @h. May be called from any
  * libev callback on the loop's thread except the wheel's timer callbacks.
- * Call it before ev_loop_destroy() of the loop (it stops watchers on the
- * loop: after, it would use freed memory).
+ * Call it before ev_loop_destroy() of the loop, or after: the loop's
+ * ev_loop_destroy() runs the adapter's ev_cleanup, which stops its
+ * watchers and forgets the loop, and the host is lost
+ * (twheel_host_lost()): every arm after it returns -ESHUTDOWN, and this
+ * hands back the timers still pending and frees @h without touching the
+ * loop.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_ev_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
