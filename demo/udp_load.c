@@ -303,7 +303,11 @@ static unsigned read_socket(struct gen *g, unsigned k)
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&m[i].msg_hdr); c; c = CMSG_NXTHDR(&m[i].msg_hdr, c))
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
 					memcpy(&g->sock_drops[k], CMSG_DATA(c), sizeof(uint32_t));
-			on_reply(g, buf[i], m[i].msg_len, now);
+			/* longer than any reply of the protocol, cut to the buffer (MSG_TRUNC): not one */
+			if (m[i].msg_hdr.msg_flags & MSG_TRUNC)
+				g->bad++;
+			else
+				on_reply(g, buf[i], m[i].msg_len, now);
 		}
 		total += (unsigned)n;
 		if (n < UDP_BATCH)

@@ -36,7 +36,8 @@
 # And against a stand-in that keeps its sessions as the server does but
 # sends each UDP_CLOSED twice: a FAIL (exit 1) that counts the notices
 # for sessions closed already. They were counted, never said, and the run
-# passed.
+# passed. And against one whose STATS replies are longer than the
+# generator reads: a FAIL that counts them (it read them cut).
 # Exit 0 pass, 1 fail, 77 skip (io_uring refused).
 set -u
 server=$1 load=$2
@@ -186,3 +187,49 @@ if [ $lrc -eq 1 ]; then
 else
   echo "PASS: notices sent twice, a run the generator fell behind in (INVALID)"
 fi
+
+# A STATS reply longer than the generator's buffer (DEMO_STATS_MAX, 2,048
+# bytes; the server's line is built in one) reaches it cut, with
+# MSG_TRUNC: that is no STATS line of the protocol, but a datagram that
+# is not one (bad), a FAIL whenever it came. The stand-in cuts one, the
+# snapshot taken once all sessions are open (asked again after 500 ms).
+# The generator read the first 2,048 bytes as the line (the values
+# there, a number cut in two too) and passed the run.
+python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
+import socket, struct, subprocess, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.settimeout(0.005)
+IDLE = 0.2
+load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "20",
+                         "--idle-ms", "200", "--tolerance-ms", "200", "--grace-ms", "300", "--rate", "1000"])
+sessions = {}  # id -> (last datagram, peer)
+asked = 0
+while load.poll() is None:
+    try:
+        msg, peer = s.recvfrom(64)
+        magic, kind, sid = struct.unpack_from("=IB3xQ", msg) if len(msg) == 24 else (0, 0, 0)
+        if magic == 0x53555754 and kind == 4:  # UDP_STATS: the second, the line and 2,100 bytes more
+            n = len(sessions)
+            asked += 1
+            pad = f" pad={'x' * 2100}" if asked == 2 else ""
+            s.sendto(f"STATS worker=0 workers=1 conns={n} timers={n}{pad}".encode(), peer)
+        elif magic == 0x53555754 and kind == 1:  # UDP_DATA
+            sessions[sid] = (time.monotonic(), peer)
+        elif magic == 0x53555754 and kind == 2:  # UDP_BYE
+            sessions.pop(sid, None)
+    except socket.timeout:
+        pass
+    now = time.monotonic()
+    for sid, (last, peer) in list(sessions.items()):
+        if now - last >= IDLE:
+            del sessions[sid]
+            s.sendto(struct.pack("=IB3xQQ", 0x53555754, 3, sid, 0), peer)  # UDP_CLOSED
+sys.exit(load.wait())
+EOF2
+lrc=$?
+[ $lrc -eq 1 ] || fail "against STATS replies cut by the generator's buffer, it exited $lrc, expected 1"
+grep -Eq '^  wrong notices  0 for sessions closed already or ended by us, [1-9][0-9]* not ours or not one' \
+  "$tmp/load.log" || fail "the cut STATS replies not counted as datagrams that are not ours"
+grep -q '^FAIL: .* bad [1-9]' "$tmp/load.log" || fail "the cut STATS replies not in the verdict"
+echo "PASS: STATS replies cut to the generator's buffer (MSG_TRUNC), a FAIL that counts them"
