@@ -605,3 +605,65 @@ TYPED_TEST(Owners, MissedOfATimerNoLongerPeriodicIsZero)
 	this->step(10ms);
 	EXPECT_EQ(missed, (std::vector<std::uint32_t>{0, 4, 0}));
 }
+
+// What a callback does to the other timers due in the same pass: one
+// cancelled or re-armed later does not run in it; one moved to another
+// handle (a vector growing) runs in it, from there; one armed by the
+// callback for now or the past runs in the next pass, not this one.
+TYPED_TEST(Owners, CallbacksActOnTimersDueInTheSamePass)
+{
+	using T = typename TestFixture::T;
+	std::vector<std::string> log;
+	std::vector<T> moved;
+	T cancelled(this->o(), [&] { log.push_back("cancelled"); });
+	T later(this->o(), [&] { log.push_back("later@" + std::to_string(this->ms())); });
+	T mover(this->o(), [&] { log.push_back("mover"); });
+	T now(this->o(), [&] { log.push_back("now@" + std::to_string(this->ms())); });
+	T past(this->o(), [&] { log.push_back("past@" + std::to_string(this->ms())); });
+	T first(this->o(), [&] {
+		log.push_back("first");
+		EXPECT_TRUE(cancelled.cancel());
+		EXPECT_TRUE(later.arm_in(5ms));
+		moved.push_back(std::move(mover));
+		EXPECT_TRUE(moved.back().pending());
+		EXPECT_FALSE(now.arm_in(0ms));
+		EXPECT_FALSE(past.arm_at(this->at(-5ms)));
+	});
+	first.arm_at(this->at(10ms));
+	for (T *t : {&cancelled, &later, &mover})
+		t->arm_at(this->at(11ms));
+	this->step(11ms);
+	std::sort(log.begin(), log.end());
+	EXPECT_EQ(log, (std::vector<std::string>{"first", "mover"}));
+	EXPECT_TRUE(now.pending());
+	EXPECT_TRUE(past.pending());
+	log.clear();
+	this->step(0ms);
+	std::sort(log.begin(), log.end());
+	EXPECT_EQ(log, (std::vector<std::string>{"now@11", "past@11"}));
+	log.clear();
+	this->step(5ms);
+	EXPECT_EQ(log, (std::vector<std::string>{"later@16"}));
+	EXPECT_EQ(this->o().size(), 0u);
+}
+
+// arm_at() moves a periodic timer's grid to its deadline as expiry()
+// reports it: on a Wheel or an AsioHost rounded up to the tick, on a Loop
+// exact. A period that is not a whole number of ticks shows it: each
+// owner runs at the ticks its own expiry() gives, never early.
+TYPED_TEST(Owners, ArmAtMovesTheGridToItsExpiry)
+{
+	using T = typename TestFixture::T;
+	std::vector<std::int64_t> ran, want;
+	T t(this->o(), [&] { ran.push_back(this->ms()); });
+	t.arm_every(1500us);
+	t.arm_at(this->at(10300us));
+	const std::int64_t e = t.expiry().time_since_epoch().count() - this->t0; // ns since the test began
+	EXPECT_EQ(e, (std::is_same_v<TypeParam, tw::Loop> ? 10300000 : 11000000));
+	for (std::int64_t at = e; at <= 20000000; at += 1500000)
+		want.push_back((at + 999999) / 1000000);
+	this->d->settle();
+	for (int i = 0; i < 20; i++)
+		this->step(1ms);
+	EXPECT_EQ(ran, want);
+}

@@ -195,7 +195,7 @@ public:
 	/// tw::error EINVAL), first @period from now; fixed_rate on the grid of
 	/// deadlines, those passed (missed()) run by @m: skip none, once, all;
 	/// fixed_delay from the end of each run. arm_in() or arm_at() then
-	/// moves its next run, and the grid counts on from that deadline. It
+	/// moves its next run, and the grid counts on from its expiry(). It
 	/// ends (as cancel()) where its next deadline would lie past 2^64 ns. The
 	/// first call allocates on_cancel()'s block. Otherwise as arm_in().
 	template <class Rep, class Period>
