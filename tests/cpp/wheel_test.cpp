@@ -520,20 +520,23 @@ TEST(Lifetime, RandomisedMovesAgainstAModel)
 }
 
 // Periodic timers against a model written from docs/cpp.md: random
-// arm_every() (every misfire policy and schedule), arm_in(), arm_at() (in
-// the past too), cancel() and advance() (stalls of many periods too), on
-// a wheel of 1 ms ticks with every time in whole ms. A timer fires once
-// per advance() whose target reached its deadline; fixed_rate counts the
-// grid's deadlines passed by then (missed()): skip runs none of them (not
+// arm_every() (every misfire policy and schedule; periods of whole ticks
+// and not), arm_in(), arm_at() (in the past too), cancel() and advance()
+// (stalls of many periods too), on a wheel of 1 ms ticks. A timer fires
+// once per advance() whose target reached its tick; fixed_rate keeps to
+// a grid of exact deadlines, each rounded up to its tick, and counts
+// those passed by the target (missed()): skip runs none of them (not
 // this one either) and goes to the first ahead, once runs once and goes
 // there too, all runs once and goes to the next deadline; fixed_delay
-// goes one period from the run; arm_in()/arm_at() move the next run and
-// the grid counts on from there; a one-shot timer fires once.
+// goes one period from the target; arm_in()/arm_at() that move the next
+// run move the grid to its expiry(); a one-shot timer fires once, its
+// missed() 0.
 TEST(Differential, PeriodicTimersAgainstAModel)
 {
 	struct model {
 		bool pending = false;
-		std::int64_t at = 0, period = 0; // ms; period 0: one-shot
+		std::int64_t at = 0, armed = 0;   // ms: the tick it fires on; as the grid armed it
+		std::int64_t grid = 0, period = 0; // us; period 0: one-shot
 		tw::misfire m = tw::misfire::skip;
 		tw::schedule s = tw::schedule::fixed_rate;
 	};
@@ -548,6 +551,8 @@ TEST(Differential, PeriodicTimersAgainstAModel)
 			r += std::to_string(x.at) + "/" + std::to_string(x.missed) + " ";
 		return r;
 	};
+	auto ms_ceil = [](std::int64_t us) { return (us + 999) / 1000; };
+	const std::int64_t periods[] = {1000, 2000, 3000, 5000, 1100, 1500, 2300, 3700}; // us
 	constexpr int n = 8;
 	for (unsigned seed = 1; seed <= 12; seed++) {
 		Wheel w;
@@ -565,68 +570,75 @@ TEST(Differential, PeriodicTimersAgainstAModel)
 		for (int op = 0; op < 2000; op++) {
 			const int i = static_cast<int>(pick(n));
 			const std::int64_t now = static_cast<std::int64_t>(NOW(w));
+			model &y = mod[i];
 			switch (pick(8)) {
 			case 0: {
-				const auto p = 1 + pick(6);
+				const std::int64_t p = periods[pick(8)];
 				const auto m = static_cast<tw::misfire>(pick(3));
 				const auto s = static_cast<tw::schedule>(pick(2));
-				t[i].arm_every(std::chrono::milliseconds(p), m, s);
-				trace += "every " + std::to_string(i) + " " + std::to_string(p) + " m" + std::to_string(int(m)) + " s" + std::to_string(int(s)) + " @" + std::to_string(now) + "\n";
-				mod[i] = {true, now + p, p, m, s};
+				t[i].arm_every(std::chrono::microseconds(p), m, s);
+				trace += "every " + std::to_string(i) + " " + std::to_string(p) + "us m" +
+					 std::to_string(static_cast<int>(m)) + " s" + std::to_string(static_cast<int>(s));
+				y = {true, ms_ceil(now * 1000 + p), ms_ceil(now * 1000 + p), now * 1000 + p, p, m, s};
 				break;
 			}
 			case 1: {
 				const auto d = 1 + pick(20);
 				t[i].arm_in(std::chrono::milliseconds(d));
-				trace += "in " + std::to_string(i) + " " + std::to_string(d) + " @" + std::to_string(now) + "\n";
-				mod[i].pending = true, mod[i].at = now + d;
+				trace += "in " + std::to_string(i) + " " + std::to_string(d);
+				y.pending = true, y.at = now + d;
 				break;
 			}
 			case 2: {
 				const auto at = std::max<std::int64_t>(0, now - 10 + pick(30));
 				t[i].arm_at(T(at));
-				trace += "at " + std::to_string(i) + " " + std::to_string(at) + " @" + std::to_string(now) + "\n";
-				mod[i].pending = true, mod[i].at = at;
+				trace += "at " + std::to_string(i) + " " + std::to_string(at);
+				y.pending = true, y.at = at;
 				break;
 			}
 			case 3:
-				EXPECT_EQ(t[i].cancel(), mod[i].pending);
-				trace += "cancel " + std::to_string(i) + "\n";
-				mod[i].pending = false, mod[i].period = 0;
+				EXPECT_EQ(t[i].cancel(), y.pending);
+				trace += "cancel " + std::to_string(i);
+				y.pending = false, y.period = 0;
 				break;
 			default: {
 				const std::int64_t to = now + (pick(10) == 0 ? pick(200) : pick(6));
 				std::size_t due = 0;
-				trace += "advance " + std::to_string(to) + "\n";
+				trace += "advance " + std::to_string(to);
 				for (int k = 0; k < n; k++) {
 					model &x = mod[k];
 					if (!x.pending || x.at > to)
 						continue;
 					due++;
+					const std::int64_t ran = std::max(x.at, now);
 					if (!x.period) {
-						want[k].push_back({std::max(x.at, now), 0});
+						want[k].push_back({ran, 0});
 						x.pending = false;
 						continue;
 					}
 					if (x.s == tw::schedule::fixed_delay) {
-						want[k].push_back({std::max(x.at, now), 0});
-						x.at = to + x.period;
-						continue;
+						want[k].push_back({ran, 0});
+						x.grid = to * 1000 + x.period;
+					} else {
+						if (x.at != x.armed) // moved by arm_in() or arm_at()
+							x.grid = x.at * 1000;
+						const std::int64_t missed = to * 1000 > x.grid ? (to * 1000 - x.grid) / x.period : 0;
+						if (!missed || x.m != tw::misfire::skip)
+							want[k].push_back({ran, static_cast<std::uint32_t>(missed)});
+						x.grid += (x.m == tw::misfire::all ? 1 : missed + 1) * x.period;
 					}
-					const std::int64_t missed = (to - x.at) / x.period;
-					if (!missed || x.m != tw::misfire::skip)
-						want[k].push_back({std::max(x.at, now), static_cast<std::uint32_t>(missed)});
-					x.at += (x.m == tw::misfire::all ? 1 : missed + 1) * x.period;
+					x.at = x.armed = ms_ceil(x.grid);
 				}
 				EXPECT_EQ(w.advance(T(to)), due) << "seed " << seed << " op " << op;
 			}
 			}
+			trace += " @" + std::to_string(now) + "\n";
 			for (int k = 0; k < n; k++) {
 				ASSERT_EQ(t[k].pending(), mod[k].pending) << "seed " << seed << " op " << op << " timer " << k;
 				if (mod[k].pending) {
 					ASSERT_EQ(*EXP(t[k]), static_cast<tw::tick_t>(mod[k].at)) << "seed " << seed << " op " << op;
 				}
-				ASSERT_EQ(t[k].period(), std::chrono::milliseconds(mod[k].period));
+				ASSERT_EQ(t[k].period(), std::chrono::microseconds(mod[k].period));
 				ASSERT_TRUE(got[k].size() == want[k].size() && (got[k].empty() || got[k].back() == want[k].back()))
 					<< "seed " << seed << " op " << op << " timer " << k << "\n"
 					<< show(got[k]) << "\n" << show(want[k]) << "\n" << trace;
