@@ -14,7 +14,8 @@
 // it never runs on with a dangling Loop &. A spawned task resumed by anything but
 // its Loop (another Loop's awaitable, another library's) must not destroy
 // that Loop: it would destroy the running frame; one that ends on another thread
-// (another Loop's) has its end posted to its own Loop. A task object destroyed while its coroutine is
+// (another Loop's) has its end posted to its own Loop; its Loop must not be destroyed while it is on
+// another thread (~Loop would destroy the frame that thread runs). A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
 // Threads: everything on the loop thread, except awaiting resume_on().
