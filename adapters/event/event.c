@@ -93,13 +93,15 @@ static void host_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
 	uint64_t us = (wake - now) / 1000 + ((wake - now) % 1000 != 0);
 	struct timeval tv, b;
 
-	if (twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
+	if (wake > now && twheel_host_rt(h)->clock != twheel_rt_clock_monotonic) {
 		/* another epoch: as far after a CLOCK_MONOTONIC reading */
 		uint64_t mono = twheel_rt_clock_monotonic(NULL);
 
 		wake = wake - now > UINT64_MAX - mono ? UINT64_MAX : mono + (wake - now);
 	}
-	if (event_gettime_monotonic(e->base, &b) == 0) {
+	/* wake == now: due at once, whatever the base's clock reads (a
+	 * coarse one lags ours: waiting for it to pass @wake cost 4-8 ms) */
+	if (wake > now && event_gettime_monotonic(e->base, &b) == 0) {
 		uint64_t wake_us = wake / 1000 + (wake % 1000 != 0);
 		uint64_t base_us = (uint64_t)b.tv_sec * 1000000u + (uint64_t)b.tv_usec;
 

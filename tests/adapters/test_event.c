@@ -276,6 +276,52 @@ static int deleted_by_the_program_still_fires(int how)
 	return bad;
 }
 
+/*
+ * A timer already due (a delay of 0, a deadline passed) is run by the
+ * base's next iteration: the host asks its timer to fire as soon as
+ * possible (wake == now), which must not wait for a default base's coarse
+ * clock to pass our reading (it lags it by up to two jiffies: every such
+ * timer ran 4 to 8 ms late). One non-blocking event_base_loop() right
+ * after the arm runs it, and, as it re-arms itself with a delay of 0 from
+ * its callback, runs it again in each of the base's iterations (libevent
+ * iterates while a callback is active), on a default base and a precise
+ * one. 0 if so.
+ */
+static int due_fired;
+static struct twheel_host *due_h;
+
+static void due_cb(struct tw_timer *t)
+{
+	if (++due_fired < 5)
+		twheel_host_mod(due_h, t, 0);
+}
+
+static int due_timer_runs_in_the_next_iteration(void)
+{
+	struct tw_timer t;
+	int bad = 0;
+
+	for (precise = 0; precise < 2 && !bad; precise++) {
+		event_setup();
+		due_h = twheel_event_create(base, NULL);
+		if (!due_h)
+			return 1;
+		tw_timer_init(&t, due_cb);
+		due_fired = 0;
+		bad |= twheel_host_add(due_h, &t, 0) != 0;
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (bad || due_fired != 5) {
+			fprintf(stderr, "due timer (%s base): %d runs of 5 in a non-blocking loop\n",
+				precise ? "precise" : "default", due_fired);
+			bad = 1;
+		}
+		twheel_event_destroy(due_h, NULL, NULL);
+		event_teardown();
+	}
+	precise = 0;
+	return bad;
+}
+
 int main(void)
 {
 	static const struct host_loop coarse = {
@@ -296,7 +342,7 @@ int main(void)
 	if (twheel_event_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
 	if (twheel_event_loop(NULL, 0) != -EINVAL || bad_flags() || destroyed_with_placement_active() ||
-	    priorities_set_before_arming())
+	    priorities_set_before_arming() || due_timer_runs_in_the_next_iteration())
 		return 1;
 	for (int how = 0; how < 3; how++)
 		if (deleted_by_the_program_still_fires(how))

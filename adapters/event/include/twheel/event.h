@@ -24,7 +24,9 @@
  * default clock the timer event is set against libevent's own clock
  * (event_gettime_monotonic(), read before event_base_update_cache_time()),
  * so it cannot fire before the tick boundary it waits for, whichever clock
- * the base uses. A timer fires when the clock has reached its deadline, at
+ * the base uses; a timer already due when it is set (a delay of 0, a
+ * deadline passed) runs in the base's next iteration, whatever the base's
+ * clock reads. A timer fires when the clock has reached its deadline, at
  * most one tick plus libevent's wake-up latency later: with a default base
  * that latency includes the coarse clock's lag, which may pass one
  * kernel jiffy (measured up to 7.7 ms with 4 ms jiffies: timers then ran
