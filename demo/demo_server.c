@@ -301,11 +301,48 @@ enum http_target {
 	HTTP_TARGET_HTTP_COLON = HTTP_TARGET_H + 5, /* "http:" or "https:": "//" must follow */
 	HTTP_TARGET_HTTP_SLASH, /* "http:/" */
 	HTTP_TARGET_AUTHORITY_START, /* "http://": a host must follow */
-	HTTP_TARGET_AUTHORITY, /* in the host, or its port: no "@" (userinfo) */
+	HTTP_TARGET_AUTHORITY, /* in the host, or its port: no "@" (userinfo); bits 6-7 say where */
 };
 _Static_assert(HTTP_TARGET_AUTHORITY < 16, "struct demo_http's target: the form in 4 bits");
 static const char http_scheme_https[] = "https";
-#define HTTP_TARGET_OWED 16u /* target: one hex digit a "%" owes (RFC 3986 2.1) */
+#define HTTP_TARGET_OWED 16u /* target: one hex digit a "%" owes (RFC 3986 2.1), bits 4-5 */
+/*
+ * Where in an http(s) authority (bits 6-7): host [":" port], the host a
+ * reg-name or IPv4 address, or an IP literal in brackets (RFC 3986
+ * 3.2.2, 3.2.3), as a Host value is read (http_host_byte())
+ */
+#define HTTP_TARGET_AT 64u
+enum http_authority {
+	HTTP_AUTH_NAME,        /* a reg-name or IPv4 address (or nothing yet) */
+	HTTP_AUTH_LITERAL,     /* "[" and not yet "]" */
+	HTTP_AUTH_LITERAL_END, /* "]": ":" or the authority's end must follow */
+	HTTP_AUTH_PORT,        /* ":" then digits */
+};
+
+/*
+ * A byte of an http(s) authority, but "/", "?" and a "%" encoding: @at
+ * where it is (enum http_authority), @start if no byte came yet. False
+ * if the authority cannot hold it there.
+ */
+static bool http_authority_byte(unsigned *at, char ch, bool start)
+{
+	switch (*at) {
+	case HTTP_AUTH_LITERAL:
+		*at = ch == ']' ? HTTP_AUTH_LITERAL_END : HTTP_AUTH_LITERAL;
+		return ch != '[' && ch != '@';
+	case HTTP_AUTH_LITERAL_END:
+		*at = HTTP_AUTH_PORT;
+		return ch == ':';
+	case HTTP_AUTH_PORT:
+		return ch >= '0' && ch <= '9';
+	default:
+		if (ch == '[')
+			*at = HTTP_AUTH_LITERAL;
+		else if (ch == ':')
+			*at = HTTP_AUTH_PORT;
+		return ch == '[' ? start : ch == ':' ? !start : ch != ']' && ch != '@'; /* "@": userinfo */
+	}
+}
 
 static bool http_alpha(char ch)
 {
@@ -334,14 +371,15 @@ static bool http_uri_byte(char ch)
 /* A byte of the request target (the line's second word): its form so far, HTTP_BAD if none. */
 static void http_target_byte(struct demo_http *h, char ch)
 {
-	unsigned owed = h->target / HTTP_TARGET_OWED, form = h->target % HTTP_TARGET_OWED;
+	unsigned at = h->target / HTTP_TARGET_AT, owed = h->target % HTTP_TARGET_AT / HTTP_TARGET_OWED;
+	unsigned form = h->target % HTTP_TARGET_OWED;
 	bool ok = true;
 	if (owed) {
 		ok = http_hex(ch);
 		owed--;
 	} else if (ch == '%') {
 		ok = form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE || form == HTTP_TARGET_HOST ||
-		     form == HTTP_TARGET_PORT || form >= HTTP_TARGET_AUTHORITY_START;
+		     form == HTTP_TARGET_PORT || (form >= HTTP_TARGET_AUTHORITY_START && at == HTTP_AUTH_NAME);
 		if (form == HTTP_TARGET_AUTHORITY_START)
 			form = HTTP_TARGET_AUTHORITY; /* a host of "%" and two hex digits */
 		owed = 2;
@@ -368,10 +406,11 @@ static void http_target_byte(struct demo_http *h, char ch)
 		form++;
 	} else if (form == HTTP_TARGET_AUTHORITY_START || form == HTTP_TARGET_AUTHORITY) {
 		if (ch == '/' || ch == '?') { /* the path or the query: the authority is over */
-			ok = form == HTTP_TARGET_AUTHORITY;
+			ok = form == HTTP_TARGET_AUTHORITY && at != HTTP_AUTH_LITERAL;
 			form = HTTP_TARGET_ABSOLUTE;
+			at = HTTP_AUTH_NAME;
 		} else {
-			ok = ch != '@' && (ch != ':' || form == HTTP_TARGET_AUTHORITY);
+			ok = http_authority_byte(&at, ch, form == HTTP_TARGET_AUTHORITY_START);
 			form = HTTP_TARGET_AUTHORITY;
 		}
 	} else if (form == HTTP_TARGET_ORIGIN) {
@@ -389,13 +428,15 @@ static void http_target_byte(struct demo_http *h, char ch)
 	}
 	if (!ok)
 		h->head |= HTTP_BAD;
-	h->target = (uint8_t)(owed * HTTP_TARGET_OWED + form);
+	h->target = (uint8_t)(at * HTTP_TARGET_AT + owed * HTTP_TARGET_OWED + form);
 }
 
 /* The end of the request target: one of the four forms, complete, with its method. */
 static void http_target_end(struct demo_http *h)
 {
-	unsigned form = h->target;
+	unsigned form = h->target % HTTP_TARGET_AT; /* with the hex digits owed, if any */
+	if (form == HTTP_TARGET_AUTHORITY && h->target / HTTP_TARGET_AT == HTTP_AUTH_LITERAL)
+		form = HTTP_TARGET_NONE; /* an IP literal not closed */
 	if (!(form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE || form == HTTP_TARGET_AUTHORITY ||
 	      (form == HTTP_TARGET_ASTERISK && h->method == HTTP_METHOD_OPTIONS) ||
 	      (form == HTTP_TARGET_PORT && h->method == HTTP_METHOD_CONNECT)))

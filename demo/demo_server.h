@@ -168,7 +168,8 @@ struct demo_http {
  *    target is in none of RFC 9112 3.2's forms: "/" and a path
  *    (origin-form), a scheme and ":" (absolute-form; for "http" and
  *    "https", in any case, "//" and a host, not empty, without userinfo:
- *    RFC 9110 4.2.1, 4.2.2, 4.2.4), host ":" port for
+ *    RFC 9110 4.2.1, 4.2.2, 4.2.4; the authority host [":" port] as a
+ *    Host value: a port of digits, an IP literal closed), host ":" port for
  *    CONNECT and "*" for OPTIONS only, each of URI bytes (RFC 3986: no
  *    "#", no byte above 0x7f, "%" and two hex digits); a
  *    field line has no colon or its name is not a token (empty, or with

@@ -35,7 +35,8 @@
 #    Transfer-Encoding in HTTP/1.0, HTTP/2's preface, HTTP/0.9's head, a
 #    method that is no token, a target in none of RFC 9112 3.2's forms:
 #    "foo", "*" but for OPTIONS, a fragment, CONNECT's not host:port,
-#    an http URI without a host or an https one with userinfo)
+#    an http URI without a host, an https one with userinfo, one whose
+#    port is no number)
 #    get a 400 with "Connection: close", then
 #    the FIN, and nothing after them is answered, chunked twice too; a
 #    coding before chunked ("gzip, chunked") a 501; HTTP/2.0 and
@@ -259,6 +260,7 @@ raw "a target with a fragment (3.2)" 'GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n' 1 eo
 raw "CONNECT, origin-form (3.2.3)" 'CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an http URI with no host (RFC 9110 4.2.1)" 'GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an https URI with userinfo (RFC 9110 4.2.4)" 'GET https://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "an http URI whose port is no number" 'GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
 raw "a version too long (400)" "GET / HTTP/1.1$long\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400

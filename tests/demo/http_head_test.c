@@ -213,6 +213,25 @@ static const struct {
 	{ "GET http://u:p@a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET http://@a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET http://a@ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	/* ...whose authority is host [":" port], as a Host value (RFC 3986 3.2.2, 3.2.3) */
+	{ "GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a:80x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a:8:0/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a:%38/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET https://[::1 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET https://[::1/x] HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://[::1]x/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://[::1]:x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://[::[1] HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://[%41]/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a]/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a[::1]/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "GET http://a:/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* port = *DIGIT */
+	{ "GET http://a:8080?x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://%41:80/[] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* brackets in the path: as before */
+	{ "GET https://[::1] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://[v1.a:b]:0/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://1.2.3.4:5?:@[] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://a%40b/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a "%40" is no delimiter */
 	{ "GET http://%41/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://a HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
