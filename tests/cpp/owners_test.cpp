@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -666,4 +667,39 @@ TYPED_TEST(Owners, ArmAtMovesTheGridToItsExpiry)
 	for (int i = 0; i < 20; i++)
 		this->step(1ms);
 	EXPECT_EQ(ran, want);
+}
+
+// An owner whose clock is near its end (10 ms before steady_clock's last
+// whole ms; the clock of these tests stays on whole ticks): timers due
+// before the end run, one due after it is pending at time_point::max()
+// and never runs, periodic ones run up to the end, nothing overflows.
+TYPED_TEST(Owners, ClockNearItsEnd)
+{
+	using T = typename TestFixture::T;
+	using tp = typename TestFixture::tp;
+	const std::int64_t saved = g_ns.load();
+	constexpr std::int64_t start = std::numeric_limits<std::int64_t>::max() / 1000000 * 1000000 - 10'000'000;
+	g_ns = start;
+	{
+		Drive<TypeParam> d;
+		std::vector<std::int64_t> ran, beats;
+		auto rel = [] { return (g_ns.load() - start) / 1000000; };
+		T soon(*d.o, [&] { ran.push_back(rel()); });
+		T never(*d.o, [&] { ran.push_back(-1); });
+		T beat = d.o->every(2ms, [&] { beats.push_back(rel()); });
+		soon.arm_in(5ms);
+		never.arm_in(1h);
+		d.settle();
+		EXPECT_EQ(never.expiry(), tp::max());
+		for (int i = 0; i < 10; i++) { // to the last whole ms
+			g_ns += 1000000;
+			d.pump();
+		}
+		EXPECT_EQ(ran, (std::vector<std::int64_t>{5}));
+		EXPECT_TRUE(never.pending());
+		EXPECT_EQ(beats, (std::vector<std::int64_t>{2, 4, 6, 8, 10}));
+		EXPECT_TRUE(beat.cancel());
+		EXPECT_TRUE(never.cancel());
+	}
+	g_ns = saved;
 }
