@@ -703,3 +703,67 @@ TYPED_TEST(Owners, ClockNearItsEnd)
 	}
 	g_ns = saved;
 }
+
+namespace {
+// A record with a hook whose on_cancel() erases another record and then
+// its own: the owner's destruction meets records freed under it.
+template <class O>
+struct Rec : tw::Hook<O, Rec<O>> {
+	std::vector<std::unique_ptr<Rec>> *all;
+	std::size_t i;
+	int *cancels;
+	Rec(O &o, std::vector<std::unique_ptr<Rec>> *a, std::size_t k, int *c) : tw::Hook<O, Rec>(o), all(a), i(k), cancels(c) {}
+	void on_timer() {}
+	void on_cancel()
+	{
+		++*cancels;
+		auto &v = *all;
+		v[(i * 7 + 3) % v.size()].reset(); // another one, pending or not (or this)
+		v[i].reset();                     // this one
+	}
+};
+} // namespace
+
+// The owner destroyed with many pending hooks and timers whose
+// cancellation callbacks destroy others still pending, and themselves:
+// each that is still there when its turn comes runs once, nothing is
+// touched after it is freed (ASan), nothing leaks.
+TYPED_TEST(Owners, DestructionWhoseCancellationsEraseOtherPendingTimers)
+{
+	using O = TypeParam;
+	using T = typename TestFixture::T;
+	for (const bool in_run : {false, true}) {
+		SCOPED_TRACE(in_run ? "from a callback" : "outside a run");
+		if (in_run)
+			this->d = std::make_unique<Drive<O>>();
+		constexpr std::size_t n = 64;
+		int hook_cancels = 0, timer_cancels = 0;
+		std::vector<std::unique_ptr<Rec<O>>> recs(n);
+		std::vector<std::unique_ptr<T>> timers(n);
+		for (std::size_t i = 0; i < n; i++) {
+			recs[i] = std::make_unique<Rec<O>>(this->o(), &recs, i, &hook_cancels);
+			recs[i]->arm_in(std::chrono::milliseconds(101 + i % 9));
+			timers[i] = std::make_unique<T>(this->o(), [] {});
+			timers[i]->on_cancel([&timers, &timer_cancels, i] {
+				timer_cancels++;
+				timers[(i * 5 + 1) % n].reset();
+				timers[i].reset();
+			});
+			timers[i]->arm_in(std::chrono::milliseconds(101 + i % 13));
+		}
+		T killer(this->o(), [this] { this->d->o.reset(); });
+		killer.arm_in(100ms);
+		this->d->settle();
+		EXPECT_EQ(this->o().size(), 2 * n + 1);
+		if (in_run)
+			this->step(100ms);
+		else
+			this->d->o.reset();
+		EXPECT_FALSE(this->d->o);
+		EXPECT_GT(hook_cancels, 0);
+		EXPECT_GT(timer_cancels, 0);
+		EXPECT_LT(hook_cancels, static_cast<int>(n)); // some were erased before their turn
+		EXPECT_EQ(std::count(recs.begin(), recs.end(), nullptr), static_cast<std::ptrdiff_t>(n));
+		EXPECT_EQ(std::count(timers.begin(), timers.end(), nullptr), static_cast<std::ptrdiff_t>(n));
+	}
+}
