@@ -337,6 +337,45 @@ TEST(Co, LoopDestroyedWithTasksSuspended)
 	EXPECT_EQ(resumed, 0);
 }
 
+tw::co::task<void> short_sleeps(tw::Loop &loop, int *destroyed, int *resumed)
+{
+	counted c{destroyed};
+	auto first = tw::co::sleep_for(loop, 2ms); // made before the move: the Loop & dangles after
+	co_await first;
+	++*resumed;
+	co_await first; // again, on the moved Loop through its control block
+	++*resumed;
+}
+
+// The Loop moved while tasks sleep: they wake on the Loop moved to and
+// end there. Then stopped while they sleep: nothing resumes them, the
+// Loop's destruction destroys their frames.
+TEST(Co, LoopMovedOrStoppedWhileTasksAreSuspended)
+{
+	int destroyed = 0, resumed = 0;
+	{
+		auto a = std::make_unique<tw::Loop>();
+		for (int i = 0; i < 20; i++)
+			tw::co::spawn(*a, short_sleeps(*a, &destroyed, &resumed));
+		EXPECT_EQ(a->size(), 40u);
+		tw::Loop b(std::move(*a));
+		a.reset();
+		const auto end = clk::now() + 5s;
+		while (b.size() && clk::now() < end)
+			b.run_once();
+		EXPECT_EQ(resumed, 40);
+		EXPECT_EQ(destroyed, 20);
+		for (int i = 0; i < 20; i++)
+			tw::co::spawn(b, long_sleeper(b, &destroyed, &resumed));
+		b.stop();
+		EXPECT_EQ(b.run_once(false), 0u);
+		EXPECT_THROW(tw::co::spawn(b, long_sleeper(b, &destroyed, &resumed)), tw::error);
+		EXPECT_EQ(destroyed, 20); // the one spawn() refused never started
+	}
+	EXPECT_EQ(destroyed, 40);
+	EXPECT_EQ(resumed, 40);
+}
+
 TEST(Co, TaskDestroyedWhileSuspendedOnATimer)
 {
 	tw::Loop loop;
@@ -649,6 +688,65 @@ TEST(Co, ResumeOnFromAnotherThread)
 	EXPECT_TRUE(done.load());
 	d.reset();
 	EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+// Threads send coroutines to the loop (resume_on()) as fast as they can
+// while the loop thread stops the loop, after 500 of them ran, and
+// destroys it: each coroutine ran on the loop thread, or got ESHUTDOWN
+// on its own thread, or (posted, but the loop stopped first) was never
+// resumed, and is destroyed by its thread once the loop is gone.
+TEST(Co, ResumeOnFromThreadsWhileTheLoopStops)
+{
+	struct hop_state {
+		std::atomic<long> ran{0}, refused{0};
+		std::thread::id loop_thread;
+	} st;
+	struct one { // a coroutine of the test's own type: started at once, kept
+		struct promise_type {
+			one get_return_object() { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+			std::suspend_never initial_suspend() noexcept { return {}; }
+			std::suspend_always final_suspend() noexcept { return {}; }
+			void return_void() noexcept {}
+			void unhandled_exception() { std::terminate(); }
+		};
+		std::coroutine_handle<promise_type> h;
+	};
+	constexpr int threads = 3;
+	std::vector<std::vector<std::coroutine_handle<>>> frames(threads);
+	std::vector<std::thread> senders;
+	{
+		tw::Loop loop;
+		st.loop_thread = std::this_thread::get_id();
+		auto go = [](tw::Loop &loop, hop_state &st) -> one {
+			try {
+				co_await tw::co::resume_on(loop);
+			} catch (const tw::error &e) {
+				EXPECT_EQ(e.code().value(), ESHUTDOWN);
+				st.refused.fetch_add(1);
+				co_return;
+			}
+			EXPECT_EQ(std::this_thread::get_id(), st.loop_thread);
+			if (st.ran.fetch_add(1) + 1 == 500)
+				loop.stop();
+		};
+		for (int i = 0; i < threads; i++)
+			senders.emplace_back([&, i] {
+				for (int k = 0; k < 5000 && !loop.stopped(); k++)
+					frames[static_cast<std::size_t>(i)].push_back(go(loop, st).h);
+			});
+		loop.run();
+		for (auto &t : senders)
+			t.join();
+	}
+	long total = 0, suspended = 0;
+	for (auto &v : frames)
+		for (std::coroutine_handle<> h : v) {
+			total++;
+			suspended += !h.done();
+			h.destroy();
+		}
+	EXPECT_GE(st.ran.load(), 500);
+	EXPECT_EQ(st.ran.load() + st.refused.load() + suspended, total);
 }
 
 tw::co::task<void> ends_elsewhere(tw::Loop &b, std::atomic<int> *n, bool throws)
