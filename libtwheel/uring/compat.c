@@ -12,6 +12,15 @@
  * on their hosts until twheel_compat_unbind(); and cfg.max_pending does
  * not count them (TW__LOOP_UNCOUNTED): the host's arm returns nothing, so
  * an -ENOSPC would stall the legacy timers silently.
+ *
+ * A loop timer fires once the loop's tick (cfg.tick_ns) reaches its
+ * deadline, up to a loop tick after it; a legacy timer must fire in the
+ * first iteration whose clock has reached its deadline (jiffies at or
+ * past its expiry), which a loop tick that does not divide 1/HZ s (1 ms
+ * and HZ 300 or 400) would miss. So each iteration that runs its timers
+ * also runs a host whose deadline its clock reading has reached
+ * (twl_compat_poll()); the loop timer stays for the wake-up of an idle
+ * loop.
  */
 #define TWHEEL__COMPAT_NO_HZ_CHECK /* no HZ of its own: the program's */
 #include "twheel/compat.h"
@@ -23,6 +32,8 @@ struct loop_host {
 	struct twheel_host h;      /* first: the ops get it back with a cast */
 	struct tw_loop_timer lt;   /* the host timer */
 	struct loop_compat *lc;
+	uint64_t wake_ns;          /* the host timer's deadline, if armed */
+	bool armed;
 };
 
 struct loop_compat {
@@ -37,6 +48,8 @@ static void lh_arm(struct twheel_host *h, uint64_t wake_ns, uint64_t now_ns)
 	struct loop_host *lh = (struct loop_host *)h;
 
 	(void)now_ns;
+	lh->wake_ns = wake_ns;
+	lh->armed = true;
 	twheel_loop_mod_at(lh->lc->loop, &lh->lt, wake_ns);
 }
 
@@ -44,6 +57,7 @@ static void lh_stop(struct twheel_host *h)
 {
 	struct loop_host *lh = (struct loop_host *)h;
 
+	lh->armed = false;
 	twheel_loop_del(lh->lc->loop, &lh->lt);
 }
 
@@ -53,9 +67,25 @@ void twl_compat_fire(struct tw_loop_timer *lt)
 {
 	struct loop_host *lh = tw_container_of(lt, struct loop_host, lt);
 
+	lh->armed = false; /* the host re-arms if it has timers left */
 	lh->lc->in_run = true;
 	twheel_host_run(&lh->h);
 	lh->lc->in_run = false;
+}
+
+void twl_compat_poll(struct twheel_loop *l, uint64_t upto)
+{
+	struct loop_compat *lc = l->compat;
+
+	for (int i = 0; lc && i < 2; i++) {
+		struct loop_host *lh = &lc->host[i];
+
+		if (lh->armed && lh->wake_ns <= upto) {
+			twheel_loop_del(l, &lh->lt);
+			l->st.timers_fired++; /* as if its loop timer had fired */
+			twl_compat_fire(&lh->lt); /* (its callbacks cannot unbind: -EBUSY) */
+		}
+	}
 }
 
 /* The loop's clock; once the loop is gone, the time it went (the binding

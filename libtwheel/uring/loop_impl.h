@@ -434,6 +434,10 @@ void twl_deadline_fire(struct tw_loop_timer *t);
 
 /* compat.c: the loop timers that drive bound legacy hosts fire here */
 void twl_compat_fire(struct tw_loop_timer *t);
+/* compat.c: in an iteration whose timers reach @upto (ns), run the bound
+ * legacy hosts whose deadline it has reached, which their loop timers,
+ * on the loop's tick, may not have yet */
+void twl_compat_poll(struct twheel_loop *l, uint64_t upto);
 /* compat.c: the loop goes (destroy) while legacy hosts are still bound */
 void twl_compat_detach(struct twheel_loop *l);
 

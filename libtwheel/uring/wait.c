@@ -556,6 +556,7 @@ int twheel_loop_run_once(struct twheel_loop *l, unsigned flags)
 	fired = (long)l->st.timers_fired;
 	twheel_advance(l->wheel, tick);
 	twheel_advance(l->dwheel, tick);
+	twl_compat_poll(l, upto); /* legacy timers: on time, not on the loop's tick */
 	ran += (int)((long)l->st.timers_fired - fired);
 	/* what the iteration's callbacks armed by delay, from a reading after
 	 * them all (timer.c) */

@@ -809,7 +809,11 @@ TWHEEL_LOOP_API int twheel_loop_io_deadline(struct twheel_loop *loop, struct io_
  * <twheel/compat/callout.h>; see <twheel/compat.h>) to @loop: they run on
  * the loop thread, in its iterations, on two hosts of ticks of @tick_ns
  * (pass TWHEEL_COMPAT_TICK_NS) driven by two loop timers, the second one
- * TW_LOOP_DEFERRABLE for TIMER_DEFERRABLE timers. Call it on the loop
+ * TW_LOOP_DEFERRABLE for TIMER_DEFERRABLE timers; each iteration that
+ * runs its timers also runs a host whose deadline its clock has reached,
+ * so a legacy timer fires in the first iteration that sees its expiry,
+ * not on the loop's tick (cfg.tick_ns, which need not divide 1/HZ s: HZ
+ * 300 and the default 1 ms). Call it on the loop
  * thread (before the first run, or from a callback); twheel_compat_unbind()
  * undoes it (not from a legacy timer's callback: -EBUSY). A
  * twheel_loop_destroy() before it hands the legacy timers back, not fired
