@@ -767,3 +767,38 @@ TYPED_TEST(Owners, DestructionWhoseCancellationsEraseOtherPendingTimers)
 		EXPECT_EQ(std::count(timers.begin(), timers.end(), nullptr), static_cast<std::ptrdiff_t>(n));
 	}
 }
+
+// A periodic callback destroys the owner: the run finishes (a timer due
+// in it still runs), the periodic timer ends (its cancellation callback
+// runs once), what is armed from then on is dropped (arm_every() false
+// and not periodic), and a call_after() made before is destroyed uncalled.
+TYPED_TEST(Owners, PeriodicCallbackDestroysTheOwner)
+{
+	using T = typename TestFixture::T;
+	auto token = std::make_shared<int>(0);
+	int beats = 0, cancelled = 0, other = 0;
+	T late(this->o(), [] { ADD_FAILURE(); });
+	T beat = this->o().every(10ms, [&](T &self) {
+		if (++beats < 2)
+			return;
+		const typename TestFixture::tp when = self.expiry();
+		this->o().call_after(1ms, [token] { ADD_FAILURE(); });
+		this->d->o.reset();
+		EXPECT_FALSE(late.arm_in(1ms));
+		EXPECT_FALSE(self.arm_every(5ms));
+		EXPECT_EQ(self.expiry(), when);
+	});
+	beat.on_cancel([&] { cancelled++; });
+	T same(this->o(), [&] { other++; }); // due in the run that destroys the owner
+	same.arm_at(this->at(20ms));
+	this->step(10ms);
+	this->step(10ms);
+	EXPECT_FALSE(this->d->o);
+	EXPECT_EQ(beats, 2);
+	EXPECT_EQ(other, 1);
+	EXPECT_EQ(cancelled, 1);
+	EXPECT_FALSE(beat.pending());
+	EXPECT_EQ(beat.period(), 0ns);
+	EXPECT_FALSE(beat.cancel());
+	EXPECT_EQ(token.use_count(), 1);
+}
