@@ -802,3 +802,41 @@ TYPED_TEST(Owners, PeriodicCallbackDestroysTheOwner)
 	EXPECT_FALSE(beat.cancel());
 	EXPECT_EQ(token.use_count(), 1);
 }
+
+// Cancellation callbacks that throw while the owner is destroyed: each
+// exception goes to the handler (or is printed without one), and every
+// other pending timer is still cancelled.
+TYPED_TEST(Owners, CancellationCallbacksThrowWhileTheOwnerIsDestroyed)
+{
+	using T = typename TestFixture::T;
+	for (const bool handler : {true, false}) {
+		if (!handler)
+			this->d = std::make_unique<Drive<TypeParam>>();
+		Caught caught;
+		if (handler)
+			this->o().on_exception(caught.handler());
+		int quiet = 0;
+		std::vector<std::unique_ptr<T>> ts;
+		for (int i = 0; i < 6; i++) {
+			ts.push_back(std::make_unique<T>(this->o(), [] {}));
+			if (i % 2)
+				ts.back()->on_cancel([] { throw std::runtime_error("g"); });
+			else
+				ts.back()->on_cancel([&] { quiet++; });
+			ts.back()->arm_in(std::chrono::milliseconds(10 + i));
+		}
+		this->d->settle();
+		::testing::internal::CaptureStderr();
+		this->d->o.reset();
+		const std::string err = ::testing::internal::GetCapturedStderr();
+		EXPECT_EQ(quiet, 3);
+		if (handler) {
+			EXPECT_EQ(caught.what, (std::vector<std::string>(3, "g")));
+			EXPECT_EQ(err, "");
+		} else {
+			EXPECT_EQ(err, "twheel: a callback threw: g\ntwheel: a callback threw: g\ntwheel: a callback threw: g\n");
+		}
+		for (auto &t : ts)
+			EXPECT_FALSE(t->pending());
+	}
+}
