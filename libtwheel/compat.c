@@ -85,6 +85,7 @@ static bool mine(const struct twheel *w)
 }
 
 extern void (*twheel__destroy_hook)(const struct twheel *w); /* twheel.c */
+extern void twheel__check_initialised(const struct tw_timer *t); /* twheel.c */
 
 static void compat_gone(const struct twheel *w);
 
@@ -178,8 +179,14 @@ int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned fl
 	tw_tick_t tick;
 	int was = 0, rc;
 
-	if (!ct || !ct->tw.func)
+	if (!ct)
 		return -EINVAL;
+	if (!ct->tw.func) {
+		/* never set up (all zero): a debug build reports it, as
+		 * the wheel's arms do, for the return is often ignored */
+		twheel__check_initialised(&ct->tw);
+		return -EINVAL;
+	}
 	at = wheel_of(ct);
 	if (at && !mine(at))
 		return -EXDEV;

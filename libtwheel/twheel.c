@@ -243,6 +243,20 @@ static bool misused(const struct twheel *w, const struct tw_timer *t)
 #define misused(w, t) false
 #endif
 
+/*
+ * Not API: compat.c refuses a legacy timer with no callback before any
+ * wheel sees it; a debug build reports one never initialised (all zero:
+ * callout_init() forgotten), as the wheel's own calls do.
+ */
+void twheel__check_initialised(const struct tw_timer *t)
+{
+#if TWHEEL_DEBUG_CHECKS
+	(void)MISUSE(t->_magic != TW_MAGIC, "timer was not initialised with tw_timer_init()");
+#else
+	(void)t;
+#endif
+}
+
 /* ---- placement ----------------------------------------------------------- */
 
 static inline unsigned level_of(tw_tick_t delta)

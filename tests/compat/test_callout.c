@@ -925,6 +925,44 @@ static void init_of_a_pending_callout_is_reported(void **state)
 #endif
 }
 
+#if TWHEEL_DEBUG_CHECKS
+static int zeroed_reports;
+static void zeroed_misuse(const char *what)
+{
+	assert_non_null(strstr(what, "initialised"));
+	zeroed_reports++;
+}
+#endif
+
+/* A callout whose callout_init() was forgotten, all zero (a softc from
+ * calloc()): every reset form refuses it with -EINVAL, and a
+ * -Ddebug_checks build reports each, as the wheel's arms report a timer
+ * never initialised: FreeBSD code ignores callout_reset()'s return, and
+ * would lose the callout silently in the build meant to catch it. */
+static void reset_of_a_callout_never_initialised(void **state)
+{
+	struct softc sc;
+
+	(void)state;
+	memset(&sc, 0, sizeof(sc));
+#if TWHEEL_DEBUG_CHECKS
+	twheel_misuse_fn old = twheel_set_misuse_handler(zeroed_misuse);
+
+	zeroed_reports = 0;
+#endif
+	assert_int_equal(callout_reset(&sc.co, 5, fn, &sc), -EINVAL);
+	assert_int_equal(callout_reset_sbt(&sc.co, SBT_1S, 0, fn, &sc, 0), -EINVAL);
+	assert_int_equal(callout_reset_on(&sc.co, 5, fn, &sc, 0), -EINVAL);
+#if TWHEEL_DEBUG_CHECKS
+	twheel_set_misuse_handler(old);
+	assert_int_equal(zeroed_reports, 3);
+#endif
+	assert_false(callout_pending(&sc.co));
+	assert_false(callout_active(&sc.co));
+	assert_int_equal(step(10), 0);
+	assert_int_equal(sc.calls, 0);
+}
+
 /* callout_reset: "Non-positive values of ticks are silently converted
  * to the value 1", and an sbt time not ahead fires at the next tick: a
  * function that re-arms its callout for no time (callout_reset() with 0,
@@ -1565,6 +1603,7 @@ int main(void)
 		T(rearm_for_no_time_runs_next_tick),
 		T(rearm_for_next_tick_after_a_catch_up_is_on_time),
 		T(init_of_a_pending_callout_is_reported),
+		T(reset_of_a_callout_never_initialised),
 		T(another_thread_is_refused),
 		T(mtx_held_around_the_function),
 		T(returnunlocked_leaves_the_unlock_to_the_function),

@@ -281,8 +281,10 @@ TWHEEL_API uint64_t twheel_compat_now(void);
  * Arm @ct at @when (a twheel_compat_now() value; at or before now: due in
  * the next advance or host run) whether or not it is pending. Returns 1 if
  * it was pending, 0 if not, or
- *   -EINVAL  @ct NULL, or its tw has no callback, or the thread's bound
- *            wheel or host was destroyed (see twheel_compat_unbind());
+ *   -EINVAL  @ct NULL, or its tw has no callback (a -Ddebug_checks build
+ *            reports one never initialised, all zero, as the wheel's
+ *            arms do), or the thread's bound wheel or host was
+ *            destroyed (see twheel_compat_unbind());
  *   -ENXIO   the calling thread bound no wheel;
  *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
  * The first -ENXIO, or -EINVAL for a destroyed wheel, of each thread is

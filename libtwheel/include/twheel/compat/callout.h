@@ -540,7 +540,8 @@ static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_
  * Call @func(@arg) after @to_ticks ticks (non-positive: 1), counted from
  * the current tick; a pending invocation is cancelled first. Returns 1 if
  * one was pending, 0 if not; -EXDEV, -ENXIO (see above), -EINVAL (@func
- * NULL, or @c initialised with a NULL lock or an unknown flag). O(1).
+ * NULL, or @c initialised with a NULL lock or an unknown flag, or never
+ * initialised: all zero, which a -Ddebug_checks build also reports). O(1).
  */
 static inline int callout_reset(struct callout *c, int to_ticks, callout_func_t *func, void *arg)
 {
