@@ -857,11 +857,23 @@ std::vector<std::string> random_program(unsigned seed, int ops)
 	auto pick = [&](unsigned k) { return static_cast<int>(rng() % k); };
 	std::vector<std::string> runs;
 	std::vector<T> slot;
-	for (int i = 0; i < 6; i++)
-		slot.emplace_back(*d.o, [&runs, t0, i](T &self) {
-			runs.push_back(std::to_string(i) + "@" + std::to_string((g_ns.load() - t0) / 1000000) + "/" +
-				       std::to_string(self.missed()));
+	std::vector<int> count(6);
+	for (int i = 0; i < 6; i++) {
+		// the callback acts on its own timer only (a pass's order is the
+		// owner's), by its count: re-arm, cancel, make periodic, nothing
+		slot.emplace_back(*d.o, [&runs, &count, t0, i](T &self) {
+			const std::int64_t ms = (g_ns.load() - t0) / 1000000;
+			runs.push_back(std::to_string(i) + "@" + std::to_string(ms) + "/" + std::to_string(self.missed()));
+			const auto now = typename O::time_point(std::chrono::nanoseconds(g_ns.load()));
+			switch ((count[static_cast<std::size_t>(i)]++ * 7 + i) % 9) {
+			case 0: self.arm_at(now + std::chrono::milliseconds(i % 4)); break;
+			case 1: self.cancel(); break;
+			case 2: self.arm_every(std::chrono::milliseconds(1 + i % 3), static_cast<tw::misfire>(i % 3)); break;
+			default: break;
+			}
 		});
+		slot.back().on_cancel([&runs, i] { runs.push_back(std::to_string(i) + " cancelled"); });
+	}
 	for (int op = 0; op < ops; op++) {
 		const int si = pick(6);
 		T &t = slot[static_cast<std::size_t>(si)];
@@ -905,10 +917,11 @@ std::vector<std::string> random_program(unsigned seed, int ops)
 } // namespace
 
 // The same random program (arm_at(), arm_every() of every policy and
-// schedule, cancel(), moves over pending timers, steps and stalls) runs
-// the same timers in each pass with the same missed() counts on every
-// owner as on a Wheel (in a pass, in the owner's order). 3 seeds; 300
-// held on the Loop and 40 on the AsioHost.
+// schedule, cancel(), moves over pending timers, steps and stalls; each
+// callback re-arms, cancels or makes periodic its own timer; cancellation
+// callbacks logged) runs the same timers in each pass with the same
+// missed() counts on every owner as on a Wheel (in a pass, in the
+// owner's order). 3 seeds; 300 held on the Loop and 30 on the AsioHost.
 TYPED_TEST(Owners, RandomProgramsRunAsOnAWheel)
 {
 	const int ops = std::is_same_v<TypeParam, tw::AsioHost> ? 150 : 600;
