@@ -290,7 +290,7 @@ enum http_target {
 	HTTP_TARGET_ASTERISK, /* "*" and nothing after it (3.2.4) */
 	HTTP_TARGET_SCHEME,   /* a letter first, then scheme bytes, no ":" yet (3.2.2) */
 	HTTP_TARGET_ABSOLUTE, /* a scheme and its ":": absolute-form (3.2.2) */
-	HTTP_TARGET_HOST,     /* CONNECT: host bytes (3.2.3) */
+	HTTP_TARGET_HOST,     /* CONNECT: host bytes (3.2.3), bits 6-7 say where */
 	HTTP_TARGET_PORT,     /* CONNECT: host bytes, ":", digits: authority-form (3.2.3) */
 	/*
 	 * An "http" or "https" scheme (any case: RFC 3986 3.1) needs "//"
@@ -307,7 +307,7 @@ _Static_assert(HTTP_TARGET_AUTHORITY < 16, "struct demo_http's target: the form 
 static const char http_scheme_https[] = "https";
 #define HTTP_TARGET_OWED 16u /* target: one hex digit a "%" owes (RFC 3986 2.1), bits 4-5 */
 /*
- * Where in an http(s) authority (bits 6-7): host [":" port], the host a
+ * Where in an http(s) authority, or CONNECT's (bits 6-7): host [":" port], the host a
  * reg-name or IPv4 address, or an IP literal in brackets (RFC 3986
  * 3.2.2, 3.2.3), as a Host value is read (http_host_byte())
  */
@@ -378,16 +378,16 @@ static void http_target_byte(struct demo_http *h, char ch)
 		ok = http_hex(ch);
 		owed--;
 	} else if (ch == '%') {
-		ok = form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE || form == HTTP_TARGET_HOST ||
-		     form == HTTP_TARGET_PORT || (form >= HTTP_TARGET_AUTHORITY_START && at == HTTP_AUTH_NAME);
+		ok = form == HTTP_TARGET_ORIGIN || form == HTTP_TARGET_ABSOLUTE ||
+		     ((form == HTTP_TARGET_HOST || form >= HTTP_TARGET_AUTHORITY_START) && at == HTTP_AUTH_NAME);
 		if (form == HTTP_TARGET_AUTHORITY_START)
 			form = HTTP_TARGET_AUTHORITY; /* a host of "%" and two hex digits */
 		owed = 2;
 	} else if (!http_uri_byte(ch)) {
 		ok = false;
 	} else if (form == HTTP_TARGET_NONE && h->method == HTTP_METHOD_CONNECT) {
-		form = HTTP_TARGET_HOST; /* a host first */
-		ok = ch != '/' && ch != '*' && ch != '?' && ch != '@' && ch != ':';
+		form = HTTP_TARGET_HOST; /* a host first, read as an http(s) authority's */
+		ok = ch != '/' && ch != '*' && ch != '?' && http_authority_byte(&at, ch, true);
 	} else if (form == HTTP_TARGET_NONE) {
 		form = ch == '/' ? HTTP_TARGET_ORIGIN : ch == '*' ? HTTP_TARGET_ASTERISK
 		     : http_lower(ch) == 'h' ? HTTP_TARGET_H : HTTP_TARGET_SCHEME;
@@ -423,8 +423,9 @@ static void http_target_byte(struct demo_http *h, char ch)
 		else
 			ok = http_alpha(ch) || http_digit(ch) || ch == '+' || ch == '-' || ch == '.';
 	} else if (form == HTTP_TARGET_HOST || form == HTTP_TARGET_PORT) {
-		ok = ch != '/' && ch != '?' && ch != '@'; /* no path, query or userinfo */
-		form = ch == ':' || (form == HTTP_TARGET_PORT && http_digit(ch)) ? HTTP_TARGET_PORT : HTTP_TARGET_HOST;
+		/* host ":" port, as an http(s) authority (no path, query or userinfo) */
+		ok = ch != '/' && ch != '?' && http_authority_byte(&at, ch, false);
+		form = at == HTTP_AUTH_PORT ? HTTP_TARGET_PORT : HTTP_TARGET_HOST;
 	}
 	if (!ok)
 		h->head |= HTTP_BAD;

@@ -169,8 +169,8 @@ struct demo_http {
  *    (origin-form), a scheme and ":" (absolute-form; for "http" and
  *    "https", in any case, "//" and a host, not empty, without userinfo:
  *    RFC 9110 4.2.1, 4.2.2, 4.2.4; the authority host [":" port] as a
- *    Host value: a port of digits, an IP literal closed), host ":" port for
- *    CONNECT and "*" for OPTIONS only, each of URI bytes (RFC 3986: no
+ *    Host value: a port of digits, an IP literal closed), host ":" port
+ *    (read the same way) for CONNECT and "*" for OPTIONS only, each of URI bytes (RFC 3986: no
  *    "#", no byte above 0x7f, "%" and two hex digits); a
  *    field line has no colon or its name is not a token (empty, or with
  *    whitespace before its colon: 5.1); an HTTP/1.1 request has no Host

@@ -258,6 +258,7 @@ raw "a target in no form (3.2)" 'GET foo HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "asterisk-form, not OPTIONS (3.2.4)" 'GET * HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a target with a fragment (3.2)" 'GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "CONNECT, origin-form (3.2.3)" 'CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+raw "CONNECT, a port that is no number (3.2.3)" 'CONNECT a:1:2 HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an http URI with no host (RFC 9110 4.2.1)" 'GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an https URI with userinfo (RFC 9110 4.2.4)" 'GET https://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an http URI whose port is no number" 'GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400

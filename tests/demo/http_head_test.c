@@ -295,6 +295,19 @@ static const struct {
 	{ "CONNECT user@a:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "CONNECT a:443/x HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "CONNECT http://a:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	/* ...its host and port as a Host value's (RFC 3986 3.2.2, 3.2.3): a
+	 * port of digits, an IP literal closed and the whole host */
+	{ "CONNECT a:8:0 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a:44x3 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a:%34%34 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT [::1:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT [::1] HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT [::1]x:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a]:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a[::1]:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT [a@b]:443 HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
+	{ "CONNECT a: HTTP/1.1\r\nHost: a\r\n\r\n", NI }, /* port = *DIGIT */
+	{ "CONNECT [v1.x]:80 HTTP/1.1\r\nHost: a\r\n\r\n", NI },
 	{ "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET\x7f / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", BAD }, /* a target of visible bytes */
