@@ -671,6 +671,40 @@ TYPED_TEST(Owners, ArmAtMovesTheGridToItsExpiry)
 	EXPECT_EQ(ran, want);
 }
 
+namespace {
+// A periodic hook as docs/cpp.md shows it: it keeps its own next deadline.
+template <class O>
+struct Beat : tw::Hook<O, Beat<O>> {
+	typename O::time_point next;
+	std::function<void()> seen;
+	explicit Beat(O &o) : tw::Hook<O, Beat<O>>(o) {}
+	void on_timer()
+	{
+		seen();
+		this->arm_at(next += 1500us);
+	}
+};
+} // namespace
+
+// The documented periodic hook, period 1.5 ms on 1 ms ticks: it runs on
+// the ticks of its exact grid on every owner, ceil(1.5 k) ms, where
+// arm_at(expiry() + period) would run every 2 ms on a Wheel or an
+// AsioHost (their expiry() is rounded up to the tick).
+TYPED_TEST(Owners, PeriodicHookKeepsItsOwnGrid)
+{
+	std::vector<std::int64_t> ran, want;
+	Beat<TypeParam> b(this->o());
+	b.seen = [&] { ran.push_back(this->ms()); };
+	b.arm_at(b.next = this->at(1500us));
+	this->d->settle();
+	for (int i = 0; i < 30; i++)
+		this->step(1ms);
+	for (std::int64_t k = 1; k * 1500 <= 30000; k++)
+		want.push_back((k * 1500 + 999) / 1000);
+	EXPECT_EQ(ran, want);
+	EXPECT_TRUE(b.pending());
+}
+
 // An owner whose clock is near its end (10 ms before steady_clock's last
 // whole ms; the clock of these tests stays on whole ticks): timers due
 // before the end run, one due after it is pending at time_point::max()

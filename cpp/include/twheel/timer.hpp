@@ -390,7 +390,8 @@ Timer(D &, F &&) -> Timer<typename D::owner_type>;
 /// arming, firing and cancelling it allocate nothing (but for the Asio
 /// calls of an arm or cancel on an AsioHost: docs/cpp.md). on_timer() may
 /// re-arm, move or destroy the object (then not touch it again); a
-/// periodic hook re-arms itself there: arm_at(expiry() + period).
+/// periodic hook re-arms there at a deadline it keeps, arm_at(next +=
+/// period) (expiry() is rounded up to the tick: expiry() + period drifts).
 template <class O, class D, class Tag = void>
 class Hook : public detail::handle<O> {
 	using H = detail::handle<O>;
