@@ -1395,6 +1395,39 @@ static void tick_ns_times_a_count_does_not_wrap(void **state)
 	assert_int_equal(twheel_compat_bind_wheel(w), 0);
 }
 
+/* A bound host lost under the binding (its loop gone: an adapter's loop
+ * destroyed before the adapter, twheel_host_lost()) refuses every arm
+ * with -ESHUTDOWN, which the legacy headers do not name: the legacy
+ * calls return -EINVAL, as on a destroyed host, a pending timer staying
+ * pending (nothing fires it) and deleted with 1. */
+static void arm_on_a_lost_host_is_einval(void **state)
+{
+	static const struct twheel_host_ops ops = { .arm = host_arm, .stop = host_stop };
+	struct twheel_rt rt = { .tick_ns = TWHEEL_COMPAT_TICK_NS, .clock = read_host_clock };
+	struct twheel_host h;
+	struct obj a, b;
+
+	(void)state;
+	host_clock = 1000ull * TWHEEL_COMPAT_TICK_NS;
+	assert_int_equal(twheel_host_init(&h, &rt, &ops), 0);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_compat_bind_host(&h, TWHEEL_COMPAT_TICK_NS), 0);
+	new_obj(&a);
+	new_obj(&b);
+	assert_int_equal(mod_timer(&a.timer, jiffies + 10), 0);
+	assert_int_equal(twheel_host_lost(&h), 0);
+	assert_int_equal(mod_timer(&a.timer, jiffies + 20), -EINVAL);
+	assert_int_equal(mod_timer(&b.timer, jiffies + 20), -EINVAL);
+	assert_int_equal(timer_reduce(&b.timer, jiffies + 5), -EINVAL);
+	assert_true(timer_pending(&a.timer));
+	assert_false(timer_pending(&b.timer));
+	assert_int_equal(timer_delete(&a.timer), 1);
+	assert_int_equal(twheel_compat_unbind(), 0);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+	assert_int_equal(a.fired + b.fired, 0);
+	assert_int_equal(twheel_compat_bind_wheel(w), 0);
+}
+
 /* A callback that re-arms its timer for now (mod_timer(t, jiffies)), or
  * with add_timer() in the past: the kernel queues it for the next tick
  * ("If @timer->expires is already in the past @timer will be queued to
@@ -1588,6 +1621,7 @@ int main(void)
 		T(rebinding_the_same_wheel_takes_its_timers_over),
 		T(host_clock_stepping_back),
 		T(tick_ns_times_a_count_does_not_wrap),
+		T(arm_on_a_lost_host_is_einval),
 		T(rearm_with_no_delay_runs_next_tick),
 		T(rearm_for_next_tick_after_a_catch_up_is_on_time),
 		cmocka_unit_test(unbind_without_binding),

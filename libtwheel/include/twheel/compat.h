@@ -284,10 +284,12 @@ TWHEEL_API uint64_t twheel_compat_now(void);
  *   -EINVAL  @ct NULL, or its tw has no callback (a -Ddebug_checks build
  *            reports one never initialised, all zero, as the wheel's
  *            arms do), or the thread's bound wheel or host was
- *            destroyed (see twheel_compat_unbind());
+ *            destroyed (see twheel_compat_unbind()), or the host is
+ *            lost, its loop gone (twheel_host_lost(): an adapter whose
+ *            loop was destroyed first; not the host's -ESHUTDOWN);
  *   -ENXIO   the calling thread bound no wheel;
  *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
- * The first -ENXIO, or -EINVAL for a destroyed wheel, of each thread is
+ * The first -ENXIO, or -EINVAL for a destroyed or lost one, of each thread is
  * also said on stderr (one line), as legacy code often ignores the return
  * (add_timer() has none), and the timer would otherwise be lost silently.
  * O(1); the binding's thread, callbacks included.
