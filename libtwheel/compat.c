@@ -44,7 +44,7 @@ static bool is_bound(void)
  * return (add_timer() has none), so the timer would be lost silently.
  * Said on stderr, once per thread, as the kernel's WARN_ONCE() would.
  * @err: -ENXIO (nothing bound), -EINVAL (the bound wheel or host was
- * destroyed) or -ESHUTDOWN (the bound host is lost: its loop is gone),
+ * destroyed) or -ESHUTDOWN (the bound host is lost: twheel_host_lost()),
  * which the legacy headers do not name: -EINVAL is returned for it.
  */
 static int refuse_arm(int err)
@@ -52,7 +52,7 @@ static int refuse_arm(int err)
 	static _Thread_local bool said __attribute__((tls_model("initial-exec")));
 	const char *why = err == -ENXIO ? "that bound no wheel (twheel_compat_bind_wheel(), "
 					  "twheel_compat_bind_host(), twheel_loop_compat_bind())"
-			  : err == -ESHUTDOWN ? "whose bound host's loop is gone (twheel_compat_unbind(), then bind again)"
+			  : err == -ESHUTDOWN ? "whose bound host lost its loop or loop timer (twheel_compat_unbind(), then bind again)"
 					      : "whose bound wheel was destroyed (twheel_compat_unbind(), then bind again)";
 
 	if (err != -ENXIO)
@@ -218,7 +218,7 @@ int twheel_compat_mod(struct twheel_compat_timer *ct, uint64_t when, unsigned fl
 		was = 1;
 	}
 	rc = twheel_host_mod_at(h, &ct->tw, ns);
-	if (rc == -ESHUTDOWN) /* the host is lost, its loop gone: as if destroyed */
+	if (rc == -ESHUTDOWN) /* the host is lost (its loop or loop timer gone): as if destroyed */
 		return refuse_arm(rc);
 	if (rc < 0)
 		return rc;

@@ -285,8 +285,9 @@ TWHEEL_API uint64_t twheel_compat_now(void);
  *            reports one never initialised, all zero, as the wheel's
  *            arms do), or the thread's bound wheel or host was
  *            destroyed (see twheel_compat_unbind()), or the host is
- *            lost, its loop gone (twheel_host_lost(): an adapter whose
- *            loop was destroyed first; not the host's -ESHUTDOWN);
+ *            lost (twheel_host_lost(): an adapter whose loop was
+ *            destroyed first, or whose loop timer was closed under it;
+ *            not the host's -ESHUTDOWN);
  *   -ENXIO   the calling thread bound no wheel;
  *   -EXDEV   @ct is pending on another thread's wheel (nothing changed).
  * The first -ENXIO, or -EINVAL for a destroyed or lost one, of each thread is
