@@ -219,6 +219,9 @@ restored "a UDP server that does not start" 1 net.core.rmem_max=212992 net.core.
 # A large TCP run stopped by Ctrl-C (SIGINT to its process group) once it runs.
 kernel_defaults
 # (SIGINT as on a terminal: an asynchronous command here starts with it ignored)
+# The output emptied first: the child's own redirection may come after the
+# first look below, which would find the last run's "run:" line.
+: >"$tmp/out"
 PATH="$tmp/bin:$PATH" env --default-signal=INT setsid "$demo" --no-deps --build-dir "$tmp/bd" --conns 20001 --silent 100 \
   --idle-ms 5000 --port "$port" --no-pin >"$tmp/out" 2>&1 &
 dpid=$!
@@ -250,6 +253,7 @@ fi
 # log: 18-160 ms on a 2-core machine, 28-340 ms beside stress-ng --cpu 4
 # (docs/results/2026-11-30-demo-sh-sigterm.md).
 kernel_defaults
+: >"$tmp/out" # as above: the Ctrl-C run's "run:" line must not be found here
 PATH="$tmp/bin:$PATH" setsid "$demo" --no-deps --build-dir "$tmp/bd" --conns 200 --idle-ms 20000 \
   --port "$port" >"$tmp/out" 2>&1 &
 dpid=$!
