@@ -146,8 +146,12 @@ grep -q "port was unreachable" "$tmp/load.log" || fail "the server's port unreac
 [ $took -lt 10000 ] || fail "against a server gone mid-run, the generator took $took ms (under 10000 expected)"
 echo "PASS: a server gone mid-run, a FAIL that says so, in $took ms"
 
-python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
+# A stand-in that keeps its sessions as the server does, in one of two
+# ways: "twice" sends each UDP_CLOSED twice; "cut" pads its second STATS
+# reply (the one asked once all sessions are open) with 2,100 bytes.
+standin=$(cat <<'EOF2'
 import socket, struct, subprocess, sys, time
+mode = sys.argv[2]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 0))
 s.settimeout(0.005)
@@ -155,13 +159,16 @@ IDLE = 0.2
 load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "20",
                          "--idle-ms", "200", "--tolerance-ms", "200", "--grace-ms", "300", "--rate", "1000"])
 sessions = {}  # id -> (last datagram, peer)
+asked = 0
 while load.poll() is None:
     try:
         msg, peer = s.recvfrom(64)
         magic, kind, sid = struct.unpack_from("=IB3xQ", msg) if len(msg) == 24 else (0, 0, 0)
         if magic == 0x53555754 and kind == 4:  # UDP_STATS
             n = len(sessions)
-            s.sendto(f"STATS worker=0 workers=1 conns={n} timers={n}".encode(), peer)
+            asked += 1
+            pad = f" pad={'x' * 2100}" if mode == "cut" and asked == 2 else ""
+            s.sendto(f"STATS worker=0 workers=1 conns={n} timers={n}{pad}".encode(), peer)
         elif magic == 0x53555754 and kind == 1:  # UDP_DATA
             sessions[sid] = (time.monotonic(), peer)
         elif magic == 0x53555754 and kind == 2:  # UDP_BYE
@@ -173,10 +180,12 @@ while load.poll() is None:
         if now - last >= IDLE:
             del sessions[sid]
             notice = struct.pack("=IB3xQQ", 0x53555754, 3, sid, 0)  # UDP_CLOSED
-            s.sendto(notice, peer)
-            s.sendto(notice, peer)  # twice
+            for _ in range(2 if mode == "twice" else 1):
+                s.sendto(notice, peer)
 sys.exit(load.wait())
 EOF2
+)
+python3 -c "$standin" "$load" twice >"$tmp/load.log" 2>&1
 lrc=$?
 [ $lrc -eq 1 ] || [ $lrc -eq 3 ] || fail "against a server sending each notice twice, the generator exited $lrc"
 if [ $lrc -eq 1 ]; then
@@ -195,38 +204,7 @@ fi
 # snapshot taken once all sessions are open (asked again after 500 ms).
 # The generator read the first 2,048 bytes as the line (the values
 # there, a number cut in two too) and passed the run.
-python3 - "$load" >"$tmp/load.log" 2>&1 <<'EOF2'
-import socket, struct, subprocess, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-s.settimeout(0.005)
-IDLE = 0.2
-load = subprocess.Popen([sys.argv[1], "--port", str(s.getsockname()[1]), "--quiet", "--sessions", "20",
-                         "--idle-ms", "200", "--tolerance-ms", "200", "--grace-ms", "300", "--rate", "1000"])
-sessions = {}  # id -> (last datagram, peer)
-asked = 0
-while load.poll() is None:
-    try:
-        msg, peer = s.recvfrom(64)
-        magic, kind, sid = struct.unpack_from("=IB3xQ", msg) if len(msg) == 24 else (0, 0, 0)
-        if magic == 0x53555754 and kind == 4:  # UDP_STATS: the second, the line and 2,100 bytes more
-            n = len(sessions)
-            asked += 1
-            pad = f" pad={'x' * 2100}" if asked == 2 else ""
-            s.sendto(f"STATS worker=0 workers=1 conns={n} timers={n}{pad}".encode(), peer)
-        elif magic == 0x53555754 and kind == 1:  # UDP_DATA
-            sessions[sid] = (time.monotonic(), peer)
-        elif magic == 0x53555754 and kind == 2:  # UDP_BYE
-            sessions.pop(sid, None)
-    except socket.timeout:
-        pass
-    now = time.monotonic()
-    for sid, (last, peer) in list(sessions.items()):
-        if now - last >= IDLE:
-            del sessions[sid]
-            s.sendto(struct.pack("=IB3xQQ", 0x53555754, 3, sid, 0), peer)  # UDP_CLOSED
-sys.exit(load.wait())
-EOF2
+python3 -c "$standin" "$load" cut >"$tmp/load.log" 2>&1
 lrc=$?
 [ $lrc -eq 1 ] || fail "against STATS replies cut by the generator's buffer, it exited $lrc, expected 1"
 grep -Eq '^  wrong notices  0 for sessions closed already or ended by us, [1-9][0-9]* not ours or not one' \
