@@ -83,6 +83,19 @@ static void run_until(struct twheel_loop *l, int *counter, int want, uint64_t li
 	assert_int_equal(*counter, want);
 }
 
+/* Cancel @r's request in flight as a user would, by its deadline's
+ * user_data: its handler gets -ECANCELED once. */
+static void cancel_by_user(struct twheel_loop *l, struct req *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(twheel_loop_ring(l));
+
+	assert_non_null(sqe);
+	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&r->dl, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	run_until(l, &r->calls, 1, 1000 * MS);
+	assert_int_equal(r->res, -ECANCELED);
+}
+
 #define NSILENT 200
 
 /* Silent sockets: every recv ends with -ETIME, at or after its deadline,
@@ -295,7 +308,6 @@ static void test_user_cancel(void **state)
 {
 	struct twheel_loop *l = mk();
 	struct req r = { .io.func = req_done };
-	struct io_uring_sqe *sqe;
 	int sv[2];
 
 	(void)state;
@@ -303,12 +315,7 @@ static void test_user_cancel(void **state)
 	r.fd = sv[0];
 	assert_int_equal(recv_by(l, &r, mono_now() + 1000 * MS), 0);
 	assert_true(twheel_loop_run_once(l, TW_LOOP_NOWAIT) >= 0);
-	sqe = io_uring_get_sqe(twheel_loop_ring(l));
-	assert_non_null(sqe);
-	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&r.dl, 0);
-	io_uring_sqe_set_data(sqe, NULL);
-	run_until(l, &r.calls, 1, 500 * MS);
-	assert_int_equal(r.res, -ECANCELED);
+	cancel_by_user(l, &r);
 	close(sv[0]);
 	close(sv[1]);
 	twheel_loop_destroy(l, NULL, NULL, NULL);
@@ -326,7 +333,6 @@ static void test_far_deadlines(void **state)
 					(uint64_t)INT64_MAX, 9223372036ull * 1000000000u };
 	struct twheel_loop *l = mk();
 	struct req r[5], quiet = { .io.func = req_done };
-	struct io_uring_sqe *sqe;
 	int sv[5][2], qv[2], i;
 
 	(void)state;
@@ -350,12 +356,7 @@ static void test_far_deadlines(void **state)
 		assert_int_equal(r[i].buf[0], 'x');
 	}
 	assert_int_equal(quiet.calls, 0);
-	sqe = io_uring_get_sqe(twheel_loop_ring(l));
-	assert_non_null(sqe);
-	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)&quiet.dl, 0);
-	io_uring_sqe_set_data(sqe, NULL);
-	run_until(l, &quiet.calls, 1, 1000 * MS);
-	assert_int_equal(quiet.res, -ECANCELED);
+	cancel_by_user(l, &quiet);
 	assert_int_equal(twheel_loop_count(l), 0);
 	for (i = 0; i < 5; i++)
 		close(sv[i][0]), close(sv[i][1]);
