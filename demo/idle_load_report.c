@@ -83,8 +83,9 @@ const char *mode_name(void)
 static void verdict_words(const struct report *r, char *buf, size_t len)
 {
 	if (r->invalid)
-		snprintf(buf, len, "INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms): "
-			 "this says nothing of the server", r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3);
+		snprintf(buf, len, "INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, "
+			 "starved %" PRIu64 "): this says nothing of the server", r->sum.lag.max_us / 1e3,
+			 r->sum.stall.max_us / 1e3, r->count[K_CHATTY][O_STARVED]);
 	else
 		snprintf(buf, len, "%s: early %" PRIu64 ", late %" PRIu64 " (over %" PRIu64 " ms), never %" PRIu64,
 			 r->pass ? "PASS" : "FAIL", r->count[K_SILENT][O_EARLY], r->count[K_SILENT][O_LATE],
@@ -266,6 +267,27 @@ static void print_result_line(const struct report *r)
 	       l.wait_pct, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
+/*
+ * Why the generator fell behind (judge_run()'s terms), a line for each
+ * cause, each with its own figure: its timers' lag or its stalls beyond
+ * the lateness it judges by, or chatty connections it starved (a run may
+ * be invalid for those alone, its lag within that bound: at a 500 ms
+ * timeout judged to 800 ms, a lag of 567 ms starves pings).
+ */
+static void print_behind(const struct report *r)
+{
+	uint64_t bound = r->lag_bound_ms * 1000u, starved = r->count[K_CHATTY][O_STARVED];
+	if (r->sum.lag.max_us > bound)
+		printf("  its timers ran up to %.1f ms late, beyond the %" PRIu64 " ms it judges lateness by\n",
+		       r->sum.lag.max_us / 1e3, r->lag_bound_ms);
+	if (r->sum.stall.max_us > bound)
+		printf("  its loop was away from its ring up to %.1f ms, beyond the %" PRIu64 " ms it judges\n"
+		       "  lateness by\n", r->sum.stall.max_us / 1e3, r->lag_bound_ms);
+	if (starved)
+		printf("  it left %" PRIu64 " chatty connection%s silent a whole %" PRIu64 " ms timeout (starved)\n",
+		       starved, starved == 1 ? "" : "s", o.idle_ms);
+}
+
 /* What the verdict is made of: exactly the terms of r->pass, then what "late" means. */
 static void print_verdict(const struct report *r)
 {
@@ -304,9 +326,9 @@ static void print_verdict(const struct report *r)
 	       "  judged as the lateness above; counted, not a failure\n", s[O_LATE], r->nsilent, o.tolerance_ms);
 	if (r->invalid) {
 		printf("INVALID RUN: idle-load fell behind (lag max %.1f ms, stalls max %.1f ms, starved %" PRIu64
-		       "),\n  beyond the %" PRIu64 " ms it judges lateness by: this run says nothing of the server\n",
-		       r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3, c[O_STARVED], r->lag_bound_ms);
-		printf("INVALID\n");
+		       "):\n", r->sum.lag.max_us / 1e3, r->sum.stall.max_us / 1e3, c[O_STARVED]);
+		print_behind(r);
+		printf("  this run says nothing of the server\nINVALID\n");
 		return;
 	}
 	if (r->fell_behind)
