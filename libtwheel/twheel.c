@@ -1006,6 +1006,12 @@ int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
 {
 	if (unlikely(!dst || !src))
 		return -EINVAL;
+#if TWHEEL_DEBUG_CHECKS
+	/* before any other error: a timer never initialised says pending */
+	if (MISUSE(src->_magic != TW_MAGIC, "timer was not initialised with tw_timer_init()") ||
+	    MISUSE(dst->_magic != TW_MAGIC, "twheel_move() to a timer not initialised with tw_timer_init()"))
+		return -EINVAL;
+#endif
 	const bool pending = src->_idx != IDX_NONE;
 	if (unlikely(pending && !w))
 		return -EINVAL;
@@ -1015,10 +1021,6 @@ int twheel_move(struct twheel *w, struct tw_timer *dst, struct tw_timer *src)
 		return -EINVAL;
 	if (pending && unlinked(src))
 		return -EINVAL;
-#if TWHEEL_DEBUG_CHECKS
-	if (MISUSE(dst->_magic != TW_MAGIC, "twheel_move() to a timer not initialised with tw_timer_init()"))
-		return -EINVAL;
-#endif
 	if (unlikely(dst->_idx != IDX_NONE))
 		return unlinked(dst) ? -EINVAL : -EBUSY;
 	*dst = *src;

@@ -175,6 +175,40 @@ static void all_zero_timer_is_reported_by_every_arm(void **state)
 	assert_null(z.entry.next);
 }
 
+/*
+ * twheel_move() reports a timer never initialised on either side, before
+ * the errors an all-zero timer would otherwise meet first (it says
+ * pending: with no wheel, or moved onto itself).
+ */
+static void all_zero_timer_is_reported_by_move(void **state)
+{
+	struct twheel *w = twheel_create(0);
+	struct tw_timer z, ok;
+
+	(void)state;
+	memset(&z, 0, sizeof(z));
+	tw_timer_init(&ok, noop);
+	assert_int_equal(twheel_move(NULL, &ok, &z), -EINVAL);
+	assert_int_equal(twheel_move(NULL, &z, &z), -EINVAL);
+	assert_int_equal(twheel_move(w, &z, &z), -EINVAL);
+	assert_int_equal(twheel_move(w, &ok, &z), -EINVAL);
+	assert_int_equal(reports, 4);
+	assert_non_null(strstr(last, "initialised"));
+	assert_int_equal(twheel_move(NULL, &z, &ok), -EINVAL);
+	assert_int_equal(twheel_move(w, &z, &ok), -EINVAL);
+	assert_int_equal(reports, 6);
+	assert_non_null(strstr(last, "twheel_move() to a timer not initialised"));
+	/* the checks cost the well-formed calls nothing */
+	assert_int_equal(twheel_add(w, &ok, 10), 0);
+	tw_timer_init(&z, noop);
+	assert_int_equal(twheel_move(w, &z, &ok), 1);
+	assert_int_equal(twheel_move(w, &z, &z), 1);
+	assert_int_equal(reports, 6);
+	assert_int_equal(twheel_count(w), 1);
+	assert_int_equal(twheel_del(w, &z), 1);
+	twheel_destroy(w);
+}
+
 static void timer_pending_on_another_wheel_is_reported(void **state)
 {
 	(void)state;
@@ -372,6 +406,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(uninitialised_timer_is_reported, setup),
 		cmocka_unit_test_setup(all_zero_timer_is_reported_by_every_arm, setup),
+		cmocka_unit_test_setup(all_zero_timer_is_reported_by_move, setup),
 		cmocka_unit_test_setup(stale_bytes_of_an_idle_timer_are_not_pending, setup),
 		cmocka_unit_test_setup(stale_bytes_of_other_objects_are_not_pending, setup),
 		cmocka_unit_test_setup(timer_pending_on_another_wheel_is_reported, setup),
