@@ -935,7 +935,7 @@ static void zeroed_misuse(const char *what)
 #endif
 
 /* A callout whose callout_init() was forgotten, all zero (a softc from
- * calloc()): every reset form refuses it with -EINVAL, and a
+ * calloc()): every reset and schedule form refuses it with -EINVAL, and a
  * -Ddebug_checks build reports each, as the wheel's arms report a timer
  * never initialised: FreeBSD code ignores callout_reset()'s return, and
  * would lose the callout silently in the build meant to catch it. */
@@ -953,9 +953,12 @@ static void reset_of_a_callout_never_initialised(void **state)
 	assert_int_equal(callout_reset(&sc.co, 5, fn, &sc), -EINVAL);
 	assert_int_equal(callout_reset_sbt(&sc.co, SBT_1S, 0, fn, &sc, 0), -EINVAL);
 	assert_int_equal(callout_reset_on(&sc.co, 5, fn, &sc, 0), -EINVAL);
+	/* the schedule forms, whose func (the callout's, NULL) is checked too */
+	assert_int_equal(callout_schedule(&sc.co, 5), -EINVAL);
+	assert_int_equal(callout_schedule_sbt(&sc.co, SBT_1S, 0, 0), -EINVAL);
 #if TWHEEL_DEBUG_CHECKS
 	twheel_set_misuse_handler(old);
-	assert_int_equal(zeroed_reports, 3);
+	assert_int_equal(zeroed_reports, 5);
 #endif
 	assert_false(callout_pending(&sc.co));
 	assert_false(callout_active(&sc.co));

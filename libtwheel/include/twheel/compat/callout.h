@@ -523,6 +523,8 @@ static inline int twheel__callout_arm(struct callout *c, uint64_t when, callout_
 {
 	int rc;
 
+	if (!c->_ct.tw.func) /* never initialised: refused, and reported in a debug build */
+		return twheel_compat_mod(&c->_ct, when, 0);
 	if (!func || (c->_lflags & TWHEEL__CALLOUT_BAD))
 		return -EINVAL;
 	if (twheel__callout_draining(c))
