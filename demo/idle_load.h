@@ -66,6 +66,9 @@ struct proc_stats {
 	struct demo_hist lag;    /* our own timers: handled - due (our lag) */
 	struct demo_hist stall;  /* our loop away from the ring, beyond its wait */
 	uint64_t stall_worst_ns, stall_worst_at; /* the longest stall, and when (since the start) */
+	/* connections established and not yet closed: now, and at most (what
+	 * the server held at once, which a paced run keeps below --conns) */
+	uint32_t held, held_max;
 	int fatal; /* the child could not run: message already printed */
 	/* read by the progress line while the run goes on (relaxed atomics) */
 	uint32_t connected, connect_failed, silent_done, silent_late;
@@ -136,6 +139,7 @@ struct report {
 	size_t nfin_early;        /* stamped before the deadline, the close seen after it */
 	struct proc_stats sum;
 	double open_s, wall_s, gen_cpu, cpu_user, cpu_sys;
+	uint64_t held_max; /* the processes' held_max summed: at least the most held at once */
 	struct demo_machine m_start, m_end; /* the machine before and after the run */
 	uint64_t start_overlap_us; /* first connect submitted -> last process set up, if after */
 	uint64_t end_overlap_us;   /* first tear-down -> last loop's end, if after */

@@ -205,6 +205,8 @@ static void judge(struct worker *w, struct conn *c, enum outcome out)
 static void conn_close(struct worker *w, struct conn *c, bool reset)
 {
 	twheel_del(w->wheel, &c->timer);
+	if (c->state == S_OPEN)
+		w->ps->held--;
 	if (c->fd < 0)
 		return;
 	if (reset) {
@@ -275,6 +277,8 @@ static void on_connected(struct worker *w, struct conn *c)
 	w->ps->t_last_est = w->now;
 	bump(&w->ps->connected);
 	c->state = S_OPEN;
+	if (++w->ps->held > w->ps->held_max)
+		w->ps->held_max = w->ps->held;
 	if (o.trace) {
 		socklen_t ll = sizeof(c->laddr);
 		if (getsockname(c->fd, &c->laddr.sa, &ll) != 0)

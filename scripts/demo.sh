@@ -467,7 +467,7 @@ run_tcp() {
     "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
   mem_stop
   echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "demo: $(mem_report "$total" "$LOG_DIR/memory") ($LOG_DIR/memory)"
+  echo "demo: $(mem_report "$total" "$LOG_DIR/memory" "$PHASE_LOG") ($LOG_DIR/memory)"
 
   stop_server || true
   if grep -q 'EMFILE\|ENFILE' "$slog"; then
