@@ -13,9 +13,9 @@
  *                   DEMO_MAX_LINE bytes is malformed and closes the
  *                   connection.
  *   HTTP mode       (--http) HTTP/1.1 with RFC 9112's persistence: each
- *                   complete request head (up to a blank line; empty lines
- *                   before its request line are skipped, a bare LF ends a
- *                   line too) is answered a 204 with no body and a
+ *                   complete GET or HEAD request head (up to a blank line;
+ *                   empty lines before its request line are skipped, a
+ *                   bare LF ends a line too) is answered a 204 with no body and a
  *                   Date field (RFC 9110 6.6.1),
  *                   DEMO_HTTP_REPLY ("Connection: keep-alive"), or
  *                   DEMO_HTTP_REPLY_CLOSE to a request that closes the
@@ -26,9 +26,11 @@
  *                   not read, gets a 413 (Content-Length) or a 411
  *                   (chunked) and the close; an invalid request (RFC 9112: no Host in
  *                   HTTP/1.1, a bad request line, field name or
- *                   framing) gets a 400 and the close, CONNECT or a
- *                   transfer coding not chunked a 501 and the close
- *                   (no tunnel, no decoder), HTTP/2.0 a 505, a head longer
+ *                   framing) gets a 400 and the close, OPTIONS a 200 with
+ *                   "Allow: GET, HEAD, OPTIONS" and the close, any other
+ *                   method (CONNECT, POST, "get", ...) or a transfer coding
+ *                   not chunked a 501 and the close (RFC 9110 9.1: not
+ *                   implemented), HTTP/2.0 a 505, a head longer
  *                   than DEMO_HTTP_MAX_HEAD bytes a 414 or 431 and the
  *                   close. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with

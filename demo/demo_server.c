@@ -54,11 +54,12 @@ static void usage(FILE *f, const char *name)
 		"  --port N         port, 0 = any free one (%d)\n"
 		"  --idle-ms MS     close a connection silent this long (%d)\n"
 		"  --heartbeat      heartbeat protocol: answer PING lines with PONG, nothing else\n"
-		"  --http           HTTP/1.1: answer each request head with \"HTTP/1.1 204 No\n"
-		"                   Content\"; close after the reply to \"Connection: close\"\n"
-		"                   or to HTTP/1.0 without \"Connection: keep-alive\"; an\n"
-		"                   invalid request gets a 400 and the close, CONNECT a 501,\n"
-		"                   a body (not read) a 413 or, chunked, a 411\n"
+		"  --http           HTTP/1.1: answer each GET or HEAD request head with\n"
+		"                   \"HTTP/1.1 204 No Content\"; close after the reply to\n"
+		"                   \"Connection: close\" or to HTTP/1.0 without \"Connection:\n"
+		"                   keep-alive\"; OPTIONS gets a 200 with Allow and the close,\n"
+		"                   any other method a 501, an invalid request a 400, a body\n"
+		"                   (not read) a 413 or, chunked, a 411, each with the close\n"
 		"  --workers K      K processes on SO_REUSEPORT sockets, one loop each (1)\n"
 		"  --tick-us US     loop tick (1000)\n"
 		"  --backlog N      listen backlog (4096)\n"
@@ -149,9 +150,10 @@ _Static_assert(sizeof(struct demo_http) <= 12, "a connection's HTTP state stays 
 /*
  * demo_http_input() reads a head byte by byte, keeping only what decides
  * its reply and whether the connection persists (RFC 9112 9.3): the
- * request line's version, the options of its Connection fields, whether
- * it has a Host field, and whether a body follows (Content-Length,
- * Transfer-Encoding: RFC 9112 6.3), and whether any of that was invalid.
+ * request line's method and version, the options of its Connection
+ * fields, whether it has a Host field, and whether a body follows
+ * (Content-Length, Transfer-Encoding: RFC 9112 6.3), and whether any of
+ * that was invalid.
  * The server reads no bodies, so a head that announces one is refused
  * (413 or 411) and closes the connection: its body is never read as the
  * next request.
@@ -240,40 +242,41 @@ static bool http_tchar(char ch)
 }
 
 /*
- * The end of a request line's word: the version, if it spelled one (the
- * last word's counts, and the line must have three).
+ * The methods that decide a reply (case-sensitive, RFC 9110 9.1): the
+ * ones the server implements, GET, HEAD and OPTIONS, and CONNECT, whose
+ * target has a form of its own (RFC 9112 3.2.3). struct demo_http's
+ * method is one of them (HTTP_METHOD_*: its index + 1), or 0 for any
+ * other; while the method is read, cand holds the ones it may still be
+ * (bit i: http_methods[i]) and pos its bytes so far.
  */
-static void http_word_end(struct demo_http *h)
+static const struct {
+	const char *name;
+	uint8_t len;
+} http_methods[] = { { "GET", 3 }, { "HEAD", 4 }, { "OPTIONS", 7 }, { "CONNECT", 7 } };
+#define HTTP_NMETHODS (sizeof(http_methods) / sizeof(http_methods[0]))
+enum http_method { HTTP_METHOD_OTHER, HTTP_METHOD_GET, HTTP_METHOD_HEAD, HTTP_METHOD_OPTIONS, HTTP_METHOD_CONNECT };
+_Static_assert(HTTP_NMETHODS == HTTP_METHOD_CONNECT, "an HTTP_METHOD_* a method");
+
+/* A byte of the method: which of http_methods it may still be. */
+static void http_method_byte(struct demo_http *h, char ch)
 {
-	if (h->pos) {
-		h->head &= (uint16_t)~HTTP_VERSIONS;
-		if (h->pos == HTTP_VERSION_LEN)
-			h->head |= h->cand;
-	}
-	h->pos = 0;
+	if (!h->pos)
+		h->cand = (1u << HTTP_NMETHODS) - 1;
+	for (size_t i = 0; i < HTTP_NMETHODS; i++)
+		if (h->pos >= http_methods[i].len || ch != http_methods[i].name[h->pos])
+			h->cand &= (uint16_t)~(1u << i);
+	if (h->pos < HTTP_NO_MATCH)
+		h->pos++;
 }
 
-/*
- * The methods that decide a reply, spelled byte by byte in struct
- * demo_http's method (case-sensitive, RFC 9110 9.1): 1 to 7 bytes of
- * "CONNECT" (7: all of it), 8 to 14 the first 1 to 7 of "OPTIONS" (14:
- * all of it); 15 another method.
- */
-static const char http_connect[] = "CONNECT";
-static const char http_options_method[] = "OPTIONS";
-#define HTTP_METHOD_CONNECT 7
-#define HTTP_METHOD_OPTIONS 14
-#define HTTP_METHOD_OTHER 15
-
-static uint8_t http_method_byte(uint8_t m, char ch)
+/* The end of the method: the one of http_methods it spelled, if any. */
+static void http_method_end(struct demo_http *h)
 {
-	if (m == 0)
-		return ch == 'C' ? 1 : ch == 'O' ? 8 : HTTP_METHOD_OTHER;
-	if (m < HTTP_METHOD_CONNECT && ch == http_connect[m])
-		return (uint8_t)(m + 1);
-	if (m > HTTP_METHOD_CONNECT && m < HTTP_METHOD_OPTIONS && ch == http_options_method[m - HTTP_METHOD_CONNECT])
-		return (uint8_t)(m + 1);
-	return HTTP_METHOD_OTHER;
+	h->method = HTTP_METHOD_OTHER;
+	for (size_t i = 0; i < HTTP_NMETHODS; i++)
+		if ((h->cand & (1u << i)) && h->pos == http_methods[i].len)
+			h->method = (uint8_t)(i + 1);
+	h->cand = 0;
 }
 
 /*
@@ -444,23 +447,42 @@ static void http_target_end(struct demo_http *h)
 		h->head |= HTTP_BAD; /* an owed hex digit too */
 }
 
+/*
+ * The end of a request line's word: the method, the target, and the
+ * version, if it spelled one (the last word's counts, and the line must
+ * have three).
+ */
+static void http_word_end(struct demo_http *h)
+{
+	if (h->pos && h->words == 1) {
+		http_method_end(h);
+	} else if (h->pos) {
+		if (h->words == 2)
+			http_target_end(h);
+		h->head &= (uint16_t)~HTTP_VERSIONS;
+		if (h->pos == HTTP_VERSION_LEN)
+			h->head |= h->cand;
+	}
+	h->pos = 0;
+}
+
 static void http_request_byte(struct demo_http *h, char ch)
 {
 	if (http_word_gap(ch)) {
-		if (h->pos && h->words == 2)
-			http_target_end(h);
 		http_word_end(h);
 		return;
 	}
 	if (!h->pos && h->words < 4)
 		h->words++;
-	if (h->words == 1)
-		h->method = http_method_byte(h->method, ch) & 15u;
-	else if (h->words == 2)
-		http_target_byte(h, ch);
 	/* the method is a token, the target visible bytes (RFC 9112 3): else the line is invalid */
 	if ((h->words == 1 && !http_tchar(ch)) || (unsigned char)ch < 0x21 || ch == 0x7f)
 		h->head |= HTTP_BAD;
+	if (h->words == 1) {
+		http_method_byte(h, ch);
+		return;
+	}
+	if (h->words == 2)
+		http_target_byte(h, ch);
 	/* the version: HTTP/1.0, a later HTTP/1.x (read as 1.1: RFC 9110 2.5), or another major (cand) */
 	if (h->pos < HTTP_VERSION_LEN && (http_version[h->pos] == '#' ? http_digit(ch) : ch == http_version[h->pos])) {
 		if (h->pos == 5)
@@ -689,8 +711,6 @@ static void http_head_byte(struct demo_http *h, char ch)
 static void http_line_end(struct demo_http *h)
 {
 	if (h->part == HTTP_REQUEST_LINE) {
-		if (h->pos && h->words == 2)
-			http_target_end(h);
 		http_word_end(h);
 		if (h->words != 3)
 			h->head &= (uint16_t)~HTTP_VERSIONS;
@@ -706,8 +726,7 @@ static void http_line_end(struct demo_http *h)
 static enum demo_http_reply http_head_end(struct demo_http *h)
 {
 	http_field_end(h);
-	unsigned head = h->head;
-	bool connect = h->method == HTTP_METHOD_CONNECT;
+	unsigned head = h->head, method = h->method;
 	*h = (struct demo_http){ .len = 0 };
 	if ((head & HTTP_BAD) || !(head & HTTP_VERSIONS)) /* an invalid field, request line or version */
 		return DEMO_HTTP_BAD_REQUEST;
@@ -716,7 +735,14 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 	if (((head & HTTP_V11) && !(head & HTTP_HOST)) || /* HTTP/1.1 without Host (RFC 9112 3.2) */
 	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
 		return DEMO_HTTP_BAD_REQUEST;
-	if (connect) /* RFC 9110 9.3.6: a 2xx would open a tunnel */
+	/*
+	 * a method the server does not implement: 501 (RFC 9110 9.1; "get"
+	 * too, methods are case-sensitive), before a body's 411 or 413, which
+	 * would invite a retry without it. A 2xx would say a POST was
+	 * processed, a PUT stored, a DELETE done, a TRACE reflected, a
+	 * CONNECT's tunnel open (9.3).
+	 */
+	if (method != HTTP_METHOD_GET && method != HTTP_METHOD_HEAD && method != HTTP_METHOD_OPTIONS)
 		return DEMO_HTTP_NOT_IMPLEMENTED;
 	if (head & HTTP_OTHER_CODING) /* RFC 9112 6.1: a transfer coding the server does not implement */
 		return DEMO_HTTP_NOT_IMPLEMENTED;
@@ -724,6 +750,8 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 		return DEMO_HTTP_LENGTH_REQUIRED;
 	if (head & HTTP_BODY) /* a body of a Content-Length, not read: RFC 9110 15.5.14 */
 		return DEMO_HTTP_CONTENT_TOO_LARGE;
+	if (method == HTTP_METHOD_OPTIONS) /* 200, what the server implements (RFC 9110 9.3.7) */
+		return DEMO_HTTP_OPTIONS;
 	if (head & HTTP_CLOSE)
 		return DEMO_HTTP_CLOSE;
 	return (head & HTTP_V11) || (head & HTTP_KEEP_ALIVE) ? DEMO_HTTP_KEEP : DEMO_HTTP_CLOSE;
@@ -780,6 +808,8 @@ static const struct {
 } http_last[] = {
 #define HTTP_LAST(lit) { lit, sizeof(lit) - 1 }
 	HTTP_LAST(DEMO_HTTP_REPLY_CLOSE),
+	HTTP_LAST("HTTP/1.1 200 OK\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nAllow: GET, HEAD, OPTIONS\r\n"
+		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 400 Bad Request\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 414 URI Too Long\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"

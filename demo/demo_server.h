@@ -121,11 +121,12 @@ const char *demo_pongs(void);
 enum demo_http_reply {
 	DEMO_HTTP_KEEP,         /* 204, "Connection: keep-alive" (DEMO_HTTP_REPLY) */
 	DEMO_HTTP_CLOSE,        /* 204, "Connection: close" (DEMO_HTTP_REPLY_CLOSE), then the close */
+	DEMO_HTTP_OPTIONS,      /* 200, "Allow: GET, HEAD, OPTIONS", "Connection: close": OPTIONS */
 	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
-	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": CONNECT (no tunnel here), a coding not */
-				   /* chunked, a method of DEMO_HTTP_MAX_HEAD bytes */
+	DEMO_HTTP_NOT_IMPLEMENTED, /* 501, "Connection: close": a method but GET, HEAD, OPTIONS, */
+				   /* a coding not chunked */
 	DEMO_HTTP_VERSION_NOT_SUPPORTED, /* 505, "Connection: close": HTTP/x.y, x not 1 */
 	DEMO_HTTP_LENGTH_REQUIRED, /* 411, "Connection: close": a chunked body (the server reads none) */
 	DEMO_HTTP_CONTENT_TOO_LARGE, /* 413, "Connection: close": a Content-Length not zero (the same) */
@@ -151,7 +152,7 @@ struct demo_http {
 	bool gap : 1;   /* the current option has whitespace after its first bytes */
 	bool close : 1; /* the last head counted closes the connection: nothing after it is read */
 	bool cr : 1;    /* the last byte was a CR: the next must be LF */
-	uint8_t method : 4; /* the method spelled so far: CONNECT or OPTIONS (HTTP_METHOD_*, demo_server.c) */
+	uint8_t method : 3; /* the method: GET, HEAD, OPTIONS, CONNECT or another (HTTP_METHOD_*, demo_server.c) */
 };
 
 /*
@@ -183,10 +184,12 @@ struct demo_http {
  *    Transfer-Encoding's last coding is not "chunked" (6.3), or "chunked"
  *    comes twice (7), or it is in an HTTP/1.0 request (6.1);
  *  - 501 Not Implemented, and the connection closes, when the method is
- *    CONNECT (case-sensitive, RFC 9110 9.1): the server opens no tunnel,
- *    and any 2xx to a CONNECT would tell the client one is open (9.3.6);
- *    or a transfer coding before the last "chunked" is another one
- *    ("gzip, chunked"): the server implements chunked alone (6.1);
+ *    not GET, HEAD or OPTIONS, the ones the server implements (RFC 9110
+ *    9.1: POST, PUT, DELETE, CONNECT, TRACE, PATCH, any other token, and
+ *    "get": methods are case-sensitive; a 2xx to a CONNECT would tell the
+ *    client a tunnel is open, 9.3.6); or a transfer coding before the
+ *    last "chunked" is another one ("gzip, chunked"): the server
+ *    implements chunked alone (RFC 9112 6.1);
  *  - 505 HTTP Version Not Supported, and the connection closes, when
  *    the request is valid but its version's major is not 1 (HTTP/2.0,
  *    HTTP/0.9: RFC 9110 15.6.6); a later HTTP/1.x is read as HTTP/1.1
@@ -199,6 +202,10 @@ struct demo_http {
  *    accepted: 15.3), and, closing, it never reads a body as the next
  *    request (RFC 9112 6.3); "Expect: 100-continue" gets this final
  *    status at once, and no 100 (RFC 9110 10.1.1);
+ *  - 200 OK with "Allow: GET, HEAD, OPTIONS" and "Content-Length: 0"
+ *    (RFC 9110 9.3.7 asks for the Content-Length, which a 204 may not
+ *    carry: 8.6), and the connection closes, to OPTIONS (its target "*"
+ *    too): a read's replies are keep-alive 204s and one that closes;
  *  - 204 and the close when the request closes the connection (9.3): a
  *    "close" connection option, or HTTP/1.0 without a "keep-alive" one;
  *  - 204 and the connection persists otherwise.

@@ -23,14 +23,16 @@
  *    DEMO_HTTP_MAX_HEAD bytes;
  *  - a head of a pipeline whose reply differs from its own, fed alone to
  *    a fresh parser (the state between heads is reset);
- *  - a 204 to a head that a plain reading of it finds invalid: a request
- *    line not of three words with "HTTP/1.d" last, a method not a token
- *    or CONNECT, a bare CR, an HTTP/1.1 head without exactly one Host
- *    line, two Content-Length lines;
+ *  - a 2xx (a 204, or OPTIONS's 200) to a head that a plain reading of
+ *    it finds invalid: a request line not of three words with "HTTP/1.d"
+ *    last, a method not a token, a bare CR, an HTTP/1.1 head without
+ *    exactly one Host line, two Content-Length lines;
+ *  - a 204 to a method but GET and HEAD, a 200 to one but OPTIONS (the
+ *    others are not implemented: RFC 9110 9.1, a 501);
  *  - a 204 that keeps the connection to a head that announces a body
  *    (Transfer-Encoding, a Content-Length not all zeros: it would be read
  *    as the next request), carries a "close" option, or is HTTP/1.0
- *    without "keep-alive"; any 204 to a head that announces a body (the
+ *    without "keep-alive"; any 2xx to a head that announces a body (the
  *    server reads none: a 411 or 413).
  *
  * Build with -Dfuzz=true (clang); run e.g.
@@ -53,7 +55,7 @@ struct ref {
 
 /* The status line each reply starts with, by enum demo_http_reply (KEEP and CLOSE: 204). */
 static const char *const status[] = {
-	"HTTP/1.1 204 No Content\r\n", "HTTP/1.1 204 No Content\r\n", "HTTP/1.1 400 Bad Request\r\n",
+	"HTTP/1.1 204 No Content\r\n", "HTTP/1.1 204 No Content\r\n", "HTTP/1.1 200 OK\r\n", "HTTP/1.1 400 Bad Request\r\n",
 	"HTTP/1.1 414 URI Too Long\r\n", "HTTP/1.1 431 Request Header Fields Too Large\r\n",
 	"HTTP/1.1 501 Not Implemented\r\n", "HTTP/1.1 505 HTTP Version Not Supported\r\n",
 	"HTTP/1.1 411 Length Required\r\n", "HTTP/1.1 413 Content Too Large\r\n",
@@ -249,12 +251,16 @@ struct field {
 };
 static struct field fields[MAX_FIELDS];
 
-/* The head @p (@n bytes, from its request line to its empty line's LF) answered 204 @keep. */
-static void check_204(const uint8_t *p, size_t n, bool keep)
+/*
+ * The head @p (@n bytes, from its request line to its empty line's LF)
+ * answered @r: a 204 (DEMO_HTTP_KEEP: the connection kept) or OPTIONS's 200.
+ */
+static void check_2xx(const uint8_t *p, size_t n, unsigned r)
 {
+	bool keep = r == DEMO_HTTP_KEEP;
 	for (size_t i = 0; i < n; i++)
 		if (p[i] == '\r' && (i + 1 == n || p[i + 1] != '\n'))
-			FAIL("a 204 to a head with a bare CR at %zu", i);
+			FAIL("a 2xx to a head with a bare CR at %zu", i);
 	/* the request line */
 	size_t eol = 0;
 	while (eol < n && p[eol] != '\n')
@@ -269,20 +275,25 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		while (i < eol && !word_gap(p[i]))
 			i++;
 		if (nw == 3)
-			FAIL("a 204 to a request line of more than three words");
+			FAIL("a 2xx to a request line of more than three words");
 		w[nw][0] = a;
 		w[nw++][1] = i - a;
 	}
 	if (nw != 3)
-		FAIL("a 204 to a request line of %zu words", nw);
+		FAIL("a 2xx to a request line of %zu words", nw);
 	for (size_t j = 0; j < w[0][1]; j++)
 		if (!tchar(p[w[0][0] + j]))
-			FAIL("a 204 to a method that is no token");
-	if (w[0][1] == 7 && memcmp(p + w[0][0], "CONNECT", 7) == 0)
-		FAIL("a 204 to a CONNECT");
+			FAIL("a 2xx to a method that is no token");
+	/* the methods the server implements, case-sensitive (RFC 9110 9.1): GET and HEAD a 204, OPTIONS a 200 */
+	const uint8_t *m = p + w[0][0];
+	size_t ml = w[0][1];
+	bool get_head = (ml == 3 && memcmp(m, "GET", 3) == 0) || (ml == 4 && memcmp(m, "HEAD", 4) == 0);
+	bool options = ml == 7 && memcmp(m, "OPTIONS", 7) == 0;
+	if (r == DEMO_HTTP_OPTIONS ? !options : !get_head)
+		FAIL("a %s to the method %.*s", r == DEMO_HTTP_OPTIONS ? "200" : "204", (int)(ml < 32 ? ml : 32), m);
 	const uint8_t *v = p + w[2][0];
 	if (w[2][1] != 8 || memcmp(v, "HTTP/1.", 7) != 0 || v[7] < '0' || v[7] > '9')
-		FAIL("a 204 to a version other than HTTP/1.d");
+		FAIL("a 2xx to a version other than HTTP/1.d");
 	bool v10 = v[7] == '0';
 	/* the field lines, obs-fold joined */
 	size_t nf = 0;
@@ -298,7 +309,7 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		i = e + 1;
 		if (!len) {
 			if (e + 1 != n)
-				FAIL("a 204 to a head whose empty line is not its last");
+				FAIL("a 2xx to a head whose empty line is not its last");
 			break;
 		}
 		if (ows(l[0])) { /* obs-fold */
@@ -312,7 +323,7 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		}
 		const uint8_t *colon = memchr(l, ':', len);
 		if (!colon)
-			FAIL("a 204 to a field line without a colon");
+			FAIL("a 2xx to a field line without a colon");
 		if (nf == MAX_FIELDS)
 			return;
 		struct field *f = &fields[nf++];
@@ -320,9 +331,9 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		f->nlen = (size_t)(colon - l);
 		for (size_t j = 0; j < f->nlen; j++)
 			if (!tchar(l[j]))
-				FAIL("a 204 to a field name that is no token");
+				FAIL("a 2xx to a field name that is no token");
 		if (!f->nlen)
-			FAIL("a 204 to an empty field name");
+			FAIL("a 2xx to an empty field name");
 		f->vlen = len - f->nlen - 1;
 		memcpy(f->value, colon + 1, f->vlen);
 	}
@@ -345,20 +356,20 @@ static void check_204(const uint8_t *p, size_t n, bool keep)
 		}
 	}
 	if (hosts > 1 || (!v10 && hosts != 1))
-		FAIL("a 204 to an HTTP/1.%c head with %u Host lines", v[7], hosts);
+		FAIL("a 2xx to an HTTP/1.%c head with %u Host lines", v[7], hosts);
 	if (lengths > 1)
-		FAIL("a 204 to a head with %u Content-Length lines", lengths);
+		FAIL("a 2xx to a head with %u Content-Length lines", lengths);
 	if (keep && body)
 		FAIL("a head with a body kept the connection: its body would be read as the next request");
 	if (body)
-		FAIL("a 204 to a head with a body, which the server does not read (a 411 or 413)");
+		FAIL("a 2xx to a head with a body, which the server does not read (a 411 or 413)");
 	if (keep && close)
 		FAIL("a head with a close option kept the connection");
 	if (keep && v10 && !keep_alive)
 		FAIL("an HTTP/1.0 head without keep-alive kept the connection");
 }
 
-/* Each head of the reference: where it ends, how long it is, its reply alone, its reading if a 204. */
+/* Each head of the reference: where it ends, how long it is, its reply alone, its reading if a 2xx. */
 static void check_heads(const uint8_t *d, const struct ref *ref)
 {
 	size_t start = 0;
@@ -392,10 +403,10 @@ static void check_heads(const uint8_t *d, const struct ref *ref)
 		int got = call(d + start, end + 1 - start, &h);
 		if (got != 1 || h.reply != r)
 			FAIL("head %zu alone: %d heads, reply %u; in the stream reply %u", k, got, h.reply, r);
-		if (r == DEMO_HTTP_KEEP || r == DEMO_HTTP_CLOSE) {
+		if (r == DEMO_HTTP_KEEP || r == DEMO_HTTP_CLOSE || r == DEMO_HTTP_OPTIONS) {
 			if (len > DEMO_HTTP_MAX_HEAD)
-				FAIL("a 204 to a head too long");
-			check_204(d + s, len, r == DEMO_HTTP_KEEP);
+				FAIL("a 2xx to a head too long");
+			check_2xx(d + s, len, r);
 		}
 		start = end + 1;
 	}

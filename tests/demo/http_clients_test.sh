@@ -14,11 +14,22 @@
 #  - curl --http1.0, and curl with "Connection: close": the reply says
 #    "Connection: close" and curl's next request needs a new connection;
 #    plain curl (HTTP/1.1) gets "Connection: keep-alive" and reuses it;
-#    curl -d, with a Content-Length or a chunked body, gets a 413 or a
-#    411 (the server reads no bodies: RFC 9110 15.5.14, 15.5.12) with
-#    "Connection: close", and never a reply it did not ask for (the body
-#    is not read as a request); curl with "Expect: 100-continue" gets
-#    its 413 without sending the body (RFC 9110 10.1.1);
+#    curl -d, with a Content-Length or a chunked body, gets "Connection:
+#    close", and never a reply it did not ask for (the body is not read
+#    as a request); curl -X GET -d a 413 or, chunked, a 411 (the server
+#    reads no bodies: RFC 9110 15.5.14, 15.5.12), and with "Expect:
+#    100-continue" its 413 without sending the body (RFC 9110 10.1.1);
+#  - methods (RFC 9110 9): curl -d (POST), curl -T (PUT, no byte of its
+#    body sent) and curl -X DELETE, TRACE, get, head get a 501 (not
+#    implemented: 9.1; methods are case-sensitive); curl -I (HEAD) and
+#    -X GET a 204; raw OPTIONS to "*", "/" and an absolute URI a 200 with
+#    "Allow: GET, HEAD, OPTIONS" and "Content-Length: 0" (9.3.7) and the
+#    close; raw PUT, PATCH, FOO and Get, and POST after GET and HEAD, a
+#    501 and the close, nothing after it
+#    answered; a method with a byte no token holds a 400; python's
+#    http.client 204s on one kept connection for GET and HEAD, a 200 with
+#    that Allow closing it for OPTIONS *, a 501 closing it for POST,
+#    DELETE and "get";
 #  - raw requests on a socket: the server sends its FIN right after the
 #    reply that closes (read to the end within 2 s); a request pipelined
 #    after it is not answered, and 16 KiB more behind it do not turn the
@@ -27,7 +38,7 @@
 #    gets a 413 or 411 and is not answered as a request, "Content-Length:
 #    0" keeps it open;
 #    HTTP/0.9's one line, no complete head, is answered nothing (the
-#    connection waits); OPTIONS *, an absolute-form target and HTTP/1.2
+#    connection waits); HEAD, an absolute-form target and HTTP/1.2
 #    stay open;
 #  - invalid requests (RFC 9112: HTTP/1.1 without Host, two Hosts, one
 #    that is no host, whitespace before a colon, a line without one, a
@@ -44,7 +55,7 @@
 #    method too long a 501 (RFC 9112 3), a version too long a 400, a
 #    target too long a 414, whitespace too long before any target a
 #    400 (no URI was sent), a head too long a 431;
-#    curl with no Host field a 400, curl's OPTIONS * a 204, curl through
+#    curl with no Host field a 400, curl's OPTIONS * a 200 with Allow, curl through
 #    a proxy with userinfo in its URL a 204 (curl sends it as a field);
 #  - each reply, 204 or 4xx, has a Date field (RFC 9110 6.6.1);
 #  - the server closed no connection by its idle timer, and after SIGTERM
@@ -134,12 +145,22 @@ curl_code() {
   sent=${sent%%.*}
   echo "$label: $want, $sent bytes of the body sent"
 }
-curl_code "curl -d" 413 -d 'hello'
-curl_code "curl -d, chunked" 411 -H 'Transfer-Encoding: chunked' -d 'hello'
+curl_code "curl -X GET -d" 413 -X GET -d 'hello'
+curl_code "curl -X GET -d, chunked" 411 -X GET -H 'Transfer-Encoding: chunked' -d 'hello'
 # Expect: 100-continue: the final status at once, so the body is never sent (RFC 9110 10.1.1)
 head -c 100000 /dev/zero >"$tmp/body"
-curl_code "curl -T, Expect: 100-continue" 413 -H 'Expect: 100-continue' -T "$tmp/body"
+curl_code "curl -X GET -T, Expect: 100-continue" 413 -X GET -H 'Expect: 100-continue' -T "$tmp/body"
 [ "$sent" = 0 ] || fail "curl -T with Expect: 100-continue sent $sent bytes of its body to a final status"
+# a method the server does not implement: 501 (RFC 9110 9.1), before any body (curl -d
+# is a POST, -T a PUT); GET, HEAD (curl -I) a 204; methods are case-sensitive
+curl_code "curl -d (POST)" 501 -d 'hello'
+curl_code "curl -T (PUT), Expect: 100-continue" 501 -H 'Expect: 100-continue' -T "$tmp/body"
+[ "$sent" = 0 ] || fail "curl -T (PUT) with Expect: 100-continue sent $sent bytes of its body to a 501"
+for m in DELETE TRACE get head; do
+  curl_code "curl -X $m" 501 -X "$m"
+done
+curl_code "curl -I (HEAD)" 204 -I
+curl_code "curl -X GET" 204 -X GET
 
 # raw LABEL REQUEST WANT_REPLIES WANT_END [LAST]: send REQUEST (printf format)
 # on a socket and read for 2 s at most; WANT_END "eof": the server closed
@@ -207,11 +228,11 @@ raw_start "HTTP/1.0 keep-alive" 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\
 opens+=("$raw_id")
 raw_start "HTTP/0.9, one line: no head yet" 'GET /\r\n' 0 open
 opens+=("$raw_id")
-raw_start "Content-Length: 0" 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
+raw_start "Content-Length: 0" 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
+opens+=("$raw_id")
+raw_start "HEAD, then GET" 'HEAD / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 2 open
 opens+=("$raw_id")
 raw_start "HTTP/1.2, read as HTTP/1.1" 'GET / HTTP/1.2\r\nHost: a\r\n\r\n' 1 open
-opens+=("$raw_id")
-raw_start "OPTIONS, asterisk-form (3.2.4)" 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
 opens+=("$raw_id")
 raw_start "absolute-form (3.2.2)" 'GET http://a/x?y HTTP/1.1\r\nHost: a\r\n\r\n' 1 open
 opens+=("$raw_id")
@@ -224,11 +245,11 @@ raw "pipelined after close" \
 junk=$(printf 'GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n%.0s' $(seq 600)) # 16 KiB of requests after the close
 raw "16 KiB after close" "GET / HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n$junk" 1 eof
 raw "a body that reads as a request (413)" \
-  'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 413
+  'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 413
 raw "a chunked body (411)" \
-  'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof 411
+  'GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' 1 eof 411
 raw "a body after Expect: 100-continue (413)" \
-  'PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n' 1 eof 413
+  'GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n' 1 eof 413
 # invalid requests (RFC 9112) get a 400 and the close; nothing after them is answered
 raw "HTTP/1.1 without Host (3.2)" 'GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "a second request without Host" 'GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n' 2 eof 400
@@ -245,7 +266,7 @@ raw "last coding not chunked (6.3)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Enco
 raw "chunked twice (7)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n' 1 eof 400
 raw "HTTP/1.0 with Transfer-Encoding (6.1)" 'POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' 1 eof 400
 # a transfer coding the server does not implement gets a 501 and the close (RFC 9112 6.1)
-raw "gzip, then chunked (6.1)" 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' 1 eof 501
+raw "gzip, then chunked (6.1)" 'GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' 1 eof 501
 # another major version: a 505 (RFC 9110 15.6.6); HTTP-version is case-sensitive (RFC 9112 2.3)
 raw "HTTP/2.0 (505)" 'GET / HTTP/2.0\r\nHost: a\r\n\r\n' 1 eof 505
 raw "HTTP/0.9 as a version (505)" 'GET / HTTP/0.9\r\n\r\n' 1 eof 505
@@ -262,6 +283,19 @@ raw "CONNECT, a port that is no number (3.2.3)" 'CONNECT a:1:2 HTTP/1.1\r\nHost:
 raw "an http URI with no host (RFC 9110 4.2.1)" 'GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an https URI with userinfo (RFC 9110 4.2.4)" 'GET https://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 raw "an http URI whose port is no number" 'GET http://a:b/ HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
+# OPTIONS: a 200 that says what the server implements, Content-Length: 0 (RFC 9110 9.3.7), and the close
+for target in '*' / 'http://a/'; do
+  raw "OPTIONS $target (200)" "OPTIONS $target HTTP/1.1\\r\\nHost: a\\r\\n\\r\\nGET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 200
+  grep -q $'^Allow: GET, HEAD, OPTIONS\r$' "$tmp/raw.out" || fail "OPTIONS $target: no \"Allow: GET, HEAD, OPTIONS\""
+  grep -q $'^Content-Length: 0\r$' "$tmp/raw.out" || fail "OPTIONS $target: no \"Content-Length: 0\""
+done
+# the methods the server does not implement: 501 and the close (RFC 9110 9.1), nothing after it answered
+for m in PUT PATCH FOO Get; do
+  raw "$m (501)" "$m / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\nGET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
+done
+raw "GET, HEAD, then POST (501)" \
+  'GET / HTTP/1.1\r\nHost: a\r\n\r\nHEAD / HTTP/1.1\r\nHost: a\r\n\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n' 3 eof 501
+raw "a method with a byte no token holds (400)" 'GE@T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
 raw "a version too long (400)" "GET / HTTP/1.1$long\\r\\nHost: a\\r\\n\\r\\n" 1 eof 400
@@ -274,14 +308,44 @@ for id in "${opens[@]}"; do raw_end "$id"; done
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -H 'Host:' "$url") || fail "curl -H 'Host:' failed"
 [ "$code" = 400 ] || fail "curl -H 'Host:' (no Host field): status $code, want 400"
 echo "curl -H 'Host:': 400"
-# curl's OPTIONS * (asterisk-form) and a target in no form
-code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -X OPTIONS --request-target '*' "$url") ||
-  fail "curl --request-target '*' failed"
-[ "$code" = 204 ] || fail "curl -X OPTIONS --request-target '*': status $code, want 204"
+# curl's OPTIONS * (asterisk-form): a 200 with Allow; and a target in no form
+timeout 10 curl -sS -i -X OPTIONS --request-target '*' "$url" >"$tmp/curl.out" 2>"$tmp/curl.err" ||
+  { cat "$tmp/curl.err"; fail "curl --request-target '*' failed"; }
+code=$(sed -n '1s/^HTTP\/1.1 \([0-9]*\) .*/\1/p' "$tmp/curl.out")
+[ "$code" = 200 ] || fail "curl -X OPTIONS --request-target '*': status $code, want 200"
+grep -q $'^Allow: GET, HEAD, OPTIONS\r$' "$tmp/curl.out" || fail "curl -X OPTIONS: no \"Allow: GET, HEAD, OPTIONS\""
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' --request-target 'foo' "$url") ||
   fail "curl --request-target foo failed"
 [ "$code" = 400 ] || fail "curl --request-target foo: status $code, want 400"
-echo "curl OPTIONS *: 204, --request-target foo: 400"
+echo "curl OPTIONS *: 200 with Allow, --request-target foo: 400"
+# python's http.client: GET and HEAD get a 204 and keep the connection, OPTIONS * a 200 with
+# Allow and Content-Length: 0 that closes it, POST, DELETE and "get" a 501 that closes it
+python3 - "$port" <<'EOF_PY' || fail "python http.client: see above"
+import http.client
+import sys
+
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+
+
+def req(method, target, want, closes):
+    c.request(method, target)
+    r = c.getresponse()
+    r.read()
+    if (r.status, r.will_close) != (want, closes):
+        sys.exit(f"{method} {target}: {r.status}, closes {r.will_close}; want {want}, closes {closes}")
+    return r
+
+
+req("GET", "/", 204, False)
+req("HEAD", "/", 204, False)
+r = req("OPTIONS", "*", 200, True)
+if (r.getheader("Allow"), r.getheader("Content-Length")) != ("GET, HEAD, OPTIONS", "0"):
+    sys.exit(f"OPTIONS *: Allow {r.getheader('Allow')}, Content-Length {r.getheader('Content-Length')}")
+for m in ("POST", "DELETE", "get"):
+    req(m, "/", 501, True)
+req("GET", "/", 204, False)
+print("python http.client: GET, HEAD 204; OPTIONS * 200 with Allow, closes; POST, DELETE, get 501")
+EOF_PY
 # curl through a proxy (absolute-form) moves an URL's userinfo to an Authorization field: a 204
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -x "$url" 'http://u:p@a.example:81/x?y') ||
   fail "curl -x failed"
