@@ -166,6 +166,8 @@ enum http_part {
 	HTTP_LENGTH,       /* the value of a Content-Length field */
 	HTTP_CODINGS,      /* the value of a Transfer-Encoding field: codings */
 	HTTP_HOST_VALUE,   /* the value of a Host field */
+	HTTP_IF_MATCH,     /* the value of an If-Match field: "*" or entity tags */
+	HTTP_IF_NONE_MATCH, /* the value of an If-None-Match field: the same */
 	HTTP_OTHER,        /* another field line: skipped */
 };
 
@@ -183,6 +185,8 @@ enum http_part {
 #define HTTP_CHUNKED_SEEN 1024u /* a transfer coding so far was "chunked" */
 #define HTTP_OTHER_CODING 2048u /* a transfer coding other than "chunked": 501 (RFC 9112 6.1) */
 #define HTTP_V_OTHER 4096u   /* the version is HTTP/x.y, x not 1: 505 (RFC 9110 15.6.6) */
+#define HTTP_IF_MATCH_TAGS 8192u /* an If-Match of entity tags: none is the target's (it has none) */
+#define HTTP_IF_NONE_MATCH_ANY 16384u /* "If-None-Match: *": the target has a representation */
 #define HTTP_VERSIONS (HTTP_V10 | HTTP_V11 | HTTP_V_OTHER)
 #define HTTP_NO_MATCH 0xff   /* pos: the word can no longer be what is looked for */
 
@@ -200,6 +204,8 @@ static const struct {
 	{ "content-length", 14, HTTP_LENGTH, HTTP_HAS_LENGTH },
 	{ "transfer-encoding", 17, HTTP_CODINGS, HTTP_CODED | HTTP_BODY },
 	{ "host", 4, HTTP_HOST_VALUE, HTTP_HOST },
+	{ "if-match", 8, HTTP_IF_MATCH, 0 },
+	{ "if-none-match", 13, HTTP_IF_NONE_MATCH, 0 },
 };
 #define HTTP_NFIELDS (sizeof(http_fields) / sizeof(http_fields[0]))
 /* The list elements looked for in a Connection (options) or Transfer-Encoding (codings) value. */
@@ -614,6 +620,22 @@ static void http_host_byte(struct demo_http *h, char ch)
 		h->head |= HTTP_BAD;
 }
 
+/*
+ * A byte of an If-Match or If-None-Match value: "*" or a list of entity
+ * tags (RFC 9110 13.1.1, 13.1.2), told apart by its first byte (an
+ * entity tag starts with DQUOTE or "W/"); pos: a byte came.
+ */
+static void http_precondition_byte(struct demo_http *h, char ch)
+{
+	if (h->pos || http_ows(ch))
+		return;
+	h->pos = 1;
+	if (h->part == HTTP_IF_MATCH && ch != '*')
+		h->head |= HTTP_IF_MATCH_TAGS;
+	else if (h->part == HTTP_IF_NONE_MATCH && ch == '*')
+		h->head |= HTTP_IF_NONE_MATCH_ANY;
+}
+
 /* The end of a field (the next line does not continue it): a Content-Length needs a value. */
 static void http_field_end(struct demo_http *h)
 {
@@ -702,6 +724,10 @@ static void http_head_byte(struct demo_http *h, char ch)
 	case HTTP_HOST_VALUE:
 		http_host_byte(h, ch);
 		break;
+	case HTTP_IF_MATCH:
+	case HTTP_IF_NONE_MATCH:
+		http_precondition_byte(h, ch);
+		break;
 	default:
 		break;
 	}
@@ -752,6 +778,17 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 		return DEMO_HTTP_CONTENT_TOO_LARGE;
 	if (method == HTTP_METHOD_OPTIONS) /* 200, what the server implements (RFC 9110 9.3.7) */
 		return DEMO_HTTP_OPTIONS;
+	/*
+	 * GET and HEAD: the preconditions, in RFC 9110 13.2.2's order (not
+	 * OPTIONS's: it selects no representation, 13.2.1). Every target has
+	 * one, empty (the 204), with no entity tag and no modification date:
+	 * entity tags never match it, "*" always does, and If-Modified-Since,
+	 * If-Unmodified-Since and If-Range have nothing to compare.
+	 */
+	if (head & HTTP_IF_MATCH_TAGS) /* If-Match false: 412 (13.1.1) */
+		return DEMO_HTTP_PRECONDITION_FAILED;
+	if (head & HTTP_IF_NONE_MATCH_ANY) /* If-None-Match false: 304 (13.1.2) */
+		return DEMO_HTTP_NOT_MODIFIED;
 	if (head & HTTP_CLOSE)
 		return DEMO_HTTP_CLOSE;
 	return (head & HTTP_V11) || (head & HTTP_KEEP_ALIVE) ? DEMO_HTTP_KEEP : DEMO_HTTP_CLOSE;
@@ -810,6 +847,7 @@ static const struct {
 	HTTP_LAST(DEMO_HTTP_REPLY_CLOSE),
 	HTTP_LAST("HTTP/1.1 200 OK\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nAllow: GET, HEAD, OPTIONS\r\n"
 		  "Content-Length: 0\r\nConnection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 304 Not Modified\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nConnection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 400 Bad Request\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 414 URI Too Long\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
@@ -824,10 +862,12 @@ static const struct {
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 413 Content Too Large\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
 		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 412 Precondition Failed\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
-_Static_assert(HTTP_NLAST == DEMO_HTTP_CONTENT_TOO_LARGE, "a reply for each enum demo_http_reply that closes");
+_Static_assert(HTTP_NLAST == DEMO_HTTP_PRECONDITION_FAILED, "a reply for each enum demo_http_reply that closes");
 /*
  * demo_http_replies(): a block for each reply that closes, with
  * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive

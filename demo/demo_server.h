@@ -122,6 +122,7 @@ enum demo_http_reply {
 	DEMO_HTTP_KEEP,         /* 204, "Connection: keep-alive" (DEMO_HTTP_REPLY) */
 	DEMO_HTTP_CLOSE,        /* 204, "Connection: close" (DEMO_HTTP_REPLY_CLOSE), then the close */
 	DEMO_HTTP_OPTIONS,      /* 200, "Allow: GET, HEAD, OPTIONS", "Connection: close": OPTIONS */
+	DEMO_HTTP_NOT_MODIFIED, /* 304, "Connection: close": "If-None-Match: *" */
 	DEMO_HTTP_BAD_REQUEST,  /* 400, "Connection: close": an invalid request */
 	DEMO_HTTP_URI_TOO_LONG, /* 414, "Connection: close": a request line of DEMO_HTTP_MAX_HEAD bytes */
 	DEMO_HTTP_TOO_LARGE,    /* 431, "Connection: close": a head longer than DEMO_HTTP_MAX_HEAD */
@@ -130,6 +131,7 @@ enum demo_http_reply {
 	DEMO_HTTP_VERSION_NOT_SUPPORTED, /* 505, "Connection: close": HTTP/x.y, x not 1 */
 	DEMO_HTTP_LENGTH_REQUIRED, /* 411, "Connection: close": a chunked body (the server reads none) */
 	DEMO_HTTP_CONTENT_TOO_LARGE, /* 413, "Connection: close": a Content-Length not zero (the same) */
+	DEMO_HTTP_PRECONDITION_FAILED, /* 412, "Connection: close": an If-Match of entity tags */
 };
 
 /*
@@ -206,6 +208,11 @@ struct demo_http {
  *    (RFC 9110 9.3.7 asks for the Content-Length, which a 204 may not
  *    carry: 8.6), and the connection closes, to OPTIONS (its target "*"
  *    too): a read's replies are keep-alive 204s and one that closes;
+ *  - for GET and HEAD, preconditions (RFC 9110 13.2; every target has a
+ *    representation, empty, with no entity tag or date): 412 Precondition
+ *    Failed, and the connection closes, when an If-Match field is a list
+ *    of entity tags (none can match: 13.1.1), else 304 Not Modified, and
+ *    the connection closes, when an If-None-Match field is "*" (13.1.2);
  *  - 204 and the close when the request closes the connection (9.3): a
  *    "close" connection option, or HTTP/1.0 without a "keep-alive" one;
  *  - 204 and the connection persists otherwise.

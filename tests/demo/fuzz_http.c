@@ -28,7 +28,9 @@
  *    last, a method not a token, a bare CR, an HTTP/1.1 head without
  *    exactly one Host line, two Content-Length lines;
  *  - a 204 to a method but GET and HEAD, a 200 to one but OPTIONS (the
- *    others are not implemented: RFC 9110 9.1, a 501);
+ *    others are not implemented: RFC 9110 9.1, a 501); a 204 to a head
+ *    with an If-Match of entity tags (a 412) or "If-None-Match: *" (a
+ *    304: RFC 9110 13.1.1, 13.1.2);
  *  - a 204 that keeps the connection to a head that announces a body
  *    (Transfer-Encoding, a Content-Length not all zeros: it would be read
  *    as the next request), carries a "close" option, or is HTTP/1.0
@@ -55,12 +57,13 @@ struct ref {
 
 /* The status line each reply starts with, by enum demo_http_reply (KEEP and CLOSE: 204). */
 static const char *const status[] = {
-	"HTTP/1.1 204 No Content\r\n", "HTTP/1.1 204 No Content\r\n", "HTTP/1.1 200 OK\r\n", "HTTP/1.1 400 Bad Request\r\n",
+	"HTTP/1.1 204 No Content\r\n", "HTTP/1.1 204 No Content\r\n", "HTTP/1.1 200 OK\r\n",
+	"HTTP/1.1 304 Not Modified\r\n", "HTTP/1.1 400 Bad Request\r\n",
 	"HTTP/1.1 414 URI Too Long\r\n", "HTTP/1.1 431 Request Header Fields Too Large\r\n",
 	"HTTP/1.1 501 Not Implemented\r\n", "HTTP/1.1 505 HTTP Version Not Supported\r\n",
-	"HTTP/1.1 411 Length Required\r\n", "HTTP/1.1 413 Content Too Large\r\n",
+	"HTTP/1.1 411 Length Required\r\n", "HTTP/1.1 413 Content Too Large\r\n", "HTTP/1.1 412 Precondition Failed\r\n",
 };
-_Static_assert(sizeof(status) / sizeof(status[0]) == DEMO_HTTP_CONTENT_TOO_LARGE + 1, "a status line a reply");
+_Static_assert(sizeof(status) / sizeof(status[0]) == DEMO_HTTP_PRECONDITION_FAILED + 1, "a status line a reply");
 
 /*
  * The bytes the server sends for @heads heads counted with @h
@@ -111,7 +114,7 @@ static int call(const uint8_t *p, size_t n, struct demo_http *h)
 
 static void check_reply(unsigned r)
 {
-	if (r > DEMO_HTTP_CONTENT_TOO_LARGE)
+	if (r > DEMO_HTTP_PRECONDITION_FAILED)
 		FAIL("reply %u is none of enum demo_http_reply", r);
 }
 
@@ -354,6 +357,15 @@ static void check_2xx(const uint8_t *p, size_t n, unsigned r)
 			close |= has_option(f->value, f->vlen, "close");
 			keep_alive |= has_option(f->value, f->vlen, "keep-alive");
 		}
+		/* GET's and HEAD's preconditions: the value's first byte says "*" or entity tags */
+		size_t q = 0;
+		while (q < f->vlen && ows(f->value[q]))
+			q++;
+		bool star = q < f->vlen && f->value[q] == '*', tags = q < f->vlen && !star;
+		if (r != DEMO_HTTP_OPTIONS && name_is(f->name, f->nlen, "if-match") && tags)
+			FAIL("a 204 to an If-Match of entity tags, none the target's (a 412)");
+		if (r != DEMO_HTTP_OPTIONS && name_is(f->name, f->nlen, "if-none-match") && star)
+			FAIL("a 204 to \"If-None-Match: *\" (a 304)");
 	}
 	if (hosts > 1 || (!v10 && hosts != 1))
 		FAIL("a 2xx to an HTTP/1.%c head with %u Host lines", v[7], hosts);

@@ -29,7 +29,12 @@
 #    answered; a method with a byte no token holds a 400; python's
 #    http.client 204s on one kept connection for GET and HEAD, a 200 with
 #    that Allow closing it for OPTIONS *, a 501 closing it for POST,
-#    DELETE and "get";
+#    DELETE and "get", a 304 and a 412 closing it for "If-None-Match: *"
+#    and 'If-Match: "x"';
+#  - preconditions of GET and HEAD (RFC 9110 13; the target has an empty
+#    representation, no entity tag): curl with 'If-Match: "x"' (GET,
+#    HEAD) a 412, "If-Match: *" a 204, "If-None-Match: *" (GET, HEAD) a
+#    304, 'If-None-Match: "x"' a 204; OPTIONS with 'If-Match: "x"' its 200;
 #  - raw requests on a socket: the server sends its FIN right after the
 #    reply that closes (read to the end within 2 s); a request pipelined
 #    after it is not answered, and 16 KiB more behind it do not turn the
@@ -161,6 +166,14 @@ for m in DELETE TRACE get head; do
 done
 curl_code "curl -I (HEAD)" 204 -I
 curl_code "curl -X GET" 204 -X GET
+# preconditions of GET and HEAD (RFC 9110 13): the target's representation has no entity tag
+curl_code "curl, If-Match: \"x\"" 412 -H 'If-Match: "x"'
+curl_code "curl -I, If-Match: W/\"x\"" 412 -I -H 'If-Match: W/"x"'
+curl_code "curl, If-Match: *" 204 -H 'If-Match: *'
+curl_code "curl, If-None-Match: *" 304 -H 'If-None-Match: *'
+curl_code "curl -I, If-None-Match: *" 304 -I -H 'If-None-Match: *'
+curl_code "curl, If-None-Match: \"x\"" 204 -H 'If-None-Match: "x"'
+curl_code "curl -X OPTIONS, If-Match: \"x\"" 200 -X OPTIONS -H 'If-Match: "x"'
 
 # raw LABEL REQUEST WANT_REPLIES WANT_END [LAST]: send REQUEST (printf format)
 # on a socket and read for 2 s at most; WANT_END "eof": the server closed
@@ -344,7 +357,14 @@ if (r.getheader("Allow"), r.getheader("Content-Length")) != ("GET, HEAD, OPTIONS
 for m in ("POST", "DELETE", "get"):
     req(m, "/", 501, True)
 req("GET", "/", 204, False)
-print("python http.client: GET, HEAD 204; OPTIONS * 200 with Allow, closes; POST, DELETE, get 501")
+for field, status in (("If-None-Match", 304), ("If-Match", 412)):
+    c.request("GET", "/", headers={field: "*" if status == 304 else '"x"'})
+    r = c.getresponse()
+    r.read()
+    if (r.status, r.will_close) != (status, True):
+        sys.exit(f"GET with {field}: {r.status}, closes {r.will_close}; want {status}, closes")
+print("python http.client: GET, HEAD 204; OPTIONS * 200 with Allow, closes; POST, DELETE, get 501;"
+      " If-None-Match: * 304, If-Match: \"x\" 412, closing")
 EOF_PY
 # curl through a proxy (absolute-form) moves an URL's userinfo to an Authorization field: a 204
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -x "$url" 'http://u:p@a.example:81/x?y') ||

@@ -15,7 +15,8 @@
  * field name, Content-Length or Transfer-Encoding; Host missing from an
  * HTTP/1.1 request, or twice), the 501 of a method the server does not
  * implement (all but GET, HEAD and OPTIONS, any case but upper, CONNECT
- * too), the 200 of an OPTIONS, and the 414 and 431 of a head too long;
+ * too), the 200 of an OPTIONS, the 412 and 304 of GET's and HEAD's
+ * preconditions, and the 414 and 431 of a head too long;
  * the same answers for random inputs however they are cut; and the replies
  * (demo_http_reply_span(), demo_http_replies()), each with the Date of
  * the second it was made (RFC 9110 6.6.1). And the heartbeat
@@ -43,6 +44,8 @@
 #define LR DEMO_HTTP_LENGTH_REQUIRED
 #define CTL DEMO_HTTP_CONTENT_TOO_LARGE
 #define OPT DEMO_HTTP_OPTIONS
+#define NM DEMO_HTTP_NOT_MODIFIED
+#define PF DEMO_HTTP_PRECONDITION_FAILED
 
 /*
  * Feed @in (@n bytes) cut at @cuts (ascending, @ncuts of them); returns
@@ -233,6 +236,43 @@ static const struct {
 	{ "TRACE * HTTP/1.1\r\nHost: a\r\n\r\n", BAD },  /* "*" is OPTIONS's */
 	{ "POST / HTTP/2.0\r\n\r\n", VNS },
 	{ "get / HTTP/2.0\r\n\r\n", VNS },
+	/*
+	 * Preconditions (RFC 9110 13), of GET and HEAD: the target's
+	 * representation is empty, with no entity tag and no date, so an
+	 * If-Match of entity tags is false (412), "*" true; "If-None-Match: *"
+	 * false (304), of entity tags true; If-Match first (13.2.2). Not of
+	 * OPTIONS (13.2.1), nor of a request refused anyway.
+	 */
+	{ H11 "If-Match: \"a\"\r\n\r\n", PF },
+	{ H11 "if-match:W/\"a\"\r\n\r\n", PF },
+	{ H11 "If-Match: \"a\", \"b\"\r\n\r\n", PF },
+	{ H11 "IF-MATCH: \t x\r\n\r\n", PF },       /* invalid, and no tag of the target's */
+	{ H11 "If-Match:\r\n \"a\"\r\n\r\n", PF },  /* obs-fold */
+	{ H11 "If-Match: *\r\nIf-Match: \"a\"\r\n\r\n", PF },
+	{ "HEAD / HTTP/1.0\r\nIf-Match: \"a\"\r\n\r\n", PF },
+	{ H11 "If-Match: *\r\n\r\n", KEEP },
+	{ H11 "If-Match:  * \r\n\r\n", KEEP },
+	{ H11 "If-Match:\r\n\r\n", KEEP },            /* no member */
+	{ H11 "If-None-Match: *\r\n\r\n", NM },
+	{ H11 "if-none-match:*\t\r\n\r\n", NM },
+	{ "HEAD / HTTP/1.1\r\nHost: a\r\nIf-None-Match: *\r\n\r\n", NM },
+	{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\nIf-None-Match: *\r\n\r\n", NM },
+	{ H11 "If-None-Match: \"a\"\r\n\r\n", KEEP },
+	{ H11 "If-None-Match: W/\"a\", \"*\"\r\n\r\n", KEEP },
+	{ H11 "If-None-Match: *\r\nIf-Match: \"a\"\r\n\r\n", PF }, /* If-Match first */
+	{ H11 "If-None-Match: *\r\nIf-Match: *\r\n\r\n", NM },
+	{ H11 "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT\r\n\r\n", KEEP },
+	{ H11 "If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT\r\n\r\n", KEEP },
+	{ H11 "If-Range: \"a\"\r\nRange: bytes=0-1\r\n\r\n", KEEP },
+	{ H11 "X-If-Match: \"a\"\r\n\r\n", KEEP },
+	{ H11 "If-Matchx: \"a\"\r\n\r\n", KEEP },
+	{ H11 "If-None-Matc: *\r\n\r\n", KEEP },
+	{ H11 "X: a\r\n If-Match: \"a\"\r\n\r\n", KEEP }, /* X goes on */
+	{ "OPTIONS * HTTP/1.1\r\nHost: a\r\nIf-Match: \"a\"\r\n\r\n", OPT },
+	{ "OPTIONS / HTTP/1.1\r\nHost: a\r\nIf-None-Match: *\r\n\r\n", OPT },
+	{ "POST / HTTP/1.1\r\nHost: a\r\nIf-Match: \"a\"\r\n\r\n", NI },
+	{ "GET / HTTP/1.1\r\nIf-Match: \"a\"\r\n\r\n", BAD },
+	{ H11 "If-None-Match: *\r\nContent-Length: 5\r\n\r\n", CTL },
 	/* a method with a byte that is no tchar: invalid (RFC 9112 3, RFC 9110 5.6.2) */
 	{ "GE\"T / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET@ / HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
@@ -611,7 +651,7 @@ static void check_random(void)
 		"\r\n\r\n", "x", "\r\n ", "HTTP/2.0", "Content-Length:", "content-length: ", "0", "5",
 		"Transfer-Encoding:", " chunked", "\0", "Host: a\r\n", "host:", "gzip", "(",
 		"*", "OPTIONS", "CONNECT", "%4", "http:", "a:1", "#", "[::1]", "]", "Host: ",
-		"HEAD", "POST", "get", "GE",
+		"HEAD", "POST", "get", "GE", "If-Match: ", "If-None-Match:", "\"a\"",
 	};
 	char in[600];
 	for (int t = 0; t < 20000; t++) {
@@ -996,6 +1036,8 @@ int main(void)
 		{ CLOSE, "HTTP/1.1 204 No Content\r\nDate: \r\nConnection: close\r\n\r\n" },
 		{ OPT, "HTTP/1.1 200 OK\r\nDate: \r\nAllow: GET, HEAD, OPTIONS\r\nContent-Length: 0\r\n"
 		       "Connection: close\r\n\r\n" },
+		{ NM, "HTTP/1.1 304 Not Modified\r\nDate: \r\nConnection: close\r\n\r\n" },
+		{ PF, "HTTP/1.1 412 Precondition Failed\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ BAD, "HTTP/1.1 400 Bad Request\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ DEMO_HTTP_URI_TOO_LONG, "HTTP/1.1 414 URI Too Long\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nDate: \r\nContent-Length: 0\r\n"
