@@ -112,10 +112,13 @@ const char *demo_pongs(void);
 
 /*
  * HTTP mode: the most requests one read may complete (a protocol error
- * beyond). A read of the servers is 512 bytes, a request head at least
- * 14 ("a / HTTP/1.0\n\n").
+ * beyond). A read of the servers is 512 bytes and a head that keeps the
+ * connection at least 22 ("GET / HTTP/1.1\nHost:\n\n"), so one read
+ * completes 25 at most: one begun in an earlier read, 23, and one that
+ * closes. Each reply that closes has a block of DEMO_HTTP_MAX_BATCH
+ * keep-alive replies before it (demo_http_replies()).
  */
-#define DEMO_HTTP_MAX_BATCH 64
+#define DEMO_HTTP_MAX_BATCH 32
 
 /* HTTP mode: the reply to a request head (demo_http_input(), demo_http_reply_span()). */
 enum demo_http_reply {
@@ -254,7 +257,8 @@ void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, 
  * while the other is held), which stays unchanged, held, until
  * demo_http_replies_put() (call it once the send out of it completed, or
  * its connection went); demo_http_replies() is copy @copy. O(1), but
- * once a second a copy is written again (34 KiB). Not thread-safe (one
+ * once a second a copy is written again (32,384 bytes: 11 replies that
+ * close, each after DEMO_HTTP_MAX_BATCH keep-alive ones). Not thread-safe (one
  * worker, one thread).
  */
 unsigned demo_http_replies_hold(void);
