@@ -32,7 +32,8 @@
  *                   not chunked a 501 and the close (RFC 9110 9.1: not
  *                   implemented), a GET or HEAD with an If-Match of entity
  *                   tags a 412, with "If-None-Match: *" a 304 (RFC 9110
- *                   13), HTTP/2.0 a 505, a head longer
+ *                   13), an "https" target a 421 (no TLS here: RFC 9110
+ *                   7.4), HTTP/2.0 a 505, a head longer
  *                   than DEMO_HTTP_MAX_HEAD bytes a 414 or 431 and the
  *                   close. The generator's ping is
  *                   DEMO_HTTP_REQ; a reply is a head that starts with

@@ -187,6 +187,7 @@ enum http_part {
 #define HTTP_V_OTHER 4096u   /* the version is HTTP/x.y, x not 1: 505 (RFC 9110 15.6.6) */
 #define HTTP_IF_MATCH_TAGS 8192u /* an If-Match of entity tags: none is the target's (it has none) */
 #define HTTP_IF_NONE_MATCH_ANY 16384u /* "If-None-Match: *": the target has a representation */
+#define HTTP_HTTPS 32768u    /* the target is an "https" URI: 421 (RFC 9110 7.4) */
 #define HTTP_VERSIONS (HTTP_V10 | HTTP_V11 | HTTP_V_OTHER)
 #define HTTP_NO_MATCH 0xff   /* pos: the word can no longer be what is looked for */
 
@@ -403,6 +404,8 @@ static void http_target_byte(struct demo_http *h, char ch)
 		ok = ch == '/' || ch == '*' || http_alpha(ch);
 	} else if (form >= HTTP_TARGET_H && form < HTTP_TARGET_HTTP_COLON) { /* a prefix of "https" */
 		unsigned k = form - HTTP_TARGET_H + 1; /* its bytes */
+		if (ch == ':' && k == 5)
+			h->head |= HTTP_HTTPS; /* an "https" URI, on a connection without TLS */
 		if (ch == ':')
 			form = k >= 4 ? HTTP_TARGET_HTTP_COLON : HTTP_TARGET_ABSOLUTE;
 		else if (k < 5 && http_lower(ch) == http_scheme_https[k])
@@ -762,6 +765,14 @@ static enum demo_http_reply http_head_end(struct demo_http *h)
 	    ((head & HTTP_CODED) && (!(head & HTTP_CHUNKED) || (head & HTTP_V10)))) /* RFC 9112 6.1, 6.3 */
 		return DEMO_HTTP_BAD_REQUEST;
 	/*
+	 * an "https" target: RFC 9110 7.4, a request for an "https" resource
+	 * "MUST be rejected" unless received over a connection secured by a
+	 * certificate for its origin (the servers have no TLS, and trust no
+	 * gateway): 421, the client may retry where it is secured (15.5.20)
+	 */
+	if (head & HTTP_HTTPS)
+		return DEMO_HTTP_MISDIRECTED;
+	/*
 	 * a method the server does not implement: 501 (RFC 9110 9.1; "get"
 	 * too, methods are case-sensitive), before a body's 411 or 413, which
 	 * would invite a retry without it. A 2xx would say a POST was
@@ -864,10 +875,12 @@ static const struct {
 		  "Connection: close\r\n\r\n"),
 	HTTP_LAST("HTTP/1.1 412 Precondition Failed\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
 		  "Connection: close\r\n\r\n"),
+	HTTP_LAST("HTTP/1.1 421 Misdirected Request\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nContent-Length: 0\r\n"
+		  "Connection: close\r\n\r\n"),
 #undef HTTP_LAST
 };
 #define HTTP_NLAST (sizeof(http_last) / sizeof(http_last[0]))
-_Static_assert(HTTP_NLAST == DEMO_HTTP_PRECONDITION_FAILED, "a reply for each enum demo_http_reply that closes");
+_Static_assert(HTTP_NLAST == DEMO_HTTP_MISDIRECTED, "a reply for each enum demo_http_reply that closes");
 /*
  * demo_http_replies(): a block for each reply that closes, with
  * DEMO_HTTP_MAX_BATCH keep-alive ones before it (a run of keep-alive

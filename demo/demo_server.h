@@ -135,6 +135,7 @@ enum demo_http_reply {
 	DEMO_HTTP_LENGTH_REQUIRED, /* 411, "Connection: close": a chunked body (the server reads none) */
 	DEMO_HTTP_CONTENT_TOO_LARGE, /* 413, "Connection: close": a Content-Length not zero (the same) */
 	DEMO_HTTP_PRECONDITION_FAILED, /* 412, "Connection: close": an If-Match of entity tags */
+	DEMO_HTTP_MISDIRECTED,  /* 421, "Connection: close": an "https" target (no TLS here) */
 };
 
 /*
@@ -195,6 +196,11 @@ struct demo_http {
  *    client a tunnel is open, 9.3.6); or a transfer coding before the
  *    last "chunked" is another one ("gzip, chunked"): the server
  *    implements chunked alone (RFC 9112 6.1);
+ *  - 421 Misdirected Request, and the connection closes, when the request
+ *    is valid, of HTTP/1.x, and its target an "https" URI (any case):
+ *    the servers have no TLS, and RFC 9110 7.4 says a request for an
+ *    "https" resource "MUST be rejected" unless it came over a
+ *    connection secured for its origin;
  *  - 505 HTTP Version Not Supported, and the connection closes, when
  *    the request is valid but its version's major is not 1 (HTTP/2.0,
  *    HTTP/0.9: RFC 9110 15.6.6); a later HTTP/1.x is read as HTTP/1.1
@@ -257,7 +263,7 @@ void demo_http_reply_span(int heads, const struct demo_http *h, uint16_t *from, 
  * while the other is held), which stays unchanged, held, until
  * demo_http_replies_put() (call it once the send out of it completed, or
  * its connection went); demo_http_replies() is copy @copy. O(1), but
- * once a second a copy is written again (32,384 bytes: 11 replies that
+ * once a second a copy is written again (35,328 bytes: 12 replies that
  * close, each after DEMO_HTTP_MAX_BATCH keep-alive ones). Not thread-safe (one
  * worker, one thread).
  */

@@ -30,7 +30,8 @@
  *  - a 204 to a method but GET and HEAD, a 200 to one but OPTIONS (the
  *    others are not implemented: RFC 9110 9.1, a 501); a 204 to a head
  *    with an If-Match of entity tags (a 412) or "If-None-Match: *" (a
- *    304: RFC 9110 13.1.1, 13.1.2);
+ *    304: RFC 9110 13.1.1, 13.1.2); a 2xx to an "https" target (a 421:
+ *    no TLS here, 7.4);
  *  - a 204 that keeps the connection to a head that announces a body
  *    (Transfer-Encoding, a Content-Length not all zeros: it would be read
  *    as the next request), carries a "close" option, or is HTTP/1.0
@@ -62,8 +63,9 @@ static const char *const status[] = {
 	"HTTP/1.1 414 URI Too Long\r\n", "HTTP/1.1 431 Request Header Fields Too Large\r\n",
 	"HTTP/1.1 501 Not Implemented\r\n", "HTTP/1.1 505 HTTP Version Not Supported\r\n",
 	"HTTP/1.1 411 Length Required\r\n", "HTTP/1.1 413 Content Too Large\r\n", "HTTP/1.1 412 Precondition Failed\r\n",
+	"HTTP/1.1 421 Misdirected Request\r\n",
 };
-_Static_assert(sizeof(status) / sizeof(status[0]) == DEMO_HTTP_PRECONDITION_FAILED + 1, "a status line a reply");
+_Static_assert(sizeof(status) / sizeof(status[0]) == DEMO_HTTP_MISDIRECTED + 1, "a status line a reply");
 
 /*
  * The bytes the server sends for @heads heads counted with @h
@@ -114,7 +116,7 @@ static int call(const uint8_t *p, size_t n, struct demo_http *h)
 
 static void check_reply(unsigned r)
 {
-	if (r > DEMO_HTTP_PRECONDITION_FAILED)
+	if (r > DEMO_HTTP_MISDIRECTED)
 		FAIL("reply %u is none of enum demo_http_reply", r);
 }
 
@@ -294,6 +296,8 @@ static void check_2xx(const uint8_t *p, size_t n, unsigned r)
 	bool options = ml == 7 && memcmp(m, "OPTIONS", 7) == 0;
 	if (r == DEMO_HTTP_OPTIONS ? !options : !get_head)
 		FAIL("a %s to the method %.*s", r == DEMO_HTTP_OPTIONS ? "200" : "204", (int)(ml < 32 ? ml : 32), m);
+	if (w[1][1] >= 6 && name_is(p + w[1][0], 6, "https:"))
+		FAIL("a 2xx to an \"https\" target, on a connection without TLS (a 421)");
 	const uint8_t *v = p + w[2][0];
 	if (w[2][1] != 8 || memcmp(v, "HTTP/1.", 7) != 0 || v[7] < '0' || v[7] > '9')
 		FAIL("a 2xx to a version other than HTTP/1.d");

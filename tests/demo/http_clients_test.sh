@@ -30,7 +30,9 @@
 #    http.client 204s on one kept connection for GET and HEAD, a 200 with
 #    that Allow closing it for OPTIONS *, a 501 closing it for POST,
 #    DELETE and "get", a 304 and a 412 closing it for "If-None-Match: *"
-#    and 'If-Match: "x"';
+#    and 'If-Match: "x"', a 421 closing it for an "https" target;
+#  - an "https" target (raw GET and HEAD, any case, curl
+#    --request-target): a 421 and the close (RFC 9110 7.4: no TLS here);
 #  - preconditions of GET and HEAD (RFC 9110 13; the target has an empty
 #    representation, no entity tag): curl with 'If-Match: "x"' (GET,
 #    HEAD) a 412, "If-Match: *" a 204, "If-None-Match: *" (GET, HEAD) a
@@ -308,6 +310,10 @@ for m in PUT PATCH FOO Get; do
 done
 raw "GET, HEAD, then POST (501)" \
   'GET / HTTP/1.1\r\nHost: a\r\n\r\nHEAD / HTTP/1.1\r\nHost: a\r\n\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n' 3 eof 501
+# an "https" target on a connection without TLS: a 421 (RFC 9110 7.4), however it is spelled
+raw "an https target (421)" 'GET https://a/ HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 421
+raw "an HTTPS target, HEAD (421)" 'HEAD HTTPS://a:443/x HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 421
+curl_code "curl --request-target https://a/" 421 --request-target 'https://a/'
 raw "a method with a byte no token holds (400)" 'GE@T / HTTP/1.1\r\nHost: a\r\n\r\n' 1 eof 400
 long=$(printf 'a%.0s' $(seq 1100))
 raw "a method too long (501)" "$long / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n" 1 eof 501
@@ -357,6 +363,11 @@ if (r.getheader("Allow"), r.getheader("Content-Length")) != ("GET, HEAD, OPTIONS
 for m in ("POST", "DELETE", "get"):
     req(m, "/", 501, True)
 req("GET", "/", 204, False)
+c.request("GET", "https://a.example/x")
+r = c.getresponse()
+r.read()
+if (r.status, r.will_close) != (421, True):
+    sys.exit(f"GET https://a.example/x: {r.status}, closes {r.will_close}; want 421, closes")
 for field, status in (("If-None-Match", 304), ("If-Match", 412)):
     c.request("GET", "/", headers={field: "*" if status == 304 else '"x"'})
     r = c.getresponse()
@@ -364,7 +375,7 @@ for field, status in (("If-None-Match", 304), ("If-Match", 412)):
     if (r.status, r.will_close) != (status, True):
         sys.exit(f"GET with {field}: {r.status}, closes {r.will_close}; want {status}, closes")
 print("python http.client: GET, HEAD 204; OPTIONS * 200 with Allow, closes; POST, DELETE, get 501;"
-      " If-None-Match: * 304, If-Match: \"x\" 412, closing")
+      " If-None-Match: * 304, If-Match: \"x\" 412, an https target 421, closing")
 EOF_PY
 # curl through a proxy (absolute-form) moves an URL's userinfo to an Authorization field: a 204
 code=$(timeout 10 curl -sS -o /dev/null -w '%{http_code}' -x "$url" 'http://u:p@a.example:81/x?y') ||

@@ -16,7 +16,8 @@
  * HTTP/1.1 request, or twice), the 501 of a method the server does not
  * implement (all but GET, HEAD and OPTIONS, any case but upper, CONNECT
  * too), the 200 of an OPTIONS, the 412 and 304 of GET's and HEAD's
- * preconditions, and the 414 and 431 of a head too long;
+ * preconditions, the 421 of an "https" target, and the 414 and 431 of a
+ * head too long;
  * the same answers for random inputs however they are cut; and the replies
  * (demo_http_reply_span(), demo_http_replies()), each with the Date of
  * the second it was made (RFC 9110 6.6.1). And the heartbeat
@@ -46,6 +47,7 @@
 #define OPT DEMO_HTTP_OPTIONS
 #define NM DEMO_HTTP_NOT_MODIFIED
 #define PF DEMO_HTTP_PRECONDITION_FAILED
+#define MIS DEMO_HTTP_MISDIRECTED
 
 /*
  * Feed @in (@n bytes) cut at @cuts (ascending, @ncuts of them); returns
@@ -340,13 +342,13 @@ static const struct {
 	{ "GET http://a:/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* port = *DIGIT */
 	{ "GET http://a:8080?x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://%41:80/[] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* brackets in the path: as before */
-	{ "GET https://[::1] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET https://[::1] HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
 	{ "GET http://[v1.a:b]:0/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://1.2.3.4:5?:@[] HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://a%40b/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* a "%40" is no delimiter */
 	{ "GET http://%41/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET http://a HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
-	{ "GET https://a:443?x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET https://a:443?x HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
 	{ "GET http://a/@ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },   /* "@" in the path */
 	{ "GET http://a?@ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },   /* ...in the query */
 	{ "GET http://a/b//c HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
@@ -357,6 +359,26 @@ static const struct {
 	{ "GET hxttp:// HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET file:///x HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
 	{ "GET urn:a@b HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	/*
+	 * an "https" URI, valid: 421, after the 400s and 505s, before the rest
+	 * (RFC 9110 7.4: rejected unless it came over a connection secured
+	 * for its origin; the servers have no TLS)
+	 */
+	{ "GET https://a/ HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
+	{ "GET HTTPS://a HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
+	{ "HEAD hTTpS://a:443/x?y HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
+	{ "GET https://a/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", MIS },
+	{ "OPTIONS https://a/ HTTP/1.1\r\nHost: a\r\n\r\n", MIS },
+	{ "POST https://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", MIS },
+	{ H11 "X: https://a/\r\n\r\n", KEEP },
+	{ "GET https://a/ HTTP/1.1\r\nHost: a\r\nIf-None-Match: *\r\n\r\n", MIS },
+	{ "GET https://a/ HTTP/1.1\r\n\r\n", BAD },     /* no Host */
+	{ "GET https://a/ HTTP/2.0\r\n\r\n", VNS },
+	{ "GET /https://a/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET http://a/?https://b HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "GET httpss://a/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP }, /* another scheme */
+	{ "GET xhttps://a/ HTTP/1.1\r\nHost: a\r\n\r\n", KEEP },
+	{ "CONNECT https:443 HTTP/1.1\r\nHost: a\r\n\r\n", NI }, /* a host named "https" */
 	{ "GET http HTTP/1.1\r\nHost: a\r\n\r\n", BAD },   /* no ":": no form */
 	{ "GET https HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
 	{ "GET ht%41p://a/ HTTP/1.1\r\nHost: a\r\n\r\n", BAD },
@@ -652,6 +674,7 @@ static void check_random(void)
 		"Transfer-Encoding:", " chunked", "\0", "Host: a\r\n", "host:", "gzip", "(",
 		"*", "OPTIONS", "CONNECT", "%4", "http:", "a:1", "#", "[::1]", "]", "Host: ",
 		"HEAD", "POST", "get", "GE", "If-Match: ", "If-None-Match:", "\"a\"",
+		"https://a", "HTTPS:",
 	};
 	char in[600];
 	for (int t = 0; t < 20000; t++) {
@@ -1038,6 +1061,7 @@ int main(void)
 		       "Connection: close\r\n\r\n" },
 		{ NM, "HTTP/1.1 304 Not Modified\r\nDate: \r\nConnection: close\r\n\r\n" },
 		{ PF, "HTTP/1.1 412 Precondition Failed\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
+		{ MIS, "HTTP/1.1 421 Misdirected Request\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ BAD, "HTTP/1.1 400 Bad Request\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ DEMO_HTTP_URI_TOO_LONG, "HTTP/1.1 414 URI Too Long\r\nDate: \r\nContent-Length: 0\r\nConnection: close\r\n\r\n" },
 		{ DEMO_HTTP_TOO_LARGE, "HTTP/1.1 431 Request Header Fields Too Large\r\nDate: \r\nContent-Length: 0\r\n"
