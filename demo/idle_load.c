@@ -64,6 +64,7 @@ struct opts o = {
 	.per_src = 10000,
 	.stats = true,
 	.seed = 42,
+	.sq_entries = 4096,
 };
 
 /*
@@ -233,6 +234,7 @@ static void usage(FILE *f, const char *prog)
 		"                       addr:port connect_submitted_ns established_ns close_seen_ns fin_arrived_ns\n"
 		"                       (demo/trace_join.py joins it with idle-server --trace)\n"
 		"  --debug-stall-ms MS  once every connection is open, stop for MS (tests the INVALID verdict)\n"
+		"  --debug-sq-entries N  each ring's submission queue, 2 to 4096 (4096; tests a full one)\n"
 		"  --dry-run            check the options and exit 0 (2 and one line if one is wrong)\n"
 		"a run is INVALID when idle-load's timers ran late or its loop stalled longer than\n"
 		"--tolerance-ms (10 at least), or it left a chatty connection silent a timeout,\n"
@@ -273,6 +275,7 @@ static void parse_args(int argc, char **argv)
 		ARGS_STR("trace", &o.trace),
 		ARGS_STR("plot", &o.plot),
 		ARGS_NUM("debug-stall-ms", &o.stall_ms, 0, 3600000),
+		ARGS_NUM("debug-sq-entries", &o.sq_entries, 2, 4096),
 		ARGS_FLAG("dry-run", &o.dry_run),
 		ARGS_END,
 	};

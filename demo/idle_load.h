@@ -69,6 +69,9 @@ struct proc_stats {
 	/* connections established and not yet closed: now, and at most (what
 	 * the server held at once, which a paced run keeps below --conns) */
 	uint32_t held, held_max;
+	/* connects that went to the kernel without their link timeout (its
+	 * completion -EINVAL): submitted before they were stamped; ours */
+	uint64_t unlinked;
 	int fatal; /* the child could not run: message already printed */
 	/* read by the progress line while the run goes on (relaxed atomics) */
 	uint32_t connected, connect_failed, silent_done, silent_late;
@@ -96,6 +99,7 @@ struct opts {
 	const char *trace;
 	const char *plot; /* --plot PREFIX */
 	uint64_t stall_ms; /* --debug-stall-ms: stop once, all connections open */
+	uint32_t sq_entries; /* --debug-sq-entries: each ring's submission queue (4096) */
 };
 
 /* The least lag bound: the wheel ticks in ms, a wait overruns by a few. */

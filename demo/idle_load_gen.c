@@ -249,6 +249,13 @@ static void start_connect(struct worker *w, struct conn *c)
 		}
 	}
 
+	/* The connect and its link timeout go to the kernel together, after
+	 * the stamp below: with one entry left, get_sqe() submitted the
+	 * connect alone (linked to nothing: the timeout then failed EINVAL)
+	 * before t_submit was read, so the deadline we judge by could be
+	 * later than the server's */
+	if (io_uring_sq_space_left(&w->ring) < 2)
+		io_uring_submit(&w->ring);
 	struct io_uring_sqe *sqe = get_sqe(w);
 	io_uring_prep_connect(sqe, c->fd, &o.host.u.sa, o.host.len);
 	sqe->flags |= IOSQE_IO_LINK;
@@ -470,8 +477,10 @@ static void on_data(struct worker *w, struct conn *c, const char *p, size_t n)
 static void on_cqe(struct worker *w, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
-	if (ud == UD_LINK_TIMEOUT)
+	if (ud == UD_LINK_TIMEOUT) {
+		w->ps->unlinked += cqe->res == -EINVAL; /* submitted alone: start_connect() failed */
 		return;
+	}
 	struct conn *c = (struct conn *)(uintptr_t)(ud & ~(uint64_t)OP_MASK);
 	enum op op = (enum op)(ud & OP_MASK);
 	int res = cqe->res;
@@ -545,7 +554,7 @@ static void worker_init(struct worker *w, struct result *res, uint32_t lo, uint3
 	w->rng = demo_rng_seed(o.seed, 1000 + pidx);
 	w->tick_ns = kernel_tick_ns();
 	w->ps->fin_margin_ns = referee_fin_margin(w->tick_ns);
-	int ret = ring_init(&w->ring, 4096, 65536);
+	int ret = ring_init(&w->ring, o.sq_entries, 65536);
 	if (ret < 0) {
 		fprintf(stderr, "idle-load: io_uring refused by the kernel: %s\n", strerror(-ret));
 		exit(DEMO_EXIT_NO_URING);

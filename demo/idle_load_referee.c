@@ -223,6 +223,7 @@ static void tally_procs(struct report *r, const struct proc_stats *ps)
 		sum->pings_skipped += ps[p].pings_skipped;
 		sum->bytes_echoed += ps[p].bytes_echoed;
 		r->held_max += ps[p].held_max;
+		sum->unlinked += ps[p].unlinked;
 		if (ps[p].fin_margin_ns > sum->fin_margin_ns)
 			sum->fin_margin_ns = ps[p].fin_margin_ns;
 		if (ps[p].t_first_submit && ps[p].t_first_submit < first_submit)

@@ -253,7 +253,7 @@ static void print_result_line(const struct report *r)
 	       " server_clean=%d late_min_us=%.0f late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f"
 	       " seen_min_us=%.0f seen_p50_us=%.0f seen_p99_us=%.0f seen_max_us=%.0f fin_stamped=%zu fin_judged=%zu fin_early=%zu"
 	       " fin_margin_us=%" PRIu64 " server_fire_p99_us=%" PRIu64 " server_fire_max_us=%" PRIu64
-	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f held_max=%" PRIu64 " wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
+	       " server_cpu_s=%.3f lag_max_us=%" PRIu64 " stall_max_us=%" PRIu64 " rate=%u open_s=%.3f held_max=%" PRIu64 " connect_unlinked=%" PRIu64 " wall_s=%.3f start_overlap_us=%" PRIu64 " end_overlap_us=%" PRIu64
 	       " load_busy_pct=%.0f load_others_cpus=%.2f load_steal_pct=%.1f load_wait_pct=%.0f invalid=%d pass=%d\n",
 	       r->total, r->nsilent, s[O_ON_TIME], s[O_LATE], s[O_EARLY], s[O_NEVER], r->wrong, c[O_STARVED], c[O_KEPT],
 	       r->abrupt_ok, r->abrupt_fail, r->connect_fail, r->sv.conns, r->sv.timers, r->server_clean ? 1 : 0,
@@ -263,7 +263,7 @@ static void print_result_line(const struct report *r)
 	       pct_ms(r->seen, r->nlate, 0.99) * 1e3, r->nlate ? (double)r->seen[r->nlate - 1] / 1e3 : 0.0,
 	       r->nfin, r->nfin_judged, r->nfin_early, r->sum.fin_margin_ns / 1000, t[ST_FIRE_P99], t[ST_FIRE_MAX],
 	       r->cpu_user >= 0 ? r->cpu_user + r->cpu_sys : -1.0, r->sum.lag.max_us, r->sum.stall.max_us, o.rate,
-	       r->open_s, r->held_max, r->wall_s, r->start_overlap_us, r->end_overlap_us, l.busy_pct, l.others_cpus, l.steal_pct,
+	       r->open_s, r->held_max, r->sum.unlinked, r->wall_s, r->start_overlap_us, r->end_overlap_us, l.busy_pct, l.others_cpus, l.steal_pct,
 	       l.wait_pct, r->invalid ? 1 : 0, r->pass ? 1 : 0);
 }
 
