@@ -42,6 +42,7 @@
 #     --idle-ms MS  the idle timeout at every scale (default: 5 s up to 20,000
 #                   sessions, 20 s up to 200,000, 120 s above); with --rate,
 #                   longer than N / rate seconds holds them all at once
+# shellcheck disable=SC2317 # functions run by supervise (scripts/lib.sh)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die "$1 needs a value"
       v=${1#--}; v=${v//-/_}; printf -v "$v" '%s' "$2"; shift 2 ;;
     --no-deps) deps=0; shift ;;
-    -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^# shellcheck/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) die "unknown option $1 (--help lists them)" ;;
   esac
 done
@@ -100,18 +101,7 @@ fi
 
 ulimit -n "$(ulimit -Hn)"
 budget=$(( $(ulimit -n) - 256 ))
-# Kernel settings raised where allowed, each said with its old value and
-# put back at the end, whichever way the script ends (scripts/lib.sh).
 spid=''
-trap '[ -z "$spid" ] || stop_server; put_back_sysctls' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-raise_sysctl net.core.rmem_max 67108864
-raise_sysctl net.core.wmem_max 67108864
-raise_sysctl fs.file-max 2600000
-raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
-raise_sysctl net.core.somaxconn 65535
-raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
 
 # The idle timeout for N sessions: long enough that all are open well
 # before the first one times out on a loaded 2-core machine.
@@ -232,15 +222,31 @@ run_one() {
   row "$mode" "$srv" "$n" "$out/$tag.log" "$out/$tag.mem" "$t0" "$idle" "$st" | tee -a "$out/summary.tsv"
 }
 
-printf 'mode\tserver\tsessions\theld\tlat_p50_ms\tlat_p99_ms\tlat_max_ms\tearly\tnever\tcpu_s\town_B\tkernel_B\twakeups_s\texit\twrong\tchatty_pct\trate\n' \
-  >"$out/summary.tsv"
-echo "demo-peers: $(nproc) CPUs, RLIMIT_NOFILE $(ulimit -n), results in $out"
-for mode in $modes; do
-  for n in $scales; do
-    for srv in $servers; do
-      [ "$mode" = udp ] && { [ "$srv" = cpp ] || [ "$srv" = nginx ]; } && continue
-      run_one "$mode" "$srv" "$n"
+# peers: the runs, the worker of supervise (scripts/lib.sh): a process
+# group of its own, with no trap; Ctrl-C, or SIGTERM or SIGHUP to this
+# script, stops the whole group (servers, generators, samplers); the
+# kernel settings are put back (by supervise) whichever way it ends.
+peers() {
+  # Kernel settings raised where allowed, each said with its old value
+  # and put back at the end, whichever way the script ends (scripts/lib.sh).
+  raise_sysctl net.core.rmem_max 67108864
+  raise_sysctl net.core.wmem_max 67108864
+  raise_sysctl fs.file-max 2600000
+  raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
+  raise_sysctl net.core.somaxconn 65535
+  raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
+  printf 'mode\tserver\tsessions\theld\tlat_p50_ms\tlat_p99_ms\tlat_max_ms\tearly\tnever\tcpu_s\town_B\tkernel_B\twakeups_s\texit\twrong\tchatty_pct\trate\n' \
+    >"$out/summary.tsv"
+  echo "demo-peers: $(nproc) CPUs, RLIMIT_NOFILE $(ulimit -n), results in $out"
+  for mode in $modes; do
+    for n in $scales; do
+      for srv in $servers; do
+        [ "$mode" = udp ] && { [ "$srv" = cpp ] || [ "$srv" = nginx ]; } && continue
+        run_one "$mode" "$srv" "$n"
+      done
     done
   done
-done
-column -t -s $'\t' "$out/summary.tsv"
+  column -t -s $'\t' "$out/summary.tsv"
+}
+
+supervise peers

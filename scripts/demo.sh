@@ -16,6 +16,7 @@
 #   scripts/demo.sh --help             every option
 #
 # See docs/demo.md for what the summary means and measured results.
+# shellcheck disable=SC2317 # functions run by supervise (scripts/lib.sh)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +73,8 @@ which checks it before any kernel setting is changed.
 Kernel settings (sysctl) raised for a run are printed with their old values and put
 back when the demo ends, whichever way it ends (not after a SIGKILL: see docs/demo.md).
 Exit: 0 pass, 1 fail, 2 usage, 3 invalid run (the generator fell behind),
-77 the kernel refuses io_uring or what the demo needs (Linux 5.19).
+77 the kernel refuses io_uring or what the demo needs (Linux 5.19),
+130, 143, 129 stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP (all put back).
 EOF
 }
 
@@ -171,8 +173,9 @@ prio=()
 [ "$(id -u)" -eq 0 ] && prio=(nice -n -19)
 LOG_DIR=$build_dir/logs
 
-# The server, stopped at the end whichever way the demo ends; returns its
-# exit status (SIGKILL after 5 s).
+# The server, stopped by stop_server (and by supervise, with the rest of
+# the worker's process group, however the demo ends); returns its exit
+# status (SIGKILL after 5 s).
 spid='' slog=''
 stop_server() {
   local rc=0
@@ -195,17 +198,6 @@ not_started() {
   stop_server || rc=$?
   exit $(( rc ? rc : 1 ))
 }
-cleanup() {
-  set +e
-  phase_stop # the generator, if a run was stopped by a signal
-  stop_server
-  mem_stop
-  put_back_sysctls
-  [ $udp -eq 1 ] || [ -z "$slog" ] || rm -f "$slog"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # check_args PROGRAM ARGS...: the generator checks its options (the
 # demo's and those after --) before any kernel setting is changed
@@ -284,25 +276,55 @@ invalid_end() {
     "and a longer timeout (--idle-ms 8000)"
 }
 
-rm -rf "$LOG_DIR"
-if [ $deps -eq 1 ]; then
-  phase -v "packages (scripts/deps.sh demo)" bash "$here/deps.sh" demo || exit 1
-fi
-# The demo is a meson option of its own (-Ddemo=true): a build directory
-# without its targets is (re)configured with it.
-# (not "ninja | grep -q": with pipefail, grep closing the pipe early would
-# make the test fail whenever ninja gets SIGPIPE)
-all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
-if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
-  reconf=()
-  [ -f "$build_dir/build.ninja" ] && reconf=(--reconfigure)
-  # -Dtests=false: the test frameworks are not among the demo's packages
-  phase "configure $build_dir (release, -Ddemo=true)" \
-    meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true \
-      -Dtests=false || exit 1
+# What a large TCP run needs from the kernel, set where allowed; where a
+# limit cannot be raised, one line says which and how far it allows, and
+# conns is lowered to that. About 8 KiB of memory a connection (both ends'
+# sockets, files and dentries, and both programs' own).
+large_run_setup() {
+  raise_sysctl fs.file-max $(( total * 2 + 200000 ))
+  raise_sysctl fs.nr_open 1048576
+  raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
+  raise_sysctl net.core.somaxconn 65535
+  raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
+  raise_sysctl net.ipv4.tcp_mem "1048576 1572864 2097152"
+  local avail files fit
+  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+  fit=$(( avail * 8 / 10 / 8 ))
+  if [ "$total" -gt "$fit" ]; then
+    echo "demo: memory: MemAvailable $(( avail / 1024 )) MiB holds about $fit connections at 8 KiB each: running $fit"
+    conns=$(( fit - abrupt )); total=$fit
+  fi
+  files=$(( ($(sysctl -n fs.file-max) - $(cut -f1 /proc/sys/fs/file-nr)) / 2 - 1000 ))
+  if [ "$total" -gt "$files" ]; then
+    echo "demo: fs.file-max leaves room for $files connections (two descriptors each): running $files"
+    conns=$(( files - abrupt )); total=$files
+  fi
+  if [ $(( (total * 12 / 10 + budget - 1) / budget )) -gt 256 ]; then
+    fit=$(( 256 * budget * 10 / 12 ))
+    echo "demo: at most 256 server workers of $budget descriptors: running $fit connections"
+    conns=$(( fit - abrupt )); total=$fit
+  fi
+}
+
+# configure: the build directory (re)configured with the demo when it
+# lacks its targets; $all_targets, the targets it has
+configure() {
+  # (not "ninja | grep -q": with pipefail, grep closing the pipe early would
+  # make the test fail whenever ninja gets SIGPIPE)
   all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
-fi
-if [ $udp -eq 1 ]; then
+  if ! grep -q '^demo/idle-load:' <<<"$all_targets"; then
+    reconf=()
+    [ -f "$build_dir/build.ninja" ] && reconf=(--reconfigure)
+    # -Dtests=false: the test frameworks are not among the demo's packages
+    phase "configure $build_dir (release, -Ddemo=true)" \
+      meson setup "${reconf[@]}" "$build_dir" "$root" --buildtype=release -Ddemo=true \
+        -Dtests=false || exit 1
+    all_targets=$(ninja -C "$build_dir" -t targets all 2>/dev/null || true)
+  fi
+}
+
+# udp_demo: the UDP session mode: build, the runs, the verdict (exits)
+udp_demo() {
   phase "build the UDP session server and its generator" \
     ninja -C "$build_dir" demo/udp-session-server demo/udp-load || exit 1
   userver="$build_dir/demo/udp-session-server" uload="$build_dir/demo/udp-load"
@@ -335,7 +357,7 @@ if [ $udp -eq 1 ]; then
     done
     grep -q 'ready: listening' "$slog" || not_started
     echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^udp-session-server: //')"
-    phase -a -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
+    phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $sessions UDP sessions, $silent% silent, timeout $idle_ms ms${rate:+, $rate/s}$(
         [ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
       "${lpin[@]}" "$uload" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
     echo "demo: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -348,62 +370,8 @@ if [ $udp -eq 1 ]; then
   phase_table
   verdict_line
   exit $status
-fi
-targets=(demo/idle-load demo/idle-server-c)
-if grep -q '^demo/idle-server:' <<<"$all_targets"; then
-  targets+=(demo/idle-server)
-fi
-phase "build the server and the load generator" ninja -C "$build_dir" "${targets[@]}" || exit 1
-load="$build_dir/demo/idle-load"
-case $server_kind in
-  auto) if [ -x "$build_dir/demo/idle-server" ]; then server="$build_dir/demo/idle-server"
-        else server="$build_dir/demo/idle-server-c"; fi ;;
-  c) server="$build_dir/demo/idle-server-c" ;;
-  cpp) server="$build_dir/demo/idle-server" ;;
-esac
-[ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }
-[ -x "$load" ] || { echo "demo: $load was not built (liburing missing?)" >&2; exit 1; }
-
-# What a large TCP run needs from the kernel, set where allowed; where a
-# limit cannot be raised, one line says which and how far it allows, and
-# conns is lowered to that. About 8 KiB of memory a connection (both ends'
-# sockets, files and dentries, and both programs' own).
-large_run_setup() {
-  raise_sysctl fs.file-max $(( total * 2 + 200000 ))
-  raise_sysctl fs.nr_open 1048576
-  raise_sysctl net.ipv4.ip_local_port_range "1024 65535"
-  raise_sysctl net.core.somaxconn 65535
-  raise_sysctl net.ipv4.tcp_max_syn_backlog 65535
-  raise_sysctl net.ipv4.tcp_mem "1048576 1572864 2097152"
-  local avail files fit
-  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-  fit=$(( avail * 8 / 10 / 8 ))
-  if [ "$total" -gt "$fit" ]; then
-    echo "demo: memory: MemAvailable $(( avail / 1024 )) MiB holds about $fit connections at 8 KiB each: running $fit"
-    conns=$(( fit - abrupt )); total=$fit
-  fi
-  files=$(( ($(sysctl -n fs.file-max) - $(cut -f1 /proc/sys/fs/file-nr)) / 2 - 1000 ))
-  if [ "$total" -gt "$files" ]; then
-    echo "demo: fs.file-max leaves room for $files connections (two descriptors each): running $files"
-    conns=$(( files - abrupt )); total=$files
-  fi
-  if [ $(( (total * 12 / 10 + budget - 1) / budget )) -gt 256 ]; then
-    fit=$(( 256 * budget * 10 / 12 ))
-    echo "demo: at most 256 server workers of $budget descriptors: running $fit connections"
-    conns=$(( fit - abrupt )); total=$fit
-  fi
 }
 
-# 2. Descriptors: as many as we may (each program raises its own soft limit
-# too). A process holds at most RLIMIT_NOFILE sockets, so the server is
-# split into SO_REUSEPORT workers and the generator into processes when one
-# process cannot hold them all.
-total=$(( conns + abrupt ))
-ulimit -Hn $(( total + 1024 )) 2>/dev/null || true # needs CAP_SYS_RESOURCE
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-nofile=$(ulimit -n)
-[ "$nofile" = unlimited ] && nofile=1048576
-budget=$(( nofile - 256 ))
 # tcp_args: the server's and the generator's options
 tcp_args() {
   sargs=(--port "$port" --idle-ms "$idle_ms" --workers "${workers:-1}")
@@ -416,32 +384,6 @@ tcp_args() {
   # --rate: connects paced (the silent ones then time out at that rate too)
   [ -z "$rate" ] || largs+=(--rate "$rate")
 }
-tcp_args
-check_args "$load" "${largs[@]}" "${extra[@]}"
-if [ "$total" -gt 20000 ]; then
-  large_run_setup # may lower conns and total
-fi
-if [ -z "$workers" ]; then
-  # SO_REUSEPORT spreads connections by hash: leave 20% headroom per worker
-  workers=$(( (total * 12 / 10 + budget - 1) / budget ))
-  [ "$workers" -ge 1 ] || workers=1
-fi
-if [ "$workers" -gt 1 ]; then
-  echo "demo: RLIMIT_NOFILE is $nofile and its hard limit cannot be raised here" \
-    "(CAP_SYS_RESOURCE): $budget connections a process, so $workers server workers" \
-    "and $(( (total + budget - 1) / budget )) generator processes for $total"
-fi
-
-tcp_args
-
-# 3. Run.
-slog=$(mktemp "${TMPDIR:-/tmp}/twheel-demo-server.XXXXXX")
-
-tpin=() gpin=()
-if [ "$total" -gt 20000 ] && [ $pin -eq 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-  tpin=("${prio[@]}" taskset -c 0) gpin=("${prio[@]}" taskset -c 1)
-  echo "demo: the server pinned to CPU 0, the generator to CPU 1${prio:+, both at nice -19} (--no-pin: not)"
-fi
 # run_tcp: one run: the server started, the generator against it, the
 # server stopped; the generator's status in $status
 run_tcp() {
@@ -462,7 +404,7 @@ run_tcp() {
   echo "demo: $(grep -m1 'ready: listening' "$slog" | sed 's/^idle-server: //') [$(basename "$server")]"
 
   mem_start "$spid" "$LOG_DIR/memory"
-  phase -a -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
+  phase -v -l 0=PASS -l 1=FAIL -l 3=INVALID "run: $conns connections, $silent% silent, timeout $idle_ms ms$(
       [ -z "$rate" ] || echo ", $rate/s")$([ $try -eq 1 ] || echo ", try $try${tolerance:+, tolerance $tolerance ms}")" \
     "${gpin[@]}" "$load" "${largs[@]}" "${extra[@]}" && status=0 || status=$?
   mem_stop
@@ -479,19 +421,94 @@ run_tcp() {
     grep -v '^STATS \|ready: listening' "$slog" | head -20
   fi
 }
-for ((try = 1; try <= tries; try++)); do
-  run_tcp
-  [ $status -eq 3 ] && [ $try -lt $tries ] || break
-  if [ "$conns" -gt 200000 ]; then
-    echo "demo: INVALID: the generator fell behind; a run of $conns connections is not retried" \
-      "(it takes minutes): run it again when the machine is quieter"
-    put_back_sysctls
-    phase_table
-    exit 3
+
+# tcp_demo: the TCP mode: build, descriptors, the runs, the verdict (exits)
+tcp_demo() {
+  targets=(demo/idle-load demo/idle-server-c)
+  if grep -q '^demo/idle-server:' <<<"$all_targets"; then
+    targets+=(demo/idle-server)
   fi
-  slow_down
-done
-put_back_sysctls # before the table: the verdict is the last line
-phase_table
-verdict_line
-exit $status
+  phase "build the server and the load generator" ninja -C "$build_dir" "${targets[@]}" || exit 1
+  load="$build_dir/demo/idle-load"
+  case $server_kind in
+    auto) if [ -x "$build_dir/demo/idle-server" ]; then server="$build_dir/demo/idle-server"
+          else server="$build_dir/demo/idle-server-c"; fi ;;
+    c) server="$build_dir/demo/idle-server-c" ;;
+    cpp) server="$build_dir/demo/idle-server" ;;
+  esac
+  [ -x "$server" ] || { echo "demo: $server was not built (is liburing installed? is the C++ layer enabled?)" >&2; exit 1; }
+  [ -x "$load" ] || { echo "demo: $load was not built (liburing missing?)" >&2; exit 1; }
+
+  # 2. Descriptors: as many as we may (each program raises its own soft limit
+  # too). A process holds at most RLIMIT_NOFILE sockets, so the server is
+  # split into SO_REUSEPORT workers and the generator into processes when one
+  # process cannot hold them all.
+  total=$(( conns + abrupt ))
+  ulimit -Hn $(( total + 1024 )) 2>/dev/null || true # needs CAP_SYS_RESOURCE
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  nofile=$(ulimit -n)
+  [ "$nofile" = unlimited ] && nofile=1048576
+  budget=$(( nofile - 256 ))
+  tcp_args
+  check_args "$load" "${largs[@]}" "${extra[@]}"
+  if [ "$total" -gt 20000 ]; then
+    large_run_setup # may lower conns and total
+  fi
+  if [ -z "$workers" ]; then
+    # SO_REUSEPORT spreads connections by hash: leave 20% headroom per worker
+    workers=$(( (total * 12 / 10 + budget - 1) / budget ))
+    [ "$workers" -ge 1 ] || workers=1
+  fi
+  if [ "$workers" -gt 1 ]; then
+    echo "demo: RLIMIT_NOFILE is $nofile and its hard limit cannot be raised here" \
+      "(CAP_SYS_RESOURCE): $budget connections a process, so $workers server workers" \
+      "and $(( (total + budget - 1) / budget )) generator processes for $total"
+  fi
+
+  tcp_args
+
+  # 3. Run.
+  slog=$STATE_DIR/server.log # removed by supervise
+
+  tpin=() gpin=()
+  if [ "$total" -gt 20000 ] && [ $pin -eq 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    tpin=("${prio[@]}" taskset -c 0) gpin=("${prio[@]}" taskset -c 1)
+    echo "demo: the server pinned to CPU 0, the generator to CPU 1${prio:+, both at nice -19} (--no-pin: not)"
+  fi
+  for ((try = 1; try <= tries; try++)); do
+    run_tcp
+    [ $status -eq 3 ] && [ $try -lt $tries ] || break
+    if [ "$conns" -gt 200000 ]; then
+      echo "demo: INVALID: the generator fell behind; a run of $conns connections is not retried" \
+        "(it takes minutes): run it again when the machine is quieter"
+      put_back_sysctls
+      phase_table
+      exit 3
+    fi
+    slow_down
+  done
+  put_back_sysctls # before the table: the verdict is the last line
+  phase_table
+  verdict_line
+  exit $status
+}
+
+# demo: the build and the runs, the worker of supervise (scripts/lib.sh):
+# a process group of its own, with no trap; Ctrl-C, or SIGTERM or SIGHUP
+# to this script, stops the whole group (the generator, the server, the
+# memory sampler, a build) and supervise puts the kernel settings back,
+# removes $STATE_DIR (the TCP server's log) and exits 130, 143 or 129.
+# Until then (the options, the packages) nothing is changed, and a
+# signal ends the script by its default action. The packages come first,
+# in this shell: sudo may ask for a password, which the worker's process
+# group, not the terminal's, could not read.
+demo() {
+  configure
+  if [ $udp -eq 1 ]; then udp_demo; else tcp_demo; fi
+}
+
+rm -rf "$LOG_DIR"
+if [ $deps -eq 1 ]; then
+  phase -v "packages (scripts/deps.sh demo)" bash "$here/deps.sh" demo || exit 1
+fi
+supervise demo

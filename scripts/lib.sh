@@ -10,22 +10,20 @@
 #   phase -l RC=LABEL ...      exit status RC is LABEL, not ok or FAILED (e.g.
 #                              -l 0=PASS -l 1=FAIL -l 3=INVALID: a run's verdict);
 #                              -l and -v combine
-#   phase -a -v ...            the command in the background, waited for with
-#                              wait: the script's traps run as soon as a signal
-#                              comes, not once the command has ended (bash runs
-#                              none while a command runs in the foreground); the
-#                              command starts with SIGINT ignored (as every
-#                              background command of a script), and the trap
-#                              stops it with phase_stop
-#   phase_stop                 SIGTERM to the command of a phase -a that runs,
-#                              and wait for it to end (SIGKILL after 5 s)
 #   phase_note "text"          a line of its own under the current phase
 #   $PHASE_LOG                 the log of the latest phase
 #   phase_table                the phases with their times and results
 #   number VAR OPTION MIN MAX  $VAR a whole number from MIN to MAX, else one line
 #                              and exit 2 (before anything is changed)
 #   raise_sysctl KEY VALUE     raise a kernel setting, said with its old value
-#   put_back_sysctls           put back every one raised (call it on EXIT)
+#                              (under supervise: recorded in $STATE_DIR)
+#   put_back_sysctls           put back every one raised (supervise does it too)
+#   supervise FUNC ARGS...     run FUNC ARGS, the script's work, in a process
+#                              group of its own and exit with its status; SIGINT
+#                              (Ctrl-C), SIGTERM or SIGHUP to this shell stops the
+#                              whole group and exits 130, 143 or 129; either way
+#                              the kernel settings raised are put back and
+#                              $STATE_DIR (FUNC's temporary files) is removed
 #
 # LOG_DIR must be set by the caller before the first phase (a directory;
 # created here). Messages start with "$LIB_NAME: " (the script's name). The times
@@ -48,12 +46,10 @@ _phase_last() { # name -> the seconds it took in the last run, or nothing
     "$LOG_DIR/../phase-times"
 }
 
-_phase_pidfile=''
 phase() {
-  local name rc start log last verbose=0 async=0 labels=() result l
+  local name rc start log last verbose=0 labels=() result l
   while :; do
     case $1 in
-      -a) async=1; shift ;;
       -v) verbose=1; shift ;;
       -l) labels+=("$2"); shift 2 ;;
       *) break ;;
@@ -70,16 +66,7 @@ phase() {
   [ $verbose -eq 1 ] && echo || printf ' ... '
   start=$SECONDS
   set +e
-  if [ $async -eq 1 ]; then
-    _phase_pidfile=$log.pid
-    rm -f "$log.pid" "$log.rc"
-    { "$@" & echo $! >"$log.pid"; wait $!; echo $? >"$log.rc"; } 2>&1 | tee "$log" | sed 's/^/    /' &
-    wait $! # its output's end (a trap runs as soon as a signal comes)
-    rc=$(cat "$log.rc" 2>/dev/null) || rc=1
-    rm -f "$log.pid" "$log.rc"
-    _phase_pidfile=''
-    printf '[%d] %s ... ' "$_phase_n" "$name"
-  elif [ $verbose -eq 1 ]; then
+  if [ $verbose -eq 1 ]; then
     "$@" 2>&1 | tee "$log" | sed 's/^/    /'
     rc=${PIPESTATUS[0]}
     printf '[%d] %s ... ' "$_phase_n" "$name"
@@ -114,20 +101,6 @@ phase() {
 }
 
 phase_note() { echo "    $*"; }
-
-phase_stop() {
-  local pid='' i
-  [ -n "$_phase_pidfile" ] || return 0
-  for i in $(seq 20); do # the command may have just started
-    pid=$(cat "$_phase_pidfile" 2>/dev/null) && [ -n "$pid" ] && break
-    sleep 0.05
-  done
-  _phase_pidfile=''
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.05; done
-  kill -KILL "$pid" 2>/dev/null || true
-}
 
 phase_table() {
   local i
@@ -166,8 +139,10 @@ number() {
 }
 
 # Kernel settings: each one raised is said with its old value and put back
-# by put_back_sysctls (the caller's EXIT trap: on every way out but SIGKILL).
-_sysctl_keys=() _sysctl_old=()
+# by put_back_sysctls, which supervise runs too, whichever way the script
+# ends (but SIGKILL). Each is recorded in $STATE_DIR/sysctls before it is
+# written, so that a worker stopped at any point leaves its supervisor
+# what to put back.
 # raise_sysctl KEY VALUE: raise KEY to VALUE (its last field compared)
 # unless it is as high already; one line when that is not allowed.
 raise_sysctl() {
@@ -175,22 +150,91 @@ raise_sysctl() {
   cur=$(sysctl -n "$1" 2>/dev/null | tr -s ' \t' '  ') || cur=
   [[ ${cur##* } =~ ^[0-9]+$ ]] || { echo "$LIB_NAME: no sysctl $1 here"; return 0; }
   [ "${cur##* }" -ge "${2##* }" ] 2>/dev/null && return 0
+  printf '%s\t%s\n' "$1" "$cur" >>"$STATE_DIR/sysctls"
   if sysctl -q -w "$1=$2" 2>/dev/null; then
-    _sysctl_keys+=("$1") _sysctl_old+=("$cur")
     echo "$LIB_NAME: set $1 = $2 (was $cur; put back at the end)"
   else
     echo "$LIB_NAME: cannot raise $1 (it is $cur) here"
   fi
 }
+# put_back_sysctls: each one recorded that no longer has its old value,
+# the last raised first
 put_back_sysctls() {
-  local i
-  for ((i = ${#_sysctl_keys[@]} - 1; i >= 0; i--)); do
-    if sysctl -q -w "${_sysctl_keys[i]}=${_sysctl_old[i]}" 2>/dev/null; then
-      echo "$LIB_NAME: put back ${_sysctl_keys[i]} = ${_sysctl_old[i]}"
+  local f=$STATE_DIR/sysctls
+  [ -s "$f" ] || return 0
+  tac "$f" | while IFS=$'\t' read -r key old; do
+    [ "$(sysctl -n "$key" 2>/dev/null | tr -s ' \t' '  ')" != "$old" ] || continue
+    if sysctl -q -w "$key=$old" 2>/dev/null; then
+      echo "$LIB_NAME: put back $key = $old"
     else
-      echo "$LIB_NAME: could not put back ${_sysctl_keys[i]}: by hand," \
-        "sysctl -w '${_sysctl_keys[i]}=${_sysctl_old[i]}'" >&2
+      echo "$LIB_NAME: could not put back $key: by hand, sysctl -w '$key=$old'" >&2
     fi
   done
-  _sysctl_keys=() _sysctl_old=()
+  : >"$f"
+}
+
+# supervise FUNC ARGS...: the script's work, FUNC ARGS, in a process group
+# of its own (the worker), this shell waiting for it with traps on SIGINT,
+# SIGTERM and SIGHUP; on one, the whole group gets SIGTERM (SIGKILL 5 s
+# later) and the script exits 130, 143 or 129; else with FUNC's status.
+# Either way the kernel settings raised are put back and $STATE_DIR (made
+# here, for FUNC's temporary files) is removed. Call it last: it exits.
+#
+# Why two shells: bash (5.2.15 at least) runs a pending trap when it starts
+# to parse a $( ) it expands, and parses the trap's command in that
+# parser's state: "trap: line 2: unexpected EOF while looking for matching
+# \`)'", the trap not run, the script going on or ending 2 (set -e). A
+# signal that comes while one $( ) runs meets the next of the same command:
+# x="$(a)$(b)" failed at 141 of 200 SIGTERMs, whatever the trap's command
+# (a function's name, an assignment). So the shell with the traps expands
+# no $( ) from the first trap to the clean-up, which ignores the signals
+# (a second one cannot cut it short); the worker has no trap, and SIGTERM
+# ends it at once wherever it is. The worker's standard input is
+# /dev/null: from a process group that is not the terminal's, a read of
+# it would stop the group (so scripts/deps.sh, whose sudo may ask for a
+# password, runs before, in this shell).
+_sup_pid='' _sup_sig=''
+_sup_stop() { # the traps' action: the exit status, and the group stopped
+  _sup_sig=${_sup_sig:-$1}
+  [ -z "$_sup_pid" ] || kill -TERM -- "-$_sup_pid" 2>/dev/null || true
+}
+_sup_live() { pgrep -g "$_sup_pid" -r D,R,S,T,t >/dev/null; } # a member runs
+supervise() {
+  local rc=0 i
+  trap '_sup_stop 130' INT
+  trap '_sup_stop 143' TERM
+  trap '_sup_stop 129' HUP
+  STATE_DIR='' # (no mktemp: its name would come through a $( ))
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    STATE_DIR=${TMPDIR:-/tmp}/twheel-$LIB_NAME.$$.$RANDOM$i
+    mkdir -m 700 "$STATE_DIR" 2>/dev/null && break
+    STATE_DIR=''
+  done
+  if [ -z "$STATE_DIR" ]; then
+    trap '' INT TERM HUP
+    echo "$LIB_NAME: cannot make a directory in ${TMPDIR:-/tmp}" >&2
+    exit 1
+  fi
+  if [ -z "$_sup_sig" ]; then
+    set -m
+    "$@" </dev/null &
+    _sup_pid=$!
+    set +m
+    [ -z "$_sup_sig" ] || _sup_stop "$_sup_sig" # it came before $! was known
+    wait "$_sup_pid" || rc=$?
+  fi
+  trap '' INT TERM HUP
+  if [ -n "$_sup_pid" ]; then
+    # what is left of the group: all of it after a signal, else nothing.
+    # Gone once no member runs: one that exited holds no port or file,
+    # whenever its new parent reaps it (here: 0.5 to 1.4 s later)
+    kill -TERM -- "-$_sup_pid" 2>/dev/null || true
+    wait "$_sup_pid" 2>/dev/null || true
+    for i in $(seq 100); do _sup_live || break; sleep 0.05; done
+    kill -KILL -- "-$_sup_pid" 2>/dev/null || true
+    for i in $(seq 20); do _sup_live || break; sleep 0.05; done
+  fi
+  put_back_sysctls
+  rm -rf "$STATE_DIR"
+  exit "${_sup_sig:-$rc}"
 }

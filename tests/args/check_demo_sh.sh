@@ -35,9 +35,25 @@ for f in meson apt-get dpkg-query sudo; do
   printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\nexit 1\n' "$f" "$tmp" >"$tmp/bin/$f"
 done
 printf '#!/bin/sh\necho "javac $*" >>"%s/calls"\n' "$tmp" >"$tmp/bin/javac" # demo-peers.sh's Java peers
+# hook CALL: each fake's first step. The first line "CALL<tab>SIGNALS" of
+# $tmp/signals for CALL (dropped once used) has the signals it names sent
+# to the script under test ($tmp/demo.pid), in order, before the fake goes
+# on: a signal at a precise point of the script, every time.
+cat >"$tmp/hook" <<'EOF'
+#!/bin/bash
+t=${0%/*} lines=() sigs=-
+[ -s "$t/signals" ] || exit 0
+while IFS= read -r l; do
+  if [ "$sigs" = - ] && [ "${l%%$'\t'*}" = "$1" ]; then sigs=${l#*$'\t'}; else lines+=("$l"); fi
+done <"$t/signals"
+[ "$sigs" != - ] || exit 0
+printf '%s\n' "${lines[@]}" >"$t/signals" # first: the signals may end this fake
+for s in $sigs; do kill -s "$s" "$(cat "$t/demo.pid")"; done
+EOF
 cat >"$tmp/bin/ninja" <<EOF
 #!/bin/sh
 echo "ninja \$*" >>"$tmp/calls"
+"$tmp/hook" "ninja \$*"
 case "\$*" in
   *"-t targets"*) printf 'demo/idle-load: phony\ndemo/idle-server-c: phony\n'
                   printf 'demo/udp-load: phony\ndemo/udp-session-server: phony\n' ;;
@@ -48,6 +64,7 @@ cat >"$tmp/bin/sysctl" <<EOF
 #!/bin/bash
 # sysctl [-q] -n KEY | [-q] -w KEY=VALUE, on the files in $tmp/kernel
 echo "sysctl \$*" >>"$tmp/calls"
+"$tmp/hook" "sysctl \$*"
 while [ \$# -gt 0 ]; do
   case \$1 in
     -q) shift ;;
@@ -58,7 +75,8 @@ while [ \$# -gt 0 ]; do
   esac
 done
 EOF
-chmod +x "$tmp/bin"/*
+printf '#!/bin/sh\n"%s/hook" nproc\nexec %s "$@"\n' "$tmp" "$(command -v nproc)" >"$tmp/bin/nproc"
+chmod +x "$tmp/bin"/* "$tmp/hook"
 ln -s "$idle_load" "$tmp/bd/demo/idle-load"
 ln -s "$idle_server" "$tmp/bd/demo/idle-server-c"
 ln -s "$udp_load" "$tmp/bd/demo/udp-load"
@@ -278,11 +296,70 @@ if grep -qi ":$(printf %04X "$port") 00000000:0000 0A" /proc/net/tcp; then
   fail "SIGTERM to demo.sh: the TCP server still listens on port $port"
 fi
 for d in /proc/[0-9]*; do
-  if tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q "^$tmp/bd/demo/idle-load "; then
+  if tr '\0' ' ' 2>/dev/null <"$d/cmdline" | grep -q "^$tmp/bd/demo/idle-load "; then
     fail "SIGTERM to demo.sh: its generator still runs (pid ${d#/proc/})"
     kill -KILL "${d#/proc/}" 2>/dev/null
   fi
 done
+
+# Signals at chosen points of a run, each sent to the script alone by a
+# fake it calls (the hook above), so that every run meets the same point.
+# bash 5.2 runs a pending trap as it starts to parse a $( ) it expands, in
+# that parser's state: a signal that came while one $( ) ran met the next
+# of the same command, and the trap's command failed to parse ("trap: line
+# 2: unexpected EOF while looking for matching `)'"): exit 2, the trap
+# not run. And a second signal during the clean-up ran the trap's exit
+# inside it, which left what it had not yet put back raised. Each case
+# must exit with the signal's status (130, 143, 129), every setting put
+# back, no "trap:" line, nothing left in TMPDIR and no program of the run
+# still running, within 10 s.
+# signalled SCRIPT WHAT RC SIGNALS "ARGS" KEY=OLD...: SCRIPT ARGS (split
+# on spaces), $tmp/signals holding SIGNALS (the hook's lines)
+signalled() {
+  local script=$1 what=$2 want=$3 sigs=$4 args=$5 i
+  shift 5
+  kernel_defaults
+  rm -rf "$tmp/td" && mkdir "$tmp/td"
+  printf '%s\n' "$sigs" >"$tmp/signals"
+  : >"$tmp/out"
+  # (SIGINT not ignored, as the Ctrl-C case above)
+  # shellcheck disable=SC2016,SC2086 # $$ is the child's; ARGS split
+  PATH="$tmp/bin:$PATH" TMPDIR="$tmp/td" env --default-signal=INT setsid \
+    bash -c 'echo $$ >"$1"; shift; exec "$@"' _ \
+    "$tmp/demo.pid" "$script" --no-deps --build-dir "$tmp/bd" $args >"$tmp/out" 2>&1 &
+  dpid=$!
+  pids+=("$dpid")
+  for ((i = 0; i < 200; i++)); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$dpid" 2>/dev/null; then
+    fail "$what: still running 10 s later"
+    kill -KILL -- -"$dpid" 2>/dev/null
+  fi
+  wait "$dpid"
+  rc=$?
+  restored "$what" "$want" "$@"
+  ! grep -q . "$tmp/signals" || fail "$what: the script never called: $(grep . "$tmp/signals")"
+  ! grep -q 'trap:' "$tmp/out" || fail "$what: $(grep -m1 'trap:' "$tmp/out")"
+  [ -z "$(ls -A "$tmp/td")" ] || fail "$what: left in TMPDIR: $(ls -A "$tmp/td")"
+  if pgrep -f "^$tmp/bd/demo/" >/dev/null; then
+    fail "$what: a program of the run still runs"
+    for i in $(pgrep -f "^$tmp/bd/demo/"); do kill -KILL "$i"; done
+  fi
+}
+large="--conns 20001 --silent 100 --idle-ms 5000 --port $port --no-pin"
+raised=(net.ipv4.ip_local_port_range="32768 60999" net.core.somaxconn=4096
+        net.ipv4.tcp_max_syn_backlog=2048 net.ipv4.tcp_mem="92451 123269 184902")
+# in the first $( ) of files=$(( ($(sysctl -n fs.file-max) - $(cut ...)) ...)),
+# every setting raised (the first sysctl -n fs.file-max is raise_sysctl's):
+# the old demo.sh exited 2 each time
+at_file_max="sysctl -n fs.file-max	"$'\n'"sysctl -n fs.file-max	"
+signalled "$demo" "SIGTERM between two \$( ) of a command" 143 "${at_file_max}TERM" "$large" "${raised[@]}"
+signalled "$demo" "SIGINT between two \$( ) of a command" 130 "${at_file_max}INT" "$large" "${raised[@]}"
+signalled "$demo" "SIGHUP between two \$( ) of a command" 129 "${at_file_max}HUP" "$large" "${raised[@]}"
+# while tcp_mem is read (three raised), then SIGTERM and SIGINT as the
+# second of them is put back
+signalled "$demo" "SIGTERM, then SIGTERM and SIGINT during the clean-up" 143 \
+  "sysctl -n net.ipv4.tcp_mem	TERM"$'\n'"sysctl -q -w net.core.somaxconn=4096	TERM INT" "$large" \
+  "${raised[@]:0:3}"
 
 # scripts/demo-peers.sh, which raises kernel settings too: the same.
 peers=$(dirname "$demo")/demo-peers.sh
@@ -303,6 +380,13 @@ rc=$?
 who=demo-peers
 restored "a demo-peers.sh run" 0 net.core.rmem_max=212992 net.core.wmem_max=212992 \
   net.ipv4.ip_local_port_range="32768 60999" net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=2048
+# SIGTERM in the first $( ) of its first line, echo "... $(nproc) ...
+# $(ulimit -n) ...", once its settings are raised (its first nproc is
+# before them): the old demo-peers.sh exited 2
+signalled "$peers" "demo-peers.sh: SIGTERM between two \$( ) of a command" 143 \
+  "nproc	"$'\n'"nproc	TERM" "--out $tmp/peers --modes udp --servers c --scales 100 --port $port" \
+  net.core.rmem_max=212992 net.core.wmem_max=212992 net.ipv4.ip_local_port_range="32768 60999" \
+  net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=2048
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "PASS: demo.sh's and demo-peers.sh's options and kernel settings"
