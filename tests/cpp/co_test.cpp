@@ -8,7 +8,8 @@
 // (frames freed, destructors run: LSan-clean under ASan); spawn() while
 // it is destroyed; resume_on() from another thread; I/O with a deadline:
 // -ETIME never early, data first, a frame destroyed with its request in
-// flight, the loop destroyed with requests in flight, a request on a
+// flight (the data after it left to the next reader), the loop destroyed
+// with requests in flight, a request on a
 // stopped loop, a multishot one, data racing the deadline, no allocation
 // in the steady state.
 #include <twheel/co.hpp>
@@ -1117,6 +1118,44 @@ TEST_P(CoIo, FrameDestroyedWithItsRequestInFlight)
 		EXPECT_EQ(resumed, 0);
 		char b[8];
 		EXPECT_EQ(recv(sp.fd[0], b, sizeof b, MSG_DONTWAIT), 4); // the cancelled recv took nothing
+	}
+}
+
+tw::co::task<int> recv_into(tw::Loop &loop, int fd, char *buf, bool deadline)
+{
+	co_return co_await tw::co::io(loop, [=](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, fd, buf, 64, 0); },
+				      deadline ? loop.clock_now() + 1h : tw::Loop::time_point::max());
+}
+
+// Data that comes right after the frame went, before the loop's next
+// iteration: the request, not yet submitted (its SQE went with the cancel,
+// and took the data) or in flight on a ring that runs task work at every
+// system call's return (the data landed before the cancel was submitted),
+// wrote into the buffer after the destructor and left the next reader
+// nothing. The buffer may be the frame's (docs/cpp.md's example).
+TEST_P(CoIo, DataRightAfterTheFrameWentIsLeftForTheNextReader)
+{
+	for (unsigned mode = 0; mode < 8; mode++) { // deadline, submitted, plain ring
+		tw::loop_options o;
+		o.flags = GetParam() | (mode & 4 ? unsigned{TW_LOOP_NO_DEFER_TASKRUN} : 0u);
+		tw::Loop loop(o);
+		if (!have_uring(loop))
+			GTEST_SKIP() << "no io_uring";
+		sockpair sp;
+		char buf[64] = "untouched";
+		auto t = std::make_unique<tw::co::task<int>>(recv_into(loop, sp.fd[0], buf, mode & 1));
+		auto drive = [](tw::co::task<int> &t) -> driver { co_await std::move(t); };
+		driver d = drive(*t);
+		if (mode & 2)
+			loop.run_once(false);
+		t.reset();
+		ASSERT_EQ(write(sp.fd[1], "late", 4), 4);
+		for (int i = 0; i < 3; i++)
+			loop.run_once(false);
+		EXPECT_STREQ(buf, "untouched") << "mode " << mode;
+		char b[8];
+		EXPECT_EQ(recv(sp.fd[0], b, sizeof b, MSG_DONTWAIT), 4) << "mode " << mode;
+		EXPECT_EQ(loop.size(), 0u);
 	}
 }
 

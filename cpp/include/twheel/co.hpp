@@ -28,6 +28,9 @@
 
 #include <twheel/loop.hpp>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <coroutine>
 
 namespace tw::co {
@@ -358,8 +361,9 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
 /// propagates, nothing submitted. Made on a moved-from Loop, awaited with
 /// an empty @prep (a null function pointer) or while another coroutine
-/// awaits it: throws tw::error EINVAL. A frame destroyed with the request in flight cancels it;
-/// the loop's record waits for its CQE. A request with more CQEs
+/// awaits it: throws tw::error EINVAL. A frame destroyed with the request in flight cancels it: the
+/// kernel is done with its buffers and data on return (before Linux 6.0, if
+/// submitted already: from the next iteration); the loop's record waits for its CQE. A request with more CQEs
 /// (multishot, without a deadline) resumes with its first; the rest of it
 /// is ignored, and cancelled when the io goes or is awaited again (each
 /// co_await of an io is one request).
@@ -409,15 +413,27 @@ public:
 
 private:
 	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
-	// A request in flight: cancelled (without an SQE the deadline, if any,
-	// still ends it); its handler is gone. Once the loop is gone, so is the record.
+	// A request in flight: its handler goes, and the kernel is done with its
+	// buffers on return (an SQE not yet submitted becomes a no-op; else a sync
+	// cancel, by the system call: liburing's is not inline; before Linux 6.0 an
+	// async one, and with no SQE for it the deadline, if any, ends it). Once
+	// the loop is gone, so is the record.
 	void cancel() noexcept
 	{
 		if (op_ && c_->c) {
 			op_->h.reset();
-			if (auto *sqe = c_->closing ? nullptr : twheel_loop_get_sqe(c_->loop(), &detail::ignored_io))
-				io_uring_prep_cancel64(sqe, has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
-									   : reinterpret_cast<std::uintptr_t>(&op_->io), 0);
+			io_uring *r = twheel_loop_ring(c_->loop());
+			io_uring_sync_cancel_reg reg{}; // no time limit: a cancel ends the request at once
+			reg.timeout = {-1, -1}, reg.addr = has_deadline() ? reinterpret_cast<std::uintptr_t>(op_->dl)
+									  : reinterpret_cast<std::uintptr_t>(&op_->io);
+			for (unsigned i = *r->sq.khead; i != r->sq.sqe_tail; i++)
+				if (io_uring_sqe &s = r->sq.sqes[i & r->sq.ring_mask]; s.user_data == reg.addr) {
+					const std::uint8_t link = s.flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK); // a linked timeout's
+					return io_uring_prep_nop(&s), s.user_data = reg.addr, s.flags = link, void(op_ = nullptr);
+				}
+			if (syscall(__NR_io_uring_register, r->ring_fd, IORING_REGISTER_SYNC_CANCEL, &reg, 1) && errno != ENOENT && !c_->closing)
+				if (auto *sqe = twheel_loop_get_sqe(c_->loop(), &detail::ignored_io))
+					io_uring_prep_cancel64(sqe, reg.addr, 0);
 		}
 		op_ = nullptr;
 	}
