@@ -74,13 +74,26 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	}
 };
 
-// The task that co_await is starting on this thread, until it suspends
-// or ends (final_awaiter clears it): a task that ends so goes on in its
-// awaiter's await_suspend, not by symmetric transfer, whose tail calls
-// GCC leaves out without -O2 or with ASan (the stack would grow); there
-// the awaiting frame is not resumed if the task destroyed it meanwhile.
+// This thread's innermost trampoline: what it resumes runs from its loop,
+// as do the task its running coroutine awaits and the awaiter of a task
+// ending in it, handed to it: the stack stays flat however deep tasks
+// await tasks (symmetric transfer needs tail calls, which GCC leaves out
+// without -O2 or with ASan). One a co_await makes stops when its @top ends.
 struct promise_base;
-inline thread_local const promise_base *starting = nullptr;
+struct trampoline {
+	static inline thread_local trampoline *cur = nullptr;
+	std::coroutine_handle<> next, running;
+	const promise_base *top; // null once it has ended
+	trampoline *up = std::exchange(cur, this);
+	explicit trampoline(std::coroutine_handle<> h, const promise_base *t = nullptr) noexcept : next(h), top(t) {}
+	~trampoline() { cur = up; }
+	void run()
+	{
+		while (next)
+			(running = std::exchange(next, {})).resume();
+	}
+};
+inline void resume(std::coroutine_handle<> h) { trampoline(h).run(); }
 
 // What every task's promise shares: the awaiter to resume when it ends
 // (null until one awaits it) and its flag set if this frame goes first,
@@ -103,11 +116,14 @@ struct promise_base {
 		std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
 		{
 			promise_base &p = h.promise();
-			if (starting == &p)
-				return starting = nullptr, std::noop_coroutine();
-			if (!p.anch)
-				return p.cont ? p.cont : std::noop_coroutine();
-			p.anch->end(); // detached
+			if (p.anch)
+				p.anch->end(); // detached
+			else if (trampoline *t = trampoline::cur; !t || t->running != h)
+				return p.cont; // resumed by another library: symmetric transfer
+			else if (t->top == &p)
+				t->top = nullptr;
+			else
+				t->next = p.cont;
 			return std::noop_coroutine();
 		}
 		void await_resume() noexcept {}
@@ -189,17 +205,21 @@ public:
 		}
 		// empty, or awaited already: await_resume() throws
 		bool await_ready() noexcept { return !h || h.promise().cont; }
-		// Runs the task here until it suspends or ends; once it has
-		// suspended, *this may be gone (resumed on another thread).
-		bool await_suspend(std::coroutine_handle<> c) noexcept
+		// Hands the task to the trampoline running @c if @c is a task (whose
+		// resume() throws nothing), else runs it here until it suspends or
+		// ends; once it has, *this may be gone (the task destroyed this
+		// frame, or it went on on another thread).
+		template <class P>
+		bool await_suspend(std::coroutine_handle<P> c) noexcept
 		{
 			mine = true;
 			h.promise().cont = c, h.promise().gone = &gone;
-			const detail::promise_base *p = &h.promise(), *up = std::exchange(detail::starting, p);
-			handle(h).resume(); // *this goes if the task destroys this frame
-			const bool ended = detail::starting != p;
-			detail::starting = up;
-			return !ended || p->cont != c; // ~awaiter() made it a no-op
+			if (detail::trampoline *t = detail::trampoline::cur; std::is_base_of_v<detail::promise_base, P> && t && t->running == c)
+				return t->next = h, true;
+			const detail::promise_base *p = &h.promise();
+			detail::trampoline here(h, p);
+			here.run();
+			return here.top || p->cont != c; // ended: ~awaiter() may have made it a no-op
 		}
 		T await_resume()
 		{
@@ -251,7 +271,7 @@ void spawn(tw::Loop &loop, task<T> t)
 		// one run of the Loop: one destroyed in it closes once the frame suspends
 		const tw::detail::run_frame fr(p.anch->ctx(), tw::detail::ops<tw::Loop>::finish);
 		p.anch->ctx()->on_this_thread(); // the loop thread, by the contract
-		t.release().resume();
+		detail::resume(t.release());
 	}
 }
 
@@ -277,7 +297,7 @@ public:
 	void on_timer() // what resume() throws (a coroutine type rethrowing) goes to the loop's handler
 	{
 		if (!c_->closing) // else the Loop went in this iteration: the frame goes with its task
-			h_.resume();
+			detail::resume(h_);
 	}
 
 private:
@@ -339,7 +359,7 @@ private:
 			return;
 		it->self->w_ = nullptr;
 		if (!twheel_loop_stopped(it->c->loop())) // else run by ~Loop: the frame goes with its task
-			tw::detail::guarded(it->c->on_exception, it->h); // as sleep_until
+			tw::detail::guarded(it->c->on_exception, detail::resume, it->h); // as sleep_until
 	}
 	tw::detail::loop_ctx *c_;
 	work *w_ = nullptr;
@@ -400,7 +420,7 @@ public:
 				return; // a later CQE: the frame has gone on (it may wait elsewhere)
 			res_ = cqe.res;
 			if (!c_->closing) // as sleep_until
-				h_.resume();
+				detail::resume(h_);
 		};
 		try {
 			op_ = tw::detail::io_op::start(c_, prep_, done, has_deadline() ? &ns : nullptr, res_);
