@@ -74,11 +74,10 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	}
 };
 
-// This thread's innermost trampoline: what it resumes runs from its loop,
-// as do the task its running coroutine awaits and the awaiter of a task
-// ending in it, handed to it: the stack stays flat however deep tasks
-// await tasks (symmetric transfer needs tail calls, which GCC leaves out
-// without -O2 or with ASan). One a co_await makes stops when its @top ends.
+// This thread's innermost trampoline: what it resumes, and the task its running coroutine
+// awaits or the awaiter of a task ending in it, run from its loop: a flat stack however deep
+// (symmetric transfer needs tail calls, which GCC leaves out without -O2 or with ASan).
+// One a co_await makes stops when its @top ends.
 struct promise_base;
 struct trampoline {
 	static inline thread_local trampoline *cur = nullptr;
@@ -205,10 +204,9 @@ public:
 		}
 		// empty, or awaited already: await_resume() throws
 		bool await_ready() noexcept { return !h || h.promise().cont; }
-		// Hands the task to the trampoline running @c if @c is a task (whose
-		// resume() throws nothing), else runs it here until it suspends or
-		// ends; once it has, *this may be gone (the task destroyed this
-		// frame, or it went on on another thread).
+		// Hands the task to the trampoline running @c, a task (its resume() throws nothing), else
+		// runs it here until it suspends or ends; then *this may be gone (the task destroyed
+		// this frame, or it went on on another thread).
 		template <class P>
 		bool await_suspend(std::coroutine_handle<P> c) noexcept
 		{
@@ -433,11 +431,10 @@ public:
 
 private:
 	bool has_deadline() const noexcept { return deadline_ != tw::Loop::time_point::max(); }
-	// A request in flight: its handler goes, and the kernel is done with its
-	// buffers on return (an SQE not yet submitted becomes a no-op; else a sync
-	// cancel, by the system call: liburing's is not inline; before Linux 6.0 an
-	// async one, and with no SQE for it the deadline, if any, ends it). Once
-	// the loop is gone, so is the record.
+	// A request in flight: its handler goes, and the kernel is done with its buffers on return:
+	// an SQE not yet submitted becomes a no-op, else a sync cancel (the system call: liburing's
+	// is not inline; before Linux 6.0 an async one, or with no SQE the deadline, if any, ends
+	// it). Once the loop is gone, so is the record.
 	void cancel() noexcept
 	{
 		if (op_ && c_->c) {
