@@ -192,11 +192,16 @@ put_back_sysctls() {
 # ends it at once wherever it is. The worker's standard input is
 # /dev/null: from a process group that is not the terminal's, a read of
 # it would stop the group (so scripts/deps.sh, whose sudo may ask for a
-# password, runs before, in this shell).
+# password, runs before, in this shell); its writes to the terminal go
+# on under stty tostop (SIGTTOU ignored).
 _sup_pid='' _sup_sig=''
 _sup_stop() { # the traps' action: the exit status, and the group stopped
   _sup_sig=${_sup_sig:-$1}
-  [ -z "$_sup_pid" ] || kill -TERM -- "-$_sup_pid" 2>/dev/null || true
+  [ -z "$_sup_pid" ] || _sup_kill TERM
+}
+_sup_kill() { # SIGNAL to the group, and SIGCONT: a stopped member ends too
+  kill -"$1" -- "-$_sup_pid" 2>/dev/null || true
+  kill -CONT -- "-$_sup_pid" 2>/dev/null || true
 }
 _sup_live() { pgrep -g "$_sup_pid" -r D,R,S,T,t >/dev/null; } # a member runs
 supervise() {
@@ -217,21 +222,26 @@ supervise() {
   fi
   if [ -z "$_sup_sig" ]; then
     set -m
-    "$@" </dev/null &
+    # SIGTTOU ignored: a terminal with tostop stopped the worker's group,
+    # not the terminal's, at its first line
+    { trap '' TTOU; "$@"; } </dev/null &
     _sup_pid=$!
     set +m
     [ -z "$_sup_sig" ] || _sup_stop "$_sup_sig" # it came before $! was known
     wait "$_sup_pid" || rc=$?
   fi
-  trap '' INT TERM HUP
+  # The clean-up runs to its end: a second signal ignored, and a write to
+  # a terminal gone (SIGHUP) or a pipe closed (SIGPIPE) fails, nothing more
+  trap '' INT TERM HUP PIPE
+  set +e
   if [ -n "$_sup_pid" ]; then
     # what is left of the group: all of it after a signal, else nothing.
     # Gone once no member runs: one that exited holds no port or file,
     # whenever its new parent reaps it (here: 0.5 to 1.4 s later)
-    kill -TERM -- "-$_sup_pid" 2>/dev/null || true
+    _sup_kill TERM
     wait "$_sup_pid" 2>/dev/null || true
     for i in $(seq 100); do _sup_live || break; sleep 0.05; done
-    kill -KILL -- "-$_sup_pid" 2>/dev/null || true
+    _sup_kill KILL
     for i in $(seq 20); do _sup_live || break; sleep 0.05; done
   fi
   put_back_sysctls

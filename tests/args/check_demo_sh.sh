@@ -360,6 +360,22 @@ signalled "$demo" "SIGHUP between two \$( ) of a command" 129 "${at_file_max}HUP
 signalled "$demo" "SIGTERM, then SIGTERM and SIGINT during the clean-up" 143 \
   "sysctl -n net.ipv4.tcp_mem	TERM"$'\n'"sysctl -q -w net.core.somaxconn=4096	TERM INT" "$large" \
   "${raised[@]:0:3}"
+# Its output's reader gone mid-run (head -n 5: after the settings' lines):
+# the worker dies of SIGPIPE at a later line, and the clean-up's own lines
+# fail too, which must not cut it short (SIGPIPE ended it, as an EIO did
+# under set -e once the terminal had hung up): exit 141, all put back.
+kernel_defaults
+rm -rf "$tmp/td" && mkdir "$tmp/td"
+# shellcheck disable=SC2086
+PATH="$tmp/bin:$PATH" TMPDIR="$tmp/td" timeout 60 "$demo" --no-deps --build-dir "$tmp/bd" $large |
+  head -n 5 >"$tmp/out"
+rc=${PIPESTATUS[0]}
+restored "output closed mid-run" 141
+[ -z "$(ls -A "$tmp/td")" ] || fail "output closed mid-run: left in TMPDIR: $(ls -A "$tmp/td")"
+if pgrep -f "^$tmp/bd/demo/" >/dev/null; then
+  fail "output closed mid-run: a program of the run still runs"
+  for i in $(pgrep -f "^$tmp/bd/demo/"); do kill -KILL "$i"; done
+fi
 
 # scripts/demo-peers.sh, which raises kernel settings too: the same.
 peers=$(dirname "$demo")/demo-peers.sh
