@@ -2,12 +2,12 @@
 # sample a server's memory while a run goes on, and say what one session or
 # connection cost.
 #
-#   mem_start PID FILE   every second, append "seconds rss_kb slab_kb ctxt" to
-#                        FILE: the resident set of PID and its children (the
-#                        server's own memory), the kernel's slab (/proc/meminfo
-#                        Slab: sockets, dentries, files... of both ends, and of
-#                        whatever else the machine runs) and the context
-#                        switches of all their threads (their wake-ups)
+#   mem_start PID FILE   every second, append "seconds rss_kb slab_kb ctxt
+#                        src" to FILE: the resident set of PID and its
+#                        children (the server's own memory), the kernel's
+#                        slab (slab_kb below, from the source src), and the
+#                        context switches of all their threads (their
+#                        wake-ups)
 #   mem_stop             stop sampling
 #   mem_report N FILE [LOG]  one line: peak minus first sample, each divided
 #                        by the connections held at once: the held_max= of
@@ -37,8 +37,22 @@ ctxt() {
   done | awk '/^(non)?voluntary_ctxt_switches:/ {n += $2} END {print n + 0}'
 }
 
+# slab_kb: "KIB s", the slab of the caches a TCP socket takes, at both
+# ends and in TIME_WAIT (/proc/slabinfo, which only root may read); else
+# "KIB m", the whole slab (/proc/meminfo Slab: sockets, dentries, files...
+# of both ends, and whatever else the machine allocates meanwhile: a
+# compiler beside the run counts too)
+slab_kb() {
+  awk '$1 ~ /^(TCP|TCPv6|request_sock_TCP|request_sock_TCPv6|tw_sock_TCP|tw_sock_TCPv6|sock_inode_cache)$/ {
+         b += $2 * $4; n++ }
+       END { if (!n) exit 1; printf "%d s\n", b / 1024 }' /proc/slabinfo 2>/dev/null ||
+    awk '/^Slab:/ { print $2, "m" }' /proc/meminfo
+}
+
 mem_sample() {
-  echo "$(date +%s.%N | cut -c1-14) $(rss_kb "$1") $(awk '/^Slab:/ {print $2}' /proc/meminfo) $(ctxt "$1")"
+  local slab
+  slab=$(slab_kb)
+  echo "$(date +%s.%N | cut -c1-14) $(rss_kb "$1") ${slab% *} $(ctxt "$1") ${slab#* }"
 }
 
 # The first sample is taken at once (the baseline: call it once the server
@@ -75,8 +89,9 @@ mem_report() {
   [ -z "${3:-}" ] || held=$(sed -n 's/^RESULT .* held_max=\([0-9]*\) .*/\1/p' "$3" 2>/dev/null | tail -1)
   [ "${held:-0}" -gt 0 ] 2>/dev/null && n=$held
   [ -s "$file" ] && [ "$n" -gt 0 ] || { echo "memory: no samples"; return 0; }
-  awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3 }
+  awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3; src = $5 }
     { if ($2 > r) r = $2; if ($3 > s) s = $3 }
-    END { printf "memory: server +%d KiB at peak = %.0f B a connection (its own; %d held at most); kernel slab +%d KiB = %.0f B a connection (both ends)\n",
-          r - r0, (r - r0) * 1024 / n, n, s - s0, (s - s0) * 1024 / n }' "$file"
+    END { printf "memory: server +%d KiB at peak = %.0f B a connection (its own; %d held at most); %s +%d KiB = %.0f B a connection (%s)\n",
+          r - r0, (r - r0) * 1024 / n, n, src == "s" ? "kernel socket slab" : "kernel slab",
+          s - s0, (s - s0) * 1024 / n, src == "s" ? "both ends" : "both ends, and all else the machine allocated meanwhile" }' "$file"
 }

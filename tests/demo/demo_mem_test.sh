@@ -41,5 +41,29 @@ case $line in
 esac
 [ "$(mem_report 10000 "$tmp/none" "$tmp/log")" = "memory: no samples" ] || fail "no samples"
 
+# the slab's source, in the samples' fifth column, names what the kernel's
+# figure counts: the sockets' caches (s), or the whole slab (m, or none
+# given), which counts whatever else the machine allocated meanwhile
+for src in s m; do
+  sed "s/\$/ $src/" "$tmp/memory" >"$tmp/memory.$src"
+done
+case $(mem_report 10000 "$tmp/memory.s" "$tmp/log") in
+  *"; kernel socket slab +50000 KiB = 10240 B a connection (both ends)") ;;
+  *) fail "socket caches: $(mem_report 10000 "$tmp/memory.s" "$tmp/log")" ;;
+esac
+for f in memory.m memory; do
+  case $(mem_report 10000 "$tmp/$f" "$tmp/log") in
+    *"; kernel slab +50000 KiB = 10240 B a connection (both ends, and all else the machine allocated meanwhile)") ;;
+    *) fail "whole slab ($f): $(mem_report 10000 "$tmp/$f" "$tmp/log")" ;;
+  esac
+done
+# a live sample: five fields, the slab from the sockets' caches where
+# /proc/slabinfo can be read (root), else from /proc/meminfo
+read -r t rss slab ctxt src rest < <(mem_sample $$)
+want=m
+grep -Eqs '^(TCP|TCPv6|request_sock_TCP|request_sock_TCPv6|tw_sock_TCP|tw_sock_TCPv6|sock_inode_cache) ' /proc/slabinfo && want=s
+[ "$src" = "$want" ] && [ -z "$rest" ] && [ "$slab" -ge 0 ] 2>/dev/null && [ "$rss" -gt 0 ] && [ "$ctxt" -ge 0 ] && [ -n "$t" ] ||
+  fail "a live sample: $(mem_sample $$), want the source $want"
+
 [ $fails -eq 0 ] || exit 1
 echo "demo-mem: all checks passed"
