@@ -244,15 +244,22 @@ static inline bool pending_counts(const struct twheel_loop *l, const struct tw_l
 	return l->max_pending && !(t->timer.flags & TW__LOOP_UNCOUNTED);
 }
 
-/* Account @t owned; false when max_pending is reached. */
+/* Account @t owned; false when max_pending is reached. A compare-and-swap
+ * that never takes the count past the limit: an add-then-undo would count,
+ * until its undo, a timer that never was owned, and refuse another thread
+ * whose timer fits (-ENOSPC with fewer than max_pending owned). */
 static inline bool pending_inc(struct twheel_loop *l, const struct tw_loop_timer *t)
 {
+	size_t n;
+
 	if (!pending_counts(l, t))
 		return true;
-	if (__atomic_fetch_add(&l->npending, 1, __ATOMIC_RELAXED) >= l->max_pending) {
-		__atomic_fetch_sub(&l->npending, 1, __ATOMIC_RELAXED);
-		return false;
-	}
+	n = __atomic_load_n(&l->npending, __ATOMIC_RELAXED);
+	do {
+		if (n >= l->max_pending)
+			return false;
+	} while (!__atomic_compare_exchange_n(&l->npending, &n, n + 1, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return true;
 }
 

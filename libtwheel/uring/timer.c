@@ -142,7 +142,12 @@ static int timer_check(const struct twheel_loop *l, const struct tw_loop_timer *
 /*
  * Take an idle timer for @l: IDLE/DONE -> CLAIMED, counted against
  * max_pending. The caller fills in the fields and then publishes the
- * state that announces them.
+ * state that announces them. The swap comes first: of two threads that
+ * arm @t at once, the loser is not counted even for a moment (it would
+ * refuse a third thread's timer that fits). A claim refused -ENOSPC puts
+ * back the state it took; meanwhile @t was CLAIMED, which other threads
+ * see as not yet scheduled (busy false, cancel -ENOENT) and an arm of
+ * theirs as -EBUSY.
  */
 static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 {
@@ -150,11 +155,11 @@ static int timer_claim(struct twheel_loop *l, struct tw_loop_timer *t)
 
 	if (s != TW__T_IDLE && s != TW__T_DONE)
 		return -EBUSY;
-	if (!pending_inc(l, t))
-		return -ENOSPC;
-	if (!state_cas(&t->_node, s, TW__T_CLAIMED)) {
-		pending_dec(l, t);
+	if (!state_cas(&t->_node, s, TW__T_CLAIMED))
 		return -EBUSY;
+	if (!pending_inc(l, t)) {
+		state_store(&t->_node, s);
+		return -ENOSPC;
 	}
 	__atomic_store_n(&t->_loop, l, __ATOMIC_RELAXED);
 	t->_backlog = 0;

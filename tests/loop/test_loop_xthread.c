@@ -1008,6 +1008,110 @@ static void test_xthread_cancel_moved_destroy(void **state)
 	free(page);
 }
 
+/* ---- two threads arming one timer at once, with max_pending -------------- */
+
+/*
+ * A thread held in its claim of a timer that lives alone on a read-only
+ * page, as above: the write of its compare-and-swap faults into this
+ * handler, which waits for cr.go (the main thread has made the page
+ * writable by then, so the swap is retried).
+ */
+static struct {
+	struct twheel_loop *l;
+	struct tw_loop_timer *t; /* alone on its page */
+	int ret;                 /* the held thread's schedule */
+	bool held, go;           /* atomic */
+} cr;
+
+static void cr_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if ((char *)si->si_addr < (char *)cr.t || (char *)si->si_addr >= (char *)cr.t + 4096) {
+		signal(sig, SIG_DFL);
+		return; /* a real fault: it recurs, and kills */
+	}
+	__atomic_store_n(&cr.held, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&cr.go, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void *cr_scheduler(void *arg)
+{
+	(void)arg;
+	cr.ret = twheel_loop_schedule(cr.l, cr.t, 1000 * MS);
+	return NULL;
+}
+
+static void cr_count(struct tw_loop_timer *t, void *arg)
+{
+	(void)t;
+	++*(int *)arg;
+}
+
+/*
+ * max_pending 2, one timer owned. A thread schedules timer T and is held
+ * in the middle of its claim (the loser of two threads arming T at once,
+ * or a thread preempted there, is in the same place). Another thread's
+ * timer W fits (2 owned with it), so its schedule must succeed: the claim
+ * under way must not hold a place in the count before it owns T. It did
+ * (-ENOSPC, for as long as the claim was held). Then T's claim ends
+ * -ENOSPC (W took the place) and leaves T idle. No loop thread: schedules
+ * only queue.
+ */
+static void test_xthread_claim_under_way_takes_no_place(void **state)
+{
+	struct twheel_loop_config cfg;
+	struct sigaction sa = { .sa_sigaction = cr_segv, .sa_flags = SA_SIGINFO }, old;
+	struct tw_loop_timer f, w;
+	pthread_t th;
+	void *page;
+	int drained = 0;
+
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	skip(); /* as test_xthread_cancel_moved_destroy */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	skip();
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+	{
+		const char *o = getenv("ASAN_OPTIONS");
+
+		if (o && strstr(o, "allow_user_segv_handler=0"))
+			skip();
+	}
+#endif
+	assert_int_equal(posix_memalign(&page, 4096, 4096), 0);
+	cr.t = page;
+	twheel_loop_config_init(&cfg);
+	cfg.flags = test_loop_flags();
+	cfg.max_pending = 2;
+	assert_int_equal(twheel_loop_create(&cr.l, &cfg, NULL, 0), 0);
+	tw_loop_timer_init(cr.t, dr_nothing, 0);
+	tw_loop_timer_init(&f, dr_nothing, 0);
+	tw_loop_timer_init(&w, dr_nothing, 0);
+	assert_int_equal(twheel_loop_add(cr.l, &f, 1000 * MS), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	assert_int_equal(mprotect(page, 4096, PROT_READ), 0);
+	assert_int_equal(pthread_create(&th, NULL, cr_scheduler, NULL), 0);
+	while (!__atomic_load_n(&cr.held, __ATOMIC_ACQUIRE))
+		usleep(200);
+	assert_int_equal(twheel_loop_schedule(cr.l, &w, 1000 * MS), 0);
+	assert_int_equal(mprotect(page, 4096, PROT_READ | PROT_WRITE), 0);
+	__atomic_store_n(&cr.go, true, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(sigaction(SIGSEGV, &old, NULL), 0);
+	assert_int_equal(cr.ret, -ENOSPC);
+	assert_false(tw_loop_timer_busy(cr.t));
+	assert_int_equal(twheel_loop_cancel(cr.l, cr.t), -ENOENT);
+	twheel_loop_destroy(cr.l, cr_count, NULL, &drained);
+	assert_int_equal(drained, 2); /* f and w */
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1019,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(test_xthread_move_vs_cancel),
 		cmocka_unit_test(test_xthread_fork_during_call),
 		cmocka_unit_test(test_xthread_cancel_moved_destroy),
+		cmocka_unit_test(test_xthread_claim_under_way_takes_no_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

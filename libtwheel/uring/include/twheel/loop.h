@@ -642,8 +642,10 @@ TWHEEL_LOOP_API int tw_loop_timer_call(struct tw_loop_timer *t);
  * exchange) and armed by the loop at its next iteration; the loop is woken
  * (eventfd write) only if it may be asleep. Returns 0, or
  *   -EINVAL     NULL argument or bad timer (see twheel_loop_add());
- *   -EBUSY      @t is owned by a loop already;
- *   -ENOSPC     cfg.max_pending timers are owned already;
+ *   -EBUSY      @t is owned by a loop already, or another thread's arm of
+ *               @t is under way (which may still fail with -ENOSPC);
+ *   -ENOSPC     cfg.max_pending timers are owned already (an arm under
+ *               way that loses the race for its timer takes no place);
  *   -ESHUTDOWN  the loop was stopped.
  * The loop arms it with the rules of twheel_loop_add_at(), the loop's time
  * being a reading it takes after taking it from the inbox (one per chunk
