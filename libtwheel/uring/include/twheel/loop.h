@@ -298,7 +298,9 @@ struct twheel_loop_config {
 	unsigned batch;          /* inbox items moved per iteration; 0 = 4096 */
 	size_t max_pending;      /* limit on owned timers (-ENOSPC); 0 = none; the two
 				  * of twheel_loop_compat_bind() and an I/O deadline's
-				  * retry (twheel_loop_io_deadline()) do not count */
+				  * retry (twheel_loop_io_deadline()) do not count; one
+				  * more may be owned for an iteration after a race
+				  * (docs/loop.md, "Cancelling from another thread") */
 	twheel_clock_fn clock;   /* NULL = CLOCK_MONOTONIC */
 	void *clock_arg;
 	twheel_executor_fn executor; /* for TW_LOOP_EXECUTOR timers; may be NULL */
