@@ -101,6 +101,8 @@
 #define DEMO_HTTP_STATUS_LEN 13
 /* The longest head either side accepts, its blank line included. */
 #define DEMO_HTTP_MAX_HEAD 1024
+/* the TCP servers' SO_SNDBUF (the kernel doubles it): see listen_socket() */
+#define DEMO_SNDBUF 16384
 /* Echo mode: every ping is "ping cccccccc ssss\n", 19 bytes (conn id, seq in hex). */
 #define DEMO_ECHO_MSG_LEN 19
 

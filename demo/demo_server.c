@@ -37,6 +37,18 @@ static int listen_socket(uint16_t port, bool reuseport)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (demo_addr_family(a) == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/*
+	 * A client that sends and never reads leaves a connection's replies in
+	 * its socket's send queue: with one send in flight, and nothing read
+	 * until it went out, the queue is all a connection can hold, but the
+	 * kernel's autotuning lets it grow to net.ipv4.tcp_wmem's maximum
+	 * (4 MiB by default) for each such client. A fixed bound, which the
+	 * accepted sockets inherit, holds it to what the server sends at once
+	 * (a batch of HTTP replies, a STATS line: a few KiB); the kernel
+	 * doubles it for its own bookkeeping.
+	 */
+	int sndbuf = DEMO_SNDBUF;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	demo_addr_set_port(a, port);
 	if (bind(fd, &a->u.sa, a->len) != 0 || listen(fd, (int)demo_opts.backlog) != 0) {
 		int e = errno;
