@@ -16,6 +16,7 @@
 #                        opening, holds fewer than it opens: divided by N,
 #                        --idle-ms 500 at 1,250 a second, 5,083 held of
 #                        10,000, said 152 B where each cost about 300)
+#   mem_held N LOG       the connections held at once: LOG's held_max=, else N
 
 mem_pid=
 
@@ -84,10 +85,17 @@ wakeups() {
     END { if (n >= 2 && t1 > t0) printf "%.0f\n", (c1 - c0) / (t1 - t0); else print "-" }' "$1"
 }
 
+# mem_held N LOG: the connections held at once, the held_max= of the
+# generator's RESULT line in LOG (idle-load's), else N
+mem_held() {
+  local held
+  held=$(sed -n 's/^RESULT .* held_max=\([0-9]*\) .*/\1/p' "$2" 2>/dev/null | tail -1)
+  if [ "${held:-0}" -gt 0 ] 2>/dev/null; then echo "$held"; else echo "$1"; fi
+}
+
 mem_report() {
-  local n=$1 file=$2 held=''
-  [ -z "${3:-}" ] || held=$(sed -n 's/^RESULT .* held_max=\([0-9]*\) .*/\1/p' "$3" 2>/dev/null | tail -1)
-  [ "${held:-0}" -gt 0 ] 2>/dev/null && n=$held
+  local n=$1 file=$2
+  [ -z "${3:-}" ] || n=$(mem_held "$n" "$3")
   [ -s "$file" ] && [ "$n" -gt 0 ] || { echo "memory: no samples"; return 0; }
   awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3; src = $5 }
     { if ($2 > r) r = $2; if ($3 > s) s = $3 }

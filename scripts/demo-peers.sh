@@ -178,18 +178,22 @@ get() { grep -m1 '^RESULT ' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # row MODE SERVER N LOG MEM T0 IDLE_MS STATUS: one line of summary.tsv
 row() {
-  local mode=$1 srv=$2 n=$3 log=$4 mem=$5 t0=$6 idle=$7 st=$8 lat cpu held own kern wk ch=- rt=-
+  local mode=$1 srv=$2 n=$3 log=$4 mem=$5 t0=$6 idle=$7 st=$8 lat cpu held own kern wk ch=- rt=- per=$3
   if [ "$mode" = tcp ]; then
     lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
     cpu=$(sed -n 's/^ *CPU *server \([0-9.]*\) s.*/\1/p' "$log")
-    held=$(( $(get conns "$log") - $(get connect_fail "$log") ))
+    # the most held at once (a run paced by --rate, its timeout shorter
+    # than the opening, holds fewer than it opens), else those opened
+    held=$(mem_held "$(( $(get conns "$log") - $(get connect_fail "$log") ))" "$log")
     ch=$chatty rt=$rate
   else
     lat=$(awk '/^ *lateness ms/ {print $4, $6, $8; exit}' "$log")
     cpu=$(sed -n 's/^ *server CPU *\([0-9.]*\) s.*/\1/p' "$log")
     held=$(sed -n 's/.*peak \([0-9]*\) held.*/\1/p' "$log")
   fi
-  read -r own kern < <(awk -v n="$n" 'NR == 1 { r0 = $2; s0 = $3 } { if ($2 > r) r = $2; if ($3 > s) s = $3 }
+  # memory per session held, not opened
+  [ "${held:-0}" -gt 0 ] 2>/dev/null && per=$held
+  read -r own kern < <(awk -v n="$per" 'NR == 1 { r0 = $2; s0 = $3 } { if ($2 > r) r = $2; if ($3 > s) s = $3 }
     END { printf "%.0f %.0f\n", (r - r0) * 1024 / n, (s - s0) * 1024 / n }' "$mem")
   wk=$(wakeups "$mem" "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i / 2000}')" \
     "$(awk -v t="$t0" -v i="$idle" 'BEGIN {printf "%.3f", t + i * 0.9 / 1000}')")

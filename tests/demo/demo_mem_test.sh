@@ -40,6 +40,15 @@ case $line in
   *) fail "no log: $line" ;;
 esac
 [ "$(mem_report 10000 "$tmp/none" "$tmp/log")" = "memory: no samples" ] || fail "no samples"
+# mem_held, which scripts/demo-peers.sh's summary divides by too (it
+# divided by the connections opened, and called them held): the
+# RESULT's held_max=, else the number given (no log, no RESULT line, or
+# held_max=0)
+[ "$(mem_held 10000 "$tmp/log")" = 5000 ] || fail "mem_held: $(mem_held 10000 "$tmp/log"), want 5000"
+printf 'RESULT conns=10000 held_max=0 wall_s=1.000\n' >"$tmp/zero"
+for f in empty none zero; do
+  [ "$(mem_held 10000 "$tmp/$f")" = 10000 ] || fail "mem_held ($f): $(mem_held 10000 "$tmp/$f"), want 10000"
+done
 
 # the slab's source, in the samples' fifth column, names what the kernel's
 # figure counts: the sockets' caches (s), or the whole slab (m, or none
