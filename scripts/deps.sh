@@ -23,7 +23,8 @@ set -euo pipefail
 
 build=(meson ninja-build pkg-config gcc
        dpkg-dev) # meson asks dpkg-architecture for Debian's multiarch libdir
-demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox)
+demo=("${build[@]}" g++ liburing-dev libsodium-dev gnuplot-nox
+      procps) # pgrep, pkill: the demo scripts find and stop what they started
 test=("${demo[@]}" libcmocka-dev libgtest-dev libuv1-dev libev-dev libevent-dev libboost-dev
       clang libclang-rt-dev groff-base cmake apache2-utils curl
       stress-ng
