@@ -941,6 +941,27 @@ static void mc_release(struct tw_loop_timer *t, void *arg)
 }
 
 /*
+ * The tests that hold a thread on a read-only page run where their own
+ * SIGSEGV handler does: not under TSan, not under ASan's own handler.
+ */
+static void skip_unless_our_segv_handler_runs(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	skip();
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+	const char *o = getenv("ASAN_OPTIONS");
+
+	if (o && strstr(o, "allow_user_segv_handler=0"))
+		skip();
+#endif
+}
+
+/*
  * A cancel naming loop 1 finds the timer armed there; before its swap the
  * timer is deleted and armed on loop 2, so the swap cancels it on loop 2
  * and the cancel pushes it there and wakes loop 2, its eventfd write held
@@ -961,21 +982,7 @@ static void test_xthread_cancel_moved_destroy(void **state)
 	void *page;
 
 	(void)state;
-#if defined(__SANITIZE_THREAD__)
-	skip();
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	skip();
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-	{
-		const char *o = getenv("ASAN_OPTIONS");
-
-		if (o && strstr(o, "allow_user_segv_handler=0"))
-			skip();
-	}
-#endif
+	skip_unless_our_segv_handler_runs();
 	assert_int_equal(posix_memalign(&page, 4096, 4096), 0);
 	mc.t = page;
 	twheel_loop_config_init(&cfg);
@@ -1068,21 +1075,7 @@ static void test_xthread_claim_under_way_takes_no_place(void **state)
 	int drained = 0;
 
 	(void)state;
-#if defined(__SANITIZE_THREAD__)
-	skip(); /* as test_xthread_cancel_moved_destroy */
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	skip();
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-	{
-		const char *o = getenv("ASAN_OPTIONS");
-
-		if (o && strstr(o, "allow_user_segv_handler=0"))
-			skip();
-	}
-#endif
+	skip_unless_our_segv_handler_runs();
 	assert_int_equal(posix_memalign(&page, 4096, 4096), 0);
 	cr.t = page;
 	twheel_loop_config_init(&cfg);
