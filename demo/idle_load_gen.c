@@ -610,23 +610,6 @@ static void open_more(struct worker *w)
 		start_connect(w, &w->conns[w->next++]);
 }
 
-/* The end of the run: judge every chatty connection still open kept, and close it. */
-static void close_chatty(struct worker *w)
-{
-	uint64_t now = demo_now_ns(); /* a ping sent this iteration was stamped after w->now */
-	w->ending = true;
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct conn *c = &w->conns[i];
-		if (c->kind == K_CHATTY && c->state == S_OPEN) {
-			/* a server that takes the pings without a word is not one
-			 * that answers them: no reply byte for --grace-ms since a
-			 * ping was sent (a close seen later: --grace-ms, too) */
-			judge(w, c, c->t_quiet && now > c->t_quiet + ms_ns(o.grace_ms) ? O_UNANSWERED : O_KEPT);
-			conn_close(w, c, false);
-		}
-	}
-}
-
 /*
  * Submit, and sleep until the next timer, an I/O completion, or 100 ms;
  * not at all while connections wait to be opened. Exits the process on an
@@ -697,6 +680,39 @@ static void reap(struct worker *w)
 	}
 }
 
+/*
+ * Take every completion that came before now, the kernel's backlog too:
+ * before a verdict that a reply or a close is missing (a silent
+ * connection never closed, a ping unanswered), since one that came while
+ * we were away from the ring (a stall, a long turn) happened before the
+ * deadline it answers. They are stamped after they are taken (reap()).
+ */
+static void take_all(struct worker *w)
+{
+	static struct __kernel_timespec zero;
+	struct io_uring_cqe *cqe;
+	io_uring_submit_and_wait_timeout(&w->ring, &cqe, 4096, &zero, NULL);
+	reap(w);
+}
+
+/* The end of the run: judge every chatty connection still open kept, and close it. */
+static void close_chatty(struct worker *w)
+{
+	uint64_t now = demo_now_ns(); /* a ping sent this iteration was stamped after w->now */
+	take_all(w); /* every reply that came before now */
+	w->ending = true;
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct conn *c = &w->conns[i];
+		if (c->kind == K_CHATTY && c->state == S_OPEN) {
+			/* a server that takes the pings without a word is not one
+			 * that answers them: no reply byte for --grace-ms since a
+			 * ping was sent (a close seen later: --grace-ms, too) */
+			judge(w, c, c->t_quiet && now > c->t_quiet + ms_ns(o.grace_ms) ? O_UNANSWERED : O_KEPT);
+			conn_close(w, c, false);
+		}
+	}
+}
+
 /* --debug-stall-ms: stop for that long (once), as an overloaded machine would stop us. */
 static void debug_stall(void)
 {
@@ -739,8 +755,11 @@ static void worker_loop(struct worker *w, bool report)
 	uint64_t woke = demo_now_ns(); /* the last wait's end */
 
 	for (;;) {
-		w->now = demo_now_ns();
-		twheel_advance(w->wheel, tick_of(w->now));
+		const uint64_t at = demo_now_ns();
+		w->now = at;
+		if (twheel_next_expiry(w->wheel) <= tick_of(at))
+			take_all(w); /* a verdict is due: moves w->now on, not @at */
+		twheel_advance(w->wheel, tick_of(at));
 		open_more(w);
 
 		if (w->next == w->n && w->inflight == 0 && !chatty_end)
