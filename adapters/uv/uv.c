@@ -201,6 +201,21 @@ static void on_reap(uv_handle_t *handle)
 	uv_close((uv_handle_t *)&u->reap, on_reap);
 }
 
+/*
+ * uv_loop_close() succeeded on @loop: its backend descriptor (epoll's,
+ * kqueue's) is gone. Where libuv has no such descriptor (Windows) this
+ * cannot tell, and says no.
+ */
+static bool loop_closed(uv_loop_t *loop)
+{
+#ifdef _WIN32
+	(void)loop;
+	return false;
+#else
+	return uv_backend_fd(loop) < 0;
+#endif
+}
+
 /* Close one of the adapter's handles, unless someone else already did. */
 static void close_handle(struct twheel_uv *u, uv_handle_t *handle, int i)
 {
@@ -222,6 +237,15 @@ int twheel_uv_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, void
 		return rc;
 	close_handle(u, (uv_handle_t *)&u->timer, 0);
 	close_handle(u, (uv_handle_t *)&u->place, 1);
+	/* someone else closed both, and the loop was closed since: their close
+	 * callbacks have run (uv_loop_close() fails while a handle is listed),
+	 * and libuv may have overwritten the loop (every byte 0xff unless
+	 * built with NDEBUG; the backend descriptor reads -1 either way): it
+	 * must not be touched again */
+	if (!u->open_handles && loop_closed(u->loop)) {
+		free(u);
+		return 0;
+	}
 	/* someone else closed one (uv_walk()): its close callback, not ours,
 	 * may still be due, and must find it; the reaper, a handle of the
 	 * adapter's own, is closed to look once the loop runs */

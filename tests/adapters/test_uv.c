@@ -242,6 +242,39 @@ static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
 }
 
 /*
+ * The shutdown order of many a libuv program: uv_walk() closes every
+ * handle (the adapter's two too), uv_run() runs the close callbacks,
+ * uv_loop_close() succeeds, and only then is each module torn down:
+ * twheel_uv_destroy() after uv_loop_close(). libuv overwrites a closed
+ * loop (Debian's: every byte 0xff); destroy used to start a handle of its
+ * own on it to wait for close callbacks that had all run (SIGSEGV in
+ * uv_idle_init()). It hands back the pending timers and frees the adapter
+ * at once (LeakSanitizer finds it if not), touching the loop only to ask
+ * uv_backend_fd(). 0 if so.
+ */
+static int destroyed_after_uv_loop_close(void)
+{
+	static struct tw_timer far, near;
+
+	walked_back = 0;
+	uv_setup();
+	walked_h = twheel_uv_create(&loop, NULL);
+	tw_timer_init(&far, late_near_cb);
+	tw_timer_init(&near, late_near_cb);
+	if (!walked_h || twheel_host_add(walked_h, &far, 1000 * TICK_NS) != 0 ||
+	    twheel_host_add(walked_h, &near, TICK_NS) != 0)
+		return 1;
+	uv_walk(&loop, close_any, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&loop) != 0)
+		return 1;
+	if (twheel_uv_destroy(walked_h, count_back, NULL) != 0 || walked_back != 2)
+		return 1;
+	walked_h = NULL;
+	return 0;
+}
+
+/*
  * Arms made after uv_walk() closed the adapter's handles: no timer can
  * fire any more, so each arm that reaches the adapter is refused with
  * -ESHUTDOWN, and so is every arm after it; nothing changes (a timer not
@@ -382,6 +415,10 @@ int main(void)
 		return 1;
 	if (timer_stopped_by_the_program_still_fires())
 		return 1;
+	if (destroyed_after_uv_loop_close()) {
+		fprintf(stderr, "twheel_uv_destroy() after uv_loop_close() failed\n");
+		return 1;
+	}
 	for (int how = 0; how < 3; how++) {
 		if (arms_after_uv_walk_are_refused(how)) {
 			fprintf(stderr, "an arm after uv_walk() closed the adapter's handles (case %d) was not refused\n",

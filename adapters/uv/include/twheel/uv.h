@@ -100,7 +100,12 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
  * the loop must run once more (as for any handle; after a uv_walk() that
  * closed the adapter's handles, until uv_run(UV_RUN_DEFAULT) returns)
  * before uv_loop_close() succeeds; @h must not be used after this
- * returns 0. Returns 0, or
+ * returns 0. After uv_walk() closed both handles and the loop ran their
+ * close callbacks, the destroy may also come after uv_loop_close(): it
+ * then frees @h at once, and reads only uv_backend_fd() of the closed
+ * loop (-1). The uv_loop_t's memory must still be there: freeing it
+ * before this is not allowed (the adapter keeps a pointer to the loop,
+ * and nothing can tell it the memory is gone). Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_uv_create();
  *   -EBUSY   called from one of the wheel's callbacks (nothing done).
  * O(pending timers), plus (in a close callback) a uv_walk() of the
