@@ -6,7 +6,8 @@
 // detached task's exception to the loop's handler; a task destroyed while suspended on a timer (the timer goes
 // with it) or on resume_on(); the loop destroyed with tasks suspended
 // (frames freed, destructors run: LSan-clean under ASan); spawn() while
-// it is destroyed; resume_on() from another thread; I/O with a deadline:
+// it is destroyed; resume_on() from another thread; a task ending on
+// another Loop's thread (its own Loop stopped: ended by ~Loop); I/O with a deadline:
 // -ETIME never early, data first, a frame destroyed with its request in
 // flight (the data after it left to the next reader), the loop destroyed
 // with requests in flight, a request on a stopped loop, a multishot one,
@@ -849,6 +850,51 @@ TEST(Co, SpawnedTaskEndingOnAnotherLoopsThreadEndsOnItsOwn)
 	EXPECT_TRUE(all.load());
 	EXPECT_EQ(caught, 100);
 	EXPECT_FALSE(handled_elsewhere);
+}
+
+// (a parameter: destroyed with the frame, not at the end of the body)
+tw::co::task<void> ends_after_a_stopped(tw::Loop &a, tw::Loop &b, std::shared_ptr<int>, bool throws)
+{
+	co_await tw::co::resume_on(b);
+	while (!a.stopped())
+		co_await tw::co::sleep_for(b, 1ms);
+	b.stop();
+	if (throws)
+		throw std::runtime_error("on b");
+}
+
+// The same, its Loop a stopped (not yet destroyed) before it ends on b:
+// the post of its end was refused, and it ended on b's thread (the frame
+// freed, a's handler called, the anchor unlinked from a's wheel there:
+// TSan data races with a's last run). ~a ends it, on a's side.
+TEST(Co, SpawnedTaskEndingOnAnotherThreadAfterItsLoopStoppedEndsInItsDestructor)
+{
+	for (bool throws : {false, true}) {
+		auto token = std::make_shared<int>(0);
+		int caught = 0;
+		std::thread::id handled_on;
+		{
+			tw::Loop a, b;
+			a.on_exception([&](std::exception_ptr) {
+				++caught;
+				handled_on = std::this_thread::get_id();
+			});
+			std::thread tb([&] { b.run(); });
+			std::thread ta([&] {
+				a.post([&] { tw::co::spawn(a, ends_after_a_stopped(a, b, token, throws)); });
+				a.post([&] { a.stop(); });
+				a.run();
+			});
+			ta.join();
+			tb.join(); // the task has ended on b
+			EXPECT_EQ(token.use_count(), 2); // its frame is left for ~a
+			EXPECT_EQ(caught, 0);
+			EXPECT_EQ(a.size(), 1u); // its anchor
+		}
+		EXPECT_EQ(token.use_count(), 1);
+		EXPECT_EQ(caught, throws ? 1 : 0);
+		EXPECT_EQ(handled_on, throws ? std::this_thread::get_id() : std::thread::id());
+	}
 }
 
 tw::co::task<void> yielder(tw::Loop &loop, int *destroyed, int *resumed)

@@ -14,7 +14,8 @@
 // it never runs on with a dangling Loop &. A spawned task resumed by anything but
 // its Loop (another Loop's awaitable, another library's) must not destroy
 // that Loop: it would destroy the running frame; one that ends on another thread
-// (another Loop's) has its end posted to its own Loop; its Loop must not be destroyed while it is on
+// (another Loop's) has its end posted to its own Loop (stopped: ~Loop ends it);
+// its Loop must not be destroyed while it is on
 // another thread (~Loop would destroy the frame that thread runs). A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
@@ -43,7 +44,8 @@ namespace detail {
 // Keeps a detached task tied to its loop: armed at the end of time, it is
 // cancelled when the Loop is destroyed (on_cancel: the frame goes). Its
 // end frees the frame, then hands @error to the loop's handler, on the
-// loop thread: a task that ends on another posts its end there.
+// loop thread: a task that ends on another posts its end there, or (the
+// loop stopped) leaves it to ~Loop's cancel.
 struct anchor : tw::Hook<tw::Loop, anchor> {
 	std::coroutine_handle<> frame;
 	std::exception_ptr *error = nullptr; // the promise's
@@ -54,15 +56,20 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	explicit anchor(tw::Loop &l) : Hook(l) {}
 	tw::detail::loop_ctx *ctx() const noexcept { return static_cast<tw::detail::loop_ctx *>(c_); }
 	void on_timer() noexcept {} // never: the end of time does not come
-	void on_cancel() noexcept { frame.destroy(); } // destroys *this too
+	void on_cancel() noexcept { finish(); }
 	void end() noexcept
 	{
 		tw::detail::loop_ctx *c = ctx();
 		if (c->thread != std::this_thread::get_id() && c->c) {
 			tw_loop_work_init(&post.w, [](tw_loop_work *w) noexcept { reinterpret_cast<hop *>(w)->a->end(); });
-			if (twheel_loop_post(c->loop(), &post.w) == 0)
-				return; // else stopped: ~Loop destroys the frame
+			(void)twheel_loop_post(c->loop(), &post.w); // refused: stopped, ~Loop's cancel ends it
+			return;
 		}
+		finish();
+	}
+	void finish() noexcept // destroys *this too
+	{
+		tw::detail::loop_ctx *c = ctx();
 		tw::detail::retain(c);
 		std::exception_ptr e = std::move(*error);
 		frame.destroy(); // and *this
