@@ -119,6 +119,10 @@ const char *demo_pongs(void);
  * keep-alive replies before it (demo_http_replies()).
  */
 #define DEMO_HTTP_MAX_BATCH 32
+/* The shortest head that keeps the connection, as above. */
+#define DEMO_HTTP_MIN_KEEP_HEAD 22
+/* True if a read of @bytes completes at most DEMO_HTTP_MAX_BATCH heads. */
+#define DEMO_HTTP_BATCH_COVERS(bytes) ((bytes) / DEMO_HTTP_MIN_KEEP_HEAD + 2 <= DEMO_HTTP_MAX_BATCH)
 
 /* HTTP mode: the reply to a request head (demo_http_input(), demo_http_reply_span()). */
 enum demo_http_reply {

@@ -72,6 +72,7 @@
 
 #define CONN_BUF 512
 _Static_assert(CONN_BUF / DEMO_PING_LEN + 1 <= DEMO_HEARTBEAT_MAX_BATCH, "the PINGs one read completes");
+_Static_assert(DEMO_HTTP_BATCH_COVERS(CONN_BUF), "the HTTP heads one read completes");
 #define BACKOFF_NS (100 * 1000000ull)
 #define BUF_GROUP 0 /* the provided-buffer ring's group (--ring-bufs buffers) */
 

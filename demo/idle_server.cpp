@@ -60,6 +60,7 @@ constexpr std::size_t conn_buf = 512;
 // rest of the longest head at conn_buf a read (see idle_server.c).
 constexpr unsigned due_reads_max = DEMO_HTTP_MAX_HEAD / conn_buf + 1;
 static_assert(conn_buf / DEMO_PING_LEN + 1 <= DEMO_HEARTBEAT_MAX_BATCH, "the PINGs one read completes");
+static_assert(DEMO_HTTP_BATCH_COVERS(conn_buf), "the HTTP heads one read completes");
 constexpr auto backoff_delay = std::chrono::milliseconds(100);
 constexpr unsigned short buf_group = 0; // the provided-buffer ring's group
 
