@@ -81,6 +81,38 @@ TEST(Co, SleepNeverEarly)
 	EXPECT_EQ(loop.size(), 0u); // every anchor and sleeper gone
 }
 
+template <class TP>
+tw::co::task<void> sleeps_until(tw::Loop &loop, TP tp, bool *early, int *done)
+{
+	co_await tw::co::sleep_until(loop, tp);
+	if (loop.clock_now() < tp)
+		*early = true;
+	++*done;
+}
+
+// sleep_until() of any duration of the loop clock (whole ms, double s),
+// rounded up as arm_at()'s: never early. A floating-point one did not
+// compile; one of another clock does not, with a message
+// (cpp-co-sleep-until-other-clock).
+TEST(Co, SleepUntilAnyDurationOfTheLoopClockNeverEarly)
+{
+	tw::Loop loop;
+	bool early = false;
+	int done = 0;
+	using dsec = std::chrono::duration<double>;
+	for (int i = 0; i < 20; i++) {
+		const auto now = loop.clock_now();
+		tw::co::spawn(loop, sleeps_until(loop, std::chrono::time_point_cast<std::chrono::milliseconds>(now) + 1ms * (1 + i % 3),
+						 &early, &done));
+		tw::co::spawn(loop, sleeps_until(loop, std::chrono::time_point<clk, dsec>(now) + dsec(0.0001 * (1 + i)), &early, &done));
+	}
+	const auto end = clk::now() + 5s;
+	while (done < 40 && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(done, 40);
+	EXPECT_FALSE(early);
+}
+
 template <class D>
 tw::co::task<void> sleep_long(tw::Loop &loop, D d, int *resumed)
 {

@@ -4,7 +4,10 @@
 // `tw::co::sleep_for(loop, d);` (which would not sleep: made and dropped).
 // GCC 12 warns of a call's value (-DSLEEP_FOR); clang++ also of a
 // temporary its constructor makes (the others); -DTASK drops a task. Each
-// warning says why (C++20's reason). Without one, it compiles.
+// warning says why (C++20's reason). Without one, it compiles, with
+// sleep_until() of any duration of the loop clock; of another clock
+// (-DOTHER_CLOCK) it is an error whose message says what to do (it was
+// "no matching function").
 #include <twheel/co.hpp>
 
 using namespace std::chrono_literals;
@@ -23,6 +26,11 @@ tw::co::task<> f(tw::Loop &loop)
 #if TASK
 	f(loop); // a task made and dropped: never run
 #endif
+#if OTHER_CLOCK
+	co_await tw::co::sleep_until(loop, std::chrono::system_clock::now());
+#endif
+	co_await tw::co::sleep_until(loop, std::chrono::time_point_cast<std::chrono::milliseconds>(loop.now()));
+	co_await tw::co::sleep_until(loop, std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>());
 	co_await tw::co::sleep_for(loop, 1ms);
 }
 

@@ -282,14 +282,23 @@ void spawn(tw::Loop &loop, task<T> t)
 
 /// Awaits the loop clock reaching @tp: resumes on the loop thread in the
 /// first iteration at or after it (never before; at most a tick plus
-/// scheduling noise after, as every loop timer). A Hook in the frame:
+/// scheduling noise after, as every loop timer). @tp: any duration of the
+/// loop clock (steady_clock), rounded up to whole ns as arm_at()'s; of
+/// another clock, a static_assert says how to convert it. A Hook in the frame:
 /// O(1), nothing allocated. Destroying the frame meanwhile disarms it.
 /// Throws tw::error from await_suspend: ESHUTDOWN once the loop is stopped,
 /// EINVAL while another coroutine awaits it (made on a moved-from Loop:
 /// EINVAL, as every call on it).
 class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
-	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {}
+	template <class Clock, class Dur>
+	sleep_until(tw::Loop &loop, std::chrono::time_point<Clock, Dur> tp)
+		: Hook(loop), tp_(tw::detail::ns_tp<tw::Loop::time_point>(tw::detail::tp_ns(tp)))
+	{
+		static_assert(std::is_same_v<Clock, tw::Loop::time_point::clock>,
+			      "tw: sleep_until() takes a time point of the loop clock (std::chrono::steady_clock): "
+			      "convert one of another clock, loop.clock_now() + (tp - Clock::now()), or use sleep_for()");
+	}
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<> h)
 	{
