@@ -606,6 +606,39 @@ TEST(Co, TaskDestroysItsAwaiterBeforeItFirstSuspends)
 	}
 }
 
+// A task released (release()) and resumed by hand, as by another
+// executor, outside any coroutine and from a task: at its end it resumed
+// the awaiter it never had, a null handle (SIGSEGV).
+TEST(Co, ReleasedTaskResumedByHandEndsAtItsFinalSuspend)
+{
+	tw::Loop loop;
+	auto h = twice(loop, 4).release();
+	h.resume(); // to its sleep
+	while (!h.done())
+		loop.run_once();
+	auto g = braced().release();
+	g.resume(); // ends at once
+	EXPECT_TRUE(g.done());
+	g.destroy();
+	auto drive = [](tw::co::task<int> &t, std::coroutine_handle<> *rel) -> tw::co::task<int> {
+		*rel = braced().release();
+		rel->resume(); // from a task the trampoline runs
+		co_return co_await std::move(t);
+	};
+	std::coroutine_handle<> rel;
+	tw::co::task<int> t = twice(loop, 1);
+	int got = 0;
+	auto top = [](tw::co::task<int> d, int *got) -> driver { *got = co_await std::move(d); };
+	driver d = top(drive(t, &rel), &got);
+	while (!got)
+		loop.run_once();
+	EXPECT_EQ(got, 2);
+	EXPECT_TRUE(rel.done());
+	rel.destroy();
+	EXPECT_EQ(*h.promise().value, 8);
+	h.destroy();
+}
+
 tw::co::task<void> holds(tw::Loop &loop, std::shared_ptr<int>, bool *started)
 {
 	*started = true;

@@ -125,7 +125,7 @@ struct promise_base {
 			if (p.anch)
 				p.anch->end(); // detached
 			else if (trampoline *t = trampoline::cur; !t || t->running != h)
-				return p.cont; // resumed by another library: symmetric transfer
+				return p.cont ? p.cont : std::noop_coroutine(); // another library's: symmetric transfer; none: released
 			else if (t->top == &p)
 				t->top = nullptr;
 			else
@@ -244,7 +244,8 @@ public:
 	/// awaited once: its value is moved out).
 	awaiter operator co_await() && noexcept { return {h_}; }
 
-	/// Releases the frame to the caller (spawn() uses it).
+	/// Releases the frame to the caller (spawn() uses it), who destroys it;
+	/// resumed by hand, it ends at its final suspend point (done()).
 	handle release() noexcept { return std::exchange(h_, {}); }
 
 private:
