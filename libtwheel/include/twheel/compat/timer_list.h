@@ -859,6 +859,17 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
  * as @_name. Ready without timer_setup(), as in the kernel. */
 #define __TIMER_INITIALIZER(_function, _flags) { .function = (_function), .flags = (_flags) }
 #define DEFINE_TIMER(_name, _function) struct timer_list _name = __TIMER_INITIALIZER(_function, 0)
+/*
+ * timer_setup() and timer_setup_on_stack() by the names they expand to
+ * in the kernel (Linux 4.15 on), which other kernel headers call:
+ * <linux/workqueue.h>'s INIT_DELAYED_WORK() and
+ * INIT_DELAYED_WORK_ONSTACK() are __init_timer(&w->timer,
+ * delayed_work_timer_fn, flags | TIMER_IRQSAFE). Statements, as there.
+ * (Before 4.15, and here with TWHEEL_COMPAT_TIMER_DATA, __init_timer()
+ * took the timer and flags only: see below.)
+ */
+#define __init_timer(_timer, _fn, _flags) timer_setup((_timer), (_fn), (_flags))
+#define __init_timer_on_stack(_timer, _fn, _flags) timer_setup_on_stack((_timer), (_fn), (_flags))
 #ifndef __cplusplus
 /*
  * Linux before 4.15's initialisers (below) set up a function taking
@@ -874,8 +885,6 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
 		int twheel__x;                                                                     \
 	}))
 #define twheel__before_4_15(name) ((void)twheel__before_4_15_n(name))
-#define __init_timer(timer, flags) twheel__before_4_15("__init_timer")
-#define __init_timer_on_stack(timer, flags) twheel__before_4_15("__init_timer_on_stack")
 #define init_timer(timer) twheel__before_4_15("init_timer")
 #define init_timer_pinned(timer) twheel__before_4_15("init_timer_pinned")
 #define init_timer_deferrable(timer) twheel__before_4_15("init_timer_deferrable")
