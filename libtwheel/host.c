@@ -40,6 +40,23 @@ static uint64_t host_clock(struct twheel_host *h)
  */
 #define HOST_PARK_BATCH 64
 
+/*
+ * The host's own arms on its wheel: a debug build refuses those that come
+ * through the wheel's API from elsewhere (twheel__hosted()), which would
+ * leave the host timer unarmed for them.
+ */
+#if TWHEEL_DEBUG_CHECKS
+#define WHEEL_ARM(h, call)                                                                      \
+	__extension__({                                                                         \
+		twheel__hosted((h)->_w, 2);                                                     \
+		int wheel_arm_rc_ = (call);                                                     \
+		twheel__hosted((h)->_w, 1);                                                     \
+		wheel_arm_rc_;                                                                  \
+	})
+#else
+#define WHEEL_ARM(h, call) (call)
+#endif
+
 /* The bits of twheel_host::_flags. */
 #define HOST_DEFER 0x1u /* twheel_host_defer() is on */
 #define HOST_EXT 0x2u   /* _ops is a struct twheel_host_ops_ext */
@@ -108,6 +125,9 @@ int twheel_host_init(struct twheel_host *h, const struct twheel_rt *rt,
 	if (!h->_w)
 		return -ENOMEM;
 	twheel__set_tick(h->_w, h->_rt.tick_ns); /* what twheel__park_delay() counts in */
+#if TWHEEL_DEBUG_CHECKS
+	twheel__hosted(h->_w, 1);
+#endif
 	return 0;
 }
 
@@ -254,7 +274,7 @@ static inline int host_arm_now(struct twheel_host *h, struct tw_timer *t, uint64
 			return -ESHUTDOWN;
 		fresh = host_clock(h);
 	}
-	rc = mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e);
+	rc = WHEEL_ARM(h, mod ? twheel_mod(h->_w, t, e) : twheel_add(h->_w, t, e));
 	if (rc >= 0 && rearm) {
 		if (h->_parked && h->_on)
 			host_rearm_parked(h, e, fresh);
@@ -284,7 +304,7 @@ static __attribute__((noinline)) int host_park_slow(struct twheel_host *h, struc
 						    uint64_t ns, bool hinted)
 {
 	int rc = hinted ? twheel__park_delay(h->_w, t, ns, h->_seen)
-			: twheel_park(h->_w, t, ns);
+			: WHEEL_ARM(h, twheel_park(h->_w, t, ns));
 
 	if (h->_parked == HOST_PARK_BATCH)
 		host_place(h);
@@ -329,10 +349,10 @@ static inline int host_arm_delay(struct twheel_host *h, struct tw_timer *t, uint
 		if (t && t->_idx == TW__IDX_NONE)
 			return host_park_new(h, t, ns);
 		if (!mod)
-			return twheel_add(h->_w, t, 0); /* pending: its error, nothing changed */
+			return WHEEL_ARM(h, twheel_add(h->_w, t, 0)); /* pending: its error */
 		if (++h->_parked < HOST_PARK_BATCH &&
 		    (h->_parked != 1 || !(h->_flags & HOST_EXT) || h->_in_run))
-			return twheel_park(h->_w, t, ns);
+			return WHEEL_ARM(h, twheel_park(h->_w, t, ns));
 		return host_park_slow(h, t, ns, false);
 	}
 	return host_delay_now(h, t, ns, mod);

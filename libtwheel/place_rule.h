@@ -120,6 +120,14 @@ __attribute__((visibility("hidden"))) int twheel__park_delay(struct twheel *w, s
 /* The tick length, in ns (never 0), that twheel__park_delay() counts in. */
 __attribute__((visibility("hidden"))) void twheel__set_tick(struct twheel *w, uint64_t tick);
 
+/*
+ * A debug build's mark of a host's wheel (host.c): 1 once a host owns @w,
+ * 2 while the host itself arms on it, 0 never hosted. An arm through the
+ * wheel's own API on a wheel marked 1, outside an advance, is reported as
+ * misuse (twheel_set_misuse_handler()) and refused with -EINVAL.
+ */
+__attribute__((visibility("hidden"))) void twheel__hosted(struct twheel *w, uint8_t state);
+
 /* twheel_place(@w, the rule above, @p), the rule inlined (twheel.c). */
 /* Whether @t is parked (twheel_park(), twheel_park_hint()), not placed yet. */
 __attribute__((visibility("hidden"))) bool twheel__parked(const struct tw_timer *t);

@@ -188,6 +188,7 @@ struct twheel {
 	uint16_t nonempty;   /* bit k set iff level k has a non-empty slot */
 	bool next_valid;     /* next_event is the wheel's next tick with work */
 	bool running;        /* inside twheel_advance() */
+	uint8_t hosted;      /* debug builds: a host's wheel (twheel__hosted()) */
 	bool due_sorted;     /* due list is in nondecreasing expiry order */
 	uint32_t work_idx;   /* what the timers on the work list say in _idx */
 	tw_tick_t due_last;  /* expiry of the last timer appended to due */
@@ -239,9 +240,31 @@ static bool misused(const struct twheel *w, const struct tw_timer *t)
 		return true;
 	return false;
 }
+
+/*
+ * Returns true (after reporting) if @w is a host's wheel (<twheel/host.h>)
+ * and @fn arms on it outside the host's calls and outside a run: the host
+ * would not re-arm its loop's timer, and the timer could fire late or
+ * never. Inside an advance (the host's run) an arm is seen by the host
+ * timer's re-arm that follows.
+ */
+static bool host_bypassed(const struct twheel *w, const char *what)
+{
+	return MISUSE(w->hosted == 1 && !w->running, what);
+}
+#define HOST_BYPASSED(w, fn)                                                                    \
+	host_bypassed(w, fn "() on a host's wheel (twheel_host_wheel()): arm through "          \
+			 "<twheel/host.h>, or the host's loop timer is not re-armed for it")
 #else
 #define misused(w, t) false
+#define HOST_BYPASSED(w, fn) false
 #endif
+
+void twheel__hosted(struct twheel *w, uint8_t state)
+{
+	if (w) /* a host shut down has none: its arms fail with -EINVAL */
+		w->hosted = state;
+}
 
 /*
  * Not API: compat.c refuses a legacy timer with no callback before any
@@ -579,7 +602,7 @@ hot_entry int twheel_add(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 			(void)misused(w, t);
 		return -EINVAL;
 	}
-	if (misused(w, t))
+	if (misused(w, t) || HOST_BYPASSED(w, "twheel_add"))
 		return -EINVAL;
 	if (unlikely(t->_idx != IDX_NONE))
 		return unlinked(t) ? -EINVAL : -EBUSY;
@@ -644,7 +667,7 @@ hot_entry int twheel_mod(struct twheel *w, struct tw_timer *t, tw_tick_t expires
 {
 	if (unlikely(!w || !t))
 		return -EINVAL;
-	if (misused(w, t))
+	if (misused(w, t) || HOST_BYPASSED(w, "twheel_mod"))
 		return -EINVAL;
 	/*
 	 * The re-arm of a pending timer is the hot path (idle timeouts). The
@@ -794,6 +817,8 @@ list:
 
 int twheel_park(struct twheel *w, struct tw_timer *t, uint64_t value)
 {
+	if (w && HOST_BYPASSED(w, "twheel_park"))
+		return -EINVAL;
 	return park(w, t, value, 0); /* 0 is at or before due_limit: no hint */
 }
 
@@ -839,6 +864,8 @@ static inline __attribute__((always_inline)) int park_hint(struct twheel *w, str
 
 hot_entry int twheel_park_hint(struct twheel *w, struct tw_timer *t, uint64_t value, tw_tick_t hint)
 {
+	if (w && HOST_BYPASSED(w, "twheel_park_hint"))
+		return -EINVAL;
 	return park_hint(w, t, value, hint);
 }
 

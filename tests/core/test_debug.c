@@ -401,6 +401,73 @@ static void timer_pending_on_another_host_is_reported(void **state)
 	assert_int_equal(reports, 5);
 }
 
+/*
+ * A timer armed through the wheel's own API on a host's wheel
+ * (twheel_host_wheel()), outside the host's run: the host does not re-arm
+ * its loop's timer for it, so into an empty wheel it never fires (an
+ * adapter's twheel_add() returned 0 and the timer was lost). Each arm
+ * (twheel_add, twheel_mod, twheel_park, twheel_park_hint) is reported and
+ * refused with -EINVAL, the timer left as it was; cancelling directly is
+ * not (it loses nothing). From a callback of the host's run the arm is
+ * allowed: the run re-arms the host timer after its callbacks, for it too.
+ */
+static int host_arms, direct_rc = 1;
+static struct twheel_host *direct_h;
+static struct tw_timer direct_t;
+
+static void counting_arm(struct twheel_host *h, uint64_t wake, uint64_t now)
+{
+	(void)h;
+	(void)wake;
+	(void)now;
+	host_arms++;
+}
+
+static void arm_directly(struct tw_timer *t)
+{
+	struct twheel *w = twheel_host_wheel(direct_h);
+
+	(void)t;
+	direct_rc = twheel_mod(w, &direct_t, twheel_now(w) + 5);
+}
+
+static void direct_arm_on_a_hosts_wheel_is_reported(void **state)
+{
+	static const struct twheel_host_ops ops = { counting_arm, host_stop };
+	struct twheel_host h;
+	struct twheel *w;
+	struct tw_timer first;
+
+	(void)state;
+	assert_int_equal(twheel_host_init(&h, NULL, &ops), 0);
+	w = twheel_host_wheel(&h);
+	direct_h = &h;
+	tw_timer_init(&direct_t, noop);
+	tw_timer_init(&first, arm_directly);
+	reports = 0;
+	assert_int_equal(twheel_add(w, &direct_t, twheel_now(w) + 5), -EINVAL);
+	assert_int_equal(twheel_mod(w, &direct_t, twheel_now(w) + 5), -EINVAL);
+	assert_int_equal(twheel_park(w, &direct_t, 5000000), -EINVAL);
+	assert_int_equal(twheel_park_hint(w, &direct_t, 5000000, twheel_now(w) + 300), -EINVAL);
+	assert_int_equal(reports, 4);
+	assert_non_null(strstr(last, "host's wheel"));
+	assert_false(tw_timer_pending(&direct_t));
+	assert_int_equal(twheel_count(w), 0);
+	/* the host's own arms are not reported; a direct cancel is not either */
+	assert_int_equal(twheel_host_add_at(&h, &first, 0), 0);
+	assert_int_equal(host_arms, 1);
+	assert_int_equal(twheel_host_add(&h, &direct_t, 1000000000), 0);
+	assert_int_equal(twheel_del(w, &direct_t), 1);
+	assert_int_equal(reports, 4);
+	/* from the run's callback: allowed, and the host timer re-armed for it */
+	assert_int_equal(twheel_host_run(&h), 1);
+	assert_int_equal(direct_rc, 0);
+	assert_true(tw_timer_pending(&direct_t));
+	assert_int_equal(host_arms, 2);
+	assert_int_equal(reports, 4);
+	assert_int_equal(twheel_host_fini(&h, NULL, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +483,7 @@ int main(void)
 		cmocka_unit_test_setup(destroy_or_drain_from_a_callback_is_reported, setup),
 		cmocka_unit_test_setup(default_handler_restored_by_null, setup),
 		cmocka_unit_test_setup(timer_pending_on_another_host_is_reported, setup),
+		cmocka_unit_test_setup(direct_arm_on_a_hosts_wheel_is_reported, setup),
 	};
 	return cmocka_run_group_tests_name("debug_checks", tests, NULL, NULL);
 }

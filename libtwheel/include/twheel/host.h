@@ -356,8 +356,16 @@ TWHEEL_API uint64_t twheel_host_now(const struct twheel_host *h);
 
 /*
  * The wheel, for the read-only calls of <twheel/twheel.h> (twheel_count,
- * twheel_next_expiry, twheel_get_stats...); arm and cancel through @h, or
- * the host timer is not kept in step. NULL if @h is NULL. O(1).
+ * twheel_next_expiry, twheel_get_stats...). Arm through @h: an arm through
+ * the wheel's own API (twheel_add, twheel_mod, twheel_park...) outside a
+ * callback of @h's run does not re-arm the host timer, so the timer fires
+ * only once the host timer fires for another one, late, or never if none
+ * is pending; a -Ddebug_checks build reports it (twheel_set_misuse_handler())
+ * and refuses it with -EINVAL. From a callback of the run it is allowed
+ * (the run re-arms the host timer after its callbacks). Cancel through @h
+ * too: twheel_del() on the wheel loses nothing, but leaves the host timer
+ * armed (a wake-up for nothing; the host loop does not return until then).
+ * NULL if @h is NULL. O(1).
  */
 TWHEEL_API struct twheel *twheel_host_wheel(const struct twheel_host *h);
 

@@ -567,7 +567,9 @@ TWHEEL_API unsigned twheel_version_number(void);
  * cannot: a timer that was never initialised, a timer pending on another
  * wheel, destroying a wheel that still has pending timers, re-initialising
  * a pending timer, destroying or draining a wheel from one of its
- * callbacks. Each is reported to the handler, whose default prints
+ * callbacks, arming a timer (twheel_add, twheel_mod, twheel_park,
+ * twheel_park_hint) on a host's wheel (<twheel/host.h>) outside its run
+ * instead of through the host. Each is reported to the handler, whose default prints
  * @what to stderr and aborts. If a handler returns, the call that detected
  * the misuse returns -EINVAL without touching the wheel (a destroy with
  * pending timers goes on; a destroy or drain from a callback does nothing).
