@@ -171,14 +171,18 @@ int twheel_epoll_destroy(struct twheel_host *h, void (*fn)(struct tw_timer *t, v
 			 void *arg)
 {
 	struct twheel_epoll *e = (struct twheel_epoll *)h;
+	bool was_closing;
 	int rc;
 
 	if (twheel_host_get_ops(h) != &epoll_ops)
 		return -EINVAL;
+	/* a call from @fn of a destroy under way is refused (-EBUSY), and
+	 * must leave that destroy's mark as it was */
+	was_closing = e->closing;
 	e->closing = true;
 	rc = twheel__adapter_fini(h, &epoll_ops, fn, arg);
 	if (rc) {
-		e->closing = false;
+		e->closing = was_closing;
 		return rc;
 	}
 	if (!e->gone)

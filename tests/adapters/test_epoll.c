@@ -220,9 +220,23 @@ static int wait_args(void)
 /*
  * fork() with a timer pending: the child destroys the host it inherited
  * (as a worker frees what it does not use) and exits. The timerfd is
- * shared with the parent, whose timer still fires. 0 if so.
+ * shared with the parent, whose timer still fires. With @again, the
+ * child's hand-back function calls the destroy once more, which is
+ * refused (-EBUSY) and must change nothing: it used to clear the mark
+ * that keeps the destroy from disarming the shared timerfd, and the
+ * parent's timer never fired. 0 if so.
  */
-static int fork_child_destroys_the_parents_host(void)
+static struct twheel_host *forked_h;
+static int again_rc;
+
+static void destroy_again(struct tw_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	again_rc = twheel_epoll_destroy(forked_h, NULL, NULL);
+}
+
+static int fork_child_destroys_the_parents_host(bool again)
 {
 	static struct tw_timer t;
 	struct twheel_host *h = twheel_epoll_create(NULL);
@@ -234,9 +248,11 @@ static int fork_child_destroys_the_parents_host(void)
 	tw_timer_init(&t, spur_cb);
 	if (!h || twheel_host_add(h, &t, 20 * TICK_NS) != 0)
 		return 1;
+	forked_h = h;
 	pid = fork();
 	if (pid == 0)
-		_exit(twheel_epoll_destroy(h, NULL, NULL) == 0 ? 0 : 1);
+		_exit(twheel_epoll_destroy(h, again ? destroy_again : NULL, NULL) == 0 &&
+		      (!again || again_rc == -EBUSY) ? 0 : 1);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return 1;
 	p.fd = twheel_epoll_fd(h);
@@ -245,6 +261,9 @@ static int fork_child_destroys_the_parents_host(void)
 		if (p.revents & POLLIN)
 			twheel_epoll_dispatch(h);
 	twheel_epoll_destroy(h, NULL, NULL);
+	if (spur_fired != 1)
+		fprintf(stderr, "fork: the child's destroy%s disarmed the parent's timerfd\n",
+			again ? " (with a destroy again from its hand-back function)" : "");
 	return spur_fired != 1;
 }
 
@@ -356,7 +375,8 @@ int main(void)
 	if (twheel_epoll_fd(NULL) != -EINVAL || twheel_epoll_dispatch(NULL) != -EINVAL)
 		return 1;
 	if (dispatch_when_not_readable_leaves_idle_fd_silent() || wait_args() ||
-	    fork_child_destroys_the_parents_host() || dispatch_on_a_closed_fd() ||
+	    fork_child_destroys_the_parents_host(false) ||
+	    fork_child_destroys_the_parents_host(true) || dispatch_on_a_closed_fd() ||
 	    calls_after_host_fini() || arms_after_the_timerfd_was_closed(0) ||
 	    arms_after_the_timerfd_was_closed(1))
 		return 1;

@@ -175,7 +175,8 @@ TWHEEL_API int twheel_host_init_ext(struct twheel_host *h, const struct twheel_r
  * turn, which it is then not handed: see twheel_drain()), stop the host
  * timer if armed, destroy the wheel. Returns 0, or
  *   -EINVAL  @h NULL or not initialised;
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks, or from @fn of
+ *            this shutdown under way (nothing done).
  * O(pending timers).
  */
 TWHEEL_API int twheel_host_fini(struct twheel_host *h,

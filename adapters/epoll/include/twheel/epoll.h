@@ -127,7 +127,8 @@ TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct e
  * descriptor's by then.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_epoll_create();
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks, or from @fn of
+ *            this destroy under way (nothing done).
  * O(pending timers).
  */
 TWHEEL_EPOLL_API int twheel_epoll_destroy(struct twheel_host *h,

@@ -87,7 +87,8 @@ TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const s
  * loop.
  * Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_ev_create();
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks, or from @fn of
+ *            this destroy under way (nothing done).
  * O(pending timers). The loop's thread.
  */
 TWHEEL_EV_API int twheel_ev_destroy(struct twheel_host *h,

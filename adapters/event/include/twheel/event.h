@@ -125,7 +125,8 @@ TWHEEL_EVENT_API int twheel_event_loop(struct twheel_host *h, int flags);
  * timer callbacks. Call it before event_base_free() of the base. Returns
  * 0, or
  *   -EINVAL  @h NULL or not created by twheel_event_create();
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks, or from @fn of
+ *            this destroy under way (nothing done).
  * O(pending timers). The base's thread.
  */
 TWHEEL_EVENT_API int twheel_event_destroy(struct twheel_host *h,

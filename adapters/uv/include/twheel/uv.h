@@ -107,7 +107,8 @@ TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct
  * before this is not allowed (the adapter keeps a pointer to the loop,
  * and nothing can tell it the memory is gone). Returns 0, or
  *   -EINVAL  @h NULL or not created by twheel_uv_create();
- *   -EBUSY   called from one of the wheel's callbacks (nothing done).
+ *   -EBUSY   called from one of the wheel's callbacks, or from @fn of
+ *            this destroy under way (nothing done).
  * O(pending timers), plus (in a close callback) a uv_walk() of the
  * loop's handles or two if someone else closed one of the adapter's. The
  * loop's thread.
