@@ -115,6 +115,10 @@ TWHEEL_EPOLL_API int twheel_epoll_wait(struct twheel_host *h, int epfd, struct e
  * child share it (as they share an epoll set), so a host made before the
  * fork is for one of them to use, and the other may only destroy its
  * copy, which leaves the timer of the one that uses it armed.
+ * Destroyed while the loop handles a batch of events from one
+ * epoll_wait(), the rest of that batch may still hold the timerfd's
+ * event, whose data names the freed @h: the loop must skip it (as for any
+ * descriptor closed in the middle of a batch), not dispatch it.
  * A timerfd the program closed cannot fire. The adapter finds it when a
  * call on it fails: dispatch's -EBADF, or timerfd_settime() (EBADF; EINVAL
  * if the number went to a descriptor that is not a timerfd) when the host
