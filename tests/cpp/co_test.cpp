@@ -962,6 +962,34 @@ TEST(Co, SpawnedTaskEndingOnAnotherThreadAfterItsLoopStoppedEndsInItsDestructor)
 	}
 }
 
+tw::co::task<void> ends_on(tw::Loop &b, std::atomic<int> *n)
+{
+	co_await tw::co::resume_on(b);
+	n->fetch_add(1);
+}
+
+// Tasks spawned on Loop a by the thread that made it, which then hands a
+// to a thread of its own, while they end on b's thread: the end read which
+// thread last ran a as that thread's run() wrote it (TSan: a data race).
+TEST(Co, LoopHandedToItsThreadWhileItsTasksEndElsewhere)
+{
+	tw::Loop a, b;
+	std::atomic<int> n{0};
+	std::atomic<bool> empty{false};
+	std::thread tb([&] { b.run(); });
+	for (int i = 0; i < 50; i++)
+		tw::co::spawn(a, ends_on(b, &n));
+	std::thread ta([&] { a.run(); });
+	const auto end = clk::now() + 10s;
+	while (!empty.load() && clk::now() < end) {
+		std::this_thread::sleep_for(1ms);
+		a.post([&] { empty.store(n.load() == 50 && a.size() == 0); });
+	}
+	a.stop(), b.stop();
+	ta.join(), tb.join();
+	EXPECT_TRUE(empty.load());
+}
+
 tw::co::task<void> yielder(tw::Loop &loop, int *destroyed, int *resumed)
 {
 	counted c{destroyed};

@@ -60,7 +60,7 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	void end() noexcept
 	{
 		tw::detail::loop_ctx *c = ctx();
-		if (c->thread != std::this_thread::get_id() && c->c) {
+		if (!c->on_thread() && c->c) {
 			tw_loop_work_init(&post.w, [](tw_loop_work *w) noexcept { reinterpret_cast<hop *>(w)->a->end(); });
 			(void)twheel_loop_post(c->loop(), &post.w); // refused: stopped, ~Loop's cancel ends it
 			return;

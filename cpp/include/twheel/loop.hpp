@@ -15,6 +15,7 @@
 #include <liburing.h> // submit() prepares SQEs; C++ compilers define _GNU_SOURCE
 #include <twheel/loop.h>
 
+#include <atomic>
 #include <thread>
 
 namespace tw {
@@ -40,12 +41,13 @@ namespace detail {
 struct loop_ctx : ctx {
 	std::function<std::chrono::steady_clock::time_point()> clock;
 	tw_list io, spare;
-	std::thread::id thread; // the last to run it (or spawn on it): co.hpp's
+	std::atomic<std::thread::id> thread{}; // the last to run it (or spawn on it): co.hpp's
 	twheel_loop *loop() const noexcept { return static_cast<twheel_loop *>(c); }
+	bool on_thread() const noexcept { return thread.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
 	void on_this_thread() noexcept // written only when it changes: read from any thread
 	{
-		if (thread != std::this_thread::get_id())
-			thread = std::this_thread::get_id();
+		if (!on_thread())
+			thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
 	}
 };
 
