@@ -327,6 +327,37 @@ TEST(Co, DetachedExceptionGoesToTheLoopHandler)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+tw::co::task<void> throws_at_once(std::shared_ptr<int>)
+{
+	throw std::logic_error("at once");
+	co_return;
+}
+
+// Before its first suspension: to the handler from inside spawn(), which
+// throws nothing; a handler that destroys the Loop there closes it when
+// spawn() returns.
+TEST(Co, DetachedExceptionBeforeTheFirstSuspensionGoesToTheHandlerInSpawn)
+{
+	auto own = std::make_unique<tw::Loop>();
+	auto token = std::make_shared<int>(0);
+	std::vector<std::string> got;
+	own->on_exception([&](std::exception_ptr e) {
+		try {
+			std::rethrow_exception(e);
+		} catch (const std::logic_error &x) {
+			got.push_back(x.what());
+		}
+	});
+	EXPECT_NO_THROW(tw::co::spawn(*own, throws_at_once(token)));
+	EXPECT_EQ(got, std::vector<std::string>{"at once"});
+	EXPECT_EQ(token.use_count(), 1);
+	EXPECT_EQ(own->size(), 0u);
+	own->on_exception([&](std::exception_ptr) { own.reset(); });
+	tw::co::spawn(*own, throws_at_once(token));
+	EXPECT_FALSE(own);
+	EXPECT_EQ(token.use_count(), 1);
+}
+
 // A coroutine type of the user's whose unhandled_exception() rethrows, as
 // some do: its exception leaves resume(), which the loop calls. It went
 // through the noexcept callback of sleep_until and of resume_on's work

@@ -257,7 +257,8 @@ private:
 /// Detaches @t on @loop and starts it now, on this (the loop) thread: it
 /// runs until its first suspension, then from the loop, which owns it (see
 /// Lifetime above); until it ends it counts as one timer in loop.size().
-/// Nothing allocated beyond the frame. A Loop destroyed before it first
+/// What it throws goes to on_exception(), from inside spawn() if before its
+/// first suspension. Nothing allocated beyond the frame. A Loop destroyed before it first
 /// suspends closes once it does, as from a callback. Throws tw::error (a
 /// moved-from or stopped Loop; EINVAL for a task being awaited, which goes
 /// with @t). While the Loop is being destroyed (from a post or a
