@@ -336,7 +336,8 @@ sleep_until sleep_for(tw::Loop &loop, std::chrono::duration<Rep, Period> d)
 /// destroyed (on the loop thread) before then is not resumed: the loop
 /// frees the item; nor is one whose loop was stopped meanwhile. Throws tw::error from await_suspend (the coroutine
 /// then goes on here): ESHUTDOWN once the loop is stopped, EINVAL for a
-/// moved-from Loop; std::bad_alloc.
+/// moved-from Loop; std::bad_alloc. Made on any thread, it does not hold
+/// @loop: one kept past the Loop's destruction must not be awaited (use after free).
 class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] resume_on {
 public:
 	explicit resume_on(tw::Loop &loop) noexcept : c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::peek(loop))) {}
