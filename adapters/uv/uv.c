@@ -137,11 +137,26 @@ static int host_parked(struct twheel_host *h)
 
 static const struct twheel_host_ops_ext uv_ops = { { host_arm, host_stop }, host_parked };
 
+/*
+ * uv_loop_close() succeeded on @loop: its backend descriptor (epoll's,
+ * kqueue's) is gone. Where libuv has no such descriptor (Windows) this
+ * cannot tell, and says no.
+ */
+static bool loop_closed(uv_loop_t *loop)
+{
+#ifdef _WIN32
+	(void)loop;
+	return false;
+#else
+	return uv_backend_fd(loop) < 0;
+#endif
+}
+
 struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt)
 {
 	struct twheel_uv *u;
 
-	if (!loop) {
+	if (!loop || loop_closed(loop)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -199,21 +214,6 @@ static void on_reap(uv_handle_t *handle)
 	uv_idle_init(u->loop, &u->reap); /* cannot fail */
 	u->reap.data = u;
 	uv_close((uv_handle_t *)&u->reap, on_reap);
-}
-
-/*
- * uv_loop_close() succeeded on @loop: its backend descriptor (epoll's,
- * kqueue's) is gone. Where libuv has no such descriptor (Windows) this
- * cannot tell, and says no.
- */
-static bool loop_closed(uv_loop_t *loop)
-{
-#ifdef _WIN32
-	(void)loop;
-	return false;
-#else
-	return uv_backend_fd(loop) < 0;
-#endif
 }
 
 /* Close one of the adapter's handles, unless someone else already did. */

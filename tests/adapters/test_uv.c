@@ -397,6 +397,15 @@ int main(void)
 	errno = 0;
 	if (twheel_uv_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
+	/* a loop closed already (libuv overwrote it: uv_timer_init() on it
+	 * was a SIGSEGV) */
+	uv_setup();
+	uv_teardown();
+	errno = 0;
+	if (twheel_uv_create(&loop, NULL) != NULL || errno != EINVAL) {
+		fprintf(stderr, "twheel_uv_create() on a closed loop was not refused\n");
+		return 1;
+	}
 	uv_setup();
 	{
 		struct twheel_host *h = twheel_uv_create(&loop, NULL);

@@ -72,7 +72,9 @@ extern "C" {
  * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
  * and the rest of <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
- * with errno set: EINVAL (@loop NULL, or uv_timer_init() failed), ENOMEM.
+ * with errno set: EINVAL (@loop NULL, closed by uv_loop_close() (its
+ * uv_backend_fd() reads -1; its memory must still be there), or
+ * uv_timer_init() failed), ENOMEM.
  * Allocates. The loop's thread.
  */
 TWHEEL_UV_API struct twheel_host *twheel_uv_create(uv_loop_t *loop, const struct twheel_rt *rt);
