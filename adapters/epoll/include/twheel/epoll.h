@@ -90,7 +90,12 @@ TWHEEL_EPOLL_API long twheel_epoll_dispatch(struct twheel_host *h);
  * first call turns twheel_host_defer() on for @h (it stays on): from then
  * on the loop must wait only through this function, or call
  * twheel_host_place(@h) right before its own waits, or a parked timer is
- * placed (and fires) late. Returns the number of ready events, or
+ * placed (and fires) late: by the timerfd's next expiry (for the earliest
+ * timer, or a cascade tick before it) or the 64th arm parked (a 5 ms
+ * delay parked beside a 300 ms timer fired after 121 ms). A loop with
+ * several hosts waits through one of them and calls twheel_host_place()
+ * on each other one this function was ever given, right before.
+ * Returns the number of ready events, or
  *   -EINVAL  @h NULL, not created by twheel_epoll_create() or shut down
  *            (twheel_host_fini()), @events NULL or @maxevents <= 0
  *            (nothing placed, no wait);
