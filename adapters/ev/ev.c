@@ -122,7 +122,9 @@ struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_r
 {
 	struct twheel_ev *e;
 
-	if (!loop) {
+	/* a loop ev_loop_destroy() destroyed has no backend (only the default
+	 * loop's memory outlives it): nothing would ever run the timer */
+	if (!loop || !ev_backend(loop)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -309,6 +309,18 @@ int main(void)
 	errno = 0;
 	if (twheel_ev_create(NULL, NULL) != NULL || errno != EINVAL)
 		return 1;
+	/* the default loop destroyed (its memory stays): a host on it was
+	 * made, and its arms returned 0, for a loop that never runs again */
+	struct ev_loop *gone = ev_default_loop(0);
+
+	if (!gone)
+		return 1;
+	ev_loop_destroy(gone);
+	errno = 0;
+	if (twheel_ev_create(gone, NULL) != NULL || errno != EINVAL) {
+		fprintf(stderr, "twheel_ev_create() on a destroyed loop was not refused\n");
+		return 1;
+	}
 	if (arm_from_a_later_prepare_placed_before_the_wait() || resumed_loop_run_by_the_host() ||
 	    nested_ev_run_from_a_callback() || destroyed_after_its_loop())
 		return 1;

@@ -68,7 +68,9 @@ extern "C" {
  * cancel timers with twheel_host_add(), twheel_host_mod(), twheel_host_del()
  * and the rest of <twheel/host.h>. @rt gives the tick and the clock
  * (NULL: 1 ms, CLOCK_MONOTONIC); it is copied. Returns the host, or NULL
- * with errno set: EINVAL (@loop NULL), ENOMEM. Allocates. The loop's thread.
+ * with errno set: EINVAL (@loop NULL, or destroyed by ev_loop_destroy():
+ * ev_backend() reads 0; only the default loop's memory outlives that),
+ * ENOMEM. Allocates. The loop's thread.
  */
 TWHEEL_EV_API struct twheel_host *twheel_ev_create(struct ev_loop *loop, const struct twheel_rt *rt);
 
