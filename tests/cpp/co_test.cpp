@@ -1021,6 +1021,32 @@ TEST(Co, LoopHandedToItsThreadWhileItsTasksEndElsewhere)
 	EXPECT_TRUE(empty.load());
 }
 
+tw::co::task<void> hops_to(tw::Loop &b, std::shared_ptr<int>)
+{
+	co_await tw::co::resume_on(b);
+	b.stop();
+}
+
+// The same, Loop a run through its C loop (native_handle()) by another
+// thread than the one that spawned on it: the posted end, run there, took
+// that thread for a stranger and posted itself again, each iteration,
+// the frame never freed (and the loop never slept).
+TEST(Co, SpawnedTaskEndingElsewhereOnALoopRunThroughItsCHandle)
+{
+	tw::Loop a, b;
+	auto token = std::make_shared<int>(0);
+	std::thread tb([&] { b.run(); });
+	tw::co::spawn(a, hops_to(b, token)); // this thread last spawned on a
+	tb.join();                           // the task ended on b's thread
+	std::thread x([&] {
+		for (int i = 0; i < 20 && token.use_count() > 1; i++)
+			twheel_loop_run_once(a.native_handle(), TW_LOOP_NOWAIT);
+	});
+	x.join();
+	EXPECT_EQ(token.use_count(), 1);
+	EXPECT_EQ(a.size(), 0u);
+}
+
 tw::co::task<void> yielder(tw::Loop &loop, int *destroyed, int *resumed)
 {
 	counted c{destroyed};

@@ -61,7 +61,7 @@ struct anchor : tw::Hook<tw::Loop, anchor> {
 	{
 		tw::detail::loop_ctx *c = ctx();
 		if (!c->on_thread() && c->c) {
-			tw_loop_work_init(&post.w, [](tw_loop_work *w) noexcept { reinterpret_cast<hop *>(w)->a->end(); });
+			tw_loop_work_init(&post.w, [](tw_loop_work *w) noexcept { reinterpret_cast<hop *>(w)->a->finish(); });
 			(void)twheel_loop_post(c->loop(), &post.w); // refused: stopped, ~Loop's cancel ends it
 			return;
 		}
