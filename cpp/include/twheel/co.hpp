@@ -19,6 +19,8 @@
 // another thread (~Loop would destroy the frame that thread runs). A task object destroyed while its coroutine is
 // suspended destroys the frame; what it waits on is cancelled then. A
 // task whose awaiting coroutine is destroyed goes on, and resumes nothing.
+// Destroy neither while the task is on another thread (what it waits on there, or
+// its end, would race the destruction).
 // Threads: everything on the loop thread, except awaiting resume_on().
 #ifndef TWHEEL_CO_HPP
 #define TWHEEL_CO_HPP
