@@ -10,11 +10,17 @@
  *     three-argument __init_timer() and __init_timer_on_stack() of
  *     Linux 4.15 on (TIMER_IRQSAFE added); kernel/workqueue.c's
  *     __queue_delayed_work() arms it with add_timer() or add_timer_on().
+ *   - <linux/usb/otg-fsm.h>'s operations table has members named
+ *     add_timer and del_timer, called as fsm->ops->del_timer(fsm, timer):
+ *     the kernel's del_timer() and del_timer_sync() are functions, not
+ *     function-like macros that would take that call for theirs (nor are
+ *     timer_destroy_on_stack() and timer_delete_sync_try()).
  *
  * Exit 0 pass, 1 fail, with a line for each check that failed.
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <twheel/compat/timer_list.h>
 
 static int bad;
@@ -187,12 +193,104 @@ static void delayed_work(void)
 	CHECK(runs == 4 && wq.queued == 4);
 }
 
+/* include/linux/usb/otg-fsm.h (6.1), as written there; the
+ * enum and struct otg_fsm cut to what these lines use */
+enum otg_fsm_timer { A_WAIT_VRISE, A_WAIT_VFALL, NUM_OTG_FSM_TIMERS };
+struct otg_fsm;
+
+struct otg_fsm_ops {
+	void	(*chrg_vbus)(struct otg_fsm *fsm, int on);
+	void	(*drv_vbus)(struct otg_fsm *fsm, int on);
+	void	(*loc_conn)(struct otg_fsm *fsm, int on);
+	void	(*loc_sof)(struct otg_fsm *fsm, int on);
+	void	(*start_pulse)(struct otg_fsm *fsm);
+	void	(*start_adp_prb)(struct otg_fsm *fsm);
+	void	(*start_adp_sns)(struct otg_fsm *fsm);
+	void	(*add_timer)(struct otg_fsm *fsm, enum otg_fsm_timer timer);
+	void	(*del_timer)(struct otg_fsm *fsm, enum otg_fsm_timer timer);
+	int	(*start_host)(struct otg_fsm *fsm, int on);
+	int	(*start_gadget)(struct otg_fsm *fsm, int on);
+};
+
+struct otg_fsm { const struct otg_fsm_ops *ops; struct timer_list timers[NUM_OTG_FSM_TIMERS]; };
+#define EOPNOTSUPP 95
+
+static inline int otg_add_timer(struct otg_fsm *fsm, enum otg_fsm_timer timer)
+{
+	if (!fsm->ops->add_timer)
+		return -EOPNOTSUPP;
+	fsm->ops->add_timer(fsm, timer);
+	return 0;
+}
+
+static inline int otg_del_timer(struct otg_fsm *fsm, enum otg_fsm_timer timer)
+{
+	if (!fsm->ops->del_timer)
+		return -EOPNOTSUPP;
+	fsm->ops->del_timer(fsm, timer);
+	return 0;
+}
+
+/* a driver's operations on the timer API, as drivers write them */
+static int otg_expired;
+
+static void otg_timer_fn(struct timer_list *t)
+{
+	(void)t;
+	otg_expired++;
+}
+
+static void drv_add_timer(struct otg_fsm *fsm, enum otg_fsm_timer t)
+{
+	mod_timer(&fsm->timers[t], jiffies + 10);
+}
+
+static void drv_del_timer(struct otg_fsm *fsm, enum otg_fsm_timer t)
+{
+	CHECK(del_timer(&fsm->timers[t]) == 1);
+}
+
+static const struct otg_fsm_ops drv_ops = {
+	.add_timer = drv_add_timer,
+	.del_timer = drv_del_timer,
+};
+
+static void otg_ops_named_after_the_api(void)
+{
+	struct otg_fsm fsm;
+	int (*del)(struct timer_list *) = del_timer;
+	int (*del_sync)(struct timer_list *) = del_timer_sync;
+	int (*del_try)(struct timer_list *) = timer_delete_sync_try;
+	void (*destroy)(struct timer_list *) = timer_destroy_on_stack;
+
+	memset(&fsm, 0, sizeof(fsm));
+	fsm.ops = &drv_ops;
+	timer_setup(&fsm.timers[A_WAIT_VRISE], otg_timer_fn, 0);
+	timer_setup(&fsm.timers[A_WAIT_VFALL], otg_timer_fn, 0);
+	CHECK(otg_add_timer(&fsm, A_WAIT_VRISE) == 0 && timer_pending(&fsm.timers[A_WAIT_VRISE]));
+	CHECK(otg_add_timer(&fsm, A_WAIT_VFALL) == 0);
+	CHECK(otg_del_timer(&fsm, A_WAIT_VRISE) == 0 && !timer_pending(&fsm.timers[A_WAIT_VRISE]));
+	step(10);
+	CHECK(otg_expired == 1);
+	/* the functions by address, as a table of teardown calls would */
+	mod_timer(&fsm.timers[A_WAIT_VRISE], jiffies + 5);
+	CHECK(del(&fsm.timers[A_WAIT_VRISE]) == 1 && del(&fsm.timers[A_WAIT_VRISE]) == 0);
+	mod_timer(&fsm.timers[A_WAIT_VRISE], jiffies + 5);
+	CHECK(del_sync(&fsm.timers[A_WAIT_VRISE]) == 1);
+	mod_timer(&fsm.timers[A_WAIT_VRISE], jiffies + 5);
+	CHECK(del_try(&fsm.timers[A_WAIT_VRISE]) == 1);
+	mod_timer(&fsm.timers[A_WAIT_VRISE], jiffies + 5);
+	destroy(&fsm.timers[A_WAIT_VRISE]);
+	CHECK(!timer_pending(&fsm.timers[A_WAIT_VRISE]));
+}
+
 int main(void)
 {
 	w = twheel_create(0);
 	if (!w || twheel_compat_bind_wheel(w) < 0)
 		return 1;
 	delayed_work();
+	otg_ops_named_after_the_api();
 	CHECK(twheel_count(w) == 0);
 	twheel_compat_unbind();
 	twheel_destroy(w);

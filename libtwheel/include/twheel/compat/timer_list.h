@@ -851,7 +851,10 @@ static inline void destroy_timer_on_stack(struct timer_list *timer)
 {
 	(void)twheel_compat_del(&timer->_ct);
 }
-#define timer_destroy_on_stack(timer) destroy_timer_on_stack(timer)
+static inline void timer_destroy_on_stack(struct timer_list *timer)
+{
+	destroy_timer_on_stack(timer);
+}
 
 #ifndef TWHEEL_COMPAT_TIMER_DATA
 /* A timer of static storage with callback @_function and @_flags
@@ -1088,12 +1091,29 @@ static inline int timer_shutdown_sync(struct timer_list *timer)
 	return timer_shutdown(timer);
 }
 
-/* The names before Linux 6.2 (del_timer) and 6.16 (from_timer, above). */
-#define del_timer(timer) timer_delete(timer)
-#define del_timer_sync(timer) timer_delete_sync(timer)
+/*
+ * The names before Linux 6.2 (del_timer) and 6.16 (from_timer, above).
+ * Functions, as the kernel's (and timer_destroy_on_stack() above,
+ * timer_delete_sync_try() below), not function-like macros: kernel code
+ * names other things after them, as <linux/usb/otg-fsm.h>'s operations
+ * table, called as fsm->ops->del_timer(fsm, timer). (timer_delete()
+ * stays a macro: see above.)
+ */
+static inline int del_timer(struct timer_list *timer)
+{
+	return timer_delete(timer);
+}
+
+static inline int del_timer_sync(struct timer_list *timer)
+{
+	return timer_delete_sync(timer);
+}
 
 /* try_to_del_timer_sync()'s later name. */
-#define timer_delete_sync_try(timer) try_to_del_timer_sync(timer)
+static inline int timer_delete_sync_try(struct timer_list *timer)
+{
+	return try_to_del_timer_sync(timer);
+}
 
 /* Linux before 6.2: del_timer_sync() for a one-shot timer. */
 #define del_singleshot_timer_sync(timer) del_timer_sync(timer)
