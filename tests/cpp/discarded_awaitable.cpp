@@ -31,6 +31,7 @@ tw::co::task<> f(tw::Loop &loop)
 #endif
 	co_await tw::co::sleep_until(loop, std::chrono::time_point_cast<std::chrono::milliseconds>(loop.now()));
 	co_await tw::co::sleep_until(loop, std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>());
+	co_await tw::co::sleep_until(loop, {}); // the loop clock's epoch
 	co_await tw::co::sleep_for(loop, 1ms);
 }
 

@@ -295,6 +295,7 @@ void spawn(tw::Loop &loop, task<T> t)
 /// EINVAL, as every call on it).
 class [[nodiscard("tw: an awaitable does nothing unless awaited: co_await it")]] sleep_until : tw::Hook<tw::Loop, sleep_until> {
 public:
+	sleep_until(tw::Loop &loop, tw::Loop::time_point tp) : Hook(loop), tp_(tp) {} // and {}
 	template <class Clock, class Dur>
 	sleep_until(tw::Loop &loop, std::chrono::time_point<Clock, Dur> tp)
 		: Hook(loop), tp_(tw::detail::ns_tp<tw::Loop::time_point>(tw::detail::tp_ns(tp)))
