@@ -1549,6 +1549,51 @@ TEST_P(CoIo, PrepThatSetsUserDataIsRefused)
 	EXPECT_EQ(loop.size(), 0u);
 }
 
+tw::co::task<void> nop_into(tw::Loop &loop, int *res)
+{
+	*res = co_await tw::co::io(loop, [](io_uring_sqe &sqe) { io_uring_prep_nop(&sqe); });
+}
+
+tw::co::task<void> starts_one_in_prep(tw::Loop &loop, int *res, int *inner)
+{
+	*res = co_await tw::co::io(
+		loop,
+		[&](io_uring_sqe &sqe) {
+			io_uring_prep_nop(&sqe);
+			tw::co::spawn(loop, nop_into(loop, inner)); // an SQE of its own, after this one
+		},
+		loop.clock_now() + 1h);
+}
+
+// A prep that starts a request of its own, with a deadline: the request's
+// SQE is no longer the last, which twheel_loop_io_deadline() needs. -EINVAL
+// (submit(): tw::error EINVAL), as documented now; the other request runs.
+TEST_P(CoIo, PrepThatStartsARequestGetsNoDeadline)
+{
+	tw::loop_options o;
+	o.flags = GetParam();
+	tw::Loop loop(o);
+	if (!have_uring(loop))
+		GTEST_SKIP() << "no io_uring";
+	int res = 1000, inner = 1000, called = 0;
+	tw::co::spawn(loop, starts_one_in_prep(loop, &res, &inner));
+	EXPECT_EQ(res, -EINVAL);
+	try {
+		loop.submit([&](io_uring_sqe &sqe) {
+			io_uring_prep_nop(&sqe);
+			loop.submit([](io_uring_sqe &s) { io_uring_prep_nop(&s); }, [&](const io_uring_cqe &) { ++called; });
+		}, loop.clock_now() + 1h, [](const io_uring_cqe &) { ADD_FAILURE() << "handler of a refused request"; });
+		ADD_FAILURE() << "submit() with a deadline and a request started in prep";
+	} catch (const tw::error &e) {
+		EXPECT_EQ(e.code().value(), EINVAL);
+	}
+	for (int i = 0; i < 10 && (inner == 1000 || !called); i++)
+		loop.run_once(false);
+	EXPECT_EQ(inner, 0);
+	EXPECT_EQ(called, 1);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
 tw::co::task<void> poll_twice(tw::Loop &loop, int fd, int *res)
 {
 	*res = co_await tw::co::io(loop, [&](io_uring_sqe &sqe) { io_uring_prep_poll_multishot(&sqe, fd, POLLIN); });

@@ -396,8 +396,9 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// time_point::max()) passed first and cancelled the request, never
 /// before (twheel_loop_io_deadline()). Errors come as results too
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
-/// -EBUSY on a full queue, -EINVAL if @prep set user_data or gave a
-/// multishot request a deadline, -ENOMEM when the request's record cannot be
+/// -EBUSY on a full queue, -EINVAL if @prep set user_data, or gave a
+/// multishot request a deadline, or with a deadline took an SQE of its own
+/// (started another request), -ENOMEM when the request's record cannot be
 /// allocated, or @prep throws std::bad_alloc); anything else @prep throws
 /// propagates, nothing submitted. Made on a moved-from Loop, awaited with
 /// an empty @prep (a null function pointer) or while another coroutine

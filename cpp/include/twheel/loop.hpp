@@ -238,7 +238,8 @@ public:
 	/// submit() with a deadline on the loop clock (twheel_loop_io_deadline()):
 	/// a single-shot request not complete at @deadline is cancelled, never
 	/// earlier, and @handler gets res -ETIME. Throws as submit(), and
-	/// tw::error EINVAL (a multishot request), ENOSPC or ESHUTDOWN.
+	/// tw::error EINVAL (a multishot request, or @prep took an SQE of its
+	/// own: the request's must be the last), ENOSPC or ESHUTDOWN.
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, time_point deadline, H &&handler)
 	{
