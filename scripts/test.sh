@@ -45,6 +45,10 @@
 # (at normal priority) for those that have not, and notes each one's
 # executions and CPU time.
 #
+# Ctrl-C, SIGTERM (a CI's timeout) or SIGHUP stops all it started, the
+# background chain and the fuzzers with the rest, and it exits 130, 143
+# or 129 at once, with no table (scripts/lib.sh: supervise).
+#
 # Environment: FUZZ_SECONDS (CPU seconds per target, default 30), TWHEEL_MODEL_OPS
 # (differential-test operations per build, default 12,000,000; core_model
 # runs a third under the sanitizers: tests/core/meson.build),
@@ -60,7 +64,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   "") ;;
-  -h|--help) sed -n '2,50s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "test.sh: unknown option $1 (--quick, --help)" >&2; exit 2 ;;
 esac
 
@@ -130,14 +134,6 @@ build() {
     phase "$name: compile" ninja -C "$dir" ||
     { failed+=("$name"); return 1; }
 }
-
-if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
-  phase_table
-  exit 1
-fi
-# Every dependency of the tests is installed now: a test that would skip
-# for a missing one (cmake, pkg-config, a docs example's library) fails.
-export TWHEEL_TEST_REQUIRE_DEPS=1
 
 # The builds after the normal one (full run only): each configured in
 # the foreground, compiled in the background chain (see the head of this
@@ -221,17 +217,18 @@ await_note() {
 # a busy machine), back at idle priority after (a test that wants the CPU
 # gets it first). Leaving SCHED_IDLE or nice 19 takes CAP_SYS_NICE (root,
 # as in CI); without it the chain stays idle, which costs nothing where
-# nothing else runs. Its processes are found by their process group in
-# /proc (a minimal Debian has no procps).
+# nothing else runs. Its processes share the process group of the rest
+# of the run (which supervise stops whole): they are the chain's shell,
+# its subshells (its children) and the programs they run, found by the
+# variable TWHEEL_TEST_CHAIN in the environment they started with (the
+# chain exports it).
 chain_priority() {
-  local f s pid pgrp
+  local pid
   for _ in 1 2; do # twice: for a process forked meanwhile
-    for f in /proc/[0-9]*/stat; do
-      { read -r s <"$f"; } 2>/dev/null || continue
-      read -r _ _ pgrp _ <<<"${s##*) }" # after the name: state, parent, group
-      [ "$pgrp" = "$bg_pid" ] || continue
-      pid=${f#/proc/}
-      pid=${pid%/stat}
+    for pid in "$bg_pid" $(pgrep -P "$bg_pid") \
+      $(grep -lsz "^TWHEEL_TEST_CHAIN=$bg_pid\$" /proc/[0-9]*/environ); do
+      pid=${pid#/proc/}
+      pid=${pid%/environ}
       if [ "$1" = normal ]; then
         chrt --other -p 0 "$pid" >/dev/null 2>&1
         renice -n "$(nice)" -p "$pid" >/dev/null 2>&1
@@ -242,17 +239,13 @@ chain_priority() {
   done
   return 0
 }
-# On exit: the background chain and any fuzzer still running (in its
-# process group).
-stop_background() {
-  kill -- -"$bg_pid" 2>/dev/null || true
-}
+# The chain, and the fuzzers it starts, are stopped with the rest of
+# the run when it ends, whichever way (supervise, below).
 background() {
   rm -rf "$bg"
   mkdir -p "$bg"
-  # its own process group (set -m), which an early exit stops whole
-  set -m
   (
+    export TWHEEL_TEST_CHAIN=$BASHPID # chain_priority finds its processes by it
     chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
     later asan ninja -C "$root/asan"
     later fuzz fuzz_build
@@ -263,8 +256,6 @@ background() {
     later lto lto
   ) &
   bg_pid=$!
-  set +m
-  trap stop_background EXIT
 }
 
 # fuzz_run SECONDS TARGET: TARGET (at the caller's priority) until it has
@@ -365,62 +356,82 @@ fuzz_wait() {
 # The prefix changes only what meson install writes: reconfiguring
 # rebuilds nothing.
 normal=(--werror -Dbuildtype=debugoptimized -Ddemo=true -Dtools=true "${required[@]}")
-normal_built=0
-build normal "$root/normal" --prefix=/usr "${normal[@]}" && normal_built=1
 
-if [ $quick -eq 0 ]; then
-  asan_ok=0 tsan_ok=0
-  phase "asan+ubsan: configure" setup "$root/asan" "${asan[@]}" && asan_ok=1 || failed+=("asan+ubsan")
-  phase "tsan: configure" setup "$root/tsan" "${tsan[@]}" && tsan_ok=1 || failed+=(tsan)
-  background
-fi
+# run_tests: the builds and suites, the worker of supervise (scripts/lib.sh):
+# a process group of its own, with no trap; Ctrl-C, or SIGTERM or SIGHUP
+# to this script, stops the whole group (ninja and its compilers, meson
+# test, which stops its tests, the background chain and the fuzzers) and
+# the script exits 130, 143 or 129 at once, printing nothing more. A
+# build or a meson test that caught the signal would otherwise have
+# ended in a failure of its phase, and the script gone on with the next.
+run_tests() {
+  normal_built=0 asan_ok=0 tsan_ok=0
+  build normal "$root/normal" --prefix=/usr "${normal[@]}" && normal_built=1
 
-if [ $normal_built -eq 1 ]; then
-  suites normal "$root/normal"
-  # Compiled again before the suite: the new prefix pads the programs'
-  # build rpaths for their install rpath (a relink), and meson test
-  # rebuilds only what the suite's tests name, not what they install.
-  build "normal, default prefix" "$root/normal" --prefix=/usr/local "${normal[@]}" &&
-    suites "normal, default prefix" "$root/normal" --suite install
-fi
+  if [ $quick -eq 0 ]; then
+    phase "asan+ubsan: configure" setup "$root/asan" "${asan[@]}" && asan_ok=1 || failed+=("asan+ubsan")
+    phase "tsan: configure" setup "$root/tsan" "${tsan[@]}" && tsan_ok=1 || failed+=(tsan)
+    background
+  fi
 
-if [ $quick -eq 0 ]; then
-  if [ $asan_ok -eq 1 ]; then
-    if phase "asan+ubsan: compile (background)" await asan; then
-      await_note asan
-      suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
+  if [ $normal_built -eq 1 ]; then
+    suites normal "$root/normal"
+    # Compiled again before the suite: the new prefix pads the programs'
+    # build rpaths for their install rpath (a relink), and meson test
+    # rebuilds only what the suite's tests name, not what they install.
+    build "normal, default prefix" "$root/normal" --prefix=/usr/local "${normal[@]}" &&
+      suites "normal, default prefix" "$root/normal" --suite install
+  fi
+
+  if [ $quick -eq 0 ]; then
+    if [ $asan_ok -eq 1 ]; then
+      if phase "asan+ubsan: compile (background)" await asan; then
+        await_note asan
+        suites "asan+ubsan" "$root/asan" --timeout-multiplier 3
+      else
+        failed+=("asan+ubsan")
+      fi
+    fi
+
+    # Only the suites that cross threads.
+    if [ $tsan_ok -eq 1 ]; then
+      if phase "tsan: compile its suites' programs (background)" await tsan; then
+        await_note tsan
+        suites tsan "$root/tsan" --suite tsan --timeout-multiplier 3
+      else
+        failed+=(tsan)
+      fi
+    fi
+
+    phase "LTO build of the libraries, symbol versions kept (background)" await lto || failed+=(lto)
+
+    if phase "libFuzzer targets: build, clang (background)" await fuzz; then
+      await_note fuzz
+      names=$(for t in "${fuzz_targets[@]}"; do basename "$t"; done | paste -sd ' ')
+      phase "libFuzzer: ${names// / + }, from their build on at idle priority, ${fuzz_seconds} s of CPU each at least" \
+        fuzz_wait "${fuzz_targets[@]}" || true
+      fuzz_notes "${fuzz_targets[@]}"
     else
-      failed+=("asan+ubsan")
+      failed+=(fuzz-build)
     fi
   fi
 
-  # Only the suites that cross threads.
-  if [ $tsan_ok -eq 1 ]; then
-    if phase "tsan: compile its suites' programs (background)" await tsan; then
-      await_note tsan
-      suites tsan "$root/tsan" --suite tsan --timeout-multiplier 3
-    else
-      failed+=(tsan)
-    fi
+  phase_table
+  echo
+  if ((${#failed[@]})); then
+    echo "FAILED: ${failed[*]}"
+    exit 1
   fi
+  echo "All test suites passed."
+}
 
-  phase "LTO build of the libraries, symbol versions kept (background)" await lto || failed+=(lto)
-
-  if phase "libFuzzer targets: build, clang (background)" await fuzz; then
-    await_note fuzz
-    names=$(for t in "${fuzz_targets[@]}"; do basename "$t"; done | paste -sd ' ')
-    phase "libFuzzer: ${names// / + }, from their build on at idle priority, ${fuzz_seconds} s of CPU each at least" \
-      fuzz_wait "${fuzz_targets[@]}" || true
-    fuzz_notes "${fuzz_targets[@]}"
-  else
-    failed+=(fuzz-build)
-  fi
-fi
-
-phase_table
-echo
-if ((${#failed[@]})); then
-  echo "FAILED: ${failed[*]}"
+# The packages first, in this shell: sudo may ask for a password, which
+# the worker's process group, not the terminal's, could not read.
+if ! phase -v "packages (scripts/deps.sh test)" bash scripts/deps.sh test; then
+  phase_table
   exit 1
 fi
-echo "All test suites passed."
+# Every dependency of the tests is installed now: a test that would skip
+# for a missing one (cmake, pkg-config, a docs example's library) fails.
+export TWHEEL_TEST_REQUIRE_DEPS=1
+supervise run_tests
