@@ -34,31 +34,15 @@ LOG_DIR=$out/logs
 rm -rf "$LOG_DIR"
 mkdir -p "$out"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-packages.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n '1s/.*(\(.*\)).*/\1/p' "$here/debian/changelog")
-src=$tmp/libtwheel-$version
-mkdir -p "$src"
-(cd "$here" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -x -C "$src"
-
-build_deps() {
-  (cd "$src" && dpkg-checkbuilddeps) 2>/dev/null && return 0
-  echo "installing the build dependencies of debian/control"
-  $SUDO apt-get update -qq
-  (cd "$src" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get build-dep -y -q ./)
-}
-phase "build dependencies (apt-get build-dep)" build_deps || exit 1
-phase "dpkg-buildpackage -b -us -uc (compiles and tests the library)" \
-  env -C "$src" DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc || exit 1
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+# (the packages' names, in $out once built)
 debs=()
 for p in libtwheel1 libtwheel-uring1 libtwheel-uv1 libtwheel-ev1 libtwheel-event1 libtwheel-epoll1 \
   libtwheel-dev twheel-tools; do
-  cp "$tmp/${p}_${version}_${arch}.deb" "$out/"
   debs+=("$out/${p}_${version}_${arch}.deb")
 done
-ls -l "${debs[@]}" | awk '{print "    " $5 " " $NF}'
 
 fail() { echo "FAIL: $*"; exit 1; }
 lib=usr/lib/$multiarch
@@ -99,8 +83,6 @@ check_contents() (
   done
   echo "contents as expected"
 )
-phase "check the packages' contents" check_contents || exit 1
-sed -n 's/^  /    /p' "$PHASE_LOG"
 
 # What libtwheel-dev's headers and .pc files need from other packages, it
 # declares: every file its headers include (the compiler's -M, each header
@@ -162,8 +144,6 @@ check_dev_deps() (
   [ "$n" -gt 0 ] || fail "dpkg -S found none of the files libtwheel-dev needs"
   echo "libtwheel-dev declares what its headers and .pc files need ($n files of other packages)"
 )
-phase "libtwheel-dev declares what its headers and .pc files need" check_dev_deps || exit 1
-sed -n 's/^  /    /p; s/^libtwheel-dev declares/    &/p' "$PHASE_LOG"
 
 build_against() (
   set -e
@@ -192,7 +172,47 @@ build_against() (
   for p in use_core use_loop use_cpp; do run "$tmp/cmake/$p" || fail "$p failed"; done
   echo "CMake project (find_package(twheel)) built and ran"
 )
-phase "build against them (the README's example, the CMake project)" build_against || exit 1
-sed -n 's/^/    /p' "$PHASE_LOG"
-phase_table
-echo "Debian packages: all checks passed; the .deb files are in $out"
+# packages: the build and the checks, the worker of supervise
+# (scripts/lib.sh): a process group of its own, with no trap; Ctrl-C, or
+# SIGTERM or SIGHUP to this script, stops the whole group (dpkg-buildpackage
+# and its compilers, a check's build) and the script exits 130, 143 or
+# 129 at once, printing nothing more; the copy of the tree and the
+# packages' files, in $STATE_DIR, are removed either way.
+# (dpkg-buildpackage reports its debian/rules killed by Ctrl-C as a
+# failure, exit 2, and SIGTERM to this script alone left it building in
+# a tree removed under it.)
+packages() {
+  tmp=$STATE_DIR
+  src=$tmp/libtwheel-$version
+  mkdir -p "$src"
+  (cd "$here" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) |
+    tar -x -C "$src"
+  phase "dpkg-buildpackage -b -us -uc (compiles and tests the library)" \
+    env -C "$src" DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc || exit 1
+  for d in "${debs[@]}"; do cp "$tmp/${d##*/}" "$out/"; done
+  ls -l "${debs[@]}" | awk '{print "    " $5 " " $NF}'
+  phase "check the packages' contents" check_contents || exit 1
+  sed -n 's/^  /    /p' "$PHASE_LOG"
+  phase "libtwheel-dev declares what its headers and .pc files need" check_dev_deps || exit 1
+  sed -n 's/^  /    /p; s/^libtwheel-dev declares/    &/p' "$PHASE_LOG"
+  phase "build against them (the README's example, the CMake project)" build_against || exit 1
+  sed -n 's/^/    /p' "$PHASE_LOG"
+  phase_table
+  echo "Debian packages: all checks passed; the .deb files are in $out"
+}
+
+# The build dependencies first, in this shell: sudo may ask for a
+# password, which the worker's process group, not the terminal's, could
+# not read (and with --install, the worker's sudo asks for none: -n).
+build_deps() {
+  (cd "$here" && dpkg-checkbuilddeps) 2>/dev/null && return 0
+  echo "installing the build dependencies of debian/control"
+  $SUDO apt-get update -qq
+  (cd "$here" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get build-dep -y -q ./)
+}
+phase "build dependencies (apt-get build-dep)" build_deps || exit 1
+if [ $install -eq 1 ] && [ -n "$SUDO" ]; then
+  sudo -v || exit 1
+  SUDO="sudo -n"
+fi
+supervise packages
