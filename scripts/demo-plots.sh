@@ -59,7 +59,7 @@ plot $(IFS=,; echo "${plots[*]}")
 EOF
 
   # memory per session: "mode server sessions own_B" from every summary.tsv
-  cat "$@"/summary.tsv 2>/dev/null | awk -F'\t' '$1 != "mode" && $11 ~ /^[0-9]+$/ { print $1 "-" $2, $3, $11 }' |
+  for d; do [ ! -f "$d/summary.tsv" ] || cat "$d/summary.tsv"; done | awk -F'\t' '$1 != "mode" && $11 ~ /^[0-9]+$/ { print $1 "-" $2, $3, $11 }' |
     sort -k1,1 -k2,2n >"$tmp/mem.dat"
   lines=()
   for s in $(cut -d' ' -f1 "$tmp/mem.dat" | sort -u); do
