@@ -8,7 +8,7 @@
 // (frames freed, destructors run: LSan-clean under ASan); spawn() while
 // it is destroyed; resume_on() from another thread; a task ending on
 // another Loop's thread (its own Loop stopped: ended by ~Loop); I/O with a deadline:
-// -ETIME never early, data first, a frame destroyed with its request in
+// -ETIME never early (a deadline of any duration), data first, a frame destroyed with its request in
 // flight (the data after it left to the next reader), the loop destroyed
 // with requests in flight, a request on a stopped loop, a multishot one,
 // data racing the deadline, no allocation in the steady state.
@@ -1298,6 +1298,57 @@ TEST_P(CoIo, SilentRecvTimesOutNeverEarly)
 	while (timeouts < 100 && clk::now() < end)
 		loop.run_once();
 	EXPECT_EQ(timeouts, 100);
+	EXPECT_FALSE(early);
+	EXPECT_EQ(loop.size(), 0u);
+}
+
+using dsec = std::chrono::duration<double>;
+
+tw::co::task<void> silent_until(tw::Loop &loop, int fd, std::chrono::time_point<clk, dsec> dl, bool *early,
+				int *timeouts)
+{
+	char buf[64], *p = buf;
+	const int r = co_await tw::co::io(loop, [=](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, fd, p, 64, 0); }, dl);
+	if (r == -ETIME)
+		++*timeouts;
+	if (loop.clock_now() < dl)
+		*early = true;
+}
+
+// A deadline of any duration of the loop clock (double seconds, whole ms),
+// rounded up to whole ns as sleep_until()'s: never early. io() and
+// submit() took only the loop's own time_point: with one of double
+// seconds neither compiled (cpp-discarded-awaitable-compiles holds that
+// too, and cpp-co-sleep-until-other-clock the message for another clock).
+TEST_P(CoIo, DeadlineOfAnyDurationOfTheLoopClockNeverEarly)
+{
+	tw::loop_options o;
+	o.flags = GetParam();
+	tw::Loop loop(o);
+	if (!have_uring(loop))
+		GTEST_SKIP() << "no io_uring";
+	sockpair a, b, c;
+	bool early = false;
+	int timeouts = 0;
+	tw::co::spawn(loop, silent_until(loop, a.fd[0], std::chrono::time_point<clk, dsec>(loop.clock_now()) + dsec(0.0015),
+					 &early, &timeouts));
+	char buf[2][64];
+	const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(loop.clock_now()) + 2ms;
+	loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, b.fd[0], buf[0], 64, 0); }, ms,
+		    [&](const io_uring_cqe &cqe) {
+			    timeouts += cqe.res == -ETIME;
+			    early |= loop.clock_now() < ms;
+		    });
+	const auto ds = std::chrono::time_point<clk, dsec>(loop.clock_now()) + dsec(0.0025);
+	loop.submit([&](io_uring_sqe &sqe) { io_uring_prep_recv(&sqe, c.fd[0], buf[1], 64, 0); }, ds,
+		    [&](const io_uring_cqe &cqe) {
+			    timeouts += cqe.res == -ETIME;
+			    early |= loop.clock_now() < ds;
+		    });
+	const auto end = clk::now() + 5s;
+	while (timeouts < 3 && clk::now() < end)
+		loop.run_once();
+	EXPECT_EQ(timeouts, 3);
 	EXPECT_FALSE(early);
 	EXPECT_EQ(loop.size(), 0u);
 }

@@ -394,7 +394,9 @@ inline tw_loop_io ignored_io{&ignore_cqe};
 /// prepared by @prep(io_uring_sqe &) (not user_data). Resumes on the loop
 /// thread with cqe->res, or -ETIME when @deadline (the loop clock; none:
 /// time_point::max()) passed first and cancelled the request, never
-/// before (twheel_loop_io_deadline()). Errors come as results too
+/// before (twheel_loop_io_deadline()). @deadline: any duration of the loop
+/// clock, rounded up to whole ns as sleep_until()'s; of another clock, a
+/// static_assert says how to convert it. Errors come as results too
 /// (-ESHUTDOWN once the loop is stopped, -EOPNOTSUPP in fallback mode,
 /// -EBUSY on a full queue, -EINVAL if @prep set user_data, or gave a
 /// multishot request a deadline, or with a deadline took an SQE of its own
@@ -415,6 +417,14 @@ public:
 		: prep_(std::move(prep)), c_(static_cast<tw::detail::loop_ctx *>(tw::detail::ops<tw::Loop>::share(loop))),
 		  deadline_(deadline)
 	{
+	}
+	template <class Clock, class Dur>
+	io(tw::Loop &loop, Prep prep, std::chrono::time_point<Clock, Dur> deadline)
+		: io(loop, std::move(prep), tw::detail::ns_tp<tw::Loop::time_point>(tw::detail::tp_ns(deadline)))
+	{
+		static_assert(std::is_same_v<Clock, tw::Loop::time_point::clock>,
+			      "tw: io() takes a deadline of the loop clock (std::chrono::steady_clock): "
+			      "convert one of another clock, loop.clock_now() + (tp - Clock::now())");
 	}
 	io(const io &) = delete;
 	io &operator=(const io &) = delete;

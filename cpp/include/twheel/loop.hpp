@@ -240,10 +240,21 @@ public:
 	/// earlier, and @handler gets res -ETIME. Throws as submit(), and
 	/// tw::error EINVAL (a multishot request, or @prep took an SQE of its
 	/// own: the request's must be the last), ENOSPC or ESHUTDOWN.
+	/// @deadline: any duration of the loop clock, rounded up to whole ns;
+	/// of another clock, a static_assert says how to convert it.
 	template <class Prep, class H>
 	std::uint64_t submit(Prep &&prep, time_point deadline, H &&handler)
 	{
 		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), &deadline);
+	}
+	template <class Prep, class Clock, class Dur, class H>
+	std::uint64_t submit(Prep &&prep, std::chrono::time_point<Clock, Dur> deadline, H &&handler)
+	{
+		static_assert(std::is_same_v<Clock, time_point::clock>,
+			      "tw: submit() takes a deadline of the loop clock (std::chrono::steady_clock): "
+			      "convert one of another clock, clock_now() + (tp - Clock::now())");
+		const time_point at = detail::ns_tp<time_point>(detail::tp_ns(deadline));
+		return submit_(std::forward<Prep>(prep), std::forward<H>(handler), &at);
 	}
 
 	/// twheel_loop_run() until stop(); the calling thread becomes the loop
