@@ -24,7 +24,7 @@ set -u
 scripts=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/twheel-signals-test.XXXXXX")
 # shellcheck disable=SC2154 # p: the trap's own
-trap 'for p in $(pgrep -f "^$tmp/"); do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap 'for p in $(pgrep -f "$tmp/bin/"); do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -118,10 +118,10 @@ stopped() {
     setsid "$@" >"$tmp/out" 2>&1 &
   dpid=$!
   if [ "$mode" = group ]; then echo "-$dpid" >"$tmp/target"; else echo "$dpid" >"$tmp/target"; fi
-  for ((i = 0; i < 200; i++)); do [ -s "$tmp/signals" ] || break; sleep 0.05; done
+  for ((i = 0; i < 500; i++)); do [ -s "$tmp/signals" ] || break; sleep 0.02; done
   t0=${EPOCHREALTIME//[!0-9]/}
   while kill -0 "$dpid" 2>/dev/null && [ $(( ${EPOCHREALTIME//[!0-9]/} - t0 )) -lt 3000000 ]; do
-    sleep 0.05
+    sleep 0.02
   done
   took=$(( (${EPOCHREALTIME//[!0-9]/} - t0) / 1000 ))
   if kill -0 "$dpid" 2>/dev/null; then
@@ -137,9 +137,8 @@ stopped() {
     fail "$what: a verdict after the signal: $(grep -Em1 '^ +total|passed|FAILED|png' "$tmp/out")"
     ok=0
   fi
-  sleep 0.1 # (what the clean-up stopped: reaped by init meanwhile)
-  if pgrep -f "^$tmp/" >/dev/null; then
-    fail "$what: left running: $(pgrep -af "^$tmp/" | sed "s|$tmp|T|g" | paste -sd ';')"
+  if pgrep -f "$tmp/bin/" >/dev/null; then
+    fail "$what: left running: $(pgrep -af "$tmp/bin/" | sed "s|$tmp|T|g" | paste -sd ';')"
     ok=0
   fi
   [ -z "$(ls -A "$tmp/td")" ] || { fail "$what: left in TMPDIR: $(ls -A "$tmp/td")"; ok=0; }
@@ -148,7 +147,7 @@ stopped() {
   else
     sed 's/^/  out: /' "$tmp/out" | tail -15
   fi
-  for i in $(pgrep -f "^$tmp/"); do kill -KILL "$i" 2>/dev/null; done # (the next case starts clean)
+  for i in $(pgrep -f "$tmp/bin/"); do kill -KILL "$i" 2>/dev/null; done # (the next case starts clean)
 }
 
 t=$scripts/test.sh
