@@ -219,7 +219,12 @@ static void count_back(struct tw_timer *t, void *arg)
 	walked_back++;
 }
 
-static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
+/*
+ * A new loop and adapter with two timers pending (one tick and 1,000
+ * ticks away), then every handle closed by uv_walk(), the adapter's two
+ * too, as a program's shutdown does. 0 if so.
+ */
+static int walked_start(void)
 {
 	static struct tw_timer far, near;
 
@@ -232,6 +237,13 @@ static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
 	    twheel_host_add(walked_h, &near, TICK_NS) != 0)
 		return 1;
 	uv_walk(&loop, close_any, NULL);
+	return 0;
+}
+
+static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
+{
+	if (walked_start() != 0)
+		return 1;
 	if (run_first)
 		uv_run(&loop, UV_RUN_DEFAULT);
 	if (twheel_uv_destroy(walked_h, count_back, NULL) != 0 || walked_back != 2)
@@ -254,17 +266,8 @@ static int destroyed_after_uv_walk_closed_its_handles(bool run_first)
  */
 static int destroyed_after_uv_loop_close(void)
 {
-	static struct tw_timer far, near;
-
-	walked_back = 0;
-	uv_setup();
-	walked_h = twheel_uv_create(&loop, NULL);
-	tw_timer_init(&far, late_near_cb);
-	tw_timer_init(&near, late_near_cb);
-	if (!walked_h || twheel_host_add(walked_h, &far, 1000 * TICK_NS) != 0 ||
-	    twheel_host_add(walked_h, &near, TICK_NS) != 0)
+	if (walked_start() != 0)
 		return 1;
-	uv_walk(&loop, close_any, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&loop) != 0)
 		return 1;
